@@ -1,0 +1,97 @@
+/**
+ * Configuration from the environment, validated once at start. Every bad value
+ * is reported, each with its own line, and the service refuses to start.
+ */
+export interface Config {
+  httpHost: string;
+  httpPort: number;
+  /** Optional separate ports per surface; a surface with its own port leaves the main listener. */
+  portalPort: number | undefined;
+  consolePort: number | undefined;
+  dashboardPort: number | undefined;
+  redisUrl: string;
+  databaseUrl: string;
+  jwtSecret: Uint8Array;
+  /** Leeway for `exp`/`iat`/`nbf` in JWTs, seconds. */
+  jwtLeewaySec: number;
+  bodyLimitBytes: number;
+  logLevel: string;
+  /** Session length when neither the voucher nor the hotspot sets one. */
+  defaultSessionMinutes: number;
+  nodeId: string;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super('Invalid configuration:\n' + problems.map((p) => '  - ' + p).join('\n'));
+    this.name = 'ConfigError';
+  }
+}
+
+const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
+
+/** Reads and checks the environment. Throws ConfigError listing every problem. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const problems: string[] = [];
+
+  const port = (name: string, fallback: number | undefined): number | undefined => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < 0 || n > 65535) {
+      problems.push(`${name}=${JSON.stringify(raw)} is not a TCP port (0-65535)`);
+      return fallback;
+    }
+    return n;
+  };
+  const int = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      problems.push(`${name}=${JSON.stringify(raw)} must be an integer from ${min} to ${max}`);
+      return fallback;
+    }
+    return n;
+  };
+  const url = (name: string, protocols: string[]): string => {
+    const raw = env[name];
+    if (!raw) {
+      problems.push(`${name} is not set (npm start sets it for you when it starts local servers)`);
+      return '';
+    }
+    try {
+      const u = new URL(raw);
+      if (!protocols.includes(u.protocol)) problems.push(`${name} must use ${protocols.join(' or ')}, not ${u.protocol}`);
+    } catch {
+      problems.push(`${name} is not a URL`);
+    }
+    return raw;
+  };
+
+  const secret = env.JWT_SECRET ?? '';
+  const jwtSecret = new TextEncoder().encode(secret);
+  if (jwtSecret.byteLength < 32) {
+    problems.push(`JWT_SECRET must be at least 32 bytes (HS256 key); it is ${jwtSecret.byteLength}`);
+  }
+  const logLevel = env.LOG_LEVEL ?? 'info';
+  if (!LOG_LEVELS.has(logLevel)) problems.push(`LOG_LEVEL=${JSON.stringify(logLevel)} is not one of ${[...LOG_LEVELS].join(', ')}`);
+
+  const config: Config = {
+    httpHost: env.HTTP_HOST || '0.0.0.0',
+    httpPort: port('HTTP_PORT', 8080) ?? 8080,
+    portalPort: port('PORTAL_PORT', undefined),
+    consolePort: port('CONSOLE_PORT', undefined),
+    dashboardPort: port('DASHBOARD_PORT', undefined),
+    redisUrl: url('REDIS_URL', ['redis:', 'rediss:']),
+    databaseUrl: url('DATABASE_URL', ['postgres:', 'postgresql:']),
+    jwtSecret,
+    jwtLeewaySec: int('JWT_LEEWAY_SEC', 30, 0, 300),
+    bodyLimitBytes: int('BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    logLevel,
+    defaultSessionMinutes: int('DEFAULT_SESSION_MINUTES', 1440, 1, 525600),
+    nodeId: env.NODE_ID || `node-${process.pid}`,
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}

@@ -1,0 +1,189 @@
+import { Errors } from '../errors.js';
+import { newId } from '../ids.js';
+import type { Pool } from '../store/postgres.js';
+
+/** A hotspot (site) as the API returns it. */
+export interface Hotspot {
+  id: string;
+  name: string;
+  location: string;
+  timezone: string;
+  /** Where the portal sends a guest after sign-in; null: the portal's own success page. */
+  redirect_url: string | null;
+  /** Session length for vouchers that set none; null: the service default. */
+  session_minutes: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface HotspotInput {
+  name?: string;
+  location?: string;
+  timezone?: string;
+  redirect_url?: string | null;
+  session_minutes?: number | null;
+}
+
+/** What the portal's hot path needs to know about a hotspot. */
+export interface HotspotRef {
+  id: string;
+  tenantId: string;
+  timezone: string;
+  redirectUrl: string | null;
+  sessionMinutes: number | null;
+}
+
+export interface NasClient {
+  id: string;
+  hotspot_id: string;
+  ip: string;
+  name: string | null;
+  coa_port: number;
+  require_message_authenticator: boolean;
+  created_at: string;
+}
+
+export interface NasClientInput {
+  ip: string;
+  secret: string;
+  name?: string;
+  coa_port?: number;
+  require_message_authenticator?: boolean;
+}
+
+const REF_CACHE_MS = 5_000;
+
+/** True when `tz` is an IANA zone name this Node knows (aliases such as UTC included). */
+export function isValidTimezone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+interface HotspotRow {
+  id: string; tenant_id: string; name: string; location: string; timezone: string;
+  settings: { redirect_url?: string | null; session_minutes?: number | null };
+  created_at: Date; updated_at: Date;
+}
+
+function toHotspot(r: HotspotRow): Hotspot {
+  return {
+    id: r.id, name: r.name, location: r.location, timezone: r.timezone,
+    redirect_url: r.settings.redirect_url ?? null,
+    session_minutes: r.settings.session_minutes ?? null,
+    created_at: r.created_at.toISOString(), updated_at: r.updated_at.toISOString(),
+  };
+}
+
+/** Hotspots and their NAS clients. Every method takes the tenant and never crosses it. */
+export class HotspotService {
+  private readonly refs = new Map<string, { ref: HotspotRef | null; at: number }>();
+
+  constructor(private readonly pool: Pool) {}
+
+  async create(tenantId: string, input: HotspotInput & { name: string; timezone: string }): Promise<Hotspot> {
+    checkTimezone(input.timezone);
+    const { rows } = await this.pool.query<HotspotRow>(
+      `INSERT INTO hotspots (id, tenant_id, name, location, timezone, settings) VALUES ($1, $2, $3, $4, $5, $6)
+       RETURNING *`,
+      [newId('hs_'), tenantId, input.name, input.location ?? '', input.timezone, settingsOf(input)]);
+    return toHotspot(rows[0]!);
+  }
+
+  async list(tenantId: string): Promise<Hotspot[]> {
+    const { rows } = await this.pool.query<HotspotRow>(
+      'SELECT * FROM hotspots WHERE tenant_id = $1 ORDER BY created_at, id', [tenantId]);
+    return rows.map(toHotspot);
+  }
+
+  async get(tenantId: string, id: string): Promise<Hotspot> {
+    const { rows } = await this.pool.query<HotspotRow>('SELECT * FROM hotspots WHERE id = $1 AND tenant_id = $2', [id, tenantId]);
+    if (!rows[0]) throw Errors.HOTSPOT_NOT_FOUND();
+    return toHotspot(rows[0]);
+  }
+
+  async update(tenantId: string, id: string, input: HotspotInput): Promise<Hotspot> {
+    if (input.timezone !== undefined) checkTimezone(input.timezone);
+    const { rows } = await this.pool.query<HotspotRow>(
+      `UPDATE hotspots SET
+         name = COALESCE($3, name), location = COALESCE($4, location), timezone = COALESCE($5, timezone),
+         settings = settings || $6::jsonb, updated_at = now()
+       WHERE id = $1 AND tenant_id = $2 RETURNING *`,
+      [id, tenantId, input.name ?? null, input.location ?? null, input.timezone ?? null, settingsOf(input)]);
+    if (!rows[0]) throw Errors.HOTSPOT_NOT_FOUND();
+    this.refs.delete(id);
+    return toHotspot(rows[0]);
+  }
+
+  /**
+   * The portal's view of a hotspot, by id alone (the portal has no credentials;
+   * the hotspot names the tenant). Cached for a few seconds: an edit made in
+   * another process reaches this one within REF_CACHE_MS.
+   */
+  async ref(id: string): Promise<HotspotRef | null> {
+    const hit = this.refs.get(id);
+    if (hit && Date.now() - hit.at < REF_CACHE_MS) return hit.ref;
+    const { rows } = await this.pool.query<HotspotRow>('SELECT * FROM hotspots WHERE id = $1', [id]);
+    const r = rows[0];
+    const ref = r ? {
+      id: r.id, tenantId: r.tenant_id, timezone: r.timezone,
+      redirectUrl: r.settings.redirect_url ?? null, sessionMinutes: r.settings.session_minutes ?? null,
+    } : null;
+    if (this.refs.size > 100_000) this.refs.clear();
+    this.refs.set(id, { ref, at: Date.now() });
+    return ref;
+  }
+
+  async addNasClient(tenantId: string, hotspotId: string, input: NasClientInput): Promise<NasClient> {
+    await this.get(tenantId, hotspotId);
+    try {
+      const { rows } = await this.pool.query<NasRow>(
+        `INSERT INTO nas_clients (id, tenant_id, hotspot_id, ip, secret, coa_port, require_message_authenticator, name)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
+        [newId('nas_'), tenantId, hotspotId, input.ip, input.secret, input.coa_port ?? 3799,
+          input.require_message_authenticator ?? true, input.name ?? null]);
+      return toNas(rows[0]!);
+    } catch (err) {
+      if ((err as { code?: string }).code === '23505') throw Errors.NAS_IP_IN_USE();
+      throw err;
+    }
+  }
+
+  async listNasClients(tenantId: string, hotspotId: string): Promise<NasClient[]> {
+    await this.get(tenantId, hotspotId);
+    const { rows } = await this.pool.query<NasRow>(
+      'SELECT * FROM nas_clients WHERE tenant_id = $1 AND hotspot_id = $2 ORDER BY created_at, id', [tenantId, hotspotId]);
+    return rows.map(toNas);
+  }
+}
+
+interface NasRow {
+  id: string; hotspot_id: string; ip: string; name: string | null; coa_port: number;
+  require_message_authenticator: boolean; created_at: Date;
+}
+
+/** The secret is write-only: it is never part of a response. */
+function toNas(r: NasRow): NasClient {
+  return {
+    id: r.id, hotspot_id: r.hotspot_id, ip: r.ip, name: r.name, coa_port: r.coa_port,
+    require_message_authenticator: r.require_message_authenticator, created_at: r.created_at.toISOString(),
+  };
+}
+
+function checkTimezone(tz: string): void {
+  if (!isValidTimezone(tz)) {
+    throw Errors.VALIDATION_FAILED(`timezone ${JSON.stringify(tz)} is not an IANA time zone name`, [
+      { field: 'timezone', message: 'must be an IANA time zone name such as Europe/Istanbul' },
+    ]);
+  }
+}
+
+function settingsOf(input: HotspotInput): Record<string, unknown> {
+  const s: Record<string, unknown> = {};
+  if (input.redirect_url !== undefined) s.redirect_url = input.redirect_url;
+  if (input.session_minutes !== undefined) s.session_minutes = input.session_minutes;
+  return s;
+}

@@ -1,0 +1,19 @@
+/**
+ * The engine's public surface: `http/`, `radius/` and `scripts/` import from
+ * here and nowhere else inside engine/ (checked by scripts/check-boundaries).
+ */
+export { Engine, type EngineOptions } from './engine.js';
+export { loadConfig, ConfigError, type Config } from './config.js';
+export { createLogger, type Logger } from './logger.js';
+export { AppError, Errors } from './errors.js';
+export { normalizeMac } from './ids.js';
+export type { Principal, PresentedCredentials } from './tenants/credentials.js';
+export { signOperatorToken } from './tenants/credentials.js';
+export { MODULES, DEFAULT_MODULES, type Tenant } from './tenants/tenant-service.js';
+export type { Hotspot, HotspotInput, NasClient, NasClientInput } from './hotspots/hotspot-service.js';
+export { DEFAULT_PROFILES, type BandwidthProfile } from './vouchers/bandwidth-profiles.js';
+export { DEFAULT_CODE_FORMAT, type CodeFormat } from './vouchers/code-generator.js';
+export { MAX_BATCH, toPublic, toConsole, type VoucherSpec, type PublicVoucher, type ConsoleVoucher, type Page } from './vouchers/voucher-service.js';
+export { STATUS_FILTERS, type StatusFilter } from './vouchers/voucher.js';
+export type { Authorized, VerifyRequest } from './vouchers/voucher-redemption.js';
+export { projectPath } from './util/project-root.js';

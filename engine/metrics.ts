@@ -1,0 +1,43 @@
+/**
+ * A small Prometheus registry: labelled counters and gauges, rendered in the
+ * text exposition format. Counters are plain numbers in a Map keyed by label
+ * value, so an increment on the hot path allocates nothing after the first.
+ */
+export class Metrics {
+  private readonly counters = new Map<string, { help: string; label: string; values: Map<string, number> }>();
+  private readonly gauges = new Map<string, { help: string; read: () => number }>();
+
+  counter(name: string, help: string, label = ''): void {
+    if (!this.counters.has(name)) this.counters.set(name, { help, label, values: new Map() });
+  }
+
+  inc(name: string, labelValue = '', by = 1): void {
+    const c = this.counters.get(name);
+    if (!c) return;
+    c.values.set(labelValue, (c.values.get(labelValue) ?? 0) + by);
+  }
+
+  /** A gauge read when /metrics is scraped. */
+  gauge(name: string, help: string, read: () => number): void {
+    this.gauges.set(name, { help, read });
+  }
+
+  render(): string {
+    const out: string[] = [];
+    for (const [name, c] of this.counters) {
+      out.push(`# HELP ${name} ${c.help}`, `# TYPE ${name} counter`);
+      if (c.values.size === 0) out.push(`${name} 0`);
+      for (const [lv, n] of c.values) out.push(c.label ? `${name}{${c.label}="${escapeLabel(lv)}"} ${n}` : `${name} ${n}`);
+    }
+    for (const [name, g] of this.gauges) {
+      let v: number;
+      try { v = g.read(); } catch { v = NaN; }
+      out.push(`# HELP ${name} ${g.help}`, `# TYPE ${name} gauge`, `${name} ${v}`);
+    }
+    return out.join('\n') + '\n';
+  }
+}
+
+function escapeLabel(v: string): string {
+  return v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+}

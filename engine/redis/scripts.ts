@@ -1,0 +1,59 @@
+import { readFileSync } from 'node:fs';
+import { Redis, type Result, type Callback } from 'ioredis';
+import { projectPath } from '../util/project-root.js';
+import type { Logger } from '../logger.js';
+
+/**
+ * The Lua scripts of engine/redis/lua, registered with ioredis under a
+ * versioned name. ioredis runs EVALSHA and falls back to EVAL on NOSCRIPT
+ * (a restarted or new Redis), so scripts are never loaded by hand.
+ * Bump the version suffix when a script's KEYS/ARGV/return contract changes.
+ */
+const SCRIPTS = [
+  { file: 'use-voucher-5.lua', name: 'useVoucherV1', numberOfKeys: 5 },
+  { file: 'put-voucher-1.lua', name: 'putVoucherV1', numberOfKeys: 1 },
+  { file: 'remove-voucher-2.lua', name: 'removeVoucherV1', numberOfKeys: 2 },
+] as const;
+
+type Arg = string | number;
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    useVoucherV1(
+      voucherKey: string, devicesKey: string, grantKey: string, outboxKey: string, loadedKey: string,
+      now: Arg, mac: string, hotspotId: string, ip: string, ssid: string,
+      sessionId: string, useId: string, defaultMinutes: Arg,
+      callback?: Callback<unknown[]>,
+    ): Result<unknown[], Context>;
+    putVoucherV1(
+      voucherKey: string,
+      id: string, maxUses: Arg, uses: Arg, expiresAtMs: Arg, ssids: string,
+      minutes: Arg, downKbps: Arg, upKbps: Arg, quotaMb: Arg, profile: string, code: string,
+      callback?: Callback<number>,
+    ): Result<number, Context>;
+    removeVoucherV1(voucherKey: string, devicesKey: string, id: string, callback?: Callback<number>): Result<number, Context>;
+  }
+}
+
+let sources: { name: string; numberOfKeys: number; lua: string }[] | undefined;
+
+/** Registers every script on a connection. Reads the files once per process. */
+export function defineScripts(redis: Redis): void {
+  sources ??= SCRIPTS.map((s) => ({
+    name: s.name,
+    numberOfKeys: s.numberOfKeys,
+    lua: readFileSync(projectPath('engine', 'redis', 'lua', s.file), 'utf8'),
+  }));
+  for (const s of sources) redis.defineCommand(s.name, { numberOfKeys: s.numberOfKeys, lua: s.lua });
+}
+
+/**
+ * A connection with the scripts defined. Commands fail fast (two retries)
+ * while Redis is away, so a request gets a 503 instead of hanging.
+ */
+export function createRedis(url: string, log: Logger): Redis {
+  const redis = new Redis(url, { maxRetriesPerRequest: 2, enableAutoPipelining: true });
+  redis.on('error', (err: Error) => log.warn({ err: err.message }, 'redis connection error'));
+  defineScripts(redis);
+  return redis;
+}

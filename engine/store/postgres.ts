@@ -1,0 +1,71 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import pg from 'pg';
+import { projectPath } from '../util/project-root.js';
+import type { Logger } from '../logger.js';
+
+export type Pool = pg.Pool;
+export type PoolClient = pg.PoolClient;
+
+// timestamptz as JS Date is what pg does already; int8 (counts) as number is
+// safe for our magnitudes and saves a conversion at every call site.
+pg.types.setTypeParser(20, (v: string) => Number(v));
+
+/** A pool with an error handler, so a dropped idle connection is logged instead of crashing the process. */
+export function createPool(databaseUrl: string, log: Logger, max = 10): Pool {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max, idleTimeoutMillis: 30_000 });
+  pool.on('error', (err) => log.warn({ err }, 'idle postgres connection failed'));
+  return pool;
+}
+
+/** Runs `fn` in a transaction; rolls back on any throw. */
+export async function inTransaction<T>(pool: Pool, fn: (c: PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const out = await fn(client);
+    await client.query('COMMIT');
+    return out;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+/**
+ * Applies the SQL files of engine/store/migrations in name order, each once,
+ * each in its own transaction. An advisory lock makes concurrent starts
+ * (several engine processes, parallel test files) safe.
+ */
+export async function migrate(pool: Pool, log: Logger): Promise<string[]> {
+  const dir = projectPath('engine', 'store', 'migrations');
+  const files = readdirSync(dir).filter((f) => f.endsWith('.sql')).sort();
+  const applied: string[] = [];
+  const client = await pool.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock(7265011)');
+    await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
+    const done = new Set((await client.query<{ version: string }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version));
+    for (const file of files) {
+      if (done.has(file)) continue;
+      const sql = readFileSync(`${dir}/${file}`, 'utf8');
+      await client.query('BEGIN');
+      try {
+        await client.query(sql);
+        await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [file]);
+        await client.query('COMMIT');
+      } catch (err) {
+        await client.query('ROLLBACK');
+        throw new Error(`migration ${file} failed: ${(err as Error).message}`, { cause: err });
+      }
+      applied.push(file);
+      log.info({ migration: file }, 'migration applied');
+    }
+  } finally {
+    await client.query('SELECT pg_advisory_unlock(7265011)').catch(() => undefined);
+    client.release();
+  }
+  return applied;
+}

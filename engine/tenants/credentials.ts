@@ -1,0 +1,78 @@
+import { jwtVerify, SignJWT, errors as joseErrors } from 'jose';
+import { Errors } from '../errors.js';
+import type { TenantService, Tenant } from './tenant-service.js';
+
+/** Who is calling: always exactly one tenant. */
+export interface Principal {
+  tenant: Tenant;
+  subject: string;
+  roles: string[];
+  via: 'jwt' | 'api_key';
+}
+
+/** The two header forms of spec §5, read synchronously from the request. */
+export interface PresentedCredentials {
+  authorization: string;
+  apiKey: string;
+}
+
+/**
+ * Checks operator credentials: a JWT (HS256 only, `exp` and `tenant_id`
+ * required) or an API key, in `Authorization: Bearer` or `X-API-Key`.
+ * A bearer value that looks like an API key is treated as one, so POS systems
+ * can use either header with a key.
+ */
+export class CredentialVerifier {
+  constructor(private readonly tenants: TenantService, private readonly secret: Uint8Array, private readonly leewaySec: number) {}
+
+  async authenticate(creds: PresentedCredentials): Promise<Principal> {
+    let token = '';
+    if (creds.authorization) {
+      const m = /^Bearer\s+(\S+)\s*$/i.exec(creds.authorization);
+      if (!m) throw Errors.UNAUTHORIZED('Authorization header must be "Bearer <token>"');
+      token = m[1]!;
+    }
+    const apiKey = creds.apiKey || (token.startsWith('gwk_') ? token : '');
+    if (apiKey) {
+      const tenantId = await this.tenants.tenantForApiKey(apiKey);
+      const tenant = tenantId ? await this.tenants.get(tenantId) : null;
+      if (!tenant) throw Errors.UNAUTHORIZED('API key is unknown or revoked');
+      return { tenant, subject: apiKey.slice(0, 12), roles: ['admin'], via: 'api_key' };
+    }
+    if (!token) throw Errors.UNAUTHORIZED('Send a JWT as "Authorization: Bearer <token>" or an API key as "X-API-Key"');
+    return this.verifyJwt(token);
+  }
+
+  private async verifyJwt(token: string): Promise<Principal> {
+    let payload;
+    try {
+      // algorithms pins HS256: "none", RS256 with the secret as a public key, etc. are all refused.
+      ({ payload } = await jwtVerify(token, this.secret, {
+        algorithms: ['HS256'],
+        clockTolerance: this.leewaySec,
+        requiredClaims: ['exp', 'tenant_id'],
+      }));
+    } catch (err) {
+      const why = err instanceof joseErrors.JWTExpired ? 'JWT has expired'
+        : err instanceof joseErrors.JWTClaimValidationFailed ? `JWT claim invalid: ${err.message}`
+        : 'JWT is invalid';
+      throw Errors.UNAUTHORIZED(why);
+    }
+    const tenantId = payload['tenant_id'];
+    if (typeof tenantId !== 'string' || tenantId === '') throw Errors.UNAUTHORIZED('JWT claim tenant_id must be a non-empty string');
+    const tenant = await this.tenants.get(tenantId);
+    if (!tenant) throw Errors.UNAUTHORIZED('JWT names an unknown tenant');
+    const roles = Array.isArray(payload['roles']) ? payload['roles'].filter((r): r is string => typeof r === 'string') : [];
+    return { tenant, subject: typeof payload.sub === 'string' ? payload.sub : '', roles, via: 'jwt' };
+  }
+}
+
+/** Signs an operator token (spec §5): HS256, sub, tenant_id, roles, iat, exp. */
+export async function signOperatorToken(secret: Uint8Array, tenantId: string, roles: string[], ttlSec: number, sub = 'cli'): Promise<string> {
+  return new SignJWT({ tenant_id: tenantId, roles })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setSubject(sub)
+    .setIssuedAt()
+    .setExpirationTime(Math.floor(Date.now() / 1000) + ttlSec)
+    .sign(secret);
+}

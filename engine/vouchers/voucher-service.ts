@@ -1,0 +1,236 @@
+import { Redis } from 'ioredis';
+import { AppError, Errors } from '../errors.js';
+import { newId } from '../ids.js';
+import { keys } from '../redis/keys.js';
+import { inTransaction, type Pool, type PoolClient } from '../store/postgres.js';
+import { profilesFor, type BandwidthProfile } from './bandwidth-profiles.js';
+import { codeSpace, generateCode, DEFAULT_CODE_FORMAT, type CodeFormat } from './code-generator.js';
+import {
+  consoleStatus, publicStatus, statusCondition,
+  type ConsoleStatus, type PublicStatus, type StatusFilter, type VoucherRow,
+} from './voucher.js';
+
+/** What a voucher is made of, whichever surface creates it. */
+export interface VoucherSpec {
+  max_uses: number | null;
+  expires_at: Date | null;
+  bandwidth_profile: string | null;
+  daily_quota_mb: number | null;
+  duration_minutes: number | null;
+  bandwidth_down_mbps: number | null;
+  bandwidth_up_mbps: number | null;
+  ssids: string[];
+  notes: string | null;
+}
+
+export interface BatchRequest extends VoucherSpec {
+  count: number;
+  format: CodeFormat;
+}
+
+/** The public API's voucher record. */
+export interface PublicVoucher {
+  id: string;
+  code: string;
+  max_uses: number | null;
+  current_uses: number;
+  status: PublicStatus;
+  created_at: string;
+  expires_at: string | null;
+  duration_minutes: number | null;
+  bandwidth_down_mbps: number | null;
+  bandwidth_up_mbps: number | null;
+  bandwidth_profile: string | null;
+  daily_quota_mb: number | null;
+  ssids: string[];
+  notes: string | null;
+}
+
+export interface ConsoleVoucher extends Omit<PublicVoucher, 'status'> {
+  status: ConsoleStatus;
+}
+
+export interface Page<T> {
+  data: T[];
+  total: number;
+  limit: number;
+  offset: number;
+}
+
+/** Most vouchers one console call may create (issue: up to 10,000 per call). */
+export const MAX_BATCH = 10_000;
+const COLLISION_ROUNDS = 8;
+
+/**
+ * Creating, listing and deleting vouchers. Postgres holds the definitions
+ * (and the unique (tenant, code)); Redis holds what verification needs and the
+ * authoritative use counter. A create writes Redis inside the Postgres
+ * transaction, so a voucher is never committed without being usable.
+ */
+export class VoucherService {
+  constructor(private readonly pool: Pool, private readonly redis: Redis, private readonly now: () => number) {}
+
+  async profiles(tenantId: string): Promise<Record<string, BandwidthProfile>> {
+    const { rows } = await this.pool.query<{ p: Record<string, BandwidthProfile> | null }>(
+      "SELECT settings->'bandwidth_profiles' AS p FROM tenants WHERE id = $1", [tenantId]);
+    return profilesFor(rows[0]?.p ?? undefined);
+  }
+
+  async putProfile(tenantId: string, name: string, profile: BandwidthProfile): Promise<Record<string, BandwidthProfile>> {
+    await this.pool.query(
+      `UPDATE tenants SET settings = jsonb_set(settings, '{bandwidth_profiles}',
+         COALESCE(settings->'bandwidth_profiles', '{}'::jsonb) || jsonb_build_object($2::text, $3::jsonb))
+       WHERE id = $1`, [tenantId, name, JSON.stringify(profile)]);
+    return this.profiles(tenantId);
+  }
+
+  /** One voucher with a given or generated code (public API, POS). */
+  async createOne(tenantId: string, spec: VoucherSpec, code: string | undefined, source: string): Promise<PublicVoucher> {
+    const resolved = await this.resolveProfile(tenantId, spec);
+    if (code !== undefined) {
+      const rows = await this.insert(tenantId, resolved, [code], source);
+      if (rows.length === 0) throw Errors.VOUCHER_CODE_TAKEN();
+      return toPublic(rows[0]!, rows[0]!.current_uses, this.now());
+    }
+    const rows = await this.createBatch(tenantId, { ...resolved, count: 1, format: DEFAULT_CODE_FORMAT }, source);
+    return toPublic(rows[0]!, 0, this.now());
+  }
+
+  /** Up to MAX_BATCH vouchers with generated codes; collisions are generated again. */
+  async createBatch(tenantId: string, req: BatchRequest, source: string): Promise<VoucherRow[]> {
+    const spec = await this.resolveProfile(tenantId, req);
+    // Refuse formats that cannot yield the batch without endless collisions.
+    if (codeSpace(req.format) < req.count * 20) throw Errors.CODE_SPACE_EXHAUSTED();
+    const created: VoucherRow[] = [];
+    for (let round = 0; round < COLLISION_ROUNDS && created.length < req.count; round++) {
+      const want = req.count - created.length;
+      const codes = new Set<string>();
+      while (codes.size < want) codes.add(generateCode(req.format));
+      created.push(...(await this.insert(tenantId, spec, [...codes], source)));
+    }
+    if (created.length < req.count) throw Errors.CODE_SPACE_EXHAUSTED();
+    return created;
+  }
+
+  async list(tenantId: string, filter: StatusFilter | undefined, limit: number, offset: number): Promise<Page<VoucherRow & { uses: number }>> {
+    const where = filter ? `AND ${statusCondition(filter)}` : '';
+    const { rows } = await this.pool.query<VoucherRow & { total: number }>(
+      `SELECT v.*, count(*) OVER () AS total FROM vouchers v
+       WHERE v.tenant_id = $1 AND v.deleted_at IS NULL ${where}
+       ORDER BY v.created_at DESC, v.id LIMIT $2 OFFSET $3`, [tenantId, limit, offset]);
+    let total = rows[0]?.total ?? 0;
+    if (rows.length === 0 && offset > 0) {
+      const c = await this.pool.query<{ n: number }>(
+        `SELECT count(*) AS n FROM vouchers v WHERE v.tenant_id = $1 AND v.deleted_at IS NULL ${where}`, [tenantId]);
+      total = c.rows[0]?.n ?? 0;
+    }
+    // Redis has the exact counter; Postgres may lag it by the outbox sink's delay.
+    const live = rows.length ? await this.redis.pipeline(rows.map((r) => ['hget', keys.voucher(tenantId, r.code), 'uses'])).exec() : [];
+    const data = rows.map((r, i) => {
+      const fromRedis = Number(live?.[i]?.[1]);
+      return { ...r, uses: Number.isFinite(fromRedis) && live?.[i]?.[1] != null ? Math.max(fromRedis, r.current_uses) : r.current_uses };
+    });
+    return { data, total, limit, offset };
+  }
+
+  async get(tenantId: string, id: string): Promise<VoucherRow & { uses: number }> {
+    const { rows } = await this.pool.query<VoucherRow>(
+      'SELECT * FROM vouchers WHERE id = $1 AND tenant_id = $2 AND deleted_at IS NULL', [id, tenantId]);
+    const r = rows[0];
+    if (!r) throw Errors.VOUCHER_ID_NOT_FOUND();
+    const live = await this.redis.hget(keys.voucher(tenantId, r.code), 'uses');
+    return { ...r, uses: live === null ? r.current_uses : Math.max(Number(live), r.current_uses) };
+  }
+
+  /** Soft delete: the row stays for reports and audit; the code stops working at once and may be issued again. */
+  async delete(tenantId: string, id: string): Promise<{ id: string; code: string; deleted: true; deleted_at: string }> {
+    return inTransaction(this.pool, async (c) => {
+      const { rows } = await c.query<{ code: string; deleted_at: Date }>(
+        `UPDATE vouchers SET deleted_at = now() WHERE id = $1 AND tenant_id = $2 AND deleted_at IS NULL
+         RETURNING code, deleted_at`, [id, tenantId]);
+      const row = rows[0];
+      if (!row) throw Errors.VOUCHER_ID_NOT_FOUND();
+      await this.redis.removeVoucherV1(keys.voucher(tenantId, row.code), keys.voucherDevices(tenantId, row.code), id);
+      return { id, code: row.code, deleted: true as const, deleted_at: row.deleted_at.toISOString() };
+    });
+  }
+
+  /**
+   * Writes every live voucher of a tenant into Redis (a new or lost Redis),
+   * then sets the tenant's loaded marker. The counter becomes the larger of
+   * Redis's and Postgres's, so uses are never handed out twice.
+   */
+  async loadIntoRedis(tenantId: string): Promise<number> {
+    let n = 0;
+    let after = '';
+    for (;;) {
+      const { rows } = await this.pool.query<VoucherRow>(
+        `SELECT * FROM vouchers WHERE tenant_id = $1 AND deleted_at IS NULL AND id > $2 ORDER BY id LIMIT 5000`, [tenantId, after]);
+      if (rows.length === 0) break;
+      await Promise.all(rows.map((r) => this.putRedis(r)));
+      n += rows.length;
+      after = rows[rows.length - 1]!.id;
+    }
+    await this.redis.set(keys.loaded(tenantId), String(this.now()));
+    return n;
+  }
+
+  private async insert(tenantId: string, spec: VoucherSpec, codes: string[], source: string): Promise<VoucherRow[]> {
+    return inTransaction(this.pool, async (c: PoolClient) => {
+      const ids = codes.map(() => newId('vch_'));
+      const { rows } = await c.query<VoucherRow>(
+        `INSERT INTO vouchers (id, tenant_id, code, max_uses, expires_at, bandwidth_profile, daily_quota_mb,
+           duration_minutes, bandwidth_down_mbps, bandwidth_up_mbps, ssids, notes, source)
+         SELECT id, $1, code, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13 FROM unnest($2::text[], $3::text[]) AS t(id, code)
+         ON CONFLICT (tenant_id, code) WHERE deleted_at IS NULL DO NOTHING
+         RETURNING *`,
+        [tenantId, ids, codes, spec.max_uses, spec.expires_at, spec.bandwidth_profile, spec.daily_quota_mb,
+          spec.duration_minutes, spec.bandwidth_down_mbps, spec.bandwidth_up_mbps, spec.ssids, spec.notes, source]);
+      // Inside the transaction: if Redis refuses, nothing is committed.
+      const written = await Promise.all(rows.map((r) => this.putRedis(r)));
+      if (written.some((w) => w !== 1)) {
+        // A code present in Redis but not live in Postgres: a leftover of a failed commit. Refuse this round.
+        throw new AppError('voucher_store_conflict', 409, 'Voucher store out of step for a code; retry the request');
+      }
+      return rows;
+    });
+  }
+
+  private putRedis(r: VoucherRow): Promise<number> {
+    const mbpsToKbps = (m: number | null): number => (m === null ? 0 : m * 1000);
+    return this.redis.putVoucherV1(keys.voucher(r.tenant_id, r.code),
+      r.id, r.max_uses ?? -1, r.current_uses, r.expires_at ? r.expires_at.getTime() : 0, r.ssids.join('\n'),
+      r.duration_minutes ?? 0, mbpsToKbps(r.bandwidth_down_mbps), mbpsToKbps(r.bandwidth_up_mbps), r.daily_quota_mb ?? 0,
+      r.bandwidth_profile ?? '', r.code);
+  }
+
+  /** Fills bandwidth and quota from the named profile where the request leaves them out. */
+  private async resolveProfile<T extends VoucherSpec>(tenantId: string, spec: T): Promise<T> {
+    if (!spec.bandwidth_profile) return spec;
+    const profile = (await this.profiles(tenantId))[spec.bandwidth_profile];
+    if (!profile) throw Errors.UNKNOWN_BANDWIDTH_PROFILE(spec.bandwidth_profile);
+    return {
+      ...spec,
+      bandwidth_down_mbps: spec.bandwidth_down_mbps ?? profile.down_mbps,
+      bandwidth_up_mbps: spec.bandwidth_up_mbps ?? profile.up_mbps,
+      daily_quota_mb: spec.daily_quota_mb ?? profile.daily_quota_mb,
+    };
+  }
+}
+
+function base(r: VoucherRow, uses: number): Omit<PublicVoucher, 'status'> {
+  return {
+    id: r.id, code: r.code, max_uses: r.max_uses, current_uses: uses,
+    created_at: r.created_at.toISOString(), expires_at: r.expires_at ? r.expires_at.toISOString() : null,
+    duration_minutes: r.duration_minutes, bandwidth_down_mbps: r.bandwidth_down_mbps, bandwidth_up_mbps: r.bandwidth_up_mbps,
+    bandwidth_profile: r.bandwidth_profile, daily_quota_mb: r.daily_quota_mb, ssids: r.ssids, notes: r.notes,
+  };
+}
+
+export function toPublic(r: VoucherRow, uses: number, nowMs: number): PublicVoucher {
+  return { ...base(r, uses), status: publicStatus(consoleStatus(r, uses, nowMs)) };
+}
+
+export function toConsole(r: VoucherRow, uses: number, nowMs: number): ConsoleVoucher {
+  return { ...base(r, uses), status: consoleStatus(r, uses, nowMs) };
+}

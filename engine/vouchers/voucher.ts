@@ -1,0 +1,51 @@
+/** A voucher row as stored in Postgres. */
+export interface VoucherRow {
+  id: string;
+  tenant_id: string;
+  code: string;
+  max_uses: number | null;
+  current_uses: number;
+  expires_at: Date | null;
+  bandwidth_profile: string | null;
+  daily_quota_mb: number | null;
+  duration_minutes: number | null;
+  bandwidth_down_mbps: number | null;
+  bandwidth_up_mbps: number | null;
+  ssids: string[];
+  notes: string | null;
+  source: string;
+  created_at: Date;
+}
+
+/**
+ * Console states (spec §3.1). The public API folds `created` and `activated`
+ * into `active`: a voucher that can still be used. `used` and `expired` are
+ * the same on both surfaces. A used voucher stays `used` after its date passes.
+ */
+export type ConsoleStatus = 'created' | 'activated' | 'used' | 'expired';
+export type PublicStatus = 'active' | 'used' | 'expired';
+export const STATUS_FILTERS = ['created', 'activated', 'used', 'expired', 'active'] as const;
+export type StatusFilter = (typeof STATUS_FILTERS)[number];
+
+export function consoleStatus(v: { max_uses: number | null; expires_at: Date | null }, uses: number, nowMs: number): ConsoleStatus {
+  if (v.max_uses !== null && uses >= v.max_uses) return 'used';
+  if (v.expires_at !== null && nowMs >= v.expires_at.getTime()) return 'expired';
+  return uses > 0 ? 'activated' : 'created';
+}
+
+export function publicStatus(s: ConsoleStatus): PublicStatus {
+  return s === 'created' || s === 'activated' ? 'active' : s;
+}
+
+/** SQL condition for a status filter on table alias v (uses the Postgres counter). */
+export function statusCondition(filter: StatusFilter): string {
+  const used = 'v.max_uses IS NOT NULL AND v.current_uses >= v.max_uses';
+  const expired = 'v.expires_at IS NOT NULL AND v.expires_at <= now()';
+  switch (filter) {
+    case 'used': return `(${used})`;
+    case 'expired': return `(NOT (${used}) AND ${expired})`;
+    case 'active': return `(NOT (${used}) AND NOT (${expired}))`;
+    case 'created': return `(v.current_uses = 0 AND NOT (${used}) AND NOT (${expired}))`;
+    case 'activated': return `(v.current_uses > 0 AND NOT (${used}) AND NOT (${expired}))`;
+  }
+}

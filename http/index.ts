@@ -1,0 +1,2 @@
+export { startHttp, allRoutes, type HttpServer } from './server.js';
+export { buildOpenApi } from './openapi.js';

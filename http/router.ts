@@ -1,0 +1,162 @@
+import { Errors, type Engine, type Logger, type Principal } from '../engine/index.js';
+import { errorReply, send, type Exchange, type Reply } from './respond.js';
+import type { Validators } from './schemas.js';
+import type { HttpResponse, TemplatedApp } from './uws.js';
+
+/** Where a route is served: each surface can have its own port. */
+export type Surface = 'public' | 'console' | 'portal' | 'dashboard' | 'ops';
+export type Method = 'get' | 'post' | 'put' | 'del';
+
+export interface RouteContext {
+  params: string[];
+  query: URLSearchParams;
+  /** The parsed, validated body (or query object for GET routes with a query schema). */
+  body: any;
+  /** The validated query, coerced to the schema's types. */
+  q: any;
+  principal: Principal;
+  /** The peer address, for the portal (the client's IP when no proxy is in front). */
+  remoteIp: string;
+}
+
+export interface Route {
+  method: Method;
+  /** A uWS pattern: `/v1/vouchers/:id`. */
+  path: string;
+  surface: Surface;
+  /** Operator credentials required (spec §5); the portal and ops routes have none. */
+  auth: boolean;
+  /** A licensed module the tenant must have, else 403. */
+  module?: string;
+  /** Schema ids in schemas.ts. */
+  bodySchema?: string;
+  querySchema?: string;
+  /** The response schema id, for the OpenAPI document only. */
+  responseSchema?: string;
+  status?: number;
+  summary: string;
+  /** Extra error responses to document: status -> description. */
+  errors?: Record<number, string>;
+  handler: (ctx: RouteContext) => Promise<Reply> | Reply;
+}
+
+const NO_PRINCIPAL = null as unknown as Principal;
+
+/**
+ * Registers routes on a uWS app. Per uWS rules: onAborted first, everything
+ * read from `req` synchronously before any await, writes inside cork (send()).
+ * Adds 405 for known paths with another method and a JSON 404 for the rest.
+ */
+export function mount(app: TemplatedApp, routes: Route[], engine: Engine, validators: Validators, log: Logger): void {
+  const limit = engine.config.bodyLimitBytes;
+  const byPath = new Map<string, Route[]>();
+  for (const r of routes) byPath.set(r.path, [...(byPath.get(r.path) ?? []), r]);
+
+  for (const route of routes) {
+    const paramCount = (route.path.match(/:/g) ?? []).length;
+    const validateBody = route.bodySchema ? validators.body(route.bodySchema) : undefined;
+    const validateQuery = route.querySchema ? validators.query(route.querySchema) : undefined;
+    const hasBody = route.method === 'post' || route.method === 'put';
+
+    app[route.method](route.path, (res: HttpResponse, req) => {
+      const ex: Exchange = { res, aborted: false };
+      res.onAborted(() => { ex.aborted = true; });
+      const params: string[] = [];
+      for (let i = 0; i < paramCount; i++) params.push(decodeURIComponent(req.getParameter(i)));
+      const query = new URLSearchParams(req.getQuery() ?? '');
+      const authorization = route.auth ? req.getHeader('authorization') : '';
+      const apiKey = route.auth ? req.getHeader('x-api-key') : '';
+      const contentType = hasBody ? req.getHeader('content-type') : '';
+      const declaredLength = hasBody ? Number(req.getHeader('content-length') || 0) : 0;
+      const remoteIp = route.surface === 'portal' ? Buffer.from(res.getRemoteAddressAsText()).toString() : '';
+
+      const bodyPromise = hasBody ? readBody(ex, limit, declaredLength) : Promise.resolve(null);
+      void (async (): Promise<void> => {
+        let reply: Reply;
+        let closeConnection = false;
+        try {
+          const raw = await bodyPromise;
+          const principal = route.auth ? await engine.credentials.authenticate({ authorization, apiKey }) : NO_PRINCIPAL;
+          if (route.module && !principal.tenant.modules.includes(route.module)) throw Errors.MODULE_NOT_LICENSED(route.module);
+          let q: unknown = undefined;
+          if (validateQuery) {
+            q = Object.fromEntries(query);
+            validateQuery(q);
+          }
+          let body: unknown = undefined;
+          if (raw) {
+            body = parseBody(raw, contentType);
+            if (validateBody) validateBody(body);
+          } else if (validateBody) {
+            validateBody(undefined);
+          }
+          reply = await route.handler({ params, query, body, q, principal, remoteIp });
+        } catch (err) {
+          reply = errorReply(err, log);
+          closeConnection = reply.status === 413;
+        }
+        send(ex, reply, closeConnection);
+      })();
+    });
+  }
+
+  for (const [path, list] of byPath) {
+    const allow = list.map((r) => (r.method === 'del' ? 'DELETE' : r.method.toUpperCase())).join(', ');
+    app.any(path, (res, req) => {
+      const ex: Exchange = { res, aborted: false };
+      res.onAborted(() => { ex.aborted = true; });
+      const e = Errors.METHOD_NOT_ALLOWED(req.getMethod().toUpperCase());
+      send(ex, { status: e.status, body: e.toBody(), headers: { allow } });
+    });
+  }
+  app.any('/*', (res) => {
+    const ex: Exchange = { res, aborted: false };
+    res.onAborted(() => { ex.aborted = true; });
+    const e = Errors.NOT_FOUND();
+    send(ex, { status: e.status, body: e.toBody() });
+  });
+}
+
+/**
+ * Reads the body with a hard cap: a declared Content-Length above the cap is
+ * refused before reading, and a chunked body is cut off as it passes the cap.
+ * Chunks are copied at once: uWS reuses the ArrayBuffer after the callback.
+ */
+function readBody(ex: Exchange, limit: number, declaredLength: number): Promise<Buffer | null> {
+  return new Promise((resolve, reject) => {
+    if (declaredLength > limit) {
+      reject(Errors.PAYLOAD_TOO_LARGE(limit));
+      // Keep draining so uWS does not see an unread body; the connection is closed with the reply.
+      ex.res.onData(() => undefined);
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let failed = false;
+    ex.res.onData((ab, isLast) => {
+      if (failed) return;
+      size += ab.byteLength;
+      if (size > limit) {
+        failed = true;
+        reject(Errors.PAYLOAD_TOO_LARGE(limit));
+        return;
+      }
+      if (ab.byteLength > 0) chunks.push(Buffer.from(ab.slice(0)));
+      if (isLast) resolve(size === 0 ? null : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    });
+  });
+}
+
+function parseBody(raw: Buffer, contentType: string): unknown {
+  // The captive portal may post a plain HTML form. A body that opens like JSON
+  // is JSON whatever the header says (curl -d labels JSON as a form).
+  const first = raw.find((b) => b !== 0x20 && b !== 0x0a && b !== 0x0d && b !== 0x09);
+  if (contentType.startsWith('application/x-www-form-urlencoded') && first !== 0x7b && first !== 0x5b) {
+    return Object.fromEntries(new URLSearchParams(raw.toString('utf8')));
+  }
+  try {
+    return JSON.parse(raw.toString('utf8'));
+  } catch (err) {
+    throw Errors.INVALID_JSON((err as Error).message);
+  }
+}

@@ -1,0 +1,30 @@
+import { Errors, type Engine } from '../../engine/index.js';
+import type { Route } from '../router.js';
+
+/**
+ * Captive portal (spec §4.3): no credentials; the hotspot, given as the
+ * `hotspot_id` query parameter or body field, names the tenant.
+ */
+export function portalRoutes(engine: Engine): Route[] {
+  return [
+    {
+      method: 'post', path: '/api/v1/hotspot-portal/voucher/verify', surface: 'portal', auth: false,
+      bodySchema: 'portalVoucherVerify', querySchema: 'portalQuery', responseSchema: 'authorized',
+      summary: 'Sign a device in with a voucher code',
+      errors: {
+        404: 'voucher_not_found {error} or hotspot_not_found', 410: 'voucher_expired {error, expired_at}',
+        409: 'voucher_exhausted {error, max_uses, current_uses}', 403: 'voucher_ssid_not_allowed',
+      },
+      handler: async ({ body, q, remoteIp }) => {
+        const hotspotId: string | undefined = body.hotspot_id ?? q.hotspot_id;
+        if (!hotspotId) {
+          throw Errors.VALIDATION_FAILED('hotspot_id is required (query parameter or body field)', [{ field: 'hotspot_id', message: 'is required' }]);
+        }
+        const result = await engine.redemption.verify({
+          hotspotId, code: body.code, mac: body.mac, ip: body.ip || remoteIp, ssid: body.ssid ?? '',
+        });
+        return { status: 200, body: result };
+      },
+    },
+  ];
+}

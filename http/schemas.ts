@@ -1,0 +1,238 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { Errors, MAX_BATCH, STATUS_FILTERS } from '../engine/index.js';
+
+// ajv-formats is CommonJS with a default export.
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+type Schema = Record<string, unknown>;
+
+const minutes = { type: 'integer', minimum: 1, maximum: 525600 };
+const mbps = { type: 'integer', minimum: 1, maximum: 100000 };
+const nullable = (s: Schema): Schema => ({ anyOf: [s, { type: 'null' }] });
+const expiresAt = {
+  description: 'ISO 8601 UTC timestamp; absent, null or "" means the voucher never expires',
+  anyOf: [{ type: 'string', format: 'date-time' }, { type: 'string', maxLength: 0 }, { type: 'null' }],
+};
+const ssids = { type: 'array', maxItems: 32, items: { type: 'string', minLength: 1, maxLength: 32 }, description: 'SSIDs the voucher is valid on; empty: all' };
+const maxUses = { ...nullable({ type: 'integer', minimum: 1, maximum: 1_000_000 }), description: 'null: unlimited' };
+
+/** Request bodies, by id. Every one is closed (additionalProperties: false) so typos are reported. */
+export const BODY_SCHEMAS: Record<string, Schema> = {
+  hotspotCreate: {
+    type: 'object', additionalProperties: false, required: ['name', 'timezone'],
+    properties: {
+      name: { type: 'string', minLength: 1, maxLength: 200 },
+      location: { type: 'string', maxLength: 500 },
+      timezone: { type: 'string', minLength: 1, maxLength: 64, description: 'IANA time zone name, e.g. Europe/Istanbul' },
+      redirect_url: nullable({ type: 'string', format: 'uri', maxLength: 2000 }),
+      session_minutes: nullable(minutes),
+    },
+  },
+  hotspotUpdate: {
+    type: 'object', additionalProperties: false, minProperties: 1,
+    properties: {
+      name: { type: 'string', minLength: 1, maxLength: 200 },
+      location: { type: 'string', maxLength: 500 },
+      timezone: { type: 'string', minLength: 1, maxLength: 64 },
+      redirect_url: nullable({ type: 'string', format: 'uri', maxLength: 2000 }),
+      session_minutes: nullable(minutes),
+    },
+  },
+  nasClientCreate: {
+    type: 'object', additionalProperties: false, required: ['ip', 'secret'],
+    properties: {
+      ip: { anyOf: [{ type: 'string', format: 'ipv4' }, { type: 'string', format: 'ipv6' }] },
+      secret: { type: 'string', minLength: 8, maxLength: 128, description: 'RADIUS shared secret; write-only' },
+      name: { type: 'string', maxLength: 200 },
+      coa_port: { type: 'integer', minimum: 1, maximum: 65535, default: 3799 },
+      require_message_authenticator: { type: 'boolean', default: true },
+    },
+  },
+  voucherCreate: {
+    type: 'object', additionalProperties: false,
+    properties: {
+      code: { type: 'string', pattern: '^[A-Za-z0-9_-]{3,64}$', description: 'Omit to have one generated' },
+      max_uses: { ...maxUses, default: 1 },
+      duration_minutes: minutes,
+      bandwidth_down_mbps: mbps,
+      bandwidth_up_mbps: mbps,
+      expires_at: expiresAt,
+      daily_quota_mb: nullable({ type: 'integer', minimum: 1 }),
+      bandwidth_profile: { type: 'string', minLength: 1, maxLength: 64 },
+      ssids,
+      notes: { type: 'string', maxLength: 2000 },
+    },
+  },
+  consoleVoucherBatch: {
+    type: 'object', additionalProperties: false,
+    properties: {
+      count: { type: 'integer', minimum: 1, maximum: MAX_BATCH, default: 1 },
+      max_uses: { ...maxUses, default: 1 },
+      expires_at: expiresAt,
+      bandwidth_profile: { type: 'string', minLength: 1, maxLength: 64 },
+      daily_quota_mb: nullable({ type: 'integer', minimum: 1 }),
+      duration_minutes: minutes,
+      ssids,
+      notes: { type: 'string', maxLength: 2000 },
+      format: {
+        type: 'object', additionalProperties: false,
+        properties: {
+          charset: { enum: ['alphanumeric', 'numeric'], default: 'alphanumeric' },
+          length: { type: 'integer', minimum: 4, maximum: 32, default: 8 },
+          group_size: { type: 'integer', minimum: 0, maximum: 16, default: 0 },
+          separator: { type: 'string', pattern: '^[-_. ]?$', default: '-' },
+          letter_case: { enum: ['upper', 'lower'], default: 'upper' },
+          prefix: { type: 'string', pattern: '^[A-Za-z0-9_-]{0,16}$', default: '' },
+        },
+      },
+    },
+  },
+  portalVoucherVerify: {
+    type: 'object', additionalProperties: false, required: ['code', 'mac'],
+    properties: {
+      code: { type: 'string', minLength: 1, maxLength: 128 },
+      mac: { type: 'string', minLength: 1, maxLength: 32 },
+      ip: { type: 'string', maxLength: 45 },
+      ssid: { type: 'string', maxLength: 32 },
+      hotspot_id: { type: 'string', minLength: 1, maxLength: 64 },
+    },
+  },
+  bandwidthProfile: {
+    type: 'object', additionalProperties: false, required: ['down_mbps', 'up_mbps'],
+    properties: { down_mbps: mbps, up_mbps: mbps, daily_quota_mb: nullable({ type: 'integer', minimum: 1 }) },
+  },
+};
+
+const page = {
+  limit: { type: 'integer', minimum: 1, maximum: 1000, default: 50 },
+  offset: { type: 'integer', minimum: 0, default: 0 },
+};
+
+/** Query strings, by id; values arrive as strings and are coerced. */
+export const QUERY_SCHEMAS: Record<string, Schema> = {
+  voucherList: {
+    type: 'object', additionalProperties: false,
+    properties: { status: { enum: [...STATUS_FILTERS] }, ...page },
+  },
+  portalQuery: {
+    type: 'object', additionalProperties: true,
+    properties: { hotspot_id: { type: 'string', maxLength: 64 } },
+  },
+};
+
+const voucher = {
+  type: 'object',
+  properties: {
+    id: { type: 'string', examples: ['vch_0a1b2c3d4e5f6g7h'] }, code: { type: 'string' },
+    max_uses: nullable({ type: 'integer' }), current_uses: { type: 'integer' },
+    status: { enum: ['active', 'used', 'expired'], description: 'Public API status; console states created and activated are both active' },
+    created_at: { type: 'string', format: 'date-time' }, expires_at: nullable({ type: 'string', format: 'date-time' }),
+    duration_minutes: nullable({ type: 'integer' }), bandwidth_down_mbps: nullable({ type: 'integer' }),
+    bandwidth_up_mbps: nullable({ type: 'integer' }), bandwidth_profile: nullable({ type: 'string' }),
+    daily_quota_mb: nullable({ type: 'integer' }), ssids: { type: 'array', items: { type: 'string' } }, notes: nullable({ type: 'string' }),
+  },
+};
+const hotspot = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' }, name: { type: 'string' }, location: { type: 'string' }, timezone: { type: 'string' },
+    redirect_url: nullable({ type: 'string' }), session_minutes: nullable({ type: 'integer' }),
+    created_at: { type: 'string', format: 'date-time' }, updated_at: { type: 'string', format: 'date-time' },
+  },
+};
+
+/** Response shapes, for the OpenAPI document. */
+export const RESPONSE_SCHEMAS: Record<string, Schema> = {
+  error: {
+    type: 'object', required: ['error'],
+    properties: { error: { type: 'string' }, message: { type: 'string' }, details: { type: 'array' } },
+  },
+  voucher,
+  voucherPage: {
+    type: 'object',
+    properties: { data: { type: 'array', items: voucher }, total: { type: 'integer' }, limit: { type: 'integer' }, offset: { type: 'integer' } },
+  },
+  voucherDeleted: {
+    type: 'object',
+    properties: { id: { type: 'string' }, code: { type: 'string' }, deleted: { const: true }, deleted_at: { type: 'string', format: 'date-time' } },
+  },
+  consoleBatch: {
+    type: 'object',
+    properties: { vouchers: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' }, code: { type: 'string' }, status: { const: 'created' } } } } },
+  },
+  hotspot,
+  hotspotList: { type: 'object', properties: { data: { type: 'array', items: hotspot } } },
+  nasClient: {
+    type: 'object',
+    properties: {
+      id: { type: 'string' }, hotspot_id: { type: 'string' }, ip: { type: 'string' }, name: nullable({ type: 'string' }),
+      coa_port: { type: 'integer' }, require_message_authenticator: { type: 'boolean' }, created_at: { type: 'string', format: 'date-time' },
+    },
+  },
+  nasClientList: { type: 'object', properties: { data: { type: 'array', items: { $ref: '#/components/schemas/nasClient' } } } },
+  authorized: {
+    type: 'object',
+    properties: {
+      status: { const: 'authorized' }, session_id: { type: 'string', description: 'sess_ prefix' },
+      expires_at: { type: 'string', format: 'date-time' }, uses_left: nullable({ type: 'integer' }), redirect_url: nullable({ type: 'string' }),
+    },
+  },
+  bandwidthProfiles: { type: 'object', additionalProperties: BODY_SCHEMAS.bandwidthProfile },
+  tenantMe: { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' }, modules: { type: 'array', items: { type: 'string' } } } },
+};
+
+export interface Validators {
+  body(id: string): (data: unknown) => void;
+  query(id: string): (data: unknown) => void;
+}
+
+/** Compiles every schema once, at start. A route naming an unknown schema fails here, not on a request. */
+export function compileValidators(): Validators {
+  const bodyAjv = addFormats(new Ajv({ allErrors: true, useDefaults: true, strict: false }));
+  const queryAjv = addFormats(new Ajv({ allErrors: true, useDefaults: true, coerceTypes: true, strict: false }));
+  const compiled = (ajv: Ajv, schemas: Record<string, Schema>): Map<string, ValidateFunction> =>
+    new Map(Object.entries(schemas).map(([id, s]) => [id, ajv.compile(s)]));
+  const bodies = compiled(bodyAjv, BODY_SCHEMAS);
+  const queries = compiled(queryAjv, QUERY_SCHEMAS);
+  const wrap = (fns: Map<string, ValidateFunction>, where: string) => (id: string) => {
+    const fn = fns.get(id);
+    if (!fn) throw new Error(`no ${where} schema named ${id}`);
+    return (data: unknown): void => {
+      if (data === undefined) {
+        throw Errors.VALIDATION_FAILED(`Request ${where} is required`, [{ field: '', message: `${where} is required` }]);
+      }
+      if (!fn(data)) throw Errors.VALIDATION_FAILED(describe(fn.errors ?? [], where), details(fn.errors ?? []));
+    };
+  };
+  return { body: wrap(bodies, 'body'), query: wrap(queries, 'query') };
+}
+
+function fieldOf(e: ErrorObject): string {
+  const base = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
+  const extra = (e.params as { missingProperty?: string; additionalProperty?: string });
+  const child = extra.missingProperty ?? extra.additionalProperty;
+  return child ? (base ? `${base}.${child}` : child) : base;
+}
+
+function details(errors: ErrorObject[]): { field: string; message: string }[] {
+  // anyOf produces one error per branch plus its own; keep the anyOf summary only.
+  const seen = new Set<string>();
+  const out: { field: string; message: string }[] = [];
+  for (const e of errors) {
+    const field = fieldOf(e);
+    const message = e.keyword === 'additionalProperties' ? 'is not a known field'
+      : e.keyword === 'anyOf' ? 'has the wrong type or format' : e.message ?? 'is invalid';
+    const key = `${field}|${message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push({ field, message });
+  }
+  return out;
+}
+
+function describe(errors: ErrorObject[], where: string): string {
+  const first = details(errors)[0];
+  if (!first) return `Invalid request ${where}`;
+  return first.field ? `${first.field} ${first.message}` : `${where} ${first.message}`;
+}

@@ -1,0 +1,63 @@
+import type { Engine, Logger } from '../engine/index.js';
+import { buildOpenApi } from './openapi.js';
+import { mount, type Route, type Surface } from './router.js';
+import { dashboardRoutes } from './routes/dashboard.js';
+import { hotspotRoutes } from './routes/hotspots.js';
+import { opsRoutes } from './routes/ops.js';
+import { portalRoutes } from './routes/portal.js';
+import { voucherRoutes } from './routes/vouchers.js';
+import { compileValidators } from './schemas.js';
+import { loadUws, type us_listen_socket } from './uws.js';
+
+export interface HttpServer {
+  /** Port per listener name ('main', or a surface with its own port). */
+  ports: Record<string, number>;
+  close(): void;
+}
+
+/** Every route of every surface. */
+export function allRoutes(engine: Engine): Route[] {
+  let doc: Record<string, unknown> | undefined;
+  const routes: Route[] = [
+    ...hotspotRoutes(engine), ...voucherRoutes(engine), ...portalRoutes(engine), ...dashboardRoutes(),
+  ];
+  const ops = opsRoutes(engine, () => (doc ??= buildOpenApi([...routes, ...ops])));
+  return [...ops, ...routes];
+}
+
+/**
+ * Starts the HTTP listeners: one for every surface by default, plus one per
+ * surface that has its own port in the config (that surface then leaves the
+ * main listener, so a guest-facing portal port serves nothing else).
+ */
+export async function startHttp(engine: Engine, log: Logger): Promise<HttpServer> {
+  const uws = loadUws();
+  const validators = compileValidators();
+  const routes = allRoutes(engine);
+  const cfg = engine.config;
+  const own: [Surface, number | undefined][] = [['portal', cfg.portalPort], ['console', cfg.consolePort], ['dashboard', cfg.dashboardPort]];
+  const separate = new Map(own.filter((e): e is [Surface, number] => e[1] !== undefined));
+
+  const listeners: [string, Route[], number][] = [
+    ['main', routes.filter((r) => !separate.has(r.surface)), cfg.httpPort],
+    ...[...separate].map(([s, port]): [string, Route[], number] => [s, routes.filter((r) => r.surface === s), port]),
+  ];
+  const sockets: us_listen_socket[] = [];
+  const ports: Record<string, number> = {};
+  for (const [name, list, port] of listeners) {
+    const app = uws.App();
+    mount(app, list, engine, validators, log);
+    const socket = await new Promise<us_listen_socket | false>((resolve) => app.listen(cfg.httpHost, port, resolve));
+    if (!socket) {
+      for (const s of sockets) uws.us_listen_socket_close(s);
+      throw new Error(`cannot listen on ${cfg.httpHost}:${port} (${name}); is the port in use?`);
+    }
+    sockets.push(socket);
+    ports[name] = uws.us_socket_local_port(socket as never);
+    log.info({ listener: name, host: cfg.httpHost, port: ports[name] }, 'http listening');
+  }
+  return {
+    ports,
+    close: () => { for (const s of sockets) uws.us_listen_socket_close(s); },
+  };
+}
