@@ -16,4 +16,4 @@ export { DEFAULT_CODE_FORMAT, type CodeFormat } from './vouchers/code-generator.
 export { MAX_BATCH, toPublic, toConsole, type VoucherSpec, type PublicVoucher, type ConsoleVoucher, type Page } from './vouchers/voucher-service.js';
 export { STATUS_FILTERS, type StatusFilter } from './vouchers/voucher.js';
 export type { Authorized, VerifyRequest } from './vouchers/voucher-redemption.js';
-export { projectPath } from './util/project-root.js';
+export { projectPath, projectRoot } from './util/project-root.js';

@@ -1,0 +1,65 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { projectPath } from '../../engine/index.js';
+import { call, eventually, newTenant, spawnService, startService, type Running } from '../helpers.js';
+
+const run = promisify(execFile);
+
+/**
+ * Invariant 1: a voucher is never used more than max_uses times, whatever the
+ * concurrency. Two engine processes share Redis and Postgres; two client
+ * processes send 500 verifies each, all at once, with distinct MACs.
+ */
+describe('voucher use under concurrency across processes', () => {
+  let admin: Running;
+  let engines: Awaited<ReturnType<typeof spawnService>>[] = [];
+
+  beforeAll(async () => {
+    admin = await startService();
+    engines = await Promise.all([spawnService(), spawnService()]);
+  });
+  afterAll(async () => {
+    await Promise.all(engines.map((e) => e.stop()));
+    await admin.stop();
+  });
+
+  it('1,000 concurrent verifies on max_uses 5: exactly 5 authorized, 995 exhausted; Redis and Postgres both count 5', async () => {
+    const t = await newTenant(admin.service);
+    const created = await call(admin.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code: 'STORM-5', max_uses: 5 } });
+    expect(created.status).toBe(201);
+
+    const storm = (base: string, prefix: string) =>
+      run(process.execPath, [projectPath('test', 'fixtures', 'verify-storm.mjs'), base, t.hotspotId, 'STORM-5', '500', prefix], { maxBuffer: 16 << 20 })
+        .then(({ stdout }) => JSON.parse(stdout) as { status: number; body: any }[]);
+    const answers = (await Promise.all([storm(engines[0]!.base, 'A1'), storm(engines[1]!.base, 'B2')])).flat();
+
+    expect(answers).toHaveLength(1000);
+    const authorized = answers.filter((a) => a.status === 200);
+    const refused = answers.filter((a) => a.status !== 200);
+    expect(authorized).toHaveLength(5);
+    for (const a of authorized) expect(a.body.status).toBe('authorized');
+    expect(new Set(authorized.map((a) => a.body.session_id)).size).toBe(5);
+    expect(refused).toHaveLength(995);
+    for (const r of refused) {
+      expect(r.status).toBe(409);
+      expect(r.body).toEqual({ error: 'voucher_exhausted', max_uses: 5, current_uses: 5 });
+    }
+
+    const redis = new Redis(inject('redisUrl'));
+    expect(await redis.hget(`{t:${t.tenantId}}:v:STORM-5`, 'uses')).toBe('5');
+    redis.disconnect();
+
+    const db = new pg.Client(inject('databaseUrl'));
+    await db.connect();
+    await eventually(async () => {
+      const { rows } = await db.query('SELECT current_uses FROM vouchers WHERE id = $1', [created.body.id]);
+      return rows[0].current_uses === 5;
+    });
+    const uses = await db.query('SELECT count(*)::int AS n, count(DISTINCT mac)::int AS macs FROM voucher_uses WHERE voucher_id = $1', [created.body.id]);
+    expect(uses.rows[0]).toEqual({ n: 5, macs: 5 });
+    await db.end();
+  });
+});
