@@ -17,3 +17,7 @@ export { MAX_BATCH, toPublic, toConsole, type VoucherSpec, type PublicVoucher, t
 export { STATUS_FILTERS, type StatusFilter } from './vouchers/voucher.js';
 export type { Authorized, VerifyRequest } from './vouchers/voucher-redemption.js';
 export { projectPath, projectRoot } from './util/project-root.js';
+export type {
+  NasRecord, AccessRequestMsg, AccessDecision, AcctStatus, AccountingMsg,
+  NasCommandResult, NasSessionRef, NasControl, RadiusHandler,
+} from './sessions/ports.js';

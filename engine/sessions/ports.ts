@@ -1,0 +1,108 @@
+/**
+ * The contract between the engine's session logic and the RADIUS layer.
+ *
+ * radius/ decodes packets, checks them, and hands the engine one of these
+ * plain messages; the engine answers with a decision. The engine reaches the
+ * NAS (Disconnect / CoA) only through the NasControl port, which radius/
+ * implements and scripts/ wires in: the engine never imports radius/.
+ */
+
+/** A registered RADIUS client, as the RADIUS server needs it. */
+export interface NasRecord {
+  id: string;
+  tenantId: string;
+  hotspotId: string;
+  /** Source address the NAS sends from (also where CoA goes). */
+  ip: string;
+  secret: string;
+  coaPort: number;
+  requireMessageAuthenticator: boolean;
+}
+
+/** What the NAS told us in an Access-Request, already decoded and checked. */
+export interface AccessRequestMsg {
+  nas: NasRecord;
+  /** Canonical MAC (AA:BB:..) from Calling-Station-Id, or User-Name when that is a MAC; '' when neither is. */
+  mac: string;
+  userName: string;
+  /** The decrypted PAP password (User-Password), when present. */
+  password?: string;
+  framedIp?: string;
+  /** From Called-Station-Id ("AA-BB-..:SSID") when the NAS sends it. */
+  ssid?: string;
+  nasPortId?: string;
+}
+
+/** The engine's answer to an Access-Request. */
+export type AccessDecision =
+  | {
+      accept: true;
+      /** Our session id (ses_/sess_); the NAS may echo it back in Class. */
+      sessionId: string;
+      /** Remaining seconds of the session. */
+      sessionTimeout: number;
+      /** Seconds without traffic before the session ends; 0: none. */
+      idleTimeout: number;
+      /** Bandwidth in kbit/s; 0: no limit. */
+      downKbps: number;
+      upKbps: number;
+      /** Bytes left of the data quota (in and out together); null: unlimited. */
+      quotaBytes: number | null;
+    }
+  | { accept: false; reason: string };
+
+export type AcctStatus = 'start' | 'stop' | 'interim' | 'on' | 'off';
+
+/** An Accounting-Request, decoded; counters already combined with their Gigawords. */
+export interface AccountingMsg {
+  nas: NasRecord;
+  status: AcctStatus;
+  mac: string;
+  userName: string;
+  /** Acct-Session-Id chosen by the NAS. */
+  acctSessionId: string;
+  framedIp?: string;
+  ssid?: string;
+  /** Octets from the guest's point of view: in = downloaded, out = uploaded (RFC 2866 counts from the NAS port). */
+  inputOctets: number;
+  outputOctets: number;
+  sessionTime: number;
+  /** Acct-Terminate-Cause as its RFC 2866 name, lower-case (e.g. 'user-request', 'idle-timeout'). */
+  terminateCause?: string;
+  /** Acct-Delay-Time: the retransmit of one event changes only this. */
+  delayTime: number;
+  /** Extra console fields the NAS sent (ap name, signal) when known. */
+  apName?: string;
+  signalDbm?: number;
+}
+
+/** How a NAS answered a Disconnect-Request or CoA-Request (RFC 5176). */
+export type NasCommandResult =
+  | { outcome: 'ack' }
+  | { outcome: 'nak'; errorCause: number | null }
+  | { outcome: 'timeout' };
+
+/** Who a Disconnect or CoA is about. */
+export interface NasSessionRef {
+  nas: NasRecord;
+  userName: string;
+  mac: string;
+  acctSessionId?: string;
+  framedIp?: string;
+}
+
+/** The engine's way to the NAS; implemented by radius/ (RFC 5176 client). */
+export interface NasControl {
+  disconnect(ref: NasSessionRef): Promise<NasCommandResult>;
+  /** Change a live session's limits at once; sends the new Session-Timeout (seconds remaining). */
+  changeAuthorization(ref: NasSessionRef, change: { sessionTimeout: number }): Promise<NasCommandResult>;
+}
+
+/** What the RADIUS server needs from the engine. */
+export interface RadiusHandler {
+  /** The registered client at this source address, or null (then the packet is dropped and counted). */
+  nasByIp(ip: string): NasRecord | null | Promise<NasRecord | null>;
+  authorize(msg: AccessRequestMsg): Promise<AccessDecision>;
+  /** Resolves once the accounting data is durably recorded; only then may the server answer (RFC 2866 §2). */
+  account(msg: AccountingMsg): Promise<void>;
+}
