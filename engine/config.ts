@@ -1,3 +1,5 @@
+import { availableParallelism } from 'node:os';
+
 /**
  * Configuration from the environment, validated once at start. Every bad value
  * is reported, each with its own line, and the service refuses to start.
@@ -18,6 +20,15 @@ export interface Config {
   logLevel: string;
   /** Session length when neither the voucher nor the hotspot sets one. */
   defaultSessionMinutes: number;
+  /** Idle time-out sent to the NAS and enforced as a fallback; 0: none. */
+  defaultIdleTimeoutSec: number;
+  /** Worker threads for hotspot actors. */
+  actorThreads: number;
+  radiusHost: string;
+  radiusAuthPort: number;
+  radiusAcctPort: number;
+  /** Start the RADIUS server (off for processes that only serve HTTP). */
+  radiusEnabled: boolean;
   nodeId: string;
 }
 
@@ -90,6 +101,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     logLevel,
     defaultSessionMinutes: int('DEFAULT_SESSION_MINUTES', 1440, 1, 525600),
+    defaultIdleTimeoutSec: int('DEFAULT_IDLE_TIMEOUT_SEC', 900, 0, 86400),
+    actorThreads: int('ACTOR_THREADS', availableParallelism(), 1, 64),
+    radiusHost: env.RADIUS_HOST || '0.0.0.0',
+    radiusAuthPort: port('RADIUS_AUTH_PORT', 1812) ?? 1812,
+    radiusAcctPort: port('RADIUS_ACCT_PORT', 1813) ?? 1813,
+    radiusEnabled: (env.RADIUS_ENABLED ?? 'true') !== 'false',
     nodeId: env.NODE_ID || `node-${process.pid}`,
   };
   if (problems.length > 0) throw new ConfigError(problems);

@@ -1,9 +1,14 @@
 import { Redis } from 'ioredis';
 import type { Config } from './config.js';
 import { HotspotService } from './hotspots/hotspot-service.js';
+import { NasRegistry } from './hotspots/nas-registry.js';
 import type { Logger } from './logger.js';
 import { Metrics } from './metrics.js';
 import { createRedis } from './redis/scripts.js';
+import { ActorPool } from './sessions/actor-pool.js';
+import { RadiusGateway } from './sessions/radius-gateway.js';
+import { SessionService } from './sessions/session-service.js';
+import { SignInService } from './sessions/sign-in.js';
 import { OutboxSink } from './store/outbox-sink.js';
 import { createPool, migrate, type Pool } from './store/postgres.js';
 import { CredentialVerifier } from './tenants/credentials.js';
@@ -16,12 +21,14 @@ export interface EngineOptions {
   now?: () => number;
   /** Run the outbox sink in this process (default true). */
   sink?: boolean;
+  /** Start the actor threads (default true; the CLI needs none). */
+  actors?: boolean;
 }
 
 /**
  * The engine: every service the HTTP and RADIUS layers use, wired once.
- * Start-up work (connections, migrations, script registration) happens in
- * `start`; nothing of it happens per request.
+ * Start-up work (connections, migrations, script registration, threads)
+ * happens here; nothing of it happens per request.
  */
 export class Engine {
   readonly redis: Redis;
@@ -30,9 +37,14 @@ export class Engine {
   readonly tenants: TenantService;
   readonly credentials: CredentialVerifier;
   readonly hotspots: HotspotService;
+  readonly nas: NasRegistry;
   readonly vouchers: VoucherService;
   readonly redemption: VoucherRedemption;
   readonly sink: OutboxSink;
+  readonly actors: ActorPool | null;
+  readonly signIn: SignInService;
+  readonly sessions: SessionService;
+  readonly radius: RadiusGateway;
   private readonly runSink: boolean;
   private tenantIdCache: { ids: string[]; at: number } = { ids: [], at: 0 };
 
@@ -45,15 +57,32 @@ export class Engine {
     this.tenants = new TenantService(this.pool, this.redis);
     this.credentials = new CredentialVerifier(this.tenants, config.jwtSecret, config.jwtLeewaySec);
     this.hotspots = new HotspotService(this.pool);
+    this.nas = new NasRegistry(this.pool, log.child({ component: 'nas-registry' }));
+    this.hotspots.onNasChange = () => this.nas.refresh();
     this.vouchers = new VoucherService(this.pool, this.redis, now);
-    this.redemption = new VoucherRedemption(this.redis, this.hotspots, this.vouchers, this.metrics, config.defaultSessionMinutes, now);
+    this.redemption = new VoucherRedemption(this.redis, this.hotspots, this.vouchers, this.metrics,
+      { sessionMinutes: config.defaultSessionMinutes, idleSec: config.defaultIdleTimeoutSec }, now);
     this.sink = new OutboxSink(this.redis, this.pool, () => this.tenantIds(), config.nodeId, log.child({ component: 'outbox-sink' }), this.metrics);
+
+    let gateway: RadiusGateway | undefined;
+    this.actors = (options.actors ?? true)
+      ? new ActorPool({
+          threads: config.actorThreads, redisUrl: config.redisUrl, nodeId: config.nodeId, logLevel: config.logLevel,
+          log: log.child({ component: 'actors' }), nas: (cmd) => gateway!.nasCommand(cmd),
+        })
+      : null;
+    const actors = this.actors ?? disabledActors();
+    this.signIn = new SignInService(this.redemption, actors);
+    this.sessions = new SessionService(this.pool, this.redis, actors, this.hotspots, now);
+    this.radius = gateway = new RadiusGateway(this.nas, actors, this.signIn, log.child({ component: 'radius-gateway' }));
+    this.metrics.gauge('live_sessions_in_actors', 'Live sessions held by hotspot actors', () => this.actors?.liveSessions ?? 0);
   }
 
   /** Applies migrations and starts background work. */
   async start(): Promise<void> {
     await migrate(this.pool, this.log);
     for (const t of await this.tenants.list()) await this.tenants.ensureRedis(t.id);
+    await this.nas.start();
     if (this.runSink) this.sink.start();
   }
 
@@ -66,6 +95,8 @@ export class Engine {
   }
 
   async close(): Promise<void> {
+    await this.actors?.close();
+    this.nas.stop();
     await this.sink.stop();
     this.redis.disconnect();
     await this.pool.end();
@@ -79,4 +110,12 @@ export class Engine {
     }
     return this.tenantIdCache.ids;
   }
+}
+
+/** For processes without actor threads (the CLI): any session request fails clearly. */
+function disabledActors(): ActorPool {
+  return {
+    request: () => Promise.reject(new Error('session engine not running in this process')),
+    liveSessions: 0,
+  } as unknown as ActorPool;
 }

@@ -69,5 +69,9 @@ export const Errors = {
     'voucher_exhausted', 409, 'Voucher used up', { max_uses: maxUses, current_uses: currentUses }, true,
   ]),
   VOUCHER_SSID_NOT_ALLOWED: def((ssid: string) => ['voucher_ssid_not_allowed', 403, `This voucher is not valid on the network ${JSON.stringify(ssid)}`]),
+  DEVICE_BLOCKED: def(() => ['device_blocked', 403, 'This device is blocked on this network']),
+  SESSION_NOT_FOUND: def(() => ['session_not_found', 404, 'No such session']),
+  SESSION_NOT_ACTIVE: def(() => ['session_not_active', 409, 'The session has already ended']),
+  BLOCK_NOT_FOUND: def(() => ['block_not_found', 404, 'This MAC is not blocked']),
   INVALID_MAC: def((mac: string) => ['invalid_mac', 400, `Not a MAC address: ${JSON.stringify(mac)}`]),
 } as const;

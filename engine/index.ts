@@ -21,3 +21,7 @@ export type {
   NasRecord, AccessRequestMsg, AccessDecision, AcctStatus, AccountingMsg,
   NasCommandResult, NasSessionRef, NasControl, RadiusHandler,
 } from './sessions/ports.js';
+export { internalSessionId, publicSessionId, maskUsername, type BlockDuration, type PublicSession } from './sessions/session-service.js';
+export type { RadiusGateway } from './sessions/radius-gateway.js';
+export { TimerWheel } from './sessions/timer-wheel.js';
+export { threadIndex } from './sessions/actor-pool.js';

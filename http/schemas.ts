@@ -14,7 +14,8 @@ const expiresAt = {
   description: 'ISO 8601 UTC timestamp; absent, null or "" means the voucher never expires',
   anyOf: [{ type: 'string', format: 'date-time' }, { type: 'string', maxLength: 0 }, { type: 'null' }],
 };
-const ssids = { type: 'array', maxItems: 32, items: { type: 'string', minLength: 1, maxLength: 32 }, description: 'SSIDs the voucher is valid on; empty: all' };
+// No newline in an SSID: Redis keeps the list newline separated (use-voucher-5.lua).
+const ssids = { type: 'array', maxItems: 32, items: { type: 'string', minLength: 1, maxLength: 32, pattern: '^[^\\n]+$' }, description: 'SSIDs the voucher is valid on; empty: all' };
 const maxUses = { ...nullable({ type: 'integer', minimum: 1, maximum: 1_000_000 }), description: 'null: unlimited' };
 
 /** Request bodies, by id. Every one is closed (additionalProperties: false) so typos are reported. */
@@ -98,6 +99,14 @@ export const BODY_SCHEMAS: Record<string, Schema> = {
       hotspot_id: { type: 'string', minLength: 1, maxLength: 64 },
     },
   },
+  sessionExtend: {
+    type: 'object', additionalProperties: false,
+    properties: { minutes: minutes, preset: { enum: ['1h', '4h', '24h'] } },
+  },
+  sessionBlock: {
+    type: 'object', additionalProperties: false, required: ['duration'],
+    properties: { duration: { enum: ['24h', '7d', 'permanent'] } },
+  },
   bandwidthProfile: {
     type: 'object', additionalProperties: false, required: ['down_mbps', 'up_mbps'],
     properties: { down_mbps: mbps, up_mbps: mbps, daily_quota_mb: nullable({ type: 'integer', minimum: 1 }) },
@@ -114,6 +123,18 @@ export const QUERY_SCHEMAS: Record<string, Schema> = {
   voucherList: {
     type: 'object', additionalProperties: false,
     properties: { status: { enum: [...STATUS_FILTERS] }, ...page },
+  },
+  sessionList: {
+    type: 'object', additionalProperties: false,
+    properties: { status: { enum: ['active', 'ended', 'disconnected'] }, ...page },
+  },
+  guestList: {
+    type: 'object', additionalProperties: false,
+    properties: { mac: { type: 'string', maxLength: 32 } },
+  },
+  guestHistory: {
+    type: 'object', additionalProperties: false,
+    properties: { days: { type: 'integer', minimum: 1, maximum: 730, default: 30 } },
   },
   portalQuery: {
     type: 'object', additionalProperties: true,
@@ -139,6 +160,22 @@ const hotspot = {
     id: { type: 'string' }, name: { type: 'string' }, location: { type: 'string' }, timezone: { type: 'string' },
     redirect_url: nullable({ type: 'string' }), session_minutes: nullable({ type: 'integer' }),
     created_at: { type: 'string', format: 'date-time' }, updated_at: { type: 'string', format: 'date-time' },
+  },
+};
+
+const session = {
+  type: 'object',
+  properties: {
+    id: { type: 'string', description: 'ses_ prefix; the portal\'s sess_ id with the same suffix names the same session' },
+    mac: { type: 'string' }, ip: nullable({ type: 'string' }),
+    username: nullable({ type: 'string', description: 'phone numbers masked' }),
+    auth_method: { enum: ['sms_otp', 'msgapp_otp', 'sponsor', 'voucher', 'email', 'pms'] },
+    started_at: { type: 'string', format: 'date-time' }, duration_seconds: { type: 'integer' },
+    bytes_in: { type: 'integer' }, bytes_out: { type: 'integer' }, hotspot_id: { type: 'string' },
+    status: { enum: ['active', 'ended', 'disconnected'] }, expires_at: { type: 'string', format: 'date-time' },
+    ended_at: nullable({ type: 'string', format: 'date-time' }),
+    end_reason: nullable({ enum: ['session_timeout', 'idle_timeout', 'daily_quota', 'session_quota', 'user_request', 'lost_carrier', 'admin_disconnect', 'blocked', 'nas_reboot', 'replaced'] }),
+    ssid: nullable({ type: 'string' }), ap_name: nullable({ type: 'string' }), signal_strength: nullable({ type: 'integer' }),
   },
 };
 
@@ -179,6 +216,44 @@ export const RESPONSE_SCHEMAS: Record<string, Schema> = {
     },
   },
   bandwidthProfiles: { type: 'object', additionalProperties: BODY_SCHEMAS.bandwidthProfile },
+  session,
+  sessionPage: {
+    type: 'object',
+    properties: { data: { type: 'array', items: session }, total: { type: 'integer' }, limit: { type: 'integer' }, offset: { type: 'integer' } },
+  },
+  sessionDisconnected: {
+    type: 'object',
+    properties: { id: { type: 'string' }, status: { const: 'disconnected' }, disconnected_at: { type: 'string', format: 'date-time' }, reason: { const: 'admin_disconnect' } },
+  },
+  sessionExtended: {
+    type: 'object',
+    properties: { id: { type: 'string' }, status: { const: 'active' }, expires_at: { type: 'string', format: 'date-time' }, extended_minutes: { type: 'integer' } },
+  },
+  block: {
+    type: 'object',
+    properties: { mac: { type: 'string' }, duration: { enum: ['24h', '7d', 'permanent'] }, until: nullable({ type: 'string', format: 'date-time' }), session_id: { type: 'string' } },
+  },
+  blockList: { type: 'object', properties: { data: { type: 'array', items: { $ref: '#/components/schemas/block' } } } },
+  guestList: {
+    type: 'object',
+    properties: {
+      data: {
+        type: 'array',
+        items: {
+          type: 'object',
+          properties: {
+            mac: { type: 'string' }, first_seen: { type: 'string', format: 'date-time' }, last_seen: { type: 'string', format: 'date-time' },
+            sessions: { type: 'integer' }, active_sessions: { type: 'integer' }, bytes_in: { type: 'integer' }, bytes_out: { type: 'integer' },
+            blocked: { type: 'boolean' }, last_username: nullable({ type: 'string' }), last_auth_method: { type: 'string' },
+          },
+        },
+      },
+    },
+  },
+  guestHistory: {
+    type: 'object',
+    properties: { mac: { type: 'string' }, days: { type: 'integer' }, data: { type: 'array', items: session } },
+  },
   tenantMe: { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' }, modules: { type: 'array', items: { type: 'string' } } } },
 };
 
@@ -220,6 +295,7 @@ function details(errors: ErrorObject[]): { field: string; message: string }[] {
   const seen = new Set<string>();
   const out: { field: string; message: string }[] = [];
   for (const e of errors) {
+    if (/\/anyOf\/\d+\//.test(e.schemaPath)) continue;
     const field = fieldOf(e);
     const message = e.keyword === 'additionalProperties' ? 'is not a known field'
       : e.keyword === 'anyOf' ? 'has the wrong type or format' : e.message ?? 'is invalid';

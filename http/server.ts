@@ -5,6 +5,7 @@ import { dashboardRoutes } from './routes/dashboard.js';
 import { hotspotRoutes } from './routes/hotspots.js';
 import { opsRoutes } from './routes/ops.js';
 import { portalRoutes } from './routes/portal.js';
+import { sessionRoutes } from './routes/sessions.js';
 import { voucherRoutes } from './routes/vouchers.js';
 import { compileValidators } from './schemas.js';
 import { loadUws, type us_listen_socket } from './uws.js';
@@ -19,7 +20,7 @@ export interface HttpServer {
 export function allRoutes(engine: Engine): Route[] {
   let doc: Record<string, unknown> | undefined;
   const routes: Route[] = [
-    ...hotspotRoutes(engine), ...voucherRoutes(engine), ...portalRoutes(engine), ...dashboardRoutes(),
+    ...hotspotRoutes(engine), ...voucherRoutes(engine), ...sessionRoutes(engine), ...portalRoutes(engine), ...dashboardRoutes(),
   ];
   const ops = opsRoutes(engine, () => (doc ??= buildOpenApi([...routes, ...ops])));
   return [...ops, ...routes];

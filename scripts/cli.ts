@@ -37,7 +37,7 @@ async function main(argv: string[]): Promise<void> {
 
   const { env } = await withLocalDefaults(process.env, (l) => process.stderr.write(l + '\n'));
   const config = loadConfig({ LOG_LEVEL: 'warn', ...env });
-  const engine = new Engine(config, createLogger(config.logLevel, 2), { sink: false });
+  const engine = new Engine(config, createLogger(config.logLevel, 2), { sink: false, actors: false });
   await engine.start();
   try {
     if (cmd === 'token') {

@@ -82,6 +82,9 @@ function toHotspot(r: HotspotRow): Hotspot {
 export class HotspotService {
   private readonly refs = new Map<string, { ref: HotspotRef | null; at: number }>();
 
+  /** Called after a NAS client is added, so the RADIUS side knows it at once. */
+  onNasChange: () => Promise<void> = async () => undefined;
+
   constructor(private readonly pool: Pool) {}
 
   async create(tenantId: string, input: HotspotInput & { name: string; timezone: string }): Promise<Hotspot> {
@@ -145,6 +148,7 @@ export class HotspotService {
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
         [newId('nas_'), tenantId, hotspotId, input.ip, input.secret, input.coa_port ?? 3799,
           input.require_message_authenticator ?? true, input.name ?? null]);
+      await this.onNasChange();
       return toNas(rows[0]!);
     } catch (err) {
       if ((err as { code?: string }).code === '23505') throw Errors.NAS_IP_IN_USE();

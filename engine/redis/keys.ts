@@ -18,6 +18,16 @@ export const keys = {
   grant: (tenantId: string, hotspotId: string, mac: string) => `${tag(tenantId)}:g:${hotspotId}:${mac}`,
   /** Stream: records waiting for the Postgres sink (voucher uses, later audit records). */
   outbox: (tenantId: string) => `${tag(tenantId)}:outbox`,
+  /** Sorted set: a hotspot's live session ids, scored by when each must end (ms). Rebuilds and sweeps start here. */
+  live: (tenantId: string, hotspotId: string) => `${tag(tenantId)}:live:${hotspotId}`,
+  /** String: the MAC a live session id belongs to ("<hotspot> <mac>"), for lookups by id. */
+  sessionRef: (tenantId: string, sessionId: string) => `${tag(tenantId)}:sr:${sessionId}`,
+  /** Counter: bytes a device used today (hotspot's local day, yyyymmdd), across all its sessions. */
+  dailyUsage: (tenantId: string, mac: string, day: string) => `${tag(tenantId)}:dq:${mac}:${day}`,
+  /** String: present while a MAC is blocked; expires with a timed block. */
+  block: (tenantId: string, mac: string) => `${tag(tenantId)}:blk:${mac}`,
+  /** String: the engine process that owns a hotspot's actor; expires unless renewed. */
+  lease: (tenantId: string, hotspotId: string) => `${tag(tenantId)}:lease:${hotspotId}`,
   /** String: set once the tenant's vouchers have been loaded from Postgres into this Redis. */
   loaded: (tenantId: string) => `${tag(tenantId)}:loaded`,
 } as const;

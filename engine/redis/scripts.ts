@@ -12,7 +12,12 @@ import type { Logger } from '../logger.js';
 const SCRIPTS = [
   { file: 'use-voucher-5.lua', name: 'useVoucherV1', numberOfKeys: 5 },
   { file: 'put-voucher-1.lua', name: 'putVoucherV1', numberOfKeys: 1 },
+  { file: 'use-voucher-8.lua', name: 'useVoucherV2', numberOfKeys: 8 },
   { file: 'remove-voucher-2.lua', name: 'removeVoucherV1', numberOfKeys: 2 },
+  { file: 'account-session-2.lua', name: 'accountSessionV1', numberOfKeys: 2 },
+  { file: 'end-session-4.lua', name: 'endSessionV1', numberOfKeys: 4 },
+  { file: 'extend-session-3.lua', name: 'extendSessionV1', numberOfKeys: 3 },
+  { file: 'renew-lease-1.lua', name: 'renewLeaseV1', numberOfKeys: 1 },
 ] as const;
 
 type Arg = string | number;
@@ -31,7 +36,29 @@ declare module 'ioredis' {
       minutes: Arg, downKbps: Arg, upKbps: Arg, quotaMb: Arg, profile: string, code: string,
       callback?: Callback<number>,
     ): Result<number, Context>;
+    useVoucherV2(
+      voucherKey: string, devicesKey: string, grantKey: string, outboxKey: string, loadedKey: string,
+      liveKey: string, sessionRefKey: string, blockKey: string,
+      now: Arg, mac: string, hotspotId: string, ip: string, ssid: string,
+      sessionId: string, useId: string, defaultMinutes: Arg, idleSec: Arg, sessionQuotaMb: Arg, method: string,
+      callback?: Callback<unknown[]>,
+    ): Result<unknown[], Context>;
     removeVoucherV1(voucherKey: string, devicesKey: string, id: string, callback?: Callback<number>): Result<number, Context>;
+    accountSessionV1(
+      grantKey: string, dailyKey: string,
+      now: Arg, acctSessionId: string, inOctets: Arg, outOctets: Arg, ip: string, ap: string, signal: string,
+      callback?: Callback<unknown[]>,
+    ): Result<unknown[], Context>;
+    endSessionV1(
+      grantKey: string, liveKey: string, sessionRefKey: string, outboxKey: string,
+      sid: string, now: Arg, reason: string, hotspotId: string, mac: string, by: string,
+      callback?: Callback<unknown[]>,
+    ): Result<unknown[], Context>;
+    extendSessionV1(
+      grantKey: string, liveKey: string, outboxKey: string, sid: string, now: Arg, minutes: Arg, by: string,
+      callback?: Callback<unknown[]>,
+    ): Result<unknown[], Context>;
+    renewLeaseV1(leaseKey: string, owner: string, ttlMs: Arg, callback?: Callback<number>): Result<number, Context>;
   }
 }
 

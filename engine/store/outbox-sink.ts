@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import { keys, OUTBOX_GROUP } from '../redis/keys.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
+import { writeOutbox, type OutboxRecord } from './outbox-writer.js';
 import type { Pool } from './postgres.js';
 
 type StreamEntry = [id: string, fields: string[]];
@@ -36,7 +37,7 @@ export class OutboxSink {
     private readonly log: Logger,
     metrics: Metrics,
   ) {
-    metrics.counter('outbox_records_written_total', 'Outbox records written to Postgres (duplicates excluded)');
+    metrics.counter('outbox_records_written_total', 'Rows written to Postgres from outbox records (duplicates excluded)');
     metrics.counter('outbox_sink_errors_total', 'Failed outbox drain attempts (retried)');
     metrics.gauge('outbox_sink_lag_seconds', 'Age of the oldest record the sink has read but not yet stored',
       () => (this.oldestPendingMs ? (Date.now() - this.oldestPendingMs) / 1000 : 0));
@@ -140,32 +141,13 @@ export class OutboxSink {
     return entries.length;
   }
 
-  private async write(records: { tenant: string; f: Map<string, string> }[]): Promise<void> {
-    const uses = records.filter((r) => r.f.get('type') === 'voucher_use');
-    if (uses.length === 0) return;
-    const col = (name: string): (string | null)[] => uses.map((u) => u.f.get(name) || null);
+  private async write(records: OutboxRecord[]): Promise<void> {
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
-      const { rows } = await client.query<{ tenant_id: string; voucher_id: string }>(
-        `INSERT INTO voucher_uses (id, tenant_id, voucher_id, hotspot_id, mac, ip, ssid, session_id, used_at, grant_until)
-         SELECT id, tenant_id, voucher_id, hotspot_id, mac, ip, ssid, session_id,
-                to_timestamp(at::bigint / 1000.0), to_timestamp(until::bigint / 1000.0)
-         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])
-           AS t(id, tenant_id, voucher_id, hotspot_id, mac, ip, ssid, session_id, at, until)
-         ON CONFLICT (id) DO NOTHING
-         RETURNING tenant_id, voucher_id`,
-        [col('use'), uses.map((u) => u.tenant), col('vid'), col('hs'), col('mac'), col('ip'), col('ssid'), col('sid'), col('at'), col('until')]);
-      const counts = new Map<string, number>();
-      for (const r of rows) counts.set(r.voucher_id, (counts.get(r.voucher_id) ?? 0) + 1);
-      if (counts.size > 0) {
-        await client.query(
-          `UPDATE vouchers v SET current_uses = v.current_uses + t.n
-           FROM unnest($1::text[], $2::int[]) AS t(id, n) WHERE v.id = t.id`,
-          [[...counts.keys()], [...counts.values()]]);
-      }
+      const n = await writeOutbox(client, records);
       await client.query('COMMIT');
-      this.metrics.inc('outbox_records_written_total', '', rows.length);
+      this.metrics.inc('outbox_records_written_total', '', n);
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);
       throw err;

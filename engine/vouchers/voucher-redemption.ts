@@ -23,9 +23,22 @@ export interface Authorized {
   redirect_url: string | null;
 }
 
+/** What the session engine needs to take a new session under watch. */
+export interface SignIn {
+  answer: Authorized;
+  tenantId: string;
+  hotspotId: string;
+  timezone: string;
+  mac: string;
+  /** True when the device got its live session back (no new session). */
+  reused: boolean;
+  /** A live session of the same device at the same hotspot that the new one replaced, or ''. */
+  replaced: string;
+}
+
 /**
  * Portal (and later RADIUS PAP) voucher verification. The decision and the
- * use are one Lua script (use-voucher-5.lua); this class only prepares its
+ * use are one Lua script (use-voucher-8.lua); this class only prepares its
  * arguments and maps its answer onto the spec's bodies.
  */
 export class VoucherRedemption {
@@ -36,21 +49,22 @@ export class VoucherRedemption {
     private readonly hotspots: HotspotService,
     private readonly vouchers: VoucherService,
     private readonly metrics: Metrics,
-    private readonly defaultSessionMinutes: number,
+    private readonly defaults: { sessionMinutes: number; idleSec: number },
     private readonly now: () => number,
   ) {}
 
-  async verify(req: VerifyRequest): Promise<Authorized> {
+  async verify(req: VerifyRequest): Promise<SignIn> {
     const mac = normalizeMac(req.mac);
     if (!mac) throw Errors.INVALID_MAC(req.mac);
     const hotspot = await this.hotspots.ref(req.hotspotId);
     if (!hotspot) throw Errors.HOTSPOT_NOT_FOUND();
     const t = hotspot.tenantId;
 
-    let answer = await this.run(t, hotspot.id, mac, req, hotspot.sessionMinutes ?? this.defaultSessionMinutes);
+    const minutes = hotspot.sessionMinutes ?? this.defaults.sessionMinutes;
+    let answer = await this.run(t, hotspot.id, mac, req, minutes);
     if (answer[0] === 'not_loaded') {
       await this.ensureLoaded(t);
-      answer = await this.run(t, hotspot.id, mac, req, hotspot.sessionMinutes ?? this.defaultSessionMinutes);
+      answer = await this.run(t, hotspot.id, mac, req, minutes);
     }
     const outcome = String(answer[0]);
     this.metrics.inc('voucher_verify_total', outcome);
@@ -58,13 +72,18 @@ export class VoucherRedemption {
       case 'ok': {
         const max = Number(answer[4]);
         return {
-          status: 'authorized',
-          session_id: String(answer[1]),
-          expires_at: new Date(Number(answer[2])).toISOString(),
-          uses_left: max < 0 ? null : max - Number(answer[3]),
-          redirect_url: hotspot.redirectUrl,
+          answer: {
+            status: 'authorized',
+            session_id: String(answer[1]),
+            expires_at: new Date(Number(answer[2])).toISOString(),
+            uses_left: max < 0 ? null : max - Number(answer[3]),
+            redirect_url: hotspot.redirectUrl,
+          },
+          tenantId: t, hotspotId: hotspot.id, timezone: hotspot.timezone, mac,
+          reused: Number(answer[5]) === 1, replaced: answer[6] ? String(answer[6]) : '',
         };
       }
+      case 'blocked': throw Errors.DEVICE_BLOCKED();
       case 'not_found': throw Errors.VOUCHER_NOT_FOUND();
       case 'expired': throw Errors.VOUCHER_EXPIRED(new Date(Number(answer[1])).toISOString());
       case 'exhausted': throw Errors.VOUCHER_EXHAUSTED(Number(answer[1]), Number(answer[2]));
@@ -75,10 +94,12 @@ export class VoucherRedemption {
 
   private async run(tenantId: string, hotspotId: string, mac: string, req: VerifyRequest, minutes: number): Promise<unknown[]> {
     try {
-      return await this.redis.useVoucherV1(
+      const sid = newId('sess_');
+      return await this.redis.useVoucherV2(
         keys.voucher(tenantId, req.code), keys.voucherDevices(tenantId, req.code),
         keys.grant(tenantId, hotspotId, mac), keys.outbox(tenantId), keys.loaded(tenantId),
-        this.now(), mac, hotspotId, req.ip, req.ssid, newId('sess_'), newId('vu_'), minutes);
+        keys.live(tenantId, hotspotId), keys.sessionRef(tenantId, sid), keys.block(tenantId, mac),
+        this.now(), mac, hotspotId, req.ip, req.ssid, sid, newId('vu_'), minutes, this.defaults.idleSec, 0, 'voucher');
     } catch (err) {
       throw Object.assign(Errors.SERVICE_UNAVAILABLE('Voucher store'), { cause: err });
     }

@@ -20,7 +20,7 @@ export function portalRoutes(engine: Engine): Route[] {
         if (!hotspotId) {
           throw Errors.VALIDATION_FAILED('hotspot_id is required (query parameter or body field)', [{ field: 'hotspot_id', message: 'is required' }]);
         }
-        const result = await engine.redemption.verify({
+        const result = await engine.signIn.voucher({
           hotspotId, code: body.code, mac: body.mac, ip: body.ip || remoteIp, ssid: body.ssid ?? '',
         });
         return { status: 200, body: result };

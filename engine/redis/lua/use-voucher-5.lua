@@ -52,7 +52,9 @@ end
 local ssids = v[5]
 if ssids ~= '' then
   local wanted = '\n' .. ARGV[5] .. '\n'
-  if ARGV[5] == '' or not string.find('\n' .. ssids .. '\n', wanted, 1, true) then
+  -- The list is newline separated: an SSID holding a newline would match two
+  -- listed names at once, so it matches none.
+  if ARGV[5] == '' or string.find(ARGV[5], '\n', 1, true) or not string.find('\n' .. ssids .. '\n', wanted, 1, true) then
     return {'ssid'}
   end
 end

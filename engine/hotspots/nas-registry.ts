@@ -1,0 +1,72 @@
+import type { Logger } from '../logger.js';
+import type { NasRecord } from '../sessions/ports.js';
+import type { Pool } from '../store/postgres.js';
+
+/** A NAS with the time zone of its hotspot (daily quotas follow the hotspot's local day). */
+export interface NasEntry extends NasRecord {
+  timezone: string;
+}
+
+const REFRESH_MS = 5_000;
+
+/**
+ * Every registered NAS, in memory, so the RADIUS server can find a packet's
+ * client by source address without a query per packet. Refreshed every few
+ * seconds (so a NAS added in another process is known within REFRESH_MS) and
+ * at once after a change in this process.
+ */
+export class NasRegistry {
+  private byIp = new Map<string, NasEntry>();
+  private byId = new Map<string, NasEntry>();
+  private byHotspot = new Map<string, NasEntry[]>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly pool: Pool, private readonly log: Logger) {}
+
+  async start(): Promise<void> {
+    await this.refresh();
+    this.timer = setInterval(() => void this.refresh().catch((err: Error) => this.log.warn({ err: err.message }, 'NAS registry refresh failed')), REFRESH_MS);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  async refresh(): Promise<void> {
+    const { rows } = await this.pool.query<{
+      id: string; tenant_id: string; hotspot_id: string; ip: string; secret: string; coa_port: number;
+      require_message_authenticator: boolean; timezone: string;
+    }>(`SELECT n.id, n.tenant_id, n.hotspot_id, host(n.ip) AS ip, n.secret, n.coa_port, n.require_message_authenticator, h.timezone
+        FROM nas_clients n JOIN hotspots h ON h.id = n.hotspot_id ORDER BY n.created_at`);
+    const byIp = new Map<string, NasEntry>();
+    const byId = new Map<string, NasEntry>();
+    const byHotspot = new Map<string, NasEntry[]>();
+    for (const r of rows) {
+      const e: NasEntry = {
+        id: r.id, tenantId: r.tenant_id, hotspotId: r.hotspot_id, ip: r.ip, secret: r.secret, coaPort: r.coa_port,
+        requireMessageAuthenticator: r.require_message_authenticator, timezone: r.timezone,
+      };
+      byIp.set(e.ip, e);
+      byId.set(e.id, e);
+      byHotspot.set(e.hotspotId, [...(byHotspot.get(e.hotspotId) ?? []), e]);
+    }
+    this.byIp = byIp;
+    this.byId = byId;
+    this.byHotspot = byHotspot;
+  }
+
+  /** The NAS sending from this address; IPv4-mapped IPv6 addresses are matched as IPv4. */
+  byAddress(ip: string): NasEntry | null {
+    return this.byIp.get(ip.startsWith('::ffff:') ? ip.slice(7) : ip) ?? null;
+  }
+
+  get(id: string): NasEntry | null {
+    return this.byId.get(id) ?? null;
+  }
+
+  /** The NAS to send a command to for a session whose NAS we have not heard from: the hotspot's first. */
+  forHotspot(hotspotId: string): NasEntry | null {
+    return this.byHotspot.get(hotspotId)?.[0] ?? null;
+  }
+}

@@ -1,0 +1,34 @@
+--[[
+  Extends a live session by a number of minutes and queues the audit record.
+  The new end is counted from the later of the current end and now.
+
+  KEYS[1] session (grant) hash   {t:T}:g:<hotspot>:<mac>
+  KEYS[2] hotspot live zset      {t:T}:live:<hotspot>
+  KEYS[3] outbox stream          {t:T}:outbox
+
+  ARGV[1] session id
+  ARGV[2] now, ms
+  ARGV[3] minutes to add
+  ARGV[4] who (operator subject)
+
+  Returns
+    {'extended', new_until_ms}
+    {'gone'}                      not a live session
+]]
+local rcall = redis.call
+
+local g = rcall('HMGET', KEYS[1], 'sid', 'until', 'hs', 'mac', 'ip', 'ssid', 'user', 'method')
+if g[1] ~= ARGV[1] or not rcall('ZSCORE', KEYS[2], ARGV[1]) then
+  return {'gone'}
+end
+local now = tonumber(ARGV[2])
+local from = tonumber(g[2])
+if from < now then from = now end
+local untilMs = from + tonumber(ARGV[3]) * 60000
+rcall('HSET', KEYS[1], 'until', untilMs)
+rcall('ZADD', KEYS[2], untilMs, ARGV[1])
+rcall('XADD', KEYS[3], '*',
+  'type', 'session_extend', 'sid', ARGV[1], 'hs', g[3], 'mac', g[4], 'at', ARGV[2],
+  'minutes', ARGV[3], 'until', untilMs, 'ip', g[5] or '', 'ssid', g[6] or '', 'user', g[7] or '',
+  'method', g[8] or '', 'by', ARGV[4])
+return {'extended', tostring(untilMs)}

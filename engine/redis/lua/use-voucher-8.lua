@@ -1,0 +1,117 @@
+--[[
+  Uses a voucher for one device and starts its session: the only place a use
+  counter is raised.
+
+  The checks (block, expiry, SSID, remaining uses), the counter increment, the
+  session (the device's grant at the hotspot) and the outbox record that
+  carries the use and the session start to Postgres happen in one script.
+  So two devices using the same code at once can never push the counter past
+  max_uses, and no guest is authorised without its session-start record queued.
+
+  KEYS[1] voucher hash           {t:T}:v:<code>
+  KEYS[2] voucher devices hash   {t:T}:vd:<code>
+  KEYS[3] session (grant) hash   {t:T}:g:<hotspot>:<mac>
+  KEYS[4] outbox stream          {t:T}:outbox
+  KEYS[5] tenant loaded marker   {t:T}:loaded
+  KEYS[6] hotspot live zset      {t:T}:live:<hotspot>
+  KEYS[7] session ref            {t:T}:sr:<new session id>
+  KEYS[8] block marker           {t:T}:blk:<mac>
+
+  ARGV[1] now, ms since epoch
+  ARGV[2] MAC (canonical)
+  ARGV[3] hotspot id
+  ARGV[4] client IP ('' when unknown)
+  ARGV[5] SSID ('' when unknown)
+  ARGV[6] session id for a new session (sess_...)
+  ARGV[7] use id for a new use
+  ARGV[8] session minutes when the voucher sets none
+  ARGV[9] idle timeout, seconds (0: none)
+  ARGV[10] session data quota, MB (0: none)
+  ARGV[11] auth method ('voucher')
+
+  Returns
+    {'ok', session_id, grant_until_ms, current_uses, max_uses, reused}
+        max_uses is -1 when unlimited; reused is 1 when the device already had
+        a live session from this voucher (no use was counted)
+    {'not_found'}
+    {'not_loaded'}                    this Redis does not hold the tenant's vouchers
+                                      (new or lost Redis): load them from Postgres and retry
+    {'blocked'}                       the MAC is on the tenant's block list
+    {'expired', expires_at_ms}
+    {'ssid'}                          the voucher is limited to other SSIDs
+    {'exhausted', max_uses, current_uses}
+]]
+local rcall = redis.call
+
+if rcall('EXISTS', KEYS[5]) == 0 then
+  return {'not_loaded'}
+end
+if rcall('EXISTS', KEYS[8]) == 1 then
+  return {'blocked'}
+end
+
+local v = rcall('HMGET', KEYS[1], 'id', 'max', 'uses', 'exp', 'ssids', 'dur', 'down', 'up', 'quota', 'profile', 'code')
+local id = v[1]
+if not id then
+  return {'not_found'}
+end
+local now = tonumber(ARGV[1])
+local exp = tonumber(v[4])
+-- Valid strictly before expires_at; at expires_at it is expired.
+if exp > 0 and now >= exp then
+  return {'expired', v[4]}
+end
+local ssids = v[5]
+if ssids ~= '' then
+  -- The list is newline separated: an SSID holding a newline would match two
+  -- listed names at once, so it matches none.
+  if ARGV[5] == '' or string.find(ARGV[5], '\n', 1, true)
+    or not string.find('\n' .. ssids .. '\n', '\n' .. ARGV[5] .. '\n', 1, true) then
+    return {'ssid'}
+  end
+end
+
+local mac = ARGV[2]
+local max = tonumber(v[2])
+local uses = tonumber(v[3])
+
+-- The same device again while its session from this voucher is live gets
+-- that session back; no use is counted (multi-use means several devices).
+local prior = rcall('HGET', KEYS[2], mac)
+if prior then
+  local g = rcall('HMGET', KEYS[3], 'sid', 'until')
+  if g[1] == prior and tonumber(g[2]) > now then
+    return {'ok', prior, g[2], uses, max, 1}
+  end
+end
+
+if max >= 0 and uses >= max then
+  return {'exhausted', max, uses}
+end
+
+uses = rcall('HINCRBY', KEYS[1], 'uses', 1)
+local sid = ARGV[6]
+local dur = tonumber(v[6])
+if dur <= 0 then dur = tonumber(ARGV[8]) end
+local untilMs = now + dur * 60000
+
+-- A device has one session per hotspot: a previous live one is replaced.
+-- The caller sees it in the reply's 7th element and ends it properly.
+local replaced = rcall('HGET', KEYS[3], 'sid') or ''
+
+rcall('HSET', KEYS[2], mac, sid)
+rcall('DEL', KEYS[3])
+rcall('HSET', KEYS[3],
+  'sid', sid, 'hs', ARGV[3], 'mac', mac, 'until', untilMs, 'method', ARGV[11], 'user', v[11],
+  'vid', id, 'down', v[7], 'up', v[8], 'quota', v[9], 'squota', ARGV[10], 'idle', ARGV[9],
+  'profile', v[10], 'ip', ARGV[4], 'ssid', ARGV[5], 'created', now, 'last', now,
+  'bin', 0, 'bout', 0)
+rcall('ZADD', KEYS[6], untilMs, sid)
+rcall('SET', KEYS[7], ARGV[3] .. ' ' .. mac)
+
+rcall('XADD', KEYS[4], '*',
+  'type', 'voucher_use', 'use', ARGV[7], 'vid', id, 'hs', ARGV[3], 'mac', mac,
+  'ip', ARGV[4], 'ssid', ARGV[5], 'sid', sid, 'at', now, 'until', untilMs,
+  'user', v[11], 'method', ARGV[11])
+
+return {'ok', sid, tostring(untilMs), uses, max, 0, replaced}

@@ -1,0 +1,162 @@
+import { EventEmitter } from 'node:events';
+import { Worker } from 'node:worker_threads';
+import { Packr } from 'msgpackr';
+import { AppError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { projectPath } from '../util/project-root.js';
+import type { FromThread, NasCommand, Reply, ReplyValue, Request, SessionEvent, ToThread } from './messages.js';
+import type { NasCommandResult } from './ports.js';
+import type { ThreadData } from './actor-thread.js';
+
+type Pending = { resolve: (v: ReplyValue | undefined) => void; reject: (e: Error) => void; deadline: number };
+
+interface Thread {
+  worker: Worker;
+  pending: Map<number, Pending>;
+  queue: ToThread[];
+  flushQueued: boolean;
+  sessions: number;
+  actors: number;
+}
+
+/** Requests not answered within this time fail with 503 (a hung or dying thread). */
+const REQUEST_TIMEOUT_MS = 10_000;
+
+export interface ActorPoolOptions {
+  threads: number;
+  redisUrl: string;
+  nodeId: string;
+  logLevel: string;
+  log: Logger;
+  /** Runs a Disconnect/CoA the actors ask for. */
+  nas: (cmd: NasCommand) => Promise<NasCommandResult>;
+}
+
+/** Distributes a request type over the union without its id. */
+type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never;
+
+/**
+ * The main thread's side of the actors: N worker threads, each hotspot pinned
+ * to one by a stable hash of its id; messages batched per thread per event
+ * loop turn and encoded with msgpackr. A thread that dies fails its pending
+ * requests with 503 and is started again; its actors reload from Redis.
+ * Emits 'session.start' and 'session.end' (SessionEvent).
+ */
+export class ActorPool extends EventEmitter {
+  private readonly threads: Thread[] = [];
+  private readonly packr = new Packr({ useRecords: false });
+  private seq = 0;
+  private closing = false;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(private readonly opts: ActorPoolOptions) {
+    super();
+    if (!Number.isInteger(opts.threads) || opts.threads < 1) throw new Error(`ActorPool: threads must be a positive integer, got ${opts.threads}`);
+    for (let i = 0; i < opts.threads; i++) this.threads.push(this.spawn(i));
+    this.timer = setInterval(() => this.expire(), 1000);
+    this.timer.unref();
+  }
+
+  get size(): number {
+    return this.threads.length;
+  }
+
+  /** Live sessions held in actor memory, per the threads' last report. */
+  get liveSessions(): number {
+    return this.threads.reduce((n, t) => n + t.sessions, 0);
+  }
+
+  /** Sends a request to the hotspot's actor; resolves with its answer. */
+  request<V extends ReplyValue>(msg: WithoutId<Request>): Promise<V> {
+    const t = this.threads[threadIndex(msg.tenant, msg.hs, this.threads.length)]!;
+    const id = ++this.seq;
+    return new Promise<V>((resolve, reject) => {
+      t.pending.set(id, { resolve: resolve as (v: ReplyValue | undefined) => void, reject, deadline: Date.now() + REQUEST_TIMEOUT_MS });
+      this.send(t, { ...msg, id } as Request);
+    });
+  }
+
+  /** For fault-injection tests: kill one thread as a crash would. */
+  async killThread(index: number): Promise<void> {
+    await this.threads[index]?.worker.terminate();
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    clearInterval(this.timer);
+    await Promise.all(this.threads.map((t) => t.worker.terminate()));
+  }
+
+  private spawn(index: number): Thread {
+    const workerData: ThreadData = { redisUrl: this.opts.redisUrl, nodeId: this.opts.nodeId, logLevel: this.opts.logLevel, index };
+    // Worker threads load the compiled JavaScript (npm run build), also when the caller runs from source.
+    const worker = new Worker(projectPath('dist', 'engine', 'sessions', 'actor-thread.js'), { workerData });
+    const thread: Thread = { worker, pending: new Map(), queue: [], flushQueued: false, sessions: 0, actors: 0 };
+    worker.on('message', (buf: Uint8Array) => {
+      for (const m of this.packr.unpack(buf) as FromThread[]) this.receive(thread, m);
+    });
+    worker.on('error', (err) => this.opts.log.error({ err, thread: index }, 'actor thread crashed'));
+    worker.on('exit', (code) => {
+      const failure = new AppError('session_engine_restarting', 503, 'Session engine thread restarting; retry');
+      for (const p of thread.pending.values()) p.reject(failure);
+      thread.pending.clear();
+      if (this.closing) return;
+      this.opts.log.warn({ thread: index, code }, 'actor thread exited; starting it again');
+      this.threads[index] = this.spawn(index);
+    });
+    return thread;
+  }
+
+  private send(t: Thread, m: ToThread): void {
+    t.queue.push(m);
+    if (t.flushQueued) return;
+    t.flushQueued = true;
+    setImmediate(() => {
+      t.flushQueued = false;
+      if (t.queue.length) t.worker.postMessage(this.packr.pack(t.queue.splice(0, t.queue.length)));
+    });
+  }
+
+  private receive(t: Thread, m: FromThread): void {
+    switch (m.t) {
+      case 'reply': return this.settle(t, m);
+      case 'nas':
+        this.opts.nas(m).then(
+          (result) => this.send(t, { t: 'nas_result', id: m.id, result }),
+          () => this.send(t, { t: 'nas_result', id: m.id, result: { outcome: 'timeout' } }));
+        return;
+      case 'event': this.emit(m.name, m as SessionEvent); return;
+      case 'stats': t.sessions = m.sessions; t.actors = m.actors; return;
+    }
+  }
+
+  private settle(t: Thread, m: Reply): void {
+    const p = t.pending.get(m.id);
+    if (!p) return;
+    t.pending.delete(m.id);
+    if (m.ok) p.resolve(m.value);
+    else p.reject(new AppError(m.code ?? 'internal_error', m.status ?? 500, m.message ?? 'Session engine error'));
+  }
+
+  private expire(): void {
+    const now = Date.now();
+    for (const t of this.threads) {
+      for (const [id, p] of t.pending) {
+        if (p.deadline > now) continue;
+        t.pending.delete(id);
+        p.reject(new AppError('session_engine_timeout', 503, 'Session engine did not answer in time; retry'));
+      }
+    }
+  }
+}
+
+/** The thread a hotspot lives on: FNV-1a of its key, stable across restarts and processes. */
+export function threadIndex(tenant: string, hs: string, n: number): number {
+  let h = 0x811c9dc5;
+  const key = `${tenant}/${hs}`;
+  for (let i = 0; i < key.length; i++) {
+    h ^= key.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0) % n;
+}

@@ -1,0 +1,285 @@
+import type { Logger } from '../logger.js';
+import type { AccessDecision, NasCommandResult } from './ports.js';
+import type { AcctMsg, AuthMsg, DisconnectMsg, ExtendMsg, LiveView, NasCommand, SessionEvent } from './messages.js';
+import type { EndReason, LiveSession, SessionStore } from './session-store.js';
+import type { TimerWheel } from './timer-wheel.js';
+
+const MB = 1048576;
+/** How long past its idle deadline a session may stay: NAS interim updates arrive minutes apart. */
+export const IDLE_GRACE_MS = 120_000;
+/** How often an actor asks Redis for overdue sessions it never saw (started in another process). */
+const SWEEP_MS = 30_000;
+
+/** What an actor needs from the thread that hosts it. */
+export interface ActorContext {
+  store: SessionStore;
+  wheel: TimerWheel<TimedSession>;
+  now(): number;
+  /** Sends a Disconnect/CoA through the main thread's NAS client. */
+  nas(cmd: Omit<NasCommand, 't' | 'id'>): Promise<NasCommandResult>;
+  emit(ev: Omit<SessionEvent, 't'>): void;
+  log: Logger;
+}
+
+/** A live session filed in the thread's wheel, with the actor that owns it. */
+export interface TimedSession extends LiveSession {
+  actor: HotspotActor;
+}
+
+// RFC 2866 §5.10 Acct-Terminate-Cause names, as the RADIUS layer passes them, onto our reasons.
+const STOP_REASONS: Record<string, EndReason> = {
+  'idle-timeout': 'idle_timeout', 'session-timeout': 'session_timeout', 'admin-reset': 'admin_disconnect',
+  'admin-reboot': 'nas_reboot', 'nas-reboot': 'nas_reboot', 'lost-carrier': 'lost_carrier',
+};
+
+/**
+ * The live sessions of one hotspot. Its memory is a copy of Redis (the
+ * durable truth, written by atomic scripts); it answers Access-Requests from
+ * memory, records accounting and quota through Redis, and ends sessions on
+ * time-out, idle time, quota, device stop and operator action.
+ *
+ * Messages for one device are handled one after another (the host chains
+ * them per MAC); devices are independent, so a busy hotspot is not limited
+ * to one Redis round trip at a time.
+ */
+export class HotspotActor {
+  private readonly byMac = new Map<string, TimedSession>();
+  private readonly bySid = new Map<string, TimedSession>();
+  private lastSweep = 0;
+
+  constructor(readonly tenant: string, readonly hs: string, readonly tz: string, private readonly ctx: ActorContext) {}
+
+  get size(): number {
+    return this.byMac.size;
+  }
+
+  /** Loads every live session from Redis (a new actor, or one reloaded by its supervisor). */
+  async load(): Promise<void> {
+    this.dispose();
+    for (const s of await this.ctx.store.loadLive(this.tenant, this.hs)) this.track(s);
+    this.lastSweep = this.ctx.now();
+  }
+
+  /** Forgets everything in memory (cancels timers); Redis keeps the truth. */
+  dispose(): void {
+    for (const s of this.byMac.values()) this.ctx.wheel.cancel(s);
+    this.byMac.clear();
+    this.bySid.clear();
+  }
+
+  async auth(m: AuthMsg): Promise<AccessDecision> {
+    if (!m.mac) return { accept: false, reason: 'No device address in the request' };
+    const s = await this.find(m.mac);
+    const now = this.ctx.now();
+    if (!s || s.untilMs <= now) return { accept: false, reason: 'Please sign in on the portal' };
+    if (s.nasId !== m.nasId) {
+      s.nasId = m.nasId;
+      await this.ctx.store.rememberNas(this.tenant, this.hs, s.mac, m.nasId);
+    }
+    let quotaBytes: number | null = null;
+    if (s.quotaMb > 0) {
+      const left = s.quotaMb * MB - (await this.ctx.store.dailyUsed(this.tenant, s.mac, this.day(now)));
+      if (left <= 0) return { accept: false, reason: 'Daily data quota used up' };
+      quotaBytes = left;
+    }
+    return {
+      accept: true, sessionId: s.sid, sessionTimeout: Math.max(1, Math.ceil((s.untilMs - now) / 1000)),
+      idleTimeout: s.idleSec, downKbps: s.downKbps, upKbps: s.upKbps, quotaBytes,
+    };
+  }
+
+  async acct(m: AcctMsg): Promise<void> {
+    const now = this.ctx.now();
+    if (m.status === 'on' || m.status === 'off') {
+      // RFC 2866 §5.1: the NAS restarted; every session it carried is gone.
+      for (const s of [...this.byMac.values()]) if (s.nasId === m.nasId) await this.end(s, 'nas_reboot', '', false);
+      return;
+    }
+    if (!m.mac) return;
+    const known = await this.find(m.mac);
+    const r = await this.ctx.store.account(this.tenant, this.hs, m.mac, this.day(now), now, m.acctSessionId,
+      m.inOctets, m.outOctets, m.ip ?? '', m.apName ?? '', m.signal === undefined ? '' : String(m.signal));
+    if (r.kind === 'none') {
+      // Traffic from a device with no session here: an unauthorised device online. Cut it off.
+      if (m.status !== 'stop') void this.ctx.nas({ tenant: this.tenant, hs: this.hs, nasId: m.nasId, command: 'disconnect', userName: m.userName, mac: m.mac, acctSessionId: m.acctSessionId, ip: m.ip ?? '', sessionTimeout: 0 });
+      return;
+    }
+    const s = known && known.sid === r.sid ? known : await this.reload(m.mac);
+    if (!s) return;
+    s.bytesIn = r.bytesIn;
+    s.bytesOut = r.bytesOut;
+    s.acctId = m.acctSessionId;
+    if (m.ip) s.ip = m.ip;
+    if (m.apName) s.apName = m.apName;
+    if (m.signal !== undefined) s.signal = m.signal;
+    if (s.nasId !== m.nasId) s.nasId = m.nasId;
+    if (r.lastMs > s.lastMs) {
+      s.lastMs = r.lastMs;
+      this.schedule(s);
+    }
+    if (r.kind === 'session_quota' || r.kind === 'daily_quota') {
+      await this.end(s, r.kind, '', m.status !== 'stop');
+    } else if (m.status === 'stop') {
+      await this.end(s, STOP_REASONS[m.cause ?? ''] ?? 'user_request', '', false);
+    }
+  }
+
+  async disconnect(m: DisconnectMsg): Promise<{ ended: boolean; atMs: number }> {
+    const s = await this.findSid(m.sid);
+    const at = this.ctx.now();
+    if (!s) return { ended: false, atMs: at };
+    return { ended: await this.end(s, m.reason, m.by, true), atMs: at };
+  }
+
+  async extend(m: ExtendMsg): Promise<{ untilMs: number } | null> {
+    const s = await this.findSid(m.sid);
+    if (!s) return null;
+    const until = await this.ctx.store.extend(this.tenant, this.hs, s.mac, s.sid, this.ctx.now(), m.minutes, m.by);
+    if (until === null) {
+      this.forget(s);
+      return null;
+    }
+    s.untilMs = until;
+    this.schedule(s);
+    // Applied at once: the NAS gets the new Session-Timeout without a reconnect.
+    void this.ctx.nas({
+      tenant: this.tenant, hs: this.hs, nasId: s.nasId, command: 'coa', userName: s.userName, mac: s.mac,
+      acctSessionId: s.acctId, ip: s.ip, sessionTimeout: Math.max(1, Math.ceil((until - this.ctx.now()) / 1000)),
+    }).then((r) => {
+      if (r.outcome !== 'ack') this.ctx.log.warn({ sid: s.sid, result: r }, 'CoA for an extension was not acknowledged');
+    });
+    return { untilMs: until };
+  }
+
+  async live(sid: string): Promise<LiveView | null> {
+    const s = await this.findSid(sid);
+    if (!s) return null;
+    return {
+      sid: s.sid, mac: s.mac, ip: s.ip, ssid: s.ssid, apName: s.apName, signal: s.signal,
+      bytesIn: s.bytesIn, bytesOut: s.bytesOut, untilMs: s.untilMs, startedMs: s.startedMs, lastMs: s.lastMs,
+    };
+  }
+
+  /** A session started by the portal: watch it; end the one it replaced. */
+  async started(mac: string, replaced: string): Promise<void> {
+    if (replaced) {
+      const old = this.bySid.get(replaced);
+      if (old) this.forget(old);
+      if (await this.ctx.store.end(this.tenant, this.hs, mac, replaced, this.ctx.now(), 'replaced', '')) {
+        this.ctx.emit({ name: 'session.end', tenant: this.tenant, hs: this.hs, sid: replaced, mac, atMs: this.ctx.now(), reason: 'replaced' });
+      }
+    }
+    const s = await this.reload(mac);
+    if (s) this.ctx.emit({ name: 'session.start', tenant: this.tenant, hs: this.hs, sid: s.sid, mac, atMs: s.startedMs });
+  }
+
+  /** The wheel says this session's time (or idle deadline) has come. */
+  async due(s: TimedSession): Promise<void> {
+    if (this.bySid.get(s.sid) !== s) return;
+    const now = this.ctx.now();
+    if (now >= s.untilMs) {
+      // The NAS enforces Session-Timeout itself (we sent it, and CoA on extension): no Disconnect needed.
+      await this.end(s, 'session_timeout', '', false);
+    } else if (s.idleSec > 0 && now >= s.lastMs + s.idleSec * 1000 + IDLE_GRACE_MS) {
+      await this.end(s, 'idle_timeout', '', true);
+    } else {
+      this.schedule(s);
+    }
+  }
+
+  /** Ends overdue sessions this actor has no copy of (e.g. started through another process). */
+  async sweep(): Promise<void> {
+    const now = this.ctx.now();
+    if (now - this.lastSweep < SWEEP_MS) return;
+    this.lastSweep = now;
+    for (const sid of await this.ctx.store.overdue(this.tenant, this.hs, now)) {
+      const s = this.bySid.get(sid) ?? null;
+      if (s) {
+        await this.due(s);
+        continue;
+      }
+      const mac = await this.ctx.store.macOf(this.tenant, sid);
+      if (await this.ctx.store.end(this.tenant, this.hs, mac ?? '-', sid, now, 'session_timeout', '')) {
+        this.ctx.emit({ name: 'session.end', tenant: this.tenant, hs: this.hs, sid, mac: mac ?? '', atMs: now, reason: 'session_timeout' });
+      }
+    }
+  }
+
+  private async end(s: TimedSession, reason: EndReason, by: string, tellNas: boolean): Promise<boolean> {
+    this.forget(s);
+    const now = this.ctx.now();
+    const ended = await this.ctx.store.end(this.tenant, this.hs, s.mac, s.sid, now, reason, by);
+    if (!ended) return false;
+    this.ctx.emit({ name: 'session.end', tenant: this.tenant, hs: this.hs, sid: s.sid, mac: s.mac, atMs: now, reason });
+    if (tellNas) {
+      void this.ctx.nas({
+        tenant: this.tenant, hs: this.hs, nasId: s.nasId, command: 'disconnect', userName: s.userName, mac: s.mac,
+        acctSessionId: s.acctId, ip: s.ip, sessionTimeout: 0,
+      }).then((r) => {
+        // RFC 5176 §3.5: Error-Cause 503 (Session Context Not Found): the NAS has no such session; nothing to retry.
+        if (r.outcome === 'timeout' || (r.outcome === 'nak' && r.errorCause !== 503)) {
+          this.ctx.log.warn({ sid: s.sid, result: r }, 'Disconnect-Request not acknowledged');
+        }
+      });
+    }
+    return true;
+  }
+
+  private async find(mac: string): Promise<TimedSession | null> {
+    return this.byMac.get(mac) ?? this.reload(mac);
+  }
+
+  private async findSid(sid: string): Promise<TimedSession | null> {
+    const known = this.bySid.get(sid);
+    if (known) return known;
+    const mac = await this.ctx.store.macOf(this.tenant, sid);
+    if (!mac) return null;
+    const s = await this.reload(mac);
+    return s && s.sid === sid ? s : null;
+  }
+
+  /** Reads a device's session from Redis into memory (replacing any stale copy). */
+  private async reload(mac: string): Promise<TimedSession | null> {
+    const old = this.byMac.get(mac);
+    if (old) this.forget(old);
+    const s = await this.ctx.store.byMac(this.tenant, this.hs, mac);
+    if (!s || !(await this.ctx.store.isLive(this.tenant, this.hs, s.sid))) return null;
+    return this.track(s);
+  }
+
+  private track(s: LiveSession): TimedSession {
+    const t = s as TimedSession;
+    t.actor = this;
+    this.byMac.set(t.mac, t);
+    this.bySid.set(t.sid, t);
+    this.schedule(t);
+    return t;
+  }
+
+  private forget(s: TimedSession): void {
+    this.ctx.wheel.cancel(s);
+    if (this.byMac.get(s.mac) === s) this.byMac.delete(s.mac);
+    if (this.bySid.get(s.sid) === s) this.bySid.delete(s.sid);
+  }
+
+  private schedule(s: TimedSession): void {
+    const idleAt = s.idleSec > 0 ? s.lastMs + s.idleSec * 1000 + IDLE_GRACE_MS : Infinity;
+    this.ctx.wheel.schedule(s, Math.min(s.untilMs, idleAt));
+  }
+
+  private day(nowMs: number): string {
+    return localDay(this.tz, nowMs);
+  }
+}
+
+const dayFormats = new Map<string, Intl.DateTimeFormat>();
+
+/** yyyymmdd of the instant in the hotspot's time zone: the day a daily quota belongs to. */
+export function localDay(tz: string, ms: number): string {
+  let f = dayFormats.get(tz);
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-CA', { timeZone: tz, year: 'numeric', month: '2-digit', day: '2-digit' });
+    dayFormats.set(tz, f);
+  }
+  return f.format(ms).replace(/-/g, '');
+}

@@ -1,0 +1,151 @@
+import type { AccessDecision, AcctStatus, NasCommandResult } from './ports.js';
+
+/**
+ * Messages between the main thread and the actor threads: a typed union,
+ * sent in batches encoded with msgpackr. Every request carries `id`; the
+ * thread answers each with exactly one Reply.
+ */
+
+/** Which actor a message is for. The timezone decides the "day" of daily quotas. */
+interface ToActor {
+  tenant: string;
+  hs: string;
+  tz: string;
+}
+
+export interface AuthMsg extends ToActor {
+  t: 'auth';
+  id: number;
+  nasId: string;
+  mac: string;
+  userName: string;
+  ip?: string;
+  ssid?: string;
+}
+
+export interface AcctMsg extends ToActor {
+  t: 'acct';
+  id: number;
+  nasId: string;
+  status: AcctStatus;
+  mac: string;
+  userName: string;
+  acctSessionId: string;
+  inOctets: number;
+  outOctets: number;
+  ip?: string;
+  apName?: string;
+  signal?: number;
+  cause?: string;
+}
+
+/** A session started outside the actor (portal verify): take it under watch. */
+export interface StartedMsg extends ToActor {
+  t: 'started';
+  id: number;
+  sid: string;
+  mac: string;
+  /** A session this one replaced at the same hotspot, to be ended. */
+  replaced: string;
+}
+
+export interface DisconnectMsg extends ToActor {
+  t: 'disconnect';
+  id: number;
+  sid: string;
+  reason: 'admin_disconnect' | 'blocked';
+  by: string;
+}
+
+export interface ExtendMsg extends ToActor {
+  t: 'extend';
+  id: number;
+  sid: string;
+  minutes: number;
+  by: string;
+}
+
+export interface LiveMsg extends ToActor {
+  t: 'live';
+  id: number;
+  sid: string;
+}
+
+export type Request = AuthMsg | AcctMsg | StartedMsg | DisconnectMsg | ExtendMsg | LiveMsg;
+
+/** Live figures of a session, as the actor knows them. */
+export interface LiveView {
+  sid: string;
+  mac: string;
+  ip: string;
+  ssid: string;
+  apName: string;
+  signal: number | null;
+  bytesIn: number;
+  bytesOut: number;
+  untilMs: number;
+  startedMs: number;
+  lastMs: number;
+}
+
+export type ReplyValue =
+  | AccessDecision
+  | { done: true }
+  | { ended: boolean; atMs: number }
+  | { untilMs: number }
+  | LiveView
+  | null;
+
+export interface Reply {
+  t: 'reply';
+  id: number;
+  ok: boolean;
+  value?: ReplyValue;
+  /** When !ok: an error code from the catalogue and its HTTP status. */
+  code?: string;
+  status?: number;
+  message?: string;
+}
+
+/** The thread asks the main thread to send a Disconnect or CoA to a NAS. */
+export interface NasCommand {
+  t: 'nas';
+  id: number;
+  tenant: string;
+  hs: string;
+  nasId: string;
+  command: 'disconnect' | 'coa';
+  userName: string;
+  mac: string;
+  acctSessionId: string;
+  ip: string;
+  sessionTimeout: number;
+}
+
+export interface NasResultMsg {
+  t: 'nas_result';
+  id: number;
+  result: NasCommandResult;
+}
+
+/** A session event for webhooks and live streams. */
+export interface SessionEvent {
+  t: 'event';
+  name: 'session.start' | 'session.end';
+  tenant: string;
+  hs: string;
+  sid: string;
+  mac: string;
+  atMs: number;
+  reason?: string;
+}
+
+/** Periodic counts from a thread. */
+export interface ThreadStats {
+  t: 'stats';
+  sessions: number;
+  actors: number;
+}
+
+export type FromThread = Reply | NasCommand | SessionEvent | ThreadStats;
+export type ToThread = Request | NasResultMsg;

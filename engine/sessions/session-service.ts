@@ -1,0 +1,223 @@
+import { Redis } from 'ioredis';
+import { Errors } from '../errors.js';
+import { normalizeMac } from '../ids.js';
+import type { HotspotService } from '../hotspots/hotspot-service.js';
+import { keys } from '../redis/keys.js';
+import type { Pool } from '../store/postgres.js';
+import type { ActorPool } from './actor-pool.js';
+import type { LiveView } from './messages.js';
+
+/**
+ * Session ids: the portal answers `sess_<suffix>`, the public API shows the
+ * same session as `ses_<suffix>`. Both forms are accepted wherever a session
+ * id is expected; the suffix is the identity.
+ */
+export function internalSessionId(id: string): string | null {
+  const m = /^(?:sess?_)([a-z0-9]{16})$/.exec(id);
+  return m ? `sess_${m[1]}` : null;
+}
+
+export function publicSessionId(sid: string): string {
+  return `ses_${sid.slice(5)}`;
+}
+
+/** Masks the middle digits of a phone number (spec §2.2); other identities pass unchanged. */
+export function maskUsername(u: string | null): string | null {
+  if (!u || !/^\+?\d{8,15}$/.test(u)) return u;
+  const keepStart = u.startsWith('+') ? 4 : 3;
+  return u.slice(0, keepStart) + '*'.repeat(u.length - keepStart - 2) + u.slice(-2);
+}
+
+export type BlockDuration = '24h' | '7d' | 'permanent';
+const BLOCK_MS: Record<BlockDuration, number | null> = { '24h': 86_400_000, '7d': 7 * 86_400_000, permanent: null };
+
+interface SessionRow {
+  id: string; tenant_id: string; hotspot_id: string; mac: string; ip: string | null; username: string | null;
+  auth_method: string; ssid: string | null; started_at: Date; ends_at: Date; ended_at: Date | null;
+  end_reason: string | null; status: string; bytes_in: number; bytes_out: number;
+}
+
+/** The public API's session record (spec §2.2), with the console fields beside it. */
+export interface PublicSession {
+  id: string;
+  mac: string;
+  ip: string | null;
+  username: string | null;
+  auth_method: string;
+  started_at: string;
+  duration_seconds: number;
+  bytes_in: number;
+  bytes_out: number;
+  hotspot_id: string;
+  status: string;
+  expires_at: string;
+  ended_at: string | null;
+  end_reason: string | null;
+  ssid: string | null;
+  ap_name: string | null;
+  signal_strength: number | null;
+}
+
+/**
+ * Sessions as the API sees them: history from Postgres (written by the
+ * outbox sink), live figures from the hotspot's actor, and operator actions
+ * sent to the actor, which owns the session.
+ */
+export class SessionService {
+  constructor(
+    private readonly pool: Pool,
+    private readonly redis: Redis,
+    private readonly actors: ActorPool,
+    private readonly hotspots: HotspotService,
+    private readonly now: () => number,
+  ) {}
+
+  async list(tenantId: string, status: string | undefined, limit: number, offset: number): Promise<{ data: PublicSession[]; total: number; limit: number; offset: number }> {
+    const { rows } = await this.pool.query<SessionRow & { total: number }>(
+      `SELECT *, count(*) OVER () AS total FROM sessions WHERE tenant_id = $1 AND ($4::text IS NULL OR status = $4)
+       ORDER BY started_at DESC, id LIMIT $2 OFFSET $3`, [tenantId, limit, offset, status ?? null]);
+    let total = rows[0]?.total ?? 0;
+    if (rows.length === 0 && offset > 0) {
+      const c = await this.pool.query<{ n: number }>(
+        'SELECT count(*) AS n FROM sessions WHERE tenant_id = $1 AND ($2::text IS NULL OR status = $2)', [tenantId, status ?? null]);
+      total = c.rows[0]?.n ?? 0;
+    }
+    const data = await Promise.all(rows.map((r) => this.present(r)));
+    return { data, total, limit, offset };
+  }
+
+  async get(tenantId: string, id: string): Promise<PublicSession> {
+    return this.present(await this.row(tenantId, id));
+  }
+
+  async disconnect(tenantId: string, id: string, by: string): Promise<{ id: string; status: 'disconnected'; disconnected_at: string; reason: 'admin_disconnect' }> {
+    const r = await this.row(tenantId, id);
+    const tz = await this.tz(r.hotspot_id);
+    const out = await this.actors.request<{ ended: boolean; atMs: number }>({
+      t: 'disconnect', tenant: tenantId, hs: r.hotspot_id, tz, sid: r.id, reason: 'admin_disconnect', by,
+    });
+    if (!out.ended) throw Errors.SESSION_NOT_ACTIVE();
+    return { id: publicSessionId(r.id), status: 'disconnected', disconnected_at: new Date(out.atMs).toISOString(), reason: 'admin_disconnect' };
+  }
+
+  async extend(tenantId: string, id: string, minutes: number, by: string): Promise<{ id: string; status: 'active'; expires_at: string; extended_minutes: number }> {
+    const r = await this.row(tenantId, id);
+    const out = await this.actors.request<{ untilMs: number } | null>({
+      t: 'extend', tenant: tenantId, hs: r.hotspot_id, tz: await this.tz(r.hotspot_id), sid: r.id, minutes, by,
+    });
+    if (!out) throw Errors.SESSION_NOT_ACTIVE();
+    return { id: publicSessionId(r.id), status: 'active', expires_at: new Date(out.untilMs).toISOString(), extended_minutes: minutes };
+  }
+
+  /** Ends the session and blocks its device for the chosen time (spec §3.2 "cancel and block"). */
+  async block(tenantId: string, id: string, duration: BlockDuration, by: string): Promise<{ mac: string; duration: BlockDuration; until: string | null; session_id: string }> {
+    const r = await this.row(tenantId, id);
+    const entry = await this.blockMac(tenantId, r.mac, duration, by, `session ${publicSessionId(r.id)}`);
+    await this.actors.request({ t: 'disconnect', tenant: tenantId, hs: r.hotspot_id, tz: await this.tz(r.hotspot_id), sid: r.id, reason: 'blocked', by });
+    return { ...entry, session_id: publicSessionId(r.id) };
+  }
+
+  async blockMac(tenantId: string, macInput: string, duration: BlockDuration, by: string, reason: string | null): Promise<{ mac: string; duration: BlockDuration; until: string | null }> {
+    const mac = normalizeMac(macInput);
+    if (!mac) throw Errors.INVALID_MAC(macInput);
+    const ms = BLOCK_MS[duration];
+    const until = ms === null ? null : new Date(this.now() + ms);
+    // Redis first: the block must hold for the next sign-in even if Postgres is slow.
+    if (ms === null) await this.redis.set(keys.block(tenantId, mac), duration);
+    else await this.redis.set(keys.block(tenantId, mac), duration, 'PX', ms);
+    await this.pool.query(
+      `INSERT INTO blocks (tenant_id, mac, until, duration, reason, created_by) VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (tenant_id, mac) DO UPDATE SET until = EXCLUDED.until, duration = EXCLUDED.duration,
+         reason = EXCLUDED.reason, created_by = EXCLUDED.created_by, created_at = now()`,
+      [tenantId, mac, until, duration, reason, by]);
+    return { mac, duration, until: until ? until.toISOString() : null };
+  }
+
+  async listBlocks(tenantId: string): Promise<{ mac: string; duration: string; until: string | null; reason: string | null; created_at: string; created_by: string | null }[]> {
+    const { rows } = await this.pool.query<{ mac: string; duration: string; until: Date | null; reason: string | null; created_at: Date; created_by: string | null }>(
+      `SELECT mac, duration, until, reason, created_at, created_by FROM blocks
+       WHERE tenant_id = $1 AND (until IS NULL OR until > now()) ORDER BY created_at DESC`, [tenantId]);
+    return rows.map((r) => ({ ...r, until: r.until ? r.until.toISOString() : null, created_at: r.created_at.toISOString() }));
+  }
+
+  async unblock(tenantId: string, macInput: string): Promise<{ mac: string; unblocked: true }> {
+    const mac = normalizeMac(macInput);
+    if (!mac) throw Errors.INVALID_MAC(macInput);
+    const { rowCount } = await this.pool.query('DELETE FROM blocks WHERE tenant_id = $1 AND mac = $2 AND (until IS NULL OR until > now())', [tenantId, mac]);
+    const removed = await this.redis.del(keys.block(tenantId, mac));
+    if (!rowCount && !removed) throw Errors.BLOCK_NOT_FOUND();
+    return { mac, unblocked: true };
+  }
+
+  /** Guests (devices) seen by the tenant, newest first; `mac` narrows to one. */
+  async guests(tenantId: string, macInput: string | undefined): Promise<unknown[]> {
+    let mac: string | null = null;
+    if (macInput) {
+      mac = normalizeMac(macInput);
+      if (!mac) throw Errors.INVALID_MAC(macInput);
+    }
+    const { rows } = await this.pool.query<{ mac: string; first_seen: Date; last_seen: Date; sessions: number; active_sessions: number; bytes_in: number; bytes_out: number; blocked: boolean; last_username: string | null; last_auth_method: string }>(
+      `SELECT s.mac, min(s.started_at) AS first_seen, max(s.started_at) AS last_seen, count(*)::int AS sessions,
+              count(*) FILTER (WHERE s.status = 'active')::int AS active_sessions,
+              sum(s.bytes_in)::bigint AS bytes_in, sum(s.bytes_out)::bigint AS bytes_out,
+              EXISTS (SELECT 1 FROM blocks b WHERE b.tenant_id = s.tenant_id AND b.mac = s.mac AND (b.until IS NULL OR b.until > now())) AS blocked,
+              (array_agg(s.username ORDER BY s.started_at DESC))[1] AS last_username,
+              (array_agg(s.auth_method ORDER BY s.started_at DESC))[1] AS last_auth_method
+       FROM sessions s WHERE s.tenant_id = $1 AND ($2::text IS NULL OR s.mac = $2)
+       GROUP BY s.tenant_id, s.mac ORDER BY last_seen DESC LIMIT 200`, [tenantId, mac]);
+    return rows.map((r) => ({
+      mac: r.mac, first_seen: r.first_seen.toISOString(), last_seen: r.last_seen.toISOString(), sessions: r.sessions,
+      active_sessions: r.active_sessions, bytes_in: r.bytes_in, bytes_out: r.bytes_out, blocked: r.blocked,
+      last_username: maskUsername(r.last_username), last_auth_method: r.last_auth_method,
+    }));
+  }
+
+  async history(tenantId: string, macInput: string, days: number): Promise<{ mac: string; days: number; data: PublicSession[] }> {
+    const mac = normalizeMac(macInput);
+    if (!mac) throw Errors.INVALID_MAC(macInput);
+    const { rows } = await this.pool.query<SessionRow>(
+      `SELECT * FROM sessions WHERE tenant_id = $1 AND mac = $2 AND started_at >= now() - make_interval(days => $3)
+       ORDER BY started_at DESC LIMIT 1000`, [tenantId, mac, days]);
+    return { mac, days, data: await Promise.all(rows.map((r) => this.present(r))) };
+  }
+
+  private async row(tenantId: string, id: string): Promise<SessionRow> {
+    const sid = internalSessionId(id);
+    if (!sid) throw Errors.SESSION_NOT_FOUND();
+    const { rows } = await this.pool.query<SessionRow>('SELECT * FROM sessions WHERE id = $1 AND tenant_id = $2', [sid, tenantId]);
+    if (rows[0]) return rows[0];
+    // Started a moment ago: the sink has not copied it to Postgres yet; Redis has it.
+    const ref = await this.redis.get(keys.sessionRef(tenantId, sid));
+    if (!ref) throw Errors.SESSION_NOT_FOUND();
+    const [hs, mac] = ref.split(' ') as [string, string];
+    const h = await this.redis.hgetall(keys.grant(tenantId, hs, mac));
+    // Ended a moment ago, its end not yet in Postgres either.
+    if (h.sid !== sid) throw Errors.SESSION_NOT_ACTIVE();
+    return {
+      id: sid, tenant_id: tenantId, hotspot_id: hs, mac, ip: h.ip || null, username: h.user || null, auth_method: h.method ?? 'voucher',
+      ssid: h.ssid || null, started_at: new Date(Number(h.created)), ends_at: new Date(Number(h.until)), ended_at: null,
+      end_reason: null, status: 'active', bytes_in: Number(h.bin ?? 0), bytes_out: Number(h.bout ?? 0),
+    };
+  }
+
+  private async present(r: SessionRow): Promise<PublicSession> {
+    let live: LiveView | null = null;
+    if (r.status === 'active') {
+      live = await this.actors.request<LiveView | null>({ t: 'live', tenant: r.tenant_id, hs: r.hotspot_id, tz: await this.tz(r.hotspot_id), sid: r.id })
+        .catch(() => null);
+    }
+    const end = r.ended_at?.getTime() ?? this.now();
+    return {
+      id: publicSessionId(r.id), mac: r.mac, ip: live?.ip || r.ip, username: maskUsername(r.username), auth_method: r.auth_method,
+      started_at: r.started_at.toISOString(), duration_seconds: Math.max(0, Math.floor((end - r.started_at.getTime()) / 1000)),
+      bytes_in: live?.bytesIn ?? r.bytes_in, bytes_out: live?.bytesOut ?? r.bytes_out, hotspot_id: r.hotspot_id,
+      status: r.status, expires_at: new Date(live?.untilMs ?? r.ends_at.getTime()).toISOString(),
+      ended_at: r.ended_at ? r.ended_at.toISOString() : null, end_reason: r.end_reason,
+      ssid: live?.ssid || r.ssid, ap_name: live?.apName || null, signal_strength: live?.signal ?? null,
+    };
+  }
+
+  private async tz(hotspotId: string): Promise<string> {
+    return (await this.hotspots.ref(hotspotId))?.timezone ?? 'UTC';
+  }
+}

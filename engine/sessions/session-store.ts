@@ -1,0 +1,128 @@
+import { Redis } from 'ioredis';
+import { keys } from '../redis/keys.js';
+
+/** A live session as an actor holds it: kept small, about 40 bytes of fields plus its strings. */
+export interface LiveSession {
+  sid: string;
+  mac: string;
+  untilMs: number;
+  lastMs: number;
+  startedMs: number;
+  idleSec: number;
+  downKbps: number;
+  upKbps: number;
+  /** Daily quota in MB, 0: none. */
+  quotaMb: number;
+  userName: string;
+  ip: string;
+  ssid: string;
+  /** NAS that last spoke for this session, and its Acct-Session-Id. */
+  nasId: string;
+  acctId: string;
+  bytesIn: number;
+  bytesOut: number;
+  apName: string;
+  signal: number | null;
+  /** Timer-wheel slot (owned by the wheel). */
+  slot: number;
+}
+
+export type EndReason =
+  | 'session_timeout' | 'idle_timeout' | 'daily_quota' | 'session_quota'
+  | 'user_request' | 'admin_disconnect' | 'blocked' | 'nas_reboot' | 'replaced' | 'lost_carrier';
+
+export type AccountOutcome =
+  | { kind: 'none' }
+  | { kind: 'ok' | 'session_quota' | 'daily_quota'; sid: string; bytesIn: number; bytesOut: number; daily: number; lastMs: number };
+
+function fromHash(h: Record<string, string>): LiveSession | null {
+  if (!h.sid || !h.mac) return null;
+  return {
+    sid: h.sid, mac: h.mac,
+    untilMs: Number(h.until), lastMs: Number(h.last ?? h.created), startedMs: Number(h.created),
+    idleSec: Number(h.idle ?? 0), downKbps: Number(h.down ?? 0), upKbps: Number(h.up ?? 0), quotaMb: Number(h.quota ?? 0),
+    userName: h.user ?? '', ip: h.ip ?? '', ssid: h.ssid ?? '', nasId: h.nas ?? '', acctId: h.aid ?? '',
+    bytesIn: Number(h.bin ?? 0), bytesOut: Number(h.bout ?? 0), apName: h.ap ?? '',
+    signal: h.signal ? Number(h.signal) : null, slot: 0,
+  };
+}
+
+/**
+ * The Redis side of live sessions, used by the actor threads. Redis is the
+ * durable truth (AOF); an actor's memory is a copy it can always rebuild.
+ */
+export class SessionStore {
+  constructor(private readonly redis: Redis) {}
+
+  /** Every live session of a hotspot, for an actor starting (or restarting after a crash). */
+  async loadLive(tenant: string, hs: string): Promise<LiveSession[]> {
+    const out: LiveSession[] = [];
+    const sids = await this.redis.zrange(keys.live(tenant, hs), 0, -1);
+    for (let i = 0; i < sids.length; i += 500) {
+      const chunk = sids.slice(i, i + 500);
+      const refs = await this.redis.mget(chunk.map((sid) => keys.sessionRef(tenant, sid)));
+      const macs = refs.map((r) => (r ? r.slice(r.indexOf(' ') + 1) : ''));
+      const p = this.redis.pipeline();
+      for (const mac of macs) p.hgetall(keys.grant(tenant, hs, mac || '-'));
+      const hashes = (await p.exec()) ?? [];
+      hashes.forEach(([, h], j) => {
+        const s = fromHash((h ?? {}) as Record<string, string>);
+        if (s && s.sid === chunk[j]) out.push(s);
+      });
+    }
+    return out;
+  }
+
+  /** The live session of a device at a hotspot, if any. */
+  async byMac(tenant: string, hs: string, mac: string): Promise<LiveSession | null> {
+    const h = await this.redis.hgetall(keys.grant(tenant, hs, mac));
+    return fromHash(h);
+  }
+
+  async isLive(tenant: string, hs: string, sid: string): Promise<boolean> {
+    return (await this.redis.zscore(keys.live(tenant, hs), sid)) !== null;
+  }
+
+  async dailyUsed(tenant: string, mac: string, day: string): Promise<number> {
+    return Number((await this.redis.get(keys.dailyUsage(tenant, mac, day))) ?? 0);
+  }
+
+  /** Ids of sessions whose end time has passed (a safety net for sessions this actor never saw). */
+  overdue(tenant: string, hs: string, nowMs: number, limit = 500): Promise<string[]> {
+    return this.redis.zrangebyscore(keys.live(tenant, hs), '-inf', nowMs, 'LIMIT', 0, limit);
+  }
+
+  async macOf(tenant: string, sid: string): Promise<string | null> {
+    const ref = await this.redis.get(keys.sessionRef(tenant, sid));
+    return ref ? ref.slice(ref.indexOf(' ') + 1) : null;
+  }
+
+  async rememberNas(tenant: string, hs: string, mac: string, nasId: string): Promise<void> {
+    await this.redis.hset(keys.grant(tenant, hs, mac), 'nas', nasId);
+  }
+
+  async account(tenant: string, hs: string, mac: string, day: string, nowMs: number, acctId: string,
+    inOctets: number, outOctets: number, ip: string, ap: string, signal: string): Promise<AccountOutcome> {
+    const r = await this.redis.accountSessionV1(keys.grant(tenant, hs, mac), keys.dailyUsage(tenant, mac, day),
+      nowMs, acctId, inOctets, outOctets, ip, ap, signal);
+    const kind = String(r[0]);
+    if (kind === 'none') return { kind: 'none' };
+    return {
+      kind: kind as 'ok', sid: String(r[1]), bytesIn: Number(r[2]), bytesOut: Number(r[3]), daily: Number(r[4]),
+      lastMs: r[5] === undefined ? nowMs : Number(r[5]),
+    };
+  }
+
+  /** Ends a session once; false when it had already ended. */
+  async end(tenant: string, hs: string, mac: string, sid: string, nowMs: number, reason: EndReason, by: string): Promise<boolean> {
+    const r = await this.redis.endSessionV1(keys.grant(tenant, hs, mac), keys.live(tenant, hs), keys.sessionRef(tenant, sid),
+      keys.outbox(tenant), sid, nowMs, reason, hs, mac, by);
+    return r[0] === 'ended';
+  }
+
+  /** New end time in ms, or null when the session is not live. */
+  async extend(tenant: string, hs: string, mac: string, sid: string, nowMs: number, minutes: number, by: string): Promise<number | null> {
+    const r = await this.redis.extendSessionV1(keys.grant(tenant, hs, mac), keys.live(tenant, hs), keys.outbox(tenant), sid, nowMs, minutes, by);
+    return r[0] === 'extended' ? Number(r[1]) : null;
+  }
+}

@@ -1,0 +1,130 @@
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { call, eventually, newTenant, startService, type Running } from '../helpers.js';
+
+/**
+ * Sessions started through the portal, seen and driven through the API:
+ * list/read with both id forms, disconnect, extend, block, guests, and the
+ * session's end by its own clock. Start and end records reach Postgres.
+ */
+describe('sessions API', () => {
+  let svc: Running;
+  let db: pg.Client;
+  let redis: Redis;
+  let t: Awaited<ReturnType<typeof newTenant>>;
+
+  const signIn = async (code: string, mac: string) => {
+    const r = await call(svc.base, 'POST', `/api/v1/hotspot-portal/voucher/verify?hotspot_id=${t.hotspotId}`, { body: { code, mac, ip: '10.9.0.7', ssid: 'Guest' } });
+    expect(r.status).toBe(200);
+    return r.body as { session_id: string; expires_at: string };
+  };
+
+  beforeAll(async () => {
+    svc = await startService({ ACTOR_THREADS: '2' });
+    t = await newTenant(svc.service);
+    const v = await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code: 'SESS-TEST', max_uses: null, duration_minutes: 120 } });
+    expect(v.status).toBe(201);
+    db = new pg.Client(inject('databaseUrl'));
+    await db.connect();
+    redis = new Redis(inject('redisUrl'));
+  });
+  afterAll(async () => {
+    redis.disconnect();
+    await db.end();
+    await svc.stop();
+  });
+
+  it('lists and reads a portal session under ses_ and sess_ ids, with the spec fields', async () => {
+    const s = await signIn('SESS-TEST', 'AA:00:00:00:00:01');
+    const pub = s.session_id.replace('sess_', 'ses_');
+    const one = await call(svc.base, 'GET', `/v1/sessions/${s.session_id}`, { auth: t.apiKey });
+    expect(one.status).toBe(200);
+    expect(one.body).toMatchObject({ id: pub, mac: 'AA:00:00:00:00:01', ip: '10.9.0.7', auth_method: 'voucher', username: 'SESS-TEST', hotspot_id: t.hotspotId, status: 'active', bytes_in: 0, bytes_out: 0 });
+    expect(typeof one.body.duration_seconds).toBe('number');
+    expect((await call(svc.base, 'GET', `/v1/sessions/${pub}`, { auth: t.apiKey })).body.id).toBe(pub);
+
+    await eventually(async () => (await call(svc.base, 'GET', '/v1/sessions?status=active', { auth: t.apiKey })).body.data.some((x: any) => x.id === pub));
+    const list = await call(svc.base, 'GET', '/v1/sessions?status=active&limit=1&offset=0', { auth: t.apiKey });
+    expect(list.body).toMatchObject({ limit: 1, offset: 0 });
+    expect(list.body.total).toBeGreaterThanOrEqual(1);
+  });
+
+  it('DELETE disconnects once (admin_disconnect), then 409; start and end audit records land in Postgres', async () => {
+    const s = await signIn('SESS-TEST', 'AA:00:00:00:00:02');
+    const del = await call(svc.base, 'DELETE', `/v1/sessions/${s.session_id}`, { auth: t.apiKey });
+    expect(del.status).toBe(200);
+    expect(del.body).toMatchObject({ id: s.session_id.replace('sess_', 'ses_'), status: 'disconnected', reason: 'admin_disconnect' });
+    expect(Date.parse(del.body.disconnected_at)).toBeGreaterThan(Date.now() - 10_000);
+    expect((await call(svc.base, 'DELETE', `/v1/sessions/${s.session_id}`, { auth: t.apiKey })).status).toBe(409);
+
+    await eventually(async () => {
+      const { rows } = await db.query('SELECT status, end_reason FROM sessions WHERE id = $1', [s.session_id]);
+      return rows[0]?.status === 'disconnected' && rows[0]?.end_reason === 'admin_disconnect';
+    });
+    const audit = await db.query('SELECT event_type FROM audit_events WHERE session_id = $1 ORDER BY ts, event_type DESC', [s.session_id]);
+    expect(audit.rows.map((r) => r.event_type)).toEqual(['session_start', 'session_end']);
+    // The device's grant is gone: the same MAC now needs a new use.
+    expect(await redis.exists(`{t:${t.tenantId}}:g:${t.hotspotId}:AA:00:00:00:00:02`)).toBe(0);
+  });
+
+  it('extends by a preset and by minutes, counted from the current end', async () => {
+    const s = await signIn('SESS-TEST', 'AA:00:00:00:00:03');
+    const before = Date.parse(s.expires_at);
+    const a = await call(svc.base, 'POST', `/v1/sessions/${s.session_id}/extend`, { auth: t.apiKey, body: { preset: '1h' } });
+    expect(a.status).toBe(200);
+    expect(Date.parse(a.body.expires_at) - before).toBe(3_600_000);
+    const b = await call(svc.base, 'POST', `/v1/sessions/${s.session_id}/extend`, { auth: t.apiKey, body: { minutes: 15 } });
+    expect(Date.parse(b.body.expires_at) - before).toBe(75 * 60_000);
+    expect((await call(svc.base, 'POST', `/v1/sessions/${s.session_id}/extend`, { auth: t.apiKey, body: {} })).status).toBe(400);
+    await eventually(async () => (await db.query("SELECT count(*)::int AS n FROM audit_events WHERE session_id = $1 AND event_type = 'session_extend'", [s.session_id])).rows[0].n === 2);
+  });
+
+  it('block ends the session and refuses the device until unblocked', async () => {
+    const mac = 'AA:00:00:00:00:04';
+    const s = await signIn('SESS-TEST', mac);
+    const blk = await call(svc.base, 'POST', `/v1/sessions/${s.session_id}/block`, { auth: t.apiKey, body: { duration: '24h' } });
+    expect(blk.status).toBe(200);
+    expect(blk.body).toMatchObject({ mac, duration: '24h' });
+    expect(Date.parse(blk.body.until) - Date.now()).toBeGreaterThan(86_000_000);
+    const again = await call(svc.base, 'POST', `/api/v1/hotspot-portal/voucher/verify?hotspot_id=${t.hotspotId}`, { body: { code: 'SESS-TEST', mac } });
+    expect(again.status).toBe(403);
+    expect(again.body.error).toBe('device_blocked');
+    const blocks = await call(svc.base, 'GET', '/v1/blocks', { auth: t.apiKey });
+    expect(blocks.body.data.map((b: any) => b.mac)).toContain(mac);
+    expect((await call(svc.base, 'DELETE', `/v1/blocks/${encodeURIComponent(mac)}`, { auth: t.apiKey })).status).toBe(200);
+    expect((await call(svc.base, 'DELETE', `/v1/blocks/${encodeURIComponent(mac)}`, { auth: t.apiKey })).status).toBe(404);
+    await signIn('SESS-TEST', mac);
+    await eventually(async () => (await db.query("SELECT end_reason FROM sessions WHERE id = $1", [s.session_id])).rows[0]?.end_reason === 'blocked');
+  });
+
+  it('a session ends by itself at its end time (session_timeout), with its end record', async () => {
+    const mac = 'AA:00:00:00:00:05';
+    const s = await signIn('SESS-TEST', mac);
+    // Bring its end to 1.5 s from now in Redis, then let the actor reload it.
+    const until = Date.now() + 1500;
+    await redis.hset(`{t:${t.tenantId}}:g:${t.hotspotId}:${mac}`, 'until', until);
+    await redis.zadd(`{t:${t.tenantId}}:live:${t.hotspotId}`, until, s.session_id);
+    await svc.service.engine.actors!.request({ t: 'started', tenant: t.tenantId, hs: t.hotspotId, tz: 'Europe/Istanbul', sid: s.session_id, mac, replaced: '' });
+    await eventually(async () => {
+      const { rows } = await db.query('SELECT status, end_reason FROM sessions WHERE id = $1', [s.session_id]);
+      return rows[0]?.status === 'ended' && rows[0]?.end_reason === 'session_timeout';
+    }, 8_000);
+  });
+
+  it('guests and history by MAC; another tenant sees none of them', async () => {
+    await eventually(async () => (await call(svc.base, 'GET', '/v1/guests?mac=aa-00-00-00-00-01', { auth: t.apiKey })).body.data.length === 1);
+    const g = await call(svc.base, 'GET', '/v1/guests?mac=aa-00-00-00-00-01', { auth: t.apiKey });
+    expect(g.body.data[0]).toMatchObject({ mac: 'AA:00:00:00:00:01', sessions: 1, blocked: false, last_auth_method: 'voucher' });
+    const h = await call(svc.base, 'GET', '/v1/guests/AA:00:00:00:00:01/history?days=7', { auth: t.apiKey });
+    expect(h.status).toBe(200);
+    expect(h.body.data).toHaveLength(1);
+
+    const other = await newTenant(svc.service, 'Other');
+    expect((await call(svc.base, 'GET', '/v1/guests', { auth: other.apiKey })).body.data).toEqual([]);
+    expect((await call(svc.base, 'GET', '/v1/sessions', { auth: other.apiKey })).body.total).toBe(0);
+    const any = (await call(svc.base, 'GET', '/v1/sessions', { auth: t.apiKey })).body.data[0];
+    expect((await call(svc.base, 'GET', `/v1/sessions/${any.id}`, { auth: other.apiKey })).status).toBe(404);
+    expect((await call(svc.base, 'DELETE', `/v1/sessions/${any.id}`, { auth: other.apiKey })).status).toBe(404);
+  });
+});
