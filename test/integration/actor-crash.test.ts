@@ -1,0 +1,82 @@
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { threadIndex } from '../../engine/index.js';
+import { call, eventually, newTenant, startService, type Running } from '../helpers.js';
+
+/**
+ * A worker thread killed while sessions are live: its hotspots come back
+ * with every session (rebuilt from Redis), none lost, none duplicated, and
+ * their clocks still run.
+ */
+describe('actor thread crash', () => {
+  let svc: Running;
+  let redis: Redis;
+  let db: pg.Client;
+
+  beforeAll(async () => {
+    svc = await startService({ ACTOR_THREADS: '2' });
+    redis = new Redis(inject('redisUrl'));
+    db = new pg.Client(inject('databaseUrl'));
+    await db.connect();
+  });
+  afterAll(async () => {
+    redis.disconnect();
+    await db.end();
+    await svc.stop();
+  });
+
+  it('sessions of a killed thread survive, answer, and still end on time', async () => {
+    const t = await newTenant(svc.service);
+    const engine = svc.service.engine;
+    const pool = engine.actors!;
+    // A second hotspot on the other thread, so one thread's death is seen beside a healthy one.
+    let other = await engine.hotspots.create(t.tenantId, { name: 'Other', timezone: 'UTC' });
+    for (let i = 0; i < 20 && threadIndex(t.tenantId, other.id, 2) === threadIndex(t.tenantId, t.hotspotId, 2); i++) {
+      other = await engine.hotspots.create(t.tenantId, { name: `Other ${i}`, timezone: 'UTC' });
+    }
+    expect(threadIndex(t.tenantId, other.id, 2)).not.toBe(threadIndex(t.tenantId, t.hotspotId, 2));
+    await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code: 'CRASH-1', max_uses: null } });
+
+    const sids: string[] = [];
+    const signIns = [];
+    for (let i = 0; i < 60; i++) {
+      const hs = i % 2 ? other.id : t.hotspotId;
+      const mac = `CC:00:00:00:00:${i.toString(16).padStart(2, '0')}`;
+      signIns.push(call(svc.base, 'POST', `/api/v1/hotspot-portal/voucher/verify?hotspot_id=${hs}`, { body: { code: 'CRASH-1', mac } }));
+    }
+    for (const r of await Promise.all(signIns)) {
+      expect(r.status).toBe(200);
+      sids.push(r.body.session_id);
+    }
+    await eventually(async () => pool.liveSessions === 60, 8_000);
+
+    // Kill the thread of the first hotspot while a stream of reads is in flight.
+    const victim = threadIndex(t.tenantId, t.hotspotId, 2);
+    const reads = sids.map((sid) => call(svc.base, 'GET', `/v1/sessions/${sid}`, { auth: t.apiKey }));
+    await pool.killThread(victim);
+    const answers = await Promise.all(reads);
+    for (const a of answers) expect([200, 503]).toContain(a.status);
+
+    // Every session is readable and live again, each exactly once.
+    await eventually(async () => {
+      const again = await Promise.all(sids.map((sid) => call(svc.base, 'GET', `/v1/sessions/${sid}`, { auth: t.apiKey })));
+      return again.every((a) => a.status === 200 && a.body.status === 'active');
+    }, 10_000);
+    await eventually(async () => pool.liveSessions === 60, 8_000);
+    const live = await redis.zcard(`{t:${t.tenantId}}:live:${t.hotspotId}`);
+    expect(live).toBe(30);
+
+    // The restarted thread's clock still ends sessions: shorten one and watch it end exactly once.
+    const sid = sids[0]!;
+    const until = Date.now() + 1000;
+    await redis.hset(`{t:${t.tenantId}}:g:${t.hotspotId}:CC:00:00:00:00:00`, 'until', until);
+    await redis.zadd(`{t:${t.tenantId}}:live:${t.hotspotId}`, until, sid);
+    await pool.request({ t: 'started', tenant: t.tenantId, hs: t.hotspotId, tz: 'UTC', sid, mac: 'CC:00:00:00:00:00', replaced: '' });
+    await eventually(async () => (await db.query("SELECT status FROM sessions WHERE id = $1", [sid])).rows[0]?.status === 'ended', 8_000);
+    const ends = await db.query("SELECT count(*)::int AS n FROM audit_events WHERE session_id = $1 AND event_type = 'session_end'", [sid]);
+    expect(ends.rows[0].n).toBe(1);
+    const starts = await db.query("SELECT count(*)::int AS n, count(DISTINCT session_id)::int AS d FROM audit_events WHERE session_id = ANY($1) AND event_type = 'session_start'", [sids]);
+    expect(starts.rows[0]).toEqual({ n: 60, d: 60 });
+  });
+});
