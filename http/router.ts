@@ -62,7 +62,7 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
       const ex: Exchange = { res, aborted: false };
       res.onAborted(() => { ex.aborted = true; });
       const params: string[] = [];
-      for (let i = 0; i < paramCount; i++) params.push(decodeURIComponent(req.getParameter(i)));
+      for (let i = 0; i < paramCount; i++) params.push(decodeParam(req.getParameter(i)));
       const query = new URLSearchParams(req.getQuery() ?? '');
       const authorization = route.auth ? req.getHeader('authorization') : '';
       const apiKey = route.auth ? req.getHeader('x-api-key') : '';
@@ -145,6 +145,20 @@ function readBody(ex: Exchange, limit: number, declaredLength: number): Promise<
       if (isLast) resolve(size === 0 ? null : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
     });
   });
+}
+
+/**
+ * A path parameter, percent-decoded. A malformed escape (`%zz`) is kept as
+ * sent: it names no resource, so the route answers 404 as for any unknown id.
+ * decodeURIComponent throws here, outside the request's try, and an uncaught
+ * throw in a uWS handler takes the whole process down.
+ */
+function decodeParam(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
 }
 
 function parseBody(raw: Buffer, contentType: string): unknown {

@@ -14,7 +14,7 @@ const expiresAt = {
   description: 'ISO 8601 UTC timestamp; absent, null or "" means the voucher never expires',
   anyOf: [{ type: 'string', format: 'date-time' }, { type: 'string', maxLength: 0 }, { type: 'null' }],
 };
-// No newline in an SSID: Redis keeps the list newline separated (use-voucher-5.lua).
+// No newline in an SSID: Redis keeps the list newline separated (use-voucher-5.lua, use-voucher-8.lua).
 const ssids = { type: 'array', maxItems: 32, items: { type: 'string', minLength: 1, maxLength: 32, pattern: '^[^\\n]+$' }, description: 'SSIDs the voucher is valid on; empty: all' };
 const maxUses = { ...nullable({ type: 'integer', minimum: 1, maximum: 1_000_000 }), description: 'null: unlimited' };
 

@@ -1,0 +1,128 @@
+import { randomInt } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signOperatorToken } from '../../engine/index.js';
+import { JWT_SECRET, call, newTenant, startService, type Running } from '../helpers.js';
+
+/** A loopback address no other test is likely to pick (NAS IPs are unique service-wide). */
+const nasIp = (): string => `127.${randomInt(1, 255)}.${randomInt(0, 256)}.${randomInt(1, 255)}`;
+
+/**
+ * Tenant B, with valid credentials of its own, can neither see nor change
+ * anything of tenant A: every attempt is a 404 (existence is not revealed)
+ * and A's data is unchanged afterwards.
+ */
+describe('tenant isolation', () => {
+  let svc: Running;
+  beforeAll(async () => { svc = await startService(); });
+  afterAll(async () => { await svc.stop(); });
+
+  async function twoTenants() {
+    const a = await newTenant(svc.service, 'Tenant A');
+    const b = await newTenant(svc.service, 'Tenant B');
+    const voucher = await call(svc.base, 'POST', '/v1/vouchers', { auth: a.apiKey, body: { code: 'A-SECRET-1', max_uses: 3, notes: 'A only' } });
+    expect(voucher.status).toBe(201);
+    const ip = nasIp();
+    const nas = await call(svc.base, 'POST', `/v1/hotspots/${a.hotspotId}/nas-clients`, { auth: a.apiKey, body: { ip, secret: 'a-radius-secret' } });
+    expect(nas.status).toBe(201);
+    return { a, b, voucherId: voucher.body.id as string, nasId: nas.body.id as string };
+  }
+
+  const expect404 = (r: { status: number; body: any }, code: string, what: string): void => {
+    expect(r.status, what).toBe(404);
+    expect(r.body.error, what).toBe(code);
+  };
+
+  it("B cannot read, delete or list A's vouchers", async () => {
+    const { a, b, voucherId } = await twoTenants();
+    const before = await call(svc.base, 'GET', `/v1/vouchers/${voucherId}`, { auth: a.apiKey });
+    expect(before.status).toBe(200);
+
+    expect404(await call(svc.base, 'GET', `/v1/vouchers/${voucherId}`, { auth: b.apiKey }), 'voucher_not_found', 'read');
+    expect404(await call(svc.base, 'DELETE', `/v1/vouchers/${voucherId}`, { auth: b.apiKey }), 'voucher_not_found', 'delete');
+
+    for (const path of ['/v1/vouchers', '/api/v1/vouchers', '/v1/vouchers?status=active', '/v1/vouchers?limit=1000']) {
+      const list = await call(svc.base, 'GET', path, { auth: b.apiKey });
+      expect(list.status).toBe(200);
+      expect(list.body.total, path).toBe(0);
+      expect(JSON.stringify(list.body), path).not.toContain(voucherId);
+      expect(JSON.stringify(list.body), path).not.toContain('A-SECRET-1');
+    }
+
+    // A's voucher is untouched and still works.
+    const after = await call(svc.base, 'GET', `/v1/vouchers/${voucherId}`, { auth: a.apiKey });
+    expect(after.body).toEqual(before.body);
+    const verify = await call(svc.base, 'POST', `/api/v1/hotspot-portal/voucher/verify?hotspot_id=${a.hotspotId}`, {
+      body: { code: 'A-SECRET-1', mac: '02:00:00:00:AB:01' },
+    });
+    expect(verify.status).toBe(200);
+  });
+
+  it("B's own voucher with A's code does not touch A's; B's list shows only its own", async () => {
+    const { a, b, voucherId } = await twoTenants();
+    const mine = await call(svc.base, 'POST', '/v1/vouchers', { auth: b.apiKey, body: { code: 'A-SECRET-1', max_uses: 1 } });
+    expect(mine.status).toBe(201);
+    const list = await call(svc.base, 'GET', '/v1/vouchers', { auth: b.apiKey });
+    expect(list.body.data.map((v: { id: string }) => v.id)).toEqual([mine.body.id]);
+    expect(JSON.stringify(list.body)).not.toContain(voucherId);
+    // Deleting B's voucher leaves A's code working.
+    expect((await call(svc.base, 'DELETE', `/v1/vouchers/${mine.body.id}`, { auth: b.apiKey })).status).toBe(200);
+    expect((await call(svc.base, 'GET', `/v1/vouchers/${voucherId}`, { auth: a.apiKey })).status).toBe(200);
+    const verify = await call(svc.base, 'POST', `/api/v1/hotspot-portal/voucher/verify?hotspot_id=${a.hotspotId}`, {
+      body: { code: 'A-SECRET-1', mac: '02:00:00:00:AB:02' },
+    });
+    expect(verify.status).toBe(200);
+  });
+
+  it("B cannot read, update or list A's hotspots", async () => {
+    const { a, b } = await twoTenants();
+    const before = await call(svc.base, 'GET', `/v1/hotspots/${a.hotspotId}`, { auth: a.apiKey });
+    expect(before.status).toBe(200);
+
+    expect404(await call(svc.base, 'GET', `/v1/hotspots/${a.hotspotId}`, { auth: b.apiKey }), 'hotspot_not_found', 'read');
+    expect404(await call(svc.base, 'PUT', `/v1/hotspots/${a.hotspotId}`, {
+      auth: b.apiKey, body: { name: 'Taken over', redirect_url: 'https://evil.example/' },
+    }), 'hotspot_not_found', 'update');
+
+    const list = await call(svc.base, 'GET', '/v1/hotspots', { auth: b.apiKey });
+    expect(list.status).toBe(200);
+    expect(list.body.data.map((h: { id: string }) => h.id)).toEqual([b.hotspotId]);
+    expect(JSON.stringify(list.body)).not.toContain(a.hotspotId);
+
+    expect((await call(svc.base, 'GET', `/v1/hotspots/${a.hotspotId}`, { auth: a.apiKey })).body).toEqual(before.body);
+    // The portal still sees A's settings, not B's attempted ones.
+    await call(svc.base, 'POST', '/v1/vouchers', { auth: a.apiKey, body: { code: 'A-REDIR', max_uses: 1 } });
+    const verify = await call(svc.base, 'POST', `/api/v1/hotspot-portal/voucher/verify?hotspot_id=${a.hotspotId}`, {
+      body: { code: 'A-REDIR', mac: '02:00:00:00:AB:03' },
+    });
+    expect(verify.body.redirect_url).toBeNull();
+  });
+
+  it("B can neither list nor add NAS clients on A's hotspot", async () => {
+    const { a, b, nasId } = await twoTenants();
+    const before = await call(svc.base, 'GET', `/v1/hotspots/${a.hotspotId}/nas-clients`, { auth: a.apiKey });
+    expect(before.body.data.map((n: { id: string }) => n.id)).toEqual([nasId]);
+
+    expect404(await call(svc.base, 'GET', `/v1/hotspots/${a.hotspotId}/nas-clients`, { auth: b.apiKey }), 'hotspot_not_found', 'list');
+    const ip = nasIp();
+    expect404(await call(svc.base, 'POST', `/v1/hotspots/${a.hotspotId}/nas-clients`, {
+      auth: b.apiKey, body: { ip, secret: 'b-radius-secret' },
+    }), 'hotspot_not_found', 'add');
+
+    const after = await call(svc.base, 'GET', `/v1/hotspots/${a.hotspotId}/nas-clients`, { auth: a.apiKey });
+    expect(after.body).toEqual(before.body);
+    // The refused add left no row behind: the address is still free for B's own hotspot.
+    const own = await call(svc.base, 'POST', `/v1/hotspots/${b.hotspotId}/nas-clients`, { auth: b.apiKey, body: { ip, secret: 'b-radius-secret' } });
+    expect(own.status).toBe(201);
+    expect((await call(svc.base, 'GET', `/v1/hotspots/${b.hotspotId}/nas-clients`, { auth: b.apiKey })).body.data.map((n: { id: string }) => n.id))
+      .toEqual([own.body.id]);
+  });
+
+  it("a JWT of B gets the same 404s as B's API key", async () => {
+    const { a, b, voucherId } = await twoTenants();
+    const token = await signOperatorToken(new TextEncoder().encode(JWT_SECRET), b.tenantId, ['admin'], 600);
+    expect404(await call(svc.base, 'GET', `/v1/vouchers/${voucherId}`, { bearer: token }), 'voucher_not_found', 'read');
+    expect404(await call(svc.base, 'DELETE', `/v1/vouchers/${voucherId}`, { bearer: token }), 'voucher_not_found', 'delete');
+    expect404(await call(svc.base, 'GET', `/v1/hotspots/${a.hotspotId}`, { bearer: token }), 'hotspot_not_found', 'read hotspot');
+    expect((await call(svc.base, 'GET', `/v1/vouchers/${voucherId}`, { auth: a.apiKey })).status).toBe(200);
+  });
+});

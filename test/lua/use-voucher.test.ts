@@ -1,0 +1,241 @@
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keys } from '../../engine/redis/keys.js';
+import { connect, freshTenant, mac, outbox, putVoucher, useVoucher, type UseArgs, type UseScript } from '../fixtures/lua-voucher.js';
+
+/**
+ * The voucher use scripts against a real Redis, with the clock passed in:
+ * the only place a use is counted, so every refusal must leave the counter,
+ * the devices hash, the grant and the outbox exactly as they were.
+ * use-voucher-8.lua is what the portal runs now; use-voucher-5.lua is still
+ * registered, and both must keep the same voucher rules.
+ */
+describe.each([
+  { file: 'use-voucher-5.lua', script: 'v1' as UseScript },
+  { file: 'use-voucher-8.lua', script: 'v2' as UseScript },
+])('$file', ({ script }) => {
+  let redis: Redis;
+  beforeAll(() => { redis = connect(); });
+  afterAll(() => { redis.disconnect(); });
+
+  const use = (t: string, code: string, a: UseArgs): Promise<unknown[]> => useVoucher(redis, t, code, a, script);
+  /**
+   * An 'ok' answer's common part: ok, session id, grant until, current uses,
+   * max uses, reused. use-voucher-8 adds the replaced session to a new use.
+   */
+  const ok = (r: unknown[]): unknown[] => {
+    expect(r[0], JSON.stringify(r)).toBe('ok');
+    expect(r).toHaveLength(script === 'v2' && r[5] === 0 ? 7 : 6);
+    return r.slice(0, 6);
+  };
+  const uses = (t: string, code: string): Promise<string | null> => redis.hget(keys.voucher(t, code), 'uses');
+
+  it('answers not_loaded and changes nothing when the tenant loaded marker is missing', async () => {
+    const t = await freshTenant(redis, false);
+    expect(await putVoucher(redis, t, 'NL1', { id: 'vch_nl1', max: 5 })).toBe(1);
+    const now = Date.now();
+    expect(await use(t, 'NL1', { now, mac: mac(1) })).toEqual(['not_loaded']);
+    expect(await uses(t, 'NL1')).toBe('0');
+    expect(await redis.exists(keys.grant(t, 'hs_lua', mac(1)), keys.voucherDevices(t, 'NL1'), keys.live(t, 'hs_lua'))).toBe(0);
+    expect(await outbox(redis, t)).toEqual([]);
+
+    // The marker is all that was missing.
+    await redis.set(keys.loaded(t), '1');
+    ok(await use(t, 'NL1', { now, mac: mac(1) }));
+  });
+
+  it('answers not_found for a code the tenant does not hold, also when another tenant holds it', async () => {
+    const a = await freshTenant(redis);
+    const b = await freshTenant(redis);
+    await putVoucher(redis, a, 'ONLYA', { id: 'vch_a', max: 1 });
+    expect(await use(b, 'ONLYA', { now: Date.now(), mac: mac(1) })).toEqual(['not_found']);
+    expect(await use(a, 'onlya', { now: Date.now(), mac: mac(1) })).toEqual(['not_found']);
+    expect(await outbox(redis, b)).toEqual([]);
+    expect(await uses(a, 'ONLYA')).toBe('0');
+  });
+
+  it('counts a use: raises the counter, writes the grant and the devices entry', async () => {
+    const t = await freshTenant(redis);
+    await putVoucher(redis, t, 'OK1', { id: 'vch_ok1', max: 3, downKbps: 2000, upKbps: 1000, quotaMb: 500, profile: 'basic' });
+    const now = Date.now();
+    const r = await use(t, 'OK1', { now, mac: mac(7), hotspot: 'hs_x', ip: '10.0.0.7', ssid: 'Guest', minutes: 30 });
+    const until = now + 30 * 60_000;
+    expect(ok(r)).toEqual(['ok', expect.stringMatching(/^sess_/), String(until), 1, 3, 0]);
+    const sid = r[1] as string;
+    expect(await uses(t, 'OK1')).toBe('1');
+    expect(await redis.hget(keys.voucherDevices(t, 'OK1'), mac(7))).toBe(sid);
+    const grantKey = keys.grant(t, 'hs_x', mac(7));
+    expect(await redis.hgetall(grantKey)).toMatchObject({
+      sid, until: String(until), method: 'voucher', vid: 'vch_ok1',
+      down: '2000', up: '1000', quota: '500', profile: 'basic', ip: '10.0.0.7', ssid: 'Guest', created: String(now),
+    });
+    if (script === 'v1') {
+      expect(await redis.hget(grantKey, 'code')).toBe('OK1');
+      // The grant disappears from Redis by itself when it ends.
+      expect(await redis.pexpiretime(grantKey)).toBe(until);
+    } else {
+      expect(r[6]).toBe('');
+      expect(await redis.hmget(grantKey, 'user', 'hs', 'mac')).toEqual(['OK1', 'hs_x', mac(7)]);
+      // The session is watched: in the hotspot's live set, scored by its end, and findable by id.
+      expect(await redis.zscore(keys.live(t, 'hs_x'), sid)).toBe(String(until));
+      expect(await redis.get(keys.sessionRef(t, sid))).toBe(`hs_x ${mac(7)}`);
+    }
+  });
+
+  it("uses the voucher's own session minutes over the caller's default", async () => {
+    const t = await freshTenant(redis);
+    await putVoucher(redis, t, 'DUR', { id: 'vch_dur', max: 1, minutes: 90 });
+    const now = Date.now();
+    expect(ok(await use(t, 'DUR', { now, mac: mac(1), minutes: 5 }))[2]).toBe(String(now + 90 * 60_000));
+  });
+
+  it('is valid up to expires_at - 1 ms and expired from expires_at on', async () => {
+    const t = await freshTenant(redis);
+    const exp = Date.now() + 3_600_000;
+    await putVoucher(redis, t, 'EXP', { id: 'vch_exp', max: 10, exp });
+
+    ok(await use(t, 'EXP', { now: exp - 1, mac: mac(1) }));
+    expect(await use(t, 'EXP', { now: exp, mac: mac(2) })).toEqual(['expired', String(exp)]);
+    expect(await use(t, 'EXP', { now: exp + 1, mac: mac(3) })).toEqual(['expired', String(exp)]);
+    // Expiry also ends the reuse of a live grant: the device that got in at exp - 1 is refused at exp.
+    expect(await use(t, 'EXP', { now: exp, mac: mac(1) })).toEqual(['expired', String(exp)]);
+
+    expect(await uses(t, 'EXP')).toBe('1');
+    expect(await outbox(redis, t)).toHaveLength(1);
+    expect(await redis.exists(keys.grant(t, 'hs_lua', mac(2)))).toBe(0);
+  });
+
+  it('never expires with expires_at 0', async () => {
+    const t = await freshTenant(redis);
+    await putVoucher(redis, t, 'NEVER', { id: 'vch_never', max: 1, exp: 0 });
+    ok(await use(t, 'NEVER', { now: Date.now() + 50 * 365 * 86_400_000, mac: mac(1) }));
+  });
+
+  it('is exhausted at max_uses: the refused device changes nothing', async () => {
+    const t = await freshTenant(redis);
+    await putVoucher(redis, t, 'EXH', { id: 'vch_exh', max: 2 });
+    const now = Date.now();
+    expect(ok(await use(t, 'EXH', { now, mac: mac(1) }))).toEqual(['ok', expect.any(String), expect.any(String), 1, 2, 0]);
+    expect(ok(await use(t, 'EXH', { now, mac: mac(2) }))).toEqual(['ok', expect.any(String), expect.any(String), 2, 2, 0]);
+    expect(await use(t, 'EXH', { now, mac: mac(3) })).toEqual(['exhausted', 2, 2]);
+    expect(await use(t, 'EXH', { now: now + 1, mac: mac(4) })).toEqual(['exhausted', 2, 2]);
+
+    expect(await uses(t, 'EXH')).toBe('2');
+    expect(await redis.hkeys(keys.voucherDevices(t, 'EXH'))).toEqual([mac(1), mac(2)]);
+    expect(await redis.exists(keys.grant(t, 'hs_lua', mac(3)))).toBe(0);
+    expect(await outbox(redis, t)).toHaveLength(2);
+  });
+
+  it('accepts only the listed SSIDs, matched whole and case-sensitively', async () => {
+    const t = await freshTenant(redis);
+    await putVoucher(redis, t, 'SSID', { id: 'vch_ssid', max: 100, ssids: ['Guest', 'Lobby-5G'] });
+    const now = Date.now();
+    ok(await use(t, 'SSID', { now, mac: mac(1), ssid: 'Guest' }));
+    ok(await use(t, 'SSID', { now, mac: mac(2), ssid: 'Lobby-5G' }));
+    for (const [i, ssid] of ['Staff', '', 'Gues', 'Guest2', 'guest', 'Lobby', 'Guest\nLobby-5G', 'Guest\n'].entries()) {
+      expect(await use(t, 'SSID', { now, mac: mac(10 + i), ssid }), `ssid ${JSON.stringify(ssid)}`).toEqual(['ssid']);
+    }
+    expect(await uses(t, 'SSID')).toBe('2');
+    expect(await outbox(redis, t)).toHaveLength(2);
+
+    // Without a restriction every SSID, or none, is fine.
+    await putVoucher(redis, t, 'ANY', { id: 'vch_any', max: 100 });
+    ok(await use(t, 'ANY', { now, mac: mac(1), ssid: 'Staff' }));
+    ok(await use(t, 'ANY', { now, mac: mac(2), ssid: '' }));
+  });
+
+  it('gives the same device its live session back without counting a use', async () => {
+    const t = await freshTenant(redis);
+    await putVoucher(redis, t, 'SAME', { id: 'vch_same', max: 1 });
+    const now = Date.now();
+    const first = ok(await use(t, 'SAME', { now, mac: mac(1), minutes: 10 }));
+    expect(first).toEqual(['ok', expect.any(String), String(now + 600_000), 1, 1, 0]);
+    // Single use, yet the same device may come back while its grant lasts (a browser retry, a reconnect).
+    for (const at of [now + 1, now + 300_000, now + 600_000 - 1]) {
+      expect(ok(await use(t, 'SAME', { now: at, mac: mac(1), minutes: 10 }))).toEqual(['ok', first[1], first[2], 1, 1, 1]);
+    }
+    // Another device is refused.
+    expect(await use(t, 'SAME', { now: now + 2, mac: mac(2) })).toEqual(['exhausted', 1, 1]);
+    // Once the grant has ended the device needs a new use, and there is none left.
+    expect(await use(t, 'SAME', { now: now + 600_000, mac: mac(1), minutes: 10 })).toEqual(['exhausted', 1, 1]);
+    expect(await uses(t, 'SAME')).toBe('1');
+    expect(await outbox(redis, t)).toHaveLength(1);
+  });
+
+  it('counts a new use for the same device once its grant has ended', async () => {
+    const t = await freshTenant(redis);
+    await putVoucher(redis, t, 'AGAIN', { id: 'vch_again', max: 3 });
+    const now = Date.now();
+    const first = await use(t, 'AGAIN', { now, mac: mac(1), minutes: 10 });
+    const until = now + 600_000;
+    expect(first[2]).toBe(String(until));
+    const second = await use(t, 'AGAIN', { now: until, mac: mac(1), minutes: 10 });
+    expect(ok(second)).toEqual(['ok', expect.stringMatching(/^sess_/), String(until + 600_000), 2, 3, 0]);
+    expect(second[1]).not.toBe(first[1]);
+    // use-voucher-8 names the ended session it replaced, for the caller to close.
+    if (script === 'v2') expect(second[6]).toBe(first[1]);
+    expect(await redis.hget(keys.voucherDevices(t, 'AGAIN'), mac(1))).toBe(second[1]);
+    expect(await redis.hget(keys.grant(t, 'hs_lua', mac(1)), 'sid')).toBe(second[1]);
+    expect((await outbox(redis, t)).map((r) => r.sid)).toEqual([first[1], second[1]]);
+  });
+
+  it('counts a new use when the grant was removed (the session ended early)', async () => {
+    const t = await freshTenant(redis);
+    await putVoucher(redis, t, 'GONE', { id: 'vch_gone', max: 2 });
+    const now = Date.now();
+    await use(t, 'GONE', { now, mac: mac(1) });
+    await redis.del(keys.grant(t, 'hs_lua', mac(1)));
+    expect(ok(await use(t, 'GONE', { now: now + 1, mac: mac(1) }))).toEqual(['ok', expect.any(String), expect.any(String), 2, 2, 0]);
+  });
+
+  it('never runs out with max_uses -1 and reports max -1', async () => {
+    const t = await freshTenant(redis);
+    await putVoucher(redis, t, 'UNL', { id: 'vch_unl', max: -1 });
+    const now = Date.now();
+    for (let i = 1; i <= 40; i++) {
+      expect(ok(await use(t, 'UNL', { now, mac: mac(i) }))).toEqual(['ok', expect.any(String), expect.any(String), i, -1, 0]);
+    }
+    expect(await uses(t, 'UNL')).toBe('40');
+    expect(await outbox(redis, t)).toHaveLength(40);
+  });
+
+  it('writes exactly one outbox record per counted use, carrying the use', async () => {
+    const t = await freshTenant(redis);
+    await putVoucher(redis, t, 'OUT', { id: 'vch_out', max: 2, ssids: ['Guest'] });
+    const now = Date.now();
+    const a = await use(t, 'OUT', { now, mac: mac(1), hotspot: 'hs_one', ip: '10.0.0.1', ssid: 'Guest', minutes: 15 });
+    ok(await use(t, 'OUT', { now: now + 5, mac: mac(1), hotspot: 'hs_one', ssid: 'Guest' })); // reused
+    expect(await use(t, 'OUT', { now: now + 6, mac: mac(2), hotspot: 'hs_one', ssid: 'Staff' })).toEqual(['ssid']);
+    expect(await use(t, 'NOPE', { now: now + 7, mac: mac(2), hotspot: 'hs_one', ssid: 'Guest' })).toEqual(['not_found']);
+    const b = await use(t, 'OUT', { now: now + 8, mac: mac(2), hotspot: 'hs_two', ip: '10.0.0.2', ssid: 'Guest', minutes: 15 });
+    expect(await use(t, 'OUT', { now: now + 9, mac: mac(3), hotspot: 'hs_one', ssid: 'Guest' })).toEqual(['exhausted', 2, 2]);
+
+    const extra = script === 'v2' ? { user: 'OUT', method: 'voucher' } : {};
+    const records = await outbox(redis, t);
+    expect(records).toEqual([
+      { type: 'voucher_use', use: expect.stringMatching(/^vu_/), vid: 'vch_out', hs: 'hs_one', mac: mac(1), ip: '10.0.0.1', ssid: 'Guest', sid: a[1], at: String(now), until: String(now + 900_000), ...extra },
+      { type: 'voucher_use', use: expect.stringMatching(/^vu_/), vid: 'vch_out', hs: 'hs_two', mac: mac(2), ip: '10.0.0.2', ssid: 'Guest', sid: b[1], at: String(now + 8), until: String(now + 8 + 900_000), ...extra },
+    ]);
+    expect(records[0]!.use).not.toBe(records[1]!.use);
+  });
+});
+
+describe('use-voucher-8.lua: block list', () => {
+  let redis: Redis;
+  beforeAll(() => { redis = connect(); });
+  afterAll(() => { redis.disconnect(); });
+
+  it('refuses a blocked device before anything else and changes nothing', async () => {
+    const t = await freshTenant(redis);
+    await putVoucher(redis, t, 'BLK', { id: 'vch_blk', max: 5 });
+    await redis.set(keys.block(t, mac(1)), 'permanent');
+    const now = Date.now();
+    expect(await useVoucher(redis, t, 'BLK', { now, mac: mac(1) }, 'v2')).toEqual(['blocked']);
+    // Even an unknown code answers blocked: a blocked device learns nothing about codes.
+    expect(await useVoucher(redis, t, 'NOPE', { now, mac: mac(1) }, 'v2')).toEqual(['blocked']);
+    expect(await redis.hget(keys.voucher(t, 'BLK'), 'uses')).toBe('0');
+    expect(await redis.exists(keys.grant(t, 'hs_lua', mac(1)), keys.live(t, 'hs_lua'))).toBe(0);
+    expect(await outbox(redis, t)).toEqual([]);
+    expect((await useVoucher(redis, t, 'BLK', { now, mac: mac(2) }, 'v2'))[0]).toBe('ok');
+  });
+});
