@@ -10,7 +10,6 @@ import type { Logger } from '../logger.js';
  * Bump the version suffix when a script's KEYS/ARGV/return contract changes.
  */
 const SCRIPTS = [
-  { file: 'use-voucher-5.lua', name: 'useVoucherV1', numberOfKeys: 5 },
   { file: 'put-voucher-1.lua', name: 'putVoucherV1', numberOfKeys: 1 },
   { file: 'use-voucher-8.lua', name: 'useVoucherV2', numberOfKeys: 8 },
   { file: 'remove-voucher-2.lua', name: 'removeVoucherV1', numberOfKeys: 2 },
@@ -24,12 +23,6 @@ type Arg = string | number;
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    useVoucherV1(
-      voucherKey: string, devicesKey: string, grantKey: string, outboxKey: string, loadedKey: string,
-      now: Arg, mac: string, hotspotId: string, ip: string, ssid: string,
-      sessionId: string, useId: string, defaultMinutes: Arg,
-      callback?: Callback<unknown[]>,
-    ): Result<unknown[], Context>;
     putVoucherV1(
       voucherKey: string,
       id: string, maxUses: Arg, uses: Arg, expiresAtMs: Arg, ssids: string,

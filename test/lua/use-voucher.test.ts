@@ -1,31 +1,26 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keys } from '../../engine/redis/keys.js';
-import { connect, freshTenant, mac, outbox, putVoucher, useVoucher, type UseArgs, type UseScript } from '../fixtures/lua-voucher.js';
+import { connect, freshTenant, mac, outbox, putVoucher, useVoucher, type UseArgs } from '../fixtures/lua-voucher.js';
 
 /**
  * The voucher use scripts against a real Redis, with the clock passed in:
  * the only place a use is counted, so every refusal must leave the counter,
  * the devices hash, the grant and the outbox exactly as they were.
- * use-voucher-8.lua is what the portal runs now; use-voucher-5.lua is still
- * registered, and both must keep the same voucher rules.
  */
-describe.each([
-  { file: 'use-voucher-5.lua', script: 'v1' as UseScript },
-  { file: 'use-voucher-8.lua', script: 'v2' as UseScript },
-])('$file', ({ script }) => {
+describe('use-voucher-8.lua', () => {
   let redis: Redis;
   beforeAll(() => { redis = connect(); });
   afterAll(() => { redis.disconnect(); });
 
-  const use = (t: string, code: string, a: UseArgs): Promise<unknown[]> => useVoucher(redis, t, code, a, script);
+  const use = (t: string, code: string, a: UseArgs): Promise<unknown[]> => useVoucher(redis, t, code, a);
   /**
    * An 'ok' answer's common part: ok, session id, grant until, current uses,
    * max uses, reused. use-voucher-8 adds the replaced session to a new use.
    */
   const ok = (r: unknown[]): unknown[] => {
     expect(r[0], JSON.stringify(r)).toBe('ok');
-    expect(r).toHaveLength(script === 'v2' && r[5] === 0 ? 7 : 6);
+    expect(r).toHaveLength(r[5] === 0 ? 7 : 6);
     return r.slice(0, 6);
   };
   const uses = (t: string, code: string): Promise<string | null> => redis.hget(keys.voucher(t, code), 'uses');
@@ -69,17 +64,11 @@ describe.each([
       sid, until: String(until), method: 'voucher', vid: 'vch_ok1',
       down: '2000', up: '1000', quota: '500', profile: 'basic', ip: '10.0.0.7', ssid: 'Guest', created: String(now),
     });
-    if (script === 'v1') {
-      expect(await redis.hget(grantKey, 'code')).toBe('OK1');
-      // The grant disappears from Redis by itself when it ends.
-      expect(await redis.pexpiretime(grantKey)).toBe(until);
-    } else {
-      expect(r[6]).toBe('');
-      expect(await redis.hmget(grantKey, 'user', 'hs', 'mac')).toEqual(['OK1', 'hs_x', mac(7)]);
-      // The session is watched: in the hotspot's live set, scored by its end, and findable by id.
-      expect(await redis.zscore(keys.live(t, 'hs_x'), sid)).toBe(String(until));
-      expect(await redis.get(keys.sessionRef(t, sid))).toBe(`hs_x ${mac(7)}`);
-    }
+    expect(r[6]).toBe('');
+    expect(await redis.hmget(grantKey, 'user', 'hs', 'mac')).toEqual(['OK1', 'hs_x', mac(7)]);
+    // The session is watched: in the hotspot's live set, scored by its end, and findable by id.
+    expect(await redis.zscore(keys.live(t, 'hs_x'), sid)).toBe(String(until));
+    expect(await redis.get(keys.sessionRef(t, sid))).toBe(`hs_x ${mac(7)}`);
   });
 
   it("uses the voucher's own session minutes over the caller's default", async () => {
@@ -173,7 +162,7 @@ describe.each([
     expect(ok(second)).toEqual(['ok', expect.stringMatching(/^sess_/), String(until + 600_000), 2, 3, 0]);
     expect(second[1]).not.toBe(first[1]);
     // use-voucher-8 names the ended session it replaced, for the caller to close.
-    if (script === 'v2') expect(second[6]).toBe(first[1]);
+    expect(second[6]).toBe(first[1]);
     expect(await redis.hget(keys.voucherDevices(t, 'AGAIN'), mac(1))).toBe(second[1]);
     expect(await redis.hget(keys.grant(t, 'hs_lua', mac(1)), 'sid')).toBe(second[1]);
     expect((await outbox(redis, t)).map((r) => r.sid)).toEqual([first[1], second[1]]);
@@ -210,7 +199,7 @@ describe.each([
     const b = await use(t, 'OUT', { now: now + 8, mac: mac(2), hotspot: 'hs_two', ip: '10.0.0.2', ssid: 'Guest', minutes: 15 });
     expect(await use(t, 'OUT', { now: now + 9, mac: mac(3), hotspot: 'hs_one', ssid: 'Guest' })).toEqual(['exhausted', 2, 2]);
 
-    const extra = script === 'v2' ? { user: 'OUT', method: 'voucher' } : {};
+    const extra = { user: 'OUT', method: 'voucher' };
     const records = await outbox(redis, t);
     expect(records).toEqual([
       { type: 'voucher_use', use: expect.stringMatching(/^vu_/), vid: 'vch_out', hs: 'hs_one', mac: mac(1), ip: '10.0.0.1', ssid: 'Guest', sid: a[1], at: String(now), until: String(now + 900_000), ...extra },
@@ -230,12 +219,12 @@ describe('use-voucher-8.lua: block list', () => {
     await putVoucher(redis, t, 'BLK', { id: 'vch_blk', max: 5 });
     await redis.set(keys.block(t, mac(1)), 'permanent');
     const now = Date.now();
-    expect(await useVoucher(redis, t, 'BLK', { now, mac: mac(1) }, 'v2')).toEqual(['blocked']);
+    expect(await useVoucher(redis, t, 'BLK', { now, mac: mac(1) })).toEqual(['blocked']);
     // Even an unknown code answers blocked: a blocked device learns nothing about codes.
-    expect(await useVoucher(redis, t, 'NOPE', { now, mac: mac(1) }, 'v2')).toEqual(['blocked']);
+    expect(await useVoucher(redis, t, 'NOPE', { now, mac: mac(1) })).toEqual(['blocked']);
     expect(await redis.hget(keys.voucher(t, 'BLK'), 'uses')).toBe('0');
     expect(await redis.exists(keys.grant(t, 'hs_lua', mac(1)), keys.live(t, 'hs_lua'))).toBe(0);
     expect(await outbox(redis, t)).toEqual([]);
-    expect((await useVoucher(redis, t, 'BLK', { now, mac: mac(2) }, 'v2'))[0]).toBe('ok');
+    expect((await useVoucher(redis, t, 'BLK', { now, mac: mac(2) }))[0]).toBe('ok');
   });
 });

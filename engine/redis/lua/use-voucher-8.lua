@@ -30,9 +30,13 @@
   ARGV[11] auth method ('voucher')
 
   Returns
-    {'ok', session_id, grant_until_ms, current_uses, max_uses, reused}
-        max_uses is -1 when unlimited; reused is 1 when the device already had
-        a live session from this voucher (no use was counted)
+    {'ok', session_id, grant_until_ms, current_uses, max_uses, 1}
+        the device already had a live session from this voucher: it gets it
+        back and no use is counted
+    {'ok', session_id, grant_until_ms, current_uses, max_uses, 0, replaced_session_id}
+        a new use and session; replaced_session_id is '' or the device's
+        previous live session at this hotspot, which the caller must end
+        (max_uses is -1 when unlimited)
     {'not_found'}
     {'not_loaded'}                    this Redis does not hold the tenant's vouchers
                                       (new or lost Redis): load them from Postgres and retry
