@@ -1,4 +1,4 @@
-import { availableParallelism } from 'node:os';
+import { availableParallelism, hostname } from 'node:os';
 
 /**
  * Configuration from the environment, validated once at start. Every bad value
@@ -107,7 +107,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     radiusAuthPort: port('RADIUS_AUTH_PORT', 1812) ?? 1812,
     radiusAcctPort: port('RADIUS_ACCT_PORT', 1813) ?? 1813,
     radiusEnabled: (env.RADIUS_ENABLED ?? 'true') !== 'false',
-    nodeId: env.NODE_ID || `node-${process.pid}`,
+    // Stable across restarts, so a restarted process takes back its hotspot leases and its
+    // unacknowledged outbox entries at once. Two processes on one host need distinct NODE_IDs.
+    nodeId: env.NODE_ID || hostname(),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

@@ -124,12 +124,20 @@ export class HotspotService {
   /**
    * The portal's view of a hotspot, by id alone (the portal has no credentials;
    * the hotspot names the tenant). Cached for a few seconds: an edit made in
-   * another process reaches this one within REF_CACHE_MS.
+   * another process reaches this one within REF_CACHE_MS; while Postgres is
+   * unreachable the last known answer is used.
    */
   async ref(id: string): Promise<HotspotRef | null> {
     const hit = this.refs.get(id);
     if (hit && Date.now() - hit.at < REF_CACHE_MS) return hit.ref;
-    const { rows } = await this.pool.query<HotspotRow>('SELECT * FROM hotspots WHERE id = $1', [id]);
+    let rows: HotspotRow[];
+    try {
+      ({ rows } = await this.pool.query<HotspotRow>('SELECT * FROM hotspots WHERE id = $1', [id]));
+    } catch (err) {
+      // Postgres away: guests keep signing in on what we knew (sign-in itself needs only Redis).
+      if (hit) return hit.ref;
+      throw err;
+    }
     const r = rows[0];
     const ref = r ? {
       id: r.id, tenantId: r.tenant_id, timezone: r.timezone,

@@ -10,7 +10,8 @@ type StreamReply = [key: string, entries: StreamEntry[]][] | null;
 
 const BATCH = 2000;
 const IDLE_POLL_MS = 50;
-const CLAIM_IDLE_MS = 30_000;
+// A live consumer holds entries for milliseconds; ten seconds idle means its process is gone.
+const CLAIM_IDLE_MS = 10_000;
 
 /**
  * Drains the tenants' outbox streams into Postgres.
