@@ -1,4 +1,7 @@
 import { Redis } from 'ioredis';
+import { AuditLog } from './audit/audit-log.js';
+import { AuditService } from './audit/audit-service.js';
+import { runRetention } from './audit/retention.js';
 import type { Config } from './config.js';
 import { HotspotService } from './hotspots/hotspot-service.js';
 import { NasRegistry } from './hotspots/nas-registry.js';
@@ -45,7 +48,10 @@ export class Engine {
   readonly signIn: SignInService;
   readonly sessions: SessionService;
   readonly radius: RadiusGateway;
+  readonly audit: AuditService;
+  readonly auditLog: AuditLog;
   private readonly runSink: boolean;
+  private retentionTimer: NodeJS.Timeout | undefined;
   private tenantIdCache: { ids: string[]; at: number } = { ids: [], at: 0 };
 
   constructor(readonly config: Config, readonly log: Logger, options: EngineOptions = {}) {
@@ -55,6 +61,7 @@ export class Engine {
     this.pool = createPool(config.databaseUrl, log);
     this.metrics.counter('voucher_verify_total', 'Portal voucher verifications by outcome', 'result');
     this.tenants = new TenantService(this.pool, this.redis);
+    this.tenants.onCreated = () => { this.tenantIdCache.at = 0; };
     this.credentials = new CredentialVerifier(this.tenants, config.jwtSecret, config.jwtLeewaySec);
     this.hotspots = new HotspotService(this.pool);
     this.nas = new NasRegistry(this.pool, log.child({ component: 'nas-registry' }));
@@ -75,6 +82,8 @@ export class Engine {
     this.signIn = new SignInService(this.redemption, actors);
     this.sessions = new SessionService(this.pool, this.redis, actors, this.hotspots, now);
     this.radius = gateway = new RadiusGateway(this.nas, actors, this.signIn, log.child({ component: 'radius-gateway' }));
+    this.audit = new AuditService(this.pool);
+    this.auditLog = new AuditLog(this.redis, now);
     this.metrics.gauge('live_sessions_in_actors', 'Live sessions held by hotspot actors', () => this.actors?.liveSessions ?? 0);
   }
 
@@ -83,7 +92,14 @@ export class Engine {
     await migrate(this.pool, this.log);
     for (const t of await this.tenants.list()) await this.tenants.ensureRedis(t.id);
     await this.nas.start();
-    if (this.runSink) this.sink.start();
+    if (this.runSink) {
+      this.sink.start();
+      // Retention runs hourly; it drops a day's partition once the day is past the legal period.
+      const retention = (): void => void runRetention(this.pool, this.log).catch((err: Error) => this.log.warn({ err: err.message }, 'retention run failed'));
+      this.retentionTimer = setInterval(retention, 3_600_000);
+      this.retentionTimer.unref();
+      retention();
+    }
   }
 
   /** Redis and Postgres both answer. */
@@ -95,6 +111,7 @@ export class Engine {
   }
 
   async close(): Promise<void> {
+    if (this.retentionTimer) clearInterval(this.retentionTimer);
     await this.actors?.close();
     this.nas.stop();
     await this.sink.stop();

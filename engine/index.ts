@@ -25,3 +25,7 @@ export { internalSessionId, publicSessionId, maskUsername, type BlockDuration, t
 export type { RadiusGateway } from './sessions/radius-gateway.js';
 export { TimerWheel } from './sessions/timer-wheel.js';
 export { threadIndex } from './sessions/actor-pool.js';
+export { GENESIS, canonical, link, ChainVerifier, type ChainFields, type StoredLink, type ChainBreak } from './audit/chain.js';
+export { runRetention, retentionCutoff, RETENTION_DAYS } from './audit/retention.js';
+export type { OperatorEvent } from './audit/audit-log.js';
+export type { ChainRecord, VerifyResult } from './audit/audit-service.js';

@@ -1,4 +1,4 @@
-import { Errors, type Engine, type Logger, type Principal } from '../engine/index.js';
+import { Errors, type Engine, type Logger, type OperatorEvent, type Principal } from '../engine/index.js';
 import { errorReply, send, type Exchange, type Reply } from './respond.js';
 import type { Validators } from './schemas.js';
 import type { HttpResponse, TemplatedApp } from './uws.js';
@@ -38,6 +38,14 @@ export interface Route {
   /** Extra error responses to document: status -> description. */
   errors?: Record<number, string>;
   handler: (ctx: RouteContext) => Promise<Reply> | Reply;
+  /** For operator changes: the audit-chain event a successful call records (spec §6.3). */
+  audit?: (ctx: RouteContext, body: any) => AuditNote | null;
+}
+
+export interface AuditNote {
+  event: OperatorEvent;
+  details: Record<string, unknown>;
+  subject?: { hotspot_id?: string; mac?: string };
 }
 
 const NO_PRINCIPAL = null as unknown as Principal;
@@ -90,7 +98,11 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
           } else if (validateBody) {
             validateBody(undefined);
           }
-          reply = await route.handler({ params, query, body, q, principal, remoteIp });
+          const ctx = { params, query, body, q, principal, remoteIp };
+          reply = await route.handler(ctx);
+          const note = route.audit && reply.status < 300 ? route.audit(ctx, reply.body) : null;
+          // The change is in the audit chain's queue before the operator hears it succeeded.
+          if (note) await engine.auditLog.operator(principal.tenant.id, `${principal.via}:${principal.subject}`, note.event, note.details, note.subject);
         } catch (err) {
           reply = errorReply(err, log);
           closeConnection = reply.status === 413;

@@ -136,6 +136,10 @@ export const QUERY_SCHEMAS: Record<string, Schema> = {
     type: 'object', additionalProperties: false,
     properties: { days: { type: 'integer', minimum: 1, maximum: 730, default: 30 } },
   },
+  auditChainDay: {
+    type: 'object', additionalProperties: false, required: ['date'],
+    properties: { date: { type: 'string', format: 'date', description: 'UTC day, YYYY-MM-DD' } },
+  },
   portalQuery: {
     type: 'object', additionalProperties: true,
     properties: { hotspot_id: { type: 'string', maxLength: 64 } },
@@ -253,6 +257,26 @@ export const RESPONSE_SCHEMAS: Record<string, Schema> = {
   guestHistory: {
     type: 'object',
     properties: { mac: { type: 'string' }, days: { type: 'integer' }, data: { type: 'array', items: session } },
+  },
+  auditChainDay: {
+    type: 'object',
+    properties: {
+      date: { type: 'string', format: 'date' }, count: { type: 'integer' }, chain_valid: { type: 'boolean' },
+      first_break: nullable({ type: 'object', properties: { seq: { type: 'integer' }, id: { type: 'string' }, problem: { enum: ['hash_mismatch', 'broken_link', 'sequence_gap'] }, detail: { type: 'string' } } }),
+      records: {
+        type: 'array',
+        items: {
+          type: 'object',
+          properties: {
+            seq: { type: 'integer' }, event_type: { type: 'string' }, timestamp: { type: 'string', format: 'date-time' },
+            session_id: nullable({ type: 'string' }), mac_address: nullable({ type: 'string' }), ip_address: nullable({ type: 'string' }),
+            username: nullable({ type: 'string' }), auth_method: nullable({ type: 'string' }), ssid: nullable({ type: 'string' }),
+            hotspot_id: nullable({ type: 'string' }), details: { type: 'object' }, prev_hash: { type: 'string' },
+            hash_chain_value: { type: 'string', pattern: '^sha256:[0-9a-f]{64}$' },
+          },
+        },
+      },
+    },
   },
   tenantMe: { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' }, modules: { type: 'array', items: { type: 'string' } } } },
 };

@@ -1,6 +1,7 @@
 import type { Engine, Logger } from '../engine/index.js';
 import { buildOpenApi } from './openapi.js';
 import { mount, type Route, type Surface } from './router.js';
+import { complianceRoutes } from './routes/compliance.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { hotspotRoutes } from './routes/hotspots.js';
 import { opsRoutes } from './routes/ops.js';
@@ -20,7 +21,7 @@ export interface HttpServer {
 export function allRoutes(engine: Engine): Route[] {
   let doc: Record<string, unknown> | undefined;
   const routes: Route[] = [
-    ...hotspotRoutes(engine), ...voucherRoutes(engine), ...sessionRoutes(engine), ...portalRoutes(engine), ...dashboardRoutes(),
+    ...hotspotRoutes(engine), ...voucherRoutes(engine), ...sessionRoutes(engine), ...complianceRoutes(engine), ...portalRoutes(engine), ...dashboardRoutes(),
   ];
   const ops = opsRoutes(engine, () => (doc ??= buildOpenApi([...routes, ...ops])));
   return [...ops, ...routes];

@@ -11,6 +11,9 @@ const USAGE = `Usage: npm run -s cli -- <command>
   apikey revoke --tenant ID --key KEY_ID
   token --tenant ID [--roles admin] [--ttl 3600] [--sub NAME]
       Prints an HS256 operator JWT.
+  audit verify --tenant ID [--from YYYY-MM-DD --to YYYY-MM-DD]
+      Recomputes the tenant's audit chain from Postgres and names the first
+      record that breaks it (exit 1 when broken).
   redis reload --tenant ID
       Loads the tenant's vouchers from Postgres into Redis (after a Redis loss).
 
@@ -24,7 +27,7 @@ async function main(argv: string[]): Promise<void> {
     options: {
       name: { type: 'string' }, modules: { type: 'string' }, json: { type: 'boolean' }, tenant: { type: 'string' },
       label: { type: 'string' }, key: { type: 'string' }, roles: { type: 'string' }, ttl: { type: 'string' },
-      sub: { type: 'string' }, help: { type: 'boolean', short: 'h' },
+      sub: { type: 'string' }, help: { type: 'boolean', short: 'h' }, from: { type: 'string' }, to: { type: 'string' },
     },
   });
   const [cmd, sub] = positionals;
@@ -71,6 +74,15 @@ async function main(argv: string[]): Promise<void> {
       const ok = await engine.tenants.revokeApiKey(need(values.tenant, '--tenant'), keyId);
       if (!ok) throw new UsageError(`no live key ${keyId} for that tenant`);
       return out(`revoked ${keyId}`);
+    }
+    if (cmd === 'audit' && sub === 'verify') {
+      for (const d of [values.from, values.to]) if (d && !/^\d{4}-\d{2}-\d{2}$/.test(d)) throw new UsageError(`not a date: ${d}`);
+      const r = await engine.audit.verify(need(values.tenant, '--tenant'), values.from, values.to);
+      if (values.json) out(r);
+      else if (r.valid) out(`chain valid: ${r.records} records`);
+      else out(`chain BROKEN at seq ${r.first_break!.seq}${r.first_break!.id ? ` (record ${r.first_break!.id})` : ''}: ${r.first_break!.problem}: ${r.first_break!.detail}`);
+      if (!r.valid) process.exitCode = 1;
+      return;
     }
     if (cmd === 'redis' && sub === 'reload') {
       const n = await engine.vouchers.loadIntoRedis(need(values.tenant, '--tenant'));

@@ -2,7 +2,8 @@ import { Redis } from 'ioredis';
 import { keys, OUTBOX_GROUP } from '../redis/keys.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import { writeOutbox, type OutboxRecord } from './outbox-writer.js';
+import { PartitionCache } from '../audit/chain-writer.js';
+import { auditEntriesOf, writeOutbox, type OutboxRecord } from './outbox-writer.js';
 import type { Pool } from './postgres.js';
 
 type StreamEntry = [id: string, fields: string[]];
@@ -29,6 +30,7 @@ export class OutboxSink {
   private lastClaim = 0;
   private oldestPendingMs = 0;
   private wake: (() => void) | undefined;
+  private readonly partitions = new PartitionCache();
 
   constructor(
     private readonly redis: Redis,
@@ -143,10 +145,12 @@ export class OutboxSink {
   }
 
   private async write(records: OutboxRecord[]): Promise<void> {
+    const audit = auditEntriesOf(records);
+    await this.partitions.ensure(this.pool, new Set(audit.map((e) => new Date(e.ts).toISOString().slice(0, 10))));
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
-      const n = await writeOutbox(client, records);
+      const n = await writeOutbox(client, records, audit);
       await client.query('COMMIT');
       this.metrics.inc('outbox_records_written_total', '', n);
     } catch (err) {

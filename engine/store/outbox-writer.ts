@@ -1,3 +1,4 @@
+import { appendToChains, type AuditEntry } from '../audit/chain-writer.js';
 import type { PoolClient } from './postgres.js';
 
 /** One outbox entry: its tenant and its fields as Redis stored them. */
@@ -7,13 +8,14 @@ export interface OutboxRecord {
 }
 
 /**
- * Writes a batch of outbox records in one transaction (the caller's).
+ * Writes a batch of outbox records in one transaction (the caller's): the
+ * data tables, then the audit events (auditEntriesOf) into their chains.
  * Every insert is keyed by an id derived from the record, and every update is
  * guarded by the row's state, so a batch delivered twice changes nothing the
  * second time. Records are applied by kind in stream order: starts before
  * extensions before ends, which is also their order within one session.
  */
-export async function writeOutbox(c: PoolClient, records: OutboxRecord[]): Promise<number> {
+export async function writeOutbox(c: PoolClient, records: OutboxRecord[], audit: AuditEntry[]): Promise<number> {
   let written = 0;
   const of = (type: string): OutboxRecord[] => records.filter((r) => r.f.get('type') === type);
   const col = (rs: OutboxRecord[], name: string): (string | null)[] => rs.map((r) => r.f.get(name) || null);
@@ -46,7 +48,6 @@ export async function writeOutbox(c: PoolClient, records: OutboxRecord[]): Promi
        ON CONFLICT (id) DO NOTHING`,
       [col(uses, 'sid'), tenants(uses), col(uses, 'hs'), col(uses, 'mac'), col(uses, 'ip'), col(uses, 'user'),
         col(uses, 'method'), col(uses, 'ssid'), col(uses, 'vid'), col(uses, 'at'), col(uses, 'until')]);
-    written += await insertAudit(c, uses, 'session_start', (r) => `${r.f.get('sid')}:start`, () => ({}));
   }
 
   const extensions = of('session_extend');
@@ -56,8 +57,6 @@ export async function writeOutbox(c: PoolClient, records: OutboxRecord[]): Promi
        FROM unnest($1::text[], $2::text[], $3::text[]) AS t(sid, tenant_id, until)
        WHERE s.id = t.sid AND s.tenant_id = t.tenant_id AND s.status = 'active'`,
       [col(extensions, 'sid'), tenants(extensions), col(extensions, 'until')]);
-    written += await insertAudit(c, extensions, 'session_extend', (r) => `${r.f.get('sid')}:extend:${r.f.get('until')}`,
-      (r) => ({ minutes: Number(r.f.get('minutes')), until: new Date(Number(r.f.get('until'))).toISOString(), by: r.f.get('by') || null }));
   }
 
   const ends = of('session_end');
@@ -69,24 +68,44 @@ export async function writeOutbox(c: PoolClient, records: OutboxRecord[]): Promi
        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS t(sid, tenant_id, at, reason, bin, bout)
        WHERE s.id = t.sid AND s.tenant_id = t.tenant_id AND s.ended_at IS NULL`,
       [col(ends, 'sid'), tenants(ends), col(ends, 'at'), col(ends, 'reason'), col(ends, 'bin'), col(ends, 'bout')]);
-    written += await insertAudit(c, ends, 'session_end', (r) => `${r.f.get('sid')}:end`,
-      (r) => ({ reason: r.f.get('reason'), bytes_in: Number(r.f.get('bin') ?? 0), bytes_out: Number(r.f.get('bout') ?? 0), by: r.f.get('by') || null }));
   }
-  return written;
+  return written + (await appendToChains(c, audit));
 }
 
-async function insertAudit(
-  c: PoolClient, rs: OutboxRecord[], eventType: string,
-  idOf: (r: OutboxRecord) => string, detailsOf: (r: OutboxRecord) => Record<string, unknown>,
-): Promise<number> {
-  const g = (name: string): (string | null)[] => rs.map((r) => r.f.get(name) || null);
-  const { rowCount } = await c.query(
-    `INSERT INTO audit_events (id, tenant_id, hotspot_id, event_type, ts, session_id, mac_address, ip_address, username, auth_method, ssid, details)
-     SELECT id, tenant_id, hs, $3, to_timestamp(at::bigint / 1000.0), sid, mac, ip, usr, method, ssid, details::jsonb
-     FROM unnest($1::text[], $2::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[])
-       AS t(id, tenant_id, hs, at, sid, mac, ip, usr, method, ssid, details)
-     ON CONFLICT (id) DO NOTHING`,
-    [rs.map(idOf), rs.map((r) => r.tenant), eventType, g('hs'), g('at'), g('sid'), g('mac'), g('ip'), g('user'), g('method'), g('ssid'),
-      rs.map((r) => JSON.stringify(detailsOf(r)))]);
-  return rowCount ?? 0;
+/**
+ * The audit events a batch carries, in stream order (the order they happened
+ * in for one tenant): session start (a voucher use starts a session), end and
+ * extension, and operator actions.
+ */
+export function auditEntriesOf(records: OutboxRecord[]): AuditEntry[] {
+  const out: AuditEntry[] = [];
+  for (const r of records) {
+    const f = (k: string): string => r.f.get(k) ?? '';
+    const base = {
+      tenant_id: r.tenant, ts: Number(f('at')), session_id: f('sid'), mac_address: f('mac'), ip_address: f('ip'),
+      username: f('user'), auth_method: f('method'), ssid: f('ssid'), hotspot_id: f('hs'),
+    };
+    switch (f('type')) {
+      case 'voucher_use':
+        out.push({ ...base, id: `${f('sid')}:start`, event_type: 'session_start', auth_method: f('method') || 'voucher',
+          details: { voucher_id: f('vid'), until: iso(f('until')) } });
+        break;
+      case 'session_extend':
+        out.push({ ...base, id: `${f('sid')}:extend:${f('until')}`, event_type: 'session_extend',
+          details: { minutes: Number(f('minutes')), until: iso(f('until')), by: f('by') || null } });
+        break;
+      case 'session_end':
+        out.push({ ...base, id: `${f('sid')}:end`, event_type: 'session_end',
+          details: { reason: f('reason'), bytes_in: Number(f('bin') || 0), bytes_out: Number(f('bout') || 0), by: f('by') || null } });
+        break;
+      case 'audit':
+        out.push({ ...base, id: f('rid'), event_type: f('event'), details: { ...(JSON.parse(f('details') || '{}') as object), by: f('by') || null } });
+        break;
+    }
+  }
+  return out;
+}
+
+function iso(ms: string): string | null {
+  return ms ? new Date(Number(ms)).toISOString() : null;
 }

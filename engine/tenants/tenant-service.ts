@@ -28,6 +28,9 @@ const TENANT_CACHE_MS = 5_000;
 export class TenantService {
   private readonly cache = new Map<string, { tenant: Tenant | null; at: number }>();
 
+  /** Called after a tenant is created in this process (the outbox sink starts watching its stream). */
+  onCreated: (tenantId: string) => void = () => undefined;
+
   constructor(private readonly pool: Pool, private readonly redis: Redis) {}
 
   async create(name: string, modules: string[] = DEFAULT_MODULES): Promise<Tenant> {
@@ -35,6 +38,7 @@ export class TenantService {
     const { rows } = await this.pool.query<{ created_at: Date }>(
       'INSERT INTO tenants (id, name, modules) VALUES ($1, $2, $3) RETURNING created_at', [id, name, modules]);
     await this.ensureRedis(id);
+    this.onCreated(id);
     return { id, name, modules, createdAt: rows[0]!.created_at };
   }
 

@@ -14,6 +14,7 @@ export function hotspotRoutes(engine: Engine): Route[] {
       method: 'post', path: '/v1/hotspots', surface: 'public', auth: true, bodySchema: 'hotspotCreate', responseSchema: 'hotspot', status: 201,
       summary: 'Create a hotspot (site)',
       handler: async ({ principal, body }) => ({ status: 201, body: await hs.create(principal.tenant.id, body) }),
+      audit: (_ctx, out) => ({ event: 'hotspot_created', details: { name: out.name, timezone: out.timezone }, subject: { hotspot_id: out.id } }),
     },
     {
       method: 'get', path: '/v1/hotspots/:id', surface: 'public', auth: true, responseSchema: 'hotspot',
@@ -24,6 +25,7 @@ export function hotspotRoutes(engine: Engine): Route[] {
       method: 'put', path: '/v1/hotspots/:id', surface: 'public', auth: true, bodySchema: 'hotspotUpdate', responseSchema: 'hotspot',
       summary: 'Change any of a hotspot\'s fields', errors: { 404: 'hotspot_not_found' },
       handler: async ({ principal, params, body }) => ({ status: 200, body: await hs.update(principal.tenant.id, params[0]!, body) }),
+      audit: ({ body }, out) => ({ event: 'hotspot_updated', details: { changed: body }, subject: { hotspot_id: out.id } }),
     },
     {
       method: 'post', path: '/v1/hotspots/:id/nas-clients', surface: 'public', auth: true, bodySchema: 'nasClientCreate',
@@ -31,6 +33,7 @@ export function hotspotRoutes(engine: Engine): Route[] {
       summary: 'Register a NAS (RADIUS client) of the hotspot; the secret is never returned',
       errors: { 404: 'hotspot_not_found', 409: 'nas_ip_in_use' },
       handler: async ({ principal, params, body }) => ({ status: 201, body: await hs.addNasClient(principal.tenant.id, params[0]!, body) }),
+      audit: (_ctx, out) => ({ event: 'nas_client_added', details: { nas_id: out.id, ip: out.ip, coa_port: out.coa_port }, subject: { hotspot_id: out.hotspot_id } }),
     },
     {
       method: 'get', path: '/v1/hotspots/:id/nas-clients', surface: 'public', auth: true, responseSchema: 'nasClientList',

@@ -41,6 +41,7 @@ export function sessionRoutes(engine: Engine): Route[] {
       handler: async ({ principal, params, body }) => ({
         status: 200, body: await ss.block(principal.tenant.id, params[0]!, body.duration as BlockDuration, who(principal)),
       }),
+      audit: (_ctx, out) => ({ event: 'device_blocked', details: { duration: out.duration, until: out.until, session_id: out.session_id }, subject: { mac: out.mac } }),
     },
     {
       method: 'get', path: '/v1/blocks', surface: 'public', auth: true, module: 'sessions', responseSchema: 'blockList',
@@ -51,6 +52,7 @@ export function sessionRoutes(engine: Engine): Route[] {
       method: 'del', path: '/v1/blocks/:mac', surface: 'public', auth: true, module: 'sessions',
       summary: 'Remove a block (the only way to lift a permanent one)', errors: { 404: 'block_not_found', 400: 'invalid_mac' },
       handler: async ({ principal, params }) => ({ status: 200, body: await ss.unblock(principal.tenant.id, params[0]!) }),
+      audit: (_ctx, out) => ({ event: 'device_unblocked', details: {}, subject: { mac: out.mac } }),
     },
     {
       method: 'get', path: '/v1/guests', surface: 'public', auth: true, module: 'sessions', querySchema: 'guestList',

@@ -28,6 +28,7 @@ export function voucherRoutes(engine: Engine): Route[] {
       handler: async ({ principal, body }) => ({
         status: 201, body: await vs.createOne(principal.tenant.id, specOf(body), body.code, 'api'),
       }),
+      audit: (_ctx, out) => ({ event: 'voucher_created', details: { voucher_id: out.id, code: out.code, max_uses: out.max_uses } }),
     },
     {
       method: 'get', path: '/v1/vouchers', surface: 'public', auth: true, module: 'vouchers', querySchema: 'voucherList',
@@ -50,6 +51,7 @@ export function voucherRoutes(engine: Engine): Route[] {
       method: 'del', path: '/v1/vouchers/:id', surface: 'public', auth: true, module: 'vouchers', responseSchema: 'voucherDeleted',
       summary: 'Delete a voucher: the code stops working at once; live sessions it started go on', errors: { 404: 'voucher_not_found' },
       handler: async ({ principal, params }) => ({ status: 200, body: await vs.delete(principal.tenant.id, params[0]!) }),
+      audit: (_ctx, out) => ({ event: 'voucher_deleted', details: { voucher_id: out.id, code: out.code } }),
     },
     {
       method: 'post', path: '/api/v1/vouchers', surface: 'console', auth: true, module: 'vouchers', bodySchema: 'consoleVoucherBatch',
@@ -60,6 +62,10 @@ export function voucherRoutes(engine: Engine): Route[] {
           { ...specOf(body), count: body.count, format: { ...DEFAULT_CODE_FORMAT, ...body.format } }, 'console');
         return { status: 201, body: { vouchers: rows.map((r) => ({ id: r.id, code: r.code, status: 'created' })) } };
       },
+      audit: ({ body }, out) => ({
+        event: 'voucher_batch_created',
+        details: { count: out.vouchers.length, first_id: out.vouchers[0]?.id ?? null, last_id: out.vouchers.at(-1)?.id ?? null, bandwidth_profile: body.bandwidth_profile ?? null },
+      }),
     },
     {
       method: 'get', path: '/api/v1/vouchers', surface: 'console', auth: true, module: 'vouchers', querySchema: 'voucherList',
@@ -83,6 +89,7 @@ export function voucherRoutes(engine: Engine): Route[] {
         }
         return { status: 200, body: await vs.putProfile(principal.tenant.id, params[0]!, { daily_quota_mb: null, ...body }) };
       },
+      audit: ({ params, body }) => ({ event: 'bandwidth_profile_changed', details: { name: params[0], ...body } }),
     },
   ];
 }

@@ -74,9 +74,9 @@ describe('actor thread crash', () => {
     await redis.zadd(`{t:${t.tenantId}}:live:${t.hotspotId}`, until, sid);
     await pool.request({ t: 'started', tenant: t.tenantId, hs: t.hotspotId, tz: 'UTC', sid, mac: 'CC:00:00:00:00:00', replaced: '' });
     await eventually(async () => (await db.query("SELECT status FROM sessions WHERE id = $1", [sid])).rows[0]?.status === 'ended', 8_000);
-    const ends = await db.query("SELECT count(*)::int AS n FROM audit_events WHERE session_id = $1 AND event_type = 'session_end'", [sid]);
+    const ends = await db.query("SELECT count(*)::int AS n FROM audit_records WHERE session_id = $1 AND event_type = 'session_end'", [sid]);
     expect(ends.rows[0].n).toBe(1);
-    const starts = await db.query("SELECT count(*)::int AS n, count(DISTINCT session_id)::int AS d FROM audit_events WHERE session_id = ANY($1) AND event_type = 'session_start'", [sids]);
+    const starts = await db.query("SELECT count(*)::int AS n, count(DISTINCT session_id)::int AS d FROM audit_records WHERE session_id = ANY($1) AND event_type = 'session_start'", [sids]);
     expect(starts.rows[0]).toEqual({ n: 60, d: 60 });
   });
 });

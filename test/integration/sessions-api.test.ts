@@ -62,8 +62,10 @@ describe('sessions API', () => {
       const { rows } = await db.query('SELECT status, end_reason FROM sessions WHERE id = $1', [s.session_id]);
       return rows[0]?.status === 'disconnected' && rows[0]?.end_reason === 'admin_disconnect';
     });
-    const audit = await db.query('SELECT event_type FROM audit_events WHERE session_id = $1 ORDER BY ts, event_type DESC', [s.session_id]);
+    await eventually(async () => (await db.query('SELECT count(*)::int AS n FROM audit_records WHERE session_id = $1', [s.session_id])).rows[0].n === 2);
+    const audit = await db.query('SELECT event_type, details FROM audit_records WHERE tenant_id = $1 AND session_id = $2 ORDER BY seq', [t.tenantId, s.session_id]);
     expect(audit.rows.map((r) => r.event_type)).toEqual(['session_start', 'session_end']);
+    expect(audit.rows[1].details).toMatchObject({ reason: 'admin_disconnect', by: expect.stringMatching(/^api_key:/) });
     // The device's grant is gone: the same MAC now needs a new use.
     expect(await redis.exists(`{t:${t.tenantId}}:g:${t.hotspotId}:AA:00:00:00:00:02`)).toBe(0);
   });
@@ -77,7 +79,7 @@ describe('sessions API', () => {
     const b = await call(svc.base, 'POST', `/v1/sessions/${s.session_id}/extend`, { auth: t.apiKey, body: { minutes: 15 } });
     expect(Date.parse(b.body.expires_at) - before).toBe(75 * 60_000);
     expect((await call(svc.base, 'POST', `/v1/sessions/${s.session_id}/extend`, { auth: t.apiKey, body: {} })).status).toBe(400);
-    await eventually(async () => (await db.query("SELECT count(*)::int AS n FROM audit_events WHERE session_id = $1 AND event_type = 'session_extend'", [s.session_id])).rows[0].n === 2);
+    await eventually(async () => (await db.query("SELECT count(*)::int AS n FROM audit_records WHERE session_id = $1 AND event_type = 'session_extend'", [s.session_id])).rows[0].n === 2);
   });
 
   it('block ends the session and refuses the device until unblocked', async () => {

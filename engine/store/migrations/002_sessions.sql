@@ -1,4 +1,4 @@
--- Sessions, the block list, and audit events (the audit issue adds the hash chain).
+-- Sessions and the block list.
 
 CREATE TABLE sessions (
   id           text PRIMARY KEY,          -- sess_...; the public API shows it as ses_... (same suffix)
@@ -31,21 +31,3 @@ CREATE TABLE blocks (
   created_at  timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY (tenant_id, mac)
 );
-
--- One row per audit event; the id is derived from the event itself
--- (session id + event + discriminator), so a record delivered twice is stored once.
-CREATE TABLE audit_events (
-  id           text PRIMARY KEY,
-  tenant_id    text NOT NULL,
-  hotspot_id   text,
-  event_type   text NOT NULL,
-  ts           timestamptz NOT NULL,
-  session_id   text,
-  mac_address  text,
-  ip_address   text,
-  username     text,
-  auth_method  text,
-  ssid         text,
-  details      jsonb NOT NULL DEFAULT '{}'
-);
-CREATE INDEX audit_events_tenant_ts ON audit_events (tenant_id, ts);

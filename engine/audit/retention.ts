@@ -1,0 +1,60 @@
+import type { Logger } from '../logger.js';
+import type { Pool } from '../store/postgres.js';
+import { partitionName } from './chain-writer.js';
+
+/** Spec §8: session start and end records are kept 730 days. */
+export const RETENTION_DAYS = 730;
+
+/**
+ * The first UTC day that must still be kept. The law says two years and the
+ * spec 730 days; a two-year span that contains a 29 February is 731 days, so
+ * we keep whichever reaches further back: never less than either rule.
+ */
+export function retentionCutoff(nowMs: number): string {
+  const now = new Date(nowMs);
+  const byDays = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()) - RETENTION_DAYS * 86_400_000);
+  const byYears = new Date(Date.UTC(now.getUTCFullYear() - 2, now.getUTCMonth(), now.getUTCDate()));
+  return (byDays < byYears ? byDays : byYears).toISOString().slice(0, 10);
+}
+
+/**
+ * Drops whole daily partitions of audit_records older than the cutoff, one
+ * transaction each, logging every partition it destroyed (and its row count)
+ * in audit_retention_log. An advisory lock lets one process run it at a time.
+ */
+export async function runRetention(pool: Pool, log: Logger, nowMs = Date.now()): Promise<{ dropped: string[]; cutoff: string }> {
+  const cutoff = retentionCutoff(nowMs);
+  const dropped: string[] = [];
+  const c = await pool.connect();
+  try {
+    const got = (await c.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(7265012) AS ok')).rows[0]?.ok;
+    if (!got) return { dropped, cutoff };
+    try {
+      const { rows } = await c.query<{ name: string }>(
+        `SELECT child.relname AS name FROM pg_inherits i
+         JOIN pg_class child ON child.oid = i.inhrelid JOIN pg_class parent ON parent.oid = i.inhparent
+         WHERE parent.relname = 'audit_records' ORDER BY child.relname`);
+      for (const { name } of rows) {
+        const m = /^audit_records_(\d{4})(\d{2})(\d{2})$/.exec(name);
+        if (!m) continue;
+        const day = `${m[1]}-${m[2]}-${m[3]}`;
+        if (day >= cutoff || partitionName(day) !== name) continue;
+        await c.query('BEGIN');
+        const n = (await c.query<{ n: number }>(`SELECT count(*)::bigint AS n FROM ${name}`)).rows[0]?.n ?? 0;
+        await c.query(`DROP TABLE ${name}`);
+        await c.query('INSERT INTO audit_retention_log (partition, day, rows, cutoff) VALUES ($1, $2, $3, $4)', [name, day, n, cutoff]);
+        await c.query('COMMIT');
+        dropped.push(name);
+        log.info({ partition: name, rows: n, cutoff }, 'retention: dropped audit partition');
+      }
+    } catch (err) {
+      await c.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      await c.query('SELECT pg_advisory_unlock(7265012)').catch(() => undefined);
+    }
+  } finally {
+    c.release();
+  }
+  return { dropped, cutoff };
+}

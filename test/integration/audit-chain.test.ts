@@ -1,0 +1,113 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createLogger, projectPath, runRetention } from '../../engine/index.js';
+import { call, eventually, JWT_SECRET, newTenant, startService, type Running } from '../helpers.js';
+
+const run = promisify(execFile);
+
+/**
+ * The audit chain in Postgres: session and operator events linked per
+ * tenant, the day API, the CLI verifier, and tampering found where it is.
+ */
+describe('audit chain', () => {
+  let svc: Running;
+  let db: pg.Client;
+
+  beforeAll(async () => {
+    svc = await startService({ ACTOR_THREADS: '1' });
+    db = new pg.Client(inject('databaseUrl'));
+    await db.connect();
+  });
+  afterAll(async () => {
+    await db.end();
+    await svc.stop();
+  });
+
+  /** A tenant with a few sign-ins, a disconnect and operator actions, all chained. */
+  async function tenantWithHistory(records: number) {
+    const t = await newTenant(svc.service);
+    await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code: 'AUD-1', max_uses: null } });
+    const sids: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const r = await call(svc.base, 'POST', `/api/v1/hotspot-portal/voucher/verify?hotspot_id=${t.hotspotId}`, { body: { code: 'AUD-1', mac: `DD:00:00:00:00:0${i}`, ip: `10.2.0.${i}`, ssid: 'Hall' } });
+      sids.push(r.body.session_id);
+    }
+    await call(svc.base, 'DELETE', `/v1/sessions/${sids[0]}`, { auth: t.apiKey });
+    await call(svc.base, 'PUT', `/v1/hotspots/${t.hotspotId}`, { auth: t.apiKey, body: { name: 'Renamed' } });
+    await eventually(async () => (await db.query('SELECT count(*)::int AS n FROM audit_records WHERE tenant_id = $1', [t.tenantId])).rows[0].n === records);
+    return { ...t, sids };
+  }
+
+  const verifyCli = (tenant: string) => run(process.execPath, [projectPath('dist', 'scripts', 'cli.js'), 'audit', 'verify', '--tenant', tenant, '--json'], {
+    env: { ...process.env, REDIS_URL: inject('redisUrl'), DATABASE_URL: inject('databaseUrl'), JWT_SECRET },
+  }).then(({ stdout }) => ({ code: 0, out: JSON.parse(stdout) }), (err: { code: number; stdout: string }) => ({ code: err.code, out: JSON.parse(err.stdout) }));
+
+  it('links session and operator events gap-free; the day API shows them in chain order and valid', async () => {
+    // voucher_created, 4 starts, 1 end, hotspot_updated
+    const t = await tenantWithHistory(7);
+    const today = new Date().toISOString().slice(0, 10);
+    const day = await call(svc.base, 'GET', `/v1/compliance/audit-chain?date=${today}`, { auth: t.apiKey });
+    expect(day.status).toBe(200);
+    expect(day.body.chain_valid).toBe(true);
+    expect(day.body.records.map((r: any) => r.seq)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(day.body.records[0].prev_hash).toBe('sha256:' + '0'.repeat(64));
+    for (let i = 1; i < 7; i++) expect(day.body.records[i].prev_hash).toBe(day.body.records[i - 1].hash_chain_value);
+    const types = day.body.records.map((r: any) => r.event_type);
+    expect(types.filter((x: string) => x === 'session_start')).toHaveLength(4);
+    expect(types).toContain('session_end');
+    expect(types).toContain('voucher_created');
+    expect(types).toContain('hotspot_updated');
+    const start = day.body.records.find((r: any) => r.session_id === t.sids[1]);
+    expect(start).toMatchObject({ event_type: 'session_start', mac_address: 'DD:00:00:00:00:01', ip_address: '10.2.0.1', username: 'AUD-1', auth_method: 'voucher', ssid: 'Hall' });
+    expect(start.timestamp).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    expect((await verifyCli(t.tenantId))).toEqual({ code: 0, out: { tenant_id: t.tenantId, records: 7, valid: true, first_break: null } });
+    expect((await call(svc.base, 'GET', '/v1/compliance/audit-chain?date=2026-13-01', { auth: t.apiKey })).status).toBe(400);
+  });
+
+  it('an edited record is named by the verifier and the day API', async () => {
+    const t = await tenantWithHistory(7);
+    await db.query("UPDATE audit_records SET ip_address = '10.66.6.6' WHERE tenant_id = $1 AND seq = 4", [t.tenantId]);
+    const r = await verifyCli(t.tenantId);
+    expect(r.code).toBe(1);
+    expect(r.out.first_break).toMatchObject({ seq: 4, problem: 'hash_mismatch' });
+    const day = await call(svc.base, 'GET', `/v1/compliance/audit-chain?date=${new Date().toISOString().slice(0, 10)}`, { auth: t.apiKey });
+    expect(day.body.chain_valid).toBe(false);
+    expect(day.body.first_break.seq).toBe(4);
+  });
+
+  it('a deleted record shows as a gap where it was; a deleted last record against the head', async () => {
+    const t = await tenantWithHistory(7);
+    await db.query('DELETE FROM audit_records WHERE tenant_id = $1 AND seq = 3', [t.tenantId]);
+    expect((await verifyCli(t.tenantId)).out.first_break).toMatchObject({ seq: 4, problem: 'sequence_gap' });
+    const u = await tenantWithHistory(7);
+    await db.query('DELETE FROM audit_records WHERE tenant_id = $1 AND seq = 7', [u.tenantId]);
+    expect((await verifyCli(u.tenantId)).out.first_break).toMatchObject({ seq: 7, problem: 'sequence_gap' });
+  });
+
+  it('reordered records no longer link', async () => {
+    const t = await tenantWithHistory(7);
+    // Swap records 2 and 3 (through -2: the primary key is checked per statement).
+    for (const [from, to] of [[2, -2], [3, 2], [-2, 3]]) {
+      await db.query('UPDATE audit_records SET seq = $3 WHERE tenant_id = $1 AND seq = $2', [t.tenantId, from, to]);
+    }
+    expect((await verifyCli(t.tenantId)).out.first_break).toMatchObject({ seq: 2, problem: 'broken_link' });
+  });
+
+  it('retention drops whole days past the legal period and logs what it destroyed', async () => {
+    const old = '2021-06-15';
+    await db.query(`CREATE TABLE IF NOT EXISTS audit_records_20210615 PARTITION OF audit_records FOR VALUES FROM ('2021-06-15') TO ('2021-06-16')`);
+    await db.query(`INSERT INTO audit_records (tenant_id, seq, id, event_type, ts, prev_hash, hash_chain_value, day)
+      VALUES ('tn_retention', 1, 'x', 'session_start', '2021-06-15T10:00:00Z', 'sha256:0', 'sha256:1', $1)`, [old]);
+    const pool = new pg.Pool({ connectionString: inject('databaseUrl'), max: 2 });
+    const r = await runRetention(pool, createLogger('silent'), Date.parse('2026-11-22T00:00:00Z'));
+    await pool.end();
+    expect(r.cutoff).toBe('2024-11-22');
+    expect(r.dropped).toContain('audit_records_20210615');
+    const logRow = await db.query("SELECT rows, day::text FROM audit_retention_log WHERE partition = 'audit_records_20210615'");
+    expect(logRow.rows[0]).toEqual({ rows: 1, day: old });
+    const today = new Date().toISOString().slice(0, 10).replace(/-/g, '');
+    expect((await db.query('SELECT to_regclass($1) AS t', [`audit_records_${today}`])).rows[0].t).not.toBeNull();
+  });
+});
