@@ -1,0 +1,375 @@
+import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
+import { isIP } from 'node:net';
+import type { AccessDecision, Logger, NasRecord, RadiusHandler } from '../engine/index.js';
+import { readAccessRequest } from './access-request.js';
+import { AccessReplyEncoder } from './access-reply-encoder.js';
+import { encodeAccountingResponse, readAccountingRequest } from './accounting-request.js';
+import { Attr, Code } from './attributes.js';
+import { HEADER_LENGTH, checkFraming, findAttribute } from './codec.js';
+import { DuplicateCache, type DuplicateEntry } from './duplicate-cache.js';
+import { DropReason, RadiusErrors } from './errors.js';
+import { PacketWriter } from './packet-writer.js';
+import { RadiusCrypto } from './radius-crypto.js';
+import { RadiusDictionary } from './radius-dictionary.js';
+import { MetricName, type RadiusMetrics } from './radius-metrics.js';
+
+export interface RadiusServerOptions {
+  /** The engine side: NAS lookup, authorization, accounting. */
+  handler: RadiusHandler;
+  /** Access-Request port (1812); 0 picks a free one. */
+  authPort: number;
+  /** Accounting-Request port (1813); 0 picks a free one. */
+  acctPort: number;
+  /** IP address to bind, e.g. '0.0.0.0', '::' or '127.0.0.1'. */
+  host: string;
+  logger: Logger;
+  metrics?: RadiusMetrics;
+  /** Vendor dictionaries; default: radius/dictionaries, loaded in the constructor. */
+  dictionary?: RadiusDictionary;
+  /** How long a request is remembered for duplicate detection (RFC 5080 §2.2.2). Default 30 s. */
+  duplicateTtlMs?: number;
+  /** At most this many remembered requests. Default 100,000. */
+  duplicateMaxEntries?: number;
+  /** Requests waiting for the engine beyond this are dropped (the NAS retransmits). Default 10,000. */
+  maxInFlight?: number;
+  /** SO_RCVBUF per socket, to absorb bursts while the event loop is busy. Default 4 MiB (the kernel may cap it). */
+  socketBufferBytes?: number;
+}
+
+/** Counters since start, for tests and diagnostics; the same figures go to `metrics`. */
+export interface RadiusServerStats {
+  received: { auth: number; acct: number };
+  accepts: number;
+  rejects: number;
+  accountingResponses: number;
+  /** Retransmissions answered from the duplicate cache. */
+  duplicatesAnswered: number;
+  dropped: Record<DropReason, number>;
+  inFlight: number;
+}
+
+type Port = 'auth' | 'acct';
+
+/** The Authenticator field as seen by an Accounting-Request's Message-Authenticator (never written to). */
+const ZERO_AUTHENTICATOR = Buffer.alloc(16);
+
+/**
+ * The RADIUS server (RFC 2865 authentication, RFC 2866 accounting) over two
+ * UDP sockets. Per packet: check framing, find the NAS by source address,
+ * check the authenticators, detect duplicates, translate, hand to the engine,
+ * encode the reply (STYLE 8). Nothing a packet contains or an engine call
+ * does can throw out of the socket handlers: every failure is a counted drop.
+ */
+export class RadiusServer {
+  private readonly handler: RadiusHandler;
+  private readonly log: Logger;
+  private readonly metrics: RadiusMetrics | undefined;
+  private readonly host: string;
+  private readonly wantPorts: { auth: number; acct: number };
+  private readonly maxInFlight: number;
+  private readonly socketBufferBytes: number;
+  private readonly encoder: AccessReplyEncoder;
+  /** Hash state and prepared secrets; synchronous use only, like the writer. */
+  private readonly crypto = new RadiusCrypto();
+  /** Shared by all replies: encoding is synchronous, so one scratch buffer suffices. */
+  private readonly writer = new PacketWriter(this.crypto);
+  private readonly cache: DuplicateCache;
+  /** 20 octets of code, Identifier, authenticator and port, then the address (at most 45 characters). */
+  private readonly keyScratch = Buffer.alloc(20 + 64);
+  private readonly counts: RadiusServerStats;
+  private auth: Socket | null = null;
+  private acct: Socket | null = null;
+  private bound = { auth: 0, acct: 0 };
+  private running = false;
+
+  constructor(opts: RadiusServerOptions) {
+    const bad = (why: string) => RadiusErrors.RADIUS_BAD_OPTIONS(`RadiusServer: ${why}`);
+    const h = opts?.handler;
+    if (!h || typeof h.nasByIp !== 'function' || typeof h.authorize !== 'function' || typeof h.account !== 'function') {
+      throw bad('handler must implement nasByIp, authorize and account');
+    }
+    for (const [k, v] of [['authPort', opts.authPort], ['acctPort', opts.acctPort]] as const) {
+      if (!Number.isInteger(v) || v < 0 || v > 65535) throw bad(`${k} must be an integer 0..65535, got ${String(v)}`);
+    }
+    if (opts.authPort !== 0 && opts.authPort === opts.acctPort) throw bad('authPort and acctPort must differ');
+    if (typeof opts.host !== 'string' || isIP(opts.host) === 0) throw bad(`host must be an IP address, got ${JSON.stringify(opts.host)}`);
+    if (!opts.logger) throw bad('logger is required');
+    const positive = (name: string, v: number | undefined, dflt: number): number => {
+      if (v === undefined) return dflt;
+      if (!Number.isInteger(v) || v <= 0) throw bad(`${name} must be a positive integer, got ${String(v)}`);
+      return v;
+    };
+    this.handler = h;
+    this.log = opts.logger;
+    this.metrics = opts.metrics;
+    this.host = opts.host;
+    this.wantPorts = { auth: opts.authPort, acct: opts.acctPort };
+    this.maxInFlight = positive('maxInFlight', opts.maxInFlight, 10_000);
+    this.socketBufferBytes = positive('socketBufferBytes', opts.socketBufferBytes, 4 * 1024 * 1024);
+    this.cache = new DuplicateCache(
+      positive('duplicateTtlMs', opts.duplicateTtlMs, 30_000),
+      positive('duplicateMaxEntries', opts.duplicateMaxEntries, 100_000),
+    );
+    this.encoder = new AccessReplyEncoder(opts.dictionary ?? RadiusDictionary.load());
+    const dropped = {} as Record<DropReason, number>;
+    for (const r of Object.values(DropReason)) dropped[r] = 0;
+    this.counts = { received: { auth: 0, acct: 0 }, accepts: 0, rejects: 0, accountingResponses: 0, duplicatesAnswered: 0, dropped, inFlight: 0 };
+    if (this.metrics) {
+      this.metrics.counter(MetricName.RECEIVED, 'RADIUS datagrams received, by port', 'port');
+      this.metrics.counter(MetricName.REPLIES, 'RADIUS replies sent, by kind', 'kind');
+      this.metrics.counter(MetricName.DROPPED, 'RADIUS packets silently discarded, by reason', 'reason');
+      this.metrics.gauge?.(MetricName.IN_FLIGHT, 'RADIUS requests waiting for the engine', () => this.counts.inFlight);
+    }
+  }
+
+  /** Binds both sockets; resolves with the bound ports. */
+  async start(): Promise<{ auth: number; acct: number }> {
+    if (this.running) return this.ports;
+    try {
+      this.auth = await this.bind('auth', this.wantPorts.auth);
+      this.acct = await this.bind('acct', this.wantPorts.acct);
+    } catch (err) {
+      await this.stop();
+      throw err;
+    }
+    this.bound = { auth: this.auth.address().port, acct: this.acct.address().port };
+    this.running = true;
+    this.log.info({ host: this.host, ...this.bound }, 'RADIUS server listening');
+    return this.ports;
+  }
+
+  /** Closes both sockets. Engine calls still running finish, but their replies are not sent. */
+  async stop(): Promise<void> {
+    this.running = false;
+    const close = (s: Socket | null) => new Promise<void>((resolve) => {
+      if (!s) return resolve();
+      try { s.close(() => resolve()); } catch { resolve(); }
+    });
+    await Promise.all([close(this.auth), close(this.acct)]);
+    this.auth = this.acct = null;
+    this.cache.clear();
+  }
+
+  /** The bound ports (0 before start). */
+  get ports(): { auth: number; acct: number } {
+    return { ...this.bound };
+  }
+
+  stats(): RadiusServerStats {
+    return { ...this.counts, received: { ...this.counts.received }, dropped: { ...this.counts.dropped } };
+  }
+
+  private bind(port: Port, want: number): Promise<Socket> {
+    return new Promise((resolve, reject) => {
+      const s = createSocket({ type: isIP(this.host) === 6 ? 'udp6' : 'udp4' });
+      const onMessage = port === 'auth'
+        ? (msg: Buffer, rinfo: RemoteInfo) => this.receive(msg, rinfo, 'auth')
+        : (msg: Buffer, rinfo: RemoteInfo) => this.receive(msg, rinfo, 'acct');
+      s.once('error', reject);
+      s.bind(want, this.host, () => {
+        s.off('error', reject);
+        s.on('error', (err) => this.log.error({ err, port }, 'RADIUS socket error'));
+        try { s.setRecvBufferSize(this.socketBufferBytes); } catch { /* kernel limit: keep its default */ }
+        s.on('message', onMessage);
+        resolve(s);
+      });
+    });
+  }
+
+  /** Entry point of every datagram. Must not throw. */
+  private receive(msg: Buffer, rinfo: RemoteInfo, port: Port): void {
+    this.counts.received[port]++;
+    this.metrics?.inc(MetricName.RECEIVED, port);
+    const len = checkFraming(msg);
+    if (len < 0) return this.drop(DropReason.MALFORMED, rinfo);
+    if (msg[0] !== (port === 'auth' ? Code.ACCESS_REQUEST : Code.ACCOUNTING_REQUEST)) return this.drop(DropReason.UNKNOWN_CODE, rinfo);
+    let found: NasRecord | null | Promise<NasRecord | null>;
+    try {
+      found = this.handler.nasByIp(sourceIp(rinfo.address));
+    } catch (err) {
+      return this.drop(DropReason.HANDLER_ERROR, rinfo, err);
+    }
+    // Most lookups are answered from memory: stay synchronous when they are.
+    if (isPromiseLike(found)) {
+      found.then(
+        (nas) => this.withNas(msg, len, rinfo, port, nas),
+        (err) => this.drop(DropReason.HANDLER_ERROR, rinfo, err),
+      );
+    } else {
+      this.withNas(msg, len, rinfo, port, found);
+    }
+  }
+
+  private withNas(msg: Buffer, len: number, rinfo: RemoteInfo, port: Port, nas: NasRecord | null): void {
+    if (!this.running) return;
+    if (!nas) return this.drop(DropReason.UNKNOWN_NAS, rinfo);
+    try {
+      if (port === 'auth') this.access(msg, len, rinfo, nas);
+      else this.accounting(msg, len, rinfo, nas);
+    } catch (err) {
+      // Only a bug of ours gets here; the packet is dropped, the server goes on.
+      this.drop(DropReason.HANDLER_ERROR, rinfo, err);
+    }
+  }
+
+  private access(msg: Buffer, len: number, rinfo: RemoteInfo, nas: NasRecord): void {
+    // Authenticate before decoding anything (RFC 3579 §3.2; Blast-RADIUS).
+    const ma = findAttribute(msg, len, Attr.MESSAGE_AUTHENTICATOR);
+    if (ma < 0) {
+      if (nas.requireMessageAuthenticator) return this.drop(DropReason.MISSING_MESSAGE_AUTHENTICATOR, rinfo);
+    } else if (!this.crypto.verifyMessageAuthenticator(msg, len, ma, nas.secret, null)) {
+      return this.drop(DropReason.BAD_MESSAGE_AUTHENTICATOR, rinfo);
+    }
+    const key = this.duplicateKey(msg, rinfo);
+    const seen = this.cache.get(key);
+    if (seen) return this.answerDuplicate(seen, rinfo, this.auth);
+    if (this.counts.inFlight >= this.maxInFlight) return this.drop(DropReason.OVERLOADED, rinfo);
+    const req = readAccessRequest(msg, len, nas, this.crypto);
+    if (!req) return this.drop(DropReason.INVALID_ATTRIBUTE, rinfo);
+
+    const entry = this.cache.begin(key);
+    this.counts.inFlight++;
+    let decided: PromiseLike<AccessDecision>;
+    try {
+      decided = settle(this.handler.authorize(req));
+    } catch (err) {
+      decided = Promise.reject(err);
+    }
+    decided.then(
+      (decision) => this.replyAccess(msg, len, rinfo, nas, key, entry, decision),
+      (err) => this.failed(key, entry, rinfo, err),
+    );
+  }
+
+  private replyAccess(msg: Buffer, len: number, rinfo: RemoteInfo, nas: NasRecord, key: string, entry: DuplicateEntry, decision: AccessDecision): void {
+    this.counts.inFlight--;
+    let reply: Buffer;
+    try {
+      reply = this.encoder.encode(this.writer, msg, len, decision, nas.secret);
+    } catch (err) {
+      return this.forgetAndDrop(key, entry, rinfo, err);
+    }
+    entry.reply = reply;
+    if (decision.accept) {
+      this.counts.accepts++;
+      this.metrics?.inc(MetricName.REPLIES, 'access_accept');
+    } else {
+      this.counts.rejects++;
+      this.metrics?.inc(MetricName.REPLIES, 'access_reject');
+    }
+    this.send(this.auth, reply, rinfo);
+  }
+
+  private accounting(msg: Buffer, len: number, rinfo: RemoteInfo, nas: NasRecord): void {
+    // RFC 2866 §3: the Request Authenticator is an MD5 over the packet and the secret.
+    if (!this.crypto.verifyRequestAuthenticator(msg, len, nas.secret)) return this.drop(DropReason.BAD_AUTHENTICATOR, rinfo);
+    const ma = findAttribute(msg, len, Attr.MESSAGE_AUTHENTICATOR);
+    if (ma >= 0 && !this.crypto.verifyMessageAuthenticator(msg, len, ma, nas.secret, ZERO_AUTHENTICATOR)) {
+      return this.drop(DropReason.BAD_MESSAGE_AUTHENTICATOR, rinfo);
+    }
+    const key = this.duplicateKey(msg, rinfo);
+    const seen = this.cache.get(key);
+    if (seen) return this.answerDuplicate(seen, rinfo, this.acct);
+    if (this.counts.inFlight >= this.maxInFlight) return this.drop(DropReason.OVERLOADED, rinfo);
+    const req = readAccountingRequest(msg, len, nas);
+    if (typeof req === 'string') return this.drop(req, rinfo);
+
+    const entry = this.cache.begin(key);
+    this.counts.inFlight++;
+    let recorded: PromiseLike<void>;
+    try {
+      recorded = settle(this.handler.account(req));
+    } catch (err) {
+      recorded = Promise.reject(err);
+    }
+    // RFC 2866 §2: answer only once the record is stored; on failure stay
+    // silent so the NAS retransmits.
+    recorded.then(
+      () => this.replyAccounting(msg, len, rinfo, nas, key, entry),
+      (err) => this.failed(key, entry, rinfo, err),
+    );
+  }
+
+  private replyAccounting(msg: Buffer, len: number, rinfo: RemoteInfo, nas: NasRecord, key: string, entry: DuplicateEntry): void {
+    this.counts.inFlight--;
+    let reply: Buffer;
+    try {
+      reply = encodeAccountingResponse(this.writer, msg, len, nas.secret);
+    } catch (err) {
+      return this.forgetAndDrop(key, entry, rinfo, err);
+    }
+    entry.reply = reply;
+    this.counts.accountingResponses++;
+    this.metrics?.inc(MetricName.REPLIES, 'accounting_response');
+    this.send(this.acct, reply, rinfo);
+  }
+
+  /** The engine failed: forget the request so its retransmission is tried again, and send nothing. */
+  private failed(key: string, entry: DuplicateEntry, rinfo: RemoteInfo, err: unknown): void {
+    this.counts.inFlight--;
+    this.forgetAndDrop(key, entry, rinfo, err);
+  }
+
+  private forgetAndDrop(key: string, entry: DuplicateEntry, rinfo: RemoteInfo, err: unknown): void {
+    this.cache.forget(key, entry);
+    this.drop(DropReason.HANDLER_ERROR, rinfo, err);
+  }
+
+  private answerDuplicate(entry: DuplicateEntry, rinfo: RemoteInfo, socket: Socket | null): void {
+    if (entry.reply === null) return this.drop(DropReason.DUPLICATE_IN_FLIGHT, rinfo);
+    this.counts.duplicatesAnswered++;
+    this.metrics?.inc(MetricName.REPLIES, 'duplicate');
+    this.send(socket, entry.reply, rinfo);
+  }
+
+  private send(socket: Socket | null, reply: Buffer, rinfo: RemoteInfo): void {
+    if (!this.running || !socket) return;
+    try {
+      socket.send(reply, rinfo.port, rinfo.address, this.onSent);
+    } catch (err) {
+      // Runs inside promise callbacks: a throw here would be an unhandled rejection.
+      this.onSent(err as Error);
+    }
+  }
+
+  private readonly onSent = (err: Error | null): void => {
+    if (err) this.log.debug({ err }, 'RADIUS reply not sent');
+  };
+
+  /**
+   * RFC 5080 §2.2.2: code, Identifier, Request Authenticator, source port and
+   * source IP, assembled in a scratch buffer and read out as one latin1
+   * string (one character per octet): a flat string hashes without the copy
+   * a concatenation would cost on every lookup.
+   */
+  private duplicateKey(msg: Buffer, rinfo: RemoteInfo): string {
+    const k = this.keyScratch;
+    k[0] = msg[0]!;
+    k[1] = msg[1]!;
+    msg.copy(k, 2, 4, HEADER_LENGTH);
+    k[18] = rinfo.port >>> 8;
+    k[19] = rinfo.port & 255;
+    const n = k.write(rinfo.address, 20, 'latin1');
+    return k.toString('latin1', 0, 20 + n);
+  }
+
+  private drop(reason: DropReason, rinfo: RemoteInfo, err?: unknown): void {
+    this.counts.dropped[reason]++;
+    this.metrics?.inc(MetricName.DROPPED, reason);
+    if (this.log.isLevelEnabled('debug')) this.log.debug({ reason, ip: rinfo.address, port: rinfo.port, err }, 'RADIUS packet dropped');
+  }
+}
+
+function isPromiseLike<T>(v: T | PromiseLike<T>): v is PromiseLike<T> {
+  return typeof (v as { then?: unknown } | null)?.then === 'function';
+}
+
+/** The handler's answer as something with `then`, even if it broke its contract and returned a plain value. */
+function settle<T>(v: T | PromiseLike<T>): PromiseLike<T> {
+  return isPromiseLike(v) ? v : Promise.resolve(v);
+}
+
+/** An IPv4 client seen through a dual-stack socket arrives as ::ffff:a.b.c.d; NAS records hold a.b.c.d. */
+function sourceIp(address: string): string {
+  return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;
+}
