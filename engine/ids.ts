@@ -13,10 +13,30 @@ export function newId(prefix: string): string {
   return out;
 }
 
-/** Canonical MAC form: upper case, colon separated. Returns null when not a MAC. */
+const HEX_UPPER = '0123456789ABCDEF';
+
+/**
+ * Canonical MAC form: upper case, colon separated. Accepts colons, hyphens,
+ * dots or nothing between the digits (AA:BB.., aa-bb-.., aabb.ccdd.eeff,
+ * aabbccddeeff). Returns null when not a MAC. A character loop, not regular
+ * expressions: it runs for every RADIUS packet.
+ */
 export function normalizeMac(input: string): string | null {
-  const hex = input.replace(/[:\-.\s]/g, '');
-  if (!/^[0-9a-fA-F]{12}$/.test(hex)) return null;
-  const up = hex.toUpperCase();
-  return up.match(/../g)!.join(':');
+  if (input.length < 12 || input.length > 17) return null;
+  let out = '';
+  let digits = 0;
+  for (let i = 0; i < input.length; i++) {
+    const c = input.charCodeAt(i);
+    let v: number;
+    if (c >= 48 && c <= 57) v = c - 48;
+    else if (c >= 65 && c <= 70) v = c - 55;
+    else if (c >= 97 && c <= 102) v = c - 87;
+    else if (c === 58 || c === 45 || c === 46) continue;
+    else return null;
+    if (digits === 12) return null;
+    if (digits > 0 && digits % 2 === 0) out += ':';
+    out += HEX_UPPER[v];
+    digits++;
+  }
+  return digits === 12 ? out : null;
 }

@@ -1,10 +1,15 @@
 import { pathToFileURL } from 'node:url';
 import { ConfigError, Engine, createLogger, loadConfig, type Logger } from '../engine/index.js';
 import { startHttp, type HttpServer } from '../http/index.js';
+import { CoaClient, RadiusServer } from '../radius/index.js';
 
 export interface Service {
   engine: Engine;
   http: HttpServer;
+  /** Null when RADIUS_ENABLED=false. */
+  radius: RadiusServer | null;
+  /** The bound RADIUS ports (0 when disabled). */
+  radiusPorts: { auth: number; acct: number };
   log: Logger;
   stop(): Promise<void>;
 }
@@ -18,17 +23,35 @@ export async function runService(env: NodeJS.ProcessEnv = process.env): Promise<
   const log = createLogger(config.logLevel);
   const engine = new Engine(config, log);
   await engine.start();
-  let http: HttpServer;
+  // The engine reaches NASes (Disconnect/CoA) only through this port; radius/ implements it.
+  const coa = new CoaClient({ logger: log.child({ component: 'coa-client' }), metrics: engine.metrics });
+  engine.radius.setNasControl(coa);
+  let http: HttpServer | undefined;
+  let radius: RadiusServer | null = null;
+  let radiusPorts = { auth: 0, acct: 0 };
   try {
     http = await startHttp(engine, log);
+    if (config.radiusEnabled) {
+      radius = new RadiusServer({
+        handler: engine.radius, host: config.radiusHost, authPort: config.radiusAuthPort, acctPort: config.radiusAcctPort,
+        logger: log.child({ component: 'radius' }), metrics: engine.metrics,
+      });
+      radiusPorts = await radius.start();
+      log.info({ host: config.radiusHost, ...radiusPorts }, 'radius listening');
+    }
   } catch (err) {
+    http?.close();
+    await coa.close();
     await engine.close();
     throw err;
   }
+  const httpServer = http;
   return {
-    engine, http, log,
+    engine, http: httpServer, radius, radiusPorts, log,
     stop: async () => {
-      http.close();
+      httpServer.close();
+      await radius?.stop();
+      await coa.close();
       await engine.close();
     },
   };
@@ -58,6 +81,6 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   runService().then((s) => {
     stopOnSignals(s);
     // Tests read this line to learn the ports when HTTP_PORT=0.
-    process.stdout.write(JSON.stringify({ ready: true, ports: s.http.ports }) + '\n');
+    process.stdout.write(JSON.stringify({ ready: true, ports: s.http.ports, radius: s.radiusPorts }) + '\n');
   }, fail);
 }

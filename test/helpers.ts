@@ -14,6 +14,9 @@ export function testEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
     JWT_SECRET,
     HTTP_HOST: '127.0.0.1',
     HTTP_PORT: '0',
+    RADIUS_HOST: '127.0.0.1',
+    RADIUS_AUTH_PORT: '0',
+    RADIUS_ACCT_PORT: '0',
     LOG_LEVEL: 'silent',
     // One engine process per NODE_ID: leases and outbox consumers are per process.
     NODE_ID: `test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,

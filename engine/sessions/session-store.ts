@@ -35,7 +35,8 @@ export type AccountOutcome =
   | { kind: 'none' }
   | { kind: 'ok' | 'session_quota' | 'daily_quota'; sid: string; bytesIn: number; bytesOut: number; daily: number; lastMs: number };
 
-function fromHash(h: Record<string, string>): LiveSession | null {
+/** A live session from its Redis hash (the grant), or null when the hash is not a session. */
+export function sessionFromHash(h: Record<string, string>): LiveSession | null {
   if (!h.sid || !h.mac) return null;
   return {
     sid: h.sid, mac: h.mac,
@@ -66,7 +67,7 @@ export class SessionStore {
       for (const mac of macs) p.hgetall(keys.grant(tenant, hs, mac || '-'));
       const hashes = (await p.exec()) ?? [];
       hashes.forEach(([, h], j) => {
-        const s = fromHash((h ?? {}) as Record<string, string>);
+        const s = sessionFromHash((h ?? {}) as Record<string, string>);
         if (s && s.sid === chunk[j]) out.push(s);
       });
     }
@@ -76,7 +77,7 @@ export class SessionStore {
   /** The live session of a device at a hotspot, if any. */
   async byMac(tenant: string, hs: string, mac: string): Promise<LiveSession | null> {
     const h = await this.redis.hgetall(keys.grant(tenant, hs, mac));
-    return fromHash(h);
+    return sessionFromHash(h);
   }
 
   async isLive(tenant: string, hs: string, sid: string): Promise<boolean> {
