@@ -183,7 +183,8 @@ async function runWrk(url: string, hotspotId: string, codesFile: string, run: nu
   const child = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  // 'close', not 'exit': stdout may still hold the WRK_JSON line when the process exits.
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
   const line = out.split('\n').find((l) => l.startsWith('WRK_JSON '));
   if (code !== 0 || !line) throw new Error(`wrk failed (exit ${code}): ${out.slice(-500)}`);
   const w = JSON.parse(line.slice('WRK_JSON '.length));
