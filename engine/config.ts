@@ -30,6 +30,8 @@ export interface Config {
   /** Start the RADIUS server (off for processes that only serve HTTP). */
   radiusEnabled: boolean;
   nodeId: string;
+  /** RFC 3161 time-stamp authority for 5651 evidence packs; undefined: packs carry no tokens. */
+  tsaUrl: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -65,12 +67,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }
     return n;
   };
-  const url = (name: string, protocols: string[]): string => {
+  const optionalUrl = (name: string, protocols: string[]): string | undefined => {
     const raw = env[name];
-    if (!raw) {
-      problems.push(`${name} is not set (npm start sets it for you when it starts local servers)`);
-      return '';
-    }
+    if (!raw) return undefined;
     try {
       const u = new URL(raw);
       if (!protocols.includes(u.protocol)) problems.push(`${name} must use ${protocols.join(' or ')}, not ${u.protocol}`);
@@ -78,6 +77,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       problems.push(`${name} is not a URL`);
     }
     return raw;
+  };
+
+  const url = (name: string, protocols: string[]): string => {
+    if (!env[name]) {
+      problems.push(`${name} is not set (npm start sets it for you when it starts local servers)`);
+      return '';
+    }
+    return optionalUrl(name, protocols) ?? '';
   };
 
   const secret = env.JWT_SECRET ?? '';
@@ -110,6 +117,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // Stable across restarts, so a restarted process takes back its hotspot leases and its
     // unacknowledged outbox entries at once. Two processes on one host need distinct NODE_IDs.
     nodeId: env.NODE_ID || hostname(),
+    tsaUrl: optionalUrl('TSA_URL', ['http:', 'https:']),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

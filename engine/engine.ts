@@ -2,6 +2,10 @@ import { Redis } from 'ioredis';
 import { AuditLog } from './audit/audit-log.js';
 import { AuditService } from './audit/audit-service.js';
 import { runRetention } from './audit/retention.js';
+import { DailySummary } from './compliance/daily-summary.js';
+import { EvidencePackService } from './compliance/evidence-pack-service.js';
+import { TimestampStore } from './compliance/timestamp-store.js';
+import { TsaClient } from './compliance/tsa-client.js';
 import type { Config } from './config.js';
 import { HotspotService } from './hotspots/hotspot-service.js';
 import { NasRegistry } from './hotspots/nas-registry.js';
@@ -50,6 +54,8 @@ export class Engine {
   readonly radius: RadiusGateway;
   readonly audit: AuditService;
   readonly auditLog: AuditLog;
+  readonly evidencePacks: EvidencePackService;
+  readonly dailySummary: DailySummary;
   private readonly runSink: boolean;
   private retentionTimer: NodeJS.Timeout | undefined;
   private tenantIdCache: { ids: string[]; at: number } = { ids: [], at: 0 };
@@ -84,6 +90,10 @@ export class Engine {
     this.radius = gateway = new RadiusGateway(this.nas, actors, this.signIn, log.child({ component: 'radius-gateway' }));
     this.audit = new AuditService(this.pool);
     this.auditLog = new AuditLog(this.redis, now);
+    this.evidencePacks = new EvidencePackService({
+      databaseUrl: config.databaseUrl, tsaUrl: config.tsaUrl, logLevel: config.logLevel, log: log.child({ component: 'evidence-packs' }), now,
+    });
+    this.dailySummary = new DailySummary(this.pool, new TimestampStore(this.pool, config.tsaUrl ? new TsaClient(config.tsaUrl) : null), now);
     this.metrics.gauge('live_sessions_in_actors', 'Live sessions held by hotspot actors', () => this.actors?.liveSessions ?? 0);
   }
 
@@ -113,6 +123,7 @@ export class Engine {
   async close(): Promise<void> {
     if (this.retentionTimer) clearInterval(this.retentionTimer);
     await this.actors?.close();
+    await this.evidencePacks.close();
     this.nas.stop();
     await this.sink.stop();
     this.redis.disconnect();

@@ -74,4 +74,9 @@ export const Errors = {
   SESSION_NOT_ACTIVE: def(() => ['session_not_active', 409, 'The session has already ended']),
   BLOCK_NOT_FOUND: def(() => ['block_not_found', 404, 'This MAC is not blocked']),
   INVALID_MAC: def((mac: string) => ['invalid_mac', 400, `Not a MAC address: ${JSON.stringify(mac)}`]),
+
+  // Time-stamping (RFC 3161). Not sent as HTTP errors: an evidence pack records them per day in its manifest.
+  TSA_UNREACHABLE: def((detail: string) => ['tsa_unreachable', 502, `Time-stamp authority unreachable: ${detail}`]),
+  TSA_REJECTED: def((status: number, text: string) => ['tsa_rejected', 502, `Time-stamp authority refused the request (PKIStatus ${status})${text ? `: ${text}` : ''}`]),
+  TSA_BAD_RESPONSE: def((detail: string) => ['tsa_bad_response', 502, `Time-stamp authority answered with an unusable response: ${detail}`]),
 } as const;

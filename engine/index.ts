@@ -29,3 +29,6 @@ export { GENESIS, canonical, link, ChainVerifier, type ChainFields, type StoredL
 export { runRetention, retentionCutoff, RETENTION_DAYS } from './audit/retention.js';
 export type { OperatorEvent } from './audit/audit-log.js';
 export type { ChainRecord, VerifyResult } from './audit/audit-service.js';
+export { EvidencePackService, type EvidencePackDownload } from './compliance/evidence-pack-service.js';
+export { PACK_FORMAT, MAX_PACK_DAYS, type Manifest } from './compliance/evidence-pack.js';
+export type { DaySummary } from './compliance/daily-summary.js';

@@ -22,7 +22,9 @@ export function buildOpenApi(routes: Route[]): Record<string, unknown> {
     const responses: Record<string, unknown> = {
       [String(r.status ?? 200)]: {
         description: 'Success',
-        content: { 'application/json': { schema: r.responseSchema ? ref(r.responseSchema) : { type: 'object' } } },
+        content: r.responseType
+          ? { [r.responseType]: { schema: { type: 'string', contentMediaType: r.responseType } } }
+          : { 'application/json': { schema: r.responseSchema ? ref(r.responseSchema) : { type: 'object' } } },
       },
     };
     const errorContent = { 'application/json': { schema: ref('error') } };

@@ -16,6 +16,15 @@ export interface Reply {
   text?: string;
   contentType?: string;
   headers?: Record<string, string>;
+  /**
+   * A body streamed in chunks (e.g. an evidence pack): `status`, `contentType`
+   * and `headers` are sent with the first chunk, `body` is ignored. A failure
+   * before the first chunk is an ordinary error reply; after it, the
+   * connection is closed so the client sees a broken download, never a
+   * complete-looking truncated one. Ending the iteration early (return) is
+   * how the producer learns the client went away.
+   */
+  stream?: AsyncIterable<Buffer>;
 }
 
 /** The request-scoped state the writer needs: has the client gone away? */
@@ -35,6 +44,59 @@ export function send(ex: Exchange, reply: Reply, closeConnection = false): void 
     ex.res.end(payload, closeConnection);
   });
   ex.aborted = true; // the response is finished; nothing more may be written
+}
+
+/**
+ * Writes a streamed reply with uWS back-pressure: each chunk inside cork,
+ * and after a write that reports back-pressure, nothing more until
+ * onWritable. The next chunk is pulled only once the last one is accepted,
+ * so a slow client slows the producer. Throws only before anything is sent.
+ */
+export async function sendStream(ex: Exchange, reply: Reply, log: Logger): Promise<void> {
+  const it = reply.stream![Symbol.asyncIterator]();
+  let next = await it.next();
+  let drained: (() => void) | null = null;
+  // Replaces the router's handler (uWS keeps one): also wake a writer waiting for onWritable.
+  ex.res.onAborted(() => {
+    ex.aborted = true;
+    drained?.();
+  });
+  if (ex.aborted) {
+    await it.return?.();
+    return;
+  }
+  ex.res.onWritable(() => {
+    drained?.();
+    return true;
+  });
+  ex.res.cork(() => {
+    ex.res.writeStatus(STATUS_LINES[reply.status] ?? `${reply.status} Status`);
+    ex.res.writeHeader('content-type', reply.contentType ?? 'application/octet-stream');
+    if (reply.headers) for (const [k, v] of Object.entries(reply.headers)) ex.res.writeHeader(k, v);
+  });
+  try {
+    while (!next.done) {
+      const chunk = next.value;
+      let ok = true;
+      ex.res.cork(() => { ok = ex.res.write(chunk); });
+      if (!ok) await new Promise<void>((resolve) => { drained = resolve; });
+      drained = null;
+      if (ex.aborted) break;
+      next = await it.next();
+      if (ex.aborted) break;
+    }
+    if (ex.aborted) {
+      await it.return?.();
+      return;
+    }
+    ex.res.cork(() => ex.res.end());
+    ex.aborted = true;
+  } catch (err) {
+    log.warn({ err: (err as Error).message }, 'streamed reply failed after its headers; closing the connection');
+    if (!ex.aborted) ex.res.close();
+    ex.aborted = true;
+    await it.return?.().catch(() => undefined);
+  }
 }
 
 /** Maps any throw onto a reply: AppErrors as themselves, everything else as a logged 500. */

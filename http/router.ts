@@ -1,5 +1,5 @@
 import { Errors, type Engine, type Logger, type OperatorEvent, type Principal } from '../engine/index.js';
-import { errorReply, send, type Exchange, type Reply } from './respond.js';
+import { errorReply, send, sendStream, type Exchange, type Reply } from './respond.js';
 import type { Validators } from './schemas.js';
 import type { HttpResponse, TemplatedApp } from './uws.js';
 
@@ -33,6 +33,8 @@ export interface Route {
   querySchema?: string;
   /** The response schema id, for the OpenAPI document only. */
   responseSchema?: string;
+  /** The success body's media type when it is not JSON (a streamed file), for the OpenAPI document. */
+  responseType?: string;
   status?: number;
   summary: string;
   /** Extra error responses to document: status -> description. */
@@ -100,6 +102,7 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
           }
           const ctx = { params, query, body, q, principal, remoteIp };
           reply = await route.handler(ctx);
+          if (reply.stream) return await sendStream(ex, reply, log);
           const note = route.audit && reply.status < 300 ? route.audit(ctx, reply.body) : null;
           // The change is in the audit chain's queue before the operator hears it succeeded.
           if (note) await engine.auditLog.operator(principal.tenant.id, `${principal.via}:${principal.subject}`, note.event, note.details, note.subject);

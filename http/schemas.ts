@@ -140,6 +140,20 @@ export const QUERY_SCHEMAS: Record<string, Schema> = {
     type: 'object', additionalProperties: false, required: ['date'],
     properties: { date: { type: 'string', format: 'date', description: 'UTC day, YYYY-MM-DD' } },
   },
+  complianceExport: {
+    type: 'object', additionalProperties: false,
+    description: 'An inclusive range of UTC days, at most 366; from/to or start/end',
+    properties: {
+      from: { type: 'string', format: 'date', description: 'First UTC day, YYYY-MM-DD (or start)' },
+      to: { type: 'string', format: 'date', description: 'Last UTC day, YYYY-MM-DD, inclusive (or end)' },
+      start: { type: 'string', format: 'date', description: 'Same as from' },
+      end: { type: 'string', format: 'date', description: 'Same as to' },
+    },
+  },
+  complianceSummary: {
+    type: 'object', additionalProperties: false, required: ['date'],
+    properties: { date: { type: 'string', format: 'date', description: 'UTC day, YYYY-MM-DD' } },
+  },
   portalQuery: {
     type: 'object', additionalProperties: true,
     properties: { hotspot_id: { type: 'string', maxLength: 64 } },
@@ -276,6 +290,44 @@ export const RESPONSE_SCHEMAS: Record<string, Schema> = {
           },
         },
       },
+    },
+  },
+  complianceSummary: {
+    type: 'object',
+    properties: {
+      tenant_id: { type: 'string' }, date: { type: 'string', format: 'date' }, generated_at: { type: 'string', format: 'date-time' },
+      log_sha256: { type: 'string', pattern: '^[0-9a-f]{64}$', description: "SHA-256 of the day's logs/YYYY-MM-DD.csv as an evidence pack would hold it now" },
+      hotspots: {
+        type: 'array',
+        items: {
+          type: 'object',
+          properties: {
+            hotspot_id: { type: 'string' }, name: { type: 'string' }, record_count: { type: 'integer' }, session_count: { type: 'integer' },
+            chain_valid: { type: 'boolean' }, tsa_status: { $ref: '#/components/schemas/complianceTsaStatus' },
+            warnings: { type: 'array', items: { $ref: '#/components/schemas/complianceWarning' } },
+          },
+        },
+      },
+      totals: {
+        type: 'object',
+        properties: {
+          record_count: { type: 'integer' }, session_count: { type: 'integer' }, chain_valid: { type: 'boolean' },
+          first_break: nullable({ type: 'object', properties: { seq: { type: 'integer' }, id: { type: 'string' }, problem: { enum: ['hash_mismatch', 'broken_link', 'sequence_gap'] }, detail: { type: 'string' } } }),
+          tsa_status: { $ref: '#/components/schemas/complianceTsaStatus' }, tsa_gen_time: nullable({ type: 'string', format: 'date-time' }),
+          warnings: { type: 'array', items: { $ref: '#/components/schemas/complianceWarning' } },
+        },
+      },
+    },
+  },
+  complianceTsaStatus: {
+    enum: ['granted', 'failed', 'not_configured', 'day_open'],
+    description: 'granted: a token covers the log as it is now; day_open: the day is not over, nothing is stamped yet',
+  },
+  complianceWarning: {
+    type: 'object',
+    properties: {
+      code: { enum: ['session_without_end', 'sequence_gap', 'hash_mismatch', 'broken_link', 'tsa_failed', 'tsa_not_configured'] },
+      message: { type: 'string' }, hotspot_id: nullable({ type: 'string' }), session_id: { type: 'string' }, seq: { type: 'integer' },
     },
   },
   tenantMe: { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' }, modules: { type: 'array', items: { type: 'string' } } } },

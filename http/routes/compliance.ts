@@ -1,7 +1,7 @@
-import type { Engine } from '../../engine/index.js';
+import { EvidencePackService, type Engine } from '../../engine/index.js';
 import type { Route } from '../router.js';
 
-/** Compliance (spec §4.1): the audit chain of a day. */
+/** Compliance (spec §4.1, §4.6): the audit chain of a day, the 5651 evidence pack and daily summary. */
 export function complianceRoutes(engine: Engine): Route[] {
   return [
     {
@@ -9,6 +9,28 @@ export function complianceRoutes(engine: Engine): Route[] {
       responseSchema: 'auditChainDay',
       summary: "The tenant's audit records of one UTC day in chain order, and whether the chain verifies (docs/audit-chain.md has the rule)",
       handler: async ({ principal, q }) => ({ status: 200, body: await engine.audit.day(principal.tenant.id, q.date) }),
+    },
+    {
+      method: 'get', path: '/v1/compliance/5651/export', surface: 'public', auth: true, module: 'compliance', querySchema: 'complianceExport',
+      responseType: 'application/zip',
+      summary: 'The 5651 evidence pack of a range of UTC days (at most 366) as a streamed ZIP: daily access logs, chain records, '
+        + 'RFC 3161 time-stamp tokens and a manifest of SHA-256 digests (docs/evidence-pack.md)',
+      errors: { 400: 'validation_failed: a bound missing or malformed, to before from, or more than 366 days', 503: 'service_unavailable: too many exports at once' },
+      handler: ({ principal, q }) => {
+        const { from, to } = EvidencePackService.range(q);
+        const pack = engine.evidencePacks.export(principal.tenant, from, to);
+        return {
+          status: 200, body: null, stream: pack.stream, contentType: 'application/zip',
+          headers: { 'content-disposition': `attachment; filename="${pack.filename}"`, 'cache-control': 'no-store' },
+        };
+      },
+    },
+    {
+      method: 'get', path: '/v1/compliance/5651/summary', surface: 'public', auth: true, module: 'compliance', querySchema: 'complianceSummary',
+      responseSchema: 'complianceSummary',
+      summary: 'The daily 5651 log summary of a UTC day per hotspot and for the tenant: record count, chain integrity, '
+        + 'time-stamp status and missing-record warnings (a finished day without a token is time-stamped now)',
+      handler: async ({ principal, q }) => ({ status: 200, body: await engine.dailySummary.day(principal.tenant.id, q.date) }),
     },
   ];
 }

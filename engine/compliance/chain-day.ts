@@ -1,0 +1,82 @@
+import { GENESIS, type ChainBreak, type StoredLink } from '../audit/chain.js';
+import type { Pool } from '../store/postgres.js';
+import { PAGE_ROWS } from './access-log.js';
+
+interface Row {
+  tenant_id: string; seq: number; id: string; event_type: string; ts: Date; session_id: string | null;
+  mac_address: string | null; ip_address: string | null; username: string | null; auth_method: string | null;
+  ssid: string | null; hotspot_id: string | null; details: Record<string, unknown>; prev_hash: string; hash_chain_value: string;
+}
+
+function toLink(r: Row): StoredLink {
+  return {
+    tenant_id: r.tenant_id, seq: Number(r.seq), id: r.id, event_type: r.event_type, timestamp: r.ts.toISOString(),
+    session_id: r.session_id ?? '', mac_address: r.mac_address ?? '', ip_address: r.ip_address ?? '', username: r.username ?? '',
+    auth_method: r.auth_method ?? '', ssid: r.ssid ?? '', hotspot_id: r.hotspot_id ?? '', details: r.details,
+    prev_hash: r.prev_hash, hash_chain_value: r.hash_chain_value,
+  };
+}
+
+/**
+ * A tenant's audit records of one UTC day in seq order, in keyset pages
+ * (seq is an integer, so the page bound is exact). One partition is read.
+ */
+export async function* chainPages(pool: Pool, tenantId: string, day: string, pageRows = PAGE_ROWS): AsyncGenerator<StoredLink[]> {
+  let after = -1;
+  for (;;) {
+    const { rows } = await pool.query<Row>(
+      `SELECT tenant_id, seq, id, event_type, ts, session_id, mac_address, ip_address, username, auth_method, ssid,
+         hotspot_id, details, prev_hash, hash_chain_value
+       FROM audit_records WHERE tenant_id = $1 AND day = $2 AND seq > $3 ORDER BY seq LIMIT $4`,
+      [tenantId, day, after, pageRows]);
+    if (rows.length > 0) yield rows.map(toLink);
+    if (rows.length < pageRows) return;
+    after = Number(rows[rows.length - 1]!.seq);
+  }
+}
+
+/**
+ * One line of `chain/YYYY-MM-DD.jsonl`: the record's fields in the order of
+ * docs/audit-chain.md, absent text as "". Everything the chain rule hashes is
+ * here, so the file verifies with nothing else.
+ */
+export function chainLine(r: StoredLink): string {
+  return JSON.stringify({
+    tenant_id: r.tenant_id, seq: r.seq, event_type: r.event_type, timestamp: r.timestamp, session_id: r.session_id,
+    mac_address: r.mac_address, ip_address: r.ip_address, username: r.username, auth_method: r.auth_method, ssid: r.ssid,
+    hotspot_id: r.hotspot_id, details: r.details, prev_hash: r.prev_hash, hash_chain_value: r.hash_chain_value,
+  }) + '\n';
+}
+
+/**
+ * The link just before `seq`, to check a day's first record against: GENESIS
+ * before seq 1, else the stored record. A missing predecessor is a break
+ * unless retention has dropped days (then the kept chain starts later),
+ * the same rule as AuditService.
+ */
+export async function linkBefore(pool: Pool, tenantId: string, seq: number): Promise<{ seq: number; hash: string } | null> {
+  if (seq <= 1) return { seq: 0, hash: GENESIS };
+  const { rows } = await pool.query<{ seq: number; hash_chain_value: string }>(
+    'SELECT seq, hash_chain_value FROM audit_records WHERE tenant_id = $1 AND seq = $2', [tenantId, seq - 1]);
+  if (rows[0]) return { seq: Number(rows[0].seq), hash: rows[0].hash_chain_value };
+  const retained = await pool.query('SELECT 1 FROM audit_retention_log LIMIT 1');
+  if (retained.rowCount) return null;
+  // Nothing was ever dropped, so the record before must exist: expecting it makes the walk fail there.
+  return { seq: seq - 2, hash: 'missing' };
+}
+
+/**
+ * Records deleted at the end of a day show no gap within the day. They do
+ * against what follows: the chain head, or the next record, must come right
+ * after the day's last record.
+ */
+export async function gapAfter(pool: Pool, tenantId: string, lastSeq: number): Promise<ChainBreak | null> {
+  const head = (await pool.query<{ seq: number }>('SELECT seq FROM audit_chain_heads WHERE tenant_id = $1', [tenantId])).rows[0];
+  if (!head || Number(head.seq) <= lastSeq) return null;
+  const next = await pool.query('SELECT 1 FROM audit_records WHERE tenant_id = $1 AND seq = $2', [tenantId, lastSeq + 1]);
+  if (next.rowCount) return null;
+  return {
+    seq: lastSeq + 1, id: '', problem: 'sequence_gap',
+    detail: `record ${lastSeq + 1} is missing: the day ends at ${lastSeq} and the chain goes on to ${head.seq}`,
+  };
+}
