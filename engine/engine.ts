@@ -102,6 +102,13 @@ export class Engine {
     await migrate(this.pool, this.log);
     for (const t of await this.tenants.list()) await this.tenants.ensureRedis(t.id);
     await this.nas.start();
+    if (this.actors) {
+      // Hotspots with live sessions get their actors (and clocks) back at once after a restart.
+      const { rows } = await this.pool.query<{ tenant_id: string; hotspot_id: string; timezone: string }>(
+        `SELECT DISTINCT s.tenant_id, s.hotspot_id, h.timezone FROM sessions s JOIN hotspots h ON h.id = s.hotspot_id
+         WHERE s.status = 'active'`);
+      for (const r of rows) this.actors.wake(r.tenant_id, r.hotspot_id, r.timezone);
+    }
     if (this.runSink) {
       this.sink.start();
       // Retention runs hourly; it drops a day's partition once the day is past the legal period.
@@ -144,6 +151,8 @@ export class Engine {
 function disabledActors(): ActorPool {
   return {
     request: () => Promise.reject(new Error('session engine not running in this process')),
+    wake: () => undefined,
+    emit: () => false,
     liveSessions: 0,
   } as unknown as ActorPool;
 }

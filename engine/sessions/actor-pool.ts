@@ -48,6 +48,8 @@ export class ActorPool extends EventEmitter {
   private seq = 0;
   private closing = false;
   private readonly timer: NodeJS.Timeout;
+  /** Hotspots whose actor this process has started: key -> [tenant, hotspot, tz]. */
+  private readonly woken = new Map<string, [string, string, string]>();
 
   constructor(private readonly opts: ActorPoolOptions) {
     super();
@@ -74,6 +76,18 @@ export class ActorPool extends EventEmitter {
       t.pending.set(id, { resolve: resolve as (v: ReplyValue | undefined) => void, reject, deadline: Date.now() + REQUEST_TIMEOUT_MS });
       this.send(t, { ...msg, id } as Request);
     });
+  }
+
+  /**
+   * Makes sure a hotspot's actor runs (its clock and its sweep of overdue
+   * sessions), once per hotspot per process; a restarted thread gets its
+   * hotspots woken again. Cheap enough to call on every sign-in.
+   */
+  wake(tenant: string, hs: string, tz: string): void {
+    const key = `${tenant}/${hs}`;
+    if (this.woken.has(key)) return;
+    this.woken.set(key, [tenant, hs, tz]);
+    this.request({ t: 'wake', tenant, hs, tz }).catch(() => this.woken.delete(key));
   }
 
   /** For fault-injection tests: kill one thread as a crash would. */
@@ -103,6 +117,12 @@ export class ActorPool extends EventEmitter {
       if (this.closing) return;
       this.opts.log.warn({ thread: index, code }, 'actor thread exited; starting it again');
       this.threads[index] = this.spawn(index);
+      // Collected first: re-waking deletes and re-adds keys, which a live Map iteration would visit again.
+      const mine = [...this.woken].filter(([, [tenant, hs]]) => threadIndex(tenant, hs, this.threads.length) === index);
+      for (const [key, [tenant, hs, tz]] of mine) {
+        this.woken.delete(key);
+        this.wake(tenant, hs, tz);
+      }
     });
     return thread;
   }

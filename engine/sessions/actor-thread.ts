@@ -120,6 +120,7 @@ async function run(slot: Slot, m: Request): Promise<void> {
     case 'disconnect': return reply(m.id, await a.disconnect(m));
     case 'extend': return reply(m.id, await a.extend(m));
     case 'live': return reply(m.id, await a.live(m.sid));
+    case 'wake': return reply(m.id, { done: true });
   }
 }
 
@@ -143,6 +144,7 @@ function supervise(slot: Slot, m: Request, err: unknown): void {
 }
 
 function chainKey(m: Request): string {
+  if (m.t === 'wake') return '#wake';
   return m.t === 'auth' || m.t === 'acct' || m.t === 'started' ? m.mac : m.sid;
 }
 

@@ -7,8 +7,13 @@ import type { TimerWheel } from './timer-wheel.js';
 const MB = 1048576;
 /** How long past its idle deadline a session may stay: NAS interim updates arrive minutes apart. */
 export const IDLE_GRACE_MS = 120_000;
-/** How often an actor asks Redis for overdue sessions it never saw (started in another process). */
-const SWEEP_MS = 30_000;
+/**
+ * How often an actor asks Redis for overdue sessions it holds no copy of
+ * (signed in but not yet seen by the NAS, or started through another
+ * process): such a session ends at most this late. One ZRANGEBYSCORE per
+ * hotspot, touching only the overdue ids.
+ */
+const SWEEP_MS = 5_000;
 
 /** What an actor needs from the thread that hosts it. */
 export interface ActorContext {
@@ -112,7 +117,8 @@ export class HotspotActor {
     if (m.ip) s.ip = m.ip;
     if (m.apName) s.apName = m.apName;
     if (m.signal !== undefined) s.signal = m.signal;
-    if (s.nasId !== m.nasId) s.nasId = m.nasId;
+    const nasChanged = s.nasId !== m.nasId;
+    if (nasChanged) s.nasId = m.nasId;
     if (r.lastMs > s.lastMs) {
       s.lastMs = r.lastMs;
       this.schedule(s);
@@ -121,6 +127,10 @@ export class HotspotActor {
       await this.end(s, r.kind, '', m.status !== 'stop');
     } else if (m.status === 'stop') {
       await this.end(s, STOP_REASONS[m.cause ?? ''] ?? 'user_request', '', false);
+    } else if (nasChanged) {
+      // Into Redis as auth() does: a session only ever reported in accounting must still be
+      // found by its NAS's Accounting-On after this actor reloads from Redis.
+      await this.ctx.store.rememberNas(this.tenant, this.hs, s.mac, m.nasId);
     }
   }
 
@@ -160,7 +170,7 @@ export class HotspotActor {
     };
   }
 
-  /** A session started by the portal: watch it; end the one it replaced. */
+  /** A session started by a sign-in that replaced another: end the old one, watch the new. */
   async started(mac: string, replaced: string): Promise<void> {
     if (replaced) {
       const old = this.bySid.get(replaced);
@@ -169,8 +179,7 @@ export class HotspotActor {
         this.ctx.emit({ name: 'session.end', tenant: this.tenant, hs: this.hs, sid: replaced, mac, atMs: this.ctx.now(), reason: 'replaced' });
       }
     }
-    const s = await this.reload(mac);
-    if (s) this.ctx.emit({ name: 'session.start', tenant: this.tenant, hs: this.hs, sid: s.sid, mac, atMs: s.startedMs });
+    await this.reload(mac);
   }
 
   /** The wheel says this session's time (or idle deadline) has come. */

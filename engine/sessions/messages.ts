@@ -71,7 +71,13 @@ export interface LiveMsg extends ToActor {
   sid: string;
 }
 
-export type Request = AuthMsg | AcctMsg | StartedMsg | DisconnectMsg | ExtendMsg | LiveMsg;
+/** Make sure the hotspot's actor exists (so its clock and sweep run); it loads its sessions from Redis. */
+export interface WakeMsg extends ToActor {
+  t: 'wake';
+  id: number;
+}
+
+export type Request = AuthMsg | AcctMsg | StartedMsg | DisconnectMsg | ExtendMsg | LiveMsg | WakeMsg;
 
 /** Live figures of a session, as the actor knows them. */
 export interface LiveView {

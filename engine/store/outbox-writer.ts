@@ -23,31 +23,25 @@ export async function writeOutbox(c: PoolClient, records: OutboxRecord[], audit:
 
   const uses = of('voucher_use');
   if (uses.length > 0) {
-    const { rows } = await c.query<{ voucher_id: string }>(
-      `INSERT INTO voucher_uses (id, tenant_id, voucher_id, hotspot_id, mac, ip, ssid, session_id, used_at, grant_until)
-       SELECT id, tenant_id, voucher_id, hotspot_id, mac, ip, ssid, session_id, to_timestamp(at::bigint / 1000.0), to_timestamp(until::bigint / 1000.0)
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])
-         AS t(id, tenant_id, voucher_id, hotspot_id, mac, ip, ssid, session_id, at, until)
+    // The session row is the use's durable record (voucher_uses is a view of it): one insert, and
+    // only rows actually inserted count towards the voucher, so a redelivered batch counts nothing.
+    const { rows } = await c.query<{ voucher_id: string | null }>(
+      `INSERT INTO sessions (id, tenant_id, hotspot_id, mac, ip, username, auth_method, ssid, voucher_id, started_at, ends_at)
+       SELECT sid, tenant_id, hs, mac, ip, usr, coalesce(method, 'voucher'), ssid, vid, to_timestamp(at::bigint / 1000.0), to_timestamp(until::bigint / 1000.0)
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
+         AS t(sid, tenant_id, hs, mac, ip, usr, method, ssid, vid, at, until)
        ON CONFLICT (id) DO NOTHING
        RETURNING voucher_id`,
-      [col(uses, 'use'), tenants(uses), col(uses, 'vid'), col(uses, 'hs'), col(uses, 'mac'), col(uses, 'ip'),
-        col(uses, 'ssid'), col(uses, 'sid'), col(uses, 'at'), col(uses, 'until')]);
+      [col(uses, 'sid'), tenants(uses), col(uses, 'hs'), col(uses, 'mac'), col(uses, 'ip'), col(uses, 'user'),
+        col(uses, 'method'), col(uses, 'ssid'), col(uses, 'vid'), col(uses, 'at'), col(uses, 'until')]);
     written += rows.length;
     const counts = new Map<string, number>();
-    for (const r of rows) counts.set(r.voucher_id, (counts.get(r.voucher_id) ?? 0) + 1);
+    for (const r of rows) if (r.voucher_id) counts.set(r.voucher_id, (counts.get(r.voucher_id) ?? 0) + 1);
     if (counts.size > 0) {
       await c.query(
         `UPDATE vouchers v SET current_uses = v.current_uses + t.n FROM unnest($1::text[], $2::int[]) AS t(id, n) WHERE v.id = t.id`,
         [[...counts.keys()], [...counts.values()]]);
     }
-    await c.query(
-      `INSERT INTO sessions (id, tenant_id, hotspot_id, mac, ip, username, auth_method, ssid, voucher_id, started_at, ends_at)
-       SELECT sid, tenant_id, hs, mac, ip, usr, coalesce(method, 'voucher'), ssid, vid, to_timestamp(at::bigint / 1000.0), to_timestamp(until::bigint / 1000.0)
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
-         AS t(sid, tenant_id, hs, mac, ip, usr, method, ssid, vid, at, until)
-       ON CONFLICT (id) DO NOTHING`,
-      [col(uses, 'sid'), tenants(uses), col(uses, 'hs'), col(uses, 'mac'), col(uses, 'ip'), col(uses, 'user'),
-        col(uses, 'method'), col(uses, 'ssid'), col(uses, 'vid'), col(uses, 'at'), col(uses, 'until')]);
   }
 
   const extensions = of('session_extend');

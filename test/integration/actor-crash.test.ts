@@ -49,6 +49,8 @@ describe('actor thread crash', () => {
       expect(r.status).toBe(200);
       sids.push(r.body.session_id);
     }
+    // Actors copy a session when it is first asked about: read each once.
+    for (const sid of sids) expect((await call(svc.base, 'GET', `/v1/sessions/${sid}`, { auth: t.apiKey })).status).toBe(200);
     await eventually(async () => pool.liveSessions === 60, 8_000);
 
     // Kill the thread of the first hotspot while a stream of reads is in flight.
@@ -63,6 +65,7 @@ describe('actor thread crash', () => {
       const again = await Promise.all(sids.map((sid) => call(svc.base, 'GET', `/v1/sessions/${sid}`, { auth: t.apiKey })));
       return again.every((a) => a.status === 200 && a.body.status === 'active');
     }, 10_000);
+    // The restarted thread's hotspots were woken again and reloaded every session from Redis.
     await eventually(async () => pool.liveSessions === 60, 8_000);
     const live = await redis.zcard(`{t:${t.tenantId}}:live:${t.hotspotId}`);
     expect(live).toBe(30);
