@@ -34,7 +34,11 @@ export class RadiusGateway implements RadiusHandler {
     const nas = this.registry.get(m.nas.id) ?? { ...m.nas, timezone: 'UTC' };
     let mac = m.mac;
     // PAP with a voucher code as User-Name: the same atomic redemption as the portal.
-    if (m.password !== undefined && !normalizeMac(m.userName)) {
+    // MAC authentication sends the device's own MAC as User-Name; a User-Name that merely
+    // reads as a MAC (a 12-digit numeric code does) but is not the Calling-Station-Id is a code.
+    const userMac = normalizeMac(m.userName);
+    const macAuth = userMac !== null && (!m.mac || userMac === m.mac);
+    if (m.password !== undefined && !macAuth) {
       if (!mac) return { accept: false, reason: 'No device address (Calling-Station-Id) in the request' };
       try {
         await this.signIn.voucher({ hotspotId: nas.hotspotId, code: m.userName, mac, ip: m.framedIp ?? '', ssid: m.ssid ?? '' });
@@ -43,7 +47,7 @@ export class RadiusGateway implements RadiusHandler {
         throw err;
       }
     }
-    mac ||= normalizeMac(m.userName) ?? '';
+    mac ||= userMac ?? '';
     return this.actors.request<AccessDecision>({
       t: 'auth', tenant: nas.tenantId, hs: nas.hotspotId, tz: nas.timezone, nasId: nas.id, mac, userName: m.userName,
       ip: m.framedIp, ssid: m.ssid,
