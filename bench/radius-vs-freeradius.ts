@@ -1,0 +1,406 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createSocket } from 'node:dgram';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { createLogger, DEFAULT_CODE_FORMAT, Engine, loadConfig, projectPath } from '../engine/index.js';
+import { startLocalServices } from '../scripts/local-services.js';
+import { ensureFreeradiusInstalled, spawnFreeradius, stopDebianFreeradius, writeFreeradiusConfig } from './freeradius.js';
+
+/**
+ * Scenario: RADIUS for authorised devices, the engine against FreeRADIUS 3.2
+ * in the same run, on loopback.
+ *
+ *  - Access-Request (PAP, signed with Message-Authenticator) for MACs that hold
+ *    a live session: the engine answers from its hotspot actor (plus one Redis
+ *    GET for the daily quota left); FreeRADIUS from its `files` module listing
+ *    the same MACs. Two load tools: radclient (C, Debian's freeradius-utils)
+ *    with -p parallel, and our bench/radius-load.ts with the same window.
+ *  - Accounting Interim-Update from radius-load, whose octet counters grow per
+ *    MAC, so the engine's account-session script adds usage and checks the
+ *    daily quota on every packet; FreeRADIUS answers accounting with no
+ *    module (nothing stored), which is the floor, not a like-for-like.
+ *
+ * Setup, all thrown away: Redis and PostgreSQL in a temp folder; a tenant, a
+ * hotspot, a NAS client for 127.0.0.1 (Message-Authenticator required), one
+ * unlimited voucher with a daily quota; the service as a child process
+ * (`node dist/scripts/serve.js`, RADIUS on free ports); BENCH_MACS devices
+ * signed in through the portal, then one Access-Request each (an actor takes
+ * a session into memory when the NAS first asks about it); FreeRADIUS from
+ * bench/freeradius.ts.
+ *
+ * Measured in rounds, each running every phase on both servers; the order of
+ * the servers flips each round, so drift on a shared machine falls on both.
+ * Figures are totals over the rounds. CPU use per phase is sampled from /proc
+ * (server, Redis, the rest of the machine: mostly the load tool) and given
+ * as CPU µs per request, which moves far less than req/s when the machine's
+ * other jobs take CPU; Redis's commandstats over the phases go to stderr.
+ * Details go to stderr; stdout gets one summary line. Exit 0 when both targets
+ * are met, 2 when one is missed, 1 when a phase is broken (most requests
+ * unanswered, a reject or a bad reply for an authorised MAC) or the bench fails.
+ *
+ * Targets (the issue): Access-Request at or above FreeRADIUS's rate (judged on
+ * radclient, the neutral tool the target was stated with); Interim-Update at
+ * >= 20,000/s on the engine (judged on radius-load, the tool with growing counters).
+ *
+ * Knobs (environment): BENCH_DURATION (s per phase, 10), BENCH_WARMUP (s, 3),
+ * BENCH_ROUNDS (2), BENCH_MACS (5000), BENCH_CONCURRENCY (128: radius-load's
+ * window and radclient's -p), BENCH_RADCLIENT_REQUESTS (300000 per phase),
+ * BENCH_ACTOR_THREADS (passed as ACTOR_THREADS; default the service's own),
+ * BENCH_CPU_PROF (a folder: the service runs with --cpu-prof and writes there).
+ */
+
+const num = (name: string, dflt: number): number => {
+  const v = Number(process.env[name] ?? dflt);
+  if (!Number.isFinite(v) || v <= 0) throw new Error(`${name} must be a positive number`);
+  return v;
+};
+const DURATION_S = num('BENCH_DURATION', 10);
+const WARMUP_S = num('BENCH_WARMUP', 3);
+const ROUNDS = Math.floor(num('BENCH_ROUNDS', 2));
+const MACS = Math.min(50_000, Math.floor(num('BENCH_MACS', 5000)));
+const CONCURRENCY = Math.floor(num('BENCH_CONCURRENCY', 128));
+const RADCLIENT_REQUESTS = Math.floor(num('BENCH_RADCLIENT_REQUESTS', 300_000));
+/** radclient walks its whole packet list for every reply: beyond ~1,000 packets the walk, not the server, sets its pace. */
+const RADCLIENT_FILE_PACKETS = Math.min(MACS, 1000);
+const ACTOR_THREADS = process.env.BENCH_ACTOR_THREADS;
+const CPU_PROF = process.env.BENCH_CPU_PROF;
+const HOST = '127.0.0.1';
+const SECRET = 'bench-' + randomBytes(9).toString('base64url');
+const DAILY_QUOTA_MB = 100_000; // never reached: every packet checks it, none ends a session
+const TARGET_ACCT_RPS = 20_000;
+/** A phase with fewer answers than this share of what was sent is broken, not slow. */
+const MIN_ANSWERED = 0.9;
+/** A radclient run slower than 2,000 requests/s is broken, not slow: it is stopped there. */
+const RADCLIENT_LIMIT_S = 30 + RADCLIENT_REQUESTS / 2000;
+/** The whole run is bounded: setup (sign-in included), warm-ups, every phase at its limit, teardown. */
+const DEADLINE_MS = (300 + ROUNDS * 2 * (2 * (DURATION_S + 30) + RADCLIENT_LIMIT_S)) * 1000;
+
+type Server = 'engine' | 'freeradius';
+type Phase = 'auth-rc' | 'auth-gen' | 'acct-gen';
+interface Figures {
+  phase: Phase; server: Server; sent: number; answered: number; accepts: number; rejects: number; lost: number; bad: number;
+  seconds: number; p50: number; p99: number; cpu: Cpu;
+}
+/** Percent of one core over the phase, and the CPU time itself (µs) of the server and Redis. */
+interface Cpu { server: number; redis: number; rest: number; idle: number; serverUs: number; redisUs: number }
+
+const say = (line: string): void => { process.stderr.write(line + '\n'); };
+
+/** Load tools still running: killed by the teardown, whatever ends the bench. */
+const tools = new Set<ChildProcess>();
+
+const undo: (() => Promise<void> | void)[] = [];
+let tearingDown: Promise<void> | undefined;
+function teardown(): Promise<void> {
+  tearingDown ??= (async () => {
+    for (const t of tools) t.kill('SIGKILL');
+    for (const step of undo.reverse()) {
+      try { await step(); } catch (err) { say(`teardown: ${(err as Error).message}`); }
+    }
+  })();
+  return tearingDown;
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  await new Promise<void>((resolve) => {
+    const kill = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    child.once('exit', () => { clearTimeout(kill); resolve(); });
+    child.kill('SIGTERM');
+  });
+}
+
+/** Runs a program to its end, or kills it after `limitS` seconds (a hung tool must not hang the bench); its output, exit code and wall time. */
+function run(cmd: string, args: string[], limitS: number): Promise<{ out: string; code: number | null; seconds: number }> {
+  const at = performance.now();
+  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  tools.add(child);
+  const timer = setTimeout(() => child.kill('SIGKILL'), limitS * 1000);
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => { out += d.toString(); });
+  child.stderr!.on('data', (d: Buffer) => { out += d.toString(); });
+  return new Promise((resolve) => child.once('close', (code, signal) => {
+    clearTimeout(timer);
+    tools.delete(child);
+    if (signal === 'SIGKILL') out += `\n${cmd} killed after ${limitS} s`;
+    resolve({ out, code, seconds: (performance.now() - at) / 1000 });
+  }));
+}
+
+function freeUdpPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createSocket('udp4');
+    s.once('error', reject);
+    s.bind(0, HOST, () => { const p = s.address().port; s.close(() => resolve(p)); });
+  });
+}
+
+function cpuTicks(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(f[11]) + Number(f[12]);
+}
+function machineTicks(): [number, number] {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  return [f[3]! + f[4]!, f.reduce((a, b) => a + b, 0)];
+}
+/** Runs `fn`, returning its result and the CPU used meanwhile in percent of one core (ticks are 1/100 s). */
+async function withCpu<T>(server: number, redis: number, fn: () => Promise<T>): Promise<[T, Cpu]> {
+  const s0 = cpuTicks(server), r0 = cpuTicks(redis), [i0, t0] = machineTicks(), at = Date.now();
+  const out = await fn();
+  const secs = (Date.now() - at) / 1000, [i1, t1] = machineTicks();
+  const sTicks = cpuTicks(server) - s0, rTicks = cpuTicks(redis) - r0;
+  const s = Math.round(sTicks / secs), r = Math.round(rTicks / secs);
+  const busy = (t1 - t0 - (i1 - i0)) / secs;
+  return [out, {
+    server: s, redis: r, rest: Math.max(0, Math.round(busy - s - r)), idle: Math.round((100 * (i1 - i0)) / Math.max(1, t1 - t0)),
+    serverUs: sTicks * 1e4, redisUs: rTicks * 1e4,
+  }];
+}
+
+function rssMb(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+/** MAC i as the NAS writes it in User-Name and Calling-Station-Id; the engine canonicalises, FreeRADIUS matches it verbatim. */
+const macOf = (i: number): string => `02-B0-00-${[i >> 16, i >> 8, i].map((b) => (b & 255).toString(16).padStart(2, '0').toUpperCase()).join('-')}`;
+
+/** Tenant, hotspot, NAS client and one unlimited voucher with a daily quota, through the engine (before the service starts). */
+async function seed(env: NodeJS.ProcessEnv): Promise<{ hotspotId: string; code: string }> {
+  const engine = new Engine(loadConfig(env), createLogger('warn', 2), { sink: false, actors: false });
+  try {
+    await engine.start();
+    const tenant = await engine.tenants.create('RADIUS Bench Venue');
+    const hs = await engine.hotspots.create(tenant.id, { name: 'Hall', timezone: 'Europe/Istanbul' });
+    await engine.hotspots.addNasClient(tenant.id, hs.id, { ip: HOST, secret: SECRET, name: 'bench', require_message_authenticator: true });
+    const [v] = await engine.vouchers.createBatch(tenant.id, {
+      count: 1, format: DEFAULT_CODE_FORMAT, max_uses: null, expires_at: null, bandwidth_profile: null, daily_quota_mb: DAILY_QUOTA_MB,
+      duration_minutes: 240, bandwidth_down_mbps: 10, bandwidth_up_mbps: 5, ssids: [], notes: null,
+    }, 'bench');
+    return { hotspotId: hs.id, code: v!.code };
+  } finally {
+    await engine.close();
+  }
+}
+
+/** Every MAC signs in through the portal, 32 at a time: each is a new use of the voucher and a live session. */
+async function signIn(base: string, hotspotId: string, code: string, macs: string[]): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < macs.length) {
+      const mac = macs[next++]!;
+      const r = await fetch(`${base}/api/v1/hotspot-portal/voucher/verify`, {
+        method: 'POST', headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ hotspot_id: hotspotId, code, mac, ip: '10.0.0.1' }),
+      });
+      const body = await r.text();
+      if (r.status !== 200 || !body.includes('"authorized"')) throw new Error(`sign-in of ${mac} answered ${r.status} ${body}`);
+    }
+  };
+  await Promise.all(Array.from({ length: 32 }, worker));
+}
+
+async function metric(base: string, name: string): Promise<number> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  let sum = 0;
+  for (const line of text.split('\n')) if (line.startsWith(name + ' ') || line.startsWith(name + '{')) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+  return sum;
+}
+
+/** One run of bench/radius-load.ts (a child: it never shares a thread with a server). */
+async function radiusLoad(ports: { auth: number; acct: number }, macFile: string, seconds: number, acct: boolean, requests = 5_000_000) {
+  const r = await run(process.execPath, [projectPath('dist', 'bench', 'radius-load.js'), '--host', HOST, '--port', String(ports.auth),
+    '--acct-port', String(ports.acct), '--secret', SECRET, '--mac-file', macFile, '--concurrency', String(CONCURRENCY),
+    '--duration', String(seconds), '--acct-ratio', acct ? '1' : '0', '--requests', String(requests)], seconds + 30);
+  const line = r.out.split('\n').find((l) => l.startsWith('radius-load '));
+  if (r.code !== 0 || !line) throw new Error(`radius-load failed (exit ${r.code}): ${r.out.slice(-500)}`);
+  const f = (k: string): number => Number(new RegExp(`(?:^| )${k.replace('/', '\\/')}=([\\d.]+)`).exec(line)?.[1] ?? NaN);
+  return {
+    sent: f('sent'), answered: f('answered'), accepts: acct ? f('acct') : f('accept'), rejects: f('reject'), lost: f('lost'), bad: f('bad'),
+    seconds: f('duration'), p50: f('p50'), p99: f('p99'),
+  };
+}
+
+/** One radclient run: `count` times each packet of the file, `-p CONCURRENCY` outstanding; its own summary (-s). */
+async function radclient(port: number, file: string, count: number) {
+  const r = await run('radclient', ['-q', '-s', '-r', '1', '-t', '2', '-p', String(CONCURRENCY), '-c', String(count), '-f', file, `${HOST}:${port}`, 'auth', SECRET], RADCLIENT_LIMIT_S);
+  const f = (k: string): number => Number(new RegExp(`${k}\\s*:\\s*(\\d+)`).exec(r.out)?.[1] ?? NaN);
+  const accepts = f('Accepted'), rejects = f('Rejected'), lost = f('Lost');
+  if (!Number.isFinite(accepts)) throw new Error(`radclient gave no summary (exit ${r.code}): ${r.out.slice(-500)}`);
+  return { sent: accepts + rejects + lost, answered: accepts + rejects, accepts, rejects, lost, bad: 0, seconds: r.seconds, p50: NaN, p99: NaN };
+}
+
+function writeRadclientFile(path: string, macs: string[]): void {
+  // Message-Authenticator = 0x00: radclient computes the real one (RFC 3579 §3.2), as a NAS must for our client.
+  writeFileSync(path, macs.map((m) => `User-Name = "${m}"\nUser-Password = "guest"\nCalling-Station-Id = "${m}"\n` +
+    `Called-Station-Id = "00-11-22-33-44-55:Bench"\nNAS-Port-Id = "bench0"\nMessage-Authenticator = 0x00\n`).join('\n'));
+}
+
+async function main(): Promise<number> {
+  ensureFreeradiusInstalled(say);
+  stopDebianFreeradius(say);
+  const dir = mkdtempSync(join(tmpdir(), 'bench-radius-vs-freeradius-'));
+  undo.push(() => rmSync(dir, { recursive: true, force: true }));
+  try {
+    const local = await startLocalServices({ dir, ephemeral: true });
+    undo.push(() => local.stop());
+    const redisPid = Number(readFileSync(join(dir, 'redis', 'redis.pid'), 'utf8').trim());
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH, REDIS_URL: local.redisUrl, DATABASE_URL: local.databaseUrl, JWT_SECRET: randomBytes(48).toString('base64url'),
+      HTTP_HOST: HOST, HTTP_PORT: '0', LOG_LEVEL: 'warn', NODE_ID: `bench-radius-${process.pid}`,
+      RADIUS_HOST: HOST, RADIUS_AUTH_PORT: '0', RADIUS_ACCT_PORT: '0', ...(ACTOR_THREADS ? { ACTOR_THREADS } : {}),
+    };
+    const { hotspotId, code } = await seed(env);
+
+    const prof = CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : [];
+    const service = spawn(process.execPath, [...prof, projectPath('dist', 'scripts', 'serve.js')], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    undo.push(() => stopChild(service));
+    const ready = await new Promise<{ ports: { main: number }; radius: { auth: number; acct: number } }>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('service not ready within 60 s')), 60_000);
+      service.once('exit', (c) => { clearTimeout(timer); reject(new Error(`service exited with ${c} before it was ready`)); });
+      createInterface({ input: service.stdout! }).on('line', (line) => {
+        try { const m = JSON.parse(line); if (m.ready) { clearTimeout(timer); resolve(m); } } catch { say(`  [service] ${line}`); }
+      });
+    });
+    const base = `http://${HOST}:${ready.ports.main}`;
+    const rssAtReady = rssMb(service.pid!);
+
+    const macs = Array.from({ length: MACS }, (_, i) => macOf(i));
+    const macFile = join(dir, 'macs.txt');
+    writeFileSync(macFile, macs.join('\n') + '\n');
+    const rcFile = join(dir, 'access-requests.txt');
+    writeRadclientFile(rcFile, macs.slice(0, RADCLIENT_FILE_PACKETS));
+    const rcCount = Math.max(1, Math.round(RADCLIENT_REQUESTS / RADCLIENT_FILE_PACKETS));
+
+    let at = performance.now();
+    await signIn(base, hotspotId, code, macs);
+    say(`signed in ${MACS} MACs through the portal in ${((performance.now() - at) / 1000).toFixed(1)} s`);
+    // A hotspot actor takes a session into memory from Redis when the NAS first asks about the
+    // device: one Access-Request per MAC first, so the measured requests all find theirs there.
+    const touch = await radiusLoad(ready.radius, macFile, 60, false, MACS);
+    if (touch.accepts !== MACS) throw new Error(`first Access-Request per MAC: ${touch.accepts} of ${MACS} accepted (${touch.rejects} rejected, ${touch.lost} lost)`);
+    // The actor threads report their sessions every 2 s.
+    for (at = Date.now(); (await metric(base, 'live_sessions_in_actors')) < MACS && Date.now() - at < 10_000;) await new Promise((r) => setTimeout(r, 250));
+    const live = await metric(base, 'live_sessions_in_actors');
+    if (live < MACS) throw new Error(`only ${live} of ${MACS} sessions live in the actors`);
+    const rssSignedIn = rssMb(service.pid!);
+
+    const frDir = join(dir, 'freeradius');
+    mkdirSync(frDir);
+    const frPorts = { auth: await freeUdpPort(), acct: await freeUdpPort() };
+    writeFreeradiusConfig({ dir: frDir, host: HOST, authPort: frPorts.auth, acctPort: frPorts.acct, secret: SECRET, macs, sessionTimeoutSec: 14_400, bandwidthDownBps: 10_000_000 });
+    const frLog: string[] = [];
+    const fr = spawnFreeradius(frDir, (l) => { if (frLog.push(l) > 50) frLog.shift(); });
+    undo.push(() => stopChild(fr));
+    const one = join(dir, 'one.txt');
+    writeRadclientFile(one, macs.slice(0, 1));
+    for (at = Date.now(); ;) {
+      if (fr.exitCode !== null) throw new Error(`freeradius exited with ${fr.exitCode}:\n${frLog.join('\n')}`);
+      const r = await run('radclient', ['-r', '1', '-t', '0.5', '-f', one, `${HOST}:${frPorts.auth}`, 'auth', SECRET], 5);
+      if (r.out.includes('Received Access-Accept')) break;
+      if (Date.now() - at > 20_000) throw new Error(`freeradius did not accept within 20 s:\n${frLog.join('\n')}\n${r.out}`);
+      await new Promise((res) => setTimeout(res, 300));
+    }
+
+    const servers: Record<Server, { pid: number; ports: { auth: number; acct: number } }> = {
+      engine: { pid: service.pid!, ports: ready.radius }, freeradius: { pid: fr.pid!, ports: frPorts },
+    };
+    const nproc = spawnSync('nproc').stdout.toString().trim();
+    // The tree under test, for the record: figures belong to a commit (and say so when the tree is not clean).
+    const git = (args: string[]): string => spawnSync('git', ['-C', projectPath(), ...args]).stdout?.toString().trim() ?? '';
+    const dirty = git(['status', '--porcelain', '--', 'engine', 'radius', 'scripts']).split('\n').filter(Boolean).length;
+    say(`engine at ${git(['rev-parse', '--short', 'HEAD']) || 'unknown commit'}${dirty ? ` + ${dirty} uncommitted paths under engine/ radius/ scripts/` : ''}`);
+    say(`radius-vs-freeradius: ${MACS} live MACs, window ${CONCURRENCY}, ${ROUNDS} rounds of ${DURATION_S} s per radius-load phase and ` +
+      `${rcCount * RADCLIENT_FILE_PACKETS} radclient requests (${RADCLIENT_FILE_PACKETS} packets x ${rcCount}); nproc ${nproc}, node ${process.version}, ` +
+      `load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
+    for (const s of ['engine', 'freeradius'] as const) {
+      const w = await radiusLoad(servers[s].ports, macFile, WARMUP_S, false);
+      await radiusLoad(servers[s].ports, macFile, Math.min(2, WARMUP_S), true);
+      say(`  warm-up ${s}: ${Math.round(w.answered / w.seconds)} Access-Request/s`);
+    }
+
+    const redisCli = (...args: string[]): string => spawnSync('redis-cli', ['-p', String(local.redisPort), ...args]).stdout?.toString() ?? '';
+    redisCli('config', 'resetstat');
+    const engineDrops0 = await metric(base, 'radius_dropped_total');
+    const dup0 = await metric(base, 'radius_replies_total{kind="duplicate"}');
+    const results: Figures[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const order: Server[] = round % 2 === 0 ? ['engine', 'freeradius'] : ['freeradius', 'engine'];
+      for (const phase of ['auth-rc', 'auth-gen', 'acct-gen'] as const) {
+        for (const server of order) {
+          const { pid, ports } = servers[server];
+          const from = process.hrtime.bigint() / 1000n;
+          const [f, cpu] = await withCpu(pid, redisPid, () => (phase === 'auth-rc'
+            ? radclient(ports.auth, rcFile, rcCount)
+            : radiusLoad(ports, macFile, DURATION_S, phase === 'acct-gen')));
+          results.push({ phase, server, ...f, cpu });
+          const rps = f.answered / f.seconds;
+          // The profile's timestamps are CLOCK_MONOTONIC microseconds, as hrtime: these cut a phase out of it.
+          if (CPU_PROF && server === 'engine') {
+            say(`  profile window: node dist/bench/cpu-profile-summary.js <file> --from ${from} --to ${process.hrtime.bigint() / 1000n} --requests ${f.answered}`);
+          }
+          say(`  round ${round + 1} ${phase.padEnd(8)} ${server.padEnd(10)} ${Math.round(rps).toString().padStart(6)}/s  ` +
+            `p50 ${f.p50.toFixed(2)} ms p99 ${f.p99.toFixed(2)} ms  sent ${f.sent} answered ${f.answered} reject ${f.rejects} lost ${f.lost} bad ${f.bad}  ` +
+            `cpu % of a core: server ${cpu.server} redis ${cpu.redis} rest ${cpu.rest}, idle ${cpu.idle}%; ` +
+            `cpu us/request: server ${Math.round(cpu.serverUs / f.answered)} redis ${Math.round(cpu.redisUs / f.answered)}`);
+        }
+      }
+    }
+    const engineDrops = (await metric(base, 'radius_dropped_total')) - engineDrops0;
+    const duplicates = (await metric(base, 'radius_replies_total{kind="duplicate"}')) - dup0;
+    // What Redis spent per command during the measured phases (commands a script runs count under their own names).
+    const stats = [...redisCli('info', 'commandstats').matchAll(/cmdstat_(\w+):calls=(\d+),usec=(\d+),usec_per_call=([\d.]+)/g)]
+      .map((m) => ({ cmd: m[1]!, calls: Number(m[2]), usec: Number(m[3]), per: Number(m[4]) })).sort((a, b) => b.usec - a.usec).slice(0, 8);
+    say(`  redis commandstats (measured phases): ${stats.map((c) => `${c.cmd} ${c.calls} calls ${c.per.toFixed(2)} us/call`).join(', ')}`);
+    const engineRss = rssMb(service.pid!), frRss = rssMb(fr.pid!);
+    say(`  rss: engine ${rssAtReady.toFixed(0)} MB ready, ${rssSignedIn.toFixed(0)} MB with ${MACS} sessions in its actors before the load, ` +
+      `${engineRss.toFixed(0)} MB at the end; freeradius ${frRss.toFixed(0)} MB at the end`);
+    const liveEnd = await metric(base, 'live_sessions_in_actors');
+
+    const total = (phase: Phase, server: Server) => {
+      const rs = results.filter((r) => r.phase === phase && r.server === server);
+      const sum = (k: 'sent' | 'answered' | 'accepts' | 'rejects' | 'lost' | 'bad' | 'seconds') => rs.reduce((a, r) => a + r[k], 0);
+      // Latency of the worst round: rounds are not pooled, and the slower one is the honest figure.
+      const mid = (k: 'p50' | 'p99') => Math.max(...rs.map((r) => r[k]));
+      const perReq = (k: 'serverUs' | 'redisUs') => rs.reduce((a, r) => a + r.cpu[k], 0) / sum('answered');
+      return { serverUs: perReq('serverUs'), redisUs: perReq('redisUs'), rps: sum('answered') / sum('seconds'), sent: sum('sent'), answered: sum('answered'), accepts: sum('accepts'), rejects: sum('rejects'), lost: sum('lost'), bad: sum('bad'), p50: mid('p50'), p99: mid('p99') };
+    };
+    const part = (phase: Phase, label: string) => {
+      const e = total(phase, 'engine'), f = total(phase, 'freeradius');
+      const lat = (x: typeof e) => (Number.isNaN(x.p50) ? '' : ` p50/p99 ${x.p50.toFixed(1)}/${x.p99.toFixed(1)} ms`);
+      return {
+        e, f, ratio: e.rps / f.rps,
+        text: `${label}: engine ${Math.round(e.rps)}/s${lat(e)} lost ${e.lost} cpu ${Math.round(e.serverUs)}+${Math.round(e.redisUs)} us/req | ` +
+          `freeradius ${Math.round(f.rps)}/s${lat(f)} lost ${f.lost} cpu ${Math.round(f.serverUs)} us/req | ratio ${(e.rps / f.rps).toFixed(2)}`,
+      };
+    };
+    const rc = part('auth-rc', 'auth radclient'), gen = part('auth-gen', 'auth radius-load'), acct = part('acct-gen', 'acct interim radius-load');
+    const broken = results.filter((r) => r.answered < MIN_ANSWERED * r.sent || r.rejects > 0 || r.bad > 0 || r.accepts !== r.answered - r.rejects)
+      .map((r) => `${r.phase} ${r.server}`);
+    const authPass = rc.ratio >= 1, acctPass = acct.e.rps >= TARGET_ACCT_RPS;
+    const verdict = broken.length ? `BROKEN: ${[...new Set(broken)].join(', ')}` : authPass && acctPass ? 'PASS' : 'FAIL';
+    process.stdout.write(`radius-vs-freeradius: ${rc.text} ; ${gen.text} ; ${acct.text} ; engine drops ${engineDrops} duplicates ${duplicates} ; ` +
+      `rss engine ${engineRss.toFixed(0)} MB at the end with ${liveEnd} live sessions (${rssSignedIn.toFixed(0)} MB before the load), freeradius ${frRss.toFixed(0)} MB ; ` +
+      `targets: auth radclient ratio >= 1 ${authPass ? 'pass' : 'miss'}, acct >= ${TARGET_ACCT_RPS}/s ${acctPass ? 'pass' : 'miss'} ; ${verdict}\n`);
+    return broken.length ? 1 : authPass && acctPass ? 0 : 2;
+  } finally {
+    await teardown();
+  }
+}
+
+const abort = (why: string): void => {
+  say(`radius-vs-freeradius: ${why}; stopping`);
+  void teardown().finally(() => process.exit(1));
+};
+setTimeout(() => abort(`still running after ${DEADLINE_MS / 1000} s`), DEADLINE_MS).unref();
+process.once('SIGINT', () => abort('interrupted'));
+process.once('SIGTERM', () => abort('terminated'));
+
+main().then((code) => { process.exitCode = code; }, (err: Error) => {
+  say(`radius-vs-freeradius failed: ${err.stack ?? err.message}`);
+  process.exitCode = 1;
+});
