@@ -14,6 +14,11 @@ pg.types.setTypeParser(20, (v: string) => Number(v));
 export function createPool(databaseUrl: string, log: Logger, max = 10): Pool {
   const pool = new pg.Pool({ connectionString: databaseUrl, max, idleTimeoutMillis: 30_000 });
   pool.on('error', (err) => log.warn({ err }, 'idle postgres connection failed'));
+  // pool.on('error') covers idle connections only: a client checked out with pool.connect()
+  // (the outbox sink's transaction, migrations, retention) has no listener, and when Postgres
+  // goes away under it pg emits 'error' on the client, which then kills the whole process,
+  // portal included. Its query in flight fails anyway, and pg-pool drops the dead client on release.
+  pool.on('connect', (client) => client.on('error', (err) => log.warn({ err: err.message }, 'postgres connection lost')));
   return pool;
 }
 

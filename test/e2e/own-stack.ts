@@ -1,0 +1,202 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { promisify } from 'node:util';
+import { projectPath } from '../../engine/index.js';
+import { startLocalServices, type LocalServices } from '../../scripts/local-services.js';
+
+/**
+ * Fault-injection tests need servers they may stop and a service they may
+ * kill, so each file gets its own throw-away Redis and PostgreSQL (never the
+ * shared ones of test/global-setup.ts, which other files use in parallel) and
+ * runs the production entry point, `node dist/scripts/serve.js`, as a child.
+ * The files run from `dist/`: `npm test` builds first; alone, run `npx tsc -p .` before.
+ */
+
+const run = promisify(execFile);
+const isRoot = process.getuid?.() === 0;
+
+export interface OwnStack {
+  dir: string;
+  local: LocalServices;
+  /** The service's environment (REDIS_URL, DATABASE_URL, JWT_SECRET, ...), also used for the CLI. */
+  env: NodeJS.ProcessEnv;
+  /** `pg_ctl stop -m fast` on this stack's PostgreSQL (asynchronous: a storm in this process goes on meanwhile). */
+  stopPostgres(): Promise<void>;
+  /** Starts it again on the same port, with the options scripts/local-services.ts uses. */
+  startPostgres(): Promise<void>;
+  /** Runs `node dist/scripts/cli.js ...args` with the stack's environment; parses stdout as JSON. */
+  cli(args: string[]): Promise<any>;
+  /** Stops the servers and removes the folder. */
+  destroy(): Promise<void>;
+}
+
+/** Throw-away Redis + PostgreSQL 15 in a fresh temporary folder, and an environment for the service. */
+export async function ownStack(nodeId: string): Promise<OwnStack> {
+  if (!existsSync(projectPath('dist', 'scripts', 'serve.js'))) throw new Error('dist/ is missing: run `npx tsc -p .` first');
+  const dir = mkdtempSync(join(tmpdir(), 'gw-e2e-'));
+  let local: LocalServices;
+  try {
+    local = await startLocalServices({ dir, ephemeral: true });
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH, HOME: process.env.HOME,
+    REDIS_URL: local.redisUrl, DATABASE_URL: local.databaseUrl, JWT_SECRET: randomBytes(48).toString('base64url'),
+    HTTP_HOST: '127.0.0.1', HTTP_PORT: '0', LOG_LEVEL: 'warn', NODE_ID: nodeId, RADIUS_ENABLED: 'false',
+  };
+  const pgDir = join(dir, 'postgres');
+  const pgCtl = async (args: string[]): Promise<void> => {
+    const bin = pgBin('pg_ctl');
+    const [cmd, argv] = isRoot ? ['runuser', ['-u', 'postgres', '--', bin, ...args]] : [bin, args];
+    await run(cmd, argv, { timeout: 70_000 });
+  };
+  return {
+    dir, local, env,
+    stopPostgres: () => pgCtl(['-D', pgDir, '-m', 'fast', '-w', 'stop']),
+    startPostgres: () => pgCtl(['-D', pgDir, '-l', join(pgDir, 'server.log'), '-o', `-p ${local.pgPort}`, '-w', '-t', '60', 'start']),
+    cli: async (args) => {
+      const { stdout } = await run(process.execPath, [projectPath('dist', 'scripts', 'cli.js'), ...args], { env, timeout: 30_000 });
+      return JSON.parse(stdout);
+    },
+    destroy: async () => {
+      await local.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function pgBin(name: string): string {
+  for (const v of ['15', '16', '17']) {
+    const p = `/usr/lib/postgresql/${v}/bin/${name}`;
+    if (existsSync(p)) return p;
+  }
+  return name;
+}
+
+export interface ServiceProcess {
+  child: ChildProcess;
+  base: string;
+  /** SIGKILL: no shutdown code runs, as when the machine loses power under the process. */
+  kill9(): Promise<void>;
+  /** SIGTERM and wait (SIGKILL after 10 s). */
+  stop(): Promise<void>;
+}
+
+/** `node dist/scripts/serve.js` with `env`; resolves on its `{"ready":true,...}` line. */
+export async function spawnServe(env: NodeJS.ProcessEnv): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, [projectPath('dist', 'scripts', 'serve.js')], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const lines = createInterface({ input: child.stdout! });
+  const ports = await new Promise<Record<string, number>>((resolve, reject) => {
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error('service not ready within 30 s')); }, 30_000);
+    child.once('exit', (code, signal) => { clearTimeout(timer); reject(new Error(`service exited (${code ?? signal}) before it was ready`)); });
+    lines.on('line', (line) => {
+      try {
+        const msg = JSON.parse(line);
+        if (msg.ready) { clearTimeout(timer); resolve(msg.ports); }
+      } catch { /* not JSON */ }
+    });
+  });
+  const gone = (): boolean => child.exitCode !== null || child.signalCode !== null;
+  return {
+    child,
+    base: `http://127.0.0.1:${ports.main}`,
+    kill9: async () => { if (!gone()) { child.kill('SIGKILL'); await exited; } },
+    stop: async () => {
+      if (gone()) return;
+      const hard = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      child.kill('SIGTERM');
+      await exited;
+      clearTimeout(hard);
+    },
+  };
+}
+
+/** One portal verify of the storm: what the guest's device saw. */
+export interface Attempt {
+  mac: string;
+  /** HTTP status, or 0 when the request failed below HTTP (connection refused or reset, time-out). */
+  status: number;
+  body: any;
+  /** ms since the storm began, when the answer (or failure) came. */
+  at: number;
+}
+
+export interface Storm {
+  attempts: Attempt[];
+  /** Stops sending and waits for the requests in flight. */
+  stop(): Promise<Attempt[]>;
+}
+
+/**
+ * Portal sign-ins from `concurrency` parallel clients, each request with a MAC
+ * of its own (`02:<prefix>:<n>`), so every 200 is a new session. `base()`
+ * names the service to call, or null while there is none (the clients wait).
+ * `ratePerSec` caps the total rate (0: as fast as answers come).
+ */
+export function startStorm(opts: {
+  base: () => string | null; hotspotId: string; code: string; concurrency: number; macPrefix: number; ratePerSec?: number;
+}): Storm {
+  const attempts: Attempt[] = [];
+  const t0 = Date.now();
+  const gap = opts.ratePerSec ? 1000 / opts.ratePerSec : 0;
+  let n = 0;
+  let running = true;
+  const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+  const client = async (): Promise<void> => {
+    while (running) {
+      const base = opts.base();
+      if (!base) { await sleep(10); continue; }
+      const i = n++;
+      // Paced on one shared schedule: request i leaves no earlier than t0 + i * gap.
+      if (gap) {
+        const wait = t0 + i * gap - Date.now();
+        if (wait > 0) await sleep(wait);
+      }
+      const mac = macOf(opts.macPrefix, i);
+      try {
+        const res = await fetch(`${base}/api/v1/hotspot-portal/voucher/verify?hotspot_id=${opts.hotspotId}`, {
+          method: 'POST', headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ code: opts.code, mac, ip: '10.9.0.1' }), signal: AbortSignal.timeout(5_000),
+        });
+        const text = await res.text();
+        let body: unknown = text;
+        try { body = JSON.parse(text); } catch { /* not JSON */ }
+        attempts.push({ mac, status: res.status, body, at: Date.now() - t0 });
+      } catch (err) {
+        attempts.push({ mac, status: 0, body: String((err as Error).cause ?? (err as Error).message), at: Date.now() - t0 });
+        await sleep(5);
+      }
+    }
+  };
+  const clients = Array.from({ length: opts.concurrency }, client);
+  return {
+    attempts,
+    stop: async () => {
+      running = false;
+      await Promise.all(clients);
+      return attempts;
+    },
+  };
+}
+
+function macOf(prefix: number, i: number): string {
+  return [2, prefix, i >>> 24, (i >>> 16) & 255, (i >>> 8) & 255, i & 255]
+    .map((b) => b.toString(16).padStart(2, '0').toUpperCase()).join(':');
+}
+
+/** Polls until `check` returns true; throws naming `what` when `ms` pass first. */
+export async function until(what: string, check: () => Promise<boolean>, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${what}: not within ${ms} ms`);
+}
