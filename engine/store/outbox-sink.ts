@@ -6,13 +6,32 @@ import { PartitionCache } from '../audit/chain-writer.js';
 import { auditEntriesOf, writeOutbox, type OutboxRecord } from './outbox-writer.js';
 import type { Pool } from './postgres.js';
 
-type StreamEntry = [id: string, fields: string[]];
+// fields is null for an entry deleted while it was pending.
+type StreamEntry = [id: string, fields: string[] | null];
 type StreamReply = [key: string, entries: StreamEntry[]][] | null;
 
 const BATCH = 2000;
 const IDLE_POLL_MS = 50;
 // A live consumer holds entries for milliseconds; ten seconds idle means its process is gone.
 const CLAIM_IDLE_MS = 10_000;
+/**
+ * Independent drain loops per process, each over its own share of the tenants
+ * (a stable hash, so a tenant's records always go through one lane, in stream
+ * order). One lane spends most of its time waiting for its transaction; with
+ * two, one lane's Postgres work overlaps the other's reading and hashing.
+ */
+const LANES = 2;
+
+/** One drain loop's state. */
+interface Lane {
+  index: number;
+  /** Re-read our own pending entries before new ones (see OutboxSink). */
+  ownPendingFirst: boolean;
+  lastClaim: number;
+  /** Stream time (ms) of the oldest record read and not yet stored; 0 when none. */
+  oldestPendingMs: number;
+  wake: (() => void) | undefined;
+}
 
 /**
  * Drains the tenants' outbox streams into Postgres.
@@ -23,13 +42,19 @@ const CLAIM_IDLE_MS = 10_000;
  * between commit and XACK re-delivers entries that are then ignored, so each
  * record lands exactly once in effect. Entries left pending by a consumer that
  * died are claimed after CLAIM_IDLE_MS.
+ *
+ * After a failed write, and at start (a restart under the same NODE_ID), a
+ * lane first re-reads its own pending entries, oldest first, before any new
+ * one: a failed batch is retried at once and in stream order, the backlog of
+ * unacknowledged entries never grows past one batch while Postgres is away,
+ * and the lag gauge keeps measuring from the oldest record not yet stored.
  */
 export class OutboxSink {
   private running = false;
-  private loop: Promise<void> | undefined;
-  private lastClaim = 0;
-  private oldestPendingMs = 0;
-  private wake: (() => void) | undefined;
+  private loops: Promise<void>[] = [];
+  private readonly lanes: Lane[] = Array.from({ length: LANES }, (_, index) =>
+    ({ index, ownPendingFirst: true, lastClaim: 0, oldestPendingMs: 0, wake: undefined }));
+  private knownTenants: string[] = [];
   private readonly partitions = new PartitionCache();
 
   constructor(
@@ -42,8 +67,11 @@ export class OutboxSink {
   ) {
     metrics.counter('outbox_records_written_total', 'Rows written to Postgres from outbox records (duplicates excluded)');
     metrics.counter('outbox_sink_errors_total', 'Failed outbox drain attempts (retried)');
-    metrics.gauge('outbox_sink_lag_seconds', 'Age of the oldest record the sink has read but not yet stored',
-      () => (this.oldestPendingMs ? (Date.now() - this.oldestPendingMs) / 1000 : 0));
+    metrics.gauge('outbox_sink_lag_seconds', 'Age of the oldest record the sink has read but not yet stored', () => {
+      let oldest = Infinity;
+      for (const l of this.lanes) if (l.oldestPendingMs) oldest = Math.min(oldest, l.oldestPendingMs);
+      return oldest === Infinity ? 0 : (Date.now() - oldest) / 1000;
+    });
     this.metrics = metrics;
   }
 
@@ -52,72 +80,113 @@ export class OutboxSink {
   start(): void {
     if (this.running) return;
     this.running = true;
-    this.loop = this.run();
+    this.loops = this.lanes.map((lane) => this.run(lane));
   }
 
   async stop(): Promise<void> {
     this.running = false;
-    this.wake?.();
-    await this.loop;
+    for (const lane of this.lanes) lane.wake?.();
+    await Promise.all(this.loops);
   }
 
   /** Drains until every stream is empty once; for tests and shutdown. */
   async drainOnce(): Promise<number> {
     let total = 0;
     for (;;) {
-      const n = await this.cycle();
+      let n = 0;
+      for (const lane of this.lanes) n += await this.cycle(lane);
       total += n;
       if (n === 0) return total;
     }
   }
 
-  private async run(): Promise<void> {
+  private async run(lane: Lane): Promise<void> {
     let backoff = IDLE_POLL_MS;
     while (this.running) {
       try {
-        const n = await this.cycle();
+        const n = await this.cycle(lane);
         backoff = IDLE_POLL_MS;
         if (n > 0) continue;
       } catch (err) {
         this.metrics.inc('outbox_sink_errors_total');
-        this.log.warn({ err: (err as Error).message }, 'outbox drain failed; will retry');
+        this.log.warn({ err: (err as Error).message, lane: lane.index }, 'outbox drain failed; will retry');
         backoff = Math.min(backoff * 2, 5_000);
       }
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, backoff);
-        this.wake = () => { clearTimeout(t); resolve(); };
+        lane.wake = () => { clearTimeout(t); resolve(); };
       });
     }
   }
 
-  private async cycle(): Promise<number> {
-    const tenants = await this.tenantIds();
-    if (tenants.length === 0) return 0;
-    const streams = tenants.map((t) => keys.outbox(t));
+  /** One batch of a lane: read, store, acknowledge. Any failure leaves entries pending: re-read them first next time. */
+  private async cycle(lane: Lane): Promise<number> {
+    try {
+      return await this.batch(lane);
+    } catch (err) {
+      lane.ownPendingFirst = true;
+      throw err;
+    }
+  }
+
+  private async batch(lane: Lane): Promise<number> {
+    const streams: string[] = [];
+    for (const t of await this.tenants()) if (laneOf(t) === lane.index) streams.push(keys.outbox(t));
+    if (streams.length === 0) return 0;
     const entries: { key: string; id: string; f: Map<string, string> }[] = [];
-    const collect = (reply: StreamReply): void => {
+    const taken = new Set<string>();
+    const stale: { key: string; id: string }[] = [];
+    // Our own pending entries and claimed ones can overlap within one cycle; new ones ('>') cannot.
+    const collect = (reply: StreamReply, redelivered = true): void => {
       for (const [key, list] of reply ?? []) {
         for (const [id, fields] of list) {
-          if (!fields) continue; // deleted while pending
+          if (redelivered) {
+            if (taken.has(`${key} ${id}`)) continue;
+            taken.add(`${key} ${id}`);
+          }
+          if (!fields) { stale.push({ key, id }); continue; } // deleted while pending: only the acknowledgement is left to do
           const f = new Map<string, string>();
           for (let i = 0; i + 1 < fields.length; i += 2) f.set(fields[i]!, fields[i + 1]!);
           entries.push({ key, id, f });
         }
       }
     };
-    if (Date.now() - this.lastClaim > CLAIM_IDLE_MS / 2) {
-      this.lastClaim = Date.now();
+    if (lane.ownPendingFirst) {
+      await this.readGroup(streams, '0', collect);
+      if (entries.length === 0) lane.ownPendingFirst = false;
+    }
+    if (Date.now() - lane.lastClaim > CLAIM_IDLE_MS / 2) {
+      lane.lastClaim = Date.now();
       for (const key of streams) {
         const claimed = (await this.redis.xautoclaim(key, OUTBOX_GROUP, this.consumer, CLAIM_IDLE_MS, '0', 'COUNT', BATCH)) as [string, StreamEntry[]];
         collect([[key, claimed[1]]]);
-        // Our own pending entries from before a restart under the same consumer name.
-        collect((await this.redis.xreadgroup('GROUP', OUTBOX_GROUP, this.consumer, 'COUNT', BATCH, 'STREAMS', key, '0')) as StreamReply);
       }
     }
-    for (let i = 0; i < streams.length && entries.length < BATCH; i += 256) {
+    // While a failed batch is being retried, nothing new joins it.
+    if (!lane.ownPendingFirst && entries.length < BATCH) await this.readGroup(streams, '>', (reply) => collect(reply, false));
+    if (entries.length === 0) {
+      if (stale.length) await this.acknowledge(stale);
+      lane.oldestPendingMs = 0;
+      return 0;
+    }
+    let oldest = Infinity;
+    for (const e of entries) oldest = Math.min(oldest, Number(e.id.slice(0, e.id.indexOf('-'))));
+    lane.oldestPendingMs = oldest;
+    await this.write(entries.map((e) => ({ tenant: tenantOfKey(e.key), f: e.f })));
+    await this.acknowledge(stale.length ? [...entries, ...stale] : entries);
+    lane.oldestPendingMs = 0;
+    return entries.length;
+  }
+
+  /**
+   * Reads the group from `id` on every stream: '>' for entries never delivered,
+   * '0' for this consumer's pending ones. Streams go 256 to a command.
+   */
+  private async readGroup(streams: string[], id: '0' | '>', collect: (reply: StreamReply) => void): Promise<void> {
+    for (let i = 0; i < streams.length; i += 256) {
       const chunk = streams.slice(i, i + 256);
       try {
-        collect((await this.redis.xreadgroup('GROUP', OUTBOX_GROUP, this.consumer, 'COUNT', BATCH, 'STREAMS', ...chunk, ...chunk.map(() => '>'))) as StreamReply);
+        collect((await this.redis.xreadgroup('GROUP', OUTBOX_GROUP, this.consumer, 'COUNT', BATCH, 'STREAMS', ...chunk, ...chunk.map(() => id))) as StreamReply);
       } catch (err) {
         // A stream or group missing (a Redis that lost its data): recreate and go on.
         if (!(err as Error).message.includes('NOGROUP')) throw err;
@@ -126,22 +195,35 @@ export class OutboxSink {
         }
       }
     }
-    if (entries.length === 0) {
-      this.oldestPendingMs = 0;
-      return 0;
-    }
-    this.oldestPendingMs = Math.min(...entries.map((e) => Number(e.id.split('-')[0])));
-    await this.write(entries.map((e) => ({ tenant: tenantOfKey(e.key), f: e.f })));
+  }
+
+  /** Acknowledges and deletes stored entries (only after their transaction committed). */
+  private async acknowledge(done: { key: string; id: string }[]): Promise<void> {
     const byKey = new Map<string, string[]>();
-    for (const e of entries) byKey.set(e.key, [...(byKey.get(e.key) ?? []), e.id]);
+    for (const e of done) {
+      let ids = byKey.get(e.key);
+      if (!ids) byKey.set(e.key, (ids = []));
+      ids.push(e.id);
+    }
     const p = this.redis.pipeline();
     for (const [key, ids] of byKey) {
       p.xack(key, OUTBOX_GROUP, ...ids);
       p.xdel(key, ...ids);
     }
     await p.exec();
-    this.oldestPendingMs = 0;
-    return entries.length;
+  }
+
+  /**
+   * The tenants whose streams to read. While Postgres is away the last known
+   * list is used, so records are still read and the lag gauge shows their age.
+   */
+  private async tenants(): Promise<string[]> {
+    try {
+      this.knownTenants = await this.tenantIds();
+    } catch (err) {
+      if (this.knownTenants.length === 0) throw err;
+    }
+    return this.knownTenants;
   }
 
   private async write(records: OutboxRecord[]): Promise<void> {
@@ -160,6 +242,13 @@ export class OutboxSink {
       client.release();
     }
   }
+}
+
+/** The lane of a tenant: FNV-1a of its id, so it never changes while the process runs. */
+function laneOf(tenantId: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < tenantId.length; i++) h = Math.imul(h ^ tenantId.charCodeAt(i), 0x01000193);
+  return (h >>> 0) % LANES;
 }
 
 function tenantOfKey(key: string): string {
