@@ -84,8 +84,13 @@ interface Figures {
   phase: Phase; server: Server; sent: number; answered: number; accepts: number; rejects: number; lost: number; bad: number;
   seconds: number; p50: number; p99: number; cpu: Cpu;
 }
-/** Percent of one core over the phase, and the CPU time itself (µs) of the server and Redis. */
-interface Cpu { server: number; redis: number; rest: number; idle: number; serverUs: number; redisUs: number }
+/**
+ * Percent of one core over the phase: the server (all its threads), its main
+ * thread alone (the engine's UDP, codec and hop to the actors run there; the
+ * rest is actor threads and V8's GC helpers), Redis, everything else (mostly
+ * the load tool and other jobs on the machine); and the CPU time itself (µs).
+ */
+interface Cpu { server: number; main: number; redis: number; rest: number; idle: number; serverUs: number; redisUs: number }
 
 const say = (line: string): void => { process.stderr.write(line + '\n'); };
 
@@ -138,8 +143,9 @@ function freeUdpPort(): Promise<number> {
   });
 }
 
-function cpuTicks(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+/** utime + stime in clock ticks (1/100 s) of a process, or of one of its threads (`tid`). */
+function cpuTicks(pid: number, tid?: number): number {
+  const stat = readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8');
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return Number(f[11]) + Number(f[12]);
 }
@@ -149,14 +155,14 @@ function machineTicks(): [number, number] {
 }
 /** Runs `fn`, returning its result and the CPU used meanwhile in percent of one core (ticks are 1/100 s). */
 async function withCpu<T>(server: number, redis: number, fn: () => Promise<T>): Promise<[T, Cpu]> {
-  const s0 = cpuTicks(server), r0 = cpuTicks(redis), [i0, t0] = machineTicks(), at = Date.now();
+  const s0 = cpuTicks(server), m0 = cpuTicks(server, server), r0 = cpuTicks(redis), [i0, t0] = machineTicks(), at = Date.now();
   const out = await fn();
   const secs = (Date.now() - at) / 1000, [i1, t1] = machineTicks();
   const sTicks = cpuTicks(server) - s0, rTicks = cpuTicks(redis) - r0;
   const s = Math.round(sTicks / secs), r = Math.round(rTicks / secs);
   const busy = (t1 - t0 - (i1 - i0)) / secs;
   return [out, {
-    server: s, redis: r, rest: Math.max(0, Math.round(busy - s - r)), idle: Math.round((100 * (i1 - i0)) / Math.max(1, t1 - t0)),
+    server: s, main: Math.round((cpuTicks(server, server) - m0) / secs), redis: r, rest: Math.max(0, Math.round(busy - s - r)), idle: Math.round((100 * (i1 - i0)) / Math.max(1, t1 - t0)),
     serverUs: sTicks * 1e4, redisUs: rTicks * 1e4,
   }];
 }
@@ -345,7 +351,7 @@ async function main(): Promise<number> {
           }
           say(`  round ${round + 1} ${phase.padEnd(8)} ${server.padEnd(10)} ${Math.round(rps).toString().padStart(6)}/s  ` +
             `p50 ${f.p50.toFixed(2)} ms p99 ${f.p99.toFixed(2)} ms  sent ${f.sent} answered ${f.answered} reject ${f.rejects} lost ${f.lost} bad ${f.bad}  ` +
-            `cpu % of a core: server ${cpu.server} redis ${cpu.redis} rest ${cpu.rest}, idle ${cpu.idle}%; ` +
+            `cpu % of a core: server ${cpu.server} (main thread ${cpu.main}) redis ${cpu.redis} rest ${cpu.rest}, idle ${cpu.idle}%; ` +
             `cpu us/request: server ${Math.round(cpu.serverUs / f.answered)} redis ${Math.round(cpu.redisUs / f.answered)}`);
         }
       }
