@@ -92,12 +92,15 @@ export async function spawnService(extra: Record<string, string> = {}): Promise<
   };
 }
 
-/** Polls until `check` returns true or the time runs out. */
-export async function eventually(check: () => Promise<boolean>, ms = 10_000): Promise<void> {
+/**
+ * Polls until `check` returns true or the time runs out; `seen` describes
+ * the state the failure message should show (what was there instead).
+ */
+export async function eventually(check: () => Promise<boolean>, ms = 10_000, seen?: () => unknown): Promise<void> {
   const until = Date.now() + ms;
   while (Date.now() < until) {
     if (await check()) return;
     await new Promise((r) => setTimeout(r, 50));
   }
-  throw new Error('condition not met in time');
+  throw new Error(`condition not met in ${ms} ms${seen ? `; last seen: ${JSON.stringify(await seen())}` : ''}`);
 }

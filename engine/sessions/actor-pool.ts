@@ -4,7 +4,7 @@ import { Packr } from 'msgpackr';
 import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { projectPath } from '../util/project-root.js';
-import type { FromThread, NasCommand, Reply, ReplyValue, Request, SessionEvent, ToThread } from './messages.js';
+import { postBatch, type FromThread, type NasCommand, type Reply, type ReplyValue, type Request, type SessionEvent, type ToThread } from './messages.js';
 import type { NasCommandResult } from './ports.js';
 import type { ThreadData } from './actor-thread.js';
 
@@ -90,6 +90,11 @@ export class ActorPool extends EventEmitter {
     this.request({ t: 'wake', tenant, hs, tz }).catch(() => this.woken.delete(key));
   }
 
+  /** Live sessions a hotspot's actor holds in memory (starting the actor if need be). */
+  async hotspotSessions(tenant: string, hs: string, tz: string): Promise<number> {
+    return (await this.request<{ sessions: number }>({ t: 'wake', tenant, hs, tz })).sessions;
+  }
+
   /** For fault-injection tests: kill one thread as a crash would. */
   async killThread(index: number): Promise<void> {
     await this.threads[index]?.worker.terminate();
@@ -133,7 +138,7 @@ export class ActorPool extends EventEmitter {
     t.flushQueued = true;
     setImmediate(() => {
       t.flushQueued = false;
-      if (t.queue.length) t.worker.postMessage(this.packr.pack(t.queue.splice(0, t.queue.length)));
+      if (t.queue.length) postBatch(t.worker, this.packr, t.queue.splice(0, t.queue.length));
     });
   }
 

@@ -4,7 +4,7 @@ import { createLogger } from '../logger.js';
 import { keys } from '../redis/keys.js';
 import { createRedis } from '../redis/scripts.js';
 import { HotspotActor, type TimedSession } from './hotspot-actor.js';
-import type { FromThread, NasCommand, ReplyValue, Request, SessionEvent, ToThread } from './messages.js';
+import { postBatch, type FromThread, type NasCommand, type ReplyValue, type Request, type SessionEvent, type ToThread } from './messages.js';
 import type { NasCommandResult } from './ports.js';
 import { SessionStore } from './session-store.js';
 import { TimerWheel } from './timer-wheel.js';
@@ -62,7 +62,7 @@ function post(msg: FromThread): void {
 function flush(): void {
   flushQueued = false;
   if (outbox.length === 0) return;
-  port.postMessage(packr.pack(outbox.splice(0, outbox.length)));
+  postBatch(port, packr, outbox.splice(0, outbox.length));
 }
 
 const ctx = {
@@ -120,7 +120,7 @@ async function run(slot: Slot, m: Request): Promise<void> {
     case 'disconnect': return reply(m.id, await a.disconnect(m));
     case 'extend': return reply(m.id, await a.extend(m));
     case 'live': return reply(m.id, await a.live(m.sid));
-    case 'wake': return reply(m.id, { done: true });
+    case 'wake': return reply(m.id, { sessions: a.size });
   }
 }
 

@@ -14,6 +14,13 @@ export const IDLE_GRACE_MS = 120_000;
  * hotspot, touching only the overdue ids.
  */
 const SWEEP_MS = 5_000;
+/**
+ * How long an Access-Request may trust the daily usage an actor last read.
+ * Usage only grows through accounting, which checks the quota atomically in
+ * Redis and returns the new total; the re-read covers the device's traffic
+ * at the tenant's other hotspots, whose actors report to the same counter.
+ */
+const DAILY_FRESH_MS = 10_000;
 
 /** What an actor needs from the thread that hosts it. */
 export interface ActorContext {
@@ -83,7 +90,13 @@ export class HotspotActor {
     }
     let quotaBytes: number | null = null;
     if (s.quotaMb > 0) {
-      const left = s.quotaMb * MB - (await this.ctx.store.dailyUsed(this.tenant, s.mac, this.day(now)));
+      const day = this.day(now);
+      if (s.dailyDay !== day || now - s.dailyAtMs > DAILY_FRESH_MS) {
+        s.daily = await this.ctx.store.dailyUsed(this.tenant, s.mac, day);
+        s.dailyDay = day;
+        s.dailyAtMs = now;
+      }
+      const left = s.quotaMb * MB - s.daily;
       if (left <= 0) return { accept: false, reason: 'Daily data quota used up' };
       quotaBytes = left;
     }
@@ -102,7 +115,8 @@ export class HotspotActor {
     }
     if (!m.mac) return;
     const known = await this.find(m.mac);
-    const r = await this.ctx.store.account(this.tenant, this.hs, m.mac, this.day(now), now, m.acctSessionId,
+    const day = this.day(now);
+    const r = await this.ctx.store.account(this.tenant, this.hs, m.mac, day, now, m.acctSessionId,
       m.inOctets, m.outOctets, m.ip ?? '', m.apName ?? '', m.signal === undefined ? '' : String(m.signal));
     if (r.kind === 'none') {
       // Traffic from a device with no session here: an unauthorised device online. Cut it off.
@@ -113,6 +127,9 @@ export class HotspotActor {
     if (!s) return;
     s.bytesIn = r.bytesIn;
     s.bytesOut = r.bytesOut;
+    s.daily = r.daily;
+    s.dailyDay = day;
+    s.dailyAtMs = now;
     s.acctId = m.acctSessionId;
     if (m.ip) s.ip = m.ip;
     if (m.apName) s.apName = m.apName;
@@ -281,14 +298,29 @@ export class HotspotActor {
   }
 }
 
-const dayFormats = new Map<string, Intl.DateTimeFormat>();
+interface DayFormat {
+  format: Intl.DateTimeFormat;
+  minute: number;
+  day: string;
+}
+const dayFormats = new Map<string, DayFormat>();
 
-/** yyyymmdd of the instant in the hotspot's time zone: the day a daily quota belongs to. */
+/**
+ * yyyymmdd of the instant in the hotspot's time zone: the day a daily quota
+ * belongs to. Every zone's offset is a whole number of minutes, so a local
+ * day never changes inside a UTC minute: the answer is kept per minute, and
+ * the formatter (a few microseconds) runs once a minute per zone.
+ */
 export function localDay(tz: string, ms: number): string {
   let f = dayFormats.get(tz);
   if (!f) {
-    f = new Intl.DateTimeFormat('en-CA', { timeZone: tz, year: 'numeric', month: '2-digit', day: '2-digit' });
+    f = { format: new Intl.DateTimeFormat('en-CA', { timeZone: tz, year: 'numeric', month: '2-digit', day: '2-digit' }), minute: NaN, day: '' };
     dayFormats.set(tz, f);
   }
-  return f.format(ms).replace(/-/g, '');
+  const minute = Math.floor(ms / 60_000);
+  if (minute !== f.minute) {
+    f.day = f.format.format(ms).replace(/-/g, '');
+    f.minute = minute;
+  }
+  return f.day;
 }

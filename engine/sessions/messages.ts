@@ -1,3 +1,5 @@
+import type { MessagePort, Worker } from 'node:worker_threads';
+import type { Packr } from 'msgpackr';
 import type { AccessDecision, AcctStatus, NasCommandResult } from './ports.js';
 
 /**
@@ -71,7 +73,10 @@ export interface LiveMsg extends ToActor {
   sid: string;
 }
 
-/** Make sure the hotspot's actor exists (so its clock and sweep run); it loads its sessions from Redis. */
+/**
+ * Make sure the hotspot's actor exists (so its clock and sweep run); it loads
+ * its sessions from Redis. Answered with how many live sessions it holds.
+ */
 export interface WakeMsg extends ToActor {
   t: 'wake';
   id: number;
@@ -97,6 +102,7 @@ export interface LiveView {
 export type ReplyValue =
   | AccessDecision
   | { done: true }
+  | { sessions: number }
   | { ended: boolean; atMs: number }
   | { untilMs: number }
   | LiveView
@@ -155,3 +161,13 @@ export interface ThreadStats {
 
 export type FromThread = Reply | NasCommand | SessionEvent | ThreadStats;
 export type ToThread = Request | NasResultMsg;
+
+/**
+ * Posts one encoded batch. msgpackr's pack() returns a view into its own
+ * growing buffer, and postMessage clones a view's whole ArrayBuffer: copy
+ * the bytes into a buffer of their own size and transfer it instead.
+ */
+export function postBatch(to: MessagePort | Worker, packr: Packr, batch: unknown[]): void {
+  const bytes = new Uint8Array(packr.pack(batch));
+  to.postMessage(bytes, [bytes.buffer]);
+}

@@ -23,6 +23,14 @@ export interface LiveSession {
   bytesOut: number;
   apName: string;
   signal: number | null;
+  /**
+   * The device's daily usage in bytes as last read from Redis (accounting
+   * returns it), for the local day `dailyDay` at `dailyAtMs`: Access-Requests
+   * read it here instead of asking Redis each time.
+   */
+  daily: number;
+  dailyDay: string;
+  dailyAtMs: number;
   /** Timer-wheel slot (owned by the wheel). */
   slot: number;
 }
@@ -44,7 +52,7 @@ export function sessionFromHash(h: Record<string, string>): LiveSession | null {
     idleSec: Number(h.idle ?? 0), downKbps: Number(h.down ?? 0), upKbps: Number(h.up ?? 0), quotaMb: Number(h.quota ?? 0),
     userName: h.user ?? '', ip: h.ip ?? '', ssid: h.ssid ?? '', nasId: h.nas ?? '', acctId: h.aid ?? '',
     bytesIn: Number(h.bin ?? 0), bytesOut: Number(h.bout ?? 0), apName: h.ap ?? '',
-    signal: h.signal ? Number(h.signal) : null, slot: 0,
+    signal: h.signal ? Number(h.signal) : null, daily: 0, dailyDay: '', dailyAtMs: 0, slot: 0,
   };
 }
 
