@@ -84,9 +84,10 @@ export class HotspotActor {
     const s = await this.find(m.mac);
     const now = this.ctx.now();
     if (!s || s.untilMs <= now) return { accept: false, reason: 'Please sign in on the portal' };
-    if (s.nasId !== m.nasId) {
+    if (s.nasId !== m.nasId || (m.userName && s.nasUser !== m.userName)) {
       s.nasId = m.nasId;
-      await this.ctx.store.rememberNas(this.tenant, this.hs, s.mac, m.nasId);
+      if (m.userName) s.nasUser = m.userName;
+      await this.ctx.store.rememberNas(this.tenant, this.hs, s.mac, m.nasId, s.nasUser);
     }
     let quotaBytes: number | null = null;
     if (s.quotaMb > 0) {
@@ -134,8 +135,11 @@ export class HotspotActor {
     if (m.ip) s.ip = m.ip;
     if (m.apName) s.apName = m.apName;
     if (m.signal !== undefined) s.signal = m.signal;
-    const nasChanged = s.nasId !== m.nasId;
-    if (nasChanged) s.nasId = m.nasId;
+    const nasChanged = s.nasId !== m.nasId || (m.userName !== '' && s.nasUser !== m.userName);
+    if (nasChanged) {
+      s.nasId = m.nasId;
+      if (m.userName) s.nasUser = m.userName;
+    }
     if (r.lastMs > s.lastMs) {
       s.lastMs = r.lastMs;
       this.schedule(s);
@@ -147,7 +151,7 @@ export class HotspotActor {
     } else if (nasChanged) {
       // Into Redis as auth() does: a session only ever reported in accounting must still be
       // found by its NAS's Accounting-On after this actor reloads from Redis.
-      await this.ctx.store.rememberNas(this.tenant, this.hs, s.mac, m.nasId);
+      await this.ctx.store.rememberNas(this.tenant, this.hs, s.mac, m.nasId, s.nasUser);
     }
   }
 
@@ -170,7 +174,7 @@ export class HotspotActor {
     this.schedule(s);
     // Applied at once: the NAS gets the new Session-Timeout without a reconnect.
     void this.ctx.nas({
-      tenant: this.tenant, hs: this.hs, nasId: s.nasId, command: 'coa', userName: s.userName, mac: s.mac,
+      tenant: this.tenant, hs: this.hs, nasId: s.nasId, command: 'coa', userName: s.nasUser, mac: s.mac,
       acctSessionId: s.acctId, ip: s.ip, sessionTimeout: Math.max(1, Math.ceil((until - this.ctx.now()) / 1000)),
     }).then((r) => {
       if (r.outcome !== 'ack') this.ctx.log.warn({ sid: s.sid, result: r }, 'CoA for an extension was not acknowledged');
@@ -239,7 +243,7 @@ export class HotspotActor {
     this.ctx.emit({ name: 'session.end', tenant: this.tenant, hs: this.hs, sid: s.sid, mac: s.mac, atMs: now, reason });
     if (tellNas) {
       void this.ctx.nas({
-        tenant: this.tenant, hs: this.hs, nasId: s.nasId, command: 'disconnect', userName: s.userName, mac: s.mac,
+        tenant: this.tenant, hs: this.hs, nasId: s.nasId, command: 'disconnect', userName: s.nasUser, mac: s.mac,
         acctSessionId: s.acctId, ip: s.ip, sessionTimeout: 0,
       }).then((r) => {
         // RFC 5176 §3.5: Error-Cause 503 (Session Context Not Found): the NAS has no such session; nothing to retry.

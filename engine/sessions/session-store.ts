@@ -16,8 +16,13 @@ export interface LiveSession {
   userName: string;
   ip: string;
   ssid: string;
-  /** NAS that last spoke for this session, and its Acct-Session-Id. */
+  /**
+   * NAS that last spoke for this session, the User-Name it used (the code for
+   * PAP, often the bare MAC for MAC authentication: what a Disconnect or CoA
+   * must carry for the NAS to match it) and its Acct-Session-Id.
+   */
   nasId: string;
+  nasUser: string;
   acctId: string;
   bytesIn: number;
   bytesOut: number;
@@ -50,7 +55,7 @@ export function sessionFromHash(h: Record<string, string>): LiveSession | null {
     sid: h.sid, mac: h.mac,
     untilMs: Number(h.until), lastMs: Number(h.last ?? h.created), startedMs: Number(h.created),
     idleSec: Number(h.idle ?? 0), downKbps: Number(h.down ?? 0), upKbps: Number(h.up ?? 0), quotaMb: Number(h.quota ?? 0),
-    userName: h.user ?? '', ip: h.ip ?? '', ssid: h.ssid ?? '', nasId: h.nas ?? '', acctId: h.aid ?? '',
+    userName: h.user ?? '', ip: h.ip ?? '', ssid: h.ssid ?? '', nasId: h.nas ?? '', nasUser: h.nuser ?? '', acctId: h.aid ?? '',
     bytesIn: Number(h.bin ?? 0), bytesOut: Number(h.bout ?? 0), apName: h.ap ?? '',
     signal: h.signal ? Number(h.signal) : null, daily: 0, dailyDay: '', dailyAtMs: 0, slot: 0,
   };
@@ -106,8 +111,9 @@ export class SessionStore {
     return ref ? ref.slice(ref.indexOf(' ') + 1) : null;
   }
 
-  async rememberNas(tenant: string, hs: string, mac: string, nasId: string): Promise<void> {
-    await this.redis.hset(keys.grant(tenant, hs, mac), 'nas', nasId);
+  /** The NAS now speaking for a session, and the User-Name it uses for it. */
+  async rememberNas(tenant: string, hs: string, mac: string, nasId: string, nasUser: string): Promise<void> {
+    await this.redis.hset(keys.grant(tenant, hs, mac), 'nas', nasId, 'nuser', nasUser);
   }
 
   async account(tenant: string, hs: string, mac: string, day: string, nowMs: number, acctId: string,

@@ -540,9 +540,11 @@ describe('RADIUS over UDP against the real engine', () => {
     it('POST /extend sends the NAS a CoA-Request with the new Session-Timeout; a CoA-NAK with Error-Cause 503 is not retried and breaks nothing', async () => {
       const mac = randomMac();
       const s = await signIn(codes.mac, mac);
-      expect((await authorize(nasA, { callingStationId: dashed(mac), userName: codes.mac, framedIp: '10.20.0.33' })).code).toBe(Code.ACCESS_ACCEPT);
+      // A MAC-authentication NAS names the session by the bare MAC: the CoA must carry that User-Name, not the code.
+      const bare = mac.replace(/:/g, '').toLowerCase();
+      expect((await authorize(nasA, { callingStationId: dashed(mac), userName: bare, password: bare, framedIp: '10.20.0.33' })).code).toBe(Code.ACCESS_ACCEPT);
       const acctSessionId = `ext-${mac}`;
-      await account(nasA, { status: AcctStatusType.START, callingStationId: dashed(mac), userName: codes.mac, acctSessionId });
+      await account(nasA, { status: AcctStatusType.START, callingStationId: dashed(mac), userName: bare, acctSessionId });
 
       const isOurs = (r: DaRequest) => r.code === Code.COA_REQUEST && text(r.packet, Attr.CALLING_STATION_ID) === dashed(mac);
       nasA.da.answer = (r) => (isOurs(r) ? { code: Code.COA_NAK, errorCause: ErrorCause.SESSION_CONTEXT_NOT_FOUND } : { code: r.code + 1 });
@@ -561,7 +563,7 @@ describe('RADIUS over UDP against the real engine', () => {
         expect(Math.abs(timeout - (newEnd - coa.at) / 1000)).toBeLessThan(3);
         expect(timeout).toBeGreaterThan(180 * 60 - 15);
         expect(text(coa.packet, Attr.ACCT_SESSION_ID)).toBe(acctSessionId);
-        expect(text(coa.packet, Attr.USER_NAME)).toBe(codes.mac);
+        expect(text(coa.packet, Attr.USER_NAME)).toBe(bare);
 
         await eventually(async () => coaResults('nak') === naks + 1, 3000);
         // 503 means the NAS has no such session: no retransmission (one would come 2 s after the first send).
