@@ -16,7 +16,7 @@ import { ActorPool } from './sessions/actor-pool.js';
 import { RadiusGateway } from './sessions/radius-gateway.js';
 import { SessionService } from './sessions/session-service.js';
 import { SignInService } from './sessions/sign-in.js';
-import { OutboxSink } from './store/outbox-sink.js';
+import { SinkWorker } from './store/sink-worker.js';
 import { createPool, migrate, type Pool } from './store/postgres.js';
 import { CredentialVerifier } from './tenants/credentials.js';
 import { TenantService } from './tenants/tenant-service.js';
@@ -47,7 +47,8 @@ export class Engine {
   readonly nas: NasRegistry;
   readonly vouchers: VoucherService;
   readonly redemption: VoucherRedemption;
-  readonly sink: OutboxSink;
+  /** The outbox sink, on its own worker thread (started by start() unless options.sink is false). */
+  readonly sink: SinkWorker;
   readonly actors: ActorPool | null;
   readonly signIn: SignInService;
   readonly sessions: SessionService;
@@ -58,7 +59,6 @@ export class Engine {
   readonly dailySummary: DailySummary;
   private readonly runSink: boolean;
   private retentionTimer: NodeJS.Timeout | undefined;
-  private tenantIdCache: { ids: string[]; at: number } = { ids: [], at: 0 };
 
   constructor(readonly config: Config, readonly log: Logger, options: EngineOptions = {}) {
     const now = options.now ?? Date.now;
@@ -67,7 +67,7 @@ export class Engine {
     this.pool = createPool(config.databaseUrl, log);
     this.metrics.counter('voucher_verify_total', 'Portal voucher verifications by outcome', 'result');
     this.tenants = new TenantService(this.pool, this.redis);
-    this.tenants.onCreated = () => { this.tenantIdCache.at = 0; };
+    this.tenants.onCreated = () => this.sink.tenantsChanged();
     this.credentials = new CredentialVerifier(this.tenants, config.jwtSecret, config.jwtLeewaySec);
     this.hotspots = new HotspotService(this.pool);
     this.nas = new NasRegistry(this.pool, log.child({ component: 'nas-registry' }));
@@ -75,7 +75,8 @@ export class Engine {
     this.vouchers = new VoucherService(this.pool, this.redis, now);
     this.redemption = new VoucherRedemption(this.redis, this.hotspots, this.vouchers, this.metrics,
       { sessionMinutes: config.defaultSessionMinutes, idleSec: config.defaultIdleTimeoutSec }, now);
-    this.sink = new OutboxSink(this.redis, this.pool, () => this.tenantIds(), config.nodeId, log.child({ component: 'outbox-sink' }), this.metrics);
+    this.sink = new SinkWorker({ redisUrl: config.redisUrl, databaseUrl: config.databaseUrl, nodeId: config.nodeId, logLevel: config.logLevel },
+      log.child({ component: 'outbox-sink' }), this.metrics);
 
     let gateway: RadiusGateway | undefined;
     this.actors = (options.actors ?? true)
@@ -135,15 +136,6 @@ export class Engine {
     await this.sink.stop();
     this.redis.disconnect();
     await this.pool.end();
-  }
-
-  /** Tenant ids for the sink, refreshed every few seconds. */
-  private async tenantIds(): Promise<string[]> {
-    if (Date.now() - this.tenantIdCache.at > 2_000) {
-      const { rows } = await this.pool.query<{ id: string }>('SELECT id FROM tenants');
-      this.tenantIdCache = { ids: rows.map((r) => r.id), at: Date.now() };
-    }
-    return this.tenantIdCache.ids;
   }
 }
 

@@ -17,6 +17,11 @@ export class Metrics {
     c.values.set(labelValue, (c.values.get(labelValue) ?? 0) + by);
   }
 
+  /** A counter's current value (0 when never raised). */
+  value(name: string, labelValue = ''): number {
+    return this.counters.get(name)?.values.get(labelValue) ?? 0;
+  }
+
   /** A gauge read when /metrics is scraped. */
   gauge(name: string, help: string, read: () => number): void {
     this.gauges.set(name, { help, read });

@@ -67,15 +67,18 @@ export class OutboxSink {
   ) {
     metrics.counter('outbox_records_written_total', 'Rows written to Postgres from outbox records (duplicates excluded)');
     metrics.counter('outbox_sink_errors_total', 'Failed outbox drain attempts (retried)');
-    metrics.gauge('outbox_sink_lag_seconds', 'Age of the oldest record the sink has read but not yet stored', () => {
-      let oldest = Infinity;
-      for (const l of this.lanes) if (l.oldestPendingMs) oldest = Math.min(oldest, l.oldestPendingMs);
-      return oldest === Infinity ? 0 : (Date.now() - oldest) / 1000;
-    });
+    metrics.gauge('outbox_sink_lag_seconds', 'Age of the oldest record the sink has read but not yet stored', () => lagSeconds(this.oldestPendingMs));
     this.metrics = metrics;
   }
 
   private readonly metrics: Metrics;
+
+  /** Stream time (ms) of the oldest record read and not yet stored, over all lanes; 0 when none. */
+  get oldestPendingMs(): number {
+    let oldest = 0;
+    for (const l of this.lanes) if (l.oldestPendingMs && (oldest === 0 || l.oldestPendingMs < oldest)) oldest = l.oldestPendingMs;
+    return oldest;
+  }
 
   start(): void {
     if (this.running) return;
@@ -242,6 +245,11 @@ export class OutboxSink {
       client.release();
     }
   }
+}
+
+/** The sink's lag: how old the oldest record read and not yet stored is. */
+export function lagSeconds(oldestPendingMs: number): number {
+  return oldestPendingMs === 0 ? 0 : (Date.now() - oldestPendingMs) / 1000;
 }
 
 /** The lane of a tenant: FNV-1a of its id, so it never changes while the process runs. */
