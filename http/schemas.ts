@@ -95,7 +95,7 @@ export const BODY_SCHEMAS: Record<string, Schema> = {
       code: { type: 'string', minLength: 1, maxLength: 128 },
       mac: { type: 'string', minLength: 1, maxLength: 32 },
       ip: { type: 'string', maxLength: 45 },
-      ssid: { type: 'string', maxLength: 32 },
+      ssid: { type: 'string', maxLength: 32, pattern: '^[^\\u0000-\\u001f\\u007f]*$', description: 'The network the guest joined (no control characters)' },
       hotspot_id: { type: 'string', minLength: 1, maxLength: 64 },
     },
   },

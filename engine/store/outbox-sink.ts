@@ -3,7 +3,7 @@ import { keys, OUTBOX_GROUP } from '../redis/keys.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { PartitionCache } from '../audit/chain-writer.js';
-import { auditEntriesOf, writeOutbox, type OutboxRecord } from './outbox-writer.js';
+import { auditEntriesOf, storable, writeOutbox, type OutboxRecord } from './outbox-writer.js';
 import type { Pool } from './postgres.js';
 
 // fields is null for an entry deleted while it was pending.
@@ -149,7 +149,7 @@ export class OutboxSink {
           }
           if (!fields) { stale.push({ key, id }); continue; } // deleted while pending: only the acknowledgement is left to do
           const f = new Map<string, string>();
-          for (let i = 0; i + 1 < fields.length; i += 2) f.set(fields[i]!, fields[i + 1]!);
+          for (let i = 0; i + 1 < fields.length; i += 2) f.set(fields[i]!, storable(fields[i + 1]!));
           entries.push({ key, id, f });
         }
       }

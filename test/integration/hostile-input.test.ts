@@ -1,0 +1,55 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { call, eventually, newTenant, startService, type Running } from '../helpers.js';
+
+const VERIFY = '/api/v1/hotspot-portal/voucher/verify';
+
+/**
+ * Text a guest controls reaches the audit trail (the portal's `ssid`). A
+ * character Postgres refuses in text (NUL) must not be able to stop the sink:
+ * a batch Postgres rejects is retried forever and holds back every record
+ * behind it, other tenants' included.
+ */
+describe('hostile text on its way to the audit trail', () => {
+  let svc: Running;
+  let db: pg.Client;
+
+  beforeAll(async () => {
+    svc = await startService();
+    db = new pg.Client(inject('databaseUrl'));
+    await db.connect();
+  });
+  afterAll(async () => {
+    await db.end();
+    await svc.stop();
+  });
+
+  it('the portal refuses control characters in ssid with 400 validation_failed, and spends no use', async () => {
+    const t = await newTenant(svc.service);
+    expect((await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code: 'CTRL-1', max_uses: 1 } })).status).toBe(201);
+    for (const ssid of ['Gu\u0000est', 'Guest\nLobby', 'a\u001bb', 'x\u007f']) {
+      const r = await call(svc.base, 'POST', `${VERIFY}?hotspot_id=${t.hotspotId}`, { body: { code: 'CTRL-1', mac: '02:C0:00:00:00:01', ssid } });
+      expect(r.status, JSON.stringify(ssid)).toBe(400);
+      expect(r.body).toMatchObject({ error: 'validation_failed' });
+    }
+    const ok = await call(svc.base, 'POST', `${VERIFY}?hotspot_id=${t.hotspotId}`, { body: { code: 'CTRL-1', mac: '02:C0:00:00:00:01', ssid: 'Guest Wi-Fi ✓' } });
+    expect(ok.status).toBe(200);
+    expect(ok.body.uses_left).toBe(0);
+  });
+
+  it('a NUL that reaches the outbox anyway (a NAS, a script) is stored as U+FFFD, and the records behind it still land', async () => {
+    const t = await newTenant(svc.service);
+    // Past the HTTP schema, as RADIUS attributes and future callers are: straight into the sign-in.
+    expect((await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code: 'NUL-1', max_uses: null } })).status).toBe(201);
+    const bad = await svc.service.engine.signIn.voucher({ hotspotId: t.hotspotId, code: 'NUL-1', mac: '02:C0:00:00:00:02', ip: '', ssid: 'Gu\u0000est' });
+    const good = await svc.service.engine.signIn.voucher({ hotspotId: t.hotspotId, code: 'NUL-1', mac: '02:C0:00:00:00:03', ip: '', ssid: 'Guest' });
+
+    const stored = async (sid: string): Promise<{ ssid: string } | undefined> =>
+      (await db.query<{ ssid: string }>('SELECT ssid FROM sessions WHERE id = $1', [sid])).rows[0];
+    await eventually(async () => (await stored(good.session_id)) !== undefined, 10_000);
+    expect(await stored(bad.session_id)).toEqual({ ssid: 'Gu\uFFFDest' });
+    const rec = await db.query("SELECT ssid FROM audit_records WHERE session_id = $1 AND event_type = 'session_start'", [bad.session_id]);
+    expect(rec.rows).toEqual([{ ssid: 'Gu\uFFFDest' }]);
+    expect(await svc.service.engine.audit.verify(t.tenantId)).toMatchObject({ valid: true });
+  });
+});
