@@ -18,6 +18,8 @@ export const keys = {
   grant: (tenantId: string, hotspotId: string, mac: string) => `${tag(tenantId)}:g:${hotspotId}:${mac}`,
   /** Stream: records waiting for the Postgres sink (voucher uses, later audit records). */
   outbox: (tenantId: string) => `${tag(tenantId)}:outbox`,
+  /** Outbox records Postgres refused on their own (see OutboxSink), kept for an operator. */
+  outboxDead: (tenantId: string) => `${tag(tenantId)}:outbox:dead`,
   /** Sorted set: a hotspot's live session ids, scored by when each must end (ms). Rebuilds and sweeps start here. */
   live: (tenantId: string, hotspotId: string) => `${tag(tenantId)}:live:${hotspotId}`,
   /** String: the MAC a live session id belongs to ("<hotspot> <mac>"), for lookups by id. */

@@ -8,9 +8,18 @@ import type { Pool } from './postgres.js';
 
 // fields is null for an entry deleted while it was pending.
 type StreamEntry = [id: string, fields: string[] | null];
+/** An outbox entry read from its stream; `error` once Postgres refused it. */
+interface StreamRecord {
+  key: string;
+  id: string;
+  f: Map<string, string>;
+  error?: string;
+}
 type StreamReply = [key: string, entries: StreamEntry[]][] | null;
 
 const BATCH = 2000;
+/** Dead letters kept per tenant (approximately: MAXLEN ~). */
+const DEAD_LETTER_MAXLEN = 100_000;
 const IDLE_POLL_MS = 50;
 // A live consumer holds entries for milliseconds; ten seconds idle means its process is gone.
 const CLAIM_IDLE_MS = 10_000;
@@ -21,6 +30,13 @@ const CLAIM_IDLE_MS = 10_000;
  * two, one lane's Postgres work overlaps the other's reading and hashing.
  */
 const LANES = 2;
+
+/** The sink's counters and their help texts. */
+export const SINK_COUNTERS = {
+  outbox_records_written_total: 'Rows written to Postgres from outbox records (duplicates excluded)',
+  outbox_sink_errors_total: 'Failed outbox drain attempts (retried)',
+  outbox_dead_letters_total: 'Outbox records Postgres refused on their own, moved to the tenant\'s dead-letter stream',
+} as const;
 
 /** One drain loop's state. */
 interface Lane {
@@ -65,8 +81,7 @@ export class OutboxSink {
     private readonly log: Logger,
     metrics: Metrics,
   ) {
-    metrics.counter('outbox_records_written_total', 'Rows written to Postgres from outbox records (duplicates excluded)');
-    metrics.counter('outbox_sink_errors_total', 'Failed outbox drain attempts (retried)');
+    for (const [name, help] of Object.entries(SINK_COUNTERS)) metrics.counter(name, help);
     metrics.gauge('outbox_sink_lag_seconds', 'Age of the oldest record the sink has read but not yet stored', () => lagSeconds(this.oldestPendingMs));
     this.metrics = metrics;
   }
@@ -136,7 +151,7 @@ export class OutboxSink {
     const streams: string[] = [];
     for (const t of await this.tenants()) if (laneOf(t) === lane.index) streams.push(keys.outbox(t));
     if (streams.length === 0) return 0;
-    const entries: { key: string; id: string; f: Map<string, string> }[] = [];
+    const entries: StreamRecord[] = [];
     const taken = new Set<string>();
     const stale: { key: string; id: string }[] = [];
     // Our own pending entries and claimed ones can overlap within one cycle; new ones ('>') cannot.
@@ -175,10 +190,54 @@ export class OutboxSink {
     let oldest = Infinity;
     for (const e of entries) oldest = Math.min(oldest, Number(e.id.slice(0, e.id.indexOf('-'))));
     lane.oldestPendingMs = oldest;
-    await this.write(entries.map((e) => ({ tenant: tenantOfKey(e.key), f: e.f })));
+    const refused = await this.writeIsolating(entries);
+    if (refused.length) await this.deadLetter(refused);
     await this.acknowledge(stale.length ? [...entries, ...stale] : entries);
     lane.oldestPendingMs = 0;
     return entries.length;
+  }
+
+  /**
+   * Writes a batch; when Postgres refuses it for its data (not for being
+   * away), halves it until the refused records stand alone, writing the rest
+   * in stream order. A refused record would otherwise fail its batch on every
+   * retry and hold back every record behind it, other tenants' too, while the
+   * streams grow in Redis. Returns the refused entries (usually none).
+   */
+  private async writeIsolating(entries: StreamRecord[]): Promise<StreamRecord[]> {
+    try {
+      await this.write(entries.map((e) => ({ tenant: tenantOfKey(e.key), f: e.f })));
+      return [];
+    } catch (err) {
+      if (!refusedForItsData(err)) throw err;
+      if (entries.length === 1) {
+        // Once more on its own: a refusal that does not repeat was not about the record.
+        try {
+          await this.write(entries.map((e) => ({ tenant: tenantOfKey(e.key), f: e.f })));
+          return [];
+        } catch (again) {
+          if (!refusedForItsData(again)) throw again;
+        }
+        this.log.error({ err: (err as Error).message, stream: entries[0]!.key, id: entries[0]!.id },
+          'outbox record refused by Postgres; moved to the dead-letter stream');
+        return [{ ...entries[0]!, error: (err as Error).message }];
+      }
+      const mid = entries.length >> 1;
+      return [...(await this.writeIsolating(entries.slice(0, mid))), ...(await this.writeIsolating(entries.slice(mid)))];
+    }
+  }
+
+  /** Keeps refused records, with why and where from, in the tenant's dead-letter stream (before they are acknowledged). */
+  private async deadLetter(refused: StreamRecord[]): Promise<void> {
+    const p = this.redis.pipeline();
+    for (const e of refused) {
+      const fields: string[] = ['stream_id', e.id, 'error', e.error ?? ''];
+      for (const [k, v] of e.f) fields.push(k, v);
+      p.xadd(keys.outboxDead(tenantOfKey(e.key)), 'MAXLEN', '~', DEAD_LETTER_MAXLEN, '*', ...fields);
+    }
+    const results = (await p.exec()) ?? [];
+    for (const [err] of results) if (err) throw err;
+    this.metrics.inc('outbox_dead_letters_total', '', refused.length);
   }
 
   /**
@@ -245,6 +304,20 @@ export class OutboxSink {
       client.release();
     }
   }
+}
+
+/**
+ * Whether Postgres refused a write for what it carried (a value it cannot
+ * store, a constraint) rather than for being unreachable or busy: only then
+ * is retrying the same rows pointless. Errors our own code throws while
+ * building rows from a malformed record (TypeError, RangeError, SyntaxError)
+ * count as refusals too.
+ */
+function refusedForItsData(err: unknown): boolean {
+  if (err instanceof TypeError || err instanceof RangeError || err instanceof SyntaxError) return true;
+  const code = (err as { code?: unknown }).code;
+  // SQLSTATE class 22: data exception; 23: integrity constraint violation.
+  return typeof code === 'string' && /^2[23][0-9A-Z]{3}$/.test(code);
 }
 
 /** The sink's lag: how old the oldest record read and not yet stored is. */

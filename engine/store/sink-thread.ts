@@ -2,7 +2,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { createLogger } from '../logger.js';
 import { Metrics } from '../metrics.js';
 import { createRedis } from '../redis/scripts.js';
-import { OutboxSink } from './outbox-sink.js';
+import { OutboxSink, SINK_COUNTERS } from './outbox-sink.js';
 import { createPool } from './postgres.js';
 import type { FromSinkThread, SinkThreadData, ToSinkThread } from './sink-worker.js';
 
@@ -41,10 +41,9 @@ function post(msg: FromSinkThread): void {
 }
 
 function report(): void {
-  post({
-    t: 'stats', written: metrics.value('outbox_records_written_total'), errors: metrics.value('outbox_sink_errors_total'),
-    oldestPendingMs: sink.oldestPendingMs,
-  });
+  const counters: Record<string, number> = {};
+  for (const name of Object.keys(SINK_COUNTERS)) counters[name] = metrics.value(name);
+  post({ t: 'stats', counters, oldestPendingMs: sink.oldestPendingMs });
 }
 
 const reporter = setInterval(report, REPORT_MS);

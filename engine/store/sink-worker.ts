@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { projectPath } from '../util/project-root.js';
-import { lagSeconds } from './outbox-sink.js';
+import { lagSeconds, SINK_COUNTERS } from './outbox-sink.js';
 
 export interface SinkThreadData {
   redisUrl: string;
@@ -14,8 +14,9 @@ export interface SinkThreadData {
 export type ToSinkThread = { t: 'tenants_changed' } | { t: 'stop' };
 
 export type FromSinkThread =
-  | { t: 'stats'; written: number; errors: number; oldestPendingMs: number }
+  | { t: 'stats'; counters: Record<string, number>; oldestPendingMs: number }
   | { t: 'stopped' };
+
 
 /** How long a stopping sink may take to finish its batch before its thread is ended. */
 const STOP_WAIT_MS = 10_000;
@@ -37,11 +38,11 @@ export class SinkWorker {
   private restartTimer: NodeJS.Timeout | undefined;
   private oldestPendingMs = 0;
   /** The thread's counters as last reported; a new thread counts from zero. */
-  private seen = { written: 0, errors: 0 };
+  private seen: Record<string, number> = {};
 
   constructor(private readonly data: SinkThreadData, private readonly log: Logger, private readonly metrics: Metrics) {
-    metrics.counter('outbox_records_written_total', 'Rows written to Postgres from outbox records (duplicates excluded)');
-    metrics.counter('outbox_sink_errors_total', 'Failed outbox drain attempts (retried)');
+    // The thread reports these as running totals (see SinkWorker.start).
+    for (const [name, help] of Object.entries(SINK_COUNTERS)) metrics.counter(name, help);
     metrics.counter('outbox_sink_restarts_total', 'Times the sink thread died and was started again');
     metrics.gauge('outbox_sink_lag_seconds', 'Age of the oldest record the sink has read but not yet stored',
       () => lagSeconds(this.oldestPendingMs));
@@ -54,14 +55,13 @@ export class SinkWorker {
 
   start(): void {
     if (this.worker || this.stopping) return;
-    this.seen = { written: 0, errors: 0 };
+    this.seen = {};
     const worker = new Worker(projectPath('dist', 'engine', 'store', 'sink-thread.js'), { workerData: this.data });
     this.worker = worker;
     worker.on('message', (m: FromSinkThread) => {
       if (m.t !== 'stats') return;
-      this.metrics.inc('outbox_records_written_total', '', m.written - this.seen.written);
-      this.metrics.inc('outbox_sink_errors_total', '', m.errors - this.seen.errors);
-      this.seen = { written: m.written, errors: m.errors };
+      for (const [name, total] of Object.entries(m.counters)) this.metrics.inc(name, '', total - (this.seen[name] ?? 0));
+      this.seen = m.counters;
       this.oldestPendingMs = m.oldestPendingMs;
     });
     worker.on('error', (err) => this.log.error({ err }, 'outbox sink thread crashed'));
