@@ -16,6 +16,7 @@ import { ActorPool } from './sessions/actor-pool.js';
 import { RadiusGateway } from './sessions/radius-gateway.js';
 import { SessionService } from './sessions/session-service.js';
 import { SignInService } from './sessions/sign-in.js';
+import { deadLettersBetween } from './store/outbox-sink.js';
 import { SinkWorker } from './store/sink-worker.js';
 import { createPool, migrate, type Pool } from './store/postgres.js';
 import { CredentialVerifier } from './tenants/credentials.js';
@@ -94,7 +95,8 @@ export class Engine {
     this.evidencePacks = new EvidencePackService({
       databaseUrl: config.databaseUrl, tsaUrl: config.tsaUrl, logLevel: config.logLevel, log: log.child({ component: 'evidence-packs' }), now,
     });
-    this.dailySummary = new DailySummary(this.pool, new TimestampStore(this.pool, config.tsaUrl ? new TsaClient(config.tsaUrl) : null), now);
+    this.dailySummary = new DailySummary(this.pool, new TimestampStore(this.pool, config.tsaUrl ? new TsaClient(config.tsaUrl) : null), now,
+      (tenant, from, to) => deadLettersBetween(this.redis, tenant, from, to));
     this.metrics.gauge('live_sessions_in_actors', 'Live sessions held by hotspot actors', () => this.actors?.liveSessions ?? 0);
   }
 

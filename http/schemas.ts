@@ -326,7 +326,7 @@ export const RESPONSE_SCHEMAS: Record<string, Schema> = {
   complianceWarning: {
     type: 'object',
     properties: {
-      code: { enum: ['session_without_end', 'sequence_gap', 'hash_mismatch', 'broken_link', 'tsa_failed', 'tsa_not_configured'] },
+      code: { enum: ['session_without_end', 'record_dead_lettered', 'sequence_gap', 'hash_mismatch', 'broken_link', 'tsa_failed', 'tsa_not_configured'] },
       message: { type: 'string' }, hotspot_id: nullable({ type: 'string' }), session_id: { type: 'string' }, seq: { type: 'integer' },
     },
   },

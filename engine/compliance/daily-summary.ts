@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ChainVerifier, type ChainBreak } from '../audit/chain.js';
+import type { DeadLetter } from '../store/outbox-sink.js';
 import type { Pool } from '../store/postgres.js';
 import { ACCESS_LOG_HEADER, AccessLog, accessLogLine, dayBounds } from './access-log.js';
 import { chainPages, gapAfter, linkBefore } from './chain-day.js';
@@ -16,7 +17,7 @@ export const END_GRACE_MS = 15 * 60_000;
 export type SummaryTsaStatus = StampStatus | 'day_open';
 
 export interface SummaryWarning {
-  code: 'session_without_end' | ChainBreak['problem'] | 'tsa_failed' | 'tsa_not_configured';
+  code: 'session_without_end' | 'record_dead_lettered' | ChainBreak['problem'] | 'tsa_failed' | 'tsa_not_configured';
   message: string;
   /** The hotspot concerned; null for the tenant's chain or file as a whole. */
   hotspot_id: string | null;
@@ -65,8 +66,16 @@ export interface DaySummary {
  * current content. For a day that is over, a missing token is requested now
  * (and kept), so the summary run each morning is also the daily stamp.
  */
+/** Records of a tenant that Postgres refused in [fromMs, toMs) (the outbox sink's dead letters). */
+export type DeadLetterSource = (tenantId: string, fromMs: number, toMs: number) => Promise<DeadLetter[]>;
+
 export class DailySummary {
-  constructor(private readonly pool: Pool, private readonly stamps: TimestampStore, private readonly now: () => number) {}
+  constructor(
+    private readonly pool: Pool,
+    private readonly stamps: TimestampStore,
+    private readonly now: () => number,
+    private readonly deadLetters: DeadLetterSource = async () => [],
+  ) {}
 
   async day(tenantId: string, date: string): Promise<DaySummary> {
     const now = this.now();
@@ -102,6 +111,15 @@ export class DailySummary {
       }
     }
     const sha = hash.digest();
+
+    // Records that never reached the chain: Postgres refused them, the sink kept them in Redis.
+    const bounds = dayBounds(date);
+    for (const d of await this.deadLetters(tenantId, bounds.start.getTime(), bounds.end.getTime())) {
+      warnings.push({
+        code: 'record_dead_lettered', hotspot_id: d.hotspotId || null, ...(d.sessionId ? { session_id: d.sessionId } : {}),
+        message: `${d.type || 'a'} record (outbox id ${d.streamId}) was refused by Postgres and is not in the chain: ${d.error}; it is kept in Redis in the tenant's outbox:dead stream`,
+      });
+    }
 
     // The chain: records per hotspot, and the first break of the day.
     let v: ChainVerifier | null = null;

@@ -306,6 +306,26 @@ export class OutboxSink {
   }
 }
 
+/** A record the sink moved to a tenant's dead-letter stream. */
+export interface DeadLetter {
+  /** Its id in the outbox stream (the time it was queued, in ms, is its first part). */
+  streamId: string;
+  type: string;
+  sessionId: string;
+  hotspotId: string;
+  error: string;
+}
+
+/** The tenant's dead letters moved there in [fromMs, toMs). */
+export async function deadLettersBetween(redis: Redis, tenantId: string, fromMs: number, toMs: number): Promise<DeadLetter[]> {
+  const entries = await redis.xrange(keys.outboxDead(tenantId), String(fromMs), `(${toMs}`);
+  return entries.map(([, fields]) => {
+    const f = new Map<string, string>();
+    for (let i = 0; i + 1 < fields.length; i += 2) f.set(fields[i]!, fields[i + 1]!);
+    return { streamId: f.get('stream_id') ?? '', type: f.get('type') ?? '', sessionId: f.get('sid') ?? '', hotspotId: f.get('hs') ?? '', error: f.get('error') ?? '' };
+  });
+}
+
 /**
  * Whether Postgres refused a write for what it carried (a value it cannot
  * store, a constraint) rather than for being unreachable or busy: only then

@@ -105,6 +105,13 @@ describe('outbox sink thread', () => {
     expect(await svc.service.engine.audit.verify(t.tenantId)).toMatchObject({ valid: true });
     const starts = await db.query("SELECT session_id FROM audit_records WHERE tenant_id = $1 AND event_type = 'session_start' ORDER BY seq", [t.tenantId]);
     expect(starts.rows).toHaveLength(3);
+
+    // The day's 5651 summary names the record that is not in the chain.
+    const day = new Date(Number(poisonId!.split('-')[0])).toISOString().slice(0, 10);
+    const summary = await svc.service.engine.dailySummary.day(t.tenantId, day);
+    expect(summary.totals.warnings).toContainEqual({
+      code: 'record_dead_lettered', hotspot_id: t.hotspotId, session_id: 'sess_poison0000000', message: expect.stringContaining(poisonId!),
+    });
     expect(new Set(starts.rows.map((r) => r.session_id))).toEqual(new Set([before, ...after]));
   });
 });
