@@ -14,9 +14,13 @@ const expiresAt = {
   description: 'ISO 8601 UTC timestamp; absent, null or "" means the voucher never expires',
   anyOf: [{ type: 'string', format: 'date-time' }, { type: 'string', maxLength: 0 }, { type: 'null' }],
 };
-// No newline in an SSID: Redis keeps the list newline separated (use-voucher-5.lua, use-voucher-8.lua).
+// No newline in an SSID: Redis keeps the list newline separated (use-voucher-8.lua).
 const ssids = { type: 'array', maxItems: 32, items: { type: 'string', minLength: 1, maxLength: 32, pattern: '^[^\\n]+$' }, description: 'SSIDs the voucher is valid on; empty: all' };
 const maxUses = { ...nullable({ type: 'integer', minimum: 1, maximum: 1_000_000 }), description: 'null: unlimited' };
+const sessionQuotaMb = {
+  ...nullable({ type: 'integer', minimum: 1, maximum: 2_147_483_647 }),
+  description: 'Data one session may use, download and upload together, in MB (1,048,576 bytes); the session ends with session_quota when it is used up. Absent or null: none',
+};
 
 /** Request bodies, by id. Every one is closed (additionalProperties: false) so typos are reported. */
 export const BODY_SCHEMAS: Record<string, Schema> = {
@@ -60,6 +64,7 @@ export const BODY_SCHEMAS: Record<string, Schema> = {
       bandwidth_up_mbps: mbps,
       expires_at: expiresAt,
       daily_quota_mb: nullable({ type: 'integer', minimum: 1 }),
+      session_quota_mb: sessionQuotaMb,
       bandwidth_profile: { type: 'string', minLength: 1, maxLength: 64 },
       ssids,
       notes: { type: 'string', maxLength: 2000 },
@@ -73,6 +78,7 @@ export const BODY_SCHEMAS: Record<string, Schema> = {
       expires_at: expiresAt,
       bandwidth_profile: { type: 'string', minLength: 1, maxLength: 64 },
       daily_quota_mb: nullable({ type: 'integer', minimum: 1 }),
+      session_quota_mb: sessionQuotaMb,
       duration_minutes: minutes,
       ssids,
       notes: { type: 'string', maxLength: 2000 },
@@ -169,7 +175,7 @@ const voucher = {
     created_at: { type: 'string', format: 'date-time' }, expires_at: nullable({ type: 'string', format: 'date-time' }),
     duration_minutes: nullable({ type: 'integer' }), bandwidth_down_mbps: nullable({ type: 'integer' }),
     bandwidth_up_mbps: nullable({ type: 'integer' }), bandwidth_profile: nullable({ type: 'string' }),
-    daily_quota_mb: nullable({ type: 'integer' }), ssids: { type: 'array', items: { type: 'string' } }, notes: nullable({ type: 'string' }),
+    daily_quota_mb: nullable({ type: 'integer' }), session_quota_mb: nullable({ type: 'integer' }), ssids: { type: 'array', items: { type: 'string' } }, notes: nullable({ type: 'string' }),
   },
 };
 const hotspot = {

@@ -10,7 +10,9 @@ import type { Logger } from '../logger.js';
  * Bump the version suffix when a script's KEYS/ARGV/return contract changes.
  */
 const SCRIPTS = [
-  { file: 'put-voucher-1.lua', name: 'putVoucherV1', numberOfKeys: 1 },
+  { file: 'put-voucher-1.lua', name: 'putVoucherV2', numberOfKeys: 1 },
+  // Still V2: ARGV[10] now applies only when the voucher sets no session quota. The argument
+  // list is the same, and for every caller (all pass 0) the result is what it was.
   { file: 'use-voucher-8.lua', name: 'useVoucherV2', numberOfKeys: 8 },
   { file: 'remove-voucher-2.lua', name: 'removeVoucherV1', numberOfKeys: 2 },
   { file: 'account-session-2.lua', name: 'accountSessionV1', numberOfKeys: 2 },
@@ -23,17 +25,17 @@ type Arg = string | number;
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    putVoucherV1(
+    putVoucherV2(
       voucherKey: string,
       id: string, maxUses: Arg, uses: Arg, expiresAtMs: Arg, ssids: string,
-      minutes: Arg, downKbps: Arg, upKbps: Arg, quotaMb: Arg, profile: string, code: string,
+      minutes: Arg, downKbps: Arg, upKbps: Arg, quotaMb: Arg, profile: string, code: string, sessionQuotaMb: Arg,
       callback?: Callback<number>,
     ): Result<number, Context>;
     useVoucherV2(
       voucherKey: string, devicesKey: string, grantKey: string, outboxKey: string, loadedKey: string,
       liveKey: string, sessionRefKey: string, blockKey: string,
       now: Arg, mac: string, hotspotId: string, ip: string, ssid: string,
-      sessionId: string, useId: string, defaultMinutes: Arg, idleSec: Arg, sessionQuotaMb: Arg, method: string,
+      sessionId: string, useId: string, defaultMinutes: Arg, idleSec: Arg, defaultSessionQuotaMb: Arg, method: string,
       callback?: Callback<unknown[]>,
     ): Result<unknown[], Context>;
     removeVoucherV1(voucherKey: string, devicesKey: string, id: string, callback?: Callback<number>): Result<number, Context>;

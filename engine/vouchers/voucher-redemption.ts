@@ -95,6 +95,8 @@ export class VoucherRedemption {
   private async run(tenantId: string, hotspotId: string, mac: string, req: VerifyRequest, minutes: number): Promise<unknown[]> {
     try {
       const sid = newId('sess_');
+      // Session quota default 0: the script takes the voucher's own (`squota`), and nothing
+      // else (hotspot, tenant) sets one.
       return await this.redis.useVoucherV2(
         keys.voucher(tenantId, req.code), keys.voucherDevices(tenantId, req.code),
         keys.grant(tenantId, hotspotId, mac), keys.outbox(tenantId), keys.loaded(tenantId),

@@ -16,6 +16,8 @@ export interface VoucherSpec {
   expires_at: Date | null;
   bandwidth_profile: string | null;
   daily_quota_mb: number | null;
+  /** Data one session may use, MB; null or absent: none. Optional so callers that predate it still compile. */
+  session_quota_mb?: number | null;
   duration_minutes: number | null;
   bandwidth_down_mbps: number | null;
   bandwidth_up_mbps: number | null;
@@ -42,6 +44,7 @@ export interface PublicVoucher {
   bandwidth_up_mbps: number | null;
   bandwidth_profile: string | null;
   daily_quota_mb: number | null;
+  session_quota_mb: number | null;
   ssids: string[];
   notes: string | null;
 }
@@ -180,12 +183,13 @@ export class VoucherService {
       const ids = codes.map(() => newId('vch_'));
       const { rows } = await c.query<VoucherRow>(
         `INSERT INTO vouchers (id, tenant_id, code, max_uses, expires_at, bandwidth_profile, daily_quota_mb,
-           duration_minutes, bandwidth_down_mbps, bandwidth_up_mbps, ssids, notes, source)
-         SELECT id, $1, code, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13 FROM unnest($2::text[], $3::text[]) AS t(id, code)
+           duration_minutes, bandwidth_down_mbps, bandwidth_up_mbps, ssids, notes, source, session_quota_mb)
+         SELECT id, $1, code, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14 FROM unnest($2::text[], $3::text[]) AS t(id, code)
          ON CONFLICT (tenant_id, code) WHERE deleted_at IS NULL DO NOTHING
          RETURNING *`,
         [tenantId, ids, codes, spec.max_uses, spec.expires_at, spec.bandwidth_profile, spec.daily_quota_mb,
-          spec.duration_minutes, spec.bandwidth_down_mbps, spec.bandwidth_up_mbps, spec.ssids, spec.notes, source]);
+          spec.duration_minutes, spec.bandwidth_down_mbps, spec.bandwidth_up_mbps, spec.ssids, spec.notes, source,
+          spec.session_quota_mb ?? null]);
       // Inside the transaction: if Redis refuses, nothing is committed.
       const written = await Promise.all(rows.map((r) => this.putRedis(r)));
       if (written.some((w) => w !== 1)) {
@@ -198,10 +202,10 @@ export class VoucherService {
 
   private putRedis(r: VoucherRow): Promise<number> {
     const mbpsToKbps = (m: number | null): number => (m === null ? 0 : m * 1000);
-    return this.redis.putVoucherV1(keys.voucher(r.tenant_id, r.code),
+    return this.redis.putVoucherV2(keys.voucher(r.tenant_id, r.code),
       r.id, r.max_uses ?? -1, r.current_uses, r.expires_at ? r.expires_at.getTime() : 0, r.ssids.join('\n'),
       r.duration_minutes ?? 0, mbpsToKbps(r.bandwidth_down_mbps), mbpsToKbps(r.bandwidth_up_mbps), r.daily_quota_mb ?? 0,
-      r.bandwidth_profile ?? '', r.code);
+      r.bandwidth_profile ?? '', r.code, r.session_quota_mb ?? 0);
   }
 
   /** Fills bandwidth and quota from the named profile where the request leaves them out. */
@@ -223,7 +227,8 @@ function base(r: VoucherRow, uses: number): Omit<PublicVoucher, 'status'> {
     id: r.id, code: r.code, max_uses: r.max_uses, current_uses: uses,
     created_at: r.created_at.toISOString(), expires_at: r.expires_at ? r.expires_at.toISOString() : null,
     duration_minutes: r.duration_minutes, bandwidth_down_mbps: r.bandwidth_down_mbps, bandwidth_up_mbps: r.bandwidth_up_mbps,
-    bandwidth_profile: r.bandwidth_profile, daily_quota_mb: r.daily_quota_mb, ssids: r.ssids, notes: r.notes,
+    bandwidth_profile: r.bandwidth_profile, daily_quota_mb: r.daily_quota_mb, session_quota_mb: r.session_quota_mb,
+    ssids: r.ssids, notes: r.notes,
   };
 }
 

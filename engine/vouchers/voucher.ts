@@ -8,6 +8,8 @@ export interface VoucherRow {
   expires_at: Date | null;
   bandwidth_profile: string | null;
   daily_quota_mb: number | null;
+  /** Data one session may use, in and out together, MB; null: none. */
+  session_quota_mb: number | null;
   duration_minutes: number | null;
   bandwidth_down_mbps: number | null;
   bandwidth_up_mbps: number | null;

@@ -8,6 +8,7 @@ function specOf(body: Record<string, any>): VoucherSpec {
     expires_at: body.expires_at ? new Date(body.expires_at) : null,
     bandwidth_profile: body.bandwidth_profile ?? null,
     daily_quota_mb: body.daily_quota_mb ?? null,
+    session_quota_mb: body.session_quota_mb ?? null,
     duration_minutes: body.duration_minutes ?? null,
     bandwidth_down_mbps: body.bandwidth_down_mbps ?? null,
     bandwidth_up_mbps: body.bandwidth_up_mbps ?? null,

@@ -1,5 +1,4 @@
 import { randomBytes, randomInt } from 'node:crypto';
-import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
@@ -62,7 +61,6 @@ const vsaU32 = (p: RadiusPacket, name: string) => vsa(p, name).map((b) => b.read
 describe('RADIUS over UDP against the real engine', () => {
   let svc: Running;
   let db: pg.Client;
-  let redis: Redis;
   let t: Awaited<ReturnType<typeof newTenant>>;
   let ports: { auth: number; acct: number };
   /** Requires Message-Authenticator (the default); the hotspot's first NAS. */
@@ -71,7 +69,7 @@ describe('RADIUS over UDP against the real engine', () => {
   let nasB: Nas;
   const opened: { close(): Promise<void> }[] = [];
   const suffix = randomBytes(4).toString('hex').toUpperCase();
-  const codes = { mac: `RAD-MAC-${suffix}`, quota: `RAD-QUOTA-${suffix}`, pap: `RAD-PAP-${suffix}` };
+  const codes = { mac: `RAD-MAC-${suffix}`, quota: `RAD-QUOTA-${suffix}`, squota: `RAD-SQUOTA-${suffix}`, pap: `RAD-PAP-${suffix}` };
 
   async function registerNas(requireMessageAuthenticator: boolean): Promise<Nas> {
     for (let attempt = 0; attempt < 5; attempt++) {
@@ -186,10 +184,10 @@ describe('RADIUS over UDP against the real engine', () => {
     t = await newTenant(svc.service, 'Radius Venue');
     db = new pg.Client(inject('databaseUrl'));
     await db.connect();
-    redis = new Redis(inject('redisUrl'));
     for (const body of [
       { code: codes.mac, max_uses: null, duration_minutes: 120, bandwidth_down_mbps: 10, bandwidth_up_mbps: 2 },
       { code: codes.quota, max_uses: null, duration_minutes: 60, daily_quota_mb: 1 },
+      { code: codes.squota, max_uses: null, duration_minutes: 60, session_quota_mb: 1 },
       { code: codes.pap, max_uses: 1, duration_minutes: 30, bandwidth_down_mbps: 5, bandwidth_up_mbps: 1 },
     ]) {
       const v = await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body });
@@ -200,7 +198,6 @@ describe('RADIUS over UDP against the real engine', () => {
   });
   afterAll(async () => {
     await Promise.all(opened.map((s) => s.close()));
-    redis?.disconnect();
     await db?.end();
     await svc?.stop();
   });
@@ -520,19 +517,39 @@ describe('RADIUS over UDP against the real engine', () => {
       expect(text(still, Attr.REPLY_MESSAGE)).toMatch(/quota/i);
     });
 
-    it('session_quota: ends the session and disconnects (quota injected in Redis: no API sets a session quota yet)', async () => {
-      // use-voucher-8.lua takes a session quota (ARGV[10]) but VoucherRedemption always passes 0 and
-      // no hotspot or voucher field configures one, so the grant's `squota` is written directly here.
+    it('session_quota_mb 1 (set through the API): the session ends (session_quota) and is disconnected at 1 MiB in and out together; the next session starts a fresh quota', async () => {
       const mac = randomMac();
-      const s = await signIn(codes.mac, mac);
-      await redis.hset(`{t:${t.tenantId}}:g:${t.hotspotId}:${mac}`, 'squota', 1);
+      const s = await signIn(codes.squota, mac);
+      expect((await authorize(nasA, { callingStationId: dashed(mac) })).code).toBe(Code.ACCESS_ACCEPT);
       const acctSessionId = `squota-${mac}`;
       await account(nasA, { status: AcctStatusType.START, callingStationId: dashed(mac), acctSessionId });
+      const isOurs = (r: DaRequest) => r.code === Code.DISCONNECT_REQUEST && text(r.packet, Attr.CALLING_STATION_ID) === dashed(mac);
       const from = nasA.da.received.length;
-      await account(nasA, { status: AcctStatusType.INTERIM_UPDATE, callingStationId: dashed(mac), acctSessionId, inputOctets: MIB, outputOctets: 1, sessionTime: 30 });
-      await nasA.da.waitFor((r) => r.code === Code.DISCONNECT_REQUEST && text(r.packet, Attr.CALLING_STATION_ID) === dashed(mac), 5000, from);
-      expect((await endedInPostgres(s.session_id, 'session_quota')).status).toBe('ended');
+
+      // One byte short, counting both directions: the session goes on. The Accounting-Response
+      // comes after the actor has handled the update, so a quota end would already show.
+      await account(nasA, { status: AcctStatusType.INTERIM_UPDATE, callingStationId: dashed(mac), acctSessionId, inputOctets: MIB - 1025, outputOctets: 1024, sessionTime: 20 });
+      expect((await session(s.session_id)).status).toBe('active');
+      expect((await authorize(nasA, { callingStationId: dashed(mac) })).code).toBe(Code.ACCESS_ACCEPT);
+
+      await account(nasA, { status: AcctStatusType.INTERIM_UPDATE, callingStationId: dashed(mac), acctSessionId, inputOctets: MIB - 1024, outputOctets: 1024, sessionTime: 30 });
+      await nasA.da.waitFor(isOurs, 5000, from);
+      const row = await endedInPostgres(s.session_id, 'session_quota');
+      expect(row.status).toBe('ended');
+      expect(Number(row.bytes_in) + Number(row.bytes_out)).toBe(MIB);
       expect((await endRecord(s.session_id)).reason).toBe('session_quota');
+      expect((await authorize(nasA, { callingStationId: dashed(mac) })).code).toBe(Code.ACCESS_REJECT);
+
+      // Unlike a daily quota, a session quota is per session: signing in again gives a new
+      // session with its own full megabyte.
+      const again = await signIn(codes.squota, mac);
+      expect(again.session_id).not.toBe(s.session_id);
+      expect((await authorize(nasA, { callingStationId: dashed(mac) })).code).toBe(Code.ACCESS_ACCEPT);
+      const second = `squota2-${mac}`;
+      await account(nasA, { status: AcctStatusType.START, callingStationId: dashed(mac), acctSessionId: second });
+      await account(nasA, { status: AcctStatusType.INTERIM_UPDATE, callingStationId: dashed(mac), acctSessionId: second, inputOctets: MIB - 1, outputOctets: 0, sessionTime: 10 });
+      expect((await session(again.session_id)).status).toBe('active');
+      expect((await authorize(nasA, { callingStationId: dashed(mac) })).code).toBe(Code.ACCESS_ACCEPT);
     });
   });
 

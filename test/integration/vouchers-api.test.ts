@@ -97,6 +97,86 @@ describe('vouchers, profiles, hotspots and NAS clients API', () => {
     });
   });
 
+  describe('session quota', () => {
+    it('takes session_quota_mb on both surfaces, returns it wherever the voucher is shown and stores it for RADIUS', async () => {
+      const t = await newTenant(svc.service);
+      const v = `{t:${t.tenantId}}:v:`;
+      const pub = await api('POST', '/v1/vouchers', t.apiKey, { code: 'SQ-PUB', max_uses: null, session_quota_mb: 1, daily_quota_mb: 500 });
+      expect(pub.status).toBe(201);
+      expect(pub.body).toMatchObject({ session_quota_mb: 1, daily_quota_mb: 500 });
+      expect((await api('GET', `/v1/vouchers/${pub.body.id}`, t.apiKey)).body.session_quota_mb).toBe(1);
+
+      const batch = await api('POST', '/api/v1/vouchers', t.apiKey, { count: 2, session_quota_mb: 250, bandwidth_profile: 'basic' });
+      expect(batch.status).toBe(201);
+      const fromBatch = (await api('GET', `/v1/vouchers/${batch.body.vouchers[0].id}`, t.apiKey)).body;
+      // A profile fills the daily quota; the session quota is the voucher's own.
+      expect(fromBatch).toMatchObject({ session_quota_mb: 250, daily_quota_mb: 500, bandwidth_profile: 'basic' });
+
+      const none = await api('POST', '/v1/vouchers', t.apiKey, { code: 'SQ-NONE' });
+      expect(none.body.session_quota_mb).toBeNull();
+      const nulled = await api('POST', '/v1/vouchers', t.apiKey, { code: 'SQ-NULL', session_quota_mb: null });
+      expect(nulled.status).toBe(201);
+      expect(nulled.body.session_quota_mb).toBeNull();
+
+      const quotas = (list: Answer): Record<string, number | null> =>
+        Object.fromEntries(list.body.data.map((x: { code: string; session_quota_mb: number | null }) => [x.code, x.session_quota_mb]));
+      const expected = {
+        'SQ-PUB': 1, 'SQ-NONE': null, 'SQ-NULL': null,
+        [batch.body.vouchers[0].code]: 250, [batch.body.vouchers[1].code]: 250,
+      };
+      expect(quotas(await api('GET', '/v1/vouchers', t.apiKey))).toEqual(expected);
+      expect(quotas(await api('GET', '/api/v1/vouchers', t.apiKey))).toEqual(expected);
+
+      // Redis: the voucher's definition, then the grant of the session it starts.
+      expect(await redis.hget(`${v}SQ-PUB`, 'squota')).toBe('1');
+      expect(await redis.hget(`${v}SQ-NONE`, 'squota')).toBe('0');
+      expect(await redis.hget(`${v}${batch.body.vouchers[1].code}`, 'squota')).toBe('250');
+      const mac = nextMac();
+      expect((await verify(t.hotspotId, 'SQ-PUB', mac)).status).toBe(200);
+      expect(await redis.hmget(`{t:${t.tenantId}}:g:${t.hotspotId}:${mac}`, 'squota', 'quota')).toEqual(['1', '500']);
+      const other = nextMac();
+      expect((await verify(t.hotspotId, 'SQ-NONE', other)).status).toBe(200);
+      expect(await redis.hget(`{t:${t.tenantId}}:g:${t.hotspotId}:${other}`, 'squota')).toBe('0');
+    });
+
+    it('survives a Redis rebuilt from Postgres', async () => {
+      const t = await newTenant(svc.service);
+      expect((await api('POST', '/v1/vouchers', t.apiKey, { code: 'SQ-REBUILD', max_uses: 5, session_quota_mb: 42 })).status).toBe(201);
+      await redis.del(`{t:${t.tenantId}}:loaded`, `{t:${t.tenantId}}:v:SQ-REBUILD`);
+      const mac = nextMac();
+      expect((await verify(t.hotspotId, 'SQ-REBUILD', mac)).status).toBe(200);
+      expect(await redis.hget(`{t:${t.tenantId}}:v:SQ-REBUILD`, 'squota')).toBe('42');
+      expect(await redis.hget(`{t:${t.tenantId}}:g:${t.hotspotId}:${mac}`, 'squota')).toBe('42');
+    });
+
+    it('refuses 0, negative, fractional and non-numeric values with 400 validation_failed on both surfaces and creates nothing', async () => {
+      const t = await newTenant(svc.service);
+      for (const bad of [0, -1, -1024, 1.5, '5', true, 2 ** 31]) {
+        for (const [path, body] of [['/v1/vouchers', { code: 'SQ-BAD', session_quota_mb: bad }], ['/api/v1/vouchers', { count: 2, session_quota_mb: bad }]] as const) {
+          const r = await api('POST', path, t.apiKey, body);
+          const what = `${path} ${JSON.stringify(bad)}`;
+          expect(r.status, what).toBe(400);
+          expect(r.body, what).toEqual({
+            error: 'validation_failed', message: expect.stringContaining('session_quota_mb'),
+            details: [{ field: 'session_quota_mb', message: 'has the wrong type or format' }],
+          });
+        }
+      }
+      expect((await api('GET', '/v1/vouchers', t.apiKey)).body.total).toBe(0);
+    });
+
+    it('is in the OpenAPI document: both request bodies and the voucher record', async () => {
+      const doc = (await call(svc.base, 'GET', '/v1/openapi.json')).body;
+      const schemas = doc.components.schemas;
+      for (const id of ['voucherCreateRequest', 'consoleVoucherBatchRequest']) {
+        expect(schemas[id].properties.session_quota_mb, id).toMatchObject({
+          anyOf: [{ type: 'integer', minimum: 1 }, { type: 'null' }], description: expect.stringContaining('session_quota'),
+        });
+      }
+      expect(schemas.voucher.properties).toHaveProperty('session_quota_mb');
+    });
+  });
+
   describe('listing', () => {
     it('filters by status: active, created, activated, used, expired; statuses shown per surface', async () => {
       const t = await newTenant(svc.service);

@@ -18,11 +18,11 @@ describe('put-voucher-1.lua', () => {
     const exp = Date.now() + 86_400_000;
     expect(await putVoucher(redis, t, 'FULL', {
       id: 'vch_full', max: 5, uses: 2, exp, ssids: ['Guest', 'Lobby'], minutes: 120,
-      downKbps: 10_000, upKbps: 5_000, quotaMb: 2048, profile: 'standard',
+      downKbps: 10_000, upKbps: 5_000, quotaMb: 2048, profile: 'standard', sessionQuotaMb: 300,
     })).toBe(1);
     expect(await redis.hgetall(keys.voucher(t, 'FULL'))).toEqual({
       id: 'vch_full', max: '5', uses: '2', exp: String(exp), ssids: 'Guest\nLobby', dur: '120',
-      down: '10000', up: '5000', quota: '2048', profile: 'standard', code: 'FULL',
+      down: '10000', up: '5000', quota: '2048', profile: 'standard', code: 'FULL', squota: '300',
     });
   });
 
@@ -31,8 +31,8 @@ describe('put-voucher-1.lua', () => {
     await putVoucher(redis, t, 'MONO', { id: 'vch_mono', max: 5, uses: 3 });
 
     // A rebuild from a Postgres that lags the outbox brings an older counter.
-    expect(await putVoucher(redis, t, 'MONO', { id: 'vch_mono', max: 6, uses: 1, profile: 'basic' })).toBe(1);
-    expect(await redis.hmget(keys.voucher(t, 'MONO'), 'uses', 'max', 'profile')).toEqual(['3', '6', 'basic']);
+    expect(await putVoucher(redis, t, 'MONO', { id: 'vch_mono', max: 6, uses: 1, profile: 'basic', sessionQuotaMb: 50 })).toBe(1);
+    expect(await redis.hmget(keys.voucher(t, 'MONO'), 'uses', 'max', 'profile', 'squota')).toEqual(['3', '6', 'basic', '50']);
 
     expect(await putVoucher(redis, t, 'MONO', { id: 'vch_mono', max: 6, uses: 4 })).toBe(1);
     expect(await redis.hget(keys.voucher(t, 'MONO'), 'uses')).toBe('4');

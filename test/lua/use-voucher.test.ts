@@ -78,6 +78,31 @@ describe('use-voucher-8.lua', () => {
     expect(ok(await use(t, 'DUR', { now, mac: mac(1), minutes: 5 }))[2]).toBe(String(now + 90 * 60_000));
   });
 
+  it("carries the voucher's session quota into the grant; the caller's ARGV[10] applies only when the voucher sets none", async () => {
+    const t = await freshTenant(redis);
+    const now = Date.now();
+    const squota = (m: string): Promise<string | null> => redis.hget(keys.grant(t, 'hs_lua', m), 'squota');
+
+    await putVoucher(redis, t, 'SQ', { id: 'vch_sq', max: 5, quotaMb: 500, sessionQuotaMb: 25 });
+    ok(await use(t, 'SQ', { now, mac: mac(1) }));
+    expect(await redis.hmget(keys.grant(t, 'hs_lua', mac(1)), 'squota', 'quota')).toEqual(['25', '500']);
+    // The voucher's own value wins over the caller's, as its minutes do.
+    ok(await use(t, 'SQ', { now, mac: mac(2), sessionQuotaMb: 7 }));
+    expect(await squota(mac(2))).toBe('25');
+
+    await putVoucher(redis, t, 'NOSQ', { id: 'vch_nosq', max: 5 });
+    ok(await use(t, 'NOSQ', { now, mac: mac(3) }));
+    expect(await squota(mac(3))).toBe('0');
+    ok(await use(t, 'NOSQ', { now, mac: mac(4), sessionQuotaMb: 7 }));
+    expect(await squota(mac(4))).toBe('7');
+
+    // A definition written before vouchers had a session quota has no squota field: none.
+    await putVoucher(redis, t, 'OLD', { id: 'vch_old', max: 5 });
+    await redis.hdel(keys.voucher(t, 'OLD'), 'squota');
+    ok(await use(t, 'OLD', { now, mac: mac(5) }));
+    expect(await squota(mac(5))).toBe('0');
+  });
+
   it('is valid up to expires_at - 1 ms and expired from expires_at on', async () => {
     const t = await freshTenant(redis);
     const exp = Date.now() + 3_600_000;

@@ -11,6 +11,8 @@
   ARGV[6] session minutes (0: hotspot default)   ARGV[7] down kbps (0 unset)
   ARGV[8] up kbps (0 unset)   ARGV[9] daily quota MB (0 unlimited)
   ARGV[10] bandwidth profile name ('' none)   ARGV[11] code
+  ARGV[12] session data quota MB (0 none), stored as `squota`: use-voucher
+           copies it into each new session's grant
 
   Returns
     1   written
@@ -29,5 +31,5 @@ end
 rcall('HSET', KEYS[1],
   'id', ARGV[1], 'max', ARGV[2], 'uses', uses, 'exp', ARGV[4], 'ssids', ARGV[5],
   'dur', ARGV[6], 'down', ARGV[7], 'up', ARGV[8], 'quota', ARGV[9], 'profile', ARGV[10],
-  'code', ARGV[11])
+  'code', ARGV[11], 'squota', ARGV[12])
 return 1

@@ -26,7 +26,7 @@
   ARGV[7] use id for a new use
   ARGV[8] session minutes when the voucher sets none
   ARGV[9] idle timeout, seconds (0: none)
-  ARGV[10] session data quota, MB (0: none)
+  ARGV[10] session data quota, MB, when the voucher's `squota` sets none (0: none)
   ARGV[11] auth method ('voucher')
 
   Returns
@@ -54,7 +54,7 @@ if rcall('EXISTS', KEYS[8]) == 1 then
   return {'blocked'}
 end
 
-local v = rcall('HMGET', KEYS[1], 'id', 'max', 'uses', 'exp', 'ssids', 'dur', 'down', 'up', 'quota', 'profile', 'code')
+local v = rcall('HMGET', KEYS[1], 'id', 'max', 'uses', 'exp', 'ssids', 'dur', 'down', 'up', 'quota', 'profile', 'code', 'squota')
 local id = v[1]
 if not id then
   return {'not_found'}
@@ -98,6 +98,10 @@ local sid = ARGV[6]
 local dur = tonumber(v[6])
 if dur <= 0 then dur = tonumber(ARGV[8]) end
 local untilMs = now + dur * 60000
+-- The voucher's own session quota wins, as its minutes do. A definition
+-- written before vouchers had one has no `squota` field: none.
+local squota = tonumber(v[12]) or 0
+if squota <= 0 then squota = tonumber(ARGV[10]) or 0 end
 
 -- A device has one session per hotspot: a previous live one is replaced.
 -- The caller sees it in the reply's 7th element and ends it properly.
@@ -107,7 +111,7 @@ rcall('HSET', KEYS[2], mac, sid)
 rcall('DEL', KEYS[3])
 rcall('HSET', KEYS[3],
   'sid', sid, 'hs', ARGV[3], 'mac', mac, 'until', untilMs, 'method', ARGV[11], 'user', v[11],
-  'vid', id, 'down', v[7], 'up', v[8], 'quota', v[9], 'squota', ARGV[10], 'idle', ARGV[9],
+  'vid', id, 'down', v[7], 'up', v[8], 'quota', v[9], 'squota', squota, 'idle', ARGV[9],
   'profile', v[10], 'ip', ARGV[4], 'ssid', ARGV[5], 'created', now, 'last', now,
   'bin', 0, 'bout', 0)
 rcall('ZADD', KEYS[6], untilMs, sid)
