@@ -63,7 +63,7 @@ export const BODY_SCHEMAS: Record<string, Schema> = {
       bandwidth_down_mbps: mbps,
       bandwidth_up_mbps: mbps,
       expires_at: expiresAt,
-      daily_quota_mb: nullable({ type: 'integer', minimum: 1 }),
+      daily_quota_mb: nullable({ type: 'integer', minimum: 1, maximum: 2_147_483_647 }),
       session_quota_mb: sessionQuotaMb,
       bandwidth_profile: { type: 'string', minLength: 1, maxLength: 64 },
       ssids,
@@ -77,7 +77,7 @@ export const BODY_SCHEMAS: Record<string, Schema> = {
       max_uses: { ...maxUses, default: 1 },
       expires_at: expiresAt,
       bandwidth_profile: { type: 'string', minLength: 1, maxLength: 64 },
-      daily_quota_mb: nullable({ type: 'integer', minimum: 1 }),
+      daily_quota_mb: nullable({ type: 'integer', minimum: 1, maximum: 2_147_483_647 }),
       session_quota_mb: sessionQuotaMb,
       duration_minutes: minutes,
       ssids,
@@ -115,7 +115,7 @@ export const BODY_SCHEMAS: Record<string, Schema> = {
   },
   bandwidthProfile: {
     type: 'object', additionalProperties: false, required: ['down_mbps', 'up_mbps'],
-    properties: { down_mbps: mbps, up_mbps: mbps, daily_quota_mb: nullable({ type: 'integer', minimum: 1 }) },
+    properties: { down_mbps: mbps, up_mbps: mbps, daily_quota_mb: nullable({ type: 'integer', minimum: 1, maximum: 2_147_483_647 }) },
   },
 };
 

@@ -101,6 +101,12 @@ export class HotspotActor {
       if (left <= 0) return { accept: false, reason: 'Daily data quota used up' };
       quotaBytes = left;
     }
+    if (s.sessionQuotaMb > 0) {
+      // Totals as of the last accounting, which checks this quota atomically and ends the session at it.
+      const left = s.sessionQuotaMb * MB - (s.bytesIn + s.bytesOut);
+      if (left <= 0) return { accept: false, reason: 'Session data quota used up' };
+      quotaBytes = quotaBytes === null ? left : Math.min(quotaBytes, left);
+    }
     return {
       accept: true, sessionId: s.sid, sessionTimeout: Math.max(1, Math.ceil((s.untilMs - now) / 1000)),
       idleTimeout: s.idleSec, downKbps: s.downKbps, upKbps: s.upKbps, quotaBytes,

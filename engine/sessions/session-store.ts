@@ -13,6 +13,8 @@ export interface LiveSession {
   upKbps: number;
   /** Daily quota in MB, 0: none. */
   quotaMb: number;
+  /** Session quota in MB (download and upload together), 0: none. */
+  sessionQuotaMb: number;
   userName: string;
   ip: string;
   ssid: string;
@@ -55,6 +57,7 @@ export function sessionFromHash(h: Record<string, string>): LiveSession | null {
     sid: h.sid, mac: h.mac,
     untilMs: Number(h.until), lastMs: Number(h.last ?? h.created), startedMs: Number(h.created),
     idleSec: Number(h.idle ?? 0), downKbps: Number(h.down ?? 0), upKbps: Number(h.up ?? 0), quotaMb: Number(h.quota ?? 0),
+    sessionQuotaMb: Number(h.squota ?? 0),
     userName: h.user ?? '', ip: h.ip ?? '', ssid: h.ssid ?? '', nasId: h.nas ?? '', nasUser: h.nuser ?? '', acctId: h.aid ?? '',
     bytesIn: Number(h.bin ?? 0), bytesOut: Number(h.bout ?? 0), apName: h.ap ?? '',
     signal: h.signal ? Number(h.signal) : null, daily: 0, dailyDay: '', dailyAtMs: 0, slot: 0,

@@ -520,7 +520,11 @@ describe('RADIUS over UDP against the real engine', () => {
     it('session_quota_mb 1 (set through the API): the session ends (session_quota) and is disconnected at 1 MiB in and out together; the next session starts a fresh quota', async () => {
       const mac = randomMac();
       const s = await signIn(codes.squota, mac);
-      expect((await authorize(nasA, { callingStationId: dashed(mac) })).code).toBe(Code.ACCESS_ACCEPT);
+      // The NAS is told the data left, as for a daily quota, so it can end the session on time itself.
+      const first = await authorize(nasA, { callingStationId: dashed(mac) });
+      expect(first.code).toBe(Code.ACCESS_ACCEPT);
+      expect(vsaU32(first, VendorAttr.CHILLISPOT_MAX_TOTAL_OCTETS)).toEqual([MIB]);
+      expect(vsaU32(first, VendorAttr.MIKROTIK_TOTAL_LIMIT)).toEqual([MIB]);
       const acctSessionId = `squota-${mac}`;
       await account(nasA, { status: AcctStatusType.START, callingStationId: dashed(mac), acctSessionId });
       const isOurs = (r: DaRequest) => r.code === Code.DISCONNECT_REQUEST && text(r.packet, Attr.CALLING_STATION_ID) === dashed(mac);
@@ -530,7 +534,9 @@ describe('RADIUS over UDP against the real engine', () => {
       // comes after the actor has handled the update, so a quota end would already show.
       await account(nasA, { status: AcctStatusType.INTERIM_UPDATE, callingStationId: dashed(mac), acctSessionId, inputOctets: MIB - 1025, outputOctets: 1024, sessionTime: 20 });
       expect((await session(s.session_id)).status).toBe('active');
-      expect((await authorize(nasA, { callingStationId: dashed(mac) })).code).toBe(Code.ACCESS_ACCEPT);
+      const nearly = await authorize(nasA, { callingStationId: dashed(mac) });
+      expect(nearly.code).toBe(Code.ACCESS_ACCEPT);
+      expect(vsaU32(nearly, VendorAttr.CHILLISPOT_MAX_TOTAL_OCTETS)).toEqual([1]);
 
       await account(nasA, { status: AcctStatusType.INTERIM_UPDATE, callingStationId: dashed(mac), acctSessionId, inputOctets: MIB - 1024, outputOctets: 1024, sessionTime: 30 });
       await nasA.da.waitFor(isOurs, 5000, from);

@@ -162,6 +162,10 @@ describe('vouchers, profiles, hotspots and NAS clients API', () => {
           });
         }
       }
+      // The daily quota has the same bounds: a value Postgres's integer cannot hold is a 400, not a 500.
+      const huge = await api('POST', '/v1/vouchers', t.apiKey, { code: 'DQ-BIG', daily_quota_mb: 2 ** 31 });
+      expect(huge.status).toBe(400);
+      expect(huge.body).toMatchObject({ error: 'validation_failed', details: [{ field: 'daily_quota_mb' }] });
       expect((await api('GET', '/v1/vouchers', t.apiKey)).body.total).toBe(0);
     });
 
