@@ -119,7 +119,8 @@ export class PartitionCache {
   async ensure(pool: Pool, days: Iterable<string>): Promise<void> {
     for (const day of days) {
       if (this.known.has(day)) continue;
-      if (!/^\d{4}-\d{2}-\d{2}$/.test(day)) throw new Error(`bad partition day ${day}`);
+      // A time no record of ours has (year 275760, say): the record is refused, not retried for ever.
+      if (!/^\d{4}-\d{2}-\d{2}$/.test(day)) throw new RangeError(`bad partition day ${day}`);
       const next = new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
       try {
         await pool.query(`CREATE TABLE IF NOT EXISTS ${partitionName(day)} PARTITION OF audit_records FOR VALUES FROM ('${day}') TO ('${next}')`);
@@ -134,6 +135,11 @@ export class PartitionCache {
 
   forget(day: string): void {
     this.known.delete(day);
+  }
+
+  /** Forgets every day: a partition we created is gone (a failover, a restore); ensure() creates it again. */
+  forgetAll(): void {
+    this.known.clear();
   }
 }
 

@@ -209,6 +209,11 @@ export class OutboxSink {
       await this.write(entries.map((e) => ({ tenant: tenantOfKey(e.key), f: e.f })));
       return [];
     } catch (err) {
+      if (partitionMissing(err)) {
+        // Not the records' fault: make the partitions again on the retry.
+        this.partitions.forgetAll();
+        throw err;
+      }
       if (!refusedForItsData(err)) throw err;
       if (entries.length === 1) {
         // Once more on its own: a refusal that does not repeat was not about the record.
@@ -216,7 +221,8 @@ export class OutboxSink {
           await this.write(entries.map((e) => ({ tenant: tenantOfKey(e.key), f: e.f })));
           return [];
         } catch (again) {
-          if (!refusedForItsData(again)) throw again;
+          if (partitionMissing(again)) this.partitions.forgetAll();
+          if (partitionMissing(again) || !refusedForItsData(again)) throw again;
         }
         this.log.error({ err: (err as Error).message, stream: entries[0]!.key, id: entries[0]!.id },
           'outbox record refused by Postgres; moved to the dead-letter stream');
@@ -334,10 +340,21 @@ export async function deadLettersBetween(redis: Redis, tenantId: string, fromMs:
  * count as refusals too.
  */
 function refusedForItsData(err: unknown): boolean {
+  if (partitionMissing(err)) return false;
   if (err instanceof TypeError || err instanceof RangeError || err instanceof SyntaxError) return true;
   const code = (err as { code?: unknown }).code;
   // SQLSTATE class 22: data exception; 23: integrity constraint violation.
   return typeof code === 'string' && /^2[23][0-9A-Z]{3}$/.test(code);
+}
+
+/**
+ * An insert that found no partition for its day (23514, "no partition of
+ * relation found for row") or a partition table that is gone (42P01): our
+ * cache of created partitions is wrong, not the record.
+ */
+function partitionMissing(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  return code === '23514' || code === '42P01';
 }
 
 /** The sink's lag: how old the oldest record read and not yet stored is. */
