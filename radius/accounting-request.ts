@@ -6,6 +6,14 @@ import { macOf, ssidOf } from './access-request.js';
 import type { PacketWriter } from './packet-writer.js';
 
 const TWO_32 = 0x1_0000_0000;
+/**
+ * The largest Acct-*-Gigawords taken: 2^14, so a total stays under about
+ * 2^46 bytes (70 TB). Session and daily counters are summed in Redis's Lua, whose numbers
+ * print exactly only up to 14 digits, and stored as bigint in Postgres; a
+ * bigger total would corrupt a counter and get the session's end record
+ * refused.
+ */
+const MAX_GIGAWORDS = 16_384;
 
 const STATUS: ReadonlyMap<number, AcctStatus> = new Map([
   [AcctStatusType.START, 'start'],
@@ -67,6 +75,8 @@ export function readAccountingRequest(buf: Buffer, len: number, nas: NasRecord):
     if (n < 0) return DropReason.INVALID_ATTRIBUTE;
   }
   if (statusType < 0) return DropReason.INVALID_ATTRIBUTE;
+  // A total no NAS port reaches (over 64 TiB): an invalid attribute, not a number to carry on.
+  if (inGiga > MAX_GIGAWORDS || outGiga > MAX_GIGAWORDS) return DropReason.INVALID_ATTRIBUTE;
   const status = STATUS.get(statusType);
   if (!status) return DropReason.UNSUPPORTED_STATUS;
   return {

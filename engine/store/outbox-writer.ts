@@ -61,7 +61,8 @@ export async function writeOutbox(c: PoolClient, records: OutboxRecord[], audit:
          bytes_in = greatest(s.bytes_in, t.bin::bigint), bytes_out = greatest(s.bytes_out, t.bout::bigint)
        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS t(sid, tenant_id, at, reason, bin, bout)
        WHERE s.id = t.sid AND s.tenant_id = t.tenant_id AND s.ended_at IS NULL`,
-      [col(ends, 'sid'), tenants(ends), col(ends, 'at'), col(ends, 'reason'), col(ends, 'bin'), col(ends, 'bout')]);
+      [col(ends, 'sid'), tenants(ends), col(ends, 'at'), col(ends, 'reason'), ends.map((r) => byteCount(r.f.get('bin'))),
+        ends.map((r) => byteCount(r.f.get('bout')))]);
   }
   return written + (await appendToChains(c, audit));
 }
@@ -90,7 +91,7 @@ export function auditEntriesOf(records: OutboxRecord[]): AuditEntry[] {
         break;
       case 'session_end':
         out.push({ ...base, id: `${f('sid')}:end`, event_type: 'session_end',
-          details: { reason: f('reason'), bytes_in: Number(f('bin') || 0), bytes_out: Number(f('bout') || 0), by: f('by') || null } });
+          details: { reason: f('reason'), bytes_in: Number(byteCount(f('bin'))), bytes_out: Number(byteCount(f('bout'))), by: f('by') || null } });
         break;
       case 'audit':
         out.push({ ...base, id: f('rid'), event_type: f('event'), details: { ...detailsOf(f('details')), by: f('by') || null } });
@@ -119,6 +120,19 @@ function detailsOf(json: string): object {
   } catch {
     return { unparsed: storable(json) };
   }
+}
+
+/**
+ * A byte counter as the sessions row and the end record both store it: a
+ * whole number from 0 to 2^53 - 1. Anything else a counter could hold after
+ * a bug or a NAS's nonsense (a float in exponent form, a negative) is
+ * clamped, so the session's end is recorded rather than refused.
+ */
+export function byteCount(text: string | undefined): string {
+  if (text && /^\d{1,15}$/.test(text)) return text;
+  const n = Number(text);
+  if (!Number.isFinite(n) || n <= 0) return '0';
+  return String(Math.min(Math.floor(n), Number.MAX_SAFE_INTEGER));
 }
 
 function iso(ms: string): string | null {

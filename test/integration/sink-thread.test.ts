@@ -114,4 +114,20 @@ describe('outbox sink thread', () => {
     });
     expect(new Set(starts.rows.map((r) => r.session_id))).toEqual(new Set([before, ...after]));
   });
+
+  it('an end record whose byte counts are nonsense (a float in exponent form, a negative) is stored clamped, not refused', async () => {
+    const t = await newTenant(svc.service);
+    expect((await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code: 'BYTES-1', max_uses: null } })).status).toBe(201);
+    const r = await call(svc.base, 'POST', `/api/v1/hotspot-portal/voucher/verify?hotspot_id=${t.hotspotId}`, { body: { code: 'BYTES-1', mac: '5C:00:00:00:00:01' } });
+    expect(r.status).toBe(200);
+    const sid: string = r.body.session_id;
+    await redis.xadd(`{t:${t.tenantId}}:outbox`, '*', 'type', 'session_end', 'sid', sid, 'hs', t.hotspotId, 'mac', '5C:00:00:00:00:01',
+      'at', String(Date.now()), 'reason', 'user_request', 'bin', '1.8446744069414584e+19', 'bout', '-5', 'ip', '', 'ssid', '', 'user', 'BYTES-1', 'method', 'voucher', 'by', '');
+    await eventually(async () => (await db.query("SELECT 1 FROM sessions WHERE id = $1 AND status = 'ended'", [sid])).rowCount === 1, 10_000);
+    const row = (await db.query('SELECT bytes_in::text, bytes_out::text FROM sessions WHERE id = $1', [sid])).rows[0];
+    expect(row).toEqual({ bytes_in: String(Number.MAX_SAFE_INTEGER), bytes_out: '0' });
+    const end = await db.query("SELECT details FROM audit_records WHERE session_id = $1 AND event_type = 'session_end'", [sid]);
+    expect(end.rows[0].details).toMatchObject({ bytes_in: Number.MAX_SAFE_INTEGER, bytes_out: 0 });
+    expect(await svc.service.engine.audit.verify(t.tenantId)).toMatchObject({ valid: true });
+  });
 });

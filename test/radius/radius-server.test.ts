@@ -274,6 +274,17 @@ describe('RadiusServer over UDP on 127.0.0.1', () => {
       expect(rc.verifyResponseAuthenticator(reply, 20, req.subarray(4, 20), nas.secret)).toBe(true);
     });
 
+    it('drops Gigawords no NAS port reaches (a total over 64 TiB) as an invalid attribute, and never asks the engine', async () => {
+      const ok = accountingRequest({ secret: nas.secret, id: 20, inputGigawords: 16_384, outputGigawords: 16_384, outputOctets: 0xffffffff });
+      expect((await client.exchange(ok, acct))![0]).toBe(Code.ACCOUNTING_RESPONSE);
+      expect(handler.accountingMsgs[0]!.inputOctets).toBe(16_384 * 2 ** 32 + 0xffffffff);
+      for (const [id, spec] of [[21, { inputGigawords: 16_385 }], [22, { outputGigawords: 0xffffffff }]] as const) {
+        expect(await client.exchange(accountingRequest({ secret: nas.secret, id, ...spec }), acct, SILENCE_MS)).toBeNull();
+      }
+      expect(server.stats().dropped.invalid_attribute).toBe(2);
+      expect(handler.accountingMsgs).toHaveLength(1);
+    });
+
     it('maps every status it records', async () => {
       const statuses = [[1, 'start'], [3, 'interim'], [7, 'on'], [8, 'off']] as const;
       for (const [i, [code]] of statuses.entries()) {
