@@ -1,5 +1,6 @@
 import type { Pool } from '../store/postgres.js';
-import { ChainVerifier, GENESIS, type ChainBreak, type StoredLink } from './chain.js';
+import { ChainVerifier, type ChainBreak, type StoredLink } from './chain.js';
+import { linkBefore } from './chain-links.js';
 
 interface Row {
   tenant_id: string; seq: number; id: string; event_type: string; ts: Date; session_id: string | null;
@@ -48,7 +49,7 @@ export class AuditService {
   async day(tenantId: string, date: string): Promise<{ date: string; records: ChainRecord[]; count: number; chain_valid: boolean; first_break: ChainBreak | null }> {
     const { rows } = await this.pool.query<Row>(
       'SELECT * FROM audit_records WHERE tenant_id = $1 AND day = $2 ORDER BY seq', [tenantId, date]);
-    const v = new ChainVerifier(rows[0] ? await this.linkBefore(tenantId, Number(rows[0].seq)) : null);
+    const v = new ChainVerifier(rows[0] ? await linkBefore(this.pool, tenantId, Number(rows[0].seq)) : null);
     for (const r of rows) if (!v.push(toLink(r))) break;
     return {
       date, count: rows.length, chain_valid: v.firstBreak === null, first_break: v.firstBreak,
@@ -74,7 +75,7 @@ export class AuditService {
         `SELECT * FROM audit_records WHERE tenant_id = $1 AND day BETWEEN $2 AND $3 AND seq > $4 ORDER BY seq LIMIT 5000`,
         [tenantId, lo, hi, after]);
       if (rows.length === 0) break;
-      v ??= new ChainVerifier(await this.linkBefore(tenantId, Number(rows[0]!.seq)));
+      v ??= new ChainVerifier(await linkBefore(this.pool, tenantId, Number(rows[0]!.seq)));
       for (const r of rows) if (!v.push(toLink(r))) break;
       if (v.firstBreak) break;
       after = Number(rows[rows.length - 1]!.seq);
@@ -87,21 +88,5 @@ export class AuditService {
       }
     }
     return { tenant_id: tenantId, records: v?.count ?? 0, valid: !v?.firstBreak, first_break: v?.firstBreak ?? null };
-  }
-
-  /**
-   * The link just before `seq`: GENESIS before seq 1, else the stored record.
-   * A missing predecessor is a break, unless the retention job has dropped
-   * days (then the chain legitimately starts later and the walk starts at `seq`).
-   */
-  private async linkBefore(tenantId: string, seq: number): Promise<{ seq: number; hash: string } | null> {
-    if (seq <= 1) return { seq: 0, hash: GENESIS };
-    const { rows } = await this.pool.query<{ seq: number; hash_chain_value: string }>(
-      'SELECT seq, hash_chain_value FROM audit_records WHERE tenant_id = $1 AND seq = $2', [tenantId, seq - 1]);
-    if (rows[0]) return { seq: Number(rows[0].seq), hash: rows[0].hash_chain_value };
-    const retained = await this.pool.query('SELECT 1 FROM audit_retention_log LIMIT 1');
-    if (retained.rowCount) return null;
-    // Nothing was ever dropped, so the record before must exist: expecting it makes the walk fail there.
-    return { seq: seq - 2, hash: 'missing' };
   }
 }

@@ -41,6 +41,12 @@ export async function runRetention(pool: Pool, log: Logger, nowMs = Date.now()):
         if (day >= cutoff || partitionName(day) !== name) continue;
         await c.query('BEGIN');
         const n = (await c.query<{ n: number }>(`SELECT count(*)::bigint AS n FROM ${name}`)).rows[0]?.n ?? 0;
+        // Remember how far each tenant's chain is gone, so verifiers accept a missing link there and nowhere else.
+        await c.query(
+          `INSERT INTO audit_retention_tenants (tenant_id, dropped_through_seq)
+           SELECT tenant_id, max(seq) FROM ${name} GROUP BY tenant_id
+           ON CONFLICT (tenant_id) DO UPDATE
+             SET dropped_through_seq = greatest(audit_retention_tenants.dropped_through_seq, excluded.dropped_through_seq), updated_at = now()`);
         await c.query(`DROP TABLE ${name}`);
         await c.query('INSERT INTO audit_retention_log (partition, day, rows, cutoff) VALUES ($1, $2, $3, $4)', [name, day, n, cutoff]);
         await c.query('COMMIT');

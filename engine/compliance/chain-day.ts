@@ -1,4 +1,4 @@
-import { GENESIS, type ChainBreak, type StoredLink } from '../audit/chain.js';
+import type { ChainBreak, StoredLink } from '../audit/chain.js';
 import type { Pool } from '../store/postgres.js';
 import { PAGE_ROWS } from './access-log.js';
 
@@ -48,22 +48,7 @@ export function chainLine(r: StoredLink): string {
   }) + '\n';
 }
 
-/**
- * The link just before `seq`, to check a day's first record against: GENESIS
- * before seq 1, else the stored record. A missing predecessor is a break
- * unless retention has dropped days (then the kept chain starts later),
- * the same rule as AuditService.
- */
-export async function linkBefore(pool: Pool, tenantId: string, seq: number): Promise<{ seq: number; hash: string } | null> {
-  if (seq <= 1) return { seq: 0, hash: GENESIS };
-  const { rows } = await pool.query<{ seq: number; hash_chain_value: string }>(
-    'SELECT seq, hash_chain_value FROM audit_records WHERE tenant_id = $1 AND seq = $2', [tenantId, seq - 1]);
-  if (rows[0]) return { seq: Number(rows[0].seq), hash: rows[0].hash_chain_value };
-  const retained = await pool.query('SELECT 1 FROM audit_retention_log LIMIT 1');
-  if (retained.rowCount) return null;
-  // Nothing was ever dropped, so the record before must exist: expecting it makes the walk fail there.
-  return { seq: seq - 2, hash: 'missing' };
-}
+export { linkBefore } from '../audit/chain-links.js';
 
 /**
  * Records deleted at the end of a day show no gap within the day. They do

@@ -110,4 +110,33 @@ describe('audit chain', () => {
     const today = new Date().toISOString().slice(0, 10).replace(/-/g, '');
     expect((await db.query('SELECT to_regclass($1) AS t', [`audit_records_${today}`])).rows[0].t).not.toBeNull();
   });
+
+  it('after retention, a chain may start where records were dropped, and nowhere else', async () => {
+    // voucher_created, 4 starts, 1 end, hotspot_updated: seq 1..7, all today.
+    const t = await tenantWithHistory(7);
+    // Make seq 1-3 a day past the legal period (the hash covers the timestamp, not the partition's day).
+    await db.query(`CREATE TABLE IF NOT EXISTS audit_records_20210616 PARTITION OF audit_records FOR VALUES FROM ('2021-06-16') TO ('2021-06-17')`);
+    await db.query("UPDATE audit_records SET day = '2021-06-16' WHERE tenant_id = $1 AND seq <= 3", [t.tenantId]);
+    const pool = new pg.Pool({ connectionString: inject('databaseUrl'), max: 2 });
+    const r = await runRetention(pool, createLogger('silent'), Date.parse('2026-11-22T00:00:00Z'));
+    await pool.end();
+    expect(r.dropped).toContain('audit_records_20210616');
+    const kept = await db.query('SELECT dropped_through_seq::int AS s FROM audit_retention_tenants WHERE tenant_id = $1', [t.tenantId]);
+    expect(kept.rows).toEqual([{ s: 3 }]);
+
+    // Seq 4 has no predecessor any more, lawfully: the chain from 4 verifies.
+    const today = new Date().toISOString().slice(0, 10);
+    expect(await svc.service.engine.audit.verify(t.tenantId)).toMatchObject({ valid: true, records: 4 });
+    expect((await call(svc.base, 'GET', `/v1/compliance/audit-chain?date=${today}`, { auth: t.apiKey })).body.chain_valid).toBe(true);
+
+    // Deleting the first kept record is not retention: the chain now breaks there.
+    await db.query('DELETE FROM audit_records WHERE tenant_id = $1 AND seq = 4', [t.tenantId]);
+    const after = await svc.service.engine.audit.verify(t.tenantId);
+    expect(after.valid).toBe(false);
+    // Named at the first record left, whose predecessor (4) is neither stored nor dropped.
+    expect(after.first_break).toMatchObject({ seq: 5 });
+    const day = await call(svc.base, 'GET', `/v1/compliance/audit-chain?date=${today}`, { auth: t.apiKey });
+    expect(day.body.chain_valid).toBe(false);
+    expect(day.body.first_break).toMatchObject({ seq: 5 });
+  });
 });

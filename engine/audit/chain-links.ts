@@ -1,0 +1,21 @@
+import type { Pool } from '../store/postgres.js';
+import { GENESIS } from './chain.js';
+
+/**
+ * The link just before `seq`, to check a stretch of a tenant's chain that
+ * starts at `seq`: GENESIS before seq 1, else the stored record. When that
+ * record is missing, the walk may start at `seq` without it (null) only if
+ * retention destroyed it: its seq is at or below the highest seq retention
+ * dropped for the tenant. Anywhere else a missing record is a break, and
+ * expecting it makes the walk report it.
+ */
+export async function linkBefore(pool: Pool, tenantId: string, seq: number): Promise<{ seq: number; hash: string } | null> {
+  if (seq <= 1) return { seq: 0, hash: GENESIS };
+  const { rows } = await pool.query<{ seq: number; hash_chain_value: string }>(
+    'SELECT seq, hash_chain_value FROM audit_records WHERE tenant_id = $1 AND seq = $2', [tenantId, seq - 1]);
+  if (rows[0]) return { seq: Number(rows[0].seq), hash: rows[0].hash_chain_value };
+  const dropped = (await pool.query<{ through: string }>(
+    'SELECT dropped_through_seq AS through FROM audit_retention_tenants WHERE tenant_id = $1', [tenantId])).rows[0];
+  if (dropped && seq - 1 <= Number(dropped.through)) return null;
+  return { seq: seq - 2, hash: 'missing' };
+}
