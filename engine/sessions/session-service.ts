@@ -109,12 +109,29 @@ export class SessionService {
     return { id: publicSessionId(r.id), status: 'active', expires_at: new Date(out.untilMs).toISOString(), extended_minutes: minutes };
   }
 
-  /** Ends the session and blocks its device for the chosen time (spec §3.2 "cancel and block"). */
+  /**
+   * Blocks the session's device for the chosen time and ends its live
+   * sessions, this one and any at the tenant's other hotspots (spec §3.2
+   * "cancel and block"): the device is refused at sign-in by the block and,
+   * having no session left, by every NAS.
+   */
   async block(tenantId: string, id: string, duration: BlockDuration, by: string): Promise<{ mac: string; duration: BlockDuration; until: string | null; session_id: string }> {
     const r = await this.row(tenantId, id);
     const entry = await this.blockMac(tenantId, r.mac, duration, by, `session ${publicSessionId(r.id)}`);
-    await this.actors.request({ t: 'disconnect', tenant: tenantId, hs: r.hotspot_id, tz: await this.tz(r.hotspot_id), sid: r.id, reason: 'blocked', by });
+    await this.endLiveSessionsOf(tenantId, entry.mac, by);
     return { ...entry, session_id: publicSessionId(r.id) };
+  }
+
+  /** Ends every live session of a device at the tenant's hotspots, with reason `blocked`. */
+  private async endLiveSessionsOf(tenantId: string, mac: string, by: string): Promise<void> {
+    const hotspots = await this.hotspots.list(tenantId);
+    const p = this.redis.pipeline();
+    for (const h of hotspots) p.hget(keys.grant(tenantId, h.id, mac), 'sid');
+    const sids = ((await p.exec()) ?? []).map(([, sid]) => (typeof sid === 'string' ? sid : null));
+    await Promise.all(hotspots.map((h, i) => {
+      const sid = sids[i];
+      return sid ? this.actors.request({ t: 'disconnect', tenant: tenantId, hs: h.id, tz: h.timezone, sid, reason: 'blocked', by }) : null;
+    }));
   }
 
   async blockMac(tenantId: string, macInput: string, duration: BlockDuration, by: string, reason: string | null): Promise<{ mac: string; duration: BlockDuration; until: string | null }> {

@@ -70,6 +70,23 @@ describe('sessions API', () => {
     expect(await redis.exists(`{t:${t.tenantId}}:g:${t.hotspotId}:AA:00:00:00:00:02`)).toBe(0);
   });
 
+  it("block ends the device's live sessions at the tenant's other hotspots too", async () => {
+    const mac = 'AA:00:00:00:00:05';
+    const other = await svc.service.engine.hotspots.create(t.tenantId, { name: 'Annex', timezone: 'UTC' });
+    const here = await signIn('SESS-TEST', mac);
+    const there = await call(svc.base, 'POST', `/api/v1/hotspot-portal/voucher/verify?hotspot_id=${other.id}`, { body: { code: 'SESS-TEST', mac } });
+    expect(there.status).toBe(200);
+    expect((await call(svc.base, 'POST', `/v1/sessions/${here.session_id}/block`, { auth: t.apiKey, body: { duration: '7d' } })).status).toBe(200);
+    for (const sid of [here.session_id, there.body.session_id]) {
+      await eventually(async () => {
+        const { rows } = await db.query('SELECT status, end_reason FROM sessions WHERE id = $1', [sid]);
+        return rows[0]?.status === 'disconnected' && rows[0]?.end_reason === 'blocked';
+      }, 10_000);
+    }
+    expect(await redis.exists(`{t:${t.tenantId}}:g:${other.id}:${mac}`)).toBe(0);
+    expect((await call(svc.base, 'DELETE', `/v1/blocks/${encodeURIComponent(mac)}`, { auth: t.apiKey })).status).toBe(200);
+  });
+
   it('extends by a preset and by minutes, counted from the current end', async () => {
     const s = await signIn('SESS-TEST', 'AA:00:00:00:00:03');
     const before = Date.parse(s.expires_at);
