@@ -121,7 +121,7 @@ export const BODY_SCHEMAS: Record<string, Schema> = {
 
 const page = {
   limit: { type: 'integer', minimum: 1, maximum: 1000, default: 50 },
-  offset: { type: 'integer', minimum: 0, default: 0 },
+  offset: { type: 'integer', minimum: 0, maximum: 2_147_483_647, default: 0 },
 };
 
 /** Query strings, by id; values arrive as strings and are coerced. */
@@ -339,6 +339,21 @@ export const RESPONSE_SCHEMAS: Record<string, Schema> = {
   tenantMe: { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' }, modules: { type: 'array', items: { type: 'string' } } } },
 };
 
+/**
+ * RFC 3339 allows what neither JavaScript nor Postgres can hold: a leap second
+ * (23:59:60, which Date cannot parse) and year 0000 (Postgres has none). Both
+ * formats are narrowed to times we can store, so such input is a 400, not a 500.
+ */
+function withStorableTimes(ajv: Ajv): Ajv {
+  // ajv-formats registers both as {validate, compare}.
+  const rfc = (name: string) => (ajv.formats[name] as { validate: (v: string) => boolean }).validate;
+  const date = rfc('date');
+  const dateTime = rfc('date-time');
+  ajv.addFormat('date', { type: 'string', validate: (v: string) => date(v) && !v.startsWith('0000') && Number.isFinite(Date.parse(`${v}T00:00:00Z`)) });
+  ajv.addFormat('date-time', { type: 'string', validate: (v: string) => dateTime(v) && !v.startsWith('0000') && Number.isFinite(Date.parse(v)) });
+  return ajv;
+}
+
 export interface Validators {
   body(id: string): (data: unknown) => void;
   query(id: string): (data: unknown) => void;
@@ -346,8 +361,8 @@ export interface Validators {
 
 /** Compiles every schema once, at start. A route naming an unknown schema fails here, not on a request. */
 export function compileValidators(): Validators {
-  const bodyAjv = addFormats(new Ajv({ allErrors: true, useDefaults: true, strict: false }));
-  const queryAjv = addFormats(new Ajv({ allErrors: true, useDefaults: true, coerceTypes: true, strict: false }));
+  const bodyAjv = withStorableTimes(addFormats(new Ajv({ allErrors: true, useDefaults: true, strict: false })));
+  const queryAjv = withStorableTimes(addFormats(new Ajv({ allErrors: true, useDefaults: true, coerceTypes: true, strict: false })));
   const compiled = (ajv: Ajv, schemas: Record<string, Schema>): Map<string, ValidateFunction> =>
     new Map(Object.entries(schemas).map(([id, s]) => [id, ajv.compile(s)]));
   const bodies = compiled(bodyAjv, BODY_SCHEMAS);
