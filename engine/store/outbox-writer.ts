@@ -25,16 +25,23 @@ export async function writeOutbox(c: PoolClient, records: OutboxRecord[], audit:
   if (uses.length > 0) {
     // The session row is the use's durable record (voucher_uses is a view of it): one insert, and
     // only rows actually inserted count towards the voucher, so a redelivered batch counts nothing.
-    const { rows } = await c.query<{ voucher_id: string | null }>(
+    const { rows } = await c.query<{ id: string; voucher_id: string | null }>(
       `INSERT INTO sessions (id, tenant_id, hotspot_id, mac, ip, username, auth_method, ssid, voucher_id, started_at, ends_at)
        SELECT sid, tenant_id, hs, mac, ip, usr, coalesce(method, 'voucher'), ssid, vid, to_timestamp(at::bigint / 1000.0), to_timestamp(until::bigint / 1000.0)
        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
          AS t(sid, tenant_id, hs, mac, ip, usr, method, ssid, vid, at, until)
        ON CONFLICT (id) DO NOTHING
-       RETURNING voucher_id`,
+       RETURNING id, voucher_id`,
       [col(uses, 'sid'), tenants(uses), col(uses, 'hs'), col(uses, 'mac'), col(uses, 'ip'), col(uses, 'user'),
         col(uses, 'method'), col(uses, 'ssid'), col(uses, 'vid'), col(uses, 'at'), col(uses, 'until')]);
     written += rows.length;
+    if (rows.length > 0) {
+      // Ends that arrived before these starts (another consumer committed them first).
+      await c.query(
+        `WITH early AS (DELETE FROM session_ends_early WHERE id = ANY($1) RETURNING *)
+         UPDATE sessions s SET ${END_SET('e')} FROM early e WHERE s.id = e.id AND s.tenant_id = e.tenant_id`,
+        [rows.map((r) => r.id)]);
+    }
     const counts = new Map<string, number>();
     for (const r of rows) if (r.voucher_id) counts.set(r.voucher_id, (counts.get(r.voucher_id) ?? 0) + 1);
     if (counts.size > 0) {
@@ -55,17 +62,29 @@ export async function writeOutbox(c: PoolClient, records: OutboxRecord[], audit:
 
   const ends = of('session_end');
   if (ends.length > 0) {
-    await c.query(
-      `UPDATE sessions s SET status = CASE WHEN t.reason IN ('admin_disconnect', 'blocked') THEN 'disconnected' ELSE 'ended' END,
-         ended_at = to_timestamp(t.at::bigint / 1000.0), end_reason = t.reason,
-         bytes_in = greatest(s.bytes_in, t.bin::bigint), bytes_out = greatest(s.bytes_out, t.bout::bigint)
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS t(sid, tenant_id, at, reason, bin, bout)
-       WHERE s.id = t.sid AND s.tenant_id = t.tenant_id AND s.ended_at IS NULL`,
-      [col(ends, 'sid'), tenants(ends), col(ends, 'at'), col(ends, 'reason'), ends.map((r) => byteCount(r.f.get('bin'))),
-        ends.map((r) => byteCount(r.f.get('bout')))]);
+    const params = [col(ends, 'sid'), tenants(ends), col(ends, 'at'), col(ends, 'reason'), ends.map((r) => byteCount(r.f.get('bin'))),
+      ends.map((r) => byteCount(r.f.get('bout')))];
+    const endsOf = `SELECT sid, tenant_id, to_timestamp(at::bigint / 1000.0) AS ended_at, reason AS end_reason, bin::bigint AS bytes_in, bout::bigint AS bytes_out
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS t(sid, tenant_id, at, reason, bin, bout)`;
+    const ended = await c.query(
+      `UPDATE sessions s SET ${END_SET('t')} FROM (${endsOf}) t WHERE s.id = t.sid AND s.tenant_id = t.tenant_id AND s.ended_at IS NULL`, params);
+    if ((ended.rowCount ?? 0) < ends.length) {
+      // Some matched no open row: already ended (a redelivery: nothing to do), or not started yet here.
+      await c.query(
+        `INSERT INTO session_ends_early (id, tenant_id, ended_at, end_reason, bytes_in, bytes_out)
+         SELECT sid, tenant_id, ended_at, end_reason, bytes_in, bytes_out FROM (${endsOf}) t
+         WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = t.sid)
+         ON CONFLICT (id) DO NOTHING`, params);
+    }
   }
   return written + (await appendToChains(c, audit));
 }
+
+/** The columns a session end sets, from a row `e` with ended_at, end_reason, bytes_in and bytes_out. */
+const END_SET = (e: string): string =>
+  `status = CASE WHEN ${e}.end_reason IN ('admin_disconnect', 'blocked') THEN 'disconnected' ELSE 'ended' END,
+   ended_at = ${e}.ended_at, end_reason = ${e}.end_reason,
+   bytes_in = greatest(s.bytes_in, ${e}.bytes_in), bytes_out = greatest(s.bytes_out, ${e}.bytes_out)`;
 
 /**
  * The audit events a batch carries, in stream order (the order they happened

@@ -130,4 +130,25 @@ describe('outbox sink thread', () => {
     expect(end.rows[0].details).toMatchObject({ bytes_in: Number.MAX_SAFE_INTEGER, bytes_out: 0 });
     expect(await svc.service.engine.audit.verify(t.tenantId)).toMatchObject({ valid: true });
   });
+
+  it('an end stored before its start (another consumer was faster) is applied when the start arrives', async () => {
+    const t = await newTenant(svc.service);
+    const sid = `sess_early${Date.now().toString(36)}`.slice(0, 21);
+    const now = Date.now();
+    const common = ['hs', t.hotspotId, 'mac', '5D:00:00:00:00:01', 'ip', '10.9.0.1', 'ssid', 'Hall', 'user', 'EARLY-1', 'method', 'voucher'];
+    await redis.xadd(`{t:${t.tenantId}}:outbox`, '*', 'type', 'session_end', 'sid', sid, 'at', String(now + 5_000), 'reason', 'user_request',
+      'bin', '1234', 'bout', '567', 'by', '', ...common);
+    await eventually(async () => (await db.query('SELECT 1 FROM session_ends_early WHERE id = $1', [sid])).rowCount === 1, 10_000);
+    await redis.xadd(`{t:${t.tenantId}}:outbox`, '*', 'type', 'voucher_use', 'use', 'use_early', 'vid', 'v_none', 'sid', sid,
+      'at', String(now), 'until', String(now + 3_600_000), ...common);
+    await eventually(async () => (await db.query('SELECT 1 FROM sessions WHERE id = $1', [sid])).rowCount === 1, 10_000);
+    const row = (await db.query('SELECT status, end_reason, bytes_in::int, bytes_out::int, ended_at FROM sessions WHERE id = $1', [sid])).rows[0];
+    expect(row).toMatchObject({ status: 'ended', end_reason: 'user_request', bytes_in: 1234, bytes_out: 567 });
+    expect(row.ended_at.getTime()).toBe(now + 5_000);
+    expect((await db.query('SELECT 1 FROM session_ends_early WHERE id = $1', [sid])).rowCount).toBe(0);
+    // Both records are in the chain, in the order they were stored, and it verifies.
+    const recs = await db.query('SELECT event_type FROM audit_records WHERE tenant_id = $1 AND session_id = $2 ORDER BY seq', [t.tenantId, sid]);
+    expect(recs.rows.map((r) => r.event_type)).toEqual(['session_end', 'session_start']);
+    expect(await svc.service.engine.audit.verify(t.tenantId)).toMatchObject({ valid: true });
+  });
 });
