@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { createLogger } from '../engine/logger.js';
 import { keys } from '../engine/redis/keys.js';
-import { defineScripts } from '../engine/redis/scripts.js';
+import { defineScripts, serverRunId } from '../engine/redis/scripts.js';
 import { HotspotActor, type TimedSession } from '../engine/sessions/hotspot-actor.js';
 import { sessionFromHash, type SessionStore } from '../engine/sessions/session-store.js';
 import { TimerWheel } from '../engine/sessions/timer-wheel.js';
@@ -75,7 +75,7 @@ async function engineChild(n: number): Promise<void> {
 async function redisBytes(redis: Redis, n: number): Promise<number> {
   await redis.flushall();
   const t = 'tn_bench';
-  await redis.set(keys.loaded(t), '1');
+  await redis.set(keys.loaded(t), await serverRunId(redis));
   const now = Date.now();
   await redis.hset(keys.voucher(t, 'BENCH'), 'id', 'vch_bench', 'max', -1, 'uses', 0, 'exp', 0, 'ssids', '', 'dur', 60, 'down', 10000, 'up', 5000, 'quota', 2048, 'profile', 'standard', 'code', 'BENCH');
   const mem = async (): Promise<number> => Number(/used_memory:(\d+)/.exec(await redis.info('memory'))![1]);
@@ -84,9 +84,9 @@ async function redisBytes(redis: Redis, n: number): Promise<number> {
     const p = redis.pipeline();
     for (let j = i; j < Math.min(n, i + 2000); j++) {
       const h = hashFor(j, now);
-      (p as unknown as Redis).useVoucherV2(keys.voucher(t, 'BENCH'), keys.voucherDevices(t, 'BENCH'), keys.grant(t, h.hs!, h.mac!),
+      (p as unknown as Redis).useVoucherV3(keys.voucher(t, 'BENCH'), keys.voucherDevices(t, 'BENCH'), keys.grant(t, h.hs!, h.mac!),
         keys.outbox(t), keys.loaded(t), keys.live(t, h.hs!), keys.sessionRef(t, h.sid!), keys.block(t, h.mac!),
-        now, h.mac!, h.hs!, h.ip!, h.ssid!, h.sid!, `vu_${j}`, 60, 900, 0, 'voucher');
+        now, h.mac!, h.hs!, h.ip!, h.ssid!, h.sid!, `vu_${j}`, 60, 900, 'voucher');
     }
     await p.exec();
   }

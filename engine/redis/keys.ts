@@ -30,7 +30,10 @@ export const keys = {
   block: (tenantId: string, mac: string) => `${tag(tenantId)}:blk:${mac}`,
   /** String: the engine process that owns a hotspot's actor; expires unless renewed. */
   lease: (tenantId: string, hotspotId: string) => `${tag(tenantId)}:lease:${hotspotId}`,
-  /** String: set once the tenant's vouchers have been loaded from Postgres into this Redis. */
+  /**
+   * String: the run_id of the Redis server the tenant's vouchers and blocks were last loaded into
+   * from Postgres. A restarted or failed-over server has another run_id, so it is loaded again.
+   */
   loaded: (tenantId: string) => `${tag(tenantId)}:loaded`,
 } as const;
 

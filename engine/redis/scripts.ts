@@ -11,9 +11,9 @@ import type { Logger } from '../logger.js';
  */
 const SCRIPTS = [
   { file: 'put-voucher-1.lua', name: 'putVoucherV2', numberOfKeys: 1 },
-  // Still V2: ARGV[10] now applies only when the voucher sets no session quota. The argument
-  // list is the same, and for every caller (all pass 0) the result is what it was.
-  { file: 'use-voucher-8.lua', name: 'useVoucherV2', numberOfKeys: 8 },
+  // V3: the loaded marker holds the server's run_id and `not_loaded` carries it; the session
+  // quota fallback (old ARGV[10], 0 from every caller) is gone, so the method is ARGV[10].
+  { file: 'use-voucher-8.lua', name: 'useVoucherV3', numberOfKeys: 8 },
   { file: 'remove-voucher-2.lua', name: 'removeVoucherV1', numberOfKeys: 2 },
   { file: 'account-session-2.lua', name: 'accountSessionV1', numberOfKeys: 2 },
   { file: 'end-session-4.lua', name: 'endSessionV1', numberOfKeys: 4 },
@@ -31,11 +31,11 @@ declare module 'ioredis' {
       minutes: Arg, downKbps: Arg, upKbps: Arg, quotaMb: Arg, profile: string, code: string, sessionQuotaMb: Arg,
       callback?: Callback<number>,
     ): Result<number, Context>;
-    useVoucherV2(
+    useVoucherV3(
       voucherKey: string, devicesKey: string, grantKey: string, outboxKey: string, loadedKey: string,
       liveKey: string, sessionRefKey: string, blockKey: string,
       now: Arg, mac: string, hotspotId: string, ip: string, ssid: string,
-      sessionId: string, useId: string, defaultMinutes: Arg, idleSec: Arg, defaultSessionQuotaMb: Arg, method: string,
+      sessionId: string, useId: string, defaultMinutes: Arg, idleSec: Arg, method: string,
       callback?: Callback<unknown[]>,
     ): Result<unknown[], Context>;
     removeVoucherV1(voucherKey: string, devicesKey: string, id: string, callback?: Callback<number>): Result<number, Context>;
@@ -67,6 +67,18 @@ export function defineScripts(redis: Redis): void {
     lua: readFileSync(projectPath('engine', 'redis', 'lua', s.file), 'utf8'),
   }));
   for (const s of sources) redis.defineCommand(s.name, { numberOfKeys: s.numberOfKeys, lua: s.lua });
+}
+
+/**
+ * The run_id of the Redis server behind a connection (`INFO server`). It is
+ * new on every start of a server, so a replica promoted by a failover or a
+ * restarted server never shows the id of the one before. The tenant loaded
+ * marker holds it (see use-voucher-8.lua).
+ */
+export async function serverRunId(redis: Redis): Promise<string> {
+  const m = /^run_id:([0-9a-f]{40})\r?$/m.exec(await redis.info('server'));
+  if (!m) throw new Error('Redis INFO server shows no run_id');
+  return m[1]!;
 }
 
 /**

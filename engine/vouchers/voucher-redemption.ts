@@ -63,7 +63,7 @@ export class VoucherRedemption {
     const minutes = hotspot.sessionMinutes ?? this.defaults.sessionMinutes;
     let answer = await this.run(t, hotspot.id, mac, req, minutes);
     if (answer[0] === 'not_loaded') {
-      await this.ensureLoaded(t);
+      await this.ensureLoaded(t, String(answer[1]));
       answer = await this.run(t, hotspot.id, mac, req, minutes);
     }
     const outcome = String(answer[0]);
@@ -88,6 +88,8 @@ export class VoucherRedemption {
       case 'expired': throw Errors.VOUCHER_EXPIRED(new Date(Number(answer[1])).toISOString());
       case 'exhausted': throw Errors.VOUCHER_EXHAUSTED(Number(answer[1]), Number(answer[2]));
       case 'ssid': throw Errors.VOUCHER_SSID_NOT_ALLOWED(req.ssid);
+      // Redis restarted or failed over again during the load: nothing was used; the guest retries.
+      case 'not_loaded': throw Errors.SERVICE_UNAVAILABLE('Voucher store');
       default: throw new AppError('internal_error', 500, `unexpected script answer ${outcome}`);
     }
   }
@@ -95,24 +97,28 @@ export class VoucherRedemption {
   private async run(tenantId: string, hotspotId: string, mac: string, req: VerifyRequest, minutes: number): Promise<unknown[]> {
     try {
       const sid = newId('sess_');
-      // Session quota default 0: the script takes the voucher's own (`squota`), and nothing
-      // else (hotspot, tenant) sets one.
-      return await this.redis.useVoucherV2(
+      return await this.redis.useVoucherV3(
         keys.voucher(tenantId, req.code), keys.voucherDevices(tenantId, req.code),
         keys.grant(tenantId, hotspotId, mac), keys.outbox(tenantId), keys.loaded(tenantId),
         keys.live(tenantId, hotspotId), keys.sessionRef(tenantId, sid), keys.block(tenantId, mac),
-        this.now(), mac, hotspotId, req.ip, req.ssid, sid, newId('vu_'), minutes, this.defaults.idleSec, 0, 'voucher');
+        this.now(), mac, hotspotId, req.ip, req.ssid, sid, newId('vu_'), minutes, this.defaults.idleSec, 'voucher');
     } catch (err) {
       throw Object.assign(Errors.SERVICE_UNAVAILABLE('Voucher store'), { cause: err });
     }
   }
 
-  /** One load per tenant at a time, however many guests arrive while it runs. */
-  private ensureLoaded(tenantId: string): Promise<number> {
-    let p = this.loading.get(tenantId);
+  /**
+   * One load per tenant and Redis server at a time, however many guests
+   * arrive while it runs. A guest whose not_loaded came from another server
+   * (one that restarted meanwhile) does not join a load that will mark the
+   * tenant loaded into the old one: it starts its own.
+   */
+  private ensureLoaded(tenantId: string, runId: string): Promise<number> {
+    const key = `${tenantId} ${runId}`;
+    let p = this.loading.get(key);
     if (!p) {
-      p = this.vouchers.loadIntoRedis(tenantId).finally(() => this.loading.delete(tenantId));
-      this.loading.set(tenantId, p);
+      p = this.vouchers.loadIntoRedis(tenantId, runId).finally(() => this.loading.delete(key));
+      this.loading.set(key, p);
     }
     return p;
   }

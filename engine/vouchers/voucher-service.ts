@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import { AppError, Errors } from '../errors.js';
 import { newId } from '../ids.js';
 import { keys } from '../redis/keys.js';
+import { serverRunId } from '../redis/scripts.js';
 import { inTransaction, type Pool, type PoolClient } from '../store/postgres.js';
 import { profilesFor, type BandwidthProfile } from './bandwidth-profiles.js';
 import { codeSpace, generateCode, DEFAULT_CODE_FORMAT, type CodeFormat } from './code-generator.js';
@@ -58,6 +59,13 @@ export interface Page<T> {
   total: number;
   limit: number;
   offset: number;
+}
+
+/** A row of `blocks` as the reload needs it; `until` null: permanent. */
+interface BlockRow {
+  mac: string;
+  duration: string;
+  until: Date | null;
 }
 
 /** Most vouchers one console call may create (issue: up to 10,000 per call). */
@@ -159,11 +167,21 @@ export class VoucherService {
   }
 
   /**
-   * Writes every live voucher of a tenant into Redis (a new or lost Redis),
-   * then sets the tenant's loaded marker. The counter becomes the larger of
-   * Redis's and Postgres's, so uses are never handed out twice.
+   * Brings the Redis server in step with Postgres for one tenant (a new,
+   * emptied, restarted or failed-over Redis): writes every live voucher and
+   * every unexpired block, then sets the tenant's loaded marker to the
+   * server's run_id. A counter becomes the larger of Redis's and Postgres's,
+   * so a use that Redis lost but Postgres holds is never handed out again.
+   * Returns the number of vouchers written.
+   *
+   * `runId` is the server's run_id as seen before the load: use-voucher's
+   * `not_loaded` answer carries it; without it, it is read here, also before
+   * anything is written. A server that restarts or fails over during the load
+   * has another run_id by then, so the marker does not match it and the next
+   * use loads again: a stale run_id costs a load, never skips one.
    */
-  async loadIntoRedis(tenantId: string): Promise<number> {
+  async loadIntoRedis(tenantId: string, runId?: string): Promise<number> {
+    const server = runId ?? (await serverRunId(this.redis));
     let n = 0;
     let after = '';
     for (;;) {
@@ -174,8 +192,53 @@ export class VoucherService {
       n += rows.length;
       after = rows[rows.length - 1]!.id;
     }
-    await this.redis.set(keys.loaded(tenantId), String(this.now()));
+    await this.restoreBlocks(tenantId);
+    // Last: a use that finds the marker finds the vouchers and blocks too.
+    await this.redis.set(keys.loaded(tenantId), server);
     return n;
+  }
+
+  /**
+   * Writes the tenant's unexpired blocks (table `blocks`) back into Redis,
+   * timed ones with the time they have left, as SessionService.blockMac set
+   * them. Postgres is the record here: a Redis that came back without its
+   * last writes may hold an older block for a MAC, so keys are overwritten.
+   * An unblock or a new block for a MAC between the read and the write
+   * would be undone by the write, so the rows are read again afterwards and
+   * Redis follows what changed meanwhile.
+   */
+  private async restoreBlocks(tenantId: string): Promise<void> {
+    const rows = await this.unexpiredBlocks(tenantId);
+    if (rows.length === 0) return;
+    await this.writeBlocks(tenantId, rows);
+    const after = new Map((await this.unexpiredBlocks(tenantId, rows.map((r) => r.mac))).map((r) => [r.mac, r]));
+    const gone = rows.filter((r) => !after.has(r.mac)).map((r) => keys.block(tenantId, r.mac));
+    if (gone.length) await this.redis.del(...gone);
+    const changed = rows.flatMap((r) => {
+      const now = after.get(r.mac);
+      return now && (now.duration !== r.duration || now.until?.getTime() !== r.until?.getTime()) ? [now] : [];
+    });
+    if (changed.length) await this.writeBlocks(tenantId, changed);
+  }
+
+  private async unexpiredBlocks(tenantId: string, macs?: string[]): Promise<BlockRow[]> {
+    const { rows } = await this.pool.query<BlockRow>(
+      `SELECT mac, duration, until FROM blocks WHERE tenant_id = $1 AND (until IS NULL OR until > $2)
+       ${macs ? 'AND mac = ANY($3)' : ''}`,
+      macs ? [tenantId, new Date(this.now()), macs] : [tenantId, new Date(this.now())]);
+    return rows;
+  }
+
+  private async writeBlocks(tenantId: string, rows: BlockRow[]): Promise<void> {
+    const now = this.now();
+    const p = this.redis.pipeline();
+    for (const b of rows) {
+      const key = keys.block(tenantId, b.mac);
+      if (b.until === null) p.set(key, b.duration);
+      else p.set(key, b.duration, 'PX', Math.max(1, b.until.getTime() - now));
+    }
+    const failed = ((await p.exec()) ?? []).find(([err]) => err);
+    if (failed) throw failed[0];
   }
 
   private async insert(tenantId: string, spec: VoucherSpec, codes: string[], source: string): Promise<VoucherRow[]> {

@@ -255,4 +255,87 @@ describe('POST /api/v1/hotspot-portal/voucher/verify', () => {
     expect(exhausted.body).toEqual({ error: 'voucher_exhausted', max_uses: 1, current_uses: 1 });
     expect((await verify(t.hotspotId, { code: 'NEVERMADE', mac: nextMac() })).body).toEqual({ error: 'voucher_not_found' });
   });
+
+  /** The run_id of the test Redis server, as the loaded marker holds it once a tenant is loaded. */
+  const runId = async (): Promise<string> => /^run_id:([0-9a-f]{40})\r?$/m.exec(await redis.info('server'))![1]!;
+
+  it('never hands out more than max_uses after a Redis restart lost uses Postgres already has', async () => {
+    const t = await newTenant(svc.service);
+    const v = await create(t.apiKey, { code: 'CRASH5', max_uses: 5 });
+    for (const left of [4, 3, 2]) expect((await verify(t.hotspotId, { code: 'CRASH5', mac: nextMac() })).body.uses_left).toBe(left);
+    const pgUses = async (): Promise<number> => (await db.query('SELECT current_uses FROM vouchers WHERE id = $1', [v.id])).rows[0].current_uses;
+    await eventually(async () => (await pgUses()) === 3);
+    const marker = `{t:${t.tenantId}}:loaded`;
+    expect(await redis.get(marker)).toBe(await runId());
+
+    // A Redis restarted after a crash under `appendfsync everysec`: the last uses are gone from
+    // its counter although the sink had copied them to Postgres, while the marker, written long
+    // before, survived. The server is another one, so its run_id is another.
+    await redis.hset(`{t:${t.tenantId}}:v:CRASH5`, 'uses', 1);
+    await redis.set(marker, '0123456789abcdef0123456789abcdef01234567');
+
+    // Guests arriving together all find the tenant not loaded into this server; one load serves them.
+    const answers = await Promise.all(Array.from({ length: 6 }, () => verify(t.hotspotId, { code: 'CRASH5', mac: nextMac() })));
+    const ok = answers.filter((a) => a.status === 200);
+    expect(ok.map((a) => a.body.uses_left).sort()).toEqual([0, 1]);
+    for (const a of answers.filter((x) => x.status !== 200)) {
+      expect(a.status).toBe(409);
+      expect(a.body).toEqual({ error: 'voucher_exhausted', max_uses: 5, current_uses: 5 });
+    }
+    expect(await redis.get(marker)).toBe(await runId());
+    expect(await redis.hget(`{t:${t.tenantId}}:v:CRASH5`, 'uses')).toBe('5');
+    const later = await verify(t.hotspotId, { code: 'CRASH5', mac: nextMac() });
+    expect(later.body).toEqual({ error: 'voucher_exhausted', max_uses: 5, current_uses: 5 });
+    await eventually(async () => (await pgUses()) === 5);
+    const api = await call(svc.base, 'GET', `/v1/vouchers/${v.id}`, { auth: t.apiKey });
+    expect(api.body.current_uses).toBe(5);
+  });
+
+  it('keeps blocks after Redis lost them: permanent and timed ones are loaded back from Postgres, expired ones are not', async () => {
+    const t = await newTenant(svc.service);
+    await create(t.apiKey, { code: 'BLOCKS', max_uses: 20 });
+    const [forever, day, raised, expired, free] = [nextMac(), nextMac(), nextMac(), nextMac(), nextMac()];
+    const block = async (mac: string, ...durations: string[]): Promise<void> => {
+      const s = await verify(t.hotspotId, { code: 'BLOCKS', mac });
+      expect(s.status).toBe(200);
+      for (const [i, duration] of durations.entries()) {
+        // Blocking again goes by the session the first block ended: wait until Postgres has it.
+        if (i > 0) await eventually(async () => (await db.query('SELECT 1 FROM sessions WHERE id = $1', [s.body.session_id])).rowCount === 1);
+        const r = await call(svc.base, 'POST', `/v1/sessions/${s.body.session_id}/block`, { auth: t.apiKey, body: { duration } });
+        expect(r.status, JSON.stringify(r.body)).toBe(200);
+      }
+    };
+    await block(forever, 'permanent');
+    await block(day, '24h');
+    await block(raised, '24h', 'permanent');
+    // A block whose time is over: its row stays in Postgres, it must not come back.
+    await db.query(`INSERT INTO blocks (tenant_id, mac, until, duration) VALUES ($1, $2, now() - interval '1 minute', '24h')`, [t.tenantId, expired]);
+    const blocked = { error: 'device_blocked', message: 'This device is blocked on this network' };
+    expect((await verify(t.hotspotId, { code: 'BLOCKS', mac: forever })).body).toEqual(blocked);
+    const blockKey = (mac: string): string => `{t:${t.tenantId}}:blk:${mac}`;
+    const listed = (await call(svc.base, 'GET', '/v1/blocks', { auth: t.apiKey })).body.data.map((b: any) => b.mac).sort();
+    expect(listed).toEqual([forever, day, raised].sort());
+
+    // Redis loses the tenant's blocks and its loaded marker; for one device it comes back with
+    // the block as it was before the last change (24h, since made permanent).
+    expect(await redis.del(blockKey(forever), blockKey(day), `{t:${t.tenantId}}:loaded`)).toBe(3);
+    await redis.set(blockKey(raised), '24h', 'PX', 3_600_000);
+
+    const first = await verify(t.hotspotId, { code: 'BLOCKS', mac: forever });
+    expect(first.status).toBe(403);
+    expect(first.body).toEqual(blocked);
+    expect((await verify(t.hotspotId, { code: 'BLOCKS', mac: day })).body).toEqual(blocked);
+    expect(await redis.get(blockKey(forever))).toBe('permanent');
+    expect(await redis.pttl(blockKey(forever))).toBe(-1);
+    expect(await redis.get(blockKey(day))).toBe('24h');
+    const ttl = await redis.pttl(blockKey(day));
+    expect(ttl).toBeGreaterThan(86_400_000 - 60_000);
+    expect(ttl).toBeLessThanOrEqual(86_400_000);
+    expect(await redis.get(blockKey(raised))).toBe('permanent');
+    expect(await redis.pttl(blockKey(raised))).toBe(-1);
+    expect(await redis.exists(blockKey(expired))).toBe(0);
+    expect((await verify(t.hotspotId, { code: 'BLOCKS', mac: expired })).status).toBe(200);
+    expect((await verify(t.hotspotId, { code: 'BLOCKS', mac: free })).status).toBe(200);
+    expect((await call(svc.base, 'GET', '/v1/blocks', { auth: t.apiKey })).body.data.map((b: any) => b.mac).sort()).toEqual([forever, day, raised].sort());
+  });
 });

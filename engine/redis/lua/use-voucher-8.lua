@@ -12,7 +12,8 @@
   KEYS[2] voucher devices hash   {t:T}:vd:<code>
   KEYS[3] session (grant) hash   {t:T}:g:<hotspot>:<mac>
   KEYS[4] outbox stream          {t:T}:outbox
-  KEYS[5] tenant loaded marker   {t:T}:loaded
+  KEYS[5] tenant loaded marker   {t:T}:loaded, holding the run_id of the Redis
+                                 server the tenant was loaded into
   KEYS[6] hotspot live zset      {t:T}:live:<hotspot>
   KEYS[7] session ref            {t:T}:sr:<new session id>
   KEYS[8] block marker           {t:T}:blk:<mac>
@@ -26,8 +27,7 @@
   ARGV[7] use id for a new use
   ARGV[8] session minutes when the voucher sets none
   ARGV[9] idle timeout, seconds (0: none)
-  ARGV[10] session data quota, MB, when the voucher's `squota` sets none (0: none)
-  ARGV[11] auth method ('voucher')
+  ARGV[10] auth method ('voucher')
 
   Returns
     {'ok', session_id, grant_until_ms, current_uses, max_uses, 1}
@@ -38,17 +38,37 @@
         previous live session at this hotspot, which the caller must end
         (max_uses is -1 when unlimited)
     {'not_found'}
-    {'not_loaded'}                    this Redis does not hold the tenant's vouchers
-                                      (new or lost Redis): load them from Postgres and retry
+    {'not_loaded', run_id}            this Redis server may not hold the tenant's vouchers and
+                                      blocks as Postgres has them: the marker is missing (new
+                                      or emptied Redis) or names another server (a restart or
+                                      failover, which may have lost the last writes). Load them
+                                      from Postgres, set the marker to run_id, and retry
     {'blocked'}                       the MAC is on the tenant's block list
     {'expired', expires_at_ms}
     {'ssid'}                          the voucher is limited to other SSIDs
     {'exhausted', max_uses, current_uses}
+
+  Errors
+    ERR use-voucher: INFO server shows no run_id   (no Redis server does this; a
+                                      proxy in front of one might)
 ]]
 local rcall = redis.call
 
-if rcall('EXISTS', KEYS[5]) == 0 then
-  return {'not_loaded'}
+-- The marker alone cannot tell a restarted Redis: the AOF keeps the marker,
+-- written long ago, while `everysec` may have dropped the last second of uses,
+-- some of them already copied to Postgres. A restart or failover always
+-- changes the server's run_id, so the tenant counts as loaded only into the
+-- server that runs this script now. It is read here, not passed in: a caller's
+-- remembered run_id can be stale (ioredis resends commands that were in flight
+-- across a reconnect), and a stale id would match the surviving marker.
+local info = rcall('INFO', 'server')
+local at = string.find(info, 'run_id:', 1, true)
+if not at then
+  return redis.error_reply('ERR use-voucher: INFO server shows no run_id')
+end
+local runId = string.sub(info, at + 7, at + 46)
+if rcall('GET', KEYS[5]) ~= runId then
+  return {'not_loaded', runId}
 end
 if rcall('EXISTS', KEYS[8]) == 1 then
   return {'blocked'}
@@ -98,10 +118,9 @@ local sid = ARGV[6]
 local dur = tonumber(v[6])
 if dur <= 0 then dur = tonumber(ARGV[8]) end
 local untilMs = now + dur * 60000
--- The voucher's own session quota wins, as its minutes do. A definition
--- written before vouchers had one has no `squota` field: none.
+-- Only the voucher sets a session quota. A definition written before
+-- vouchers had one has no `squota` field: none.
 local squota = tonumber(v[12]) or 0
-if squota <= 0 then squota = tonumber(ARGV[10]) or 0 end
 
 -- A device has one session per hotspot: a previous live one is replaced.
 -- The caller sees it in the reply's 7th element and ends it properly.
@@ -110,7 +129,7 @@ local replaced = rcall('HGET', KEYS[3], 'sid') or ''
 rcall('HSET', KEYS[2], mac, sid)
 rcall('DEL', KEYS[3])
 rcall('HSET', KEYS[3],
-  'sid', sid, 'hs', ARGV[3], 'mac', mac, 'until', untilMs, 'method', ARGV[11], 'user', v[11],
+  'sid', sid, 'hs', ARGV[3], 'mac', mac, 'until', untilMs, 'method', ARGV[10], 'user', v[11],
   'vid', id, 'down', v[7], 'up', v[8], 'quota', v[9], 'squota', squota, 'idle', ARGV[9],
   'profile', v[10], 'ip', ARGV[4], 'ssid', ARGV[5], 'created', now, 'last', now,
   'bin', 0, 'bout', 0)
@@ -120,6 +139,6 @@ rcall('SET', KEYS[7], ARGV[3] .. ' ' .. mac)
 rcall('XADD', KEYS[4], '*',
   'type', 'voucher_use', 'use', ARGV[7], 'vid', id, 'hs', ARGV[3], 'mac', mac,
   'ip', ARGV[4], 'ssid', ARGV[5], 'sid', sid, 'at', now, 'until', untilMs,
-  'user', v[11], 'method', ARGV[11])
+  'user', v[11], 'method', ARGV[10])
 
 return {'ok', sid, tostring(untilMs), uses, max, 0, replaced}
