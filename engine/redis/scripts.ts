@@ -19,6 +19,7 @@ const SCRIPTS = [
   { file: 'end-session-4.lua', name: 'endSessionV1', numberOfKeys: 4 },
   { file: 'extend-session-3.lua', name: 'extendSessionV1', numberOfKeys: 3 },
   { file: 'renew-lease-1.lua', name: 'renewLeaseV1', numberOfKeys: 1 },
+  { file: 'remember-nas-1.lua', name: 'rememberNasV1', numberOfKeys: 1 },
 ] as const;
 
 type Arg = string | number;
@@ -54,6 +55,7 @@ declare module 'ioredis' {
       callback?: Callback<unknown[]>,
     ): Result<unknown[], Context>;
     renewLeaseV1(leaseKey: string, owner: string, ttlMs: Arg, callback?: Callback<number>): Result<number, Context>;
+    rememberNasV1(grantKey: string, sid: string, nasId: string, nasUser: string, callback?: Callback<number>): Result<number, Context>;
   }
 }
 

@@ -87,7 +87,7 @@ export class HotspotActor {
     if (s.nasId !== m.nasId || (m.userName && s.nasUser !== m.userName)) {
       s.nasId = m.nasId;
       if (m.userName) s.nasUser = m.userName;
-      await this.ctx.store.rememberNas(this.tenant, this.hs, s.mac, m.nasId, s.nasUser);
+      await this.ctx.store.rememberNas(this.tenant, this.hs, s.mac, s.sid, m.nasId, s.nasUser);
     }
     let quotaBytes: number | null = null;
     if (s.quotaMb > 0) {
@@ -157,7 +157,7 @@ export class HotspotActor {
     } else if (nasChanged) {
       // Into Redis as auth() does: a session only ever reported in accounting must still be
       // found by its NAS's Accounting-On after this actor reloads from Redis.
-      await this.ctx.store.rememberNas(this.tenant, this.hs, s.mac, m.nasId, s.nasUser);
+      await this.ctx.store.rememberNas(this.tenant, this.hs, s.mac, s.sid, m.nasId, s.nasUser);
     }
   }
 

@@ -114,9 +114,12 @@ export class SessionStore {
     return ref ? ref.slice(ref.indexOf(' ') + 1) : null;
   }
 
-  /** The NAS now speaking for a session, and the User-Name it uses for it. */
-  async rememberNas(tenant: string, hs: string, mac: string, nasId: string, nasUser: string): Promise<void> {
-    await this.redis.hset(keys.grant(tenant, hs, mac), 'nas', nasId, 'nuser', nasUser);
+  /**
+   * The NAS now speaking for a session, and the User-Name it uses for it;
+   * written only while the device's grant still holds that session.
+   */
+  async rememberNas(tenant: string, hs: string, mac: string, sid: string, nasId: string, nasUser: string): Promise<void> {
+    await this.redis.rememberNasV1(keys.grant(tenant, hs, mac), sid, nasId, nasUser);
   }
 
   async account(tenant: string, hs: string, mac: string, day: string, nowMs: number, acctId: string,
