@@ -3,7 +3,7 @@ import { keys, OUTBOX_GROUP } from '../redis/keys.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { PartitionCache } from '../audit/chain-writer.js';
-import { auditEntriesOf, storable, writeOutbox, type OutboxRecord } from './outbox-writer.js';
+import { applyWaitingEnds, auditEntriesOf, storable, writeOutbox, type OutboxRecord } from './outbox-writer.js';
 import type { Pool } from './postgres.js';
 
 // fields is null for an entry deleted while it was pending.
@@ -18,6 +18,8 @@ interface StreamRecord {
 type StreamReply = [key: string, entries: StreamEntry[]][] | null;
 
 const BATCH = 2000;
+/** How often lane 0 applies session ends that wait for a start already stored (see applyWaitingEnds). */
+const WAITING_ENDS_MS = 5_000;
 /** Dead letters kept per tenant (approximately: MAXLEN ~). */
 const DEAD_LETTER_MAXLEN = 100_000;
 const IDLE_POLL_MS = 50;
@@ -71,6 +73,7 @@ export class OutboxSink {
   private readonly lanes: Lane[] = Array.from({ length: LANES }, (_, index) =>
     ({ index, ownPendingFirst: true, lastClaim: 0, oldestPendingMs: 0, wake: undefined }));
   private knownTenants: string[] = [];
+  private lastWaitingEnds = 0;
   private readonly partitions = new PartitionCache();
 
   constructor(
@@ -182,6 +185,10 @@ export class OutboxSink {
     }
     // While a failed batch is being retried, nothing new joins it.
     if (!lane.ownPendingFirst && entries.length < BATCH) await this.readGroup(streams, '>', (reply) => collect(reply, false));
+    if (lane.index === 0 && Date.now() - this.lastWaitingEnds > WAITING_ENDS_MS) {
+      this.lastWaitingEnds = Date.now();
+      await applyWaitingEnds(this.pool);
+    }
     if (entries.length === 0) {
       if (stale.length) await this.acknowledge(stale);
       lane.oldestPendingMs = 0;

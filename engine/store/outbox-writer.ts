@@ -80,6 +80,20 @@ export async function writeOutbox(c: PoolClient, records: OutboxRecord[], audit:
   return written + (await appendToChains(c, audit));
 }
 
+/**
+ * Applies waiting ends whose start has arrived since. The insert of a start
+ * applies them at once; this catches the one race that leaves an end waiting:
+ * its consumer found no row because the start's transaction had not yet
+ * committed, and that transaction looked for waiting ends before this one's
+ * committed. Cheap when nothing waits (the table is normally empty).
+ */
+export async function applyWaitingEnds(c: Pick<PoolClient, 'query'>): Promise<number> {
+  const r = await c.query(
+    `WITH early AS (DELETE FROM session_ends_early e USING sessions s WHERE s.id = e.id AND s.tenant_id = e.tenant_id RETURNING e.*)
+     UPDATE sessions s SET ${END_SET('e')} FROM early e WHERE s.id = e.id AND s.ended_at IS NULL`);
+  return r.rowCount ?? 0;
+}
+
 /** The columns a session end sets, from a row `e` with ended_at, end_reason, bytes_in and bytes_out. */
 const END_SET = (e: string): string =>
   `status = CASE WHEN ${e}.end_reason IN ('admin_disconnect', 'blocked') THEN 'disconnected' ELSE 'ended' END,
