@@ -13,7 +13,8 @@ const SCRIPTS = [
   { file: 'put-voucher-1.lua', name: 'putVoucherV2', numberOfKeys: 1 },
   // V3: the loaded marker holds the server's run_id and `not_loaded` carries it; the session
   // quota fallback (old ARGV[10], 0 from every caller) is gone, so the method is ARGV[10].
-  { file: 'use-voucher-8.lua', name: 'useVoucherV3', numberOfKeys: 8 },
+  // V4: a replaced session is ended by the script itself (its end record queued with its bytes).
+  { file: 'use-voucher-8.lua', name: 'useVoucherV4', numberOfKeys: 8 },
   { file: 'remove-voucher-2.lua', name: 'removeVoucherV1', numberOfKeys: 2 },
   { file: 'account-session-2.lua', name: 'accountSessionV1', numberOfKeys: 2 },
   { file: 'end-session-4.lua', name: 'endSessionV1', numberOfKeys: 4 },
@@ -32,7 +33,7 @@ declare module 'ioredis' {
       minutes: Arg, downKbps: Arg, upKbps: Arg, quotaMb: Arg, profile: string, code: string, sessionQuotaMb: Arg,
       callback?: Callback<number>,
     ): Result<number, Context>;
-    useVoucherV3(
+    useVoucherV4(
       voucherKey: string, devicesKey: string, grantKey: string, outboxKey: string, loadedKey: string,
       liveKey: string, sessionRefKey: string, blockKey: string,
       now: Arg, mac: string, hotspotId: string, ip: string, ssid: string,

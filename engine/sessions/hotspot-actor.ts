@@ -197,14 +197,16 @@ export class HotspotActor {
     };
   }
 
-  /** A session started by a sign-in that replaced another: end the old one, watch the new. */
+  /**
+   * A sign-in replaced a live session of the device: the use script has
+   * ended it (end record queued); forget it, announce its end, watch the new.
+   */
   async started(mac: string, replaced: string): Promise<void> {
     if (replaced) {
       const old = this.bySid.get(replaced);
       if (old) this.forget(old);
-      if (await this.ctx.store.end(this.tenant, this.hs, mac, replaced, this.ctx.now(), 'replaced', '')) {
-        this.ctx.emit({ name: 'session.end', tenant: this.tenant, hs: this.hs, sid: replaced, mac, atMs: this.ctx.now(), reason: 'replaced' });
-      }
+      await this.ctx.store.keepRefAfterEnd(this.tenant, replaced);
+      this.ctx.emit({ name: 'session.end', tenant: this.tenant, hs: this.hs, sid: replaced, mac, atMs: this.ctx.now(), reason: 'replaced' });
     }
     await this.reload(mac);
   }

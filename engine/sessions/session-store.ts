@@ -134,6 +134,15 @@ export class SessionStore {
     };
   }
 
+  /**
+   * A session ended by another script (a replacing sign-in): its id keeps
+   * pointing at the device for an hour, as end-session leaves it, so an
+   * operator acting on it is told it ended rather than that it never was.
+   */
+  async keepRefAfterEnd(tenant: string, sid: string): Promise<void> {
+    await this.redis.pexpire(keys.sessionRef(tenant, sid), 3_600_000);
+  }
+
   /** Ends a session once; false when it had already ended. */
   async end(tenant: string, hs: string, mac: string, sid: string, nowMs: number, reason: EndReason, by: string): Promise<boolean> {
     const r = await this.redis.endSessionV1(keys.grant(tenant, hs, mac), keys.live(tenant, hs), keys.sessionRef(tenant, sid),

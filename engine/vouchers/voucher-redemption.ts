@@ -97,7 +97,7 @@ export class VoucherRedemption {
   private async run(tenantId: string, hotspotId: string, mac: string, req: VerifyRequest, minutes: number): Promise<unknown[]> {
     try {
       const sid = newId('sess_');
-      return await this.redis.useVoucherV3(
+      return await this.redis.useVoucherV4(
         keys.voucher(tenantId, req.code), keys.voucherDevices(tenantId, req.code),
         keys.grant(tenantId, hotspotId, mac), keys.outbox(tenantId), keys.loaded(tenantId),
         keys.live(tenantId, hotspotId), keys.sessionRef(tenantId, sid), keys.block(tenantId, mac),

@@ -87,6 +87,24 @@ describe('sessions API', () => {
     expect((await call(svc.base, 'DELETE', `/v1/blocks/${encodeURIComponent(mac)}`, { auth: t.apiKey })).status).toBe(200);
   });
 
+  it('a sign-in with another code replaces the live session: the old one ends once, as replaced, with its bytes', async () => {
+    const mac = 'AA:00:00:00:00:06';
+    expect((await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code: 'SESS-OTHER', max_uses: null } })).status).toBe(201);
+    const first = await signIn('SESS-TEST', mac);
+    await redis.hset(`{t:${t.tenantId}}:g:${t.hotspotId}:${mac}`, 'bin', 4_096, 'bout', 512);
+    const second = await signIn('SESS-OTHER', mac);
+    expect(second.session_id).not.toBe(first.session_id);
+    await eventually(async () => (await db.query('SELECT end_reason FROM sessions WHERE id = $1', [first.session_id])).rows[0]?.end_reason === 'replaced', 10_000);
+    const row = (await db.query('SELECT status, bytes_in::int, bytes_out::int FROM sessions WHERE id = $1', [first.session_id])).rows[0];
+    expect(row).toEqual({ status: 'ended', bytes_in: 4_096, bytes_out: 512 });
+    await eventually(async () => (await db.query("SELECT 1 FROM audit_records WHERE session_id = $1 AND event_type = 'session_start'", [second.session_id])).rowCount === 1);
+    const ends = await db.query("SELECT details FROM audit_records WHERE session_id = $1 AND event_type = 'session_end'", [first.session_id]);
+    expect(ends.rows).toHaveLength(1);
+    expect(ends.rows[0].details).toMatchObject({ reason: 'replaced', bytes_in: 4_096, bytes_out: 512 });
+    expect((await call(svc.base, 'GET', `/v1/sessions/${second.session_id}`, { auth: t.apiKey })).body.status).toBe('active');
+    expect((await call(svc.base, 'GET', `/v1/sessions/${first.session_id}`, { auth: t.apiKey })).body.status).toBe('ended');
+  });
+
   it('extends by a preset and by minutes, counted from the current end', async () => {
     const s = await signIn('SESS-TEST', 'AA:00:00:00:00:03');
     const before = Date.parse(s.expires_at);

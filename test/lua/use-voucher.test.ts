@@ -211,11 +211,35 @@ describe('use-voucher-8.lua', () => {
     const second = await use(t, 'AGAIN', { now: until, mac: mac(1), minutes: 10 });
     expect(ok(second)).toEqual(['ok', expect.stringMatching(/^sess_/), String(until + 600_000), 2, 3, 0]);
     expect(second[1]).not.toBe(first[1]);
-    // use-voucher-8 names the ended session it replaced, for the caller to close.
+    // The old session, past its end but still in the live set (no sweep yet), is ended here as a time-out
+    // at its end time, before the new use, and named for the caller to forget.
     expect(second[6]).toBe(first[1]);
     expect(await redis.hget(keys.voucherDevices(t, 'AGAIN'), mac(1))).toBe(second[1]);
     expect(await redis.hget(keys.grant(t, 'hs_lua', mac(1)), 'sid')).toBe(second[1]);
-    expect((await outbox(redis, t)).map((r) => r.sid)).toEqual([first[1], second[1]]);
+    const records = await outbox(redis, t);
+    expect(records.map((r) => [r.type, r.sid])).toEqual([['voucher_use', first[1]], ['session_end', first[1]], ['voucher_use', second[1]]]);
+    expect(records[1]).toMatchObject({ reason: 'session_timeout', at: String(until) });
+    expect(await redis.zscore(keys.live(t, 'hs_lua'), String(first[1]))).toBeNull();
+  });
+
+  it('ends the live session a new code replaces, once, with the bytes and details its grant held', async () => {
+    const t = await freshTenant(redis);
+    await putVoucher(redis, t, 'OLD', { id: 'vch_old', max: 3 });
+    await putVoucher(redis, t, 'NEW', { id: 'vch_new', max: 3 });
+    const now = Date.now();
+    const first = await use(t, 'OLD', { now, mac: mac(1), ip: '10.0.0.7', ssid: 'Guest', minutes: 60 });
+    await redis.hset(keys.grant(t, 'hs_lua', mac(1)), 'bin', 5_000, 'bout', 700);
+    const second = await use(t, 'NEW', { now: now + 1_000, mac: mac(1), ip: '10.0.0.8', ssid: 'Guest', minutes: 60 });
+    expect(second[6]).toBe(first[1]);
+    const ends = (await outbox(redis, t)).filter((r) => r.type === 'session_end');
+    expect(ends).toEqual([{
+      type: 'session_end', sid: first[1], hs: 'hs_lua', mac: mac(1), at: String(now + 1_000), reason: 'replaced',
+      bin: '5000', bout: '700', ip: '10.0.0.7', ssid: 'Guest', user: 'OLD', method: 'voucher', by: '',
+    }]);
+    // The old session is no longer live; a later end of it (a racing sweep) finds it gone.
+    expect(await redis.zscore(keys.live(t, 'hs_lua'), String(first[1]))).toBeNull();
+    expect(await redis.endSessionV1(keys.grant(t, 'hs_lua', mac(1)), keys.live(t, 'hs_lua'), keys.sessionRef(t, String(first[1])), keys.outbox(t),
+      String(first[1]), now + 2_000, 'session_timeout', 'hs_lua', mac(1), '')).toEqual(['gone']);
   });
 
   it('counts a new use when the grant was removed (the session ended early)', async () => {

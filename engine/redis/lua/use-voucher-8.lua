@@ -35,7 +35,9 @@
         back and no use is counted
     {'ok', session_id, grant_until_ms, current_uses, max_uses, 0, replaced_session_id}
         a new use and session; replaced_session_id is '' or the device's
-        previous live session at this hotspot, which the caller must end
+        previous live session at this hotspot, which this script has ended
+        (its session_end record queued before the new use, with its bytes):
+        the caller only tells the hotspot's actor to forget it
         (max_uses is -1 when unlimited)
     {'not_found'}
     {'not_loaded', run_id}            this Redis server may not hold the tenant's vouchers and
@@ -122,9 +124,22 @@ local untilMs = now + dur * 60000
 -- vouchers had one has no `squota` field: none.
 local squota = tonumber(v[12]) or 0
 
--- A device has one session per hotspot: a previous live one is replaced.
--- The caller sees it in the reply's 7th element and ends it properly.
-local replaced = rcall('HGET', KEYS[3], 'sid') or ''
+-- A device has one session per hotspot: a previous live one ends here, once
+-- (removal from the live set is the guard, as in end-session), with the bytes
+-- and details its grant holds before the grant is rewritten. One whose time
+-- had already run out (the sweep not there yet) ends as a time-out, then.
+local old = rcall('HMGET', KEYS[3], 'sid', 'until', 'bin', 'bout', 'ip', 'ssid', 'user', 'method')
+local replaced = ''
+if old[1] and rcall('ZREM', KEYS[6], old[1]) == 1 then
+  replaced = old[1]
+  local oldUntil = tonumber(old[2]) or now
+  local reason, at = 'replaced', now
+  if oldUntil <= now then reason, at = 'session_timeout', oldUntil end
+  rcall('XADD', KEYS[4], '*',
+    'type', 'session_end', 'sid', replaced, 'hs', ARGV[3], 'mac', mac, 'at', at,
+    'reason', reason, 'bin', old[3] or '0', 'bout', old[4] or '0', 'ip', old[5] or '', 'ssid', old[6] or '',
+    'user', old[7] or '', 'method', old[8] or '', 'by', '')
+end
 
 rcall('HSET', KEYS[2], mac, sid)
 rcall('DEL', KEYS[3])
