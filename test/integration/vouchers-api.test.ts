@@ -204,8 +204,10 @@ describe('vouchers, profiles, hotspots and NAS clients API', () => {
         expect(r.body.total, path).toBe(r.body.data.length);
         return r.body.data.map((v: { id: string }) => v.id).sort();
       };
-      // Filters read the Postgres counter, which the outbox sink brings up to date.
-      await eventually(async () => JSON.stringify(await ids('/v1/vouchers?status=used')) === JSON.stringify([used]));
+      // Filters read the Postgres counter, which the outbox sink brings up to date: all three uses, which
+      // may land in different batches (every test service's sink drains every tenant's stream).
+      await eventually(async () => JSON.stringify(await ids('/v1/vouchers?status=used')) === JSON.stringify([used])
+        && JSON.stringify(await ids('/v1/vouchers?status=created')) === JSON.stringify([fresh]));
       expect(await ids('/v1/vouchers?status=created')).toEqual([fresh].sort());
       expect(await ids('/v1/vouchers?status=activated')).toEqual([activated, unlimited].sort());
       expect(await ids('/v1/vouchers?status=expired')).toEqual([expired]);
