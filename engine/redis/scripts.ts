@@ -21,6 +21,7 @@ const SCRIPTS = [
   { file: 'extend-session-3.lua', name: 'extendSessionV1', numberOfKeys: 3 },
   { file: 'renew-lease-1.lua', name: 'renewLeaseV1', numberOfKeys: 1 },
   { file: 'remember-nas-1.lua', name: 'rememberNasV1', numberOfKeys: 1 },
+  { file: 'raise-uses-1.lua', name: 'raiseUsesV1', numberOfKeys: 1 },
 ] as const;
 
 type Arg = string | number;
@@ -57,6 +58,7 @@ declare module 'ioredis' {
     ): Result<unknown[], Context>;
     renewLeaseV1(leaseKey: string, owner: string, ttlMs: Arg, callback?: Callback<number>): Result<number, Context>;
     rememberNasV1(grantKey: string, sid: string, nasId: string, nasUser: string, callback?: Callback<number>): Result<number, Context>;
+    raiseUsesV1(voucherKey: string, voucherId: string, uses: Arg, callback?: Callback<number>): Result<number, Context>;
   }
 }
 

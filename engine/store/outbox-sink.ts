@@ -3,7 +3,7 @@ import { keys, OUTBOX_GROUP } from '../redis/keys.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { PartitionCache } from '../audit/chain-writer.js';
-import { applyWaitingEnds, auditEntriesOf, storable, writeOutbox, type OutboxRecord } from './outbox-writer.js';
+import { applyWaitingEnds, auditEntriesOf, storable, writeOutbox, type OutboxRecord, type VoucherCount } from './outbox-writer.js';
 import type { Pool } from './postgres.js';
 
 // fields is null for an entry deleted while it was pending.
@@ -240,6 +240,21 @@ export class OutboxSink {
     }
   }
 
+  /**
+   * After a commit, no voucher's Redis counter may stay below what Postgres
+   * now counts. Redis is normally ahead and nothing is written; it is behind
+   * only when a restarted Redis was reloaded from Postgres before this batch
+   * (read from the old Redis) was stored, and then this closes the gap.
+   * Best effort: the uses are stored; a failure here is only logged.
+   */
+  private async raiseRedisCounters(counters: VoucherCount[]): Promise<void> {
+    const p = this.redis.pipeline();
+    for (const v of counters) p.raiseUsesV1(keys.voucher(v.tenant_id, v.code), v.id, v.uses);
+    const results = (await p.exec().catch((err: Error) => [[err, null]] as [Error, null][])) ?? [];
+    const failed = results.find(([err]) => err);
+    if (failed) this.log.warn({ err: failed[0]?.message }, 'could not raise voucher counters in Redis after a commit');
+  }
+
   /** Keeps refused records, with why and where from, in the tenant's dead-letter stream (before they are acknowledged). */
   private async deadLetter(refused: StreamRecord[]): Promise<void> {
     const p = this.redis.pipeline();
@@ -307,9 +322,10 @@ export class OutboxSink {
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
-      const n = await writeOutbox(client, records, audit);
+      const { written, counters } = await writeOutbox(client, records, audit);
       await client.query('COMMIT');
-      this.metrics.inc('outbox_records_written_total', '', n);
+      this.metrics.inc('outbox_records_written_total', '', written);
+      if (counters.length) await this.raiseRedisCounters(counters);
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);
       throw err;

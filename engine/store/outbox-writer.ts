@@ -15,8 +15,9 @@ export interface OutboxRecord {
  * second time. Records are applied by kind in stream order: starts before
  * extensions before ends, which is also their order within one session.
  */
-export async function writeOutbox(c: PoolClient, records: OutboxRecord[], audit: AuditEntry[]): Promise<number> {
+export async function writeOutbox(c: PoolClient, records: OutboxRecord[], audit: AuditEntry[]): Promise<{ written: number; counters: VoucherCount[] }> {
   let written = 0;
+  const counters: VoucherCount[] = [];
   const of = (type: string): OutboxRecord[] => records.filter((r) => r.f.get('type') === type);
   const col = (rs: OutboxRecord[], name: string): (string | null)[] => rs.map((r) => r.f.get(name) || null);
   const tenants = (rs: OutboxRecord[]): string[] => rs.map((r) => r.tenant);
@@ -45,9 +46,11 @@ export async function writeOutbox(c: PoolClient, records: OutboxRecord[], audit:
     const counts = new Map<string, number>();
     for (const r of rows) if (r.voucher_id) counts.set(r.voucher_id, (counts.get(r.voucher_id) ?? 0) + 1);
     if (counts.size > 0) {
-      await c.query(
-        `UPDATE vouchers v SET current_uses = v.current_uses + t.n FROM unnest($1::text[], $2::int[]) AS t(id, n) WHERE v.id = t.id`,
+      const updated = await c.query<VoucherCount>(
+        `UPDATE vouchers v SET current_uses = v.current_uses + t.n FROM unnest($1::text[], $2::int[]) AS t(id, n) WHERE v.id = t.id
+         RETURNING v.tenant_id, v.id, v.code, v.current_uses AS uses`,
         [[...counts.keys()], [...counts.values()]]);
+      counters.push(...updated.rows);
     }
   }
 
@@ -77,7 +80,15 @@ export async function writeOutbox(c: PoolClient, records: OutboxRecord[], audit:
          ON CONFLICT (id) DO NOTHING`, params);
     }
   }
-  return written + (await appendToChains(c, audit));
+  return { written: written + (await appendToChains(c, audit)), counters };
+}
+
+/** A voucher's use count as Postgres holds it after a batch. */
+export interface VoucherCount {
+  tenant_id: string;
+  id: string;
+  code: string;
+  uses: number;
 }
 
 /**

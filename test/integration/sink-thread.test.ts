@@ -132,6 +132,22 @@ describe('outbox sink thread', () => {
     expect(await svc.service.engine.audit.verify(t.tenantId)).toMatchObject({ valid: true });
   });
 
+  it("after storing uses, the sink raises a voucher's Redis counter that fell behind Postgres", async () => {
+    const t = await newTenant(svc.service);
+    const v = await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code: 'RAISE-1', max_uses: 10 } });
+    expect(v.status).toBe(201);
+    const verify = (n: number) => call(svc.base, 'POST', `/api/v1/hotspot-portal/voucher/verify?hotspot_id=${t.hotspotId}`, { body: { code: 'RAISE-1', mac: `5E:00:00:00:00:0${n}` } });
+    for (let n = 1; n <= 3; n++) expect((await verify(n)).status).toBe(200);
+    const pgUses = async (): Promise<number> => (await db.query('SELECT current_uses FROM vouchers WHERE id = $1', [v.body.id])).rows[0].current_uses;
+    await eventually(async () => (await pgUses()) === 3);
+    // As after a Redis restart reloaded from a Postgres the sink had not yet caught up with.
+    await redis.hset(`{t:${t.tenantId}}:v:RAISE-1`, 'uses', 1);
+    expect((await verify(4)).body.uses_left).toBe(8);
+    await eventually(async () => (await pgUses()) === 4);
+    await eventually(async () => (await redis.hget(`{t:${t.tenantId}}:v:RAISE-1`, 'uses')) === '4', 5_000);
+    expect((await verify(5)).body.uses_left).toBe(5);
+  });
+
   it('an end stored before its start (another consumer was faster) is applied when the start arrives', async () => {
     const t = await newTenant(svc.service);
     const sid = `sess_early${Date.now().toString(36)}`.slice(0, 21);
