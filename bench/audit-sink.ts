@@ -270,7 +270,7 @@ async function main(): Promise<number> {
       const hs = await seeder.hotspots.create(tenant.id, { name: 'Lobby', timezone: 'UTC' });
       const rows = await seeder.vouchers.createBatch(tenant.id, {
         count: CODES_PER_TENANT, format: DEFAULT_CODE_FORMAT, max_uses: null, expires_at: null, bandwidth_profile: null,
-        daily_quota_mb: null, duration_minutes: null, bandwidth_down_mbps: null, bandwidth_up_mbps: null, ssids: [], notes: null,
+        daily_quota_mb: null, session_quota_mb: null, duration_minutes: null, bandwidth_down_mbps: null, bandwidth_up_mbps: null, ssids: [], notes: null,
       }, 'bench');
       await seeder.vouchers.loadIntoRedis(tenant.id);
       sites.push({ tenant: tenant.id, hotspot: hs.id, codes: rows.map((r) => r.code) });

@@ -214,7 +214,7 @@ async function seed(env: NodeJS.ProcessEnv): Promise<{ hotspotId: string; codes:
     const hs = await engine.hotspots.create(tenant.id, { name: 'Lobby', timezone: 'Europe/Istanbul' });
     const rows = await engine.vouchers.createBatch(tenant.id, {
       count: VOUCHERS, format: DEFAULT_CODE_FORMAT, max_uses: null, expires_at: null, bandwidth_profile: null,
-      daily_quota_mb: null, duration_minutes: null, bandwidth_down_mbps: null, bandwidth_up_mbps: null, ssids: [], notes: null,
+      daily_quota_mb: null, session_quota_mb: null, duration_minutes: null, bandwidth_down_mbps: null, bandwidth_up_mbps: null, ssids: [], notes: null,
     }, 'bench');
     return { hotspotId: hs.id, codes: rows.map((r) => r.code) };
   } finally {

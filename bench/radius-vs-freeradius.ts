@@ -184,7 +184,7 @@ async function seed(env: NodeJS.ProcessEnv): Promise<{ hotspotId: string; code: 
     const hs = await engine.hotspots.create(tenant.id, { name: 'Hall', timezone: 'Europe/Istanbul' });
     await engine.hotspots.addNasClient(tenant.id, hs.id, { ip: HOST, secret: SECRET, name: 'bench', require_message_authenticator: true });
     const [v] = await engine.vouchers.createBatch(tenant.id, {
-      count: 1, format: DEFAULT_CODE_FORMAT, max_uses: null, expires_at: null, bandwidth_profile: null, daily_quota_mb: DAILY_QUOTA_MB,
+      count: 1, format: DEFAULT_CODE_FORMAT, max_uses: null, expires_at: null, bandwidth_profile: null, daily_quota_mb: DAILY_QUOTA_MB, session_quota_mb: null,
       duration_minutes: 240, bandwidth_down_mbps: 10, bandwidth_up_mbps: 5, ssids: [], notes: null,
     }, 'bench');
     return { hotspotId: hs.id, code: v!.code };

@@ -133,10 +133,6 @@ export class PartitionCache {
     }
   }
 
-  forget(day: string): void {
-    this.known.delete(day);
-  }
-
   /** Forgets every day: a partition we created is gone (a failover, a restore); ensure() creates it again. */
   forgetAll(): void {
     this.known.clear();

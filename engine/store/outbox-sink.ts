@@ -110,17 +110,6 @@ export class OutboxSink {
     await Promise.all(this.loops);
   }
 
-  /** Drains until every stream is empty once; for tests and shutdown. */
-  async drainOnce(): Promise<number> {
-    let total = 0;
-    for (;;) {
-      let n = 0;
-      for (const lane of this.lanes) n += await this.cycle(lane);
-      total += n;
-      if (n === 0) return total;
-    }
-  }
-
   private async run(lane: Lane): Promise<void> {
     let backoff = IDLE_POLL_MS;
     while (this.running) {
@@ -212,8 +201,9 @@ export class OutboxSink {
    * streams grow in Redis. Returns the refused entries (usually none).
    */
   private async writeIsolating(entries: StreamRecord[]): Promise<StreamRecord[]> {
+    const attempt = (): Promise<void> => this.write(entries.map((e) => ({ tenant: tenantOfKey(e.key), f: e.f })));
     try {
-      await this.write(entries.map((e) => ({ tenant: tenantOfKey(e.key), f: e.f })));
+      await attempt();
       return [];
     } catch (err) {
       if (partitionMissing(err)) {
@@ -225,7 +215,7 @@ export class OutboxSink {
       if (entries.length === 1) {
         // Once more on its own: a refusal that does not repeat was not about the record.
         try {
-          await this.write(entries.map((e) => ({ tenant: tenantOfKey(e.key), f: e.f })));
+          await attempt();
           return [];
         } catch (again) {
           if (partitionMissing(again)) this.partitions.forgetAll();

@@ -26,23 +26,16 @@ export async function writeOutbox(c: PoolClient, records: OutboxRecord[], audit:
   if (uses.length > 0) {
     // The session row is the use's durable record (voucher_uses is a view of it): one insert, and
     // only rows actually inserted count towards the voucher, so a redelivered batch counts nothing.
-    const { rows } = await c.query<{ id: string; voucher_id: string | null }>(
+    const { rows } = await c.query<{ voucher_id: string | null }>(
       `INSERT INTO sessions (id, tenant_id, hotspot_id, mac, ip, username, auth_method, ssid, voucher_id, started_at, ends_at)
        SELECT sid, tenant_id, hs, mac, ip, usr, coalesce(method, 'voucher'), ssid, vid, to_timestamp(at::bigint / 1000.0), to_timestamp(until::bigint / 1000.0)
        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
          AS t(sid, tenant_id, hs, mac, ip, usr, method, ssid, vid, at, until)
        ON CONFLICT (id) DO NOTHING
-       RETURNING id, voucher_id`,
+       RETURNING voucher_id`,
       [col(uses, 'sid'), tenants(uses), col(uses, 'hs'), col(uses, 'mac'), col(uses, 'ip'), col(uses, 'user'),
         col(uses, 'method'), col(uses, 'ssid'), col(uses, 'vid'), col(uses, 'at'), col(uses, 'until')]);
     written += rows.length;
-    if (rows.length > 0) {
-      // Ends that arrived before these starts (another consumer committed them first).
-      await c.query(
-        `WITH early AS (DELETE FROM session_ends_early WHERE id = ANY($1) RETURNING *)
-         UPDATE sessions s SET ${END_SET('e')} FROM early e WHERE s.id = e.id AND s.tenant_id = e.tenant_id`,
-        [rows.map((r) => r.id)]);
-    }
     const counts = new Map<string, number>();
     for (const r of rows) if (r.voucher_id) counts.set(r.voucher_id, (counts.get(r.voucher_id) ?? 0) + 1);
     if (counts.size > 0) {
@@ -92,11 +85,12 @@ export interface VoucherCount {
 }
 
 /**
- * Applies waiting ends whose start has arrived since. The insert of a start
- * applies them at once; this catches the one race that leaves an end waiting:
- * its consumer found no row because the start's transaction had not yet
- * committed, and that transaction looked for waiting ends before this one's
- * committed. Cheap when nothing waits (the table is normally empty).
+ * Applies waiting ends (session_ends_early) whose start is stored by now.
+ * An end waits when its consumer found no sessions row: the start was still
+ * with another consumer, or in a transaction not yet committed. The sink runs
+ * this every few seconds rather than with every start it inserts, which
+ * would cost a statement per batch and still miss the second case. Cheap
+ * when nothing waits (the table is normally empty).
  */
 export async function applyWaitingEnds(c: Pick<PoolClient, 'query'>): Promise<number> {
   const r = await c.query(

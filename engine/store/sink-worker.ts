@@ -17,7 +17,6 @@ export type FromSinkThread =
   | { t: 'stats'; counters: Record<string, number>; oldestPendingMs: number }
   | { t: 'stopped' };
 
-
 /** How long a stopping sink may take to finish its batch before its thread is ended. */
 const STOP_WAIT_MS = 10_000;
 /** A sink thread that died is started again after this pause (its pending entries are re-read first). */
@@ -46,11 +45,6 @@ export class SinkWorker {
     metrics.counter('outbox_sink_restarts_total', 'Times the sink thread died and was started again');
     metrics.gauge('outbox_sink_lag_seconds', 'Age of the oldest record the sink has read but not yet stored',
       () => lagSeconds(this.oldestPendingMs));
-  }
-
-  /** Seconds the oldest record read and not yet stored has waited (0 when none). */
-  get lagSeconds(): number {
-    return lagSeconds(this.oldestPendingMs);
   }
 
   start(): void {

@@ -17,8 +17,8 @@ export interface VoucherSpec {
   expires_at: Date | null;
   bandwidth_profile: string | null;
   daily_quota_mb: number | null;
-  /** Data one session may use, MB; null or absent: none. Optional so callers that predate it still compile. */
-  session_quota_mb?: number | null;
+  /** Data one session may use, MB; null: none. */
+  session_quota_mb: number | null;
   duration_minutes: number | null;
   bandwidth_down_mbps: number | null;
   bandwidth_up_mbps: number | null;
@@ -252,7 +252,7 @@ export class VoucherService {
          RETURNING *`,
         [tenantId, ids, codes, spec.max_uses, spec.expires_at, spec.bandwidth_profile, spec.daily_quota_mb,
           spec.duration_minutes, spec.bandwidth_down_mbps, spec.bandwidth_up_mbps, spec.ssids, spec.notes, source,
-          spec.session_quota_mb ?? null]);
+          spec.session_quota_mb]);
       // Inside the transaction: if Redis refuses, nothing is committed.
       const written = await Promise.all(rows.map((r) => this.putRedis(r)));
       if (written.some((w) => w !== 1)) {

@@ -148,7 +148,7 @@ describe('outbox sink thread', () => {
     expect((await verify(5)).body.uses_left).toBe(5);
   });
 
-  it('an end stored before its start (another consumer was faster) is applied when the start arrives', async () => {
+  it('an end stored before its start (another consumer was faster) is applied once the start is stored', async () => {
     const t = await newTenant(svc.service);
     const sid = `sess_early${Date.now().toString(36)}`.slice(0, 21);
     const now = Date.now();
@@ -158,7 +158,8 @@ describe('outbox sink thread', () => {
     await eventually(async () => (await db.query('SELECT 1 FROM session_ends_early WHERE id = $1', [sid])).rowCount === 1, 10_000);
     await redis.xadd(`{t:${t.tenantId}}:outbox`, '*', 'type', 'voucher_use', 'use', 'use_early', 'vid', 'v_none', 'sid', sid,
       'at', String(now), 'until', String(now + 3_600_000), ...common);
-    await eventually(async () => (await db.query('SELECT 1 FROM sessions WHERE id = $1', [sid])).rowCount === 1, 10_000);
+    // The sink's periodic pass applies the waiting end once the start is stored.
+    await eventually(async () => (await db.query("SELECT 1 FROM sessions WHERE id = $1 AND ended_at IS NOT NULL", [sid])).rowCount === 1, 15_000);
     const row = (await db.query('SELECT status, end_reason, bytes_in::int, bytes_out::int, ended_at FROM sessions WHERE id = $1', [sid])).rows[0];
     expect(row).toMatchObject({ status: 'ended', end_reason: 'user_request', bytes_in: 1234, bytes_out: 567 });
     expect(row.ended_at.getTime()).toBe(now + 5_000);
