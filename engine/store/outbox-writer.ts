@@ -65,11 +65,15 @@ export async function writeOutbox(c: PoolClient, records: OutboxRecord[], audit:
     const ended = await c.query(
       `UPDATE sessions s SET ${END_SET('t')} FROM (${endsOf}) t WHERE s.id = t.sid AND s.tenant_id = t.tenant_id AND s.ended_at IS NULL`, params);
     if ((ended.rowCount ?? 0) < ends.length) {
-      // Some matched no open row: already ended (a redelivery: nothing to do), or not started yet here.
+      // Some matched no open row: already ended (a redelivery: nothing to do), or not started yet
+      // here. Only an end already applied is dropped. A start row that is merely present now may
+      // have been committed by another consumer after the UPDATE above took its snapshot (READ
+      // COMMITTED: each statement sees its own), so the UPDATE missed it and this statement sees
+      // it open: such an end waits too, and applyWaitingEnds applies it.
       await c.query(
         `INSERT INTO session_ends_early (id, tenant_id, ended_at, end_reason, bytes_in, bytes_out)
          SELECT sid, tenant_id, ended_at, end_reason, bytes_in, bytes_out FROM (${endsOf}) t
-         WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = t.sid)
+         WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = t.sid AND s.ended_at IS NOT NULL)
          ON CONFLICT (id) DO NOTHING`, params);
     }
   }

@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { applyWaitingEnds, writeOutbox } from '../../engine/store/outbox-writer.js';
 import { call, eventually, newTenant, startService, type Running } from '../helpers.js';
 
 /**
@@ -179,5 +180,44 @@ describe('outbox sink thread', () => {
       VALUES ($1, $2, to_timestamp($3 / 1000.0), 'idle_timeout', 10, 20)`, [sid2, t.tenantId, now + 9_000]);
     await eventually(async () => (await db.query("SELECT 1 FROM sessions WHERE id = $1 AND end_reason = 'idle_timeout'", [sid2])).rowCount === 1, 15_000);
     expect((await db.query('SELECT 1 FROM session_ends_early WHERE id = $1', [sid2])).rowCount).toBe(0);
+  });
+  it("an end whose start another consumer commits between the end's two statements waits, and is applied", async () => {
+    // The interleaving, forced with a table lock: the end's UPDATE runs while the start is
+    // uncommitted (no row to end), the start commits, and only then does the end's second
+    // statement take its snapshot. It must park the end, not take the open row for an ended one.
+    const t = await newTenant(svc.service);
+    const sid = `sess_${Date.now().toString(36)}race`.padEnd(21, '0').slice(0, 21);
+    const url = inject('databaseUrl');
+    const [starter, ender, locker] = [new pg.Client(url), new pg.Client(url), new pg.Client(url)];
+    await Promise.all([starter.connect(), ender.connect(), locker.connect()]);
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE session_ends_early IN SHARE ROW EXCLUSIVE MODE');
+      await starter.query('BEGIN');
+      await starter.query(`INSERT INTO sessions (id, tenant_id, hotspot_id, mac, auth_method, started_at, ends_at)
+        VALUES ($1, $2, $3, '5D:00:00:00:00:02', 'voucher', now(), now() + interval '1 hour')`, [sid, t.tenantId, t.hotspotId]);
+      const end = new Map(Object.entries({ type: 'session_end', sid, hs: t.hotspotId, mac: '5D:00:00:00:00:02', at: String(Date.now()),
+        reason: 'blocked', bin: '10', bout: '20', ip: '', ssid: '', user: '', method: 'voucher', by: 'op' }));
+      const ending = (async () => {
+        await ender.query('BEGIN');
+        await writeOutbox(ender, [{ tenant: t.tenantId, f: end }], []);
+        await ender.query('COMMIT');
+      })();
+      // The end's UPDATE found nothing; its INSERT now waits for the lock.
+      await eventually(async () => (await db.query(
+        "SELECT 1 FROM pg_locks WHERE relation = 'session_ends_early'::regclass AND NOT granted")).rowCount! > 0, 10_000);
+      await starter.query('COMMIT');
+      await locker.query('COMMIT');
+      await ending;
+      // Parked (the sink's own periodic pass may apply it first: either way it must end).
+      await applyWaitingEnds(db);
+      const row = (await db.query('SELECT status, end_reason, bytes_in::int, bytes_out::int FROM sessions WHERE id = $1', [sid])).rows[0];
+      expect(row).toEqual({ status: 'disconnected', end_reason: 'blocked', bytes_in: 10, bytes_out: 20 });
+      // A redelivery of the same end, now that it is applied, parks nothing.
+      await writeOutbox(ender, [{ tenant: t.tenantId, f: end }], []);
+      expect((await db.query('SELECT 1 FROM session_ends_early WHERE id = $1', [sid])).rowCount).toBe(0);
+    } finally {
+      await Promise.all([starter.end(), ender.end(), locker.end()]);
+    }
   });
 });
