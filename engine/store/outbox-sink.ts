@@ -140,6 +140,13 @@ export class OutboxSink {
   }
 
   private async batch(lane: Lane): Promise<number> {
+    // Waiting ends are everyone's, not this lane's tenants': lane 0 applies them even when no
+    // tenant's stream hashes to it (a single-tenant deployment, say).
+    if (lane.index === 0 && Date.now() - this.lastWaitingEnds > WAITING_ENDS_MS) {
+      this.lastWaitingEnds = Date.now();
+      // Its failure (Postgres away) must not hold up reading the streams: the batch meets the same error soon enough.
+      await applyWaitingEnds(this.pool).catch((err: Error) => this.log.warn({ err: err.message }, 'applying waiting session ends failed; will retry'));
+    }
     const streams: string[] = [];
     for (const t of await this.tenants()) if (laneOf(t) === lane.index) streams.push(keys.outbox(t));
     if (streams.length === 0) return 0;
@@ -174,10 +181,6 @@ export class OutboxSink {
     }
     // While a failed batch is being retried, nothing new joins it.
     if (!lane.ownPendingFirst && entries.length < BATCH) await this.readGroup(streams, '>', (reply) => collect(reply, false));
-    if (lane.index === 0 && Date.now() - this.lastWaitingEnds > WAITING_ENDS_MS) {
-      this.lastWaitingEnds = Date.now();
-      await applyWaitingEnds(this.pool);
-    }
     if (entries.length === 0) {
       if (stale.length) await this.acknowledge(stale);
       lane.oldestPendingMs = 0;
