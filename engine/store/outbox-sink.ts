@@ -3,7 +3,7 @@ import { keys, OUTBOX_GROUP } from '../redis/keys.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { PartitionCache } from '../audit/chain-writer.js';
-import { applyWaitingEnds, auditEntriesOf, storable, writeOutbox, type OutboxRecord, type VoucherCount } from './outbox-writer.js';
+import { applyWaiting, auditEntriesOf, storable, writeOutbox, type OutboxRecord, type VoucherCount } from './outbox-writer.js';
 import type { Pool } from './postgres.js';
 
 // fields is null for an entry deleted while it was pending.
@@ -18,7 +18,7 @@ interface StreamRecord {
 type StreamReply = [key: string, entries: StreamEntry[]][] | null;
 
 const BATCH = 2000;
-/** How often lane 0 applies session ends that wait for a start already stored (see applyWaitingEnds). */
+/** How often lane 0 applies session ends and extensions that wait for a start already stored (see applyWaiting). */
 const WAITING_ENDS_MS = 5_000;
 /** Dead letters kept per tenant (approximately: MAXLEN ~). */
 const DEAD_LETTER_MAXLEN = 100_000;
@@ -145,7 +145,7 @@ export class OutboxSink {
     if (lane.index === 0 && Date.now() - this.lastWaitingEnds > WAITING_ENDS_MS) {
       this.lastWaitingEnds = Date.now();
       // Its failure (Postgres away) must not hold up reading the streams: the batch meets the same error soon enough.
-      await applyWaitingEnds(this.pool).catch((err: Error) => this.log.warn({ err: err.message }, 'applying waiting session ends failed; will retry'));
+      await applyWaiting(this.pool).catch((err: Error) => this.log.warn({ err: err.message }, 'applying waiting session ends and extensions failed; will retry'));
     }
     const streams: string[] = [];
     for (const t of await this.tenants()) if (laneOf(t) === lane.index) streams.push(keys.outbox(t));

@@ -49,11 +49,21 @@ export async function writeOutbox(c: PoolClient, records: OutboxRecord[], audit:
 
   const extensions = of('session_extend');
   if (extensions.length > 0) {
-    await c.query(
-      `UPDATE sessions s SET ends_at = greatest(s.ends_at, to_timestamp(t.until::bigint / 1000.0))
-       FROM unnest($1::text[], $2::text[], $3::text[]) AS t(sid, tenant_id, until)
-       WHERE s.id = t.sid AND s.tenant_id = t.tenant_id AND s.status = 'active'`,
-      [col(extensions, 'sid'), tenants(extensions), col(extensions, 'until')]);
+    const params = [col(extensions, 'sid'), tenants(extensions), col(extensions, 'until')];
+    const extendsOf = `SELECT sid, tenant_id, to_timestamp(until::bigint / 1000.0) AS until
+       FROM unnest($1::text[], $2::text[], $3::text[]) AS t(sid, tenant_id, until)`;
+    const moved = await c.query(
+      `UPDATE sessions s SET ends_at = greatest(s.ends_at, t.until) FROM (${extendsOf}) t
+       WHERE s.id = t.sid AND s.tenant_id = t.tenant_id AND s.ended_at IS NULL`, params);
+    if ((moved.rowCount ?? 0) < extensions.length) {
+      // Some matched no open row: the session has ended (nothing to extend), or its start is not
+      // stored here yet, or was committed after the UPDATE's snapshot (as for ends below): wait.
+      await c.query(
+        `INSERT INTO session_extends_early (id, tenant_id, until)
+         SELECT sid, tenant_id, until FROM (${extendsOf}) t
+         WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = t.sid AND (s.ended_at IS NOT NULL OR s.ends_at >= t.until))
+         ON CONFLICT (id) DO UPDATE SET until = greatest(session_extends_early.until, EXCLUDED.until)`, params);
+    }
   }
 
   const ends = of('session_end');
@@ -69,7 +79,7 @@ export async function writeOutbox(c: PoolClient, records: OutboxRecord[], audit:
       // here. Only an end already applied is dropped. A start row that is merely present now may
       // have been committed by another consumer after the UPDATE above took its snapshot (READ
       // COMMITTED: each statement sees its own), so the UPDATE missed it and this statement sees
-      // it open: such an end waits too, and applyWaitingEnds applies it.
+      // it open: such an end waits too, and applyWaiting applies it.
       await c.query(
         `INSERT INTO session_ends_early (id, tenant_id, ended_at, end_reason, bytes_in, bytes_out)
          SELECT sid, tenant_id, ended_at, end_reason, bytes_in, bytes_out FROM (${endsOf}) t
@@ -89,14 +99,18 @@ export interface VoucherCount {
 }
 
 /**
- * Applies waiting ends (session_ends_early) whose start is stored by now.
- * An end waits when its consumer found no sessions row: the start was still
+ * Applies waiting extensions and ends (session_extends_early,
+ * session_ends_early) whose start is stored by now, extensions first. One
+ * waits when its consumer found no open sessions row: the start was still
  * with another consumer, or in a transaction not yet committed. The sink runs
  * this every few seconds rather than with every start it inserts, which
  * would cost a statement per batch and still miss the second case. Cheap
- * when nothing waits (the table is normally empty).
+ * when nothing waits (both tables are normally empty). Returns the rows ended.
  */
-export async function applyWaitingEnds(c: Pick<PoolClient, 'query'>): Promise<number> {
+export async function applyWaiting(c: Pick<PoolClient, 'query'>): Promise<number> {
+  await c.query(
+    `WITH early AS (DELETE FROM session_extends_early e USING sessions s WHERE s.id = e.id AND s.tenant_id = e.tenant_id RETURNING e.*)
+     UPDATE sessions s SET ends_at = greatest(s.ends_at, e.until) FROM early e WHERE s.id = e.id AND s.ended_at IS NULL`);
   const r = await c.query(
     `WITH early AS (DELETE FROM session_ends_early e USING sessions s WHERE s.id = e.id AND s.tenant_id = e.tenant_id RETURNING e.*)
      UPDATE sessions s SET ${END_SET('e')} FROM early e WHERE s.id = e.id AND s.ended_at IS NULL`);

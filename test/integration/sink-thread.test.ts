@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { applyWaitingEnds, writeOutbox } from '../../engine/store/outbox-writer.js';
+import { applyWaiting, writeOutbox } from '../../engine/store/outbox-writer.js';
 import { call, eventually, newTenant, startService, type Running } from '../helpers.js';
 
 /**
@@ -210,7 +210,7 @@ describe('outbox sink thread', () => {
       await locker.query('COMMIT');
       await ending;
       // Parked (the sink's own periodic pass may apply it first: either way it must end).
-      await applyWaitingEnds(db);
+      await applyWaiting(db);
       const row = (await db.query('SELECT status, end_reason, bytes_in::int, bytes_out::int FROM sessions WHERE id = $1', [sid])).rows[0];
       expect(row).toEqual({ status: 'disconnected', end_reason: 'blocked', bytes_in: 10, bytes_out: 20 });
       // A redelivery of the same end, now that it is applied, parks nothing.
@@ -218,6 +218,33 @@ describe('outbox sink thread', () => {
       expect((await db.query('SELECT 1 FROM session_ends_early WHERE id = $1', [sid])).rowCount).toBe(0);
     } finally {
       await Promise.all([starter.end(), ender.end(), locker.end()]);
+    }
+  });
+  it('an extension stored before its start waits, and moves the planned end once the start is stored', async () => {
+    const t = await newTenant(svc.service);
+    const sid = `sess_${Date.now().toString(36)}ext`.padEnd(21, '0').slice(0, 21);
+    const now = Date.now();
+    const c = await new pg.Client(inject('databaseUrl'));
+    await c.connect();
+    try {
+      const rec = (fields: Record<string, string>) => ({ tenant: t.tenantId, f: new Map(Object.entries(fields)) });
+      const common = { sid, hs: t.hotspotId, mac: '5D:00:00:00:00:03', ip: '', ssid: '', user: 'EXT-1', method: 'voucher' };
+      // Two extensions reach Postgres first, in two batches; the later planned end wins.
+      for (const until of [now + 7_200_000, now + 5_400_000]) {
+        await writeOutbox(c, [rec({ ...common, type: 'session_extend', at: String(now + 1_000), until: String(until), minutes: '60', by: 'op' })], []);
+      }
+      expect((await c.query('SELECT 1 FROM sessions WHERE id = $1', [sid])).rowCount).toBe(0);
+      await writeOutbox(c, [rec({ ...common, type: 'voucher_use', use: 'use_ext', vid: 'v_none', at: String(now), until: String(now + 3_600_000) })], []);
+      await applyWaiting(c);
+      const row = (await c.query('SELECT ends_at, ended_at FROM sessions WHERE id = $1', [sid])).rows[0];
+      expect(row.ends_at.getTime()).toBe(now + 7_200_000);
+      expect(row.ended_at).toBeNull();
+      expect((await c.query('SELECT 1 FROM session_extends_early WHERE id = $1', [sid])).rowCount).toBe(0);
+      // An extension of a session already extended further, or already ended, waits for nothing.
+      await writeOutbox(c, [rec({ ...common, type: 'session_extend', at: String(now + 2_000), until: String(now + 4_000_000), minutes: '60', by: 'op' })], []);
+      expect((await c.query('SELECT 1 FROM session_extends_early WHERE id = $1', [sid])).rowCount).toBe(0);
+    } finally {
+      await c.end();
     }
   });
 });
