@@ -32,6 +32,11 @@ export interface AuditEntry {
  * A batch takes five statements whatever the number of tenants in it: heads
  * created and locked (in tenant order, so two sinks never wait on each
  * other in a cycle), stored ids looked up, records inserted, heads moved.
+ *
+ * A record's partition day is its timestamp's UTC day, or the day of the
+ * record before it in the chain when that is later (fileDay): records reach
+ * the chain a little out of time order (two consumers, two threads' clocks),
+ * and a day must hold one unbroken stretch of the chain for its own check.
  */
 export async function appendToChains(c: PoolClient, entries: AuditEntry[]): Promise<number> {
   if (entries.length === 0) return 0;
@@ -50,29 +55,39 @@ export async function appendToChains(c: PoolClient, entries: AuditEntry[]): Prom
     'INSERT INTO audit_chain_heads (tenant_id, seq, hash) SELECT t, 0, $2 FROM unnest($1::text[]) AS t ON CONFLICT DO NOTHING',
     [tenants, GENESIS]);
   // ORDER BY with FOR UPDATE locks the rows in that order.
-  const heads = new Map((await c.query<{ tenant_id: string; seq: number; hash: string }>(
-    'SELECT tenant_id, seq, hash FROM audit_chain_heads WHERE tenant_id = ANY($1) ORDER BY tenant_id FOR UPDATE',
+  const heads = new Map((await c.query<{ tenant_id: string; seq: number; hash: string; day: string | null }>(
+    'SELECT tenant_id, seq, hash, day::text AS day FROM audit_chain_heads WHERE tenant_id = ANY($1) ORDER BY tenant_id FOR UPDATE',
     [tenants])).rows.map((h) => [h.tenant_id, h]));
-  // A record's day comes from its own timestamp, so a redelivered record lies in the same day's
-  // partition: looking only there keeps this lookup to a partition or two instead of probing
-  // every day kept for two years. The query may also match an id of another tenant of the
-  // batch; the pair check below keeps only exact (tenant, id) matches.
+  // A stored record lies between its own timestamp's day and its chain's head day (fileDay),
+  // so a redelivered one is found in that range: a partition or two, not every day kept for
+  // two years. The query may also match an id of another tenant of the batch; the pair
+  // check below keeps only exact (tenant, id) matches.
+  const latest = dayOf(Date.now() + DAY_MS);
+  let lo = '9999-12-31';
+  let hi = '0000-01-01';
+  for (const d of days) {
+    if (d < lo) lo = d;
+    if (d > hi) hi = d;
+  }
+  for (const h of heads.values()) if (h.day && h.day <= latest && h.day > hi) hi = h.day;
   const seen = new Set((await c.query<{ tenant_id: string; id: string }>(
-    'SELECT tenant_id, id FROM audit_records WHERE tenant_id = ANY($1) AND day = ANY($2::date[]) AND id = ANY($3)',
-    [tenants, [...days], ids])).rows.map((r) => `${r.tenant_id} ${r.id}`));
+    'SELECT tenant_id, id FROM audit_records WHERE tenant_id = ANY($1) AND day BETWEEN $2::date AND $3::date AND id = ANY($4)',
+    [tenants, lo, hi, ids])).rows.map((r) => `${r.tenant_id} ${r.id}`));
 
   const rows: Record<string, unknown>[] = [];
-  const moved: { tenant: string; seq: number; hash: string }[] = [];
+  const moved: { tenant: string; seq: number; hash: string; day: string }[] = [];
   for (const tenant of tenants) {
     const head = heads.get(tenant)!;
     let seq = Number(head.seq);
     let prev = head.hash;
+    let day = head.day ?? '';
     for (const e of byTenant.get(tenant)!) {
       const key = `${tenant} ${e.id}`;
       if (seen.has(key)) continue;
       seen.add(key);
       seq++;
       const timestamp = new Date(e.ts).toISOString();
+      day = fileDay(timestamp.slice(0, 10), day, latest);
       const hash = link(prev, {
         tenant_id: tenant, seq, event_type: e.event_type, timestamp,
         session_id: e.session_id, mac_address: e.mac_address, ip_address: e.ip_address, username: e.username,
@@ -80,11 +95,11 @@ export async function appendToChains(c: PoolClient, entries: AuditEntry[]): Prom
       });
       rows.push({
         t: tenant, seq, id: e.id, ev: e.event_type, ts: timestamp, sid: e.session_id, mac: e.mac_address, ip: e.ip_address,
-        usr: e.username, am: e.auth_method, ssid: e.ssid, hs: e.hotspot_id, det: e.details, prev, hash, day: timestamp.slice(0, 10),
+        usr: e.username, am: e.auth_method, ssid: e.ssid, hs: e.hotspot_id, det: e.details, prev, hash, day,
       });
       prev = hash;
     }
-    if (seq !== Number(head.seq)) moved.push({ tenant, seq, hash: prev });
+    if (seq !== Number(head.seq)) moved.push({ tenant, seq, hash: prev, day });
   }
   if (rows.length === 0) return 0;
   // One JSON parameter: serialised natively, where text arrays cost pg an escape per element.
@@ -97,10 +112,34 @@ export async function appendToChains(c: PoolClient, entries: AuditEntry[]): Prom
        usr text, am text, ssid text, hs text, det jsonb, prev text, hash text, day date)`,
     [JSON.stringify(rows)]);
   await c.query(
-    `UPDATE audit_chain_heads h SET seq = m.seq, hash = m.hash, updated_at = now()
-     FROM unnest($1::text[], $2::bigint[], $3::text[]) AS m(tenant_id, seq, hash) WHERE h.tenant_id = m.tenant_id`,
-    [moved.map((m) => m.tenant), moved.map((m) => m.seq), moved.map((m) => m.hash)]);
+    `UPDATE audit_chain_heads h SET seq = m.seq, hash = m.hash, day = m.day, updated_at = now()
+     FROM unnest($1::text[], $2::bigint[], $3::text[], $4::date[]) AS m(tenant_id, seq, hash, day) WHERE h.tenant_id = m.tenant_id`,
+    [moved.map((m) => m.tenant), moved.map((m) => m.seq), moved.map((m) => m.hash), moved.map((m) => m.day)]);
   return rows.length;
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * The partition day of a record whose timestamp falls on `own`, after a
+ * record filed under `before` ('' for none): the later of the two, so days
+ * never go back along a chain. A `before` past `latest` (tomorrow by this
+ * clock: a record with a timestamp from a broken clock) is not followed, or
+ * one such record would carry every later one into a day far ahead.
+ */
+export function fileDay(own: string, before: string, latest: string): string {
+  return before > own && before <= latest ? before : own;
+}
+
+/**
+ * The days whose partitions a batch of records with these timestamps may be
+ * filed under: their own days, and today and tomorrow, where an earlier
+ * record may have moved its chain's day (fileDay).
+ */
+export function daysToFile(timestamps: Iterable<number>, now = Date.now()): Set<string> {
+  const out = new Set([dayOf(now), dayOf(now + DAY_MS)]);
+  for (const ts of timestamps) out.add(dayOf(ts));
+  return out;
 }
 
 /** The UTC day (its partition) of a time in ms. */

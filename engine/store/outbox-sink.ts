@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { keys, OUTBOX_GROUP } from '../redis/keys.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import { PartitionCache } from '../audit/chain-writer.js';
+import { daysToFile, PartitionCache } from '../audit/chain-writer.js';
 import { applyWaiting, auditEntriesOf, storable, writeOutbox, type OutboxRecord, type VoucherCount } from './outbox-writer.js';
 import type { Pool } from './postgres.js';
 
@@ -311,7 +311,7 @@ export class OutboxSink {
 
   private async write(records: OutboxRecord[]): Promise<void> {
     const audit = auditEntriesOf(records);
-    await this.partitions.ensure(this.pool, new Set(audit.map((e) => new Date(e.ts).toISOString().slice(0, 10))));
+    await this.partitions.ensure(this.pool, daysToFile(audit.map((e) => e.ts)));
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');

@@ -3,6 +3,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createLogger, projectPath, runRetention } from '../../engine/index.js';
+import { appendToChains, PartitionCache, type AuditEntry } from '../../engine/audit/chain-writer.js';
 import { call, eventually, JWT_SECRET, newTenant, startService, type Running } from '../helpers.js';
 
 const run = promisify(execFile);
@@ -138,5 +139,42 @@ describe('audit chain', () => {
     const day = await call(svc.base, 'GET', `/v1/compliance/audit-chain?date=${today}`, { auth: t.apiKey });
     expect(day.body.chain_valid).toBe(false);
     expect(day.body.first_break).toMatchObject({ seq: 5 });
+  });
+  it('records that reach the chain out of time order across midnight leave every day whole', async () => {
+    // Two consumers, or two threads' clocks, link a record from before midnight after one from
+    // after it. Filed under its timestamp's day, each day would miss a seq the other holds.
+    const t = await newTenant(svc.service);
+    const [prior, day] = ['2026-11-20', '2026-11-21'];
+    const at = (iso: string) => Date.parse(iso);
+    const entry = (id: string, ts: number): AuditEntry => ({
+      tenant_id: t.tenantId, id, event_type: 'session_start', ts, session_id: `sess_${id}`, mac_address: 'DE:00:00:00:00:01',
+      ip_address: '', username: '', auth_method: 'voucher', ssid: '', hotspot_id: t.hotspotId, details: {},
+    });
+    const pool = svc.service.engine.pool;
+    await new PartitionCache().ensure(pool, [prior, day]);
+    const append = async (entries: AuditEntry[]) => {
+      const c = await pool.connect();
+      try {
+        await c.query('BEGIN');
+        await appendToChains(c, entries);
+        await c.query('COMMIT');
+      } finally {
+        c.release();
+      }
+    };
+    await append([entry('mid1', at(`${prior}T23:59:59.900Z`)), entry('mid2', at(`${day}T00:00:00.100Z`))]);
+    await append([entry('mid3', at(`${prior}T23:59:59.950Z`))]); // late, in its own batch
+    await append([entry('mid4', at(`${day}T00:00:01.000Z`)), entry('mid2', at(`${day}T00:00:00.100Z`))]); // with a redelivery
+
+    const before = await call(svc.base, 'GET', `/v1/compliance/audit-chain?date=${prior}`, { auth: t.apiKey });
+    expect(before.body).toMatchObject({ count: 1, chain_valid: true });
+    const after = await call(svc.base, 'GET', `/v1/compliance/audit-chain?date=${day}`, { auth: t.apiKey });
+    expect(after.body).toMatchObject({ count: 3, chain_valid: true, first_break: null });
+    // The late record keeps its own timestamp; it is filed under the day its chain had reached.
+    expect(after.body.records.map((r: { seq: number; timestamp: string }) => [r.seq, r.timestamp])).toEqual([
+      [2, `${day}T00:00:00.100Z`], [3, `${prior}T23:59:59.950Z`], [4, `${day}T00:00:01.000Z`]]);
+    for (const d of [prior, day]) expect((await svc.service.engine.dailySummary.day(t.tenantId, d)).totals.chain_valid).toBe(true);
+    expect(await svc.service.engine.audit.verify(t.tenantId, prior, prior)).toMatchObject({ valid: true, records: 1 });
+    expect(await svc.service.engine.audit.verify(t.tenantId)).toMatchObject({ valid: true, records: 4 });
   });
 });

@@ -1,3 +1,4 @@
+import { fileDay } from '../../engine/audit/chain-writer.js';
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { canonical, ChainVerifier, GENESIS, link, retentionCutoff, type ChainFields, type StoredLink } from '../../engine/index.js';
@@ -60,5 +61,18 @@ describe('audit chain rule', () => {
     // 2023-03-02, two years back is 2023-03-01, and the longer one is kept.
     expect(retentionCutoff(Date.parse('2025-03-01T00:00:00Z'))).toBe('2023-03-01');
     expect(retentionCutoff(Date.parse('2024-03-01T00:00:00Z'))).toBe('2022-03-01');
+  });
+});
+
+describe('fileDay: the partition day of a record', () => {
+  const latest = '2026-11-22';
+  it("is its own timestamp's day, or the later day its chain has reached", () => {
+    expect(fileDay('2026-11-21', '', latest)).toBe('2026-11-21');
+    expect(fileDay('2026-11-21', '2026-11-20', latest)).toBe('2026-11-21');
+    expect(fileDay('2026-11-20', '2026-11-21', latest)).toBe('2026-11-21');
+  });
+  it('does not follow a chain day past tomorrow (a record from a broken clock)', () => {
+    expect(fileDay('2026-11-21', '2100-01-01', latest)).toBe('2026-11-21');
+    expect(fileDay('2026-11-21', latest, latest)).toBe(latest);
   });
 });
