@@ -155,7 +155,7 @@ export class VoucherService {
 
   /** Soft delete: the row stays for reports and audit; the code stops working at once and may be issued again. */
   async delete(tenantId: string, id: string): Promise<{ id: string; code: string; deleted: true; deleted_at: string }> {
-    return inTransaction(this.pool, async (c) => {
+    const out = await inTransaction(this.pool, async (c) => {
       const { rows } = await c.query<{ code: string; deleted_at: Date }>(
         `UPDATE vouchers SET deleted_at = now() WHERE id = $1 AND tenant_id = $2 AND deleted_at IS NULL
          RETURNING code, deleted_at`, [id, tenantId]);
@@ -164,6 +164,10 @@ export class VoucherService {
       await this.redis.removeVoucherV1(keys.voucher(tenantId, row.code), keys.voucherDevices(tenantId, row.code), id);
       return { id, code: row.code, deleted: true as const, deleted_at: row.deleted_at.toISOString() };
     });
+    // Once more after the commit: a reload (loadIntoRedis) that read the voucher before the
+    // commit may have written it back since, and its own check only sees committed deletes.
+    await this.redis.removeVoucherV1(keys.voucher(tenantId, out.code), keys.voucherDevices(tenantId, out.code), id);
+    return out;
   }
 
   /**
@@ -189,7 +193,12 @@ export class VoucherService {
         `SELECT * FROM vouchers WHERE tenant_id = $1 AND deleted_at IS NULL AND id > $2 ORDER BY id LIMIT 5000`, [tenantId, after]);
       if (rows.length === 0) break;
       await Promise.all(rows.map((r) => this.putRedis(r)));
-      n += rows.length;
+      // A voucher deleted since the page was read is now back in Redis: take it out again.
+      // (A delete committed after this check removes it itself, after its commit.)
+      const gone = await this.pool.query<{ id: string; code: string }>(
+        'SELECT id, code FROM vouchers WHERE tenant_id = $1 AND id = ANY($2) AND deleted_at IS NOT NULL', [tenantId, rows.map((r) => r.id)]);
+      for (const g of gone.rows) await this.redis.removeVoucherV1(keys.voucher(tenantId, g.code), keys.voucherDevices(tenantId, g.code), g.id);
+      n += rows.length - gone.rows.length;
       after = rows[rows.length - 1]!.id;
     }
     await this.restoreBlocks(tenantId);
