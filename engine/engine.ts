@@ -11,6 +11,7 @@ import { HotspotService } from './hotspots/hotspot-service.js';
 import { NasRegistry } from './hotspots/nas-registry.js';
 import type { Logger } from './logger.js';
 import { Metrics } from './metrics.js';
+import { keys } from './redis/keys.js';
 import { createRedis } from './redis/scripts.js';
 import { ActorPool } from './sessions/actor-pool.js';
 import { RadiusGateway } from './sessions/radius-gateway.js';
@@ -105,13 +106,7 @@ export class Engine {
     await migrate(this.pool, this.log);
     for (const t of await this.tenants.list()) await this.tenants.ensureRedis(t.id);
     await this.nas.start();
-    if (this.actors) {
-      // Hotspots with live sessions get their actors (and clocks) back at once after a restart.
-      const { rows } = await this.pool.query<{ tenant_id: string; hotspot_id: string; timezone: string }>(
-        `SELECT DISTINCT s.tenant_id, s.hotspot_id, h.timezone FROM sessions s JOIN hotspots h ON h.id = s.hotspot_id
-         WHERE s.status = 'active'`);
-      for (const r of rows) this.actors.wake(r.tenant_id, r.hotspot_id, r.timezone);
-    }
+    if (this.actors) await this.wakeLiveHotspots(this.actors);
     if (this.runSink) {
       this.sink.start();
       // Retention runs hourly; it drops a day's partition once the day is past the legal period.
@@ -119,6 +114,26 @@ export class Engine {
       this.retentionTimer = setInterval(retention, 3_600_000);
       this.retentionTimer.unref();
       retention();
+    }
+  }
+
+  /**
+   * Hotspots with live sessions get their actors (and clocks) back at once
+   * after a restart, so sessions that ran out meanwhile end (at their own
+   * time) without waiting for the hotspot's next sign-in or packet. Redis's
+   * live sets decide, not Postgres: a session started while the sink was
+   * behind is live though Postgres has no row for it yet.
+   */
+  private async wakeLiveHotspots(actors: ActorPool): Promise<void> {
+    const { rows } = await this.pool.query<{ tenant_id: string; id: string; timezone: string }>('SELECT tenant_id, id, timezone FROM hotspots');
+    for (let i = 0; i < rows.length; i += 1000) {
+      const chunk = rows.slice(i, i + 1000);
+      const p = this.redis.pipeline();
+      for (const h of chunk) p.zcard(keys.live(h.tenant_id, h.id));
+      const counts = (await p.exec()) ?? [];
+      chunk.forEach((h, k) => {
+        if (Number(counts[k]?.[1] ?? 0) > 0) actors.wake(h.tenant_id, h.id, h.timezone);
+      });
     }
   }
 

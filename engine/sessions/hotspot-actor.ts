@@ -217,7 +217,8 @@ export class HotspotActor {
     const now = this.ctx.now();
     if (now >= s.untilMs) {
       // The NAS enforces Session-Timeout itself (we sent it, and CoA on extension): no Disconnect needed.
-      await this.end(s, 'session_timeout', '', false);
+      // It ended at its time, also when we only see it now (a restart after the engine was away).
+      await this.end(s, 'session_timeout', '', false, s.untilMs);
     } else if (s.idleSec > 0 && now >= s.lastMs + s.idleSec * 1000 + IDLE_GRACE_MS) {
       await this.end(s, 'idle_timeout', '', true);
     } else {
@@ -230,22 +231,24 @@ export class HotspotActor {
     const now = this.ctx.now();
     if (now - this.lastSweep < SWEEP_MS) return;
     this.lastSweep = now;
-    for (const sid of await this.ctx.store.overdue(this.tenant, this.hs, now)) {
+    for (const { sid, untilMs } of await this.ctx.store.overdue(this.tenant, this.hs, now)) {
       const s = this.bySid.get(sid) ?? null;
       if (s) {
         await this.due(s);
         continue;
       }
       const mac = await this.ctx.store.macOf(this.tenant, sid);
-      if (await this.ctx.store.end(this.tenant, this.hs, mac ?? '-', sid, now, 'session_timeout', '')) {
-        this.ctx.emit({ name: 'session.end', tenant: this.tenant, hs: this.hs, sid, mac: mac ?? '', atMs: now, reason: 'session_timeout' });
+      const at = Math.min(now, untilMs);
+      if (await this.ctx.store.end(this.tenant, this.hs, mac ?? '-', sid, at, 'session_timeout', '')) {
+        this.ctx.emit({ name: 'session.end', tenant: this.tenant, hs: this.hs, sid, mac: mac ?? '', atMs: at, reason: 'session_timeout' });
       }
     }
   }
 
-  private async end(s: TimedSession, reason: EndReason, by: string, tellNas: boolean): Promise<boolean> {
+  /** Ends a session once; `atMs` is when it ended, now unless it ended earlier (a time-out seen late). */
+  private async end(s: TimedSession, reason: EndReason, by: string, tellNas: boolean, atMs = this.ctx.now()): Promise<boolean> {
     this.forget(s);
-    const now = this.ctx.now();
+    const now = Math.min(atMs, this.ctx.now());
     const ended = await this.ctx.store.end(this.tenant, this.hs, s.mac, s.sid, now, reason, by);
     if (!ended) return false;
     this.ctx.emit({ name: 'session.end', tenant: this.tenant, hs: this.hs, sid: s.sid, mac: s.mac, atMs: now, reason });

@@ -104,9 +104,12 @@ export class SessionStore {
     return Number((await this.redis.get(keys.dailyUsage(tenant, mac, day))) ?? 0);
   }
 
-  /** Ids of sessions whose end time has passed (a safety net for sessions this actor never saw). */
-  overdue(tenant: string, hs: string, nowMs: number, limit = 500): Promise<string[]> {
-    return this.redis.zrangebyscore(keys.live(tenant, hs), '-inf', nowMs, 'LIMIT', 0, limit);
+  /** Sessions whose end time has passed, with that time (a safety net for sessions this actor never saw). */
+  async overdue(tenant: string, hs: string, nowMs: number, limit = 500): Promise<{ sid: string; untilMs: number }[]> {
+    const flat = await this.redis.zrangebyscore(keys.live(tenant, hs), '-inf', nowMs, 'WITHSCORES', 'LIMIT', 0, limit);
+    const out: { sid: string; untilMs: number }[] = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) out.push({ sid: flat[i]!, untilMs: Number(flat[i + 1]) });
+    return out;
   }
 
   async macOf(tenant: string, sid: string): Promise<string | null> {

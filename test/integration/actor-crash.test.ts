@@ -84,4 +84,24 @@ describe('actor thread crash', () => {
     const starts = await db.query("SELECT count(*)::int AS n, count(DISTINCT session_id)::int AS d FROM audit_records WHERE session_id = ANY($1) AND event_type = 'session_start'", [sids]);
     expect(starts.rows[0]).toEqual({ n: 60, d: 60 });
   });
+  it('a session that ran out while no actor watched it ends at its own time, not when it is found', async () => {
+    const t = await newTenant(svc.service);
+    const pool = svc.service.engine.actors!;
+    await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code: 'LATE-1', max_uses: null, duration_minutes: 60 } });
+    const mac = 'CD:00:00:00:00:01';
+    const r = await call(svc.base, 'POST', `/api/v1/hotspot-portal/voucher/verify?hotspot_id=${t.hotspotId}`, { body: { code: 'LATE-1', mac } });
+    expect(r.status).toBe(200);
+    const sid: string = r.body.session_id;
+    // As if its hour had run out 20 minutes ago while the engine was away: Redis says so, the actor does not know yet.
+    const until = Date.now() - 20 * 60_000;
+    await redis.hset(`{t:${t.tenantId}}:g:${t.hotspotId}:${mac}`, 'until', until);
+    await redis.zadd(`{t:${t.tenantId}}:live:${t.hotspotId}`, until, sid);
+    await pool.killThread(threadIndex(t.tenantId, t.hotspotId, 2));
+    await eventually(async () => (await db.query('SELECT status FROM sessions WHERE id = $1', [sid])).rows[0]?.status === 'ended', 10_000);
+    const row = (await db.query('SELECT end_reason, ended_at FROM sessions WHERE id = $1', [sid])).rows[0];
+    expect(row.end_reason).toBe('session_timeout');
+    expect(row.ended_at.getTime()).toBe(until);
+    const end = await db.query("SELECT ts FROM audit_records WHERE session_id = $1 AND event_type = 'session_end'", [sid]);
+    expect(end.rows.map((e) => e.ts.getTime())).toEqual([until]);
+  });
 });
