@@ -39,10 +39,14 @@ export async function writeOutbox(c: PoolClient, records: OutboxRecord[], audit:
     const counts = new Map<string, number>();
     for (const r of rows) if (r.voucher_id) counts.set(r.voucher_id, (counts.get(r.voucher_id) ?? 0) + 1);
     if (counts.size > 0) {
+      // Rows locked in id order first, so two consumers counting uses of the same vouchers never
+      // deadlock (Postgres would abort one, and its whole batch would be written again).
+      const ids = [...counts.keys()];
+      await c.query('SELECT 1 FROM vouchers WHERE id = ANY($1) ORDER BY id FOR UPDATE', [ids]);
       const updated = await c.query<VoucherCount>(
         `UPDATE vouchers v SET current_uses = v.current_uses + t.n FROM unnest($1::text[], $2::int[]) AS t(id, n) WHERE v.id = t.id
          RETURNING v.tenant_id, v.id, v.code, v.current_uses AS uses`,
-        [[...counts.keys()], [...counts.values()]]);
+        [ids, [...counts.values()]]);
       counters.push(...updated.rows);
     }
   }
