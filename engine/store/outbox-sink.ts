@@ -29,9 +29,12 @@ const CLAIM_IDLE_MS = 10_000;
  * Independent drain loops per process, each over its own share of the tenants
  * (a stable hash, so a tenant's records always go through one lane, in stream
  * order). One lane spends most of its time waiting for its transaction; with
- * two, one lane's Postgres work overlaps the other's reading and hashing.
+ * several, one lane's Postgres work overlaps the others' reading and hashing.
+ * Four drained about a fifth faster than two on the 2-core bench machine
+ * (bench/RESULTS.md, audit-sink); a tenant's records still go one batch at a
+ * time, as its chain's head lock would serialise them anyway.
  */
-const LANES = 2;
+export const LANES = 4;
 
 /** The sink's counters and their help texts. */
 export const SINK_COUNTERS = {

@@ -2,7 +2,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { createLogger } from '../logger.js';
 import { Metrics } from '../metrics.js';
 import { createRedis } from '../redis/scripts.js';
-import { OutboxSink, SINK_COUNTERS } from './outbox-sink.js';
+import { LANES, OutboxSink, SINK_COUNTERS } from './outbox-sink.js';
 import { createPool } from './postgres.js';
 import type { FromSinkThread, SinkThreadData, ToSinkThread } from './sink-worker.js';
 
@@ -17,7 +17,8 @@ const data = workerData as SinkThreadData;
 const port = parentPort!;
 const log = createLogger(data.logLevel).child({ component: 'outbox-sink' });
 const redis = createRedis(data.redisUrl, log);
-const pool = createPool(data.databaseUrl, log, 4);
+// A connection per lane, and two for partition creation and the waiting pass beside them.
+const pool = createPool(data.databaseUrl, log, LANES + 2);
 const metrics = new Metrics();
 
 /** How often the main thread hears the counters and the lag. */
