@@ -63,7 +63,8 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
   for (const r of routes) byPath.set(r.path, [...(byPath.get(r.path) ?? []), r]);
 
   for (const route of routes) {
-    const paramCount = (route.path.match(/:/g) ?? []).length;
+    const paramNames = (route.path.match(/:[^/]+/g) ?? []).map((p) => p.slice(1));
+    const paramCount = paramNames.length;
     const validateBody = route.bodySchema ? validators.body(route.bodySchema) : undefined;
     const validateQuery = route.querySchema ? validators.query(route.querySchema) : undefined;
     const hasBody = route.method === 'post' || route.method === 'put';
@@ -94,8 +95,9 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
             validateQuery(q);
           }
           let body: unknown = undefined;
+          if (raw) body = parseBody(raw, contentType);
+          refuseNul(paramNames, params, query, raw, body);
           if (raw) {
-            body = parseBody(raw, contentType);
             if (validateBody) validateBody(body);
           } else if (validateBody) {
             validateBody(undefined);
@@ -174,6 +176,57 @@ function decodeParam(raw: string): string {
   } catch {
     return raw;
   }
+}
+
+/** How JSON writes U+0000 (a raw 0x00 byte is no valid JSON); `%00` is a form's. */
+const NUL_JSON = Buffer.from('\\u0000');
+const NUL_FORM = Buffer.from('%00');
+
+/**
+ * Refuses text holding U+0000 anywhere in the request (path, query, body)
+ * with 400 validation_failed. Postgres can neither store nor compare such
+ * text (SQLSTATE 22021): a hotspot id, a voucher id or a name holding it
+ * would otherwise fail the first query that uses it, as a 500. The parsed
+ * body is walked only when its raw bytes hold NUL in some form, so an
+ * ordinary request pays a few byte searches of its body.
+ */
+function refuseNul(names: string[], params: string[], query: URLSearchParams, raw: Buffer | null, body: unknown): void {
+  let field: string | null = null;
+  for (let i = 0; i < params.length && field === null; i++) if (params[i]!.includes('\0')) field = names[i] ?? `parameter ${i + 1}`;
+  if (field === null) {
+    for (const [k, v] of query) {
+      if (k.includes('\0') || v.includes('\0')) {
+        field = k.replaceAll('\0', '\\u0000');
+        break;
+      }
+    }
+  }
+  if (field === null && raw && (raw.includes(NUL_JSON) || raw.includes(NUL_FORM) || raw.includes(0))) field = nulField(body, '');
+  if (field !== null) {
+    throw Errors.VALIDATION_FAILED(`${field || 'body'} holds the NUL character (U+0000), which no text may hold`,
+      [{ field, message: 'must not contain U+0000' }]);
+  }
+}
+
+/** The field (dotted, as validation errors name them) of the first string, value or key, in `v` that holds U+0000; or null. */
+function nulField(v: unknown, path: string): string | null {
+  if (typeof v === 'string') return v.includes('\0') ? path : null;
+  const at = (k: string | number): string => (path ? `${path}.${k}` : String(k));
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const f = nulField(v[i], at(i));
+      if (f !== null) return f;
+    }
+    return null;
+  }
+  if (v !== null && typeof v === 'object') {
+    for (const [k, x] of Object.entries(v)) {
+      if (k.includes('\0')) return at(k.replaceAll('\0', '\\u0000'));
+      const f = nulField(x, at(k));
+      if (f !== null) return f;
+    }
+  }
+  return null;
 }
 
 function parseBody(raw: Buffer, contentType: string): unknown {

@@ -52,4 +52,27 @@ describe('hostile text on its way to the audit trail', () => {
     expect(rec.rows).toEqual([{ ssid: 'Gu\uFFFDest' }]);
     expect(await svc.service.engine.audit.verify(t.tenantId)).toMatchObject({ valid: true });
   });
+  it('NUL anywhere in a request (path, query, JSON or form body) is a 400 naming the field, never a 500', async () => {
+    const t = await newTenant(svc.service);
+    const nul = (r: { status: number; body: any }, field: string): void => {
+      expect(r.status, JSON.stringify(r.body)).toBe(400);
+      expect(r.body).toMatchObject({ error: 'validation_failed', details: [{ field, message: 'must not contain U+0000' }] });
+    };
+    const mac = '02:C0:00:00:00:09';
+    // The portal needs no credentials: each of these reached Postgres before.
+    nul(await call(svc.base, 'POST', `${VERIFY}?hotspot_id=%00`, { body: { code: 'x', mac } }), 'hotspot_id');
+    nul(await call(svc.base, 'POST', VERIFY, { body: { hotspot_id: `${t.hotspotId}\u0000`, code: 'x', mac } }), 'hotspot_id');
+    nul(await call(svc.base, 'GET', '/v1/hotspots/hs_%00', { auth: t.apiKey }), 'id');
+    nul(await call(svc.base, 'DELETE', '/v1/vouchers/a%00b', { auth: t.apiKey }), 'id');
+    nul(await call(svc.base, 'POST', '/v1/hotspots', { auth: t.apiKey, body: { name: 'Lob\u0000by', timezone: 'UTC' } }), 'name');
+    nul(await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code: 'NUL-2', ssids: ['ok', 'b\u0000d'] } }), 'ssids.1');
+    const form = await fetch(`${svc.base}${VERIFY}?hotspot_id=${t.hotspotId}`, {
+      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `code=A%00B&mac=${encodeURIComponent(mac)}`,
+    });
+    nul({ status: form.status, body: await form.json() }, 'code');
+    // Text that only looks like the escape (an escaped backslash, then "u0000") is ordinary text.
+    const literal = await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, raw: JSON.stringify({ code: 'NUL-3', notes: 'see \\u0000 in the manual' }) });
+    expect(literal.status).toBe(201);
+    expect(literal.body.notes).toBe('see \\u0000 in the manual');
+  });
 });
