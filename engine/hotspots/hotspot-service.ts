@@ -152,8 +152,13 @@ export class HotspotService {
     await this.get(tenantId, hotspotId);
     try {
       const { rows } = await this.pool.query<NasRow>(
+        // An IPv4 address written as IPv4-mapped IPv6 (::ffff:10.1.1.1) is stored as the IPv4
+        // address: packets from it arrive as IPv4 (or are read so), and one address must not be
+        // registered twice under two spellings.
         `INSERT INTO nas_clients (id, tenant_id, hotspot_id, ip, secret, coa_port, require_message_authenticator, name)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
+         VALUES ($1, $2, $3, CASE WHEN family($4::inet) = 6 AND $4::inet << '::ffff:0.0.0.0/96'
+                                  THEN '0.0.0.0'::inet + ($4::inet - '::ffff:0.0.0.0'::inet) ELSE $4::inet END,
+                 $5, $6, $7, $8) RETURNING *`,
         [newId('nas_'), tenantId, hotspotId, input.ip, input.secret, input.coa_port ?? 3799,
           input.require_message_authenticator ?? true, input.name ?? null]);
       await this.onNasChange();

@@ -125,4 +125,21 @@ describe('tenant isolation', () => {
     expect404(await call(svc.base, 'GET', `/v1/hotspots/${a.hotspotId}`, { bearer: token }), 'hotspot_not_found', 'read hotspot');
     expect((await call(svc.base, 'GET', `/v1/vouchers/${voucherId}`, { auth: a.apiKey })).status).toBe(200);
   });
+  it('a NAS address is one address however it is written: an IPv4-mapped IPv6 form of a taken address is taken too', async () => {
+    // RADIUS tells NASes apart by source address alone, so an address is unique over the whole service.
+    const { a, b } = await twoTenants();
+    const ip = nasIp();
+    expect((await call(svc.base, 'POST', `/v1/hotspots/${a.hotspotId}/nas-clients`, { auth: a.apiKey, body: { ip, secret: 'a-radius-secret' } })).status).toBe(201);
+    for (const spelling of [`::ffff:${ip}`, `::FFFF:${ip}`]) {
+      const r = await call(svc.base, 'POST', `/v1/hotspots/${b.hotspotId}/nas-clients`, { auth: b.apiKey, body: { ip: spelling, secret: 'b-radius-secret' } });
+      expect(r.status, spelling).toBe(409);
+      expect(r.body.error).toBe('nas_ip_in_use');
+      expect(JSON.stringify(r.body)).not.toContain(a.tenantId);
+    }
+    // Registered in the mapped form, it is kept (and shown) as the IPv4 address packets come from.
+    const other = nasIp();
+    const mapped = await call(svc.base, 'POST', `/v1/hotspots/${b.hotspotId}/nas-clients`, { auth: b.apiKey, body: { ip: `::ffff:${other}`, secret: 'b-radius-secret' } });
+    expect(mapped.status).toBe(201);
+    expect(mapped.body.ip).toBe(other);
+  });
 });
