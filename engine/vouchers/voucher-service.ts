@@ -283,7 +283,9 @@ export class VoucherService {
   /** Fills bandwidth and quota from the named profile where the request leaves them out. */
   private async resolveProfile<T extends VoucherSpec>(tenantId: string, spec: T): Promise<T> {
     if (!spec.bandwidth_profile) return spec;
-    const profile = (await this.profiles(tenantId))[spec.bandwidth_profile];
+    const profiles = await this.profiles(tenantId);
+    // Own keys only: `constructor` or `toString` name no profile, whatever Object.prototype holds.
+    const profile = Object.hasOwn(profiles, spec.bandwidth_profile) ? profiles[spec.bandwidth_profile] : undefined;
     if (!profile) throw Errors.UNKNOWN_BANDWIDTH_PROFILE(spec.bandwidth_profile);
     return {
       ...spec,

@@ -329,6 +329,12 @@ describe('vouchers, profiles, hotspots and NAS clients API', () => {
         expect(r.status, path).toBe(400);
         expect(r.body).toEqual({ error: 'unknown_bandwidth_profile', message: expect.stringContaining('gold') });
       }
+      // Names every JavaScript object answers to are no profiles either.
+      for (const name of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) {
+        const r = await api('POST', '/v1/vouchers', t.apiKey, { code: `P-${name}`, bandwidth_profile: name });
+        expect(r.status, name).toBe(400);
+        expect(r.body.error).toBe('unknown_bandwidth_profile');
+      }
       expect((await api('GET', '/v1/vouchers', t.apiKey)).body.total).toBe(0);
     });
 
