@@ -12,6 +12,11 @@ import type { RadiusCrypto } from './radius-crypto.js';
  *
  * MAC: Calling-Station-Id (RFC 3580 §3.21), else User-Name when it is a MAC
  * (MAC-authentication NASes send it there), canonicalised to AA:BB:CC:DD:EE:FF.
+ *
+ * Also null when its Proxy-State attributes leave no room for a reply: every
+ * reply echoes them all (RFC 2865 §5.33) within 4096 octets, and a request
+ * answered with nothing after its voucher was redeemed would spend a use on
+ * every retransmission. Refused before the engine sees it.
  */
 export function readAccessRequest(buf: Buffer, len: number, nas: NasRecord, crypto: RadiusCrypto): AccessRequestMsg | null {
   let userName = '';
@@ -20,8 +25,10 @@ export function readAccessRequest(buf: Buffer, len: number, nas: NasRecord, cryp
   let passwordAt = -1;
   let framedIp: string | undefined;
   let nasPortId: string | undefined;
+  let proxyState = 0;
   for (let at = HEADER_LENGTH; at < len; at += buf[at + 1]!) {
     switch (buf[at]) {
+      case Attr.PROXY_STATE: proxyState += buf[at + 1]!; break;
       case Attr.USER_NAME: userName = readString(buf, at); break;
       case Attr.USER_PASSWORD: passwordAt = at; break;
       case Attr.CALLING_STATION_ID: calling = readString(buf, at); break;
@@ -35,6 +42,7 @@ export function readAccessRequest(buf: Buffer, len: number, nas: NasRecord, cryp
       }
     }
   }
+  if (proxyState > MAX_PROXY_STATE_OCTETS) return null;
   let password: string | undefined;
   if (passwordAt >= 0) {
     const p = crypto.decryptUserPassword(buf, passwordAt, nas.secret, buf.subarray(4, HEADER_LENGTH));
@@ -51,6 +59,14 @@ export function readAccessRequest(buf: Buffer, len: number, nas: NasRecord, cryp
     nasPortId,
   };
 }
+
+/**
+ * The Proxy-State octets a reply can echo: 4096 less the most our own
+ * attributes take (AccessReplyEncoder: header 20, Message-Authenticator 18,
+ * Session- and Idle-Timeout 12, Class 23, eight integer VSAs 96, the MikroTik
+ * rate string at most 33: 202), rounded up to 256 for a Reply-Message.
+ */
+export const MAX_PROXY_STATE_OCTETS = 4096 - 256;
 
 /** Calling-Station-Id, else User-Name, as a canonical MAC; '' when neither is one. */
 export function macOf(callingStationId: string, userName: string): string {

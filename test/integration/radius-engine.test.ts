@@ -284,6 +284,31 @@ describe('RADIUS over UDP against the real engine', () => {
   });
 
   describe('Access-Request: PAP with a voucher code', () => {
+    it('drops a request whose Proxy-State leaves no room for a reply, before redeeming anything', async () => {
+      const v = await call(svc.base, 'POST', '/v1/vouchers', {
+        auth: t.apiKey, body: { code: `${codes.pap}-PS`, max_uses: 1, bandwidth_down_mbps: 10, bandwidth_up_mbps: 2, daily_quota_mb: 100 },
+      });
+      expect(v.status).toBe(201);
+      const mac = randomMac();
+      const before = serverStats().dropped.invalid_attribute;
+      // Proxy-State filling the request to 4,096 octets: the Accept, echoing it beside this voucher's
+      // limits (165 octets of our own), would not fit.
+      const spec = { userName: v.body.code, password: v.body.code, callingStationId: dashed(mac) };
+      const proxyStates = Array.from({ length: 16 }, (_, i) => Buffer.alloc(240, i));
+      proxyStates.push(Buffer.alloc(4096 - access(nasB, { ...spec, proxyStates }).length - 2, 16));
+      const req = access(nasB, { ...spec, proxyStates });
+      expect(req.length).toBe(4096);
+      expect(await ask(nasB, req, ports.auth, 700)).toBeNull();
+      expect(await ask(nasB, req, ports.auth, 700)).toBeNull(); // the retransmission too
+      expect(serverStats().dropped.invalid_attribute - before).toBe(2);
+      expect((await call(svc.base, 'GET', `/v1/vouchers/${v.body.id}`, { auth: t.apiKey })).body.current_uses).toBe(0);
+      // With room to echo them, the same code is redeemed and every Proxy-State comes back.
+      const fits = access(nasB, { ...spec, proxyStates: proxyStates.slice(0, 8) });
+      const reply = await ask(nasB, fits, ports.auth);
+      expect(reply?.[0]).toBe(Code.ACCESS_ACCEPT);
+      expect(decodePacket(reply!)!.attributes.filter((a) => a.type === Attr.PROXY_STATE)).toHaveLength(8);
+    });
+
     it('redeems the code atomically like the portal: one use per device, retransmissions and repeats count nothing, exhausted → Access-Reject', async () => {
       const mac = randomMac();
       const req = access(nasA, { userName: codes.pap, password: codes.pap, callingStationId: dashed(mac), framedIp: '10.20.0.9' });
