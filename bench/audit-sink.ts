@@ -1,7 +1,6 @@
 import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { Session } from 'node:inspector/promises';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -42,8 +41,10 @@ import { startLocalServices } from '../scripts/local-services.js';
  * audit_records, each with BENCH_HISTORY_ROWS (1000) records of another
  * tenant, as after two years of service, so lookups that probe every
  * partition show their cost),
- * BENCH_CPU_PROF (a folder: a profile of this process while its sink drains
- * in (a), and the service of (b) runs with --cpu-prof and writes its own there).
+ * BENCH_CPU_PROF (a folder: the bench runs itself again under `node
+ * --cpu-prof`, so every thread of this process, the sink's among them, writes
+ * a profile there, and (a) prints the drain's window for cpu-profile-summary;
+ * the service of (b) runs with --cpu-prof and writes its own there too).
  */
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 200_000);
@@ -155,24 +156,6 @@ async function startChild(name: string, child: ChildProcess): Promise<{ child: C
     });
   });
   return { child, ready, messages };
-}
-
-/** A CPU profile of this process from now until stop(), written as a .cpuprofile file. */
-async function startProfiler(): Promise<{ stop(dir: string): Promise<string> }> {
-  const session = new Session();
-  session.connect();
-  await session.post('Profiler.enable');
-  await session.post('Profiler.start');
-  return {
-    stop: async (dir) => {
-      const { profile } = await session.post('Profiler.stop');
-      session.disconnect();
-      mkdirSync(dir, { recursive: true });
-      const file = join(dir, `audit-sink-drain-${Date.now()}.cpuprofile`);
-      writeFileSync(file, JSON.stringify(profile));
-      return file;
-    },
-  };
 }
 
 /** utime + stime of a process, in clock ticks (1/100 s). */
@@ -315,7 +298,8 @@ async function main(): Promise<number> {
     const sinkEngine = new Engine(loadConfig(env), createLogger('warn', 2), { actors: false });
     let sinkClosed = false;
     undo.push(() => (sinkClosed ? undefined : sinkEngine.close()));
-    const profiler = CPU_PROF ? await startProfiler() : undefined;
+    // The profile's timestamps are CLOCK_MONOTONIC microseconds, as hrtime: these cut the drain out of it.
+    const profileFrom = process.hrtime.bigint() / 1000n;
     const [drainMs, drainCpu] = await withCpu({ ...pids, sink: process.pid }, async () => {
       const t0 = Date.now();
       await sinkEngine.start();
@@ -325,7 +309,10 @@ async function main(): Promise<number> {
       }
       return Date.now() - t0;
     });
-    if (profiler) say(`  (a) CPU profile of the sink's process while it drained: ${await profiler.stop(CPU_PROF!)}`);
+    if (CPU_PROF) {
+      say(`  (a) profiles in ${CPU_PROF} (the sink's thread is the worker's file): node dist/bench/cpu-profile-summary.js <file> ` +
+        `--from ${profileFrom} --to ${process.hrtime.bigint() / 1000n} --requests ${RECORDS}`);
+    }
     sinkClosed = true;
     await sinkEngine.close();
     const drainRate = RECORDS / (drainMs / 1000);
@@ -411,6 +398,10 @@ async function main(): Promise<number> {
 
 if (process.env.BENCH_ROLE === 'load') {
   loadRole().then(() => process.exit(0), (err: Error) => { say(`load failed: ${err.stack ?? err.message}`); process.exit(1); });
+} else if (CPU_PROF && !process.execArgv.some((a) => a.startsWith('--cpu-prof'))) {
+  // The sink runs on a worker thread: an inspector session here would profile only the main one.
+  const again = spawnSync(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`, ...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit' });
+  process.exitCode = again.status ?? 1;
 } else {
   const abort = (why: string): void => {
     say(`audit-sink: ${why}; stopping`);
