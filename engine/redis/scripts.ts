@@ -16,7 +16,8 @@ const SCRIPTS = [
   // V4: a replaced session is ended by the script itself (its end record queued with its bytes).
   { file: 'use-voucher-8.lua', name: 'useVoucherV4', numberOfKeys: 8 },
   { file: 'remove-voucher-2.lua', name: 'removeVoucherV1', numberOfKeys: 2 },
-  { file: 'account-session-2.lua', name: 'accountSessionV1', numberOfKeys: 2 },
+  // V2: totals per Acct-Session-Id, the status as ARGV[8], and whether the id is the session's current one.
+  { file: 'account-session-2.lua', name: 'accountSessionV2', numberOfKeys: 2 },
   { file: 'end-session-4.lua', name: 'endSessionV1', numberOfKeys: 4 },
   { file: 'extend-session-3.lua', name: 'extendSessionV1', numberOfKeys: 3 },
   { file: 'renew-lease-1.lua', name: 'renewLeaseV1', numberOfKeys: 1 },
@@ -42,9 +43,10 @@ declare module 'ioredis' {
       callback?: Callback<unknown[]>,
     ): Result<unknown[], Context>;
     removeVoucherV1(voucherKey: string, devicesKey: string, id: string, callback?: Callback<number>): Result<number, Context>;
-    accountSessionV1(
+    accountSessionV2(
       grantKey: string, dailyKey: string,
       now: Arg, acctSessionId: string, inOctets: Arg, outOctets: Arg, ip: string, ap: string, signal: string,
+      status: 'start' | 'interim' | 'stop',
       callback?: Callback<unknown[]>,
     ): Result<unknown[], Context>;
     endSessionV1(

@@ -123,8 +123,9 @@ export class HotspotActor {
     if (!m.mac) return;
     const known = await this.find(m.mac);
     const day = this.day(now);
+    const status = m.status === 'start' || m.status === 'stop' ? m.status : 'interim';
     const r = await this.ctx.store.account(this.tenant, this.hs, m.mac, day, now, m.acctSessionId,
-      m.inOctets, m.outOctets, m.ip ?? '', m.apName ?? '', m.signal === undefined ? '' : String(m.signal));
+      m.inOctets, m.outOctets, m.ip ?? '', m.apName ?? '', m.signal === undefined ? '' : String(m.signal), status);
     if (r.kind === 'none') {
       // Traffic from a device with no session here: an unauthorised device online. Cut it off.
       if (m.status !== 'stop') void this.ctx.nas({ tenant: this.tenant, hs: this.hs, nasId: m.nasId, command: 'disconnect', userName: m.userName, mac: m.mac, acctSessionId: m.acctSessionId, ip: m.ip ?? '', sessionTimeout: 0 });
@@ -137,23 +138,30 @@ export class HotspotActor {
     s.daily = r.daily;
     s.dailyDay = day;
     s.dailyAtMs = now;
-    s.acctId = m.acctSessionId;
-    if (m.ip) s.ip = m.ip;
-    if (m.apName) s.apName = m.apName;
-    if (m.signal !== undefined) s.signal = m.signal;
-    const nasChanged = s.nasId !== m.nasId || (m.userName !== '' && s.nasUser !== m.userName);
-    if (nasChanged) {
-      s.nasId = m.nasId;
-      if (m.userName) s.nasUser = m.userName;
-    }
     if (r.lastMs > s.lastMs) {
       s.lastMs = r.lastMs;
       this.schedule(s);
     }
+    // A report for an Acct-Session-Id the device has left (it roamed to an access point that
+    // is another NAS) brings its last bytes, and nothing else: the session lives on elsewhere.
+    let nasChanged = false;
+    if (r.current) {
+      s.acctId = m.acctSessionId;
+      if (m.ip) s.ip = m.ip;
+      if (m.apName) s.apName = m.apName;
+      if (m.signal !== undefined) s.signal = m.signal;
+      nasChanged = s.nasId !== m.nasId || (m.userName !== '' && s.nasUser !== m.userName);
+      if (nasChanged) {
+        s.nasId = m.nasId;
+        if (m.userName) s.nasUser = m.userName;
+      }
+    }
     if (r.kind === 'session_quota' || r.kind === 'daily_quota') {
-      await this.end(s, r.kind, '', m.status !== 'stop');
-    } else if (m.status === 'stop') {
-      await this.end(s, STOP_REASONS[m.cause ?? ''] ?? 'user_request', '', false);
+      await this.end(s, r.kind, '', m.status !== 'stop' || !r.current);
+    } else if (m.status === 'stop' && r.current) {
+      // It ended when the NAS saw it end (Acct-Delay-Time before now), and never past its time.
+      const at = Math.max(s.startedMs, Math.min(now - (m.delay ?? 0) * 1000, s.untilMs));
+      await this.end(s, STOP_REASONS[m.cause ?? ''] ?? 'user_request', '', false, at);
     } else if (nasChanged) {
       // Into Redis as auth() does: a session only ever reported in accounting must still be
       // found by its NAS's Accounting-On after this actor reloads from Redis.

@@ -39,6 +39,8 @@ export interface AcctMsg extends ToActor {
   apName?: string;
   signal?: number;
   cause?: string;
+  /** Acct-Delay-Time, seconds: how long before now the NAS saw the event. */
+  delay?: number;
 }
 
 /** A session started outside the actor (portal verify): take it under watch. */

@@ -48,7 +48,11 @@ export type EndReason =
 
 export type AccountOutcome =
   | { kind: 'none' }
-  | { kind: 'ok' | 'session_quota' | 'daily_quota'; sid: string; bytesIn: number; bytesOut: number; daily: number; lastMs: number };
+  | {
+    kind: 'ok' | 'session_quota' | 'daily_quota'; sid: string; bytesIn: number; bytesOut: number; daily: number; lastMs: number;
+    /** The request's Acct-Session-Id is the session's current one (not that of a NAS the device has left). */
+    current: boolean;
+  };
 
 /** A live session from its Redis hash (the grant), or null when the hash is not a session. */
 export function sessionFromHash(h: Record<string, string>): LiveSession | null {
@@ -126,14 +130,14 @@ export class SessionStore {
   }
 
   async account(tenant: string, hs: string, mac: string, day: string, nowMs: number, acctId: string,
-    inOctets: number, outOctets: number, ip: string, ap: string, signal: string): Promise<AccountOutcome> {
-    const r = await this.redis.accountSessionV1(keys.grant(tenant, hs, mac), keys.dailyUsage(tenant, mac, day),
-      nowMs, acctId, inOctets, outOctets, ip, ap, signal);
+    inOctets: number, outOctets: number, ip: string, ap: string, signal: string, status: 'start' | 'interim' | 'stop'): Promise<AccountOutcome> {
+    const r = await this.redis.accountSessionV2(keys.grant(tenant, hs, mac), keys.dailyUsage(tenant, mac, day),
+      nowMs, acctId, inOctets, outOctets, ip, ap, signal, status);
     const kind = String(r[0]);
     if (kind === 'none') return { kind: 'none' };
     return {
       kind: kind as 'ok', sid: String(r[1]), bytesIn: Number(r[2]), bytesOut: Number(r[3]), daily: Number(r[4]),
-      lastMs: r[5] === undefined ? nowMs : Number(r[5]),
+      lastMs: Number(r[5]), current: r[6] === 1,
     };
   }
 

@@ -407,6 +407,40 @@ describe('RADIUS over UDP against the real engine', () => {
       expect((await authorize(nasA, { callingStationId: dashed(mac) })).code).toBe(Code.ACCESS_REJECT);
     });
 
+    it("a device that roams to another NAS keeps its session: the old NAS's late Stop counts its bytes once and ends nothing", async () => {
+      const mac = randomMac();
+      const s = await signIn(codes.mac, mac);
+      const on = (nas: Nas, status: number, id: string, outputOctets: number, extra: Partial<AccountingSpec> = {}) =>
+        account(nas, { status, callingStationId: dashed(mac), acctSessionId: `${id}-${mac}`, outputOctets, ...extra });
+      await on(nasA, AcctStatusType.START, 'roam1', 0);
+      await on(nasA, AcctStatusType.INTERIM_UPDATE, 'roam1', 1_000);
+      await on(nasB, AcctStatusType.START, 'roam2', 0);
+      await on(nasA, AcctStatusType.STOP, 'roam1', 1_500, { terminateCause: 2 });
+      await on(nasA, AcctStatusType.STOP, 'roam1', 1_500, { terminateCause: 2, delayTime: 3 }); // its retransmission
+      await on(nasB, AcctStatusType.INTERIM_UPDATE, 'roam2', 300);
+      const live = await session(s.session_id);
+      expect(live).toMatchObject({ status: 'active', bytes_in: 1_800 });
+      expect((await authorize(nasB, { callingStationId: dashed(mac) })).code).toBe(Code.ACCESS_ACCEPT);
+
+      // The current NAS's Stop ends it, at the time the NAS saw it end (Acct-Delay-Time before now).
+      const started = Date.parse(live.started_at);
+      await new Promise((r) => setTimeout(r, Math.max(0, started + 2_500 - Date.now())));
+      const sent = Date.now();
+      await on(nasB, AcctStatusType.STOP, 'roam2', 400, { terminateCause: 2, delayTime: 2 });
+      const row = await endedInPostgres(s.session_id, 'lost_carrier');
+      expect(Number(row.bytes_in)).toBe(1_900);
+      const ended = async () => (await db.query('SELECT ended_at FROM sessions WHERE id = $1', [s.session_id])).rows[0].ended_at.getTime();
+      expect(Math.abs((await ended()) - (sent - 2_000))).toBeLessThan(500);
+
+      // A delay that would put the end before the start (a NAS's nonsense) ends it at its start.
+      const other = await signIn(codes.mac, randomMac());
+      const otherMac = (await session(other.session_id)).mac;
+      await account(nasB, { status: AcctStatusType.STOP, callingStationId: dashed(otherMac), acctSessionId: `late-${otherMac}`, delayTime: 3_600 });
+      await endedInPostgres(other.session_id, 'user_request');
+      const r2 = (await db.query('SELECT started_at, ended_at FROM sessions WHERE id = $1', [other.session_id])).rows[0];
+      expect(r2.ended_at.getTime()).toBe(r2.started_at.getTime());
+    });
+
     it('a Stop without a Start closes the session, with the Acct-Terminate-Cause mapped to our reason', async () => {
       const cases: [number | undefined, string][] = [
         [1, 'user_request'], [4, 'idle_timeout'], [5, 'session_timeout'], [undefined, 'user_request'],
