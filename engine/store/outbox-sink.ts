@@ -341,14 +341,25 @@ export interface DeadLetter {
   error: string;
 }
 
-/** The tenant's dead letters moved there in [fromMs, toMs). */
+/**
+ * The tenant's dead letters of records queued in [fromMs, toMs): the day a
+ * record belongs to, not the day Postgres refused it (later, after an
+ * outage perhaps). A record is dead-lettered after it was queued, so the
+ * dead-letter stream is read from fromMs on (it is short: normally empty,
+ * at most DEAD_LETTER_MAXLEN).
+ */
 export async function deadLettersBetween(redis: Redis, tenantId: string, fromMs: number, toMs: number): Promise<DeadLetter[]> {
-  const entries = await redis.xrange(keys.outboxDead(tenantId), String(fromMs), `(${toMs}`);
-  return entries.map(([, fields]) => {
+  const entries = await redis.xrange(keys.outboxDead(tenantId), String(fromMs), '+');
+  const out: DeadLetter[] = [];
+  for (const [, fields] of entries) {
     const f = new Map<string, string>();
     for (let i = 0; i + 1 < fields.length; i += 2) f.set(fields[i]!, fields[i + 1]!);
-    return { streamId: f.get('stream_id') ?? '', type: f.get('type') ?? '', sessionId: f.get('sid') ?? '', hotspotId: f.get('hs') ?? '', error: f.get('error') ?? '' };
-  });
+    const streamId = f.get('stream_id') ?? '';
+    const queuedMs = Number(streamId.slice(0, streamId.indexOf('-')));
+    if (!(queuedMs >= fromMs && queuedMs < toMs)) continue;
+    out.push({ streamId, type: f.get('type') ?? '', sessionId: f.get('sid') ?? '', hotspotId: f.get('hs') ?? '', error: f.get('error') ?? '' });
+  }
+  return out;
 }
 
 /**
