@@ -8,6 +8,14 @@ const MB = 1048576;
 /** How long past its idle deadline a session may stay: NAS interim updates arrive minutes apart. */
 export const IDLE_GRACE_MS = 120_000;
 /**
+ * How long a timed-out session that a NAS carries waits for that NAS's own
+ * Accounting-Stop (it enforces the Session-Timeout we sent, a moment after
+ * our clock) before we end it ourselves. The Stop brings the bytes since the
+ * last interim update, for the session's totals and the device's daily quota;
+ * ended first, the session would ignore them. Either way it ends at its time.
+ */
+export const STOP_GRACE_MS = 10_000;
+/**
  * How often an actor asks Redis for overdue sessions it holds no copy of
  * (signed in but not yet seen by the NAS, or started through another
  * process): such a session ends at most this late. One ZRANGEBYSCORE per
@@ -224,7 +232,12 @@ export class HotspotActor {
     if (this.bySid.get(s.sid) !== s) return;
     const now = this.ctx.now();
     if (now >= s.untilMs) {
-      // The NAS enforces Session-Timeout itself (we sent it, and CoA on extension): no Disconnect needed.
+      // The NAS enforces Session-Timeout itself (we sent it, and CoA on extension): no Disconnect
+      // needed, and its Stop, if it comes in time, ends the session with its last counts.
+      if (s.nasId && now < s.untilMs + STOP_GRACE_MS) {
+        this.ctx.wheel.schedule(s, s.untilMs + STOP_GRACE_MS);
+        return;
+      }
       // It ended at its time, also when we only see it now (a restart after the engine was away).
       await this.end(s, 'session_timeout', '', false, s.untilMs);
     } else if (s.idleSec > 0 && now >= s.lastMs + s.idleSec * 1000 + IDLE_GRACE_MS) {

@@ -5,7 +5,7 @@ import {
   AcctStatusType, Attr, Code, ErrorCause, RadiusCrypto, RadiusDictionary, TERMINATE_CAUSES, VendorAttr,
   attributeValue, checkFraming, decodePacket, findAttribute, vendorAttributeValues, type RadiusPacket,
 } from '../../radius/index.js';
-import { threadIndex } from '../../engine/index.js';
+import { localDay, threadIndex } from '../../engine/index.js';
 import { call, eventually, newTenant, startService, type Running } from '../helpers.js';
 import { DynamicAuthListener, type DaRequest } from '../radius/dynamic-auth-listener.js';
 import { TestNas, accessRequest, accountingRequest, sleep, type AccessRequestSpec, type AccountingSpec } from '../radius/helpers.js';
@@ -177,7 +177,7 @@ describe('RADIUS over UDP against the real engine', () => {
   const serverStats = () => svc.service.radius!.stats();
 
   beforeAll(async () => {
-    svc = await startService({ ACTOR_THREADS: '2' });
+    svc = await startService({ ACTOR_THREADS: '2', LOG_LEVEL: process.env.DBG_LOG ?? 'silent' });
     ports = svc.service.radiusPorts;
     expect(ports.auth).toBeGreaterThan(0);
     expect(ports.acct).toBeGreaterThan(0);
@@ -439,6 +439,37 @@ describe('RADIUS over UDP against the real engine', () => {
       await endedInPostgres(other.session_id, 'user_request');
       const r2 = (await db.query('SELECT started_at, ended_at FROM sessions WHERE id = $1', [other.session_id])).rows[0];
       expect(r2.ended_at.getTime()).toBe(r2.started_at.getTime());
+    });
+
+    it("a timed-out session waits briefly for its NAS's Stop and its last bytes; without one it ends at its time all the same", async () => {
+      const redis = svc.service.engine.redis;
+      // One after the other: two waits on one NAS socket would take each other's replies.
+      const devices = [];
+      for (const mac of [randomMac(), randomMac()]) devices.push(await (async () => {
+        const s = await signIn(codes.mac, mac);
+        await account(nasA, { status: AcctStatusType.START, callingStationId: dashed(mac), acctSessionId: `to-${mac}` });
+        await account(nasA, { status: AcctStatusType.INTERIM_UPDATE, callingStationId: dashed(mac), acctSessionId: `to-${mac}`, outputOctets: 1_000 });
+        // Its time runs out in a second: as if the voucher had been that short.
+        const until = Date.now() + 1_000;
+        await redis.hset(`{t:${t.tenantId}}:g:${t.hotspotId}:${mac}`, 'until', until);
+        await redis.zadd(`{t:${t.tenantId}}:live:${t.hotspotId}`, until, s.session_id);
+        await svc.service.engine.actors!.request({ t: 'started', tenant: t.tenantId, hs: t.hotspotId, tz: 'Europe/Istanbul', sid: s.session_id, mac, replaced: '' });
+        return { mac, sid: s.session_id, until };
+      })());
+      await new Promise((r) => setTimeout(r, 2_000));
+      const [withStop, without] = devices as [typeof devices[0], typeof devices[0]];
+      // Past its time: no access, though its end waits for the NAS.
+      expect((await authorize(nasA, { callingStationId: dashed(withStop.mac) })).code).toBe(Code.ACCESS_REJECT);
+      expect((await session(withStop.sid)).status).toBe('active');
+      await account(nasA, { status: AcctStatusType.STOP, callingStationId: dashed(withStop.mac), acctSessionId: `to-${withStop.mac}`, outputOctets: 5_000, terminateCause: 5 });
+      const row = await endedInPostgres(withStop.sid, 'session_timeout');
+      expect(Number(row.bytes_in)).toBe(5_000);
+      expect(await redis.get(`{t:${t.tenantId}}:dq:${withStop.mac}:${localDay('Europe/Istanbul', Date.now())}`)).toBe('5000');
+      // The other's NAS never says: it ends after the grace, at its own time.
+      const at = async (sid: string) => (await db.query('SELECT ended_at FROM sessions WHERE id = $1', [sid])).rows[0].ended_at?.getTime();
+      expect(await at(withStop.sid)).toBe(withStop.until);
+      await eventually(async () => (await at(without.sid)) !== undefined, 20_000);
+      expect(await at(without.sid)).toBe(without.until);
     });
 
     it('a Stop without a Start closes the session, with the Acct-Terminate-Cause mapped to our reason', async () => {
