@@ -1,6 +1,6 @@
 import type { Pool } from '../store/postgres.js';
 import { ChainVerifier, type ChainBreak, type StoredLink } from './chain.js';
-import { linkBefore } from './chain-links.js';
+import { gapAfter, linkBefore } from './chain-links.js';
 
 interface Row {
   tenant_id: string; seq: number; id: string; event_type: string; ts: Date; session_id: string | null;
@@ -51,8 +51,11 @@ export class AuditService {
       'SELECT * FROM audit_records WHERE tenant_id = $1 AND day = $2 ORDER BY seq', [tenantId, date]);
     const v = new ChainVerifier(rows[0] ? await linkBefore(this.pool, tenantId, Number(rows[0].seq)) : null);
     for (const r of rows) if (!v.push(toLink(r))) break;
+    // As the 5651 summary and the evidence pack check a day: also against what follows it.
+    const last = rows[rows.length - 1];
+    const firstBreak = v.firstBreak ?? (last ? await gapAfter(this.pool, tenantId, Number(last.seq)) : null);
     return {
-      date, count: rows.length, chain_valid: v.firstBreak === null, first_break: v.firstBreak,
+      date, count: rows.length, chain_valid: firstBreak === null, first_break: firstBreak,
       records: rows.map((r) => ({
         seq: Number(r.seq), event_type: r.event_type, timestamp: r.ts.toISOString(), session_id: r.session_id,
         mac_address: r.mac_address, ip_address: r.ip_address, username: r.username, auth_method: r.auth_method,

@@ -1,5 +1,5 @@
 import type { Pool } from '../store/postgres.js';
-import { GENESIS } from './chain.js';
+import { GENESIS, type ChainBreak } from './chain.js';
 
 /**
  * The link just before `seq`, to check a stretch of a tenant's chain that
@@ -18,4 +18,20 @@ export async function linkBefore(pool: Pool, tenantId: string, seq: number): Pro
     'SELECT dropped_through_seq AS through FROM audit_retention_tenants WHERE tenant_id = $1', [tenantId])).rows[0];
   if (dropped && seq - 1 <= Number(dropped.through)) return null;
   return { seq: seq - 2, hash: 'missing' };
+}
+
+/**
+ * Records deleted at the end of a day show no gap within the day. They do
+ * against what follows: the chain head, or the next record, must come right
+ * after the day's last record.
+ */
+export async function gapAfter(pool: Pool, tenantId: string, lastSeq: number): Promise<ChainBreak | null> {
+  const head = (await pool.query<{ seq: number }>('SELECT seq FROM audit_chain_heads WHERE tenant_id = $1', [tenantId])).rows[0];
+  if (!head || Number(head.seq) <= lastSeq) return null;
+  const next = await pool.query('SELECT 1 FROM audit_records WHERE tenant_id = $1 AND seq = $2', [tenantId, lastSeq + 1]);
+  if (next.rowCount) return null;
+  return {
+    seq: lastSeq + 1, id: '', problem: 'sequence_gap',
+    detail: `record ${lastSeq + 1} is missing: the day ends at ${lastSeq} and the chain goes on to ${head.seq}`,
+  };
 }

@@ -48,20 +48,4 @@ export function chainLine(r: StoredLink): string {
   }) + '\n';
 }
 
-export { linkBefore } from '../audit/chain-links.js';
-
-/**
- * Records deleted at the end of a day show no gap within the day. They do
- * against what follows: the chain head, or the next record, must come right
- * after the day's last record.
- */
-export async function gapAfter(pool: Pool, tenantId: string, lastSeq: number): Promise<ChainBreak | null> {
-  const head = (await pool.query<{ seq: number }>('SELECT seq FROM audit_chain_heads WHERE tenant_id = $1', [tenantId])).rows[0];
-  if (!head || Number(head.seq) <= lastSeq) return null;
-  const next = await pool.query('SELECT 1 FROM audit_records WHERE tenant_id = $1 AND seq = $2', [tenantId, lastSeq + 1]);
-  if (next.rowCount) return null;
-  return {
-    seq: lastSeq + 1, id: '', problem: 'sequence_gap',
-    detail: `record ${lastSeq + 1} is missing: the day ends at ${lastSeq} and the chain goes on to ${head.seq}`,
-  };
-}
+export { gapAfter, linkBefore } from '../audit/chain-links.js';

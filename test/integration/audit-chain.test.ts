@@ -85,6 +85,9 @@ describe('audit chain', () => {
     const u = await tenantWithHistory(7);
     await db.query('DELETE FROM audit_records WHERE tenant_id = $1 AND seq = 7', [u.tenantId]);
     expect((await verifyCli(u.tenantId)).out.first_break).toMatchObject({ seq: 7, problem: 'sequence_gap' });
+    // The day API checks the day against what follows it too, as the 5651 summary and the pack do.
+    const day = await call(svc.base, 'GET', `/v1/compliance/audit-chain?date=${new Date().toISOString().slice(0, 10)}`, { auth: u.apiKey });
+    expect(day.body).toMatchObject({ count: 6, chain_valid: false, first_break: { seq: 7, problem: 'sequence_gap' } });
   });
 
   it('reordered records no longer link', async () => {
