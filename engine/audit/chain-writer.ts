@@ -40,14 +40,16 @@ export interface AuditEntry {
  */
 export async function appendToChains(c: PoolClient, entries: AuditEntry[]): Promise<number> {
   if (entries.length === 0) return 0;
-  const byTenant = new Map<string, AuditEntry[]>();
+  // Each entry with its timestamp as the chain writes it (ISO 8601, computed once).
+  const byTenant = new Map<string, { e: AuditEntry; timestamp: string }[]>();
   const days = new Set<string>();
   const ids: string[] = [];
   for (const e of entries) {
     let list = byTenant.get(e.tenant_id);
     if (!list) byTenant.set(e.tenant_id, (list = []));
-    list.push(e);
-    days.add(dayOf(e.ts));
+    const timestamp = new Date(e.ts).toISOString();
+    list.push({ e, timestamp });
+    days.add(timestamp.slice(0, 10));
     ids.push(e.id);
   }
   const tenants = [...byTenant.keys()].sort();
@@ -81,12 +83,11 @@ export async function appendToChains(c: PoolClient, entries: AuditEntry[]): Prom
     let seq = Number(head.seq);
     let prev = head.hash;
     let day = head.day ?? '';
-    for (const e of byTenant.get(tenant)!) {
+    for (const { e, timestamp } of byTenant.get(tenant)!) {
       const key = `${tenant} ${e.id}`;
       if (seen.has(key)) continue;
       seen.add(key);
       seq++;
-      const timestamp = new Date(e.ts).toISOString();
       day = fileDay(timestamp.slice(0, 10), day, latest);
       const hash = link(prev, {
         tenant_id: tenant, seq, event_type: e.event_type, timestamp,

@@ -34,7 +34,16 @@ export interface ChainFields {
 function sortKeys(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(sortKeys);
   if (v && typeof v === 'object') {
-    return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]));
+    const o = v as Record<string, unknown>;
+    const keys = Object.keys(o);
+    // Already in order with nothing nested (the sink writes its details so): serialised as it is.
+    let done = true;
+    for (let i = 0; i < keys.length && done; i++) {
+      const x = o[keys[i]!];
+      if ((i > 0 && keys[i - 1]! > keys[i]!) || (x !== null && typeof x === 'object')) done = false;
+    }
+    if (done) return o;
+    return Object.fromEntries(keys.sort().map((k) => [k, sortKeys(o[k])]));
   }
   return v;
 }

@@ -133,32 +133,55 @@ const END_SET = (e: string): string =>
  * extension, and operator actions.
  */
 export function auditEntriesOf(records: OutboxRecord[]): AuditEntry[] {
+  // Built field by field, details with their keys already in sorted order (canonical() then
+  // need not copy them): this runs for every record the sink stores.
   const out: AuditEntry[] = [];
   for (const r of records) {
-    const f = (k: string): string => r.f.get(k) ?? '';
-    const base = {
-      tenant_id: r.tenant, ts: Number(f('at')), session_id: f('sid'), mac_address: f('mac'), ip_address: f('ip'),
-      username: f('user'), auth_method: f('method'), ssid: f('ssid'), hotspot_id: f('hs'),
-    };
-    switch (f('type')) {
+    const f = r.f;
+    const sid = field(f, 'sid');
+    let id: string;
+    let event: string;
+    let details: Record<string, unknown>;
+    let method = field(f, 'method');
+    switch (f.get('type')) {
       case 'voucher_use':
-        out.push({ ...base, id: `${f('sid')}:start`, event_type: 'session_start', auth_method: f('method') || 'voucher',
-          details: { voucher_id: f('vid'), until: iso(f('until')) } });
+        id = `${sid}:start`;
+        event = 'session_start';
+        method ||= 'voucher';
+        details = { until: iso(field(f, 'until')), voucher_id: field(f, 'vid') };
         break;
       case 'session_extend':
-        out.push({ ...base, id: `${f('sid')}:extend:${f('until')}`, event_type: 'session_extend',
-          details: { minutes: Number(f('minutes')), until: iso(f('until')), by: f('by') || null } });
+        id = `${sid}:extend:${field(f, 'until')}`;
+        event = 'session_extend';
+        details = { by: field(f, 'by') || null, minutes: Number(field(f, 'minutes')), until: iso(field(f, 'until')) };
         break;
       case 'session_end':
-        out.push({ ...base, id: `${f('sid')}:end`, event_type: 'session_end',
-          details: { reason: f('reason'), bytes_in: Number(byteCount(f('bin'))), bytes_out: Number(byteCount(f('bout'))), by: f('by') || null } });
+        id = `${sid}:end`;
+        event = 'session_end';
+        details = {
+          by: field(f, 'by') || null, bytes_in: Number(byteCount(f.get('bin'))), bytes_out: Number(byteCount(f.get('bout'))),
+          reason: field(f, 'reason'),
+        };
         break;
       case 'audit':
-        out.push({ ...base, id: f('rid'), event_type: f('event'), details: { ...detailsOf(f('details')), by: f('by') || null } });
+        id = field(f, 'rid');
+        event = field(f, 'event');
+        details = { ...detailsOf(field(f, 'details')), by: field(f, 'by') || null };
         break;
+      default:
+        continue;
     }
+    out.push({
+      tenant_id: r.tenant, id, event_type: event, ts: Number(field(f, 'at')), session_id: sid, mac_address: field(f, 'mac'),
+      ip_address: field(f, 'ip'), username: field(f, 'user'), auth_method: method, ssid: field(f, 'ssid'), hotspot_id: field(f, 'hs'),
+      details,
+    });
   }
   return out;
+}
+
+function field(f: Map<string, string>, name: string): string {
+  return f.get(name) ?? '';
 }
 
 /**
