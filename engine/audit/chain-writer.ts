@@ -138,9 +138,10 @@ export function fileDay(own: string, before: string, latest: string): string {
  * record may have moved its chain's day (fileDay).
  */
 export function daysToFile(timestamps: Iterable<number>, now = Date.now()): Set<string> {
-  const out = new Set([dayOf(now), dayOf(now + DAY_MS)]);
-  for (const ts of timestamps) out.add(dayOf(ts));
-  return out;
+  // Day numbers first: a batch's thousands of timestamps fall on a day or two, each formatted once.
+  const numbers = new Set([Math.floor(now / DAY_MS), Math.floor(now / DAY_MS) + 1]);
+  for (const ts of timestamps) numbers.add(Math.floor(ts / DAY_MS));
+  return new Set([...numbers].map((n) => dayOf(n * DAY_MS)));
 }
 
 /** The UTC day (its partition) of a time in ms. */

@@ -1,4 +1,4 @@
-import { fileDay } from '../../engine/audit/chain-writer.js';
+import { daysToFile, fileDay } from '../../engine/audit/chain-writer.js';
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { canonical, ChainVerifier, GENESIS, link, retentionCutoff, type ChainFields, type StoredLink } from '../../engine/index.js';
@@ -74,5 +74,13 @@ describe('fileDay: the partition day of a record', () => {
   it('does not follow a chain day past tomorrow (a record from a broken clock)', () => {
     expect(fileDay('2026-11-21', '2100-01-01', latest)).toBe('2026-11-21');
     expect(fileDay('2026-11-21', latest, latest)).toBe(latest);
+  });
+});
+
+describe('daysToFile: the partitions a batch may be filed under', () => {
+  it("is the records' own days, and today and tomorrow", () => {
+    const now = Date.parse('2026-11-24T13:00:00Z');
+    const ts = [Date.parse('2026-11-23T23:59:59.999Z'), Date.parse('2026-11-24T00:00:00Z'), Date.parse('2026-11-24T12:00:00Z')];
+    expect([...daysToFile(ts, now)].sort()).toEqual(['2026-11-23', '2026-11-24', '2026-11-25']);
   });
 });
