@@ -99,7 +99,8 @@ export class VoucherService {
   async createOne(tenantId: string, spec: VoucherSpec, code: string | undefined, source: string): Promise<PublicVoucher> {
     const resolved = await this.resolveProfile(tenantId, spec);
     if (code !== undefined) {
-      const rows = await this.insert(tenantId, resolved, [code], source);
+      // One try: the code is taken, or it is ours.
+      const rows = await this.insert(tenantId, resolved, source, 1, (round) => (round === 0 ? [code] : null));
       if (rows.length === 0) throw Errors.VOUCHER_CODE_TAKEN();
       return toPublic(rows[0]!, rows[0]!.current_uses, this.now());
     }
@@ -112,14 +113,11 @@ export class VoucherService {
     const spec = await this.resolveProfile(tenantId, req);
     // Refuse formats that cannot yield the batch without endless collisions.
     if (codeSpace(req.format) < req.count * 20) throw Errors.CODE_SPACE_EXHAUSTED();
-    const created: VoucherRow[] = [];
-    for (let round = 0; round < COLLISION_ROUNDS && created.length < req.count; round++) {
-      const want = req.count - created.length;
+    const created = await this.insert(tenantId, spec, source, req.count, (_round, want) => {
       const codes = new Set<string>();
       while (codes.size < want) codes.add(generateCode(req.format));
-      created.push(...(await this.insert(tenantId, spec, [...codes], source)));
-    }
-    if (created.length < req.count) throw Errors.CODE_SPACE_EXHAUSTED();
+      return [...codes];
+    });
     return created;
   }
 
@@ -250,26 +248,100 @@ export class VoucherService {
     if (failed) throw failed[0];
   }
 
-  private async insert(tenantId: string, spec: VoucherSpec, codes: string[], source: string): Promise<VoucherRow[]> {
-    return inTransaction(this.pool, async (c: PoolClient) => {
-      const ids = codes.map(() => newId('vch_'));
-      const { rows } = await c.query<VoucherRow>(
-        `INSERT INTO vouchers (id, tenant_id, code, max_uses, expires_at, bandwidth_profile, daily_quota_mb,
-           duration_minutes, bandwidth_down_mbps, bandwidth_up_mbps, ssids, notes, source, session_quota_mb)
-         SELECT id, $1, code, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14 FROM unnest($2::text[], $3::text[]) AS t(id, code)
-         ON CONFLICT (tenant_id, code) WHERE deleted_at IS NULL DO NOTHING
-         RETURNING *`,
-        [tenantId, ids, codes, spec.max_uses, spec.expires_at, spec.bandwidth_profile, spec.daily_quota_mb,
-          spec.duration_minutes, spec.bandwidth_down_mbps, spec.bandwidth_up_mbps, spec.ssids, spec.notes, source,
-          spec.session_quota_mb]);
-      // Inside the transaction: if Redis refuses, nothing is committed.
-      const written = await Promise.all(rows.map((r) => this.putRedis(r)));
-      if (written.some((w) => w !== 1)) {
-        // A code present in Redis but not live in Postgres: a leftover of a failed commit. Refuse this round.
-        throw new AppError('voucher_store_conflict', 409, 'Voucher store out of step for a code; retry the request');
+  /**
+   * Inserts up to `count` vouchers in one transaction, in rounds: `codesFor`
+   * gives the codes to try (null: no more tries), and codes another live
+   * voucher holds are left out and tried again with new ones. All or
+   * nothing: a batch that cannot be completed (the code space is crowded)
+   * commits none of it, and returns [] only for a single given code.
+   *
+   * The codes go into Redis inside the transaction, so a Redis failure
+   * commits nothing; any failure takes out of Redis again what this call put
+   * there and Postgres does not hold, so no code works that Postgres does
+   * not know (use-voucher reads Redis alone).
+   */
+  private async insert(tenantId: string, spec: VoucherSpec, source: string, count: number,
+    codesFor: (round: number, want: number) => string[] | null): Promise<VoucherRow[]> {
+    const c = await this.pool.connect();
+    const put: VoucherRow[] = [];
+    try {
+      await c.query('BEGIN');
+      const rows: VoucherRow[] = [];
+      for (let round = 0; round < COLLISION_ROUNDS && rows.length < count; round++) {
+        const codes = codesFor(round, count - rows.length);
+        if (!codes) break;
+        rows.push(...(await this.insertRows(c, tenantId, spec, source, codes)));
       }
+      if (rows.length < count) {
+        await c.query('ROLLBACK');
+        if (count === 1) return [];
+        throw Errors.CODE_SPACE_EXHAUSTED();
+      }
+      await Promise.all(rows.map(async (r) => {
+        put.push(r);
+        await this.putFresh(r);
+      }));
+      await c.query('COMMIT');
       return rows;
-    });
+    } catch (err) {
+      await c.query('ROLLBACK').catch(() => undefined);
+      await this.takeBack(tenantId, put);
+      throw err;
+    } finally {
+      c.release();
+    }
+  }
+
+  private async insertRows(c: PoolClient, tenantId: string, spec: VoucherSpec, source: string, codes: string[]): Promise<VoucherRow[]> {
+    const ids = codes.map(() => newId('vch_'));
+    const { rows } = await c.query<VoucherRow>(
+      `INSERT INTO vouchers (id, tenant_id, code, max_uses, expires_at, bandwidth_profile, daily_quota_mb,
+         duration_minutes, bandwidth_down_mbps, bandwidth_up_mbps, ssids, notes, source, session_quota_mb)
+       SELECT id, $1, code, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14 FROM unnest($2::text[], $3::text[]) AS t(id, code)
+       ON CONFLICT (tenant_id, code) WHERE deleted_at IS NULL DO NOTHING
+       RETURNING *`,
+      [tenantId, ids, codes, spec.max_uses, spec.expires_at, spec.bandwidth_profile, spec.daily_quota_mb,
+        spec.duration_minutes, spec.bandwidth_down_mbps, spec.bandwidth_up_mbps, spec.ssids, spec.notes, source,
+        spec.session_quota_mb]);
+    return rows;
+  }
+
+  /**
+   * Writes a voucher this transaction has just inserted into Redis. A key
+   * there already holding another voucher's id is a leftover (of a deleted
+   * voucher whose removal failed, or of a transaction that died between
+   * Redis and its commit): our insert holds the code under the unique index,
+   * so no live voucher can have it. The leftover goes, with its devices.
+   */
+  private async putFresh(r: VoucherRow): Promise<void> {
+    if ((await this.putRedis(r)) === 1) return;
+    const key = keys.voucher(r.tenant_id, r.code);
+    const stale = await this.redis.hget(key, 'id');
+    if (stale) await this.redis.removeVoucherV1(key, keys.voucherDevices(r.tenant_id, r.code), stale);
+    if ((await this.putRedis(r)) !== 1) {
+      throw new AppError('voucher_store_conflict', 409, 'Voucher store out of step for a code; retry the request');
+    }
+  }
+
+  /**
+   * After a failed insert: removes from Redis the vouchers this call put
+   * there that Postgres does not hold (a COMMIT that failed may still have
+   * committed, so Postgres is asked). Best effort: logged by the caller's
+   * error, never thrown over it.
+   */
+  private async takeBack(tenantId: string, put: VoucherRow[]): Promise<void> {
+    if (put.length === 0) return;
+    let kept = new Set<string>();
+    try {
+      const { rows } = await this.pool.query<{ id: string }>(
+        'SELECT id FROM vouchers WHERE tenant_id = $1 AND id = ANY($2) AND deleted_at IS NULL', [tenantId, put.map((r) => r.id)]);
+      kept = new Set(rows.map((r) => r.id));
+    } catch {
+      // Postgres away too: all of them go. Should the failed COMMIT have committed after all, those
+      // codes fail safe (unknown to the portal) until the tenant is next loaded into Redis.
+    }
+    await Promise.all(put.filter((r) => !kept.has(r.id)).map((r) =>
+      this.redis.removeVoucherV1(keys.voucher(tenantId, r.code), keys.voucherDevices(tenantId, r.code), r.id).catch(() => 0)));
   }
 
   private putRedis(r: VoucherRow): Promise<number> {
