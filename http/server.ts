@@ -9,7 +9,7 @@ import { portalRoutes } from './routes/portal.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { voucherRoutes } from './routes/vouchers.js';
 import { compileValidators } from './schemas.js';
-import { loadUws, type us_listen_socket } from './uws.js';
+import { loadUws, type TemplatedApp, type us_listen_socket } from './uws.js';
 
 export interface HttpServer {
   /** Port per listener name ('main', or a surface with its own port). */
@@ -49,7 +49,9 @@ export async function startHttp(engine: Engine, log: Logger): Promise<HttpServer
   for (const [name, list, port] of listeners) {
     const app = uws.App();
     mount(app, list, engine, validators, log);
-    const socket = await new Promise<us_listen_socket | false>((resolve) => app.listen(cfg.httpHost, port, resolve));
+    // Exclusive: uSockets binds with SO_REUSEPORT otherwise, and a second service (or two surfaces
+    // given one port) would share the port silently, the kernel splitting connections between them.
+    const socket = await new Promise<us_listen_socket | false>((resolve) => listenExclusive(app, cfg.httpHost, port, resolve));
     if (!socket) {
       for (const s of sockets) uws.us_listen_socket_close(s);
       throw new Error(`cannot listen on ${cfg.httpHost}:${port} (${name}); is the port in use?`);
@@ -62,4 +64,16 @@ export async function startHttp(engine: Engine, log: Logger): Promise<HttpServer
     ports,
     close: () => { for (const s of sockets) uws.us_listen_socket_close(s); },
   };
+}
+
+/** uSockets' LIBUS_LISTEN_EXCLUSIVE_PORT: no SO_REUSEPORT. */
+const LISTEN_EXCLUSIVE_PORT = 1;
+
+/**
+ * app.listen(host, port, options, cb): the binary takes options after the
+ * host as well, though the package's types list them only without one.
+ */
+function listenExclusive(app: TemplatedApp, host: string, port: number, cb: (s: us_listen_socket | false) => void): void {
+  (app.listen as unknown as (h: string, p: number, o: number, c: (s: us_listen_socket | false) => void) => void)
+    .call(app, host, port, LISTEN_EXCLUSIVE_PORT, cb);
 }

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, newTenant, startService, type Running } from '../helpers.js';
+import { createServer, type AddressInfo } from 'node:net';
+import { call, newTenant, spawnService, startService, type Running } from '../helpers.js';
 
 const LIMIT = 2048;
 const VERIFY = '/api/v1/hotspot-portal/voucher/verify';
@@ -199,6 +200,35 @@ describe('HTTP surface', () => {
       expect((await call(split.base, 'GET', '/v1/hotspots', { auth: st.apiKey })).status).toBe(200);
       // The refused attempt on the main port spent nothing.
       expect((await call(portal, 'POST', `${VERIFY}?hotspot_id=${st.hotspotId}`, { body: { code: 'SPLIT1', mac: '02:00:00:00:0F:03' } })).body.uses_left).toBe(0);
+    });
+
+    it('a port already taken is refused at start, by another service or by a second surface', async () => {
+      // Without the exclusive flag uSockets binds with SO_REUSEPORT, and a second process binding the
+      // same port (a port it names, as a deployment does, not port 0) would share it, the kernel
+      // splitting connections between the two.
+      const port = await new Promise<number>((resolve) => {
+        const probe = createServer().listen(0, '127.0.0.1', () => {
+          const p = (probe.address() as AddressInfo).port;
+          probe.close(() => resolve(p));
+        });
+      });
+      const refused = async (env: Record<string, string>): Promise<void> => {
+        const second = await spawnService({ RADIUS_ENABLED: 'false', ...env }).catch((err: Error) => err);
+        if (!(second instanceof Error)) {
+          await second.stop();
+          expect.fail(`a second service started on the taken port ${port}`);
+        }
+        expect(second.message).toMatch(/service exited with 1/);
+      };
+      const first = await startService({ PORTAL_PORT: String(port), RADIUS_ENABLED: 'false' });
+      try {
+        await refused({ HTTP_PORT: String(port) });
+        await refused({ HTTP_PORT: '0', CONSOLE_PORT: String(port) });
+        // Every connection still reaches the first service's portal, and only it.
+        for (let i = 0; i < 10; i++) expect((await call(`http://127.0.0.1:${port}`, 'GET', '/healthz')).status).toBe(404);
+      } finally {
+        await first.stop();
+      }
     });
   });
 });
