@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { availableParallelism, hostname } from 'node:os';
 
 /**
@@ -79,6 +80,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     return raw;
   };
 
+  const bool = (name: string, fallback: boolean): boolean => {
+    const raw = (env[name] ?? '').trim().toLowerCase();
+    if (raw === '') return fallback;
+    if (raw === 'true' || raw === '1') return true;
+    if (raw === 'false' || raw === '0') return false;
+    problems.push(`${name}=${JSON.stringify(env[name])} must be true or false (or 1 or 0)`);
+    return fallback;
+  };
+  const host = (name: string, fallback: string, localhost: boolean): string => {
+    const raw = env[name];
+    if (!raw) return fallback;
+    if (isIP(raw) === 0 && !(localhost && raw === 'localhost')) {
+      problems.push(`${name}=${JSON.stringify(raw)} must be an IP address to listen on${localhost ? ' (or localhost)' : ''}`);
+    }
+    return raw;
+  };
+
   const url = (name: string, protocols: string[]): string => {
     if (!env[name]) {
       problems.push(`${name} is not set (npm start sets it for you when it starts local servers)`);
@@ -96,7 +114,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!LOG_LEVELS.has(logLevel)) problems.push(`LOG_LEVEL=${JSON.stringify(logLevel)} is not one of ${[...LOG_LEVELS].join(', ')}`);
 
   const config: Config = {
-    httpHost: env.HTTP_HOST || '0.0.0.0',
+    httpHost: host('HTTP_HOST', '0.0.0.0', true),
     httpPort: port('HTTP_PORT', 8080) ?? 8080,
     portalPort: port('PORTAL_PORT', undefined),
     consolePort: port('CONSOLE_PORT', undefined),
@@ -110,10 +128,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     defaultSessionMinutes: int('DEFAULT_SESSION_MINUTES', 1440, 1, 525600),
     defaultIdleTimeoutSec: int('DEFAULT_IDLE_TIMEOUT_SEC', 900, 0, 86400),
     actorThreads: int('ACTOR_THREADS', availableParallelism(), 1, 64),
-    radiusHost: env.RADIUS_HOST || '0.0.0.0',
+    radiusHost: host('RADIUS_HOST', '0.0.0.0', false),
     radiusAuthPort: port('RADIUS_AUTH_PORT', 1812) ?? 1812,
     radiusAcctPort: port('RADIUS_ACCT_PORT', 1813) ?? 1813,
-    radiusEnabled: (env.RADIUS_ENABLED ?? 'true') !== 'false',
+    radiusEnabled: bool('RADIUS_ENABLED', true),
     // Stable across restarts, so a restarted process takes back its hotspot leases and its
     // unacknowledged outbox entries at once. Two processes on one host need distinct NODE_IDs.
     nodeId: env.NODE_ID || hostname(),
