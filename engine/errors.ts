@@ -51,6 +51,7 @@ export const Errors = {
   FORBIDDEN: def((why: string) => ['forbidden', 403, why]),
   MODULE_NOT_LICENSED: def((module: string) => ['module_not_licensed', 403, `The ${module} module is not licensed for this tenant`]),
   SERVICE_UNAVAILABLE: def((what: string) => ['service_unavailable', 503, `${what} is unavailable, try again shortly`]),
+  SHUTTING_DOWN: def(() => ['service_unavailable', 503, 'The service is shutting down; try again shortly']),
   INTERNAL: def(() => ['internal_error', 500, 'Internal error; it has been logged']),
 
   // Resources

@@ -53,11 +53,41 @@ export interface AuditNote {
 const NO_PRINCIPAL = null as unknown as Principal;
 
 /**
+ * Requests a listener group is serving, so a shutdown can let them finish
+ * (HttpServer.close then drain): once `closing`, a request that still
+ * arrives on an open keep-alive connection is answered 503 and the
+ * connection closed, rather than run against an engine going away.
+ */
+export class Traffic {
+  inFlight = 0;
+  closing = false;
+  private idle: (() => void)[] = [];
+
+  begin(): void {
+    this.inFlight++;
+  }
+
+  end(): void {
+    if (--this.inFlight === 0) for (const wake of this.idle.splice(0)) wake();
+  }
+
+  /** Resolves when no request is in flight, or after `ms` at the latest. */
+  drained(ms: number): Promise<void> {
+    if (this.inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const t = setTimeout(resolve, ms);
+      t.unref();
+      this.idle.push(() => { clearTimeout(t); resolve(); });
+    });
+  }
+}
+
+/**
  * Registers routes on a uWS app. Per uWS rules: onAborted first, everything
  * read from `req` synchronously before any await, writes inside cork (send()).
  * Adds 405 for known paths with another method and a JSON 404 for the rest.
  */
-export function mount(app: TemplatedApp, routes: Route[], engine: Engine, validators: Validators, log: Logger): void {
+export function mount(app: TemplatedApp, routes: Route[], engine: Engine, validators: Validators, log: Logger, traffic = new Traffic()): void {
   const limit = engine.config.bodyLimitBytes;
   const byPath = new Map<string, Route[]>();
   for (const r of routes) byPath.set(r.path, [...(byPath.get(r.path) ?? []), r]);
@@ -80,7 +110,14 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
       const contentType = hasBody ? req.getHeader('content-type') : '';
       const declaredLength = hasBody ? Number(req.getHeader('content-length') || 0) : 0;
       const remoteIp = route.surface === 'portal' ? Buffer.from(res.getRemoteAddressAsText()).toString() : '';
+      if (traffic.closing) {
+        if (hasBody) ex.res.onData(() => undefined);
+        const e = Errors.SHUTTING_DOWN();
+        send(ex, { status: e.status, body: e.toBody() }, true);
+        return;
+      }
 
+      traffic.begin();
       const bodyPromise = hasBody ? readBody(ex, limit, declaredLength) : Promise.resolve(null);
       void (async (): Promise<void> => {
         let reply: Reply;
@@ -112,8 +149,8 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
           reply = errorReply(err, log);
           closeConnection = reply.status === 413;
         }
-        send(ex, reply, closeConnection);
-      })();
+        send(ex, reply, closeConnection || traffic.closing);
+      })().finally(() => traffic.end());
     });
   }
 

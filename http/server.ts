@@ -1,6 +1,6 @@
 import type { Engine, Logger } from '../engine/index.js';
 import { buildOpenApi } from './openapi.js';
-import { mount, type Route, type Surface } from './router.js';
+import { mount, Traffic, type Route, type Surface } from './router.js';
 import { complianceRoutes } from './routes/compliance.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { hotspotRoutes } from './routes/hotspots.js';
@@ -14,7 +14,10 @@ import { loadUws, type TemplatedApp, type us_listen_socket } from './uws.js';
 export interface HttpServer {
   /** Port per listener name ('main', or a surface with its own port). */
   ports: Record<string, number>;
+  /** Stops listening; requests that still arrive on open connections get 503 and a closed connection. */
   close(): void;
+  /** After close: resolves once the requests being served have finished, or after `ms`. */
+  drained(ms: number): Promise<void>;
 }
 
 /** Every route of every surface. */
@@ -46,9 +49,10 @@ export async function startHttp(engine: Engine, log: Logger): Promise<HttpServer
   ];
   const sockets: us_listen_socket[] = [];
   const ports: Record<string, number> = {};
+  const traffic = new Traffic();
   for (const [name, list, port] of listeners) {
     const app = uws.App();
-    mount(app, list, engine, validators, log);
+    mount(app, list, engine, validators, log, traffic);
     // Exclusive: uSockets binds with SO_REUSEPORT otherwise, and a second service (or two surfaces
     // given one port) would share the port silently, the kernel splitting connections between them.
     const socket = await new Promise<us_listen_socket | false>((resolve) => listenExclusive(app, cfg.httpHost, port, resolve));
@@ -62,7 +66,11 @@ export async function startHttp(engine: Engine, log: Logger): Promise<HttpServer
   }
   return {
     ports,
-    close: () => { for (const s of sockets) uws.us_listen_socket_close(s); },
+    close: () => {
+      traffic.closing = true;
+      for (const s of sockets.splice(0)) uws.us_listen_socket_close(s);
+    },
+    drained: (ms) => traffic.drained(ms),
   };
 }
 

@@ -14,6 +14,9 @@ export interface Service {
   stop(): Promise<void>;
 }
 
+/** How long a shutdown waits for the HTTP requests being served. */
+const SHUTDOWN_DRAIN_MS = 10_000;
+
 /**
  * The production entry point: configuration from the environment, no local
  * servers started. `node dist/scripts/serve.js`.
@@ -49,7 +52,10 @@ export async function runService(env: NodeJS.ProcessEnv = process.env): Promise<
   return {
     engine, http: httpServer, radius, radiusPorts, log,
     stop: async () => {
+      // Requests being served finish against a running engine (a batch of vouchers, a sign-in
+      // whose use is counted); new ones are refused. Then RADIUS, then the engine.
       httpServer.close();
+      await httpServer.drained(SHUTDOWN_DRAIN_MS);
       await radius?.stop();
       await coa.close();
       await engine.close();
