@@ -30,7 +30,11 @@ export function buildOpenApi(routes: Route[]): Record<string, unknown> {
     const errorContent = { 'application/json': { schema: ref('error') } };
     if (r.bodySchema) responses['400'] = { description: 'invalid_json or validation_failed', content: errorContent };
     if (r.auth) responses['401'] = { description: 'unauthorized: missing, invalid, expired or revoked credentials', content: errorContent };
-    if (r.module) responses['403'] = { description: `module_not_licensed: the ${r.module} module is not licensed`, content: errorContent };
+    const forbidden = [
+      ...(r.module ? [`module_not_licensed: the ${r.module} module is not licensed`] : []),
+      ...(r.auth && r.method !== 'get' ? ['forbidden: a JWT without the admin role may only read'] : []),
+    ];
+    if (forbidden.length) responses['403'] = { description: forbidden.join('; '), content: errorContent };
     for (const [status, description] of Object.entries(r.errors ?? {})) {
       const prior = responses[status] as { description: string } | undefined;
       responses[status] = { description: prior ? `${prior.description}; ${description}` : description, content: errorContent };

@@ -126,6 +126,8 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
           const raw = await bodyPromise;
           const principal = route.auth ? await engine.credentials.authenticate({ authorization, apiKey }) : NO_PRINCIPAL;
           if (route.module && !principal.tenant.modules.includes(route.module)) throw Errors.MODULE_NOT_LICENSED(route.module);
+          // Roles (spec §5): admin may change anything; a token with other roles only reads. API keys act as admin.
+          if (route.auth && route.method !== 'get' && !principal.roles.includes('admin')) throw Errors.FORBIDDEN('This change needs the admin role');
           let q: unknown = undefined;
           if (validateQuery) {
             q = Object.fromEntries(query);

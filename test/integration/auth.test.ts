@@ -56,6 +56,25 @@ describe('authentication', () => {
     expect(me.body.id).toBe(t.tenantId);
   });
 
+  it('a token without the admin role reads but changes nothing (403); admin and API keys change', async () => {
+    const t = await newTenant(svc.service);
+    const viewer = await signOperatorToken(SECRET, t.tenantId, ['viewer'], 3600);
+    const none = await signOperatorToken(SECRET, t.tenantId, [], 3600);
+    const admin = await signOperatorToken(SECRET, t.tenantId, ['viewer', 'admin'], 3600);
+    for (const token of [viewer, none]) {
+      expect((await call(svc.base, 'GET', '/v1/vouchers', { bearer: token })).status).toBe(200);
+      const r = await call(svc.base, 'POST', '/v1/vouchers', { bearer: token, body: { code: 'ROLE-1' } });
+      expect(r.status).toBe(403);
+      expect(r.body).toEqual({ error: 'forbidden', message: expect.stringMatching(/admin role/) });
+      expect((await call(svc.base, 'PUT', `/v1/hotspots/${t.hotspotId}`, { bearer: token, body: { name: 'X' } })).status).toBe(403);
+    }
+    expect((await call(svc.base, 'GET', '/v1/vouchers', { bearer: viewer })).body.total).toBe(0);
+    const made = await call(svc.base, 'POST', '/v1/vouchers', { bearer: admin, body: { code: 'ROLE-1' } });
+    expect(made.status).toBe(201);
+    expect((await call(svc.base, 'DELETE', `/v1/vouchers/${made.body.id}`, { bearer: viewer })).status).toBe(403);
+    expect((await call(svc.base, 'DELETE', `/v1/vouchers/${made.body.id}`, { auth: t.apiKey })).status).toBe(200);
+  });
+
   it('refuses every bad JWT with 401 and a message', async () => {
     const t = await newTenant(svc.service);
     const claims = { tenant_id: t.tenantId, roles: ['admin'], sub: 'op' };
