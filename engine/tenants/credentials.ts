@@ -58,6 +58,10 @@ export class CredentialVerifier {
         : 'JWT is invalid';
       throw Errors.UNAUTHORIZED(why);
     }
+    // jose checks iat's type only: a token issued in the future (past the leeway) was made by a wrong clock, or to outlive one.
+    if (typeof payload.iat === 'number' && payload.iat > Date.now() / 1000 + this.leewaySec) {
+      throw Errors.UNAUTHORIZED('JWT claim invalid: "iat" is in the future');
+    }
     const tenantId = payload['tenant_id'];
     if (typeof tenantId !== 'string' || tenantId === '') throw Errors.UNAUTHORIZED('JWT claim tenant_id must be a non-empty string');
     const tenant = await this.tenants.get(tenantId);

@@ -99,6 +99,12 @@ describe('authentication', () => {
       bearer: await new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().sign(SECRET),
     }, 'no exp');
     await expectUnauthorized({
+      bearer: await new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setIssuedAt(nowSec() + 86_400).setExpirationTime(nowSec() + 90_000).sign(SECRET),
+    }, 'issued a day in the future');
+    // Within the leeway, a clock a little ahead is fine.
+    const ahead = await new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setIssuedAt(nowSec() + 20).setExpirationTime(nowSec() + 600).sign(SECRET);
+    expect((await call(svc.base, 'GET', '/v1/vouchers', { bearer: ahead })).status).toBe(200);
+    await expectUnauthorized({
       bearer: await new SignJWT({ roles: ['admin'] }).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime(nowSec() + 600).sign(SECRET),
     }, 'no tenant_id');
     await expectUnauthorized({
