@@ -269,10 +269,10 @@ export class HotspotActor {
   /** Ends a session once; `atMs` is when it ended, now unless it ended earlier (a time-out seen late). */
   private async end(s: TimedSession, reason: EndReason, by: string, tellNas: boolean, atMs = this.ctx.now()): Promise<boolean> {
     this.forget(s);
-    const now = Math.min(atMs, this.ctx.now());
-    const ended = await this.ctx.store.end(this.tenant, this.hs, s.mac, s.sid, now, reason, by);
+    const at = Math.min(atMs, this.ctx.now());
+    const ended = await this.ctx.store.end(this.tenant, this.hs, s.mac, s.sid, at, reason, by);
     if (!ended) return false;
-    this.ctx.emit({ name: 'session.end', tenant: this.tenant, hs: this.hs, sid: s.sid, mac: s.mac, atMs: now, reason });
+    this.ctx.emit({ name: 'session.end', tenant: this.tenant, hs: this.hs, sid: s.sid, mac: s.mac, atMs: at, reason });
     if (tellNas) {
       void this.ctx.nas({
         tenant: this.tenant, hs: this.hs, nasId: s.nasId, command: 'disconnect', userName: s.nasUser, mac: s.mac,

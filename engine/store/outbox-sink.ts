@@ -19,7 +19,7 @@ type StreamReply = [key: string, entries: StreamEntry[]][] | null;
 
 const BATCH = 2000;
 /** How often lane 0 applies session ends and extensions that wait for a start already stored (see applyWaiting). */
-const WAITING_ENDS_MS = 5_000;
+const WAITING_MS = 5_000;
 /** Dead letters kept per tenant (approximately: MAXLEN ~). */
 const DEAD_LETTER_MAXLEN = 100_000;
 const IDLE_POLL_MS = 50;
@@ -76,7 +76,7 @@ export class OutboxSink {
   private readonly lanes: Lane[] = Array.from({ length: LANES }, (_, index) =>
     ({ index, ownPendingFirst: true, lastClaim: 0, oldestPendingMs: 0, wake: undefined }));
   private knownTenants: string[] = [];
-  private lastWaitingEnds = 0;
+  private lastWaiting = 0;
   private readonly partitions = new PartitionCache();
 
   constructor(
@@ -143,10 +143,10 @@ export class OutboxSink {
   }
 
   private async batch(lane: Lane): Promise<number> {
-    // Waiting ends are everyone's, not this lane's tenants': lane 0 applies them even when no
+    // Waiting ends and extensions are everyone's, not this lane's tenants': lane 0 applies them even when no
     // tenant's stream hashes to it (a single-tenant deployment, say).
-    if (lane.index === 0 && Date.now() - this.lastWaitingEnds > WAITING_ENDS_MS) {
-      this.lastWaitingEnds = Date.now();
+    if (lane.index === 0 && Date.now() - this.lastWaiting > WAITING_MS) {
+      this.lastWaiting = Date.now();
       // Its failure (Postgres away) must not hold up reading the streams: the batch meets the same error soon enough.
       await applyWaiting(this.pool).catch((err: Error) => this.log.warn({ err: err.message }, 'applying waiting session ends and extensions failed; will retry'));
     }

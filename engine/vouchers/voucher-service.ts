@@ -273,9 +273,9 @@ export class VoucherService {
         rows.push(...(await this.insertRows(c, tenantId, spec, source, codes)));
       }
       if (rows.length < count) {
+        if (count > 1) throw Errors.CODE_SPACE_EXHAUSTED(); // rolled back below
         await c.query('ROLLBACK');
-        if (count === 1) return [];
-        throw Errors.CODE_SPACE_EXHAUSTED();
+        return [];
       }
       await Promise.all(rows.map(async (r) => {
         put.push(r);
