@@ -16,6 +16,12 @@ export interface AuditEntry {
   ssid: string;
   hotspot_id: string;
   details: Record<string, unknown>;
+  /**
+   * Known not to be stored yet, so not looked up: a session start whose
+   * sessions row the same transaction has just inserted (the two are only
+   * ever stored together).
+   */
+  unstored?: boolean;
 }
 
 /**
@@ -29,9 +35,10 @@ export interface AuditEntry {
  * The days' partitions must exist already (PartitionCache.ensure, outside
  * the transaction). Returns the number of records appended.
  *
- * A batch takes five statements whatever the number of tenants in it: heads
- * created and locked (in tenant order, so two sinks never wait on each
- * other in a cycle), stored ids looked up, records inserted, heads moved.
+ * A batch takes at most five statements whatever the number of tenants in
+ * it: heads created and locked (in tenant order, so two sinks never wait on
+ * each other in a cycle), stored ids looked up (storedIds; skipped when every
+ * entry is known unstored), records inserted, heads moved.
  *
  * A record's partition day is its timestamp's UTC day, or the day of the
  * record before it in the chain when that is later (fileDay): records reach
@@ -42,15 +49,10 @@ export async function appendToChains(c: PoolClient, entries: AuditEntry[]): Prom
   if (entries.length === 0) return 0;
   // Each entry with its timestamp as the chain writes it (ISO 8601, computed once).
   const byTenant = new Map<string, { e: AuditEntry; timestamp: string }[]>();
-  const days = new Set<string>();
-  const ids: string[] = [];
   for (const e of entries) {
     let list = byTenant.get(e.tenant_id);
     if (!list) byTenant.set(e.tenant_id, (list = []));
-    const timestamp = new Date(e.ts).toISOString();
-    list.push({ e, timestamp });
-    days.add(timestamp.slice(0, 10));
-    ids.push(e.id);
+    list.push({ e, timestamp: new Date(e.ts).toISOString() });
   }
   const tenants = [...byTenant.keys()].sort();
   await c.query(
@@ -60,22 +62,8 @@ export async function appendToChains(c: PoolClient, entries: AuditEntry[]): Prom
   const heads = new Map((await c.query<{ tenant_id: string; seq: number; hash: string; day: string | null }>(
     'SELECT tenant_id, seq, hash, day::text AS day FROM audit_chain_heads WHERE tenant_id = ANY($1) ORDER BY tenant_id FOR UPDATE',
     [tenants])).rows.map((h) => [h.tenant_id, h]));
-  // A stored record lies between its own timestamp's day and its chain's head day (fileDay),
-  // so a redelivered one is found in that range: a partition or two, not every day kept for
-  // two years. The query may also match an id of another tenant of the batch; the pair
-  // check below keeps only exact (tenant, id) matches.
+  const seen = await storedIds(c, byTenant, heads);
   const latest = dayOf(Date.now() + DAY_MS);
-  let lo = '9999-12-31';
-  let hi = '0000-01-01';
-  for (const d of days) {
-    if (d < lo) lo = d;
-    if (d > hi) hi = d;
-  }
-  for (const h of heads.values()) if (h.day && h.day <= latest && h.day > hi) hi = h.day;
-  const seen = new Set((await c.query<{ tenant_id: string; id: string }>(
-    'SELECT tenant_id, id FROM audit_records WHERE tenant_id = ANY($1) AND day BETWEEN $2::date AND $3::date AND id = ANY($4)',
-    [tenants, lo, hi, ids])).rows.map((r) => `${r.tenant_id} ${r.id}`));
-
   const rows: Record<string, unknown>[] = [];
   const moved: { tenant: string; seq: number; hash: string; day: string }[] = [];
   for (const tenant of tenants) {
@@ -117,6 +105,38 @@ export async function appendToChains(c: PoolClient, entries: AuditEntry[]): Prom
      FROM unnest($1::text[], $2::bigint[], $3::text[], $4::date[]) AS m(tenant_id, seq, hash, day) WHERE h.tenant_id = m.tenant_id`,
     [moved.map((m) => m.tenant), moved.map((m) => m.seq), moved.map((m) => m.hash), moved.map((m) => m.day)]);
   return rows.length;
+}
+
+/**
+ * The "tenant id" keys of the entries already stored (a redelivery), looked
+ * up by id alone (audit_records_by_id: one probe an id; ids are unique across
+ * tenants, and the match is kept only for its own tenant). A stored record
+ * lies between its own timestamp's day and its chain's head day (fileDay), so
+ * it is found in that range: a partition or two, not every day kept for two
+ * years. Entries marked unstored are not looked up.
+ */
+async function storedIds(c: PoolClient, byTenant: Map<string, { e: AuditEntry; timestamp: string }[]>,
+  heads: Map<string, { day: string | null }>): Promise<Set<string>> {
+  const latest = dayOf(Date.now() + DAY_MS);
+  const ids: string[] = [];
+  let lo = '9999-12-31';
+  let hi = '0000-01-01';
+  for (const list of byTenant.values()) {
+    for (const { e, timestamp } of list) {
+      if (e.unstored) continue;
+      ids.push(e.id);
+      const d = timestamp.slice(0, 10);
+      if (d < lo) lo = d;
+      if (d > hi) hi = d;
+    }
+  }
+  if (ids.length === 0) return new Set();
+  for (const h of heads.values()) if (h.day && h.day <= latest && h.day > hi) hi = h.day;
+  const { rows } = await c.query<{ tenant_id: string; id: string }>(
+    'SELECT tenant_id, id FROM audit_records WHERE id = ANY($1) AND day BETWEEN $2::date AND $3::date', [ids, lo, hi]);
+  const stored = new Set<string>();
+  for (const r of rows) if (byTenant.has(r.tenant_id)) stored.add(`${r.tenant_id} ${r.id}`);
+  return stored;
 }
 
 const DAY_MS = 86_400_000;

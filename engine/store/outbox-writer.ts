@@ -23,21 +23,28 @@ export async function writeOutbox(c: PoolClient, records: OutboxRecord[], audit:
   const tenants = (rs: OutboxRecord[]): string[] => rs.map((r) => r.tenant);
 
   const uses = of('voucher_use');
+  // The sessions whose row this transaction inserted: their start records are not stored yet
+  // (a session row and its start record are only ever stored together), and of the others they
+  // are (a redelivery). Either way their chain needs no lookup (AuditEntry.unstored).
+  const started = new Set<string>();
   if (uses.length > 0) {
     // The session row is the use's durable record (voucher_uses is a view of it): one insert, and
     // only rows actually inserted count towards the voucher, so a redelivered batch counts nothing.
-    const { rows } = await c.query<{ voucher_id: string | null }>(
+    const { rows } = await c.query<{ id: string; voucher_id: string | null }>(
       `INSERT INTO sessions (id, tenant_id, hotspot_id, mac, ip, username, auth_method, ssid, voucher_id, started_at, ends_at)
        SELECT sid, tenant_id, hs, mac, ip, usr, coalesce(method, 'voucher'), ssid, vid, to_timestamp(at::bigint / 1000.0), to_timestamp(until::bigint / 1000.0)
        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
          AS t(sid, tenant_id, hs, mac, ip, usr, method, ssid, vid, at, until)
        ON CONFLICT (id) DO NOTHING
-       RETURNING voucher_id`,
+       RETURNING id, voucher_id`,
       [col(uses, 'sid'), tenants(uses), col(uses, 'hs'), col(uses, 'mac'), col(uses, 'ip'), col(uses, 'user'),
         col(uses, 'method'), col(uses, 'ssid'), col(uses, 'vid'), col(uses, 'at'), col(uses, 'until')]);
     written += rows.length;
     const counts = new Map<string, number>();
-    for (const r of rows) if (r.voucher_id) counts.set(r.voucher_id, (counts.get(r.voucher_id) ?? 0) + 1);
+    for (const r of rows) {
+      started.add(r.id);
+      if (r.voucher_id) counts.set(r.voucher_id, (counts.get(r.voucher_id) ?? 0) + 1);
+    }
     if (counts.size > 0) {
       // Rows locked in id order first, so two consumers counting uses of the same vouchers never
       // deadlock (Postgres would abort one, and its whole batch would be written again).
@@ -91,7 +98,17 @@ export async function writeOutbox(c: PoolClient, records: OutboxRecord[], audit:
          ON CONFLICT (id) DO NOTHING`, params);
     }
   }
-  return { written: written + (await appendToChains(c, audit)), counters };
+  // A voucher use's start record (auditEntriesOf names it <session>:start) goes to its chain only
+  // with the session row it describes.
+  const chained: AuditEntry[] = [];
+  for (const e of audit) {
+    if (e.id !== `${e.session_id}:start`) chained.push(e);
+    else if (started.has(e.session_id)) {
+      e.unstored = true;
+      chained.push(e);
+    }
+  }
+  return { written: written + (await appendToChains(c, chained)), counters };
 }
 
 /** A voucher's use count as Postgres holds it after a batch. */

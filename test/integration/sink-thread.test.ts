@@ -1,7 +1,8 @@
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { applyWaiting, writeOutbox } from '../../engine/store/outbox-writer.js';
+import { daysToFile, PartitionCache } from '../../engine/audit/chain-writer.js';
+import { applyWaiting, auditEntriesOf, writeOutbox, type OutboxRecord } from '../../engine/store/outbox-writer.js';
 import { call, eventually, newTenant, startService, type Running } from '../helpers.js';
 
 /**
@@ -218,6 +219,52 @@ describe('outbox sink thread', () => {
       expect((await db.query('SELECT 1 FROM session_ends_early WHERE id = $1', [sid])).rowCount).toBe(0);
     } finally {
       await Promise.all([starter.end(), ender.end(), locker.end()]);
+    }
+  });
+  it('a batch stored again, or by two consumers at once, lands once: rows, counts and chain records', async () => {
+    const t = await newTenant(svc.service);
+    const created = await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code: 'TWICE-1', max_uses: 10 } });
+    const vid = (created.body as { id: string }).id;
+    const url = inject('databaseUrl');
+    const [a, b] = [new pg.Client(url), new pg.Client(url)];
+    await Promise.all([a.connect(), b.connect()]);
+    const partitions = new PartitionCache();
+    const store = async (c: pg.Client, records: OutboxRecord[]): Promise<void> => {
+      // As the sink writes a batch: audit entries built afresh for each attempt, one transaction.
+      const audit = auditEntriesOf(records);
+      await partitions.ensure(c as unknown as pg.Pool, daysToFile(audit.map((e) => e.ts)));
+      await c.query('BEGIN');
+      await writeOutbox(c as unknown as pg.PoolClient, records, audit);
+      await c.query('COMMIT');
+    };
+    const now = Date.now();
+    const batch = (tag: string): OutboxRecord[] => {
+      const rec = (fields: Record<string, string>): OutboxRecord => ({ tenant: t.tenantId, f: new Map(Object.entries(fields)) });
+      const sid = (n: number) => `sess_${tag}${n}${now.toString(36)}`.slice(0, 21);
+      const common = (n: number) => ({ sid: sid(n), hs: t.hotspotId, mac: `5D:00:00:00:0${n}:00`, ip: '10.9.0.1', ssid: 'Hall', user: 'G', method: 'voucher' });
+      return [
+        ...[1, 2, 3].map((n) => rec({ ...common(n), type: 'voucher_use', use: `use_${tag}${n}`, vid, at: String(now), until: String(now + 3_600_000) })),
+        rec({ ...common(1), type: 'session_extend', at: String(now + 1), until: String(now + 7_200_000), minutes: '60', by: 'op' }),
+        rec({ ...common(2), type: 'session_end', at: String(now + 2), reason: 'user_request', bin: '5', bout: '6', by: '' }),
+        rec({ type: 'audit', rid: `aud_${tag}${now}`, event: 'voucher_update', at: String(now + 3), details: '{"x":1}', by: 'op' }),
+      ];
+    };
+    try {
+      const once = batch('x');
+      await store(a, once);
+      await store(a, once); // redelivered after its commit
+      await Promise.all([store(a, batch('y')), store(b, batch('y'))]); // one batch taken by two consumers
+      const ids = (await db.query('SELECT id FROM audit_records WHERE tenant_id = $1 ORDER BY seq', [t.tenantId])).rows.map((r) => r.id as string);
+      for (const tag of ['x', 'y']) {
+        const mine = ids.filter((id) => id.includes(`sess_${tag}`) || id.startsWith(`aud_${tag}`));
+        expect(mine.length).toBe(6);
+        expect(new Set(mine).size).toBe(6);
+      }
+      expect((await db.query('SELECT count(*)::int AS n FROM sessions WHERE voucher_id = $1', [vid])).rows[0].n).toBe(6);
+      expect((await db.query('SELECT current_uses FROM vouchers WHERE id = $1', [vid])).rows[0].current_uses).toBe(6);
+      expect(await svc.service.engine.audit.verify(t.tenantId)).toMatchObject({ valid: true });
+    } finally {
+      await Promise.all([a.end(), b.end()]);
     }
   });
   it('an extension stored before its start waits, and moves the planned end once the start is stored', async () => {
