@@ -3,7 +3,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createLogger, projectPath, runRetention } from '../../engine/index.js';
-import { appendToChains, PartitionCache, type AuditEntry } from '../../engine/audit/chain-writer.js';
+import { appendToChains, daysToFile, PartitionCache, type AuditEntry } from '../../engine/audit/chain-writer.js';
 import { call, eventually, JWT_SECRET, newTenant, startService, type Running } from '../helpers.js';
 
 const run = promisify(execFile);
@@ -179,5 +179,28 @@ describe('audit chain', () => {
     for (const d of [prior, day]) expect((await svc.service.engine.dailySummary.day(t.tenantId, d)).totals.chain_valid).toBe(true);
     expect(await svc.service.engine.audit.verify(t.tenantId, prior, prior)).toMatchObject({ valid: true, records: 1 });
     expect(await svc.service.engine.audit.verify(t.tenantId)).toMatchObject({ valid: true, records: 4 });
+  });
+  it("stores what guests and NASes type as they typed it: tabs, newlines, backslashes, quotes, Unicode", async () => {
+    // The sink loads records with COPY's text format, where a tab, newline or backslash in a field
+    // would otherwise split or shift the row: each must come back as it went in, and verify.
+    const t = await newTenant(svc.service);
+    const odd = 'a\tb\nc\rd\\e\\N "f" \\. \u00e7\u011f\u{1F600}';
+    const e: AuditEntry = {
+      tenant_id: t.tenantId, id: 'odd1', event_type: 'session_start', ts: Date.now(), session_id: 'sess_odd1', mac_address: 'DE:00:00:00:00:02',
+      ip_address: '', username: odd, auth_method: 'voucher', ssid: `\\N`, hotspot_id: t.hotspotId, details: { note: odd, path: 'C:\\x' },
+    };
+    const pool = svc.service.engine.pool;
+    await new PartitionCache().ensure(pool, daysToFile([e.ts]));
+    const c = await pool.connect();
+    try {
+      await c.query('BEGIN');
+      await appendToChains(c, [e]);
+      await c.query('COMMIT');
+    } finally {
+      c.release();
+    }
+    const row = (await db.query('SELECT username, ssid, ip_address, details FROM audit_records WHERE tenant_id = $1 AND id = $2', [t.tenantId, 'odd1'])).rows[0];
+    expect(row).toEqual({ username: odd, ssid: '\\N', ip_address: null, details: { note: odd, path: 'C:\\x' } });
+    expect(await svc.service.engine.audit.verify(t.tenantId)).toMatchObject({ valid: true, records: 1 });
   });
 });
