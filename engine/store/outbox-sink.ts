@@ -26,13 +26,13 @@ const IDLE_POLL_MS = 50;
 // A live consumer holds entries for milliseconds; ten seconds idle means its process is gone.
 const CLAIM_IDLE_MS = 10_000;
 /**
- * Independent drain loops per process, each over its own share of the tenants
- * (a stable hash, so a tenant's records always go through one lane, in stream
- * order). One lane spends most of its time waiting for its transaction; with
- * several, one lane's Postgres work overlaps the others' reading and hashing.
- * Four drained about a fifth faster than two on the 2-core bench machine
- * (bench/RESULTS.md, audit-sink); a tenant's records still go one batch at a
- * time, as its chain's head lock would serialise them anyway.
+ * Independent drain loops per process. A lane takes a share of the tenants
+ * no other lane is working on (take), drains one batch of theirs and lets
+ * them go: a tenant's records still go one batch at a time, in stream order
+ * (its chain's head lock would serialise them anyway), while one lane's
+ * Postgres work overlaps the others' reading and hashing. Lanes used to own
+ * tenants by a hash of their ids, and four tenants often fell on two or three
+ * lanes, leaving the others idle.
  */
 export const LANES = 4;
 
@@ -46,9 +46,8 @@ export const SINK_COUNTERS = {
 /** One drain loop's state. */
 interface Lane {
   index: number;
-  /** Re-read our own pending entries before new ones (see OutboxSink). */
-  ownPendingFirst: boolean;
-  lastClaim: number;
+  /** Tenants whose streams gave this lane records in its last batch: taken again first, so a busy tenant keeps its lane. */
+  last: string[];
   /** Stream time (ms) of the oldest record read and not yet stored; 0 when none. */
   oldestPendingMs: number;
   wake: (() => void) | undefined;
@@ -65,16 +64,24 @@ interface Lane {
  * died are claimed after CLAIM_IDLE_MS.
  *
  * After a failed write, and at start (a restart under the same NODE_ID), a
- * lane first re-reads its own pending entries, oldest first, before any new
- * one: a failed batch is retried at once and in stream order, the backlog of
- * unacknowledged entries never grows past one batch while Postgres is away,
- * and the lag gauge keeps measuring from the oldest record not yet stored.
+ * tenant's own pending entries are read again, oldest first, before any new
+ * one of its stream: a failed batch is retried at once and in stream order,
+ * the backlog of unacknowledged entries never grows past one batch while
+ * Postgres is away, and the lag gauge keeps measuring from the oldest record
+ * not yet stored.
  */
 export class OutboxSink {
   private running = false;
   private loops: Promise<void>[] = [];
-  private readonly lanes: Lane[] = Array.from({ length: LANES }, (_, index) =>
-    ({ index, ownPendingFirst: true, lastClaim: 0, oldestPendingMs: 0, wake: undefined }));
+  private readonly lanes: Lane[] = Array.from({ length: LANES }, (_, index) => ({ index, last: [], oldestPendingMs: 0, wake: undefined }));
+  /** Tenants a lane is working on now: no other lane reads their streams meanwhile. */
+  private readonly busy = new Set<string>();
+  /** Where the next lane starts looking for tenants to take (round robin). */
+  private cursor = 0;
+  /** Tenants known to have no entries pending with this consumer; the others' are read again first. */
+  private readonly noPending = new Set<string>();
+  /** When each tenant's stream was last searched for entries a dead consumer left pending. */
+  private readonly lastClaim = new Map<string, number>();
   private knownTenants: string[] = [];
   private lastWaiting = 0;
   private readonly partitions = new PartitionCache();
@@ -132,30 +139,52 @@ export class OutboxSink {
     }
   }
 
-  /** One batch of a lane: read, store, acknowledge. Any failure leaves entries pending: re-read them first next time. */
+  /** One batch of a lane: take tenants, read, store, acknowledge, let the tenants go. */
   private async cycle(lane: Lane): Promise<number> {
-    try {
-      return await this.batch(lane);
-    } catch (err) {
-      lane.ownPendingFirst = true;
-      throw err;
-    }
-  }
-
-  private async batch(lane: Lane): Promise<number> {
-    // Waiting ends and extensions are everyone's, not this lane's tenants': lane 0 applies them even when no
-    // tenant's stream hashes to it (a single-tenant deployment, say).
+    // Waiting ends and extensions are everyone's, not one tenant's: lane 0 applies them.
     if (lane.index === 0 && Date.now() - this.lastWaiting > WAITING_MS) {
       this.lastWaiting = Date.now();
       // Its failure (Postgres away) must not hold up reading the streams: the batch meets the same error soon enough.
       await applyWaiting(this.pool).catch((err: Error) => this.log.warn({ err: err.message }, 'applying waiting session ends and extensions failed; will retry'));
     }
-    const streams: string[] = [];
-    for (const t of await this.tenants()) if (laneOf(t) === lane.index) streams.push(keys.outbox(t));
-    if (streams.length === 0) return 0;
+    const tenants = this.take(lane, await this.tenants());
+    if (tenants.length === 0) return 0;
+    try {
+      return await this.batch(lane, tenants);
+    } catch (err) {
+      // Whatever was read stays pending: read it again first.
+      for (const t of tenants) this.noPending.delete(t);
+      lane.last = [];
+      throw err;
+    } finally {
+      for (const t of tenants) this.busy.delete(t);
+    }
+  }
+
+  /**
+   * The tenants a lane works on next, marked busy: those that gave it records
+   * last time (still free, as it let them go only now), then free ones in
+   * round-robin order, up to an even share.
+   */
+  private take(lane: Lane, tenants: string[]): string[] {
+    const share = Math.max(1, Math.ceil(tenants.length / LANES));
+    const chosen = new Set<string>();
+    const known = new Set(tenants);
+    for (const t of lane.last) if (chosen.size < share && known.has(t) && !this.busy.has(t)) chosen.add(t);
+    for (let i = 0; i < tenants.length && chosen.size < share; i++) {
+      const t = tenants[(this.cursor + i) % tenants.length]!;
+      if (!this.busy.has(t)) chosen.add(t);
+    }
+    this.cursor = tenants.length ? (this.cursor + share) % tenants.length : 0;
+    for (const t of chosen) this.busy.add(t);
+    return [...chosen];
+  }
+
+  private async batch(lane: Lane, tenants: string[]): Promise<number> {
     const entries: StreamRecord[] = [];
     const taken = new Set<string>();
     const stale: { key: string; id: string }[] = [];
+    const withEntries = new Set<string>();
     // Our own pending entries and claimed ones can overlap within one cycle; new ones ('>') cannot.
     const collect = (reply: StreamReply, redelivered = true): void => {
       for (const [key, list] of reply ?? []) {
@@ -168,22 +197,28 @@ export class OutboxSink {
           const f = new Map<string, string>();
           for (let i = 0; i + 1 < fields.length; i += 2) f.set(fields[i]!, storable(fields[i + 1]!));
           entries.push({ key, id, f });
+          withEntries.add(key);
         }
       }
     };
-    if (lane.ownPendingFirst) {
-      await this.readGroup(streams, '0', collect);
-      if (entries.length === 0) lane.ownPendingFirst = false;
+    const recheck = tenants.filter((t) => !this.noPending.has(t));
+    if (recheck.length > 0) {
+      await this.readGroup(recheck.map((t) => keys.outbox(t)), '0', collect);
+      for (const t of recheck) if (!withEntries.has(keys.outbox(t))) this.noPending.add(t);
     }
-    if (Date.now() - lane.lastClaim > CLAIM_IDLE_MS / 2) {
-      lane.lastClaim = Date.now();
-      for (const key of streams) {
-        const claimed = (await this.redis.xautoclaim(key, OUTBOX_GROUP, this.consumer, CLAIM_IDLE_MS, '0', 'COUNT', BATCH)) as [string, StreamEntry[]];
-        collect([[key, claimed[1]]]);
-      }
+    for (const t of tenants) {
+      if (Date.now() - (this.lastClaim.get(t) ?? 0) <= CLAIM_IDLE_MS / 2) continue;
+      this.lastClaim.set(t, Date.now());
+      const key = keys.outbox(t);
+      const claimed = (await this.redis.xautoclaim(key, OUTBOX_GROUP, this.consumer, CLAIM_IDLE_MS, '0', 'COUNT', BATCH)) as [string, StreamEntry[]];
+      collect([[key, claimed[1]]]);
     }
-    // While a failed batch is being retried, nothing new joins it.
-    if (!lane.ownPendingFirst && entries.length < BATCH) await this.readGroup(streams, '>', (reply) => collect(reply, false));
+    // While a tenant's failed batch is being retried, nothing new of its joins it.
+    const fresh = tenants.filter((t) => this.noPending.has(t) && !withEntries.has(keys.outbox(t)));
+    if (fresh.length > 0 && entries.length < BATCH) {
+      await this.readGroup(fresh.map((t) => keys.outbox(t)), '>', (reply) => collect(reply, false), BATCH - entries.length);
+    }
+    lane.last = tenants.filter((t) => withEntries.has(keys.outbox(t)));
     if (entries.length === 0) {
       if (stale.length) await this.acknowledge(stale);
       lane.oldestPendingMs = 0;
@@ -266,13 +301,20 @@ export class OutboxSink {
 
   /**
    * Reads the group from `id` on every stream: '>' for entries never delivered,
-   * '0' for this consumer's pending ones. Streams go 256 to a command.
+   * '0' for this consumer's pending ones. Streams go 256 to a command, and
+   * each command asks for at most `budget` entries in all (split evenly over
+   * its streams, at least 16 each), so that a backlog over many tenants (after
+   * an outage) comes in batches, not all at once.
    */
-  private async readGroup(streams: string[], id: '0' | '>', collect: (reply: StreamReply) => void): Promise<void> {
-    for (let i = 0; i < streams.length; i += 256) {
+  private async readGroup(streams: string[], id: '0' | '>', collect: (reply: StreamReply) => void, budget = BATCH): Promise<void> {
+    let left = budget;
+    for (let i = 0; i < streams.length && left > 0; i += 256) {
       const chunk = streams.slice(i, i + 256);
+      const count = Math.max(16, Math.ceil(left / chunk.length));
       try {
-        collect((await this.redis.xreadgroup('GROUP', OUTBOX_GROUP, this.consumer, 'COUNT', BATCH, 'STREAMS', ...chunk, ...chunk.map(() => id))) as StreamReply);
+        const reply = (await this.redis.xreadgroup('GROUP', OUTBOX_GROUP, this.consumer, 'COUNT', count, 'STREAMS', ...chunk, ...chunk.map(() => id))) as StreamReply;
+        for (const [, list] of reply ?? []) left -= list.length;
+        collect(reply);
       } catch (err) {
         // A stream or group missing (a Redis that lost its data): recreate and go on.
         if (!(err as Error).message.includes('NOGROUP')) throw err;
@@ -390,13 +432,6 @@ function partitionMissing(err: unknown): boolean {
 /** The sink's lag: how old the oldest record read and not yet stored is. */
 export function lagSeconds(oldestPendingMs: number): number {
   return oldestPendingMs === 0 ? 0 : (Date.now() - oldestPendingMs) / 1000;
-}
-
-/** The lane of a tenant: FNV-1a of its id, so it never changes while the process runs. */
-function laneOf(tenantId: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < tenantId.length; i++) h = Math.imul(h ^ tenantId.charCodeAt(i), 0x01000193);
-  return (h >>> 0) % LANES;
 }
 
 function tenantOfKey(key: string): string {
