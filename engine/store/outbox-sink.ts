@@ -17,12 +17,43 @@ interface StreamRecord {
 }
 type StreamReply = [key: string, entries: StreamEntry[]][] | null;
 
+/** Entries a lane has read: to store, and to acknowledge only (deleted while pending). */
+class Read {
+  readonly entries: StreamRecord[] = [];
+  readonly stale: { key: string; id: string }[] = [];
+  /** Streams that gave entries. */
+  readonly withEntries = new Set<string>();
+  private readonly taken = new Set<string>();
+
+  /** Adds a reply; `redelivered` for pending and claimed entries, which can overlap within one read (new ones cannot). */
+  collect(reply: StreamReply, redelivered: boolean): void {
+    for (const [key, list] of reply ?? []) {
+      for (const [id, fields] of list) {
+        if (redelivered) {
+          if (this.taken.has(`${key} ${id}`)) continue;
+          this.taken.add(`${key} ${id}`);
+        }
+        if (!fields) { this.stale.push({ key, id }); continue; } // deleted while pending: only the acknowledgement is left to do
+        const f = new Map<string, string>();
+        for (let i = 0; i + 1 < fields.length; i += 2) f.set(fields[i]!, storable(fields[i + 1]!));
+        this.entries.push({ key, id, f });
+        this.withEntries.add(key);
+      }
+    }
+  }
+}
+
 const BATCH = 2000;
 /** How often lane 0 applies session ends and extensions that wait for a start already stored (see applyWaiting). */
 const WAITING_MS = 5_000;
 /** Dead letters kept per tenant (approximately: MAXLEN ~). */
 const DEAD_LETTER_MAXLEN = 100_000;
 const IDLE_POLL_MS = 50;
+/**
+ * How long a lane goes on with the same tenants, batch after batch, before it
+ * lets them go and takes again (lane 0 then also applies waiting ends).
+ */
+const HOLD_MS = 1_000;
 // A live consumer holds entries for milliseconds; ten seconds idle means its process is gone.
 const CLAIM_IDLE_MS = 10_000;
 /**
@@ -180,58 +211,77 @@ export class OutboxSink {
     return [...chosen];
   }
 
+  /**
+   * Drains the lane's tenants: a first read (their pending entries first where
+   * they may have some, entries a dead consumer left, then new ones), and then
+   * batch after batch while they have more, for up to HOLD_MS. While a batch
+   * is in Postgres, the next is read and parsed (only new entries, of tenants
+   * with none pending): one tenant's drain overlaps its reading with its
+   * writing. A failed write leaves both batches pending, to be read again in
+   * stream order (cycle()).
+   */
   private async batch(lane: Lane, tenants: string[]): Promise<number> {
-    const entries: StreamRecord[] = [];
-    const taken = new Set<string>();
-    const stale: { key: string; id: string }[] = [];
-    const withEntries = new Set<string>();
-    // Our own pending entries and claimed ones can overlap within one cycle; new ones ('>') cannot.
-    const collect = (reply: StreamReply, redelivered = true): void => {
-      for (const [key, list] of reply ?? []) {
-        for (const [id, fields] of list) {
-          if (redelivered) {
-            if (taken.has(`${key} ${id}`)) continue;
-            taken.add(`${key} ${id}`);
-          }
-          if (!fields) { stale.push({ key, id }); continue; } // deleted while pending: only the acknowledgement is left to do
-          const f = new Map<string, string>();
-          for (let i = 0; i + 1 < fields.length; i += 2) f.set(fields[i]!, storable(fields[i + 1]!));
-          entries.push({ key, id, f });
-          withEntries.add(key);
-        }
+    const since = Date.now();
+    let next = await this.read(tenants);
+    lane.last = tenants.filter((t) => next.withEntries.has(keys.outbox(t)));
+    let stored = 0;
+    for (;;) {
+      const { entries, stale } = next;
+      if (entries.length === 0) {
+        if (stale.length) await this.acknowledge(stale);
+        break;
       }
-    };
+      let oldest = Infinity;
+      for (const e of entries) oldest = Math.min(oldest, Number(e.id.slice(0, e.id.indexOf('-'))));
+      lane.oldestPendingMs = oldest;
+      const writing = this.writeIsolating(entries);
+      const more = this.running && Date.now() - since < HOLD_MS;
+      const ahead = more ? this.readNew(tenants) : Promise.resolve(new Read());
+      let refused: StreamRecord[];
+      try {
+        refused = await writing;
+      } catch (err) {
+        await ahead.catch(() => undefined);
+        throw err;
+      }
+      if (refused.length) await this.deadLetter(refused);
+      await this.acknowledge(stale.length ? [...entries, ...stale] : entries);
+      stored += entries.length;
+      next = await ahead;
+    }
+    lane.oldestPendingMs = 0;
+    return stored;
+  }
+
+  /** A lane's first read of its tenants: pending entries where there may be some, claimed ones, then new ones. */
+  private async read(tenants: string[]): Promise<Read> {
+    const got = new Read();
     const recheck = tenants.filter((t) => !this.noPending.has(t));
     if (recheck.length > 0) {
-      await this.readGroup(recheck.map((t) => keys.outbox(t)), '0', collect);
-      for (const t of recheck) if (!withEntries.has(keys.outbox(t))) this.noPending.add(t);
+      await this.readGroup(recheck.map((t) => keys.outbox(t)), '0', (reply) => got.collect(reply, true));
+      for (const t of recheck) if (!got.withEntries.has(keys.outbox(t))) this.noPending.add(t);
     }
     for (const t of tenants) {
       if (Date.now() - (this.lastClaim.get(t) ?? 0) <= CLAIM_IDLE_MS / 2) continue;
       this.lastClaim.set(t, Date.now());
       const key = keys.outbox(t);
       const claimed = (await this.redis.xautoclaim(key, OUTBOX_GROUP, this.consumer, CLAIM_IDLE_MS, '0', 'COUNT', BATCH)) as [string, StreamEntry[]];
-      collect([[key, claimed[1]]]);
+      got.collect([[key, claimed[1]]], true);
     }
     // While a tenant's failed batch is being retried, nothing new of its joins it.
-    const fresh = tenants.filter((t) => this.noPending.has(t) && !withEntries.has(keys.outbox(t)));
-    if (fresh.length > 0 && entries.length < BATCH) {
-      await this.readGroup(fresh.map((t) => keys.outbox(t)), '>', (reply) => collect(reply, false), BATCH - entries.length);
+    const fresh = tenants.filter((t) => this.noPending.has(t) && !got.withEntries.has(keys.outbox(t)));
+    if (fresh.length > 0 && got.entries.length < BATCH) {
+      await this.readGroup(fresh.map((t) => keys.outbox(t)), '>', (reply) => got.collect(reply, false), BATCH - got.entries.length);
     }
-    lane.last = tenants.filter((t) => withEntries.has(keys.outbox(t)));
-    if (entries.length === 0) {
-      if (stale.length) await this.acknowledge(stale);
-      lane.oldestPendingMs = 0;
-      return 0;
-    }
-    let oldest = Infinity;
-    for (const e of entries) oldest = Math.min(oldest, Number(e.id.slice(0, e.id.indexOf('-'))));
-    lane.oldestPendingMs = oldest;
-    const refused = await this.writeIsolating(entries);
-    if (refused.length) await this.deadLetter(refused);
-    await this.acknowledge(stale.length ? [...entries, ...stale] : entries);
-    lane.oldestPendingMs = 0;
-    return entries.length;
+    return got;
+  }
+
+  /** New entries of those of the tenants with none pending with us (a read ahead, beside a write). */
+  private async readNew(tenants: string[]): Promise<Read> {
+    const got = new Read();
+    const fresh = tenants.filter((t) => this.noPending.has(t));
+    if (fresh.length > 0) await this.readGroup(fresh.map((t) => keys.outbox(t)), '>', (reply) => got.collect(reply, false));
+    return got;
   }
 
   /**
