@@ -17,9 +17,10 @@ export interface AuditEntry {
   hotspot_id: string;
   details: Record<string, unknown>;
   /**
-   * Known not to be stored yet, so not looked up: a session start whose
-   * sessions row the same transaction has just inserted (the two are only
-   * ever stored together).
+   * Not looked up among the stored records: the caller knows better (a
+   * session start, stored only with its session row, whose insert in the
+   * same transaction says whether it was stored; one that was is left out of
+   * ChainAppend.link).
    */
   unstored?: boolean;
 }
@@ -46,60 +47,103 @@ export interface AuditEntry {
  * and a day must hold one unbroken stretch of the chain for its own check.
  */
 export async function appendToChains(c: PoolClient, entries: AuditEntry[]): Promise<number> {
-  if (entries.length === 0) return 0;
-  // Each entry with its timestamp as the chain writes it (ISO 8601, computed once).
-  const byTenant = new Map<string, { e: AuditEntry; timestamp: string }[]>();
-  for (const e of entries) {
-    let list = byTenant.get(e.tenant_id);
-    if (!list) byTenant.set(e.tenant_id, (list = []));
-    list.push({ e, timestamp: new Date(e.ts).toISOString() });
-  }
-  const tenants = [...byTenant.keys()].sort();
-  await c.query(
-    'INSERT INTO audit_chain_heads (tenant_id, seq, hash) SELECT t, 0, $2 FROM unnest($1::text[]) AS t ON CONFLICT DO NOTHING',
-    [tenants, GENESIS]);
-  // ORDER BY with FOR UPDATE locks the rows in that order.
-  const heads = new Map((await c.query<{ tenant_id: string; seq: number; hash: string; day: string | null }>(
-    'SELECT tenant_id, seq, hash, day::text AS day FROM audit_chain_heads WHERE tenant_id = ANY($1) ORDER BY tenant_id FOR UPDATE',
-    [tenants])).rows.map((h) => [h.tenant_id, h]));
-  const seen = await storedIds(c, byTenant, heads);
-  const latest = dayOf(Date.now() + DAY_MS);
-  let rows = '';
-  let appended = 0;
-  const moved: { tenant: string; seq: number; hash: string; day: string }[] = [];
-  for (const tenant of tenants) {
-    const head = heads.get(tenant)!;
-    let seq = Number(head.seq);
-    let prev = head.hash;
-    let day = head.day ?? '';
-    for (const { e, timestamp } of byTenant.get(tenant)!) {
-      const key = `${tenant} ${e.id}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
-      seq++;
-      day = fileDay(timestamp.slice(0, 10), day, latest);
-      const hash = link(prev, {
-        tenant_id: tenant, seq, event_type: e.event_type, timestamp,
-        session_id: e.session_id, mac_address: e.mac_address, ip_address: e.ip_address, username: e.username,
-        auth_method: e.auth_method, ssid: e.ssid, hotspot_id: e.hotspot_id, details: e.details,
-      });
-      // In AUDIT_COLUMNS order; the record's absent text fields ("" in its link) are NULL in their columns.
-      rows += `${copyField(tenant)}\t${seq}\t${copyField(e.id)}\t${copyField(e.event_type)}\t${timestamp}\t${copyField(e.session_id || null)}\t`
-        + `${copyField(e.mac_address || null)}\t${copyField(e.ip_address || null)}\t${copyField(e.username || null)}\t`
-        + `${copyField(e.auth_method || null)}\t${copyField(e.ssid || null)}\t${copyField(e.hotspot_id || null)}\t`
-        + `${copyField(JSON.stringify(e.details))}\t${prev}\t${hash}\t${day}\n`;
-      appended++;
-      prev = hash;
+  const append = await ChainAppend.lock(c, entries);
+  append.link();
+  return append.store();
+}
+
+type Head = { tenant_id: string; seq: number; hash: string; day: string | null };
+
+/**
+ * appendToChains in three steps, for a caller with other work in the same
+ * transaction (the outbox sink): lock() takes the chains' heads and looks up
+ * the entries already stored; link() computes the records (synchronous, so
+ * it can run while a statement of the caller's is in Postgres, and again
+ * when the caller learns that some entries are not to be appended after
+ * all); store() writes them and moves the heads.
+ */
+export class ChainAppend {
+  private rows = '';
+  private appended = 0;
+  private moved: { tenant: string; seq: number; hash: string; day: string }[] = [];
+
+  private constructor(
+    private readonly c: PoolClient,
+    /** Each tenant's entries with their timestamps as the chain writes them (ISO 8601, computed once). */
+    private readonly byTenant: Map<string, { e: AuditEntry; timestamp: string }[]>,
+    private readonly tenants: string[],
+    private readonly heads: Map<string, Head>,
+    private readonly stored: Set<string>,
+  ) {}
+
+  static async lock(c: PoolClient, entries: AuditEntry[]): Promise<ChainAppend> {
+    const byTenant = new Map<string, { e: AuditEntry; timestamp: string }[]>();
+    for (const e of entries) {
+      let list = byTenant.get(e.tenant_id);
+      if (!list) byTenant.set(e.tenant_id, (list = []));
+      list.push({ e, timestamp: new Date(e.ts).toISOString() });
     }
-    if (seq !== Number(head.seq)) moved.push({ tenant, seq, hash: prev, day });
+    const tenants = [...byTenant.keys()].sort();
+    if (tenants.length === 0) return new ChainAppend(c, byTenant, tenants, new Map(), new Set());
+    await c.query(
+      'INSERT INTO audit_chain_heads (tenant_id, seq, hash) SELECT t, 0, $2 FROM unnest($1::text[]) AS t ON CONFLICT DO NOTHING',
+      [tenants, GENESIS]);
+    // ORDER BY with FOR UPDATE locks the rows in that order.
+    const heads = new Map((await c.query<Head>(
+      'SELECT tenant_id, seq, hash, day::text AS day FROM audit_chain_heads WHERE tenant_id = ANY($1) ORDER BY tenant_id FOR UPDATE',
+      [tenants])).rows.map((h) => [h.tenant_id, h]));
+    return new ChainAppend(c, byTenant, tenants, heads, await storedIds(c, byTenant, heads));
   }
-  if (appended === 0) return 0;
-  await copyInto(c, 'audit_records', AUDIT_COLUMNS, rows);
-  await c.query(
-    `UPDATE audit_chain_heads h SET seq = m.seq, hash = m.hash, day = m.day, updated_at = now()
-     FROM unnest($1::text[], $2::bigint[], $3::text[], $4::date[]) AS m(tenant_id, seq, hash, day) WHERE h.tenant_id = m.tenant_id`,
-    [moved.map((m) => m.tenant), moved.map((m) => m.seq), moved.map((m) => m.hash), moved.map((m) => m.day)]);
-  return appended;
+
+  /** Links the entries not stored already, and not left out by `leaveOut`, after their chains' heads. */
+  link(leaveOut?: (e: AuditEntry) => boolean): void {
+    const seen = new Set(this.stored);
+    const latest = dayOf(Date.now() + DAY_MS);
+    let rows = '';
+    let appended = 0;
+    const moved: { tenant: string; seq: number; hash: string; day: string }[] = [];
+    for (const tenant of this.tenants) {
+      const head = this.heads.get(tenant)!;
+      let seq = Number(head.seq);
+      let prev = head.hash;
+      let day = head.day ?? '';
+      for (const { e, timestamp } of this.byTenant.get(tenant)!) {
+        const key = `${tenant} ${e.id}`;
+        if (seen.has(key) || leaveOut?.(e)) continue;
+        seen.add(key);
+        seq++;
+        day = fileDay(timestamp.slice(0, 10), day, latest);
+        const hash = link(prev, {
+          tenant_id: tenant, seq, event_type: e.event_type, timestamp,
+          session_id: e.session_id, mac_address: e.mac_address, ip_address: e.ip_address, username: e.username,
+          auth_method: e.auth_method, ssid: e.ssid, hotspot_id: e.hotspot_id, details: e.details,
+        });
+        // In AUDIT_COLUMNS order; the record's absent text fields ("" in its link) are NULL in their columns.
+        rows += `${copyField(tenant)}\t${seq}\t${copyField(e.id)}\t${copyField(e.event_type)}\t${timestamp}\t${copyField(e.session_id || null)}\t`
+          + `${copyField(e.mac_address || null)}\t${copyField(e.ip_address || null)}\t${copyField(e.username || null)}\t`
+          + `${copyField(e.auth_method || null)}\t${copyField(e.ssid || null)}\t${copyField(e.hotspot_id || null)}\t`
+          + `${copyField(JSON.stringify(e.details))}\t${prev}\t${hash}\t${day}\n`;
+        appended++;
+        prev = hash;
+      }
+      if (seq !== Number(head.seq)) moved.push({ tenant, seq, hash: prev, day });
+    }
+    this.rows = rows;
+    this.appended = appended;
+    this.moved = moved;
+  }
+
+  /** Writes what link() computed and moves the heads; returns the number of records appended. */
+  async store(): Promise<number> {
+    if (this.appended === 0) return 0;
+    const moved = this.moved;
+    await copyInto(this.c, 'audit_records', AUDIT_COLUMNS, this.rows);
+    await this.c.query(
+      `UPDATE audit_chain_heads h SET seq = m.seq, hash = m.hash, day = m.day, updated_at = now()
+       FROM unnest($1::text[], $2::bigint[], $3::text[], $4::date[]) AS m(tenant_id, seq, hash, day) WHERE h.tenant_id = m.tenant_id`,
+      [moved.map((m) => m.tenant), moved.map((m) => m.seq), moved.map((m) => m.hash), moved.map((m) => m.day)]);
+    return this.appended;
+  }
 }
 
 const AUDIT_COLUMNS = ['tenant_id', 'seq', 'id', 'event_type', 'ts', 'session_id', 'mac_address', 'ip_address', 'username',
@@ -114,7 +158,7 @@ const AUDIT_COLUMNS = ['tenant_id', 'seq', 'id', 'event_type', 'ts', 'session_id
  * years. Entries marked unstored are not looked up.
  */
 async function storedIds(c: PoolClient, byTenant: Map<string, { e: AuditEntry; timestamp: string }[]>,
-  heads: Map<string, { day: string | null }>): Promise<Set<string>> {
+  heads: Map<string, Head>): Promise<Set<string>> {
   const latest = dayOf(Date.now() + DAY_MS);
   const ids: string[] = [];
   let lo = '9999-12-31';

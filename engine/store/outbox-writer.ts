@@ -1,4 +1,4 @@
-import { appendToChains, type AuditEntry } from '../audit/chain-writer.js';
+import { ChainAppend, type AuditEntry } from '../audit/chain-writer.js';
 import type { PoolClient } from './postgres.js';
 
 /** One outbox entry: its tenant and its fields as Redis stored them. */
@@ -9,11 +9,17 @@ export interface OutboxRecord {
 
 /**
  * Writes a batch of outbox records in one transaction (the caller's): the
- * data tables, then the audit events (auditEntriesOf) into their chains.
+ * data tables and the audit events (auditEntriesOf) into their chains.
  * Every insert is keyed by an id derived from the record, and every update is
  * guarded by the row's state, so a batch delivered twice changes nothing the
  * second time. Records are applied by kind in stream order: starts before
  * extensions before ends, which is also their order within one session.
+ *
+ * The chains' heads are locked first, so one tenant's batches (two consumers
+ * with the same records, say) go through here one after the other. The
+ * records are linked into their chains while the session rows are being
+ * inserted; a start whose row was there already (a redelivery) is then left
+ * out and the links computed again, which is rare.
  */
 export async function writeOutbox(c: PoolClient, records: OutboxRecord[], audit: AuditEntry[]): Promise<{ written: number; counters: VoucherCount[] }> {
   let written = 0;
@@ -23,11 +29,14 @@ export async function writeOutbox(c: PoolClient, records: OutboxRecord[], audit:
   const tenants = (rs: OutboxRecord[]): string[] => rs.map((r) => r.tenant);
 
   const uses = of('voucher_use');
-  // The sessions whose row this transaction inserted: their start records are not stored yet
-  // (a session row and its start record are only ever stored together), and of the others they
-  // are (a redelivery). Either way their chain needs no lookup (AuditEntry.unstored).
-  const started = new Set<string>();
-  if (uses.length > 0) {
+  // A voucher use's start record (auditEntriesOf names it <session>:start) is stored with its
+  // session row and only with it: whether it is stored already, that row's insert says, so it
+  // needs no lookup (AuditEntry.unstored).
+  const isStart = (e: AuditEntry): boolean => e.id === `${e.session_id}:start`;
+  for (const e of audit) if (isStart(e)) e.unstored = true;
+  const chain = await ChainAppend.lock(c, audit);
+  if (uses.length === 0) chain.link();
+  else {
     // The session row is the use's durable record (voucher_uses is a view of it): one insert, and
     // only rows actually inserted count towards the voucher, so a redelivered batch counts nothing.
     // One JSON parameter: serialised natively, where text arrays cost pg an escape per element.
@@ -39,19 +48,23 @@ export async function writeOutbox(c: PoolClient, records: OutboxRecord[], audit:
         at: f.get('at') || null, until: f.get('until') || null,
       };
     });
-    const { rows } = await c.query<{ id: string; voucher_id: string | null }>(
+    const inserting = c.query<{ id: string; voucher_id: string | null }>(
       `INSERT INTO sessions (id, tenant_id, hotspot_id, mac, ip, username, auth_method, ssid, voucher_id, started_at, ends_at)
        SELECT sid, t, hs, mac, ip, usr, coalesce(m, 'voucher'), ssid, vid, to_timestamp(at / 1000.0), to_timestamp(until / 1000.0)
        FROM json_to_recordset($1::json) AS r(sid text, t text, hs text, mac text, ip text, usr text, m text, ssid text, vid text, at bigint, until bigint)
        ON CONFLICT (id) DO NOTHING
        RETURNING id, voucher_id`,
       [JSON.stringify(starts)]);
+    // Awaited below; until then its failure must not count as unhandled (link() could throw first).
+    inserting.catch(() => undefined);
+    chain.link(); // while Postgres inserts the rows
+    const { rows } = await inserting;
+    const started = new Set<string>();
+    for (const r of rows) started.add(r.id);
+    if (audit.some((e) => isStart(e) && !started.has(e.session_id))) chain.link((e) => isStart(e) && !started.has(e.session_id));
     written += rows.length;
     const counts = new Map<string, number>();
-    for (const r of rows) {
-      started.add(r.id);
-      if (r.voucher_id) counts.set(r.voucher_id, (counts.get(r.voucher_id) ?? 0) + 1);
-    }
+    for (const r of rows) if (r.voucher_id) counts.set(r.voucher_id, (counts.get(r.voucher_id) ?? 0) + 1);
     if (counts.size > 0) {
       // Rows locked in id order first, so two consumers counting uses of the same vouchers never
       // deadlock (Postgres would abort one, and its whole batch would be written again).
@@ -105,17 +118,7 @@ export async function writeOutbox(c: PoolClient, records: OutboxRecord[], audit:
          ON CONFLICT (id) DO NOTHING`, params);
     }
   }
-  // A voucher use's start record (auditEntriesOf names it <session>:start) goes to its chain only
-  // with the session row it describes.
-  const chained: AuditEntry[] = [];
-  for (const e of audit) {
-    if (e.id !== `${e.session_id}:start`) chained.push(e);
-    else if (started.has(e.session_id)) {
-      e.unstored = true;
-      chained.push(e);
-    }
-  }
-  return { written: written + (await appendToChains(c, chained)), counters };
+  return { written: written + (await chain.store()), counters };
 }
 
 /** A voucher's use count as Postgres holds it after a batch. */
