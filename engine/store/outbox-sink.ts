@@ -49,6 +49,8 @@ const WAITING_MS = 5_000;
 /** Dead letters kept per tenant (approximately: MAXLEN ~). */
 const DEAD_LETTER_MAXLEN = 100_000;
 const IDLE_POLL_MS = 50;
+/** Streams in one XREADGROUP; also the most tenants a lane takes at once. */
+const STREAMS_PER_READ = 256;
 /**
  * How long a lane goes on with the same tenants, batch after batch, before it
  * lets them go and takes again (lane 0 then also applies waiting ends).
@@ -58,8 +60,8 @@ const HOLD_MS = 1_000;
 const CLAIM_IDLE_MS = 10_000;
 /**
  * Independent drain loops per process. A lane takes a share of the tenants
- * no other lane is working on (take), drains one batch of theirs and lets
- * them go: a tenant's records still go one batch at a time, in stream order
+ * no other lane is working on (take), drains them batch after batch for up
+ * to HOLD_MS and lets them go: a tenant's records go one batch at a time, in stream order
  * (its chain's head lock would serialise them anyway), while one lane's
  * Postgres work overlaps the others' reading and hashing. Lanes used to own
  * tenants by a hash of their ids, and four tenants often fell on two or three
@@ -77,8 +79,6 @@ export const SINK_COUNTERS = {
 /** One drain loop's state. */
 interface Lane {
   index: number;
-  /** Tenants whose streams gave this lane records in its last batch: taken again first, so a busy tenant keeps its lane. */
-  last: string[];
   /** Stream time (ms) of the oldest record read and not yet stored; 0 when none. */
   oldestPendingMs: number;
   wake: (() => void) | undefined;
@@ -104,7 +104,7 @@ interface Lane {
 export class OutboxSink {
   private running = false;
   private loops: Promise<void>[] = [];
-  private readonly lanes: Lane[] = Array.from({ length: LANES }, (_, index) => ({ index, last: [], oldestPendingMs: 0, wake: undefined }));
+  private readonly lanes: Lane[] = Array.from({ length: LANES }, (_, index) => ({ index, oldestPendingMs: 0, wake: undefined }));
   /** Tenants a lane is working on now: no other lane reads their streams meanwhile. */
   private readonly busy = new Set<string>();
   /** Where the next lane starts looking for tenants to take (round robin). */
@@ -178,14 +178,13 @@ export class OutboxSink {
       // Its failure (Postgres away) must not hold up reading the streams: the batch meets the same error soon enough.
       await applyWaiting(this.pool).catch((err: Error) => this.log.warn({ err: err.message }, 'applying waiting session ends and extensions failed; will retry'));
     }
-    const tenants = this.take(lane, await this.tenants());
+    const tenants = this.take(await this.tenants());
     if (tenants.length === 0) return 0;
     try {
       return await this.batch(lane, tenants);
     } catch (err) {
       // Whatever was read stays pending: read it again first.
       for (const t of tenants) this.noPending.delete(t);
-      lane.last = [];
       throw err;
     } finally {
       for (const t of tenants) this.busy.delete(t);
@@ -193,22 +192,21 @@ export class OutboxSink {
   }
 
   /**
-   * The tenants a lane works on next, marked busy: those that gave it records
-   * last time (still free, as it let them go only now), then free ones in
-   * round-robin order, up to an even share.
+   * The tenants a lane works on next, marked busy: free ones in round-robin
+   * order, up to an even share and at most one read command's worth
+   * (STREAMS_PER_READ), so that every tenant comes round however many there
+   * are and however busy the others.
    */
-  private take(lane: Lane, tenants: string[]): string[] {
-    const share = Math.max(1, Math.ceil(tenants.length / LANES));
-    const chosen = new Set<string>();
-    const known = new Set(tenants);
-    for (const t of lane.last) if (chosen.size < share && known.has(t) && !this.busy.has(t)) chosen.add(t);
-    for (let i = 0; i < tenants.length && chosen.size < share; i++) {
+  private take(tenants: string[]): string[] {
+    const share = Math.min(STREAMS_PER_READ, Math.max(1, Math.ceil(tenants.length / LANES)));
+    const chosen: string[] = [];
+    for (let i = 0; i < tenants.length && chosen.length < share; i++) {
       const t = tenants[(this.cursor + i) % tenants.length]!;
-      if (!this.busy.has(t)) chosen.add(t);
+      if (!this.busy.has(t)) chosen.push(t);
     }
     this.cursor = tenants.length ? (this.cursor + share) % tenants.length : 0;
     for (const t of chosen) this.busy.add(t);
-    return [...chosen];
+    return chosen;
   }
 
   /**
@@ -223,7 +221,6 @@ export class OutboxSink {
   private async batch(lane: Lane, tenants: string[]): Promise<number> {
     const since = Date.now();
     let next = await this.read(tenants);
-    lane.last = tenants.filter((t) => next.withEntries.has(keys.outbox(t)));
     let stored = 0;
     for (;;) {
       const { entries, stale } = next;
@@ -258,8 +255,9 @@ export class OutboxSink {
     const got = new Read();
     const recheck = tenants.filter((t) => !this.noPending.has(t));
     if (recheck.length > 0) {
-      await this.readGroup(recheck.map((t) => keys.outbox(t)), '0', (reply) => got.collect(reply, true));
-      for (const t of recheck) if (!got.withEntries.has(keys.outbox(t))) this.noPending.add(t);
+      // All of them (a tenant has at most a batch or two pending), and none taken for empty unless read.
+      const read = await this.readGroup(recheck.map((t) => keys.outbox(t)), '0', (reply) => got.collect(reply, true), Infinity);
+      for (const t of recheck) if (read.has(keys.outbox(t)) && !got.withEntries.has(keys.outbox(t))) this.noPending.add(t);
     }
     for (const t of tenants) {
       if (Date.now() - (this.lastClaim.get(t) ?? 0) <= CLAIM_IDLE_MS / 2) continue;
@@ -350,29 +348,33 @@ export class OutboxSink {
   }
 
   /**
-   * Reads the group from `id` on every stream: '>' for entries never delivered,
-   * '0' for this consumer's pending ones. Streams go 256 to a command, and
-   * each command asks for at most `budget` entries in all (split evenly over
-   * its streams, at least 16 each), so that a backlog over many tenants (after
-   * an outage) comes in batches, not all at once.
+   * Reads the group from `id` on the streams: '>' for entries never delivered,
+   * '0' for this consumer's pending ones. Streams go STREAMS_PER_READ to a
+   * command; `budget` is how many entries to ask for in all, split evenly
+   * over a command's streams (at least 16 each), BATCH a stream when
+   * unbounded. Returns the streams read: a command refused for a missing
+   * group (a Redis that lost its data) has its groups created, and its
+   * streams are not among them.
    */
-  private async readGroup(streams: string[], id: '0' | '>', collect: (reply: StreamReply) => void, budget = BATCH): Promise<void> {
+  private async readGroup(streams: string[], id: '0' | '>', collect: (reply: StreamReply) => void, budget = BATCH): Promise<Set<string>> {
+    const read = new Set<string>();
     let left = budget;
-    for (let i = 0; i < streams.length && left > 0; i += 256) {
-      const chunk = streams.slice(i, i + 256);
-      const count = Math.max(16, Math.ceil(left / chunk.length));
+    for (let i = 0; i < streams.length && left > 0; i += STREAMS_PER_READ) {
+      const chunk = streams.slice(i, i + STREAMS_PER_READ);
+      const count = left === Infinity ? BATCH : Math.max(16, Math.ceil(left / chunk.length));
       try {
         const reply = (await this.redis.xreadgroup('GROUP', OUTBOX_GROUP, this.consumer, 'COUNT', count, 'STREAMS', ...chunk, ...chunk.map(() => id))) as StreamReply;
         for (const [, list] of reply ?? []) left -= list.length;
+        for (const key of chunk) read.add(key);
         collect(reply);
       } catch (err) {
-        // A stream or group missing (a Redis that lost its data): recreate and go on.
         if (!(err as Error).message.includes('NOGROUP')) throw err;
         for (const key of chunk) {
           await this.redis.xgroup('CREATE', key, OUTBOX_GROUP, '0', 'MKSTREAM').catch(() => undefined);
         }
       }
     }
+    return read;
   }
 
   /** Acknowledges and deletes stored entries (only after their transaction committed). */

@@ -50,4 +50,54 @@ describe('outbox sink', () => {
     expect(await ids(day + 86_400_000)).toEqual(['sess_b']);
     await redis.del(key);
   });
+
+  /**
+   * A consumer that stopped with entries read and not stored (a crash, a failed batch) must store
+   * them before anything newer of their tenants, whatever the number of tenants: here more than
+   * one read command takes, and one tenant whose group is missing (a Redis that lost it) sits
+   * among tenants with entries pending.
+   */
+  it("after a restart, every tenant's pending records are stored before its new ones, in stream order", async () => {
+    const run = `ord${Date.now().toString(36)}`;
+    const tenants = Array.from({ length: 1100 }, (_, i) => `tn_${run}${String(i).padStart(4, '0')}`);
+    const key = (t: string) => `{t:${t}}:outbox`;
+    const consumer = `test-order-${process.pid}`;
+    const lost = tenants[1]!; // taken with tenants[0] (round robin, two a lane): no group, no stream
+    const now = Date.now();
+    for (let i = 0; i < tenants.length; i += 100) {
+      const p = redis.pipeline();
+      for (const t of tenants.slice(i, i + 100)) {
+        if (t === lost) continue;
+        p.xgroup('CREATE', key(t), 'pg-sink', '0', 'MKSTREAM');
+        for (let n = 0; n < 12; n++) {
+          p.xadd(key(t), '*', 'type', 'audit', 'rid', `aud_${t}_${n}`, 'event', 'test_order', 'at', String(now + n), 'details', `{"n":${n}}`, 'by', 'test');
+        }
+      }
+      await p.exec();
+    }
+    // The previous run of this consumer read the first four of each and stored none.
+    const others = tenants.filter((t) => t !== lost);
+    for (let i = 0; i < others.length; i += 256) {
+      const chunk = others.slice(i, i + 256).map(key);
+      await redis.xreadgroup('GROUP', 'pg-sink', consumer, 'COUNT', 4, 'STREAMS', ...chunk, ...chunk.map(() => '>'));
+    }
+    await redis.xadd(key(lost), '*', 'type', 'audit', 'rid', `aud_${lost}_0`, 'event', 'test_order', 'at', String(now), 'details', '{"n":0}', 'by', 'test');
+    const sink = new OutboxSink(redis, pool, async () => tenants, consumer, createLogger('silent'), new Metrics());
+    sink.start();
+    try {
+      const stored = async () => Number((await pool.query('SELECT count(*) AS n FROM audit_records WHERE tenant_id = ANY($1)', [tenants])).rows[0].n);
+      await eventually(async () => (await stored()) === others.length * 12 + 1, 60_000, stored);
+    } finally {
+      await sink.stop();
+    }
+    // Well within CLAIM_IDLE_MS (10 s): the pending entries were read as this consumer's own, not claimed late.
+    const { rows } = await pool.query<{ tenant_id: string; ns: number[] }>(
+      `SELECT tenant_id, array_agg((details->>'n')::int ORDER BY seq) AS ns FROM audit_records WHERE tenant_id = ANY($1) GROUP BY tenant_id`, [tenants]);
+    const outOfOrder = rows.filter((r) => r.ns.some((n, i) => n !== i)).map((r) => `${r.tenant_id}: ${r.ns.join(',')}`);
+    expect(outOfOrder).toEqual([]);
+    expect(rows.length).toBe(tenants.length);
+    const p = redis.pipeline();
+    for (const t of tenants) p.del(key(t));
+    await p.exec();
+  }, 90_000);
 });
