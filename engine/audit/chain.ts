@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /**
  * The audit chain's rule, in one place (docs/audit-chain.md says the same in
@@ -56,7 +56,8 @@ export function canonical(r: ChainFields): string {
 }
 
 export function link(prevHash: string, r: ChainFields): string {
-  return 'sha256:' + createHash('sha256').update(prevHash + '\n' + canonical(r), 'utf8').digest('hex');
+  // One-shot crypto.hash (Node 20.12+): half the cost of a Hash object for inputs this small.
+  return 'sha256:' + hash('sha256', prevHash + '\n' + canonical(r), 'hex');
 }
 
 /** A stored record, as read back for verification. */
