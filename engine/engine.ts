@@ -99,6 +99,7 @@ export class Engine {
     this.dailySummary = new DailySummary(this.pool, new TimestampStore(this.pool, config.tsaUrl ? new TsaClient(config.tsaUrl) : null), now,
       (tenant, from, to) => deadLettersBetween(this.redis, tenant, from, to));
     this.metrics.gauge('live_sessions_in_actors', 'Live sessions held by hotspot actors', () => this.actors?.liveSessions ?? 0);
+    this.metrics.counterFrom('radius_auth_mirror_hits_total', 'Access-Requests answered on the main thread from an actor\'s published accept (no hop)', () => this.actors?.mirrorHits ?? 0);
   }
 
   /** Applies migrations and starts background work. */

@@ -6,6 +6,8 @@
 export class Metrics {
   private readonly counters = new Map<string, { help: string; label: string; values: Map<string, number> }>();
   private readonly gauges = new Map<string, { help: string; read: () => number }>();
+  /** Counters kept elsewhere (another object's running total), read when scraped. */
+  private readonly readCounters = new Map<string, { help: string; read: () => number }>();
 
   counter(name: string, help: string, label = ''): void {
     if (!this.counters.has(name)) this.counters.set(name, { help, label, values: new Map() });
@@ -27,6 +29,11 @@ export class Metrics {
     this.gauges.set(name, { help, read });
   }
 
+  /** A counter whose running total another object keeps, read when /metrics is scraped. */
+  counterFrom(name: string, help: string, read: () => number): void {
+    this.readCounters.set(name, { help, read });
+  }
+
   render(): string {
     const out: string[] = [];
     for (const [name, c] of this.counters) {
@@ -34,10 +41,12 @@ export class Metrics {
       if (c.values.size === 0) out.push(`${name} 0`);
       for (const [lv, n] of c.values) out.push(c.label ? `${name}{${c.label}="${escapeLabel(lv)}"} ${n}` : `${name} ${n}`);
     }
-    for (const [name, g] of this.gauges) {
-      let v: number;
-      try { v = g.read(); } catch { v = NaN; }
-      out.push(`# HELP ${name} ${g.help}`, `# TYPE ${name} gauge`, `${name} ${v}`);
+    for (const [kind, reads] of [['counter', this.readCounters], ['gauge', this.gauges]] as const) {
+      for (const [name, g] of reads) {
+        let v: number;
+        try { v = g.read(); } catch { v = NaN; }
+        out.push(`# HELP ${name} ${g.help}`, `# TYPE ${name} ${kind}`, `${name} ${v}`);
+      }
     }
     return out.join('\n') + '\n';
   }

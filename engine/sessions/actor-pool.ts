@@ -5,7 +5,8 @@ import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { projectPath } from '../util/project-root.js';
 import { postBatch, type FromThread, type NasCommand, type Reply, type ReplyValue, type Request, type SessionEvent, type ToThread } from './messages.js';
-import type { NasCommandResult } from './ports.js';
+import { AuthMirrorReader } from './auth-mirror.js';
+import type { AccessDecision, NasCommandResult } from './ports.js';
 import type { ThreadData } from './actor-thread.js';
 
 type Pending = { resolve: (v: ReplyValue | undefined) => void; reject: (e: Error) => void; deadline: number };
@@ -45,6 +46,8 @@ type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never;
 export class ActorPool extends EventEmitter {
   private readonly threads: Thread[] = [];
   private readonly packr = new Packr({ useRecords: false });
+  /** The actor threads' published accepts (AuthMirrorReader). */
+  private readonly mirror = new AuthMirrorReader();
   private seq = 0;
   private closing = false;
   private readonly timer: NodeJS.Timeout;
@@ -66,6 +69,20 @@ export class ActorPool extends EventEmitter {
   /** Live sessions held in actor memory, per the threads' last report. */
   get liveSessions(): number {
     return this.threads.reduce((n, t) => n + t.sessions, 0);
+  }
+
+  /**
+   * The answer the hotspot's actor gave this device's last Access-Request
+   * through this NAS, while it still holds (see AuthMirrorWriter); null when
+   * the request must go to the actor.
+   */
+  mirroredAccept(tenant: string, hs: string, mac: string, nasId: string, userName: string): AccessDecision | null {
+    return this.mirror.lookup(threadIndex(tenant, hs, this.threads.length), `${tenant}/${hs}`, mac, nasId, userName, Date.now());
+  }
+
+  /** Access-Requests answered from the mirror since start. */
+  get mirrorHits(): number {
+    return this.mirror.hits;
   }
 
   /** Sends a request to the hotspot's actor; resolves with its answer. */
@@ -111,11 +128,16 @@ export class ActorPool extends EventEmitter {
     // Worker threads load the compiled JavaScript (npm run build), also when the caller runs from source.
     const worker = new Worker(projectPath('dist', 'engine', 'sessions', 'actor-thread.js'), { workerData });
     const thread: Thread = { worker, pending: new Map(), queue: [], flushQueued: false, sessions: 0, actors: 0 };
-    worker.on('message', (buf: Uint8Array) => {
-      for (const m of this.packr.unpack(buf) as FromThread[]) this.receive(thread, m);
+    worker.on('message', (msg: Uint8Array | { t: 'mirror_table'; table: SharedArrayBuffer }) => {
+      if (msg instanceof Uint8Array) {
+        for (const m of this.packr.unpack(msg) as FromThread[]) this.receive(thread, m);
+      } else if (msg?.t === 'mirror_table' && this.threads[index] === thread) {
+        this.mirror.setTable(index, msg.table);
+      }
     });
     worker.on('error', (err) => this.opts.log.error({ err, thread: index }, 'actor thread crashed'));
     worker.on('exit', (code) => {
+      if (this.threads[index] === thread) this.mirror.dropTable(index);
       const failure = new AppError('session_engine_restarting', 503, 'Session engine thread restarting; retry');
       for (const p of thread.pending.values()) p.reject(failure);
       thread.pending.clear();

@@ -3,6 +3,7 @@ import { Packr } from 'msgpackr';
 import { createLogger } from '../logger.js';
 import { keys } from '../redis/keys.js';
 import { createRedis } from '../redis/scripts.js';
+import { AuthMirrorWriter } from './auth-mirror.js';
 import { HotspotActor, type TimedSession } from './hotspot-actor.js';
 import { postBatch, type FromThread, type NasCommand, type ReplyValue, type Request, type SessionEvent, type ToThread } from './messages.js';
 import type { NasCommandResult } from './ports.js';
@@ -65,8 +66,11 @@ function flush(): void {
   postBatch(port, packr, outbox.splice(0, outbox.length));
 }
 
+// Handed over outside the msgpackr batches: a SharedArrayBuffer is shared, not copied.
+const mirror = new AuthMirrorWriter((table) => port.postMessage({ t: 'mirror_table', table }));
+
 const ctx = {
-  store, wheel, log,
+  store, wheel, log, mirror,
   now: () => Date.now(),
   nas: (cmd: Omit<NasCommand, 't' | 'id'>): Promise<NasCommandResult> => new Promise((resolve) => {
     const id = ++nasSeq;

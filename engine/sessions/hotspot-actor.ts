@@ -1,4 +1,5 @@
 import type { Logger } from '../logger.js';
+import type { MirroredAccept } from './auth-mirror.js';
 import type { AccessDecision, NasCommandResult } from './ports.js';
 import type { AcctMsg, AuthMsg, DisconnectMsg, ExtendMsg, LiveView, NasCommand, SessionEvent } from './messages.js';
 import type { EndReason, LiveSession, SessionStore } from './session-store.js';
@@ -39,6 +40,12 @@ export interface ActorContext {
   nas(cmd: Omit<NasCommand, 't' | 'id'>): Promise<NasCommandResult>;
   emit(ev: Omit<SessionEvent, 't'>): void;
   log: Logger;
+  /** Where the thread's accepts are published for the main thread (AuthMirrorWriter); absent in tools that host actors alone. */
+  mirror?: {
+    publish(hsKey: string, mac: string, a: MirroredAccept): void;
+    remove(hsKey: string, mac: string): void;
+    removeHotspot(hsKey: string): void;
+  };
 }
 
 /** A live session filed in the thread's wheel, with the actor that owns it. */
@@ -66,8 +73,12 @@ export class HotspotActor {
   private readonly byMac = new Map<string, TimedSession>();
   private readonly bySid = new Map<string, TimedSession>();
   private lastSweep = 0;
+  /** The hotspot's key in the thread's auth mirror: `tenant/hotspot`. */
+  private readonly key: string;
 
-  constructor(readonly tenant: string, readonly hs: string, readonly tz: string, private readonly ctx: ActorContext) {}
+  constructor(readonly tenant: string, readonly hs: string, readonly tz: string, private readonly ctx: ActorContext) {
+    this.key = `${tenant}/${hs}`;
+  }
 
   get size(): number {
     return this.byMac.size;
@@ -82,12 +93,32 @@ export class HotspotActor {
 
   /** Forgets everything in memory (cancels timers); Redis keeps the truth. */
   dispose(): void {
+    this.ctx.mirror?.removeHotspot(this.key);
     for (const s of this.byMac.values()) this.ctx.wheel.cancel(s);
     this.byMac.clear();
     this.bySid.clear();
   }
 
   async auth(m: AuthMsg): Promise<AccessDecision> {
+    const decision = await this.decide(m);
+    // The main thread answers the device's next Access-Requests from this, while it holds (AuthMirrorWriter).
+    if (this.ctx.mirror && m.mac) {
+      const s = this.byMac.get(m.mac);
+      if (decision.accept && s && s.sid === decision.sessionId) {
+        this.ctx.mirror.publish(this.key, m.mac, {
+          sid: s.sid, nasId: s.nasId, nasUser: s.nasUser, untilMs: s.untilMs,
+          // A daily quota's usage is trusted as long as decide() would trust it.
+          validUntilMs: s.quotaMb > 0 ? Math.min(s.untilMs, s.dailyAtMs + DAILY_FRESH_MS) : s.untilMs,
+          idleSec: decision.idleTimeout, downKbps: decision.downKbps, upKbps: decision.upKbps, quotaBytes: decision.quotaBytes,
+        });
+      } else {
+        this.ctx.mirror.remove(this.key, m.mac);
+      }
+    }
+    return decision;
+  }
+
+  private async decide(m: AuthMsg): Promise<AccessDecision> {
     if (!m.mac) return { accept: false, reason: 'No device address in the request' };
     const s = await this.find(m.mac);
     const now = this.ctx.now();
@@ -141,6 +172,8 @@ export class HotspotActor {
     }
     const s = known && known.sid === r.sid ? known : await this.reload(m.mac);
     if (!s) return;
+    // New totals, usage or NAS: the next Access-Request is answered afresh.
+    this.ctx.mirror?.remove(this.key, s.mac);
     s.bytesIn = r.bytesIn;
     s.bytesOut = r.bytesOut;
     s.daily = r.daily;
@@ -193,6 +226,7 @@ export class HotspotActor {
       return null;
     }
     s.untilMs = until;
+    this.ctx.mirror?.remove(this.key, s.mac);
     this.schedule(s);
     // Applied at once: the NAS gets the new Session-Timeout without a reconnect.
     void this.ctx.nas({
@@ -319,6 +353,7 @@ export class HotspotActor {
   }
 
   private forget(s: TimedSession): void {
+    this.ctx.mirror?.remove(this.key, s.mac);
     this.ctx.wheel.cancel(s);
     if (this.byMac.get(s.mac) === s) this.byMac.delete(s.mac);
     if (this.bySid.get(s.sid) === s) this.bySid.delete(s.sid);

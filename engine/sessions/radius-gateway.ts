@@ -38,7 +38,8 @@ export class RadiusGateway implements RadiusHandler {
     // reads as a MAC (a 12-digit numeric code does) but is not the Calling-Station-Id is a code.
     const userMac = normalizeMac(m.userName);
     const macAuth = userMac !== null && (!m.mac || userMac === m.mac);
-    if (m.password !== undefined && !macAuth) {
+    const voucherAuth = m.password !== undefined && !macAuth;
+    if (voucherAuth) {
       if (!mac) return { accept: false, reason: 'No device address (Calling-Station-Id) in the request' };
       try {
         await this.signIn.voucher({ hotspotId: nas.hotspotId, code: m.userName, mac, ip: m.framedIp ?? '', ssid: m.ssid ?? '' });
@@ -48,6 +49,12 @@ export class RadiusGateway implements RadiusHandler {
       }
     }
     mac ||= userMac ?? '';
+    // A device the actor accepted a moment ago, through the same NAS: its answer, without the hop to the
+    // actor's thread. Not after a redemption, which the actor has yet to take in (its 'started' message).
+    if (!voucherAuth && mac) {
+      const mirrored = this.actors.mirroredAccept(nas.tenantId, nas.hotspotId, mac, nas.id, m.userName);
+      if (mirrored) return mirrored;
+    }
     return this.actors.request<AccessDecision>({
       t: 'auth', tenant: nas.tenantId, hs: nas.hotspotId, tz: nas.timezone, nasId: nas.id, mac, userName: m.userName,
       ip: m.framedIp, ssid: m.ssid,

@@ -251,6 +251,45 @@ describe('RADIUS over UDP against the real engine', () => {
       expect(vsaU32(later, VendorAttr.MIKROTIK_TOTAL_LIMIT)).toEqual([MIB - 300_000]);
     });
 
+    it("answers a device's next Access-Requests on the main thread from its actor's accept, and never once that answer changed", async () => {
+      const pool = svc.service.engine.actors!;
+      const mac = randomMac();
+      const s = await signIn(codes.mac, mac);
+      const ask = async (nas: Nas) => {
+        const before = pool.mirrorHits;
+        const p = await authorize(nas, { callingStationId: dashed(mac), userName: 'guest' });
+        return { p, mirrored: pool.mirrorHits - before };
+      };
+      // The first goes to the actor, which publishes its accept; the next is answered from that.
+      const first = await ask(nasA);
+      expect(first).toMatchObject({ mirrored: 0 });
+      expect(first.p.code).toBe(Code.ACCESS_ACCEPT);
+      const second = await ask(nasA);
+      expect(second.mirrored).toBe(1);
+      expect(second.p.code).toBe(Code.ACCESS_ACCEPT);
+      expect(text(second.p, Attr.CLASS)).toBe(s.session_id);
+      expect(Math.abs(u32(second.p, Attr.SESSION_TIMEOUT)! - u32(first.p, Attr.SESSION_TIMEOUT)!)).toBeLessThanOrEqual(2);
+      expect(vsaU32(second.p, VendorAttr.WISPR_BANDWIDTH_MAX_DOWN)).toEqual([10_000_000]);
+      expect(u32(second.p, Attr.IDLE_TIMEOUT)).toBe(900);
+
+      // Another NAS of the hotspot is news for the actor (where a Disconnect must go): not answered from the mirror.
+      expect(await ask(nasB)).toMatchObject({ mirrored: 0 });
+      expect((await ask(nasB)).mirrored).toBe(1);
+
+      // Extended: the next answer carries the new end.
+      expect((await call(svc.base, 'POST', `/v1/sessions/${s.session_id}/extend`, { auth: t.apiKey, body: { preset: '1h' } })).status).toBe(200);
+      const extended = await ask(nasB);
+      expect(extended.mirrored).toBe(0);
+      expect(u32(extended.p, Attr.SESSION_TIMEOUT)).toBeGreaterThan(u32(second.p, Attr.SESSION_TIMEOUT)! + 3_500);
+      expect((await ask(nasB)).mirrored).toBe(1);
+
+      // Disconnected by an operator: rejected at once, not accepted from what was published before.
+      expect((await call(svc.base, 'DELETE', `/v1/sessions/${s.session_id}`, { auth: t.apiKey })).status).toBe(200);
+      const after = await ask(nasB);
+      expect(after.p.code).toBe(Code.ACCESS_REJECT);
+      expect(after.mirrored).toBe(0);
+    });
+
     it('rejects a MAC without a live session, and a request without any MAC, with a Reply-Message', async () => {
       const unknown = await authorize(nasA, { callingStationId: dashed(randomMac()), userName: 'someone' });
       expect(unknown.code).toBe(Code.ACCESS_REJECT);

@@ -1,0 +1,299 @@
+import type { AccessDecision } from './ports.js';
+
+/**
+ * The Access-Accepts an actor thread has given, in memory the main thread can
+ * read: the answer to the next Access-Request of the same device, through the
+ * same NAS, without a hop to the actor's thread.
+ *
+ * The actor owns its sessions and stays the only writer. It publishes an
+ * accept when it gives one (HotspotActor.auth) and takes it back whenever the
+ * answer could change: the session ends or is reloaded, is extended, has new
+ * accounting (bytes, daily usage), or the actor lets its hotspot go. Each
+ * entry carries how long it may be used: no later than the session's end, and,
+ * with a daily quota, no later than the usage it was computed from may be
+ * trusted. Anything not found, stale or half-written is a miss, and the
+ * request takes the actor's way as before: the mirror only ever answers what
+ * the actor would have answered a moment earlier.
+ *
+ * One table per actor thread, a SharedArrayBuffer of Int32 words: a header,
+ * then slots of SLOT_WORDS words, open addressing with linear probing. Every
+ * slot has a sequence number (odd while the writer changes it; a seqlock),
+ * and every word is read and written with Atomics. When the table fills, the
+ * writer builds a bigger one, marks the old one retired (so the reader misses
+ * until it switches) and hands the new one over (onTable).
+ */
+
+// Header words.
+const H_CAPACITY = 0;
+const H_RETIRED = 1;
+const HEADER_WORDS = 4;
+
+// Slot words.
+const S_SEQ = 0;
+const S_STATE = 1; // 0 empty, 1 live, 2 removed (a tombstone: probing goes on past it)
+const S_HS_A = 2;
+const S_HS_B = 3;
+const S_MAC_HI = 4;
+const S_MAC_LO = 5;
+const S_NAS = 6;
+const S_USER = 7;
+const S_IDLE = 8;
+const S_DOWN = 9;
+const S_UP = 10;
+const S_UNTIL_HI = 11; // session end, ms: two words
+const S_UNTIL_LO = 12;
+const S_VALID_HI = 13; // entry usable until, ms
+const S_VALID_LO = 14;
+const S_QUOTA_HI = 15; // bytes left, +1 (0: no quota)
+const S_QUOTA_LO = 16;
+const S_SID_LEN = 17;
+const S_SID = 18; // SID_WORDS words, four latin1 characters each
+const SID_WORDS = 6;
+const SLOT_WORDS = S_SID + SID_WORDS;
+
+const EMPTY = 0;
+const LIVE = 1;
+const REMOVED = 2;
+/** Probes before a lookup gives up (the writer keeps the table at most half full, so chains are short). */
+const MAX_PROBES = 32;
+const MIN_CAPACITY = 1024;
+const TWO_32 = 4294967296;
+
+/** What an accept says, as the actor publishes it. */
+export interface MirroredAccept {
+  sid: string;
+  nasId: string;
+  nasUser: string;
+  untilMs: number;
+  /** The entry is not used from this time on (≤ untilMs). */
+  validUntilMs: number;
+  idleSec: number;
+  downKbps: number;
+  upKbps: number;
+  quotaBytes: number | null;
+}
+
+/** The writer's side: one per actor thread. */
+export class AuthMirrorWriter {
+  private table: Int32Array;
+  /** Slot of each live entry, by its key (hotspot key and MAC). */
+  private readonly slots = new Map<string, number>();
+  private used = 0; // live and removed slots
+
+  constructor(private readonly onTable: (table: SharedArrayBuffer) => void, capacity = MIN_CAPACITY) {
+    this.table = newTable(capacity);
+    onTable(this.table.buffer as SharedArrayBuffer);
+  }
+
+  publish(hsKey: string, mac: string, a: MirroredAccept): void {
+    const m = macWords(mac);
+    if (!m || a.sid.length > SID_WORDS * 4 || !(a.validUntilMs > 0)) return this.remove(hsKey, mac);
+    const key = `${hsKey} ${mac}`;
+    let slot = this.slots.get(key);
+    if (slot === undefined) {
+      if ((this.used + 1) * 2 > capacityOf(this.table)) this.grow();
+      slot = this.freeSlot(hsKey, m);
+      if (slot < 0) return;
+      this.slots.set(key, slot);
+      if (Atomics.load(this.table, slot + S_STATE) === EMPTY) this.used++;
+    }
+    write(this.table, slot, hsKey, m, a);
+  }
+
+  remove(hsKey: string, mac: string): void {
+    const key = `${hsKey} ${mac}`;
+    const slot = this.slots.get(key);
+    if (slot === undefined) return;
+    this.slots.delete(key);
+    const t = this.table;
+    Atomics.add(t, slot + S_SEQ, 1);
+    Atomics.store(t, slot + S_STATE, REMOVED);
+    Atomics.add(t, slot + S_SEQ, 1);
+  }
+
+  /** Takes back every entry of a hotspot (its actor let it go, or reloads). */
+  removeHotspot(hsKey: string): void {
+    const prefix = `${hsKey} `;
+    for (const key of [...this.slots.keys()]) if (key.startsWith(prefix)) this.remove(hsKey, key.slice(prefix.length));
+  }
+
+  get size(): number {
+    return this.slots.size;
+  }
+
+  /** The first slot of the key's probe sequence that holds nothing live. */
+  private freeSlot(hsKey: string, m: [number, number]): number {
+    const cap = capacityOf(this.table);
+    const [a] = hotspotHashes(hsKey);
+    let i = mix(a, m[0], m[1]) & (cap - 1);
+    for (let n = 0; n < MAX_PROBES; n++, i = (i + 1) & (cap - 1)) {
+      const slot = HEADER_WORDS + i * SLOT_WORDS;
+      if (Atomics.load(this.table, slot + S_STATE) !== LIVE) return slot;
+    }
+    return -1;
+  }
+
+  /** A table of twice the live entries' room, filled again; the old one retired first, then handed over. */
+  private grow(): void {
+    const old = this.table;
+    const live = [...this.slots];
+    let cap = MIN_CAPACITY;
+    while (cap < (live.length + 1) * 4) cap *= 2;
+    const next = newTable(cap);
+    this.table = next;
+    this.slots.clear();
+    this.used = 0;
+    for (const [key, from] of live) {
+      const hsKey = key.slice(0, key.lastIndexOf(' '));
+      const mac = key.slice(key.lastIndexOf(' ') + 1);
+      const slot = this.freeSlot(hsKey, macWords(mac)!);
+      if (slot < 0) continue;
+      next.set(old.subarray(from, from + SLOT_WORDS), slot);
+      Atomics.store(next, slot + S_SEQ, 0);
+      this.slots.set(key, slot);
+      this.used++;
+    }
+    Atomics.store(old, H_RETIRED, 1);
+    this.onTable(next.buffer as SharedArrayBuffer);
+  }
+}
+
+/** The reader's side, on the main thread: the tables of all actor threads. */
+export class AuthMirrorReader {
+  private readonly tables: (Int32Array | null)[] = [];
+  hits = 0;
+
+  /** A thread handed over its (new) table. */
+  setTable(thread: number, table: SharedArrayBuffer): void {
+    this.tables[thread] = new Int32Array(table);
+  }
+
+  /** A thread died: nothing of its is used until its successor hands over a table. */
+  dropTable(thread: number): void {
+    this.tables[thread] = null;
+  }
+
+  /**
+   * The accept for this device at this hotspot through this NAS (and, when
+   * the request has one, this User-Name), if the thread published one that is
+   * still good at `now`; null otherwise.
+   */
+  lookup(thread: number, hsKey: string, mac: string, nasId: string, userName: string, now: number): AccessDecision | null {
+    const t = this.tables[thread];
+    if (!t || Atomics.load(t, H_RETIRED) === 1) return null;
+    const m = macWords(mac);
+    if (!m) return null;
+    const [a, b] = hotspotHashes(hsKey);
+    const cap = capacityOf(t);
+    let i = mix(a, m[0], m[1]) & (cap - 1);
+    for (let n = 0; n < MAX_PROBES; n++, i = (i + 1) & (cap - 1)) {
+      const slot = HEADER_WORDS + i * SLOT_WORDS;
+      const seq = Atomics.load(t, slot + S_SEQ);
+      const state = Atomics.load(t, slot + S_STATE);
+      if (state === EMPTY) return null;
+      if (state !== LIVE || Atomics.load(t, slot + S_HS_A) !== a || Atomics.load(t, slot + S_HS_B) !== b
+        || Atomics.load(t, slot + S_MAC_HI) !== m[0] || Atomics.load(t, slot + S_MAC_LO) !== m[1]) continue;
+      if (seq & 1) return null; // being written
+      const decision = read(t, slot, nasId, userName, now);
+      // Changed while we read it: a miss, not a retry (the actor's way answers).
+      if (Atomics.load(t, slot + S_SEQ) !== seq) return null;
+      if (decision) this.hits++;
+      return decision;
+    }
+    return null;
+  }
+}
+
+function newTable(capacity: number): Int32Array {
+  const t = new Int32Array(new SharedArrayBuffer((HEADER_WORDS + capacity * SLOT_WORDS) * 4));
+  t[H_CAPACITY] = capacity;
+  return t;
+}
+
+function capacityOf(t: Int32Array): number {
+  return t[H_CAPACITY]!;
+}
+
+function write(t: Int32Array, slot: number, hsKey: string, m: [number, number], a: MirroredAccept): void {
+  const [ha, hb] = hotspotHashes(hsKey);
+  Atomics.add(t, slot + S_SEQ, 1);
+  Atomics.store(t, slot + S_STATE, LIVE);
+  Atomics.store(t, slot + S_HS_A, ha);
+  Atomics.store(t, slot + S_HS_B, hb);
+  Atomics.store(t, slot + S_MAC_HI, m[0]);
+  Atomics.store(t, slot + S_MAC_LO, m[1]);
+  Atomics.store(t, slot + S_NAS, fnv1a(a.nasId, FNV_BASIS));
+  Atomics.store(t, slot + S_USER, fnv1a(a.nasUser, FNV_BASIS));
+  Atomics.store(t, slot + S_IDLE, a.idleSec);
+  Atomics.store(t, slot + S_DOWN, a.downKbps);
+  Atomics.store(t, slot + S_UP, a.upKbps);
+  storeWide(t, slot + S_UNTIL_HI, a.untilMs);
+  storeWide(t, slot + S_VALID_HI, Math.min(a.validUntilMs, a.untilMs));
+  storeWide(t, slot + S_QUOTA_HI, a.quotaBytes === null ? 0 : Math.max(0, a.quotaBytes) + 1);
+  Atomics.store(t, slot + S_SID_LEN, a.sid.length);
+  for (let w = 0; w < SID_WORDS; w++) {
+    let v = 0;
+    for (let k = 0; k < 4; k++) v |= (a.sid.charCodeAt(w * 4 + k) & 0xff) << (k * 8); // NaN past the end: 0
+    Atomics.store(t, slot + S_SID + w, v);
+  }
+  Atomics.add(t, slot + S_SEQ, 1);
+}
+
+function read(t: Int32Array, slot: number, nasId: string, userName: string, now: number): AccessDecision | null {
+  if (now >= loadWide(t, slot + S_VALID_HI)) return null;
+  // The NAS (and User-Name) the actor last saw for the session: a change is news for it.
+  if (Atomics.load(t, slot + S_NAS) !== fnv1a(nasId, FNV_BASIS)) return null;
+  if (userName && Atomics.load(t, slot + S_USER) !== fnv1a(userName, FNV_BASIS)) return null;
+  const untilMs = loadWide(t, slot + S_UNTIL_HI);
+  const quota = loadWide(t, slot + S_QUOTA_HI);
+  const len = Atomics.load(t, slot + S_SID_LEN);
+  let sid = '';
+  for (let w = 0; w < SID_WORDS && sid.length < len; w++) {
+    const v = Atomics.load(t, slot + S_SID + w);
+    for (let k = 0; k < 4 && sid.length < len; k++) sid += String.fromCharCode((v >>> (k * 8)) & 0xff);
+  }
+  return {
+    accept: true, sessionId: sid, sessionTimeout: Math.max(1, Math.ceil((untilMs - now) / 1000)),
+    idleTimeout: Atomics.load(t, slot + S_IDLE), downKbps: Atomics.load(t, slot + S_DOWN), upKbps: Atomics.load(t, slot + S_UP),
+    quotaBytes: quota === 0 ? null : quota - 1,
+  };
+}
+
+function storeWide(t: Int32Array, at: number, v: number): void {
+  const n = Math.max(0, Math.floor(v));
+  Atomics.store(t, at, Math.floor(n / TWO_32));
+  Atomics.store(t, at + 1, n >>> 0);
+}
+
+function loadWide(t: Int32Array, at: number): number {
+  return Atomics.load(t, at) * TWO_32 + (Atomics.load(t, at + 1) >>> 0);
+}
+
+/** A canonical MAC (AA:BB:CC:DD:EE:FF) as its first two and last four octets; null when it is not one. */
+function macWords(mac: string): [number, number] | null {
+  if (mac.length !== 17) return null;
+  const hi = parseInt(mac.slice(0, 2) + mac.slice(3, 5), 16);
+  const lo = parseInt(mac.slice(6, 8) + mac.slice(9, 11) + mac.slice(12, 14) + mac.slice(15, 17), 16);
+  if (!Number.isInteger(hi) || !Number.isInteger(lo)) return null;
+  return [hi, lo | 0];
+}
+
+const FNV_BASIS = 0x811c9dc5;
+const FNV_BASIS_2 = 0x050c5d1f;
+
+function fnv1a(s: string, basis: number): number {
+  let h = basis;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h | 0;
+}
+
+/** Two independent 32-bit hashes of the hotspot key: together they tell one hotspot of a thread from another. */
+function hotspotHashes(hsKey: string): [number, number] {
+  return [fnv1a(hsKey, FNV_BASIS), fnv1a(hsKey, FNV_BASIS_2)];
+}
+
+function mix(a: number, hi: number, lo: number): number {
+  let h = Math.imul(a ^ lo, 0x9e3779b1);
+  h = Math.imul(h ^ (h >>> 15) ^ hi, 0x85ebca6b);
+  return (h ^ (h >>> 13)) >>> 0;
+}

@@ -1,0 +1,132 @@
+import { Worker } from 'node:worker_threads';
+import { describe, expect, it } from 'vitest';
+import { projectPath } from '../../engine/index.js';
+import { AuthMirrorReader, AuthMirrorWriter, type MirroredAccept } from '../../engine/sessions/auth-mirror.js';
+
+/**
+ * The table through which an actor thread's accepts reach the main thread:
+ * what one side writes the other reads back exactly, stale or foreign
+ * entries are misses, growth hands over a new table, and a reader racing a
+ * writer on another thread never sees half of one accept and half of another.
+ */
+
+const NOW = Date.parse('2026-11-24T12:00:00Z');
+
+function accept(over: Partial<MirroredAccept> = {}): MirroredAccept {
+  return {
+    sid: 'sess_abcdefghijklmnop', nasId: 'nas_1', nasUser: 'guest', untilMs: NOW + 3_600_000, validUntilMs: NOW + 3_600_000,
+    idleSec: 900, downKbps: 10_000, upKbps: 2_000, quotaBytes: null, ...over,
+  };
+}
+
+function pair(capacity?: number): { writer: AuthMirrorWriter; reader: AuthMirrorReader; tables: SharedArrayBuffer[] } {
+  const reader = new AuthMirrorReader();
+  const tables: SharedArrayBuffer[] = [];
+  const writer = new AuthMirrorWriter((t) => {
+    tables.push(t);
+    reader.setTable(0, t);
+  }, capacity);
+  return { writer, reader, tables };
+}
+
+const mac = (n: number) => `02:00:00:${((n >> 16) & 255).toString(16).padStart(2, '0')}:${((n >> 8) & 255).toString(16).padStart(2, '0')}:${(n & 255).toString(16).padStart(2, '0')}`.toUpperCase();
+
+describe('auth mirror', () => {
+  it('reads back what was published, for that hotspot, device, NAS and User-Name only, while it is valid', () => {
+    const { writer, reader } = pair();
+    writer.publish('tn_1/hs_1', mac(1), accept({ quotaBytes: 5_000_000_000 }));
+    const hit = reader.lookup(0, 'tn_1/hs_1', mac(1), 'nas_1', 'guest', NOW + 10_000);
+    expect(hit).toEqual({
+      accept: true, sessionId: 'sess_abcdefghijklmnop', sessionTimeout: 3590, idleTimeout: 900, downKbps: 10_000, upKbps: 2_000,
+      quotaBytes: 5_000_000_000,
+    });
+    expect(reader.lookup(0, 'tn_1/hs_1', mac(1), 'nas_1', '', NOW)?.accept).toBe(true); // no User-Name: the NAS decides
+    expect(reader.lookup(0, 'tn_1/hs_2', mac(1), 'nas_1', 'guest', NOW)).toBeNull();
+    expect(reader.lookup(0, 'tn_2/hs_1', mac(1), 'nas_1', 'guest', NOW)).toBeNull();
+    expect(reader.lookup(0, 'tn_1/hs_1', mac(2), 'nas_1', 'guest', NOW)).toBeNull();
+    expect(reader.lookup(0, 'tn_1/hs_1', mac(1), 'nas_2', 'guest', NOW)).toBeNull();
+    expect(reader.lookup(0, 'tn_1/hs_1', mac(1), 'nas_1', 'other', NOW)).toBeNull();
+    expect(reader.lookup(0, 'tn_1/hs_1', 'not a mac', 'nas_1', 'guest', NOW)).toBeNull();
+    expect(reader.lookup(1, 'tn_1/hs_1', mac(1), 'nas_1', 'guest', NOW)).toBeNull(); // another thread's table
+    // Not at or past its validity, which never outlasts the session.
+    expect(reader.lookup(0, 'tn_1/hs_1', mac(1), 'nas_1', 'guest', NOW + 3_600_000)).toBeNull();
+    writer.publish('tn_1/hs_1', mac(3), accept({ validUntilMs: NOW + 10_000, untilMs: NOW + 5_000 }));
+    expect(reader.lookup(0, 'tn_1/hs_1', mac(3), 'nas_1', 'guest', NOW + 4_999)?.sessionTimeout).toBe(1);
+    expect(reader.lookup(0, 'tn_1/hs_1', mac(3), 'nas_1', 'guest', NOW + 5_000)).toBeNull();
+    expect(reader.hits).toBe(3);
+  });
+
+  it('forgets what was taken back, one device or a whole hotspot, and takes a new answer in its place', () => {
+    const { writer, reader } = pair();
+    for (let i = 0; i < 50; i++) writer.publish(`tn_1/hs_${i % 2}`, mac(i), accept({ sid: `sess_${String(i).padStart(16, '0')}` }));
+    writer.remove('tn_1/hs_0', mac(4));
+    expect(reader.lookup(0, 'tn_1/hs_0', mac(4), 'nas_1', 'guest', NOW)).toBeNull();
+    expect(reader.lookup(0, 'tn_1/hs_0', mac(6), 'nas_1', 'guest', NOW)?.sessionId).toBe(`sess_${'6'.padStart(16, '0')}`);
+    writer.publish('tn_1/hs_0', mac(4), accept({ sid: 'sess_replacement00000', untilMs: NOW + 60_000, validUntilMs: NOW + 60_000 }));
+    expect(reader.lookup(0, 'tn_1/hs_0', mac(4), 'nas_1', 'guest', NOW)).toMatchObject({ sessionId: 'sess_replacement00000', sessionTimeout: 60 });
+    writer.removeHotspot('tn_1/hs_1');
+    for (let i = 0; i < 50; i++) {
+      const hit = reader.lookup(0, `tn_1/hs_${i % 2}`, mac(i), 'nas_1', 'guest', NOW);
+      expect(hit === null, `device ${i}`).toBe(i % 2 === 1);
+    }
+    expect(writer.size).toBe(25);
+  });
+
+  it('grows past its capacity: the old table is retired at once, the new one holds every live entry', () => {
+    const { writer, reader, tables } = pair(1024);
+    const stale = new AuthMirrorReader();
+    stale.setTable(0, tables[0]!);
+    for (let i = 0; i < 3000; i++) {
+      writer.publish('tn_1/hs_1', mac(i), accept());
+      if (i % 3 === 0) writer.remove('tn_1/hs_1', mac(i));
+    }
+    expect(tables.length).toBeGreaterThan(1);
+    expect(stale.lookup(0, 'tn_1/hs_1', mac(1), 'nas_1', 'guest', NOW)).toBeNull();
+    for (let i = 0; i < 3000; i++) {
+      expect(reader.lookup(0, 'tn_1/hs_1', mac(i), 'nas_1', 'guest', NOW) === null, `device ${i}`).toBe(i % 3 === 0);
+    }
+    expect(writer.size).toBe(2000);
+  });
+
+  it('a reader racing a writer on another thread sees whole accepts only', async () => {
+    // The writer thread rewrites one device's entry over and over with two accepts that differ in
+    // every field; each hit must be one of the two, never a mix.
+    const reader = new AuthMirrorReader();
+    const url = new URL(`file://${projectPath('dist', 'engine', 'sessions', 'auth-mirror.js')}`).href;
+    const worker = new Worker(`
+      const { parentPort } = require('node:worker_threads');
+      import(${JSON.stringify(url)}).then(({ AuthMirrorWriter }) => {
+        const w = new AuthMirrorWriter((t) => parentPort.postMessage(t));
+        const a = { sid: 'sess_aaaaaaaaaaaaaaaa', nasId: 'nas_1', nasUser: 'guest', untilMs: ${NOW} + 1000000, validUntilMs: ${NOW} + 1000000, idleSec: 100, downKbps: 1000, upKbps: 100, quotaBytes: 1000 };
+        const b = { sid: 'sess_bbbbbbbbbbbbbbbb', nasId: 'nas_1', nasUser: 'guest', untilMs: ${NOW} + 2000000, validUntilMs: ${NOW} + 2000000, idleSec: 200, downKbps: 2000, upKbps: 200, quotaBytes: 2000 };
+        const end = Date.now() + 1500;
+        let i = 0;
+        while (Date.now() < end) for (let k = 0; k < 1000; k++) w.publish('tn_1/hs_1', '02:00:00:00:00:01', (i++ & 1) ? a : b);
+        parentPort.postMessage('done');
+      });
+    `, { eval: true });
+    let done = false;
+    worker.on('message', (m: SharedArrayBuffer | string) => {
+      if (m === 'done') done = true;
+      else reader.setTable(0, m as SharedArrayBuffer);
+    });
+    const seen = new Map<string, number>();
+    const whole = new Set([
+      'sess_aaaaaaaaaaaaaaaa 1000 100 1000 100 1000', 'sess_bbbbbbbbbbbbbbbb 2000 200 2000 200 2000',
+    ]);
+    let mixed = '';
+    while (!done) {
+      for (let k = 0; k < 2000; k++) {
+        const d = reader.lookup(0, 'tn_1/hs_1', '02:00:00:00:00:01', 'nas_1', 'guest', NOW);
+        if (!d || !d.accept) continue;
+        const key = `${d.sessionId} ${d.sessionTimeout} ${d.idleTimeout} ${d.downKbps} ${d.upKbps} ${d.quotaBytes}`;
+        seen.set(key, (seen.get(key) ?? 0) + 1);
+        if (!whole.has(key)) mixed ||= key;
+      }
+      await new Promise((r) => setImmediate(r));
+    }
+    await worker.terminate();
+    expect(mixed).toBe('');
+    expect([...seen.keys()].sort()).toEqual([...whole].sort()); // both seen: the race really ran
+  });
+});
