@@ -54,8 +54,12 @@ const SLOT_WORDS = S_SID + SID_WORDS;
 const EMPTY = 0;
 const LIVE = 1;
 const REMOVED = 2;
-/** Probes before a lookup gives up (the writer keeps the table at most half full, so chains are short). */
-const MAX_PROBES = 32;
+/**
+ * Probes before a lookup gives up. The writer keeps the table at most 60%
+ * full (live and removed slots), so a chain is rarely longer: an entry beyond
+ * it is only a miss (the actor answers).
+ */
+const MAX_PROBES = 64;
 const MIN_CAPACITY = 1024;
 const TWO_32 = 4294967296;
 
@@ -91,7 +95,7 @@ export class AuthMirrorWriter {
     const key = `${hsKey} ${mac}`;
     let slot = this.slots.get(key);
     if (slot === undefined) {
-      if ((this.used + 1) * 2 > capacityOf(this.table)) this.grow();
+      if ((this.used + 1) * 5 > capacityOf(this.table) * 3) this.grow();
       slot = this.freeSlot(hsKey, m);
       if (slot < 0) return;
       this.slots.set(key, slot);
@@ -133,12 +137,17 @@ export class AuthMirrorWriter {
     return -1;
   }
 
-  /** A table of twice the live entries' room, filled again; the old one retired first, then handed over. */
+  /**
+   * A table with room for twice the live entries (removed slots are dropped),
+   * filled again; the old one is retired first, then the new one handed over.
+   * Between 30% and 60% full, a slot of 96 bytes costs 160 to 320 bytes a
+   * live entry (bench/RESULTS.md, session-memory).
+   */
   private grow(): void {
     const old = this.table;
     const live = [...this.slots];
     let cap = MIN_CAPACITY;
-    while (cap < (live.length + 1) * 4) cap *= 2;
+    while (cap < (live.length + 1) * 2) cap *= 2;
     const next = newTable(cap);
     this.table = next;
     this.slots.clear();
@@ -292,8 +301,12 @@ function hotspotHashes(hsKey: string): [number, number] {
   return [fnv1a(hsKey, FNV_BASIS), fnv1a(hsKey, FNV_BASIS_2)];
 }
 
+/** The slot a key's probing starts at: the hotspot's hash and the MAC, mixed (murmur3's finaliser steps). */
 function mix(a: number, hi: number, lo: number): number {
-  let h = Math.imul(a ^ lo, 0x9e3779b1);
-  h = Math.imul(h ^ (h >>> 15) ^ hi, 0x85ebca6b);
+  let h = Math.imul(a ^ lo, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h ^ hi, 0xc2b2ae35);
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
   return (h ^ (h >>> 13)) >>> 0;
 }
