@@ -71,6 +71,10 @@ export class AuditService {
   async verify(tenantId: string, from?: string, to?: string): Promise<VerifyResult> {
     const lo = from ?? '0001-01-01';
     const hi = to ?? '9999-12-31';
+    // The head is read before the records: every record up to it was committed with it, so all
+    // of them must be found; records a sink appends meanwhile come after it and are checked too.
+    // (Read after them, a record appended in between looked like one missing at the end.)
+    const head = to ? undefined : (await this.pool.query<{ seq: number }>('SELECT seq FROM audit_chain_heads WHERE tenant_id = $1', [tenantId])).rows[0];
     let v: ChainVerifier | null = null;
     let after = 0;
     for (;;) {
@@ -85,9 +89,14 @@ export class AuditService {
     }
     // Records missing at the very end are seen against the head.
     if (v && !v.firstBreak && !to) {
-      const head = (await this.pool.query<{ seq: number }>('SELECT seq FROM audit_chain_heads WHERE tenant_id = $1', [tenantId])).rows[0];
-      if (head && Number(head.seq) !== after) {
+      if (head && Number(head.seq) > after) {
         v.firstBreak = { seq: after + 1, id: '', problem: 'sequence_gap', detail: `chain head is at seq ${head.seq}, records end at ${after}` };
+      } else {
+        // Records past the head as it is now were never appended by a sink (which moves the head with them).
+        const now = (await this.pool.query<{ seq: number }>('SELECT seq FROM audit_chain_heads WHERE tenant_id = $1', [tenantId])).rows[0];
+        if (now && Number(now.seq) < after) {
+          v.firstBreak = { seq: Number(now.seq) + 1, id: '', problem: 'sequence_gap', detail: `records go on to seq ${after}, past the chain head at ${now.seq}` };
+        }
       }
     }
     return { tenant_id: tenantId, records: v?.count ?? 0, valid: !v?.firstBreak, first_break: v?.firstBreak ?? null };

@@ -3,6 +3,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createLogger, projectPath, runRetention } from '../../engine/index.js';
+import { AuditService } from '../../engine/audit/audit-service.js';
 import { appendToChains, daysToFile, PartitionCache, type AuditEntry } from '../../engine/audit/chain-writer.js';
 import { call, eventually, JWT_SECRET, newTenant, startService, type Running } from '../helpers.js';
 
@@ -202,5 +203,44 @@ describe('audit chain', () => {
     const row = (await db.query('SELECT username, ssid, ip_address, details FROM audit_records WHERE tenant_id = $1 AND id = $2', [t.tenantId, 'odd1'])).rows[0];
     expect(row).toEqual({ username: odd, ssid: '\\N', ip_address: null, details: { note: odd, path: 'C:\\x' } });
     expect(await svc.service.engine.audit.verify(t.tenantId)).toMatchObject({ valid: true, records: 1 });
+  });
+
+  it('verifies a chain that grows while it is read: a record appended meanwhile is no gap', async () => {
+    // A sink appends (records and head in one transaction) between the verifier's reading of the
+    // records and of the head: forced here by appending right after its last records query.
+    const t = await newTenant(svc.service);
+    const pool = svc.service.engine.pool;
+    const entry = (id: string): AuditEntry => ({
+      tenant_id: t.tenantId, id, event_type: 'session_start', ts: Date.now(), session_id: `sess_${id}`, mac_address: 'DE:00:00:00:00:03',
+      ip_address: '', username: '', auth_method: 'voucher', ssid: '', hotspot_id: t.hotspotId, details: {},
+    });
+    await new PartitionCache().ensure(pool, daysToFile([Date.now()]));
+    const append = async (e: AuditEntry) => {
+      const c = await pool.connect();
+      try {
+        await c.query('BEGIN');
+        await appendToChains(c, [e]);
+        await c.query('COMMIT');
+      } finally {
+        c.release();
+      }
+    };
+    await append(entry('grow1'));
+    await append(entry('grow2'));
+    let appended = false;
+    const racing = {
+      query: async (...args: Parameters<typeof pool.query>) => {
+        const r = await pool.query(...args);
+        // After the read that found no more records: the verifier is done with them.
+        if (!appended && String(args[0]).includes('FROM audit_records WHERE tenant_id = $1 AND day BETWEEN') && r.rowCount === 0) {
+          appended = true;
+          await append(entry('grow3'));
+        }
+        return r;
+      },
+    } as unknown as typeof pool;
+    expect(await new AuditService(racing).verify(t.tenantId)).toMatchObject({ valid: true, first_break: null });
+    expect(appended).toBe(true);
+    expect(await svc.service.engine.audit.verify(t.tenantId)).toMatchObject({ valid: true, records: 3 });
   });
 });

@@ -262,7 +262,9 @@ describe('outbox sink thread', () => {
       }
       expect((await db.query('SELECT count(*)::int AS n FROM sessions WHERE voucher_id = $1', [vid])).rows[0].n).toBe(6);
       expect((await db.query('SELECT current_uses FROM vouchers WHERE id = $1', [vid])).rows[0].current_uses).toBe(6);
-      expect(await svc.service.engine.audit.verify(t.tenantId)).toMatchObject({ valid: true });
+      const verdict = await svc.service.engine.audit.verify(t.tenantId);
+      if (!verdict.valid) console.log('VERDICT', JSON.stringify(verdict), JSON.stringify((await db.query('SELECT seq, id, event_type, day, ts, prev_hash, hash_chain_value FROM audit_records WHERE tenant_id = $1 ORDER BY seq', [t.tenantId])).rows));
+      expect(verdict).toMatchObject({ valid: true });
     } finally {
       await Promise.all([a.end(), b.end()]);
     }
