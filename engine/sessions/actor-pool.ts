@@ -48,6 +48,8 @@ export class ActorPool extends EventEmitter {
   private readonly packr = new Packr({ useRecords: false });
   /** The actor threads' published accepts (AuthMirrorReader). */
   private readonly mirror = new AuthMirrorReader();
+  /** Devices (`tenant/hotspot mac`) with a sign-in or accounting message not yet answered by their actor, and how many. */
+  private readonly changing = new Map<string, number>();
   private seq = 0;
   private closing = false;
   private readonly timer: NodeJS.Timeout;
@@ -77,7 +79,11 @@ export class ActorPool extends EventEmitter {
    * the request must go to the actor.
    */
   mirroredAccept(tenant: string, hs: string, mac: string, nasId: string, userName: string): AccessDecision | null {
-    return this.mirror.lookup(threadIndex(tenant, hs, this.threads.length), `${tenant}/${hs}`, mac, nasId, userName, Date.now());
+    const hsKey = `${tenant}/${hs}`;
+    // A sign-in or accounting of the device still on its way to the actor may change the answer:
+    // the request goes to the actor, behind it (one device's messages run in order there).
+    if (this.changing.size > 0 && this.changing.has(`${hsKey} ${mac}`)) return null;
+    return this.mirror.lookup(threadIndex(tenant, hs, this.threads.length), hsKey, mac, nasId, userName, Date.now());
   }
 
   /** Access-Requests answered from the mirror since start. */
@@ -89,10 +95,21 @@ export class ActorPool extends EventEmitter {
   request<V extends ReplyValue>(msg: WithoutId<Request>): Promise<V> {
     const t = this.threads[threadIndex(msg.tenant, msg.hs, this.threads.length)]!;
     const id = ++this.seq;
-    return new Promise<V>((resolve, reject) => {
+    const asked = new Promise<V>((resolve, reject) => {
       t.pending.set(id, { resolve: resolve as (v: ReplyValue | undefined) => void, reject, deadline: Date.now() + REQUEST_TIMEOUT_MS });
       this.send(t, { ...msg, id } as Request);
     });
+    if ((msg.t !== 'started' && msg.t !== 'acct') || !msg.mac) return asked;
+    // Until the actor has taken it in, the device's published accept may be out of date (mirroredAccept).
+    const key = `${msg.tenant}/${msg.hs} ${msg.mac}`;
+    this.changing.set(key, (this.changing.get(key) ?? 0) + 1);
+    const done = (): void => {
+      const n = this.changing.get(key)! - 1;
+      if (n > 0) this.changing.set(key, n);
+      else this.changing.delete(key);
+    };
+    asked.then(done, done);
+    return asked;
   }
 
   /**

@@ -137,7 +137,7 @@ function supervise(slot: Slot, m: Request, err: unknown): void {
   slot.restarts.push(now);
   if (slot.restarts.length > MAX_RESTARTS_PER_MIN) {
     log.error({ hotspot: slot.actor.hs }, 'actor failing repeatedly; stopping it until its next message');
-    slot.actor.dispose();
+    slot.actor.release();
     slots.delete(`${slot.actor.tenant}/${slot.actor.hs}`);
     return;
   }
@@ -201,7 +201,7 @@ setInterval(() => {
         if (held === 1) return;
         log.warn({ hotspot: slot.actor.hs }, 'lease lost to another process; releasing the actor');
         slot.owned = false;
-        slot.actor.dispose();
+        slot.actor.release();
       }, (err: unknown) => log.warn({ err }, 'lease renewal failed'));
     }
   }

@@ -82,6 +82,8 @@ export class AuthMirrorWriter {
   private table: Int32Array;
   /** Slot of each live entry, by its key (hotspot key and MAC). */
   private readonly slots = new Map<string, number>();
+  /** The MACs with a live entry, by hotspot key (removeHotspot). */
+  private readonly byHotspot = new Map<string, Set<string>>();
   private used = 0; // live and removed slots
 
   constructor(private readonly onTable: (table: SharedArrayBuffer) => void, capacity = MIN_CAPACITY) {
@@ -99,6 +101,9 @@ export class AuthMirrorWriter {
       slot = this.freeSlot(hsKey, m);
       if (slot < 0) return;
       this.slots.set(key, slot);
+      let macs = this.byHotspot.get(hsKey);
+      if (!macs) this.byHotspot.set(hsKey, (macs = new Set()));
+      macs.add(mac);
       if (Atomics.load(this.table, slot + S_STATE) === EMPTY) this.used++;
     }
     write(this.table, slot, hsKey, m, a);
@@ -109,6 +114,9 @@ export class AuthMirrorWriter {
     const slot = this.slots.get(key);
     if (slot === undefined) return;
     this.slots.delete(key);
+    const macs = this.byHotspot.get(hsKey);
+    macs?.delete(mac);
+    if (macs?.size === 0) this.byHotspot.delete(hsKey);
     const t = this.table;
     Atomics.add(t, slot + S_SEQ, 1);
     Atomics.store(t, slot + S_STATE, REMOVED);
@@ -117,8 +125,7 @@ export class AuthMirrorWriter {
 
   /** Takes back every entry of a hotspot (its actor let it go, or reloads). */
   removeHotspot(hsKey: string): void {
-    const prefix = `${hsKey} `;
-    for (const key of [...this.slots.keys()]) if (key.startsWith(prefix)) this.remove(hsKey, key.slice(prefix.length));
+    for (const mac of [...(this.byHotspot.get(hsKey) ?? [])]) this.remove(hsKey, mac);
   }
 
   get size(): number {
@@ -156,7 +163,10 @@ export class AuthMirrorWriter {
       const hsKey = key.slice(0, key.lastIndexOf(' '));
       const mac = key.slice(key.lastIndexOf(' ') + 1);
       const slot = this.freeSlot(hsKey, macWords(mac)!);
-      if (slot < 0) continue;
+      if (slot < 0) {
+        this.byHotspot.get(hsKey)?.delete(mac); // dropped (a miss from now on)
+        continue;
+      }
       next.set(old.subarray(from, from + SLOT_WORDS), slot);
       Atomics.store(next, slot + S_SEQ, 0);
       this.slots.set(key, slot);

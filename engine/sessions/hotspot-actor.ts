@@ -75,6 +75,15 @@ export class HotspotActor {
   private lastSweep = 0;
   /** The hotspot's key in the thread's auth mirror: `tenant/hotspot`. */
   private readonly key: string;
+  /** Raised by dispose(): an accept decided before it (the actor reloaded meanwhile) is not published. */
+  private generation = 0;
+  /**
+   * Set by release() (the lease went to another process, or the supervisor
+   * gave up on this actor) until the next load(): a Redis read still in
+   * flight then must not put a session back into memory, where its clock
+   * would run and its accept be published by an actor that owns nothing.
+   */
+  private released = false;
 
   constructor(readonly tenant: string, readonly hs: string, readonly tz: string, private readonly ctx: ActorContext) {
     this.key = `${tenant}/${hs}`;
@@ -87,12 +96,23 @@ export class HotspotActor {
   /** Loads every live session from Redis (a new actor, or one reloaded by its supervisor). */
   async load(): Promise<void> {
     this.dispose();
-    for (const s of await this.ctx.store.loadLive(this.tenant, this.hs)) this.track(s);
+    this.released = false;
+    const generation = this.generation;
+    const live = await this.ctx.store.loadLive(this.tenant, this.hs);
+    if (generation !== this.generation) return; // disposed again meanwhile
+    for (const s of live) this.track(s);
     this.lastSweep = this.ctx.now();
+  }
+
+  /** Lets the hotspot go: forgets everything, and keeps nothing that reads still in flight bring back. */
+  release(): void {
+    this.released = true;
+    this.dispose();
   }
 
   /** Forgets everything in memory (cancels timers); Redis keeps the truth. */
   dispose(): void {
+    this.generation++;
     this.ctx.mirror?.removeHotspot(this.key);
     for (const s of this.byMac.values()) this.ctx.wheel.cancel(s);
     this.byMac.clear();
@@ -100,9 +120,10 @@ export class HotspotActor {
   }
 
   async auth(m: AuthMsg): Promise<AccessDecision> {
+    const generation = this.generation;
     const decision = await this.decide(m);
     // The main thread answers the device's next Access-Requests from this, while it holds (AuthMirrorWriter).
-    if (this.ctx.mirror && m.mac) {
+    if (this.ctx.mirror && m.mac && generation === this.generation) {
       const s = this.byMac.get(m.mac);
       if (decision.accept && s && s.sid === decision.sessionId) {
         this.ctx.mirror.publish(this.key, m.mac, {
@@ -340,6 +361,7 @@ export class HotspotActor {
     if (old) this.forget(old);
     const s = await this.ctx.store.byMac(this.tenant, this.hs, mac);
     if (!s || !(await this.ctx.store.isLive(this.tenant, this.hs, s.sid))) return null;
+    if (this.released) return null;
     return this.track(s);
   }
 

@@ -69,7 +69,7 @@ describe('RADIUS over UDP against the real engine', () => {
   let nasB: Nas;
   const opened: { close(): Promise<void> }[] = [];
   const suffix = randomBytes(4).toString('hex').toUpperCase();
-  const codes = { mac: `RAD-MAC-${suffix}`, quota: `RAD-QUOTA-${suffix}`, squota: `RAD-SQUOTA-${suffix}`, pap: `RAD-PAP-${suffix}` };
+  const codes = { mac: `RAD-MAC-${suffix}`, quota: `RAD-QUOTA-${suffix}`, squota: `RAD-SQUOTA-${suffix}`, pap: `RAD-PAP-${suffix}`, short: `RAD-SHORT-${suffix}` };
 
   async function registerNas(requireMessageAuthenticator: boolean): Promise<Nas> {
     for (let attempt = 0; attempt < 5; attempt++) {
@@ -189,6 +189,7 @@ describe('RADIUS over UDP against the real engine', () => {
       { code: codes.quota, max_uses: null, duration_minutes: 60, daily_quota_mb: 1 },
       { code: codes.squota, max_uses: null, duration_minutes: 60, session_quota_mb: 1 },
       { code: codes.pap, max_uses: 1, duration_minutes: 30, bandwidth_down_mbps: 5, bandwidth_up_mbps: 1 },
+      { code: codes.short, max_uses: null, duration_minutes: 10, bandwidth_down_mbps: 1, bandwidth_up_mbps: 1 },
     ]) {
       const v = await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body });
       expect(v.status).toBe(201);
@@ -288,6 +289,42 @@ describe('RADIUS over UDP against the real engine', () => {
       const after = await ask(nasB);
       expect(after.p.code).toBe(Code.ACCESS_REJECT);
       expect(after.mirrored).toBe(0);
+    });
+
+    it('a mirrored answer never overtakes a sign-in or an accounting report of the device still on its way to the actor', async () => {
+      // Asked the moment after, in the same process (as a NAS asks right after the portal answered):
+      // the answer must already be the actor's new one, not what it published before.
+      const e = svc.service.engine;
+      const nas = e.nas.get(nasA.id)!;
+      const mac = randomMac();
+      const req = { nas, mac, userName: 'guest' };
+      const s1 = await signIn(codes.mac, mac);
+      await e.radius.authorize(req);
+      expect(await e.radius.authorize(req)).toMatchObject({ accept: true, sessionId: s1.session_id }); // mirrored
+      // Signing in again with another code replaces the session; the NAS asks at once.
+      const s2 = await e.signIn.voucher({ hotspotId: t.hotspotId, code: codes.short, mac, ip: '10.20.0.5', ssid: 'Guest' });
+      const replaced = await e.radius.authorize(req);
+      expect(replaced).toMatchObject({ accept: true, sessionId: s2.session_id, downKbps: 1000 });
+      expect((replaced as { sessionTimeout: number }).sessionTimeout).toBeLessThanOrEqual(600);
+
+      // An Accounting-Stop ends the session: an Access-Request right behind it is refused.
+      await e.radius.authorize(req);
+      await e.radius.account({ nas, status: 'start', mac, userName: 'guest', acctSessionId: `m-${mac}`, inputOctets: 0, outputOctets: 0, sessionTime: 0, delayTime: 0 });
+      await e.radius.authorize(req);
+      const stopping = e.radius.account({ nas, status: 'stop', mac, userName: 'guest', acctSessionId: `m-${mac}`, inputOctets: 10, outputOctets: 10, sessionTime: 5, delayTime: 0, terminateCause: 'user-request' });
+      expect(await e.radius.authorize(req)).toMatchObject({ accept: false });
+      await stopping;
+
+      // An Interim-Update past the daily quota: likewise.
+      const q = randomMac();
+      const qreq = { nas, mac: q, userName: 'guest' };
+      await signIn(codes.quota, q);
+      await e.radius.authorize(qreq);
+      await e.radius.account({ nas, status: 'start', mac: q, userName: 'guest', acctSessionId: `q-${q}`, inputOctets: 0, outputOctets: 0, sessionTime: 0, delayTime: 0 });
+      await e.radius.authorize(qreq);
+      const over = e.radius.account({ nas, status: 'interim', mac: q, userName: 'guest', acctSessionId: `q-${q}`, inputOctets: 2 * MIB, outputOctets: 0, sessionTime: 30, delayTime: 0 });
+      expect(await e.radius.authorize(qreq)).toMatchObject({ accept: false });
+      await over;
     });
 
     it('rejects a MAC without a live session, and a request without any MAC, with a Reply-Message', async () => {

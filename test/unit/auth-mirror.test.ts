@@ -1,7 +1,10 @@
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import { projectPath } from '../../engine/index.js';
+import { createLogger, projectPath } from '../../engine/index.js';
 import { AuthMirrorReader, AuthMirrorWriter, type MirroredAccept } from '../../engine/sessions/auth-mirror.js';
+import { HotspotActor, type ActorContext, type TimedSession } from '../../engine/sessions/hotspot-actor.js';
+import { sessionFromHash, type SessionStore } from '../../engine/sessions/session-store.js';
+import { TimerWheel } from '../../engine/sessions/timer-wheel.js';
 
 /**
  * The table through which an actor thread's accepts reach the main thread:
@@ -128,5 +131,41 @@ describe('auth mirror', () => {
     await worker.terminate();
     expect(mixed).toBe('');
     expect([...seen.keys()].sort()).toEqual([...whole].sort()); // both seen: the race really ran
+  });
+
+  it('an actor that lets its hotspot go while a Redis read is in flight keeps nothing and publishes nothing', async () => {
+    // The lease went to another process (or the supervisor gave up) while auth() waited for Redis:
+    // what the read brings back must not come alive in an actor that owns nothing.
+    const now = Date.now();
+    const device = '02:00:00:00:00:01';
+    let answer!: () => void;
+    const gate = new Promise<void>((r) => { answer = r; });
+    const store = {
+      loadLive: async () => [],
+      byMac: async () => {
+        await gate;
+        return sessionFromHash({ sid: 'sess_aaaaaaaaaaaaaaaa', mac: device, until: String(now + 3_600_000), created: String(now), nas: 'nas_1', nuser: 'guest' });
+      },
+      isLive: async () => true,
+      rememberNas: async () => undefined,
+    } as unknown as SessionStore;
+    const { writer, reader } = pair();
+    const wheel = new TimerWheel<TimedSession>(now);
+    const ctx: ActorContext = { store, wheel, log: createLogger('silent'), now: () => Date.now(), nas: async () => ({ outcome: 'ack' }), emit: () => undefined, mirror: writer };
+    const actor = new HotspotActor('tn_1', 'hs_1', 'UTC', ctx);
+    await actor.load();
+    const asked = actor.auth({ t: 'auth', id: 1, tenant: 'tn_1', hs: 'hs_1', tz: 'UTC', nasId: 'nas_1', mac: device, userName: 'guest' });
+    await new Promise((r) => setImmediate(r));
+    actor.release();
+    answer();
+    expect(await asked).toMatchObject({ accept: false });
+    expect(actor.size).toBe(0);
+    expect(wheel.size).toBe(0);
+    expect(writer.size).toBe(0);
+    expect(reader.lookup(0, 'tn_1/hs_1', device, 'nas_1', 'guest', Date.now())).toBeNull();
+    // Loaded again (the lease came back), it answers as before and publishes.
+    await actor.load();
+    expect(await actor.auth({ t: 'auth', id: 2, tenant: 'tn_1', hs: 'hs_1', tz: 'UTC', nasId: 'nas_1', mac: device, userName: 'guest' })).toMatchObject({ accept: true });
+    expect(reader.lookup(0, 'tn_1/hs_1', device, 'nas_1', 'guest', Date.now())).toMatchObject({ accept: true, sessionId: 'sess_aaaaaaaaaaaaaaaa' });
   });
 });
