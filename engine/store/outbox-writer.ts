@@ -81,8 +81,10 @@ export async function writeOutbox(c: PoolClient, records: OutboxRecord[], audit:
   const extensions = of('session_extend');
   if (extensions.length > 0) {
     const params = [col(extensions, 'sid'), tenants(extensions), col(extensions, 'until')];
-    const extendsOf = `SELECT sid, tenant_id, to_timestamp(until::bigint / 1000.0) AS until
-       FROM unnest($1::text[], $2::text[], $3::text[]) AS t(sid, tenant_id, until)`;
+    // One row a session (the latest end asked for): an UPDATE joined to two would take either, and
+    // the INSERT ... ON CONFLICT DO UPDATE below refuses to touch a row twice (SQLSTATE 21000).
+    const extendsOf = `SELECT sid, tenant_id, max(to_timestamp(until::bigint / 1000.0)) AS until
+       FROM unnest($1::text[], $2::text[], $3::text[]) AS t(sid, tenant_id, until) GROUP BY sid, tenant_id`;
     const moved = await c.query(
       `UPDATE sessions s SET ends_at = greatest(s.ends_at, t.until) FROM (${extendsOf}) t
        WHERE s.id = t.sid AND s.tenant_id = t.tenant_id AND s.ended_at IS NULL`, params);
@@ -101,8 +103,11 @@ export async function writeOutbox(c: PoolClient, records: OutboxRecord[], audit:
   if (ends.length > 0) {
     const params = [col(ends, 'sid'), tenants(ends), col(ends, 'at'), col(ends, 'reason'), ends.map((r) => byteCount(r.f.get('bin'))),
       ends.map((r) => byteCount(r.f.get('bout')))];
-    const endsOf = `SELECT sid, tenant_id, to_timestamp(at::bigint / 1000.0) AS ended_at, reason AS end_reason, bin::bigint AS bytes_in, bout::bigint AS bytes_out
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS t(sid, tenant_id, at, reason, bin, bout)`;
+    // One row a session, its first end in stream order: the one its chain keeps (<session>:end).
+    const endsOf = `SELECT DISTINCT ON (sid) sid, tenant_id, to_timestamp(at::bigint / 1000.0) AS ended_at, reason AS end_reason,
+         bin::bigint AS bytes_in, bout::bigint AS bytes_out
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS t(sid, tenant_id, at, reason, bin, bout, n)
+       ORDER BY sid, n`;
     const ended = await c.query(
       `UPDATE sessions s SET ${END_SET('t')} FROM (${endsOf}) t WHERE s.id = t.sid AND s.tenant_id = t.tenant_id AND s.ended_at IS NULL`, params);
     if ((ended.rowCount ?? 0) < ends.length) {

@@ -269,6 +269,30 @@ describe('outbox sink thread', () => {
       await Promise.all([a.end(), b.end()]);
     }
   });
+  it('two extensions and two ends of one session in one batch: the latest end asked for waits, the first end is the one applied', async () => {
+    // Postgres refuses an INSERT ... ON CONFLICT DO UPDATE that touches one row twice (21000), and
+    // was never told which of two joined rows an UPDATE should take.
+    const t = await newTenant(svc.service);
+    const sid = `sess_${Date.now().toString(36)}two`.padEnd(21, '0').slice(0, 21);
+    const now = Date.now();
+    const c = new pg.Client(inject('databaseUrl'));
+    await c.connect();
+    try {
+      const rec = (fields: Record<string, string>) => ({ tenant: t.tenantId, f: new Map(Object.entries(fields)) });
+      const common = { sid, hs: t.hotspotId, mac: '5D:00:00:00:00:04', ip: '', ssid: '', user: 'TWO-1', method: 'voucher' };
+      const extend = (until: number) => rec({ ...common, type: 'session_extend', at: String(now + 1_000), until: String(until), minutes: '60', by: 'op' });
+      await writeOutbox(c, [extend(now + 7_200_000), extend(now + 9_000_000), extend(now + 5_400_000)], []);
+      expect((await c.query('SELECT until FROM session_extends_early WHERE id = $1', [sid])).rows[0].until.getTime()).toBe(now + 9_000_000);
+      await writeOutbox(c, [rec({ ...common, type: 'voucher_use', use: 'use_two', vid: 'v_none', at: String(now), until: String(now + 3_600_000) })], []);
+      await applyWaiting(c);
+      expect((await c.query('SELECT ends_at FROM sessions WHERE id = $1', [sid])).rows[0].ends_at.getTime()).toBe(now + 9_000_000);
+      const end = (reason: string, at: number) => rec({ ...common, type: 'session_end', at: String(at), reason, bin: '1', bout: '2', by: '' });
+      await writeOutbox(c, [end('user_request', now + 60_000), end('idle_timeout', now + 90_000)], []);
+      expect((await c.query('SELECT end_reason, ended_at FROM sessions WHERE id = $1', [sid])).rows[0]).toEqual({ end_reason: 'user_request', ended_at: new Date(now + 60_000) });
+    } finally {
+      await c.end();
+    }
+  });
   it('an extension stored before its start waits, and moves the planned end once the start is stored', async () => {
     const t = await newTenant(svc.service);
     const sid = `sess_${Date.now().toString(36)}ext`.padEnd(21, '0').slice(0, 21);
