@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { Redis, type Result, type Callback } from 'ioredis';
+import { Redis, type Result, type Callback, type RedisOptions } from 'ioredis';
 import { projectPath } from '../util/project-root.js';
 import type { Logger } from '../logger.js';
 
@@ -92,8 +92,8 @@ export async function serverRunId(redis: Redis): Promise<string> {
  * A connection with the scripts defined. Commands fail fast (two retries)
  * while Redis is away, so a request gets a 503 instead of hanging.
  */
-export function createRedis(url: string, log: Logger): Redis {
-  const redis = new Redis(url, { maxRetriesPerRequest: 2, enableAutoPipelining: true });
+export function createRedis(url: string, log: Logger, options: RedisOptions = {}): Redis {
+  const redis = new Redis(url, { maxRetriesPerRequest: 2, enableAutoPipelining: true, ...options });
   redis.on('error', (err: Error) => log.warn({ err: err.message }, 'redis connection error'));
   defineScripts(redis);
   return redis;

@@ -79,8 +79,6 @@ export const SINK_COUNTERS = {
 /** One drain loop's state. */
 interface Lane {
   index: number;
-  /** Stream time (ms) of the oldest record read and not yet stored; 0 when none. */
-  oldestPendingMs: number;
   wake: (() => void) | undefined;
 }
 
@@ -104,13 +102,19 @@ interface Lane {
 export class OutboxSink {
   private running = false;
   private loops: Promise<void>[] = [];
-  private readonly lanes: Lane[] = Array.from({ length: LANES }, (_, index) => ({ index, oldestPendingMs: 0, wake: undefined }));
+  private readonly lanes: Lane[] = Array.from({ length: LANES }, (_, index) => ({ index, wake: undefined }));
   /** Tenants a lane is working on now: no other lane reads their streams meanwhile. */
   private readonly busy = new Set<string>();
   /** Where the next lane starts looking for tenants to take (round robin). */
   private cursor = 0;
   /** Tenants known to have no entries pending with this consumer; the others' are read again first. */
   private readonly noPending = new Set<string>();
+  /**
+   * Stream time (ms) of each tenant's oldest record read and not yet stored.
+   * Kept by tenant, not by lane: after a failed batch another lane may take
+   * the tenant, and its records stay unstored until that lane stores them.
+   */
+  private readonly unstored = new Map<string, number>();
   /** When each tenant's stream was last searched for entries a dead consumer left pending. */
   private readonly lastClaim = new Map<string, number>();
   private knownTenants: string[] = [];
@@ -135,7 +139,7 @@ export class OutboxSink {
   /** Stream time (ms) of the oldest record read and not yet stored, over all lanes; 0 when none. */
   get oldestPendingMs(): number {
     let oldest = 0;
-    for (const l of this.lanes) if (l.oldestPendingMs && (oldest === 0 || l.oldestPendingMs < oldest)) oldest = l.oldestPendingMs;
+    for (const ms of this.unstored.values()) if (oldest === 0 || ms < oldest) oldest = ms;
     return oldest;
   }
 
@@ -181,7 +185,7 @@ export class OutboxSink {
     const tenants = this.take(await this.tenants());
     if (tenants.length === 0) return 0;
     try {
-      return await this.batch(lane, tenants);
+      return await this.batch(tenants);
     } catch (err) {
       // Whatever was read stays pending: read it again first.
       for (const t of tenants) this.noPending.delete(t);
@@ -218,9 +222,10 @@ export class OutboxSink {
    * writing. A failed write leaves both batches pending, to be read again in
    * stream order (cycle()).
    */
-  private async batch(lane: Lane, tenants: string[]): Promise<number> {
+  private async batch(tenants: string[]): Promise<number> {
     const since = Date.now();
     let next = await this.read(tenants);
+    this.noteUnstored(next.entries);
     let stored = 0;
     for (;;) {
       const { entries, stale } = next;
@@ -228,26 +233,40 @@ export class OutboxSink {
         if (stale.length) await this.acknowledge(stale);
         break;
       }
-      let oldest = Infinity;
-      for (const e of entries) oldest = Math.min(oldest, Number(e.id.slice(0, e.id.indexOf('-'))));
-      lane.oldestPendingMs = oldest;
       const writing = this.writeIsolating(entries);
       const more = this.running && Date.now() - since < HOLD_MS;
-      const ahead = more ? this.readNew(tenants) : Promise.resolve(new Read());
+      // Settled into a value at once: a read that fails while the write is still in Postgres must
+      // not go unhandled (it is thrown below, after the write, like any failure of the batch).
+      const ahead: Promise<{ read: Read } | { err: unknown }> = (more ? this.readNew(tenants) : Promise.resolve(new Read()))
+        .then((read) => ({ read }), (err: unknown) => ({ err }));
       let refused: StreamRecord[];
       try {
         refused = await writing;
       } catch (err) {
-        await ahead.catch(() => undefined);
+        await ahead;
         throw err;
       }
       if (refused.length) await this.deadLetter(refused);
       await this.acknowledge(stale.length ? [...entries, ...stale] : entries);
       stored += entries.length;
-      next = await ahead;
+      const got = await ahead;
+      if ('err' in got) throw got.err;
+      next = got.read;
+      // Stored: what is left unstored of these tenants is what was read ahead.
+      for (const t of tenants) this.unstored.delete(t);
+      this.noteUnstored(next.entries);
     }
-    lane.oldestPendingMs = 0;
     return stored;
+  }
+
+  /** Remembers the stream time of each tenant's oldest entry read and not yet stored (the lag gauge). */
+  private noteUnstored(entries: StreamRecord[]): void {
+    for (const e of entries) {
+      const t = tenantOfKey(e.key);
+      const ms = Number(e.id.slice(0, e.id.indexOf('-')));
+      const known = this.unstored.get(t);
+      if (known === undefined || ms < known) this.unstored.set(t, ms);
+    }
   }
 
   /** A lane's first read of its tenants: pending entries where there may be some, claimed ones, then new ones. */
@@ -271,6 +290,8 @@ export class OutboxSink {
     if (fresh.length > 0 && got.entries.length < BATCH) {
       await this.readGroup(fresh.map((t) => keys.outbox(t)), '>', (reply) => got.collect(reply, false), BATCH - got.entries.length);
     }
+    // Entries claimed from a dead consumer are older than our own pending ones: each stream's in its order.
+    got.entries.sort(byStreamOrder);
     return got;
   }
 
@@ -467,8 +488,8 @@ function refusedForItsData(err: unknown): boolean {
   if (partitionMissing(err)) return false;
   if (err instanceof TypeError || err instanceof RangeError || err instanceof SyntaxError) return true;
   const code = (err as { code?: unknown }).code;
-  // SQLSTATE class 22: data exception; 23: integrity constraint violation.
-  return typeof code === 'string' && /^2[23][0-9A-Z]{3}$/.test(code);
+  // SQLSTATE class 21: cardinality violation; 22: data exception; 23: integrity constraint violation.
+  return typeof code === 'string' && /^2[123][0-9A-Z]{3}$/.test(code);
 }
 
 /**
@@ -489,4 +510,12 @@ export function lagSeconds(oldestPendingMs: number): number {
 function tenantOfKey(key: string): string {
   // {t:<tenant>}:outbox
   return key.slice(3, key.indexOf('}'));
+}
+
+/** Orders entries by stream, then by id (milliseconds, then sequence, as numbers). */
+function byStreamOrder(a: StreamRecord, b: StreamRecord): number {
+  if (a.key !== b.key) return a.key < b.key ? -1 : 1;
+  const [am, as] = a.id.split('-');
+  const [bm, bs] = b.id.split('-');
+  return Number(am) - Number(bm) || Number(as) - Number(bs);
 }

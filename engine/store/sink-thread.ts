@@ -16,7 +16,10 @@ import type { FromSinkThread, SinkThreadData, ToSinkThread } from './sink-worker
 const data = workerData as SinkThreadData;
 const port = parentPort!;
 const log = createLogger(data.logLevel).child({ component: 'outbox-sink' });
-const redis = createRedis(data.redisUrl, log);
+// A command cut off by a lost connection fails instead of being sent again on the new one: a
+// stream read that Redis ran before the cut would be run twice, and the entries of the first run
+// left pending unseen; failed, the batch is read again from this consumer's pending entries.
+const redis = createRedis(data.redisUrl, log, { autoResendUnfulfilledCommands: false });
 // A connection per lane, and two for partition creation and the waiting pass beside them.
 const pool = createPool(data.databaseUrl, log, LANES + 2);
 const metrics = new Metrics();

@@ -100,4 +100,74 @@ describe('outbox sink', () => {
     for (const t of tenants) p.del(key(t));
     await p.exec();
   }, 90_000);
+
+  /** A tenant's stream with `n` operator records numbered from `from` (their details say which). */
+  async function queue(tenant: string, from: number, n: number): Promise<void> {
+    const p = redis.pipeline();
+    for (let i = from; i < from + n; i++) {
+      p.xadd(`{t:${tenant}}:outbox`, '*', 'type', 'audit', 'rid', `aud_${tenant}_${i}`, 'event', 'test_order', 'at', String(Date.now()), 'details', `{"n":${i}}`, 'by', 'test');
+    }
+    await p.exec();
+  }
+  const chainOrder = async (tenant: string): Promise<number[]> =>
+    (await pool.query<{ n: number }>(`SELECT (details->>'n')::int AS n FROM audit_records WHERE tenant_id = $1 ORDER BY seq`, [tenant])).rows.map((r) => r.n);
+
+  it("entries claimed from a dead consumer go into the chain before this consumer's newer pending ones", async () => {
+    const tenant = `tn_claim${Date.now().toString(36)}`;
+    const key = `{t:${tenant}}:outbox`;
+    const consumer = `test-claim-${process.pid}`;
+    await redis.xgroup('CREATE', key, 'pg-sink', '0', 'MKSTREAM');
+    await queue(tenant, 0, 4);
+    const dead = (await redis.xreadgroup('GROUP', 'pg-sink', 'dead-consumer', 'COUNT', 4, 'STREAMS', key, '>')) as [string, [string, string[]][]][];
+    // Long idle, as a consumer that died a while ago.
+    await redis.xclaim(key, 'pg-sink', 'dead-consumer', 0, ...dead[0]![1].map(([id]) => id), 'IDLE', 60_000);
+    await queue(tenant, 4, 4);
+    await redis.xreadgroup('GROUP', 'pg-sink', consumer, 'COUNT', 4, 'STREAMS', key, '>'); // ours, read and never stored
+    await queue(tenant, 8, 4);
+    const sink = new OutboxSink(redis, pool, async () => [tenant], consumer, createLogger('silent'), new Metrics());
+    sink.start();
+    try {
+      await eventually(async () => (await chainOrder(tenant)).length === 12, 10_000);
+    } finally {
+      await sink.stop();
+    }
+    expect(await chainOrder(tenant)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+    await redis.del(key);
+  });
+
+  it('a read ahead that fails while its batch is in Postgres is a failed batch, retried, not a crash; the lag then reads 0', async () => {
+    const tenant = `tn_ahead${Date.now().toString(36)}`;
+    const key = `{t:${tenant}}:outbox`;
+    await redis.xgroup('CREATE', key, 'pg-sink', '0', 'MKSTREAM');
+    await queue(tenant, 0, 4500); // more than two batches: the lane reads ahead
+    const own = new Redis(inject('redisUrl'));
+    const unhandled: unknown[] = [];
+    const onUnhandled = (err: unknown) => { unhandled.push(err); };
+    process.on('unhandledRejection', onUnhandled);
+    // The second read of new entries (the first read ahead) fails, as a Redis fail-over would make it.
+    let newReads = 0;
+    const read = own.xreadgroup.bind(own) as (...args: unknown[]) => Promise<unknown>;
+    (own as unknown as { xreadgroup: (...args: unknown[]) => Promise<unknown> }).xreadgroup = async (...args: unknown[]) => {
+      if (args[args.length - 1] === '>' && ++newReads === 2) {
+        await new Promise((r) => setTimeout(r, 5));
+        throw new Error('READONLY You can\'t write against a read only replica.');
+      }
+      return read(...args);
+    };
+    const metrics = new Metrics();
+    const sink = new OutboxSink(own, pool, async () => [tenant], `test-ahead-${process.pid}`, createLogger('silent'), metrics);
+    sink.start();
+    try {
+      await eventually(async () => (await chainOrder(tenant)).length === 4500, 20_000);
+      expect(await chainOrder(tenant)).toEqual(Array.from({ length: 4500 }, (_, i) => i));
+      expect(metrics.value('outbox_sink_errors_total')).toBeGreaterThanOrEqual(1);
+      await eventually(async () => sink.oldestPendingMs === 0, 1_000, () => sink.oldestPendingMs);
+    } finally {
+      await sink.stop();
+      process.off('unhandledRejection', onUnhandled);
+      own.disconnect();
+    }
+    expect(unhandled).toEqual([]);
+    await redis.del(key);
+  }, 30_000);
 });
