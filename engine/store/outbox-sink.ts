@@ -136,7 +136,7 @@ export class OutboxSink {
 
   private readonly metrics: Metrics;
 
-  /** Stream time (ms) of the oldest record read and not yet stored, over all lanes; 0 when none. */
+  /** Stream time (ms) of the oldest record read and not yet stored, over all tenants; 0 when none. */
   get oldestPendingMs(): number {
     let oldest = 0;
     for (const ms of this.unstored.values()) if (oldest === 0 || ms < oldest) oldest = ms;
