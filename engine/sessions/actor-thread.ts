@@ -141,6 +141,7 @@ function supervise(slot: Slot, m: Request, err: unknown): void {
     slots.delete(`${slot.actor.tenant}/${slot.actor.hs}`);
     return;
   }
+  if (!slot.owned) return; // released (its lease is another process's): nothing to reload
   slot.ready = slot.actor.load().then(() => slot.owned, (e: unknown) => {
     log.error({ err: e }, 'actor reload failed');
     return false;
@@ -201,6 +202,10 @@ setInterval(() => {
         if (held === 1) return;
         log.warn({ hotspot: slot.actor.hs }, 'lease lost to another process; releasing the actor');
         slot.owned = false;
+        // Requests now get 503 (hotspot_owned_elsewhere) and try the lease again after a while
+        // (run), instead of reaching an actor that holds nothing.
+        slot.ready = Promise.resolve(false);
+        slot.leaseCheckedAt = Date.now();
         slot.actor.release();
       }, (err: unknown) => log.warn({ err }, 'lease renewal failed'));
     }

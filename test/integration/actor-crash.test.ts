@@ -104,4 +104,32 @@ describe('actor thread crash', () => {
     const end = await db.query("SELECT ts FROM audit_records WHERE session_id = $1 AND event_type = 'session_end'", [sid]);
     expect(end.rows.map((e) => e.ts.getTime())).toEqual([until]);
   });
+
+  it('a hotspot whose lease another process took is answered 503 here, not from an empty actor, until this process holds it again', async () => {
+    const t = await newTenant(svc.service);
+    const engine = svc.service.engine;
+    await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code: 'LEASE-1', max_uses: null } });
+    const mac = 'CC:00:00:00:01:01';
+    const signIn = await call(svc.base, 'POST', `/api/v1/hotspot-portal/voucher/verify?hotspot_id=${t.hotspotId}`, { body: { code: 'LEASE-1', mac } });
+    expect(signIn.status).toBe(200);
+    const live = () => call(svc.base, 'GET', `/v1/sessions/${signIn.body.session_id}`, { auth: t.apiKey });
+    expect((await live()).body.status).toBe('active');
+    // Another process takes the lease (this one's renewal, every 10 s, finds it gone).
+    const lease = `{t:${t.tenantId}}:lease:${t.hotspotId}`;
+    await redis.set(lease, 'another-node', 'PX', 60_000);
+    const nas = { id: 'nas_none', tenantId: t.tenantId, hotspotId: t.hotspotId, ip: '127.0.0.9', secret: 'x', coaPort: 3799, requireMessageAuthenticator: false };
+    const ask = () => engine.radius.authorize({ nas, mac, userName: 'guest' });
+    await eventually(async () => {
+      try {
+        await ask();
+        return false;
+      } catch (err) {
+        return (err as { code?: string }).code === 'hotspot_owned_elsewhere';
+      }
+    }, 20_000);
+    // Once the other process's lease is gone, this one takes the hotspot back with its sessions.
+    await redis.del(lease);
+    await eventually(async () => (await ask().catch(() => ({ accept: false }))).accept === true, 15_000);
+    expect(await ask()).toMatchObject({ accept: true, sessionId: signIn.body.session_id });
+  }, 45_000);
 });
