@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createLogger, projectPath, runRetention } from '../../engine/index.js';
 import { AuditService } from '../../engine/audit/audit-service.js';
 import { appendToChains, daysToFile, PartitionCache, type AuditEntry } from '../../engine/audit/chain-writer.js';
+import { inTransaction } from '../../engine/store/postgres.js';
 import { call, eventually, JWT_SECRET, newTenant, startService, type Running } from '../helpers.js';
 
 const run = promisify(execFile);
@@ -25,6 +26,14 @@ describe('audit chain', () => {
   afterAll(async () => {
     await db.end();
     await svc.stop();
+  });
+
+  /** Appends entries to their chains in one transaction, as the sink does (their days' partitions must exist). */
+  const append = (entries: AuditEntry[]): Promise<number> => inTransaction(svc.service.engine.pool, (c) => appendToChains(c, entries));
+  /** A session start of the tenant's hotspot, with only the fields a chain link needs set. */
+  const startEntry = (t: { tenantId: string; hotspotId: string }, id: string, ts: number, more: Partial<AuditEntry> = {}): AuditEntry => ({
+    tenant_id: t.tenantId, id, event_type: 'session_start', ts, session_id: `sess_${id}`, mac_address: 'DE:00:00:00:00:01',
+    ip_address: '', username: '', auth_method: 'voucher', ssid: '', hotspot_id: t.hotspotId, details: {}, ...more,
   });
 
   /** A tenant with a few sign-ins, a disconnect and operator actions, all chained. */
@@ -150,22 +159,8 @@ describe('audit chain', () => {
     const t = await newTenant(svc.service);
     const [prior, day] = ['2026-11-20', '2026-11-21'];
     const at = (iso: string) => Date.parse(iso);
-    const entry = (id: string, ts: number): AuditEntry => ({
-      tenant_id: t.tenantId, id, event_type: 'session_start', ts, session_id: `sess_${id}`, mac_address: 'DE:00:00:00:00:01',
-      ip_address: '', username: '', auth_method: 'voucher', ssid: '', hotspot_id: t.hotspotId, details: {},
-    });
-    const pool = svc.service.engine.pool;
-    await new PartitionCache().ensure(pool, [prior, day]);
-    const append = async (entries: AuditEntry[]) => {
-      const c = await pool.connect();
-      try {
-        await c.query('BEGIN');
-        await appendToChains(c, entries);
-        await c.query('COMMIT');
-      } finally {
-        c.release();
-      }
-    };
+    const entry = (id: string, ts: number): AuditEntry => startEntry(t, id, ts);
+    await new PartitionCache().ensure(svc.service.engine.pool, [prior, day]);
     await append([entry('mid1', at(`${prior}T23:59:59.900Z`)), entry('mid2', at(`${day}T00:00:00.100Z`))]);
     await append([entry('mid3', at(`${prior}T23:59:59.950Z`))]); // late, in its own batch
     await append([entry('mid4', at(`${day}T00:00:01.000Z`)), entry('mid2', at(`${day}T00:00:00.100Z`))]); // with a redelivery
@@ -186,20 +181,9 @@ describe('audit chain', () => {
     // would otherwise split or shift the row: each must come back as it went in, and verify.
     const t = await newTenant(svc.service);
     const odd = 'a\tb\nc\rd\\e\\N "f" \\. \u00e7\u011f\u{1F600}';
-    const e: AuditEntry = {
-      tenant_id: t.tenantId, id: 'odd1', event_type: 'session_start', ts: Date.now(), session_id: 'sess_odd1', mac_address: 'DE:00:00:00:00:02',
-      ip_address: '', username: odd, auth_method: 'voucher', ssid: `\\N`, hotspot_id: t.hotspotId, details: { note: odd, path: 'C:\\x' },
-    };
-    const pool = svc.service.engine.pool;
-    await new PartitionCache().ensure(pool, daysToFile([e.ts]));
-    const c = await pool.connect();
-    try {
-      await c.query('BEGIN');
-      await appendToChains(c, [e]);
-      await c.query('COMMIT');
-    } finally {
-      c.release();
-    }
+    const e = startEntry(t, 'odd1', Date.now(), { username: odd, ssid: '\\N', details: { note: odd, path: 'C:\\x' } });
+    await new PartitionCache().ensure(svc.service.engine.pool, daysToFile([e.ts]));
+    await append([e]);
     const row = (await db.query('SELECT username, ssid, ip_address, details FROM audit_records WHERE tenant_id = $1 AND id = $2', [t.tenantId, 'odd1'])).rows[0];
     expect(row).toEqual({ username: odd, ssid: '\\N', ip_address: null, details: { note: odd, path: 'C:\\x' } });
     expect(await svc.service.engine.audit.verify(t.tenantId)).toMatchObject({ valid: true, records: 1 });
@@ -210,21 +194,8 @@ describe('audit chain', () => {
     // records and of the head: forced here by appending right after its last records query.
     const t = await newTenant(svc.service);
     const pool = svc.service.engine.pool;
-    const entry = (id: string): AuditEntry => ({
-      tenant_id: t.tenantId, id, event_type: 'session_start', ts: Date.now(), session_id: `sess_${id}`, mac_address: 'DE:00:00:00:00:03',
-      ip_address: '', username: '', auth_method: 'voucher', ssid: '', hotspot_id: t.hotspotId, details: {},
-    });
+    const entry = (id: string): AuditEntry[] => [startEntry(t, id, Date.now())];
     await new PartitionCache().ensure(pool, daysToFile([Date.now()]));
-    const append = async (e: AuditEntry) => {
-      const c = await pool.connect();
-      try {
-        await c.query('BEGIN');
-        await appendToChains(c, [e]);
-        await c.query('COMMIT');
-      } finally {
-        c.release();
-      }
-    };
     await append(entry('grow1'));
     await append(entry('grow2'));
     let appended = false;
