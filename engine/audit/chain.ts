@@ -56,7 +56,7 @@ export function canonical(r: ChainFields): string {
 }
 
 export function link(prevHash: string, r: ChainFields): string {
-  // One-shot crypto.hash (Node 20.12+): half the cost of a Hash object for inputs this small.
+  // One-shot crypto.hash (Node 20.12+): no Hash object for each link.
   return 'sha256:' + hash('sha256', prevHash + '\n' + canonical(r), 'hex');
 }
 

@@ -27,7 +27,8 @@ const RESTART_MS = 1_000;
  * thousand records (stream replies, maps, audit entries, COPY text) across
  * its Postgres round trips; with V8's default size much of it lived through
  * a scavenge and was copied, and garbage collection was a fifth of the
- * thread's time. 64 MB drained 5-15% faster (bench/RESULTS.md, audit-sink).
+ * thread's time (its profile). It went in with 35cccc3, whose A/B is in
+ * bench/RESULTS.md (audit-sink); a bigger one measured no better.
  */
 const SINK_YOUNG_GENERATION_MB = 64;
 
