@@ -254,14 +254,25 @@ describe('outbox sink thread', () => {
       await store(a, once);
       await store(a, once); // redelivered after its commit
       await Promise.all([store(a, batch('y')), store(b, batch('y'))]); // one batch taken by two consumers
+      // A stored start ahead of a new one (entries claimed from a dead consumer, then new ones): the
+      // COPY of the rows fails on the stored one, and the INSERT that follows stores only the new one.
+      const fresh = batch('z')[2]!;
+      await store(a, [once[2]!, fresh]);
       const ids = (await db.query('SELECT id FROM audit_records WHERE tenant_id = $1 ORDER BY seq', [t.tenantId])).rows.map((r) => r.id as string);
-      for (const tag of ['x', 'y']) {
+      for (const [tag, n] of [['x', 6], ['y', 6], ['z', 1]] as const) {
         const mine = ids.filter((id) => id.includes(`sess_${tag}`) || id.startsWith(`aud_${tag}`));
-        expect(mine.length).toBe(6);
-        expect(new Set(mine).size).toBe(6);
+        expect(mine.length).toBe(n);
+        expect(new Set(mine).size).toBe(n);
       }
-      expect((await db.query('SELECT count(*)::int AS n FROM sessions WHERE voucher_id = $1', [vid])).rows[0].n).toBe(6);
-      expect((await db.query('SELECT current_uses FROM vouchers WHERE id = $1', [vid])).rows[0].current_uses).toBe(6);
+      expect((await db.query('SELECT count(*)::int AS n FROM sessions WHERE voucher_id = $1', [vid])).rows[0].n).toBe(7);
+      expect((await db.query('SELECT current_uses FROM vouchers WHERE id = $1', [vid])).rows[0].current_uses).toBe(7);
+      // Both ways of inserting the rows store the same values (x3 went in by COPY, z3 by INSERT).
+      const row = async (r: OutboxRecord) => (await db.query(
+        'SELECT hotspot_id, mac, ip, username, auth_method, ssid, voucher_id, started_at, ends_at FROM sessions WHERE id = $1', [r.f.get('sid')])).rows[0];
+      const copied = await row(once[2]!);
+      expect(await row(fresh)).toEqual(copied);
+      expect(copied).toMatchObject({ hotspot_id: t.hotspotId, mac: '5D:00:00:00:03:00', ip: '10.9.0.1', ssid: 'Hall', username: 'G', auth_method: 'voucher',
+        started_at: new Date(now), ends_at: new Date(now + 3_600_000) });
       const verdict = await svc.service.engine.audit.verify(t.tenantId);
       if (!verdict.valid) console.log('VERDICT', JSON.stringify(verdict), JSON.stringify((await db.query('SELECT seq, id, event_type, day, ts, prev_hash, hash_chain_value FROM audit_records WHERE tenant_id = $1 ORDER BY seq', [t.tenantId])).rows));
       expect(verdict).toMatchObject({ valid: true });
@@ -281,13 +292,13 @@ describe('outbox sink thread', () => {
       const rec = (fields: Record<string, string>) => ({ tenant: t.tenantId, f: new Map(Object.entries(fields)) });
       const common = { sid, hs: t.hotspotId, mac: '5D:00:00:00:00:04', ip: '', ssid: '', user: 'TWO-1', method: 'voucher' };
       const extend = (until: number) => rec({ ...common, type: 'session_extend', at: String(now + 1_000), until: String(until), minutes: '60', by: 'op' });
-      await writeOutbox(c, [extend(now + 7_200_000), extend(now + 9_000_000), extend(now + 5_400_000)], []);
+      await writeAlone(c, [extend(now + 7_200_000), extend(now + 9_000_000), extend(now + 5_400_000)]);
       expect((await c.query('SELECT until FROM session_extends_early WHERE id = $1', [sid])).rows[0].until.getTime()).toBe(now + 9_000_000);
-      await writeOutbox(c, [rec({ ...common, type: 'voucher_use', use: 'use_two', vid: 'v_none', at: String(now), until: String(now + 3_600_000) })], []);
+      await writeAlone(c, [rec({ ...common, type: 'voucher_use', use: 'use_two', vid: 'v_none', at: String(now), until: String(now + 3_600_000) })]);
       await applyWaiting(c);
       expect((await c.query('SELECT ends_at FROM sessions WHERE id = $1', [sid])).rows[0].ends_at.getTime()).toBe(now + 9_000_000);
       const end = (reason: string, at: number) => rec({ ...common, type: 'session_end', at: String(at), reason, bin: '1', bout: '2', by: '' });
-      await writeOutbox(c, [end('user_request', now + 60_000), end('idle_timeout', now + 90_000)], []);
+      await writeAlone(c, [end('user_request', now + 60_000), end('idle_timeout', now + 90_000)]);
       expect((await c.query('SELECT end_reason, ended_at FROM sessions WHERE id = $1', [sid])).rows[0]).toEqual({ end_reason: 'user_request', ended_at: new Date(now + 60_000) });
     } finally {
       await c.end();
@@ -304,20 +315,32 @@ describe('outbox sink thread', () => {
       const common = { sid, hs: t.hotspotId, mac: '5D:00:00:00:00:03', ip: '', ssid: '', user: 'EXT-1', method: 'voucher' };
       // Two extensions reach Postgres first, in two batches; the later planned end wins.
       for (const until of [now + 7_200_000, now + 5_400_000]) {
-        await writeOutbox(c, [rec({ ...common, type: 'session_extend', at: String(now + 1_000), until: String(until), minutes: '60', by: 'op' })], []);
+        await writeAlone(c, [rec({ ...common, type: 'session_extend', at: String(now + 1_000), until: String(until), minutes: '60', by: 'op' })]);
       }
       expect((await c.query('SELECT 1 FROM sessions WHERE id = $1', [sid])).rowCount).toBe(0);
-      await writeOutbox(c, [rec({ ...common, type: 'voucher_use', use: 'use_ext', vid: 'v_none', at: String(now), until: String(now + 3_600_000) })], []);
+      await writeAlone(c, [rec({ ...common, type: 'voucher_use', use: 'use_ext', vid: 'v_none', at: String(now), until: String(now + 3_600_000) })]);
       await applyWaiting(c);
       const row = (await c.query('SELECT ends_at, ended_at FROM sessions WHERE id = $1', [sid])).rows[0];
       expect(row.ends_at.getTime()).toBe(now + 7_200_000);
       expect(row.ended_at).toBeNull();
       expect((await c.query('SELECT 1 FROM session_extends_early WHERE id = $1', [sid])).rowCount).toBe(0);
       // An extension of a session already extended further, or already ended, waits for nothing.
-      await writeOutbox(c, [rec({ ...common, type: 'session_extend', at: String(now + 2_000), until: String(now + 4_000_000), minutes: '60', by: 'op' })], []);
+      await writeAlone(c, [rec({ ...common, type: 'session_extend', at: String(now + 2_000), until: String(now + 4_000_000), minutes: '60', by: 'op' })]);
       expect((await c.query('SELECT 1 FROM session_extends_early WHERE id = $1', [sid])).rowCount).toBe(0);
     } finally {
       await c.end();
     }
   });
 });
+
+/** writeOutbox in a transaction of its own, as the sink calls it. */
+async function writeAlone(c: pg.Client, records: OutboxRecord[]): Promise<void> {
+  await c.query('BEGIN');
+  try {
+    await writeOutbox(c as unknown as pg.PoolClient, records, []);
+    await c.query('COMMIT');
+  } catch (err) {
+    await c.query('ROLLBACK');
+    throw err;
+  }
+}
