@@ -1,10 +1,11 @@
 import { ChainAppend, type AuditEntry } from '../audit/chain-writer.js';
+import { storable, type OutboxFields } from './outbox-record.js';
 import { copyField, copyInto, type PoolClient } from './postgres.js';
 
-/** One outbox entry: its tenant and its fields as Redis stored them. */
+/** One outbox entry: its tenant and its record's fields. */
 export interface OutboxRecord {
   tenant: string;
-  f: Map<string, string>;
+  f: OutboxFields;
 }
 
 /**
@@ -24,8 +25,8 @@ export interface OutboxRecord {
 export async function writeOutbox(c: PoolClient, records: OutboxRecord[], audit: AuditEntry[]): Promise<{ written: number; counters: VoucherCount[] }> {
   let written = 0;
   const counters: VoucherCount[] = [];
-  const of = (type: string): OutboxRecord[] => records.filter((r) => r.f.get('type') === type);
-  const col = (rs: OutboxRecord[], name: string): (string | null)[] => rs.map((r) => r.f.get(name) || null);
+  const of = (type: string): OutboxRecord[] => records.filter((r) => r.f.type === type);
+  const col = (rs: OutboxRecord[], name: string): (string | null)[] => rs.map((r) => r.f[name] || null);
   const tenants = (rs: OutboxRecord[]): string[] => rs.map((r) => r.tenant);
 
   const uses = of('voucher_use');
@@ -86,8 +87,8 @@ export async function writeOutbox(c: PoolClient, records: OutboxRecord[], audit:
 
   const ends = of('session_end');
   if (ends.length > 0) {
-    const params = [col(ends, 'sid'), tenants(ends), col(ends, 'at'), col(ends, 'reason'), ends.map((r) => byteCount(r.f.get('bin'))),
-      ends.map((r) => byteCount(r.f.get('bout')))];
+    const params = [col(ends, 'sid'), tenants(ends), col(ends, 'at'), col(ends, 'reason'), ends.map((r) => byteCount(r.f.bin)),
+      ends.map((r) => byteCount(r.f.bout))];
     // One row a session, its first end in stream order: the one its chain keeps (<session>:end).
     const endsOf = `SELECT DISTINCT ON (sid) sid, tenant_id, to_timestamp(at::bigint / 1000.0) AS ended_at, reason AS end_reason,
          bin::bigint AS bytes_in, bout::bigint AS bytes_out
@@ -124,14 +125,14 @@ async function insertStarts(c: PoolClient, uses: OutboxRecord[]): Promise<{ id: 
   let rows = '';
   for (const r of uses) {
     const f = r.f;
-    rows += `${copyField(f.get('sid') || null)}\t${copyField(r.tenant)}\t${copyField(f.get('hs') || null)}\t${copyField(f.get('mac') || null)}\t`
-      + `${copyField(f.get('ip') || null)}\t${copyField(f.get('user') || null)}\t${copyField(f.get('method') || 'voucher')}\t`
-      + `${copyField(f.get('ssid') || null)}\t${copyField(f.get('vid') || null)}\t${timestampField(f.get('at'))}\t${timestampField(f.get('until'))}\n`;
+    rows += `${copyField(f.sid || null)}\t${copyField(r.tenant)}\t${copyField(f.hs || null)}\t${copyField(f.mac || null)}\t`
+      + `${copyField(f.ip || null)}\t${copyField(f.user || null)}\t${copyField(f.method || 'voucher')}\t`
+      + `${copyField(f.ssid || null)}\t${copyField(f.vid || null)}\t${timestampField(f.at)}\t${timestampField(f.until)}\n`;
   }
   const savepoint = c.query('SAVEPOINT starts');
   try {
     await Promise.all([savepoint, copyInto(c, 'sessions', SESSION_COLUMNS, rows)]);
-    return uses.map((r) => ({ id: r.f.get('sid')!, voucher_id: r.f.get('vid') || null }));
+    return uses.map((r) => ({ id: r.f.sid!, voucher_id: r.f.vid || null }));
   } catch (err) {
     await savepoint; // a failed SAVEPOINT is the transaction's failure, not a redelivery
     if ((err as { code?: string }).code !== UNIQUE_VIOLATION) throw err;
@@ -141,9 +142,9 @@ async function insertStarts(c: PoolClient, uses: OutboxRecord[]): Promise<{ id: 
   const starts = uses.map((r) => {
     const f = r.f;
     return {
-      sid: f.get('sid') || null, t: r.tenant, hs: f.get('hs') || null, mac: f.get('mac') || null, ip: f.get('ip') || null,
-      usr: f.get('user') || null, m: f.get('method') || null, ssid: f.get('ssid') || null, vid: f.get('vid') || null,
-      at: f.get('at') || null, until: f.get('until') || null,
+      sid: f.sid || null, t: r.tenant, hs: f.hs || null, mac: f.mac || null, ip: f.ip || null,
+      usr: f.user || null, m: f.method || null, ssid: f.ssid || null, vid: f.vid || null,
+      at: f.at || null, until: f.until || null,
     };
   });
   const { rows: inserted } = await c.query<{ id: string; voucher_id: string | null }>(
@@ -219,7 +220,7 @@ export function auditEntriesOf(records: OutboxRecord[]): AuditEntry[] {
     let event: string;
     let details: Record<string, unknown>;
     let method = field(f, 'method');
-    switch (f.get('type')) {
+    switch (f.type) {
       case 'voucher_use':
         id = `${sid}:start`;
         event = 'session_start';
@@ -235,7 +236,7 @@ export function auditEntriesOf(records: OutboxRecord[]): AuditEntry[] {
         id = `${sid}:end`;
         event = 'session_end';
         details = {
-          by: field(f, 'by') || null, bytes_in: Number(byteCount(f.get('bin'))), bytes_out: Number(byteCount(f.get('bout'))),
+          by: field(f, 'by') || null, bytes_in: Number(byteCount(f.bin)), bytes_out: Number(byteCount(f.bout)),
           reason: field(f, 'reason'),
         };
         break;
@@ -256,18 +257,8 @@ export function auditEntriesOf(records: OutboxRecord[]): AuditEntry[] {
   return out;
 }
 
-function field(f: Map<string, string>, name: string): string {
-  return f.get(name) ?? '';
-}
-
-/**
- * Text as Postgres can store it. A text or jsonb value may not hold U+0000,
- * and one refused row fails its whole batch again on every retry, holding
- * back every record behind it: so a NUL (from a NAS attribute, say) becomes
- * U+FFFD before the record is hashed into its chain and stored.
- */
-export function storable(text: string): string {
-  return text.includes('\0') ? text.replaceAll('\0', '\uFFFD') : text;
+function field(f: OutboxFields, name: string): string {
+  return f[name] ?? '';
 }
 
 /** An operator event's details, storable; a details field that is not a JSON object is kept as text. */

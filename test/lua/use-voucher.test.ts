@@ -280,6 +280,8 @@ describe('use-voucher-8.lua', () => {
       { type: 'voucher_use', use: expect.stringMatching(/^vu_/), vid: 'vch_out', hs: 'hs_two', mac: mac(2), ip: '10.0.0.2', ssid: 'Guest', sid: b[1], at: String(now + 8), until: String(now + 8 + 900_000), ...extra },
     ]);
     expect(records[0]!.use).not.toBe(records[1]!.use);
+    // One field, the record as JSON (engine/store/outbox-record.ts), not a field pair per value.
+    for (const [, fields] of await redis.xrange(keys.outbox(t), '-', '+')) expect(fields).toEqual(['rec', expect.stringMatching(/^\{.*\}$/)]);
   });
 });
 
