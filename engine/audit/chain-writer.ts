@@ -1,5 +1,6 @@
 import { GENESIS, link } from './chain.js';
-import { copyField, copyInto, type Pool, type PoolClient } from '../store/postgres.js';
+import { copyField, copyInto, copyLine, copyText, type Pool, type PoolClient } from '../store/postgres.js';
+import { isoTime } from '../util/iso-time.js';
 
 /** An audit event before it is linked into its tenant's chain. */
 export interface AuditEntry {
@@ -81,7 +82,7 @@ export class ChainAppend {
     for (const e of entries) {
       let list = byTenant.get(e.tenant_id);
       if (!list) byTenant.set(e.tenant_id, (list = []));
-      list.push({ e, timestamp: new Date(e.ts).toISOString() });
+      list.push({ e, timestamp: isoTime(e.ts) });
     }
     const tenants = [...byTenant.keys()].sort();
     if (tenants.length === 0) return new ChainAppend(c, byTenant, tenants, new Map(), new Set());
@@ -99,7 +100,7 @@ export class ChainAppend {
   link(leaveOut?: (e: AuditEntry) => boolean): void {
     const seen = new Set(this.stored);
     const latest = dayOf(Date.now() + DAY_MS);
-    let rows = '';
+    const rows: string[] = [];
     let appended = 0;
     const moved: { tenant: string; seq: number; hash: string; day: string }[] = [];
     for (const tenant of this.tenants) {
@@ -119,16 +120,18 @@ export class ChainAppend {
           auth_method: e.auth_method, ssid: e.ssid, hotspot_id: e.hotspot_id, details: e.details,
         });
         // In AUDIT_COLUMNS order; the record's absent text fields ("" in its link) are NULL in their columns.
-        rows += `${copyField(tenant)}\t${seq}\t${copyField(e.id)}\t${copyField(e.event_type)}\t${timestamp}\t${copyField(e.session_id || null)}\t`
-          + `${copyField(e.mac_address || null)}\t${copyField(e.ip_address || null)}\t${copyField(e.username || null)}\t`
-          + `${copyField(e.auth_method || null)}\t${copyField(e.ssid || null)}\t${copyField(e.hotspot_id || null)}\t`
-          + `${copyField(JSON.stringify(e.details))}\t${prev}\t${hash}\t${day}\n`;
+        rows.push(copyLine([
+          copyField(tenant), seq, copyField(e.id), copyField(e.event_type), timestamp, copyField(e.session_id || null),
+          copyField(e.mac_address || null), copyField(e.ip_address || null), copyField(e.username || null),
+          copyField(e.auth_method || null), copyField(e.ssid || null), copyField(e.hotspot_id || null),
+          copyField(JSON.stringify(e.details)), prev, hash, day,
+        ]));
         appended++;
         prev = hash;
       }
       if (seq !== Number(head.seq)) moved.push({ tenant, seq, hash: prev, day });
     }
-    this.rows = rows;
+    this.rows = copyText(rows);
     this.appended = appended;
     this.moved = moved;
   }

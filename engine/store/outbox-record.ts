@@ -29,9 +29,13 @@ export function outboxEntry(fields: Record<string, string>): [string, string] {
  */
 export function outboxFields(list: readonly string[]): OutboxFields {
   if (list.length === 2 && list[0] === RECORD_FIELD) {
-    const o: unknown = JSON.parse(list[1]!);
+    const json = list[1]!;
+    const o: unknown = JSON.parse(json);
     if (o === null || typeof o !== 'object' || Array.isArray(o)) throw new SyntaxError('outbox record is not a JSON object');
     const f = o as Record<string, unknown>;
+    // The usual record: every value a string (each key's colon followed by a quote; a colon inside
+    // a string is not preceded by an unescaped quote), none with U+0000. Nothing to mend, then.
+    if (!ANY_NOT_TEXT.test(json) && !json.includes('\\u0000')) return f as OutboxFields;
     for (const k in f) {
       const v = f[k];
       if (typeof v === 'string') {
@@ -46,6 +50,9 @@ export function outboxFields(list: readonly string[]): OutboxFields {
   for (let i = 0; i + 1 < list.length; i += 2) f[list[i]!] = storable(list[i + 1]!);
   return f;
 }
+
+/** In a JSON object's text: a value that may not be a string (`"key":` followed by anything but a quote). */
+const ANY_NOT_TEXT = /":[^"]/;
 
 /**
  * Text as Postgres can store it. A text or jsonb value may not hold U+0000,

@@ -1,6 +1,7 @@
 import { ChainAppend, type AuditEntry } from '../audit/chain-writer.js';
 import { storable, type OutboxFields } from './outbox-record.js';
-import { copyField, copyInto, type PoolClient } from './postgres.js';
+import { isoTime } from '../util/iso-time.js';
+import { copyField, copyInto, copyLine, copyText, type PoolClient } from './postgres.js';
 
 /** One outbox entry: its tenant and its record's fields. */
 export interface OutboxRecord {
@@ -33,7 +34,8 @@ export async function writeOutbox(c: PoolClient, records: OutboxRecord[], audit:
   // A voucher use's start record (auditEntriesOf names it <session>:start) is stored with its
   // session row and only with it: whether it is stored already, that row's insert says, so it
   // needs no lookup (AuditEntry.unstored).
-  const isStart = (e: AuditEntry): boolean => e.id === `${e.session_id}:start`;
+  const isStart = (e: AuditEntry): boolean =>
+    e.id.length === e.session_id.length + 6 && e.id.endsWith(':start') && e.id.startsWith(e.session_id);
   for (const e of audit) if (isStart(e)) e.unstored = true;
   const chain = await ChainAppend.lock(c, audit);
   if (uses.length === 0) chain.link();
@@ -122,13 +124,16 @@ export async function writeOutbox(c: PoolClient, records: OutboxRecord[], audit:
  * INSERT ... ON CONFLICT DO NOTHING, which says which of them were new.
  */
 async function insertStarts(c: PoolClient, uses: OutboxRecord[]): Promise<{ id: string; voucher_id: string | null }[]> {
-  let rows = '';
+  const lines: string[] = [];
   for (const r of uses) {
     const f = r.f;
-    rows += `${copyField(f.sid || null)}\t${copyField(r.tenant)}\t${copyField(f.hs || null)}\t${copyField(f.mac || null)}\t`
-      + `${copyField(f.ip || null)}\t${copyField(f.user || null)}\t${copyField(f.method || 'voucher')}\t`
-      + `${copyField(f.ssid || null)}\t${copyField(f.vid || null)}\t${timestampField(f.at)}\t${timestampField(f.until)}\n`;
+    lines.push(copyLine([
+      copyField(f.sid || null), copyField(r.tenant), copyField(f.hs || null), copyField(f.mac || null), copyField(f.ip || null),
+      copyField(f.user || null), copyField(f.method || 'voucher'), copyField(f.ssid || null), copyField(f.vid || null),
+      timestampField(f.at), timestampField(f.until),
+    ]));
   }
+  const rows = copyText(lines);
   const savepoint = c.query('SAVEPOINT starts');
   try {
     await Promise.all([savepoint, copyInto(c, 'sessions', SESSION_COLUMNS, rows)]);
@@ -168,7 +173,7 @@ const UNIQUE_VIOLATION = '23505';
 function timestampField(ms: string | undefined): string {
   if (!ms) return '\\N';
   const t = Number(ms);
-  return Number.isSafeInteger(t) && Math.abs(t) <= 8.64e15 ? new Date(t).toISOString() : copyField(ms);
+  return Number.isSafeInteger(t) && Math.abs(t) <= 8.64e15 ? isoTime(t) : copyField(ms);
 }
 
 /** A voucher's use count as Postgres holds it after a batch. */
@@ -286,5 +291,5 @@ export function byteCount(text: string | undefined): string {
 }
 
 function iso(ms: string): string | null {
-  return ms ? new Date(Number(ms)).toISOString() : null;
+  return ms ? isoTime(Number(ms)) : null;
 }

@@ -66,6 +66,22 @@ export function copyField(v: string | number | null): string {
 }
 
 /**
+ * A row of COPY's text format from its fields (each made by copyField, or a
+ * number): joined, not concatenated, so the row is one flat string rather
+ * than a rope of a few dozen pieces that would be garbage once written.
+ */
+export function copyLine(fields: (string | number)[]): string {
+  return fields.join('\t');
+}
+
+/** COPY's text for rows made by copyLine: a line each (the last ended too; `lines` gets an empty one). */
+export function copyText(lines: string[]): string {
+  if (lines.length === 0) return '';
+  lines.push('');
+  return lines.join('\n');
+}
+
+/**
  * Applies the SQL files of engine/store/migrations in name order, each once,
  * each in its own transaction. An advisory lock makes concurrent starts
  * (several engine processes, parallel test files) safe.

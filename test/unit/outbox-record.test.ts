@@ -6,6 +6,8 @@ describe('outbox records', () => {
     const fields = { type: 'session_end', sid: 'sess_1', at: '1764000000000', reason: 'idle_timeout' };
     expect(outboxFields(outboxEntry(fields))).toEqual(fields);
     expect(outboxFields(Object.entries(fields).flat())).toEqual(fields);
+    const awkward = { mac: '02:A0:00:00:00:01', user: 'say ":hi" \\u0000 then', ssid: '{"x":1}' };
+    expect(outboxFields(outboxEntry(awkward))).toEqual(awkward);
   });
 
   it('makes every value storable text: U+0000 becomes U+FFFD, a number or false (as cjson writes them) text or ""', () => {
