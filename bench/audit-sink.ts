@@ -36,6 +36,9 @@ import { startLocalServices } from '../scripts/local-services.js';
  * stdout gets one summary line. Exit 0 pass, 1 error, 2 a target missed.
  *
  * Knobs (environment): BENCH_RECORDS (200000), BENCH_TENANTS (4),
+ * BENCH_ENDS=1 (every session of (a) is also ended, through the real
+ * end-session-4.lua, before the sink starts: (a) then drains twice
+ * BENCH_RECORDS records, half of them ends, as a day's traffic has them),
  * BENCH_RATE (5000 per second), BENCH_LOAD_SECONDS (20), BENCH_SKIP_LAG=1,
  * BENCH_HISTORY_DAYS (0; e.g. 729: that many past daily partitions of
  * audit_records, each with BENCH_HISTORY_ROWS (1000) records of another
@@ -52,6 +55,7 @@ const TENANTS = Number(process.env.BENCH_TENANTS ?? 4);
 const RATE = Number(process.env.BENCH_RATE ?? 5000);
 const LOAD_S = Number(process.env.BENCH_LOAD_SECONDS ?? 20);
 const SKIP_LAG = process.env.BENCH_SKIP_LAG === '1';
+const ENDS = process.env.BENCH_ENDS === '1';
 const HISTORY_DAYS = Number(process.env.BENCH_HISTORY_DAYS ?? 0);
 const HISTORY_ROWS = Number(process.env.BENCH_HISTORY_ROWS ?? 1000);
 const CPU_PROF = process.env.BENCH_CPU_PROF;
@@ -71,13 +75,20 @@ function mac(phase: number, n: number): string {
   return b.map((x) => x.toString(16).padStart(2, '0').toUpperCase()).join(':');
 }
 
-/** One session start through the production script; resolves to its outcome ('ok' expected). */
-async function useVoucher(redis: Redis, s: Site, code: string, m: string): Promise<string> {
+/** One session start through the production script; resolves to its outcome ('ok' expected) and session id. */
+async function useVoucher(redis: Redis, s: Site, code: string, m: string): Promise<[outcome: string, sid: string]> {
   const sid = newId('sess_');
   const r = await redis.useVoucherV4(
     keys.voucher(s.tenant, code), keys.voucherDevices(s.tenant, code), keys.grant(s.tenant, s.hotspot, m),
     keys.outbox(s.tenant), keys.loaded(s.tenant), keys.live(s.tenant, s.hotspot), keys.sessionRef(s.tenant, sid),
     keys.block(s.tenant, m), Date.now(), m, s.hotspot, '10.20.0.1', 'Guest', sid, newId('vu_'), 1440, 900, 'voucher');
+  return [String(r[0]), sid];
+}
+
+/** That session's end through the production script, as a device's Accounting-Stop ends it; resolves to its outcome ('ended'). */
+async function endSession(redis: Redis, s: Site, sid: string, m: string): Promise<string> {
+  const r = await redis.endSessionV1(keys.grant(s.tenant, s.hotspot, m), keys.live(s.tenant, s.hotspot), keys.sessionRef(s.tenant, sid),
+    keys.outbox(s.tenant), sid, Date.now(), 'user_request', s.hotspot, m, '');
   return String(r[0]);
 }
 
@@ -104,7 +115,7 @@ async function loadRole(): Promise<void> {
       const s = sites[i % sites.length]!;
       inFlight++;
       useVoucher(redis, s, s.codes[Math.floor(i / sites.length) % s.codes.length]!, mac(1, i)).then(
-        (r) => { inFlight--; if (r === 'ok') ok++; else failed++; },
+        ([r]) => { inFlight--; if (r === 'ok') ok++; else failed++; },
         () => { inFlight--; failed++; });
     }
     await sleep(2);
@@ -282,18 +293,33 @@ async function main(): Promise<number> {
     const filler = createRedis(local.redisUrl, createLogger('warn', 2));
     const fillAt = Date.now();
     let bad = 0;
+    const sids: string[] = [];
     for (let i = 0; i < RECORDS;) {
-      const chunk: Promise<string>[] = [];
+      const chunk: Promise<[string, string]>[] = [];
       for (const end = Math.min(RECORDS, i + 5000); i < end; i++) {
         const s = sites[i % sites.length]!;
         chunk.push(useVoucher(filler, s, s.codes[Math.floor(i / sites.length) % s.codes.length]!, mac(0, i)));
       }
-      bad += (await Promise.all(chunk)).filter((r) => r !== 'ok').length;
+      for (const [r, sid] of await Promise.all(chunk)) {
+        if (r !== 'ok') bad++;
+        sids.push(sid);
+      }
+    }
+    if (bad) throw new Error(`${bad} of ${RECORDS} script calls did not answer ok`);
+    say(`  queued ${RECORDS} records through use-voucher-8.lua in ${fmt((Date.now() - fillAt) / 1000)} s`);
+    if (ENDS) {
+      const endAt = Date.now();
+      for (let i = 0; i < RECORDS;) {
+        const chunk: Promise<string>[] = [];
+        for (const end = Math.min(RECORDS, i + 5000); i < end; i++) chunk.push(endSession(filler, sites[i % sites.length]!, sids[i]!, mac(0, i)));
+        bad += (await Promise.all(chunk)).filter((r) => r !== 'ended').length;
+      }
+      if (bad) throw new Error(`${bad} of ${RECORDS} end-session calls did not answer ended`);
+      say(`  queued ${RECORDS} ends through end-session-4.lua in ${fmt((Date.now() - endAt) / 1000)} s`);
     }
     filler.disconnect();
-    if (bad) throw new Error(`${bad} of ${RECORDS} script calls did not answer ok`);
-    if ((await queued(redis, sites)) !== RECORDS) throw new Error('streams do not hold every queued record');
-    say(`  queued ${RECORDS} records through use-voucher-8.lua in ${fmt((Date.now() - fillAt) / 1000)} s`);
+    const drained = ENDS ? 2 * RECORDS : RECORDS;
+    if ((await queued(redis, sites)) !== drained) throw new Error('streams do not hold every queued record');
 
     const sinkEngine = new Engine(loadConfig(env), createLogger('warn', 2), { actors: false });
     let sinkClosed = false;
@@ -311,15 +337,15 @@ async function main(): Promise<number> {
     });
     if (CPU_PROF) {
       say(`  (a) profiles in ${CPU_PROF} (the sink's thread is the worker's file): node dist/bench/cpu-profile-summary.js <file> ` +
-        `--from ${profileFrom} --to ${process.hrtime.bigint() / 1000n} --requests ${RECORDS}`);
+        `--from ${profileFrom} --to ${process.hrtime.bigint() / 1000n} --requests ${drained}`);
     }
     sinkClosed = true;
     await sinkEngine.close();
-    const drainRate = RECORDS / (drainMs / 1000);
+    const drainRate = drained / (drainMs / 1000);
     // CPU per record is steadier than records/s on a shared machine: it shows what a change saved.
-    const perRecord = (pct: number): number => (pct * 1e4 * (drainMs / 1000)) / RECORDS;
+    const perRecord = (pct: number): number => (pct * 1e4 * (drainMs / 1000)) / drained;
     const drainUs = { sink: perRecord(drainCpu.sink!), postgres: perRecord(drainCpu.postgres!), redis: perRecord(drainCpu.redis!) };
-    say(`  (a) drained ${RECORDS} in ${fmt(drainMs / 1000, 2)} s = ${fmt(drainRate, 0)} records/s; ` +
+    say(`  (a) drained ${drained} in ${fmt(drainMs / 1000, 2)} s = ${fmt(drainRate, 0)} records/s; ` +
       `cpu % of a core: sink process ${drainCpu.sink}, postgres ${drainCpu.postgres}, redis ${drainCpu.redis}; ` +
       `cpu us per record: sink process ${fmt(drainUs.sink, 0)}, postgres ${fmt(drainUs.postgres, 0)}, redis ${fmt(drainUs.redis, 0)}`);
 
@@ -382,11 +408,16 @@ async function main(): Promise<number> {
       const v = await checker.audit.verify(s.tenant);
       if (!v.valid) throw new Error(`chain of ${s.tenant} broken: ${JSON.stringify(v.first_break)}`);
     }
-    say(`  checked: ${expected} session starts, each once in audit_records, sessions and voucher_uses; ${sites.length} chains valid`);
+    if (ENDS) {
+      const ends = await count("SELECT count(*)::int AS n FROM audit_records WHERE event_type = 'session_end'");
+      const ended = await count('SELECT count(*)::int AS n FROM sessions WHERE ended_at IS NOT NULL');
+      if (ends !== RECORDS || ended !== RECORDS) throw new Error(`expected ${RECORDS} ends: session_end ${ends}, sessions ended ${ended}`);
+    }
+    say(`  checked: ${expected} session starts${ENDS ? ` and ${RECORDS} ends` : ''}, each once in audit_records, sessions and voucher_uses; ${sites.length} chains valid`);
 
     say(`  load average at the end: ${loadavg().map((x) => x.toFixed(2)).join(' ')} (other jobs on the machine share its 2 cores)`);
     const pass = drainRate >= TARGET_RATE && (SKIP_LAG || lag.max <= TARGET_LAG_S);
-    process.stdout.write(`audit-sink: drain ${fmt(drainRate, 0)} records/s (${RECORDS} over ${TENANTS} tenants${HISTORY_DAYS ? `, ${HISTORY_DAYS} days of history` : ''} in ${fmt(drainMs / 1000, 2)} s; ` +
+    process.stdout.write(`audit-sink: drain ${fmt(drainRate, 0)} records/s (${drained}${ENDS ? ', half of them ends,' : ''} over ${TENANTS} tenants${HISTORY_DAYS ? `, ${HISTORY_DAYS} days of history` : ''} in ${fmt(drainMs / 1000, 2)} s; ` +
       `cpu us/record sink ${fmt(drainUs.sink, 0)} postgres ${fmt(drainUs.postgres, 0)}) | ` +
       (SKIP_LAG ? 'lag skipped | ' : `lag at ${fmt(lag.achievedRate, 0)}/s for ${LOAD_S} s: p50 ${fmt(lag.p50, 2)} s p99 ${fmt(lag.p99, 2)} s max ${fmt(lag.max, 2)} s (gauge max ${fmt(lag.metricMax, 2)} s) | `) +
       `exactly once, chains valid (target: drain >= ${TARGET_RATE}/s, lag max <= ${TARGET_LAG_S} s) ${pass ? 'PASS' : 'FAIL'}\n`);
