@@ -1,7 +1,6 @@
 import { Redis } from 'ioredis';
 import { newId } from '../ids.js';
 import { keys } from '../redis/keys.js';
-import { outboxEntry } from '../store/outbox-record.js';
 
 /** Operator actions that enter the audit chain (session transitions are queued by their own scripts). */
 export type OperatorEvent =
@@ -17,9 +16,9 @@ export class AuditLog {
   constructor(private readonly redis: Redis, private readonly now: () => number) {}
 
   async operator(tenantId: string, by: string, event: OperatorEvent, details: Record<string, unknown>, subject: { hotspot_id?: string; mac?: string } = {}): Promise<void> {
-    await this.redis.xadd(keys.outbox(tenantId), '*', ...outboxEntry({
-      type: 'audit', rid: newId('op_'), event, at: String(this.now()), by,
-      hs: subject.hotspot_id ?? '', mac: subject.mac ?? '', details: JSON.stringify(details),
-    }));
+    // A field pair per value (engine/store/outbox-record.ts): few, and readable by every version's sink.
+    await this.redis.xadd(keys.outbox(tenantId), '*',
+      'type', 'audit', 'rid', newId('op_'), 'event', event, 'at', String(this.now()), 'by', by,
+      'hs', subject.hotspot_id ?? '', 'mac', subject.mac ?? '', 'details', JSON.stringify(details));
   }
 }

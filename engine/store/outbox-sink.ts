@@ -3,7 +3,7 @@ import { keys, OUTBOX_GROUP } from '../redis/keys.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { daysToFile, PartitionCache } from '../audit/chain-writer.js';
-import { outboxFields, type OutboxFields } from './outbox-record.js';
+import { outboxFields, RECORD_TYPES, type OutboxFields } from './outbox-record.js';
 import { applyWaiting, auditEntriesOf, writeOutbox, type OutboxRecord, type VoucherCount } from './outbox-writer.js';
 import type { Pool } from './postgres.js';
 
@@ -38,6 +38,7 @@ class Read {
         let entry: StreamRecord;
         try {
           entry = { key, id, f: outboxFields(fields) };
+          if (!RECORD_TYPES.has(entry.f.type ?? '')) entry.error = `unknown outbox record type ${JSON.stringify(entry.f.type ?? null)}`;
         } catch (err) {
           // Not a record (a hand-edited stream, a bug): kept as it was, with why, among the dead letters.
           entry = { key, id, f: { unreadable: fields.join(' ') }, error: `unreadable outbox entry: ${(err as Error).message}` };
@@ -239,8 +240,10 @@ export class OutboxSink {
         if (stale.length) await this.acknowledge(stale);
         break;
       }
+      // Entries that are no record go to the dead letters with the refused ones; the rest are written.
       const unreadable = entries.filter((e) => e.error !== undefined);
-      const writing = this.writeIsolating(unreadable.length ? entries.filter((e) => e.error === undefined) : entries);
+      const records = unreadable.length ? entries.filter((e) => e.error === undefined) : entries;
+      const writing = records.length ? this.writeIsolating(records) : Promise.resolve([]);
       const more = this.running && Date.now() - since < HOLD_MS;
       // Settled into a value at once: a read that fails while the write is still in Postgres must
       // not go unhandled (it is thrown below, after the write, like any failure of the batch).

@@ -166,14 +166,15 @@ const SESSION_COLUMNS = ['id', 'tenant_id', 'hotspot_id', 'mac', 'ip', 'username
 const UNIQUE_VIOLATION = '23505';
 
 /**
- * A time in ms (as a record carries it) as COPY's text for timestamptz. One
- * that is not a time is passed on as it is, for Postgres to refuse like the
- * INSERT's to_timestamp would.
+ * A time in ms (as a record carries it) as COPY's text for timestamptz. Text
+ * that is not a whole number of ms is passed on as it is, for Postgres to
+ * refuse as the INSERT's bigint cast does. (Years past 9999 differ: COPY
+ * refuses the ISO text of one, to_timestamp stores it; no record has one.)
  */
 function timestampField(ms: string | undefined): string {
   if (!ms) return '\\N';
-  const t = Number(ms);
-  return Number.isSafeInteger(t) && Math.abs(t) <= 8.64e15 ? isoTime(t) : copyField(ms);
+  const t = /^-?\d{1,16}$/.test(ms) ? Number(ms) : NaN;
+  return Math.abs(t) <= 8.64e15 ? isoTime(t) : copyField(ms);
 }
 
 /** A voucher's use count as Postgres holds it after a batch. */

@@ -88,8 +88,9 @@ describe('outbox sink thread', () => {
     const poisonId = await redis.xadd(`{t:${t.tenantId}}:outbox`, '*', 'type', 'voucher_use', 'use', 'use_poison', 'vid', 'v_x',
       'hs', t.hotspotId, 'mac', '5B:00:00:00:00:02', 'ip', '', 'ssid', '', 'sid', 'sess_poison0000000', 'at', 'not-a-time', 'until', 'never',
       'user', 'POISON-1', 'method', 'voucher');
-    // An entry that is no record at all.
-    const unreadableId = await redis.xadd(`{t:${t.tenantId}}:outbox`, '*', 'rec', '{"type":"voucher_use","sid":');
+    // An entry that is no record at all, and one of a type no sink of this version knows.
+    const unreadableId = await redis.xadd(`{t:${t.tenantId}}:outbox`, '*', 'type', 'voucher_use', 'rec', '{"type":"voucher_use","sid":');
+    const unknownId = await redis.xadd(`{t:${t.tenantId}}:outbox`, '*', 'type', 'session_pause', 'sid', 'sess_pause000000000');
     const after = await Promise.all(['5B:00:00:00:00:03', '5B:00:00:00:00:04'].map(signIn));
 
     const landed = async (sid: string): Promise<boolean> => (await db.query('SELECT 1 FROM sessions WHERE id = $1', [sid])).rowCount === 1;
@@ -98,20 +99,23 @@ describe('outbox sink thread', () => {
 
     // Every test service's sink reads every tenant's stream, so any of them may be the one that moved it:
     // the dead-letter stream, not this process's counter, is what to look at.
-    await eventually(async () => (await redis.xlen(`{t:${t.tenantId}}:outbox:dead`)) === 2, 10_000);
+    await eventually(async () => (await redis.xlen(`{t:${t.tenantId}}:outbox:dead`)) === 3, 10_000);
     const letters = (await redis.xrange(`{t:${t.tenantId}}:outbox:dead`, '-', '+')).map(([, list]) => {
       const fields = new Map<string, string>();
       for (let i = 0; i < list.length; i += 2) fields.set(list[i]!, list[i + 1]!);
       return fields;
     });
-    expect(letters).toHaveLength(2);
-    const [fields, unreadable] = letters[0]!.get('stream_id') === poisonId ? letters : [letters[1]!, letters[0]!];
+    expect(letters).toHaveLength(3);
+    const letter = (id: string | null) => letters.find((l) => l.get('stream_id') === id);
+    const [fields, unreadable, unknown] = [letter(poisonId), letter(unreadableId), letter(unknownId)];
     expect(fields!.get('stream_id')).toBe(poisonId);
     expect(fields!.get('sid')).toBe('sess_poison0000000');
     expect(fields!.get('error')).toMatch(/invalid time|invalid input|NaN/i);
     expect(unreadable!.get('stream_id')).toBe(unreadableId);
     expect(unreadable!.get('error')).toMatch(/^unreadable outbox entry/);
-    expect(unreadable!.get('unreadable')).toBe('rec {"type":"voucher_use","sid":');
+    expect(unreadable!.get('unreadable')).toBe('type voucher_use rec {"type":"voucher_use","sid":');
+    expect(unknown!.get('error')).toBe('unknown outbox record type "session_pause"');
+    expect(unknown!.get('sid')).toBe('sess_pause000000000');
     // Taken out of the outbox: nothing is left pending or waiting.
     await eventually(async () => (await redis.xlen(`{t:${t.tenantId}}:outbox`)) === 0, 5_000);
     expect(await svc.service.engine.audit.verify(t.tenantId)).toMatchObject({ valid: true });
@@ -250,7 +254,9 @@ describe('outbox sink thread', () => {
     const batch = (tag: string): OutboxRecord[] => {
       const rec = (fields: Record<string, string>): OutboxRecord => ({ tenant: t.tenantId, f: fields });
       const sid = (n: number) => `sess_${tag}${n}${now.toString(36)}`.slice(0, 21);
-      const common = (n: number) => ({ sid: sid(n), hs: t.hotspotId, mac: `5D:00:00:00:0${n}:00`, ip: '10.9.0.1', ssid: 'Hall', user: 'G', method: 'voucher' });
+      // The third has no IP, SSID or method: NULL, NULL and 'voucher' in its row, however it is inserted.
+      const common = (n: number) => ({ sid: sid(n), hs: t.hotspotId, mac: `5D:00:00:00:0${n}:00`, ip: n === 3 ? '' : '10.9.0.1',
+        ssid: n === 3 ? '' : 'Hall', user: 'G', method: n === 3 ? '' : 'voucher' });
       return [
         ...[1, 2, 3].map((n) => rec({ ...common(n), type: 'voucher_use', use: `use_${tag}${n}`, vid, at: String(now), until: String(now + 3_600_000) })),
         rec({ ...common(1), type: 'session_extend', at: String(now + 1), until: String(now + 7_200_000), minutes: '60', by: 'op' }),
@@ -280,7 +286,7 @@ describe('outbox sink thread', () => {
         'SELECT hotspot_id, mac, ip, username, auth_method, ssid, voucher_id, started_at, ends_at FROM sessions WHERE id = $1', [r.f.sid])).rows[0];
       const copied = await row(once[2]!);
       expect(await row(fresh)).toEqual(copied);
-      expect(copied).toMatchObject({ hotspot_id: t.hotspotId, mac: '5D:00:00:00:03:00', ip: '10.9.0.1', ssid: 'Hall', username: 'G', auth_method: 'voucher',
+      expect(copied).toMatchObject({ hotspot_id: t.hotspotId, mac: '5D:00:00:00:03:00', ip: null, ssid: null, username: 'G', auth_method: 'voucher',
         started_at: new Date(now), ends_at: new Date(now + 3_600_000) });
       const verdict = await svc.service.engine.audit.verify(t.tenantId);
       if (!verdict.valid) console.log('VERDICT', JSON.stringify(verdict), JSON.stringify((await db.query('SELECT seq, id, event_type, day, ts, prev_hash, hash_chain_value FROM audit_records WHERE tenant_id = $1 ORDER BY seq', [t.tenantId])).rows));

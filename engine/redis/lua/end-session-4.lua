@@ -37,7 +37,7 @@ end
 -- The id -> device reference outlives the session by an hour, so an operator
 -- acting on a session that just ended is told it ended, not that it never was.
 rcall('PEXPIRE', KEYS[3], 3600000)
-rcall('XADD', KEYS[4], '*', 'rec', cjson.encode({
+rcall('XADD', KEYS[4], '*', 'type', 'session_end', 'rec', cjson.encode({
   type = 'session_end', sid = ARGV[1], hs = ARGV[4], mac = ARGV[5], at = ARGV[2],
   reason = ARGV[3], bin = bin, bout = bout, ip = ip, ssid = ssid, user = user,
   method = method, by = ARGV[6]}))

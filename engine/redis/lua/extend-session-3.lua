@@ -27,7 +27,7 @@ if from < now then from = now end
 local untilMs = from + tonumber(ARGV[3]) * 60000
 rcall('HSET', KEYS[1], 'until', untilMs)
 rcall('ZADD', KEYS[2], untilMs, ARGV[1])
-rcall('XADD', KEYS[3], '*', 'rec', cjson.encode({
+rcall('XADD', KEYS[3], '*', 'type', 'session_extend', 'rec', cjson.encode({
   type = 'session_extend', sid = ARGV[1], hs = g[3], mac = g[4], at = ARGV[2],
   minutes = ARGV[3], ['until'] = tostring(untilMs), ip = g[5] or '', ssid = g[6] or '', user = g[7] or '',
   method = g[8] or '', by = ARGV[4]}))

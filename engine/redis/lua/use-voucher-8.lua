@@ -135,7 +135,7 @@ if old[1] and rcall('ZREM', KEYS[6], old[1]) == 1 then
   local oldUntil = tonumber(old[2]) or now
   local reason, at = 'replaced', now
   if oldUntil <= now then reason, at = 'session_timeout', oldUntil end
-  rcall('XADD', KEYS[4], '*', 'rec', cjson.encode({
+  rcall('XADD', KEYS[4], '*', 'type', 'session_end', 'rec', cjson.encode({
     type = 'session_end', sid = replaced, hs = ARGV[3], mac = mac, at = tostring(at),
     reason = reason, bin = old[3] or '0', bout = old[4] or '0', ip = old[5] or '', ssid = old[6] or '',
     user = old[7] or '', method = old[8] or '', by = ''}))
@@ -151,7 +151,7 @@ rcall('HSET', KEYS[3],
 rcall('ZADD', KEYS[6], untilMs, sid)
 rcall('SET', KEYS[7], ARGV[3] .. ' ' .. mac)
 
-rcall('XADD', KEYS[4], '*', 'rec', cjson.encode({
+rcall('XADD', KEYS[4], '*', 'type', 'voucher_use', 'rec', cjson.encode({
   type = 'voucher_use', use = ARGV[7], vid = id, hs = ARGV[3], mac = mac,
   ip = ARGV[4], ssid = ARGV[5], sid = sid, at = tostring(now), ['until'] = tostring(untilMs),
   user = v[11], method = ARGV[10]}))
