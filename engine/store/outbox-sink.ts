@@ -226,45 +226,66 @@ export class OutboxSink {
    * batch after batch while they have more, for up to HOLD_MS. While a batch
    * is in Postgres, the next is read and parsed (only new entries, of tenants
    * with none pending): one tenant's drain overlaps its reading with its
-   * writing. A failed write leaves both batches pending, to be read again in
-   * stream order (cycle()).
+   * writing, and a batch's acknowledgement with the next one's writing. A
+   * failed write leaves both batches pending, to be read again in stream
+   * order (cycle()).
    */
   private async batch(tenants: string[]): Promise<number> {
     const since = Date.now();
     let next = await this.read(tenants);
     this.noteUnstored(next.entries);
     let stored = 0;
-    for (;;) {
-      const { entries, stale } = next;
-      if (entries.length === 0) {
-        if (stale.length) await this.acknowledge(stale);
-        break;
+    // The last batch's acknowledgement (XACK, XDEL), settled into a value at once like `ahead` below.
+    let acking: Promise<{ err: unknown } | null> = Promise.resolve(null);
+    const acknowledged = async (): Promise<void> => {
+      const got = await acking;
+      if (got) throw got.err;
+    };
+    try {
+      for (;;) {
+        const { entries, stale } = next;
+        if (entries.length === 0) {
+          await acknowledged();
+          if (stale.length) await this.acknowledge(stale);
+          break;
+        }
+        // Entries that are no record go to the dead letters with the refused ones; the rest are written.
+        const unreadable = entries.filter((e) => e.error !== undefined);
+        const records = unreadable.length ? entries.filter((e) => e.error === undefined) : entries;
+        const writing = records.length ? this.writeIsolating(records) : Promise.resolve([]);
+        const more = this.running && Date.now() - since < HOLD_MS;
+        // Settled into a value at once: a read that fails while the write is still in Postgres must
+        // not go unhandled (it is thrown below, after the write, like any failure of the batch).
+        const ahead: Promise<{ read: Read } | { err: unknown }> = (more ? this.readNew(tenants) : Promise.resolve(new Read()))
+          .then((read) => ({ read }), (err: unknown) => ({ err }));
+        let refused: StreamRecord[];
+        try {
+          refused = [...unreadable, ...(await writing)];
+        } catch (err) {
+          await ahead;
+          throw err;
+        }
+        try {
+          await acknowledged();
+        } catch (err) {
+          await ahead;
+          throw err;
+        }
+        if (refused.length) await this.deadLetter(refused);
+        // Stored: acknowledged while the next batch is written (a crash before the acknowledgement
+        // only delivers these again, and they are stored once).
+        acking = this.acknowledge(stale.length ? [...entries, ...stale] : entries).then(() => null, (err: unknown) => ({ err }));
+        stored += entries.length;
+        const got = await ahead;
+        if ('err' in got) throw got.err;
+        next = got.read;
+        // Stored: what is left unstored of these tenants is what was read ahead.
+        for (const t of tenants) this.unstored.delete(t);
+        this.noteUnstored(next.entries);
       }
-      // Entries that are no record go to the dead letters with the refused ones; the rest are written.
-      const unreadable = entries.filter((e) => e.error !== undefined);
-      const records = unreadable.length ? entries.filter((e) => e.error === undefined) : entries;
-      const writing = records.length ? this.writeIsolating(records) : Promise.resolve([]);
-      const more = this.running && Date.now() - since < HOLD_MS;
-      // Settled into a value at once: a read that fails while the write is still in Postgres must
-      // not go unhandled (it is thrown below, after the write, like any failure of the batch).
-      const ahead: Promise<{ read: Read } | { err: unknown }> = (more ? this.readNew(tenants) : Promise.resolve(new Read()))
-        .then((read) => ({ read }), (err: unknown) => ({ err }));
-      let refused: StreamRecord[];
-      try {
-        refused = [...unreadable, ...(await writing)];
-      } catch (err) {
-        await ahead;
-        throw err;
-      }
-      if (refused.length) await this.deadLetter(refused);
-      await this.acknowledge(stale.length ? [...entries, ...stale] : entries);
-      stored += entries.length;
-      const got = await ahead;
-      if ('err' in got) throw got.err;
-      next = got.read;
-      // Stored: what is left unstored of these tenants is what was read ahead.
-      for (const t of tenants) this.unstored.delete(t);
-      this.noteUnstored(next.entries);
+    } finally {
+      // Never left in flight: a lane that gives its tenants up has had them acknowledged.
+      await acking;
     }
     return stored;
   }
