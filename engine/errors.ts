@@ -11,13 +11,18 @@ export class AppError extends Error {
   /** When true the body is exactly `{error, ...fields}`, as the spec prints it (§7). */
   readonly exactBody: boolean;
 
-  constructor(code: string, status: number, message: string, fields?: Record<string, unknown>, exactBody = false) {
-    super(message);
+  constructor(code: string, status: number, message: string, fields?: Record<string, unknown>, exactBody = false, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause });
     this.name = 'AppError';
     this.code = code;
     this.status = status;
     this.fields = fields;
     this.exactBody = exactBody;
+  }
+
+  /** The same error with what caused it attached (logged, never sent). */
+  withCause(cause: unknown): AppError {
+    return new AppError(this.code, this.status, this.message, this.fields, this.exactBody, cause);
   }
 
   /** The JSON body: `{error, message, ...fields}`, or the spec's exact shape. */
@@ -53,6 +58,14 @@ export const Errors = {
   SERVICE_UNAVAILABLE: def((what: string) => ['service_unavailable', 503, `${what} is unavailable, try again shortly`]),
   SHUTTING_DOWN: def(() => ['service_unavailable', 503, 'The service is shutting down; try again shortly']),
   INTERNAL: def(() => ['internal_error', 500, 'Internal error; it has been logged']),
+  UNEXPECTED_SCRIPT_ANSWER: def((script: string, answer: string) => ['internal_error', 500, `Unexpected answer ${JSON.stringify(answer)} from ${script}`]),
+
+  // Session engine (hotspot actors on worker threads)
+  SESSION_ENGINE_RESTARTING: def(() => ['session_engine_restarting', 503, 'Session engine thread restarting; retry']),
+  SESSION_ENGINE_TIMEOUT: def(() => ['session_engine_timeout', 503, 'Session engine did not answer in time; retry']),
+  HOTSPOT_OWNED_ELSEWHERE: def(() => ['hotspot_owned_elsewhere', 503, 'Another engine process owns this hotspot; retry']),
+  HOTSPOT_BUSY: def(() => ['busy', 503, 'Hotspot mailbox full; retry']),
+  VOUCHER_STORE_CONFLICT: def(() => ['voucher_store_conflict', 409, 'Voucher store out of step for a code; retry the request']),
 
   // Resources
   HOTSPOT_NOT_FOUND: def(() => ['hotspot_not_found', 404, 'No such hotspot']),

@@ -102,7 +102,7 @@ export async function sendStream(ex: Exchange, reply: Reply, log: Logger): Promi
 /** Maps any throw onto a reply: AppErrors as themselves, everything else as a logged 500. */
 export function errorReply(err: unknown, log: Logger): Reply {
   if (err instanceof AppError) {
-    if (err.status >= 500) log.warn({ err: err.message, cause: (err as { cause?: Error }).cause?.message }, 'request failed');
+    if (err.status >= 500) log.warn({ err: err.message, cause: err.cause instanceof Error ? err.cause.message : undefined }, 'request failed');
     return { status: err.status, body: err.toBody() };
   }
   log.error({ err }, 'unhandled error in request');

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { Worker } from 'node:worker_threads';
 import { Packr } from 'msgpackr';
-import { AppError } from '../errors.js';
+import { AppError, Errors } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { projectPath } from '../util/project-root.js';
 import { postBatch, type FromThread, type NasCommand, type Reply, type ReplyValue, type Request, type SessionEvent, type ToThread } from './messages.js';
@@ -155,7 +155,7 @@ export class ActorPool extends EventEmitter {
     worker.on('error', (err) => this.opts.log.error({ err, thread: index }, 'actor thread crashed'));
     worker.on('exit', (code) => {
       if (this.threads[index] === thread) this.mirror.dropTable(index);
-      const failure = new AppError('session_engine_restarting', 503, 'Session engine thread restarting; retry');
+      const failure = Errors.SESSION_ENGINE_RESTARTING();
       for (const p of thread.pending.values()) p.reject(failure);
       thread.pending.clear();
       if (this.closing) return;
@@ -208,7 +208,7 @@ export class ActorPool extends EventEmitter {
       for (const [id, p] of t.pending) {
         if (p.deadline > now) continue;
         t.pending.delete(id);
-        p.reject(new AppError('session_engine_timeout', 503, 'Session engine did not answer in time; retry'));
+        p.reject(Errors.SESSION_ENGINE_TIMEOUT());
       }
     }
   }

@@ -1,5 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { Packr } from 'msgpackr';
+import { AppError, Errors } from '../errors.js';
 import { createLogger } from '../logger.js';
 import { keys } from '../redis/keys.js';
 import { createRedis } from '../redis/scripts.js';
@@ -105,8 +106,9 @@ function reply(id: number, value: ReplyValue): void {
   post({ t: 'reply', id, ok: true, value });
 }
 
-function fail(id: number, code: string, status: number, message: string): void {
-  post({ t: 'reply', id, ok: false, code, status, message });
+/** Sends a catalogue error across the thread boundary; the pool rebuilds it as the same AppError. */
+function fail(id: number, e: AppError): void {
+  post({ t: 'reply', id, ok: false, code: e.code, status: e.status, message: e.message });
 }
 
 async function run(slot: Slot, m: Request): Promise<void> {
@@ -115,7 +117,7 @@ async function run(slot: Slot, m: Request): Promise<void> {
     slot.ready = acquire(slot);
     owned = await slot.ready;
   }
-  if (!owned) return fail(m.id, 'hotspot_owned_elsewhere', 503, 'Another engine process owns this hotspot');
+  if (!owned) return fail(m.id, Errors.HOTSPOT_OWNED_ELSEWHERE());
   const a = slot.actor;
   switch (m.t) {
     case 'auth': return reply(m.id, await a.auth(m));
@@ -131,7 +133,7 @@ async function run(slot: Slot, m: Request): Promise<void> {
 /** The supervisor: a throw is logged and answered, and the actor reloads from Redis (or stops after too many). */
 function supervise(slot: Slot, m: Request, err: unknown): void {
   log.error({ err, hotspot: slot.actor.hs, message: m.t }, 'actor handler failed; reloading it from Redis');
-  fail(m.id, 'internal_error', 500, 'Session engine error; it has been logged');
+  fail(m.id, Errors.INTERNAL());
   const now = Date.now();
   slot.restarts = slot.restarts.filter((t) => now - t < 60_000);
   slot.restarts.push(now);
@@ -168,7 +170,7 @@ function enqueue(slot: Slot, key: string, work: () => Promise<void>, m: Request 
 
 function onRequest(m: Request): void {
   const slot = slotFor(m.tenant, m.hs, m.tz);
-  if (slot.inflight >= MAILBOX_LIMIT) return fail(m.id, 'busy', 503, 'Hotspot mailbox full');
+  if (slot.inflight >= MAILBOX_LIMIT) return fail(m.id, Errors.HOTSPOT_BUSY());
   enqueue(slot, chainKey(m), () => run(slot, m), m);
 }
 

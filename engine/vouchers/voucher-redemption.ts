@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { AppError, Errors } from '../errors.js';
+import { Errors } from '../errors.js';
 import { newId, normalizeMac } from '../ids.js';
 import { keys } from '../redis/keys.js';
 import type { HotspotService } from '../hotspots/hotspot-service.js';
@@ -90,7 +90,7 @@ export class VoucherRedemption {
       case 'ssid': throw Errors.VOUCHER_SSID_NOT_ALLOWED(req.ssid);
       // Redis restarted or failed over again during the load: nothing was used; the guest retries.
       case 'not_loaded': throw Errors.SERVICE_UNAVAILABLE('Voucher store');
-      default: throw new AppError('internal_error', 500, `unexpected script answer ${outcome}`);
+      default: throw Errors.UNEXPECTED_SCRIPT_ANSWER('use-voucher', outcome);
     }
   }
 
@@ -103,7 +103,7 @@ export class VoucherRedemption {
         keys.live(tenantId, hotspotId), keys.sessionRef(tenantId, sid), keys.block(tenantId, mac),
         this.now(), mac, hotspotId, req.ip, req.ssid, sid, newId('vu_'), minutes, this.defaults.idleSec, 'voucher');
     } catch (err) {
-      throw Object.assign(Errors.SERVICE_UNAVAILABLE('Voucher store'), { cause: err });
+      throw Errors.SERVICE_UNAVAILABLE('Voucher store').withCause(err);
     }
   }
 

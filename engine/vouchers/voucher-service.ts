@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { AppError, Errors } from '../errors.js';
+import { Errors } from '../errors.js';
 import { newId } from '../ids.js';
 import { keys } from '../redis/keys.js';
 import { serverRunId } from '../redis/scripts.js';
@@ -319,7 +319,7 @@ export class VoucherService {
     const stale = await this.redis.hget(key, 'id');
     if (stale) await this.redis.removeVoucherV1(key, keys.voucherDevices(r.tenant_id, r.code), stale);
     if ((await this.putRedis(r)) !== 1) {
-      throw new AppError('voucher_store_conflict', 409, 'Voucher store out of step for a code; retry the request');
+      throw Errors.VOUCHER_STORE_CONFLICT();
     }
   }
 
