@@ -18,7 +18,7 @@ export { STATUS_FILTERS, type StatusFilter } from './vouchers/voucher.js';
 export type { Authorized, VerifyRequest } from './vouchers/voucher-redemption.js';
 export { projectPath, projectRoot } from './util/project-root.js';
 export type {
-  NasRecord, AccessRequestMsg, AccessDecision, AcctStatus, AccountingMsg,
+  NasRecord, AccessRequestMsg, ChapResponse, AccessDecision, AcctStatus, AccountingMsg,
   NasCommandResult, NasSessionRef, NasControl, RadiusHandler,
 } from './sessions/ports.js';
 export { internalSessionId, publicSessionId, maskUsername, type BlockDuration, type PublicSession } from './sessions/session-service.js';

@@ -1,4 +1,4 @@
-import { normalizeMac, type AccessRequestMsg, type NasRecord } from '../engine/index.js';
+import { normalizeMac, type AccessRequestMsg, type ChapResponse, type NasRecord } from '../engine/index.js';
 import { Attr } from './attributes.js';
 import { HEADER_LENGTH, readIPv4, readString } from './codec.js';
 import type { RadiusCrypto } from './radius-crypto.js';
@@ -23,6 +23,8 @@ export function readAccessRequest(buf: Buffer, len: number, nas: NasRecord, cryp
   let calling = '';
   let called = '';
   let passwordAt = -1;
+  let chapAt = -1;
+  let challengeAt = -1;
   let framedIp: string | undefined;
   let nasPortId: string | undefined;
   let proxyState = 0;
@@ -31,6 +33,8 @@ export function readAccessRequest(buf: Buffer, len: number, nas: NasRecord, cryp
       case Attr.PROXY_STATE: proxyState += buf[at + 1]!; break;
       case Attr.USER_NAME: userName = readString(buf, at); break;
       case Attr.USER_PASSWORD: passwordAt = at; break;
+      case Attr.CHAP_PASSWORD: chapAt = at; break;
+      case Attr.CHAP_CHALLENGE: challengeAt = at; break;
       case Attr.CALLING_STATION_ID: calling = readString(buf, at); break;
       case Attr.CALLED_STATION_ID: called = readString(buf, at); break;
       case Attr.NAS_PORT_ID: nasPortId = readString(buf, at); break;
@@ -43,6 +47,21 @@ export function readAccessRequest(buf: Buffer, len: number, nas: NasRecord, cryp
     }
   }
   if (proxyState > MAX_PROXY_STATE_OCTETS) return null;
+  // RFC 2865 §5.3: CHAP-Password is exactly 19 octets (type, length, ident, 16-octet response),
+  // and a request carries either it or User-Password, never both.
+  let chap: ChapResponse | undefined;
+  if (chapAt >= 0) {
+    if (buf[chapAt + 1] !== 19 || passwordAt >= 0) return null;
+    // §5.40: a CHAP-Challenge of at least 5 octets of value; without one the Request Authenticator is the challenge.
+    let challenge: Buffer;
+    if (challengeAt >= 0) {
+      if (buf[challengeAt + 1]! < 7) return null;
+      challenge = Buffer.from(buf.subarray(challengeAt + 2, challengeAt + buf[challengeAt + 1]!));
+    } else {
+      challenge = Buffer.from(buf.subarray(4, HEADER_LENGTH));
+    }
+    chap = { ident: buf[chapAt + 2]!, response: Buffer.from(buf.subarray(chapAt + 3, chapAt + 19)), challenge };
+  }
   let password: string | undefined;
   if (passwordAt >= 0) {
     const p = crypto.decryptUserPassword(buf, passwordAt, nas.secret, buf.subarray(4, HEADER_LENGTH));
@@ -54,6 +73,7 @@ export function readAccessRequest(buf: Buffer, len: number, nas: NasRecord, cryp
     mac: macOf(calling, userName),
     userName,
     password,
+    chap,
     framedIp,
     ssid: ssidOf(called),
     nasPortId,

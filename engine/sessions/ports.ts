@@ -27,10 +27,22 @@ export interface AccessRequestMsg {
   userName: string;
   /** The decrypted PAP password (User-Password), when present. */
   password?: string;
+  /** CHAP (RFC 2865 §2.2): the NAS sent CHAP-Password instead of User-Password; the engine checks it against the credential's secret. */
+  chap?: ChapResponse;
   framedIp?: string;
   /** From Called-Station-Id ("AA-BB-..:SSID") when the NAS sends it. */
   ssid?: string;
   nasPortId?: string;
+}
+
+/** A CHAP-Password with the challenge it answers (RFC 2865 §5.3, §5.40). */
+export interface ChapResponse {
+  /** The CHAP Identifier octet. */
+  ident: number;
+  /** The 16-octet response: MD5(ident || secret || challenge). */
+  response: Buffer;
+  /** CHAP-Challenge, else the Request Authenticator (RFC 2865 §2.2). */
+  challenge: Buffer;
 }
 
 /** The engine's answer to an Access-Request. */
