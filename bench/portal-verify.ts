@@ -1,12 +1,15 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
 import { createLogger, DEFAULT_CODE_FORMAT, Engine, loadConfig, projectPath } from '../engine/index.js';
 import { startLocalServices } from '../scripts/local-services.js';
+import { benchMac as mac, say, spawnReady as spawnChild, Teardown, withCpu, type CpuUse } from './bench-kit.js';
+
+const undo = new Teardown();
+const spawnReady = (name: string, args: string[], env: NodeJS.ProcessEnv) => spawnChild(undo, name, args, env);
 
 /**
  * Scenario: portal voucher verification (POST /api/v1/hotspot-portal/voucher/verify)
@@ -61,101 +64,7 @@ interface Figures {
    * test, Redis, Postgres (all its processes), and the rest of the machine's
    * busy time (mostly the load generator); idle is percent of the machine.
    */
-  cpu: { server: number; redis: number; postgres: number; rest: number; idle: number };
-}
-
-const say = (line: string): void => { process.stderr.write(line + '\n'); };
-
-/** What to undo, in reverse order of creation: run once, whether the bench ends, fails, is interrupted or overruns. */
-const undo: (() => Promise<void> | void)[] = [];
-let tearingDown: Promise<void> | undefined;
-function teardown(): Promise<void> {
-  tearingDown ??= (async () => {
-    for (const step of undo.reverse()) {
-      try { await step(); } catch (err) { say(`teardown: ${(err as Error).message}`); }
-    }
-  })();
-  return tearingDown;
-}
-
-/** Starts a node child and waits for its `{"ready":true,...}` stdout line. Other lines are logs: the first few are shown. */
-async function spawnReady(name: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; ready: Record<string, any> }> {
-  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'inherit'] });
-  undo.push(() => stopChild(child));
-  const lines = createInterface({ input: child.stdout! });
-  let shown = 0;
-  const ready = await new Promise<Record<string, any>>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} not ready within 60 s`)), 60_000);
-    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`${name} exited with ${code} before it was ready`)); });
-    lines.on('line', (line) => {
-      try {
-        const msg = JSON.parse(line);
-        if (msg.ready) { clearTimeout(timer); resolve(msg); return; }
-      } catch { /* not JSON */ }
-      if (shown++ < 5) say(`  [${name}] ${line}`);
-    });
-  });
-  return { child, ready };
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  await new Promise<void>((resolve) => {
-    const kill = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    child.once('exit', () => { clearTimeout(kill); resolve(); });
-    child.kill('SIGTERM');
-  });
-}
-
-/** utime + stime of a process, in clock ticks (100 per second on Linux). */
-function cpuTicks(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return Number(f[11]) + Number(f[12]);
-}
-
-/** [idle, total] ticks of the whole machine. */
-function machineTicks(): [number, number] {
-  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-  return [f[3]! + f[4]!, f.reduce((a, b) => a + b, 0)];
-}
-
-/** Ticks of a process and its children (Postgres: the postmaster and its backends). */
-function treeTicks(pid: number): Map<number, number> {
-  const out = new Map<number, number>();
-  const visit = (p: number): void => {
-    try {
-      out.set(p, cpuTicks(p));
-      for (const c of readFileSync(`/proc/${p}/task/${p}/children`, 'utf8').trim().split(' ')) if (c) visit(Number(c));
-    } catch { /* gone meanwhile */ }
-  };
-  visit(pid);
-  return out;
-}
-
-/** Runs `fn` and returns what it returns with the CPU used meanwhile. */
-async function withCpu<T>(pids: { server: number; redis: number; postgres: number }, fn: () => Promise<T>): Promise<[T, Figures['cpu']]> {
-  const s0 = cpuTicks(pids.server), r0 = cpuTicks(pids.redis), p0 = treeTicks(pids.postgres), [i0, t0] = machineTicks();
-  const at = Date.now();
-  const out = await fn();
-  const secs = (Date.now() - at) / 1000;
-  const [i1, t1] = machineTicks();
-  let pg = 0;
-  // A backend started meanwhile counts from zero.
-  for (const [pid, ticks] of treeTicks(pids.postgres)) pg += ticks - (p0.get(pid) ?? 0);
-  const busy = (t1 - t0 - (i1 - i0)) / secs; // ticks are 1/100 s: ticks per second = percent of a core
-  const cpu = {
-    server: Math.round((cpuTicks(pids.server) - s0) / secs), redis: Math.round((cpuTicks(pids.redis) - r0) / secs),
-    postgres: Math.round(pg / secs), rest: 0, idle: Math.round((100 * (i1 - i0)) / Math.max(1, t1 - t0)),
-  };
-  cpu.rest = Math.max(0, Math.round(busy - cpu.server - cpu.redis - cpu.postgres));
-  return [out, cpu];
-}
-
-/** A locally administered MAC, unique per (prefix, run, n). Autocannon uses prefix 06, wrk's Lua script 02. */
-function mac(prefix: number, run: number, n: number): string {
-  const b = [prefix, run & 255, (n >>> 24) & 255, (n >>> 16) & 255, (n >>> 8) & 255, n & 255];
-  return b.map((x) => x.toString(16).padStart(2, '0').toUpperCase()).join(':');
+  cpu: CpuUse;
 }
 
 async function runAutocannon(url: string, hotspotId: string, codes: string[], run: number, seconds: number) {
@@ -301,17 +210,11 @@ async function main(): Promise<number> {
       `(target on wrk: ratio >= ${TARGET_RATIO}, p99 <= ${TARGET_P99_MS} ms) ${verdict}\n`);
     return failed.length ? 1 : pass ? 0 : 2;
   } finally {
-    await teardown();
+    await undo.run();
   }
 }
 
-const abort = (why: string): void => {
-  say(`portal-verify: ${why}; stopping`);
-  void teardown().finally(() => process.exit(1));
-};
-setTimeout(() => abort(`still running after ${DEADLINE_MS / 1000} s`), DEADLINE_MS).unref();
-process.once('SIGINT', () => abort('interrupted'));
-process.once('SIGTERM', () => abort('terminated'));
+undo.guard('portal-verify', DEADLINE_MS);
 
 main().then((code) => { process.exitCode = code; }, (err: Error) => {
   say(`portal-verify failed: ${err.stack ?? err.message}`);

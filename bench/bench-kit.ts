@@ -1,0 +1,133 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+
+/**
+ * What every HTTP bench in this folder shares: child processes started and
+ * stopped, a teardown that runs once however the bench ends, and CPU time
+ * read from /proc (CPU per request moves much less than req/s with the
+ * neighbours' load, so it is the figure an A/B compares).
+ */
+
+export const say = (line: string): void => { process.stderr.write(line + '\n'); };
+
+/** Steps to undo, in reverse order of creation: run once, whether the bench ends, fails, is interrupted or overruns. */
+export class Teardown {
+  private readonly steps: (() => Promise<void> | void)[] = [];
+  private running: Promise<void> | undefined;
+
+  push(step: () => Promise<void> | void): void {
+    this.steps.push(step);
+  }
+
+  run(): Promise<void> {
+    this.running ??= (async () => {
+      for (const step of this.steps.reverse()) {
+        try { await step(); } catch (err) { say(`teardown: ${(err as Error).message}`); }
+      }
+    })();
+    return this.running;
+  }
+
+  /** Stops the bench by itself after `deadlineMs`, and on SIGINT/SIGTERM, tearing down first. */
+  guard(name: string, deadlineMs: number): void {
+    const abort = (why: string): void => {
+      say(`${name}: ${why}; stopping`);
+      void this.run().finally(() => process.exit(1));
+    };
+    setTimeout(() => abort(`still running after ${deadlineMs / 1000} s`), deadlineMs).unref();
+    process.once('SIGINT', () => abort('interrupted'));
+    process.once('SIGTERM', () => abort('terminated'));
+  }
+}
+
+/** Starts a node child and waits for its `{"ready":true,...}` stdout line. Other lines are logs: the first few are shown. */
+export async function spawnReady(
+  teardown: Teardown, name: string, args: string[], env: NodeJS.ProcessEnv,
+): Promise<{ child: ChildProcess; ready: Record<string, any> }> {
+  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  teardown.push(() => stopChild(child));
+  const lines = createInterface({ input: child.stdout! });
+  let shown = 0;
+  const ready = await new Promise<Record<string, any>>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${name} not ready within 60 s`)), 60_000);
+    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`${name} exited with ${code} before it was ready`)); });
+    lines.on('line', (line) => {
+      try {
+        const msg = JSON.parse(line);
+        if (msg.ready) { clearTimeout(timer); resolve(msg); return; }
+      } catch { /* not JSON */ }
+      if (shown++ < 5) say(`  [${name}] ${line}`);
+    });
+  });
+  return { child, ready };
+}
+
+export async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  await new Promise<void>((resolve) => {
+    const kill = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    child.once('exit', () => { clearTimeout(kill); resolve(); });
+    child.kill('SIGTERM');
+  });
+}
+
+/** utime + stime of a process, in clock ticks (100 per second on Linux). */
+export function cpuTicks(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(f[11]) + Number(f[12]);
+}
+
+/** [idle, total] ticks of the whole machine. */
+export function machineTicks(): [number, number] {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  return [f[3]! + f[4]!, f.reduce((a, b) => a + b, 0)];
+}
+
+/** Ticks of a process and its children (Postgres: the postmaster and its backends). */
+export function treeTicks(pid: number): Map<number, number> {
+  const out = new Map<number, number>();
+  const visit = (p: number): void => {
+    try {
+      out.set(p, cpuTicks(p));
+      for (const c of readFileSync(`/proc/${p}/task/${p}/children`, 'utf8').trim().split(' ')) if (c) visit(Number(c));
+    } catch { /* gone meanwhile */ }
+  };
+  visit(pid);
+  return out;
+}
+
+/** CPU use during a run, in percent of one core; idle is percent of the machine. */
+export interface CpuUse { server: number; redis: number; postgres: number; rest: number; idle: number }
+
+/** Runs `fn` and returns what it returns with the CPU used meanwhile by the server, Redis, Postgres and the rest. */
+export async function withCpu<T>(pids: { server: number; redis: number; postgres: number }, fn: () => Promise<T>): Promise<[T, CpuUse]> {
+  const s0 = cpuTicks(pids.server), r0 = cpuTicks(pids.redis), p0 = treeTicks(pids.postgres), [i0, t0] = machineTicks();
+  const at = Date.now();
+  const out = await fn();
+  const secs = (Date.now() - at) / 1000;
+  const [i1, t1] = machineTicks();
+  let pg = 0;
+  // A backend started meanwhile counts from zero.
+  for (const [pid, ticks] of treeTicks(pids.postgres)) pg += ticks - (p0.get(pid) ?? 0);
+  const busy = (t1 - t0 - (i1 - i0)) / secs; // ticks are 1/100 s: ticks per second = percent of a core
+  const cpu = {
+    server: Math.round((cpuTicks(pids.server) - s0) / secs), redis: Math.round((cpuTicks(pids.redis) - r0) / secs),
+    postgres: Math.round(pg / secs), rest: 0, idle: Math.round((100 * (i1 - i0)) / Math.max(1, t1 - t0)),
+  };
+  cpu.rest = Math.max(0, Math.round(busy - cpu.server - cpu.redis - cpu.postgres));
+  return [out, cpu];
+}
+
+/** A locally administered MAC, unique per (prefix, run, n). */
+export function benchMac(prefix: number, run: number, n: number): string {
+  const b = [prefix, run & 255, (n >>> 24) & 255, (n >>> 16) & 255, (n >>> 8) & 255, n & 255];
+  return b.map((x) => x.toString(16).padStart(2, '0').toUpperCase()).join(':');
+}
+
+/** The p-th percentile (0-100) of a sorted array. */
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}

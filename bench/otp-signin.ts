@@ -1,0 +1,253 @@
+import { randomBytes } from 'node:crypto';
+import { Agent, createServer, request, type IncomingMessage } from 'node:http';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createLogger, DEFAULT_CODE_FORMAT, Engine, loadConfig, projectPath, signOperatorToken } from '../engine/index.js';
+import { startLocalServices } from '../scripts/local-services.js';
+import { benchMac, percentile, say, spawnReady, Teardown, withCpu, type CpuUse } from './bench-kit.js';
+
+/**
+ * Scenario: a guest signs in by phone. A pair is `POST /api/v1/hotspot-portal/sms/request`,
+ * the code read from a fake Netgsm carrier on loopback (the service sends it there through
+ * its real SMS adapter, as it would to the carrier), and `POST .../sms/verify`, which starts
+ * the session. The yardstick is portal voucher verify, driven by the same load driver in the
+ * same run, so both sides pay the same client cost.
+ *
+ * Phases: (1) voucher verify, closed loop, CONNECTIONS at once, DURATION s: rate V.
+ * (2) phone pairs, closed loop, the same concurrency: rate O; target O >= 0.5 V.
+ * (3) phone pairs offered at a fixed half of O per second (open loop, latency counted from
+ * when a pair was due, so a stall is not hidden): target p99 <= 50 ms at that load.
+ *
+ * Every pair uses its own phone number and MAC, and the tenant's OTP abuse limits are
+ * switched off (all requests come from 127.0.0.1), so each pair is the full success path:
+ * two Lua scripts, one SMS send, one session start with its audit record. One summary line
+ * on stdout; exit 0 pass, 2 targets missed, 1 errors. Knobs: BENCH_DURATION (s, default 10),
+ * BENCH_CONNECTIONS (default 50).
+ */
+
+const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const TARGET_RATIO = 0.5;
+const TARGET_P99_MS = 50;
+const HOST = '127.0.0.1';
+const DEADLINE_MS = 180_000 + 4 * (DURATION_S + 5) * 1000;
+const CREDENTIALS_VAR = 'BENCH_SMS_CREDENTIALS';
+
+const undo = new Teardown();
+undo.guard('otp-signin', DEADLINE_MS);
+
+interface Phase { done: number; errors: number; seconds: number; latencies: number[]; firstError?: string }
+
+/** A keep-alive JSON client to the service. */
+class Client {
+  private readonly agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS * 2 });
+  constructor(private readonly port: number) {}
+
+  post(path: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: any }> {
+    return this.send('POST', path, body, headers);
+  }
+
+  send(method: string, path: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: any }> {
+    const data = Buffer.from(JSON.stringify(body));
+    return new Promise((resolve, reject) => {
+      const req = request({
+        host: HOST, port: this.port, path, method, agent: this.agent,
+        headers: { 'content-type': 'application/json', 'content-length': data.length, ...headers },
+      }, (res: IncomingMessage) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString();
+          try { resolve({ status: res.statusCode ?? 0, json: text ? JSON.parse(text) : null }); } catch { resolve({ status: res.statusCode ?? 0, json: text }); }
+        });
+      });
+      req.on('error', reject);
+      req.setTimeout(10_000, () => req.destroy(new Error('timeout')));
+      req.end(data);
+    });
+  }
+
+  close(): void { this.agent.destroy(); }
+}
+
+/**
+ * A Netgsm carrier on loopback: `POST /sms/rest/v2/otp` with Basic auth and `{msgheader, msg, no}`,
+ * answering `{"code":"00","jobid":...}`. The code in `msg` goes to whoever waits for that number.
+ */
+async function fakeCarrier(expectedAuth: string): Promise<{ url: string; codeFor(no: string): Promise<string>; sent: () => number }> {
+  const waiting = new Map<string, (code: string) => void>();
+  const arrived = new Map<string, string>();
+  let sent = 0;
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      if (req.url !== '/sms/rest/v2/otp' || req.headers.authorization !== expectedAuth) {
+        res.writeHead(401, { 'content-type': 'application/json' }).end('{"code":"30"}');
+        return;
+      }
+      const body = JSON.parse(Buffer.concat(chunks).toString()) as { msg: string; no: string };
+      const code = /\b(\d{6})\b/.exec(body.msg)?.[1] ?? '';
+      const no = String(body.no).slice(-10);
+      sent++;
+      const w = waiting.get(no);
+      if (w) { waiting.delete(no); w(code); } else arrived.set(no, code);
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ code: '00', jobid: String(sent) }));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, HOST, r));
+  undo.push(() => new Promise<void>((r) => server.close(() => r())));
+  const port = (server.address() as { port: number }).port;
+  return {
+    url: `http://${HOST}:${port}`,
+    sent: () => sent,
+    codeFor: (no) => {
+      const have = arrived.get(no);
+      if (have !== undefined) { arrived.delete(no); return Promise.resolve(have); }
+      return new Promise((resolve) => waiting.set(no, resolve));
+    },
+  };
+}
+
+/** Runs `one(i)` with `concurrency` loops until `seconds` pass (closed loop). */
+async function closedLoop(seconds: number, concurrency: number, one: (i: number) => Promise<void>): Promise<Phase> {
+  const phase: Phase = { done: 0, errors: 0, seconds, latencies: [] };
+  const end = Date.now() + seconds * 1000;
+  let n = 0;
+  const loop = async (): Promise<void> => {
+    while (Date.now() < end) {
+      const at = performance.now();
+      try { await one(n++); phase.done++; phase.latencies.push(performance.now() - at); } catch (err) {
+        phase.errors++;
+        phase.firstError ??= (err as Error).message;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, loop));
+  phase.latencies.sort((a, b) => a - b);
+  return phase;
+}
+
+/** Starts `one(i)` at a fixed rate for `seconds` (open loop); latency is counted from when each was due. */
+async function openLoop(seconds: number, perSecond: number, one: (i: number) => Promise<void>): Promise<Phase> {
+  const phase: Phase = { done: 0, errors: 0, seconds, latencies: [] };
+  const start = performance.now();
+  const total = Math.floor(seconds * perSecond);
+  const inflight: Promise<void>[] = [];
+  for (let i = 0; i < total; i++) {
+    const due = start + (i * 1000) / perSecond;
+    const wait = due - performance.now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    inflight.push(one(i).then(() => { phase.done++; phase.latencies.push(performance.now() - due); }, (err: Error) => {
+      phase.errors++;
+      phase.firstError ??= err.message;
+    }));
+  }
+  await Promise.all(inflight);
+  phase.latencies.sort((a, b) => a - b);
+  return phase;
+}
+
+async function main(): Promise<number> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-otp-signin-'));
+  undo.push(() => rmSync(dir, { recursive: true, force: true }));
+  try {
+    const local = await startLocalServices({ dir, ephemeral: true });
+    undo.push(() => local.stop());
+    const secret = randomBytes(48).toString('base64url');
+    const carrierCreds = `bench:${randomBytes(8).toString('hex')}`;
+    const carrier = await fakeCarrier(`Basic ${Buffer.from(carrierCreds).toString('base64')}`);
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH, REDIS_URL: local.redisUrl, DATABASE_URL: local.databaseUrl,
+      JWT_SECRET: secret, HTTP_HOST: HOST, HTTP_PORT: '0', LOG_LEVEL: 'warn', RADIUS_ENABLED: 'false',
+      [CREDENTIALS_VAR]: carrierCreds,
+    };
+
+    // A tenant, a hotspot and unlimited vouchers, through the engine (the service runs its own sink).
+    const engine = new Engine(loadConfig(env), createLogger('warn', 2), { sink: false, actors: false });
+    let tenantId: string, hotspotId: string, codes: string[];
+    try {
+      await engine.start();
+      const tenant = await engine.tenants.create('Bench Venue');
+      const hs = await engine.hotspots.create(tenant.id, { name: 'Gate A', timezone: 'Europe/Istanbul' });
+      const rows = await engine.vouchers.createBatch(tenant.id, {
+        count: 200, format: DEFAULT_CODE_FORMAT, max_uses: null, expires_at: null, bandwidth_profile: null,
+        daily_quota_mb: null, session_quota_mb: null, duration_minutes: null, bandwidth_down_mbps: null, bandwidth_up_mbps: null, ssids: [], notes: null,
+      }, 'bench');
+      [tenantId, hotspotId, codes] = [tenant.id, hs.id, rows.map((r) => r.code)];
+    } finally {
+      await engine.close();
+    }
+
+    const service = await spawnReady(undo, 'service', [projectPath('dist', 'scripts', 'serve.js')], env);
+    const client = new Client(service.ready.ports.main as number);
+    undo.push(() => client.close());
+    const token = await signOperatorToken(new TextEncoder().encode(secret), tenantId, ['admin'], 3600, 'bench');
+    const put = await client.send('PUT', '/v1/settings/sign-in', {
+      methods: ['voucher', 'sms_otp'],
+      sms: { provider: 'netgsm', base_url: carrier.url, credentials_ref: `env://${CREDENTIALS_VAR}`, sender: 'BENCHVENUE' },
+      otp: { cooldown_sec: 0, per_identity_daily: 0, per_ip_hourly: 0, per_mac_hourly: 0, per_prefix_hourly: 0 },
+    }, { authorization: `Bearer ${token}` });
+    if (put.status !== 200) throw new Error(`sign-in settings refused: ${put.status} ${JSON.stringify(put.json)}`);
+
+    let run = 0;
+    const verify = (r: number) => async (i: number): Promise<void> => {
+      const a = await client.post('/api/v1/hotspot-portal/voucher/verify', { hotspot_id: hotspotId, code: codes[i % codes.length], mac: benchMac(6, r, i) });
+      if (a.status !== 200) throw new Error(`verify ${a.status} ${JSON.stringify(a.json)}`);
+    };
+    const pair = (r: number) => async (i: number): Promise<void> => {
+      const local10 = `5${String(r).padStart(2, '0')}${String(i).padStart(7, '0')}`;
+      const phone = `+90${local10}`;
+      const mac = benchMac(10, r, i);
+      const req = await client.post('/api/v1/hotspot-portal/sms/request', { hotspot_id: hotspotId, phone, mac });
+      if (req.status !== 200) throw new Error(`sms/request ${req.status} ${JSON.stringify(req.json)}`);
+      const code = await carrier.codeFor(local10);
+      const ok = await client.post('/api/v1/hotspot-portal/sms/verify', { hotspot_id: hotspotId, phone, code, mac });
+      if (ok.status !== 200 || ok.json?.status !== 'authorized') throw new Error(`sms/verify ${ok.status} ${JSON.stringify(ok.json)}`);
+    };
+
+    // One of each by hand: the scenario must be the success path, or the figures mean nothing.
+    await verify(++run)(0);
+    await pair(++run)(0);
+
+    const pids = {
+      server: service.child.pid!,
+      redis: Number(readFileSync(join(dir, 'redis', 'redis.pid'), 'utf8').trim()),
+      postgres: Number(readFileSync(join(dir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]),
+    };
+    const measure = async (name: string, go: () => Promise<Phase>): Promise<[Phase, CpuUse]> => {
+      await closedLoop(2, CONNECTIONS, name === 'verify' ? verify(++run) : pair(++run)); // warm-up
+      const [p, cpu] = await withCpu(pids, go);
+      const rate = p.done / p.seconds;
+      const us = (pct: number): string => ((pct * 1e4) / Math.max(1, rate)).toFixed(0);
+      say(`  ${name.padEnd(22)} ${rate.toFixed(0).padStart(6)}/s  p50 ${percentile(p.latencies, 50).toFixed(1)} ms  p99 ${percentile(p.latencies, 99).toFixed(1)} ms` +
+        `  errors ${p.errors}${p.firstError ? ` (${p.firstError})` : ''}\n${' '.repeat(24)}cpu us per ${name.startsWith('verify') ? 'verify' : 'pair'}: ` +
+        `server ${us(cpu.server)}, redis ${us(cpu.redis)}, postgres ${us(cpu.postgres)}; rest ${cpu.rest}%, idle ${cpu.idle}%`);
+      return [p, cpu];
+    };
+
+    say(`otp-signin: ${CONNECTIONS} concurrent, ${DURATION_S} s per phase, fake Netgsm carrier on loopback`);
+    const [v] = await measure('verify', () => closedLoop(DURATION_S, CONNECTIONS, verify(++run)));
+    const [o] = await measure('otp pairs', () => closedLoop(DURATION_S, CONNECTIONS, pair(++run)));
+    const vRate = v.done / v.seconds, oRate = o.done / o.seconds;
+    const offered = Math.max(1, Math.floor(oRate / 2));
+    const [fixed] = await measure(`otp pairs at ${offered}/s`, () => openLoop(DURATION_S, offered, pair(++run)));
+    const p99 = percentile(fixed.latencies, 99);
+    const ratio = oRate / vRate;
+    const errors = v.errors + o.errors + fixed.errors;
+    const pass = ratio >= TARGET_RATIO && p99 <= TARGET_P99_MS;
+    const verdict = errors ? 'ERRORS' : pass ? 'PASS' : 'FAIL';
+    process.stdout.write(`otp-signin: verify ${vRate.toFixed(0)}/s | otp pairs ${oRate.toFixed(0)}/s, ratio ${ratio.toFixed(2)} | ` +
+      `at ${offered}/s offered: p50 ${percentile(fixed.latencies, 50).toFixed(1)} ms p99 ${p99.toFixed(1)} ms | sms sent ${carrier.sent()} | errors ${errors} ` +
+      `(target: ratio >= ${TARGET_RATIO}, p99 <= ${TARGET_P99_MS} ms at half the pairs' rate) ${verdict}\n`);
+    return errors ? 1 : pass ? 0 : 2;
+  } finally {
+    await undo.run();
+  }
+}
+
+main().then((code) => { process.exitCode = code; }, (err: Error) => {
+  say(`otp-signin failed: ${err.stack ?? err.message}`);
+  process.exitCode = 1;
+});
