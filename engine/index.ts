@@ -24,7 +24,7 @@ export type {
 export { internalSessionId, publicSessionId, maskUsername, type BlockDuration, type PublicSession } from './sessions/session-service.js';
 export type { RadiusGateway } from './sessions/radius-gateway.js';
 export { TimerWheel } from './sessions/timer-wheel.js';
-export { localDay } from './sessions/hotspot-actor.js';
+export { localDay } from './util/local-day.js';
 export { threadIndex } from './sessions/actor-pool.js';
 export { GENESIS, canonical, link, ChainVerifier, type ChainFields, type StoredLink, type ChainBreak } from './audit/chain.js';
 export { runRetention, retentionCutoff, RETENTION_DAYS } from './audit/retention.js';

@@ -1,4 +1,5 @@
 import type { Logger } from '../logger.js';
+import { localDay } from '../util/local-day.js';
 import type { MirroredAccept } from './auth-mirror.js';
 import type { AccessDecision, NasCommandResult } from './ports.js';
 import type { AcctMsg, AuthMsg, DisconnectMsg, ExtendMsg, LiveView, NasCommand, SessionEvent } from './messages.js';
@@ -392,31 +393,4 @@ export class HotspotActor {
   private day(nowMs: number): string {
     return localDay(this.tz, nowMs);
   }
-}
-
-interface DayFormat {
-  format: Intl.DateTimeFormat;
-  minute: number;
-  day: string;
-}
-const dayFormats = new Map<string, DayFormat>();
-
-/**
- * yyyymmdd of the instant in the hotspot's time zone: the day a daily quota
- * belongs to. Every zone's offset is a whole number of minutes, so a local
- * day never changes inside a UTC minute: the answer is kept per minute, and
- * the formatter (a few microseconds) runs once a minute per zone.
- */
-export function localDay(tz: string, ms: number): string {
-  let f = dayFormats.get(tz);
-  if (!f) {
-    f = { format: new Intl.DateTimeFormat('en-CA', { timeZone: tz, year: 'numeric', month: '2-digit', day: '2-digit' }), minute: NaN, day: '' };
-    dayFormats.set(tz, f);
-  }
-  const minute = Math.floor(ms / 60_000);
-  if (minute !== f.minute) {
-    f.day = f.format.format(ms).replace(/-/g, '');
-    f.minute = minute;
-  }
-  return f.day;
 }
