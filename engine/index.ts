@@ -18,7 +18,7 @@ export { STATUS_FILTERS, toPublic, toConsole, type StatusFilter, type PublicVouc
 export type { Authorized, VerifyRequest } from './vouchers/voucher-redemption.js';
 export { projectPath, projectRoot } from './util/project-root.js';
 export type {
-  NasRecord, AccessRequestMsg, AccessDecision, AcctStatus, AccountingMsg,
+  NasRecord, AccessRequestMsg, AccessDecision, AcctStatus, StopReason, AccountingMsg,
   NasCommandResult, NasSessionRef, NasControl, RadiusHandler,
 } from './sessions/ports.js';
 export { internalSessionId, publicSessionId, maskUsername, type PublicSession } from './sessions/session-service.js';

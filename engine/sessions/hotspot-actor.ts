@@ -54,12 +54,6 @@ export interface TimedSession extends LiveSession {
   actor: HotspotActor;
 }
 
-// RFC 2866 §5.10 Acct-Terminate-Cause names, as the RADIUS layer passes them, onto our reasons.
-const STOP_REASONS: Record<string, EndReason> = {
-  'idle-timeout': 'idle_timeout', 'session-timeout': 'session_timeout', 'admin-reset': 'admin_disconnect',
-  'admin-reboot': 'nas_reboot', 'nas-reboot': 'nas_reboot', 'lost-carrier': 'lost_carrier',
-};
-
 /**
  * The live sessions of one hotspot. Its memory is a copy of Redis (the
  * durable truth, written by atomic scripts); it answers Access-Requests from
@@ -224,7 +218,7 @@ export class HotspotActor {
     } else if (m.status === 'stop' && r.current) {
       // It ended when the NAS saw it end (Acct-Delay-Time before now), and never past its time.
       const at = Math.max(s.startedMs, Math.min(now - (m.delay ?? 0) * 1000, s.untilMs));
-      await this.end(s, STOP_REASONS[m.cause ?? ''] ?? 'user_request', '', false, at);
+      await this.end(s, m.reason ?? 'user_request', '', false, at);
     } else if (nasChanged) {
       // Into Redis as auth() does: a session only ever reported in accounting must still be
       // found by its NAS's Accounting-On after this actor reloads from Redis.
