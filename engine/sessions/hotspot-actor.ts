@@ -1,12 +1,12 @@
 import type { Logger } from '../logger.js';
 import { localDay } from '../util/local-day.js';
 import type { MirroredAccept } from './auth-mirror.js';
+import { decide, secondsLeft } from './decide.js';
 import type { AccessDecision, NasCommandResult } from './ports.js';
 import type { AcctMsg, AuthMsg, DisconnectMsg, ExtendMsg, LiveView, NasCommand, SessionEvent } from './messages.js';
 import type { EndReason, LiveSession, SessionStore } from './session-store.js';
 import type { TimerWheel } from './timer-wheel.js';
 
-const MB = 1048576;
 /** How long past its idle deadline a session may stay: NAS interim updates arrive minutes apart. */
 export const IDLE_GRACE_MS = 120_000;
 /**
@@ -52,6 +52,15 @@ export interface ActorContext {
 /** A live session filed in the thread's wheel, with the actor that owns it. */
 export interface TimedSession extends LiveSession {
   actor: HotspotActor;
+}
+
+/** Who a Disconnect or CoA is about: a tracked session, or a device reporting traffic with none. */
+interface NasTarget {
+  nasId: string;
+  nasUser: string;
+  mac: string;
+  acctId: string;
+  ip: string;
 }
 
 /**
@@ -116,7 +125,7 @@ export class HotspotActor {
 
   async auth(m: AuthMsg): Promise<AccessDecision> {
     const generation = this.generation;
-    const decision = await this.decide(m);
+    const decision = await this.answer(m);
     // The main thread answers the device's next Access-Requests from this, while it holds (AuthMirrorWriter).
     if (this.ctx.mirror && m.mac && generation === this.generation) {
       const s = this.byMac.get(m.mac);
@@ -134,38 +143,26 @@ export class HotspotActor {
     return decision;
   }
 
-  private async decide(m: AuthMsg): Promise<AccessDecision> {
-    if (!m.mac) return { accept: false, reason: 'No device address in the request' };
-    const s = await this.find(m.mac);
+  /** Brings what decide() reads up to date (the session from Redis, the NAS it is at, today's usage), then decides. */
+  private async answer(m: AuthMsg): Promise<AccessDecision> {
+    const s = m.mac ? await this.find(m.mac) : null;
     const now = this.ctx.now();
-    if (!s || s.untilMs <= now) return { accept: false, reason: 'Please sign in on the portal' };
-    if (s.nasId !== m.nasId || (m.userName && s.nasUser !== m.userName)) {
-      s.nasId = m.nasId;
-      if (m.userName) s.nasUser = m.userName;
-      await this.ctx.store.rememberNas(this.tenant, this.hs, s.mac, s.sid, m.nasId, s.nasUser);
-    }
-    let quotaBytes: number | null = null;
-    if (s.quotaMb > 0) {
-      const day = this.day(now);
-      if (s.dailyDay !== day || now - s.dailyAtMs > DAILY_FRESH_MS) {
-        s.daily = await this.ctx.store.dailyUsed(this.tenant, s.mac, day);
-        s.dailyDay = day;
-        s.dailyAtMs = now;
+    if (s && s.untilMs > now) {
+      if (s.nasId !== m.nasId || (m.userName && s.nasUser !== m.userName)) {
+        s.nasId = m.nasId;
+        if (m.userName) s.nasUser = m.userName;
+        await this.ctx.store.rememberNas(this.tenant, this.hs, s.mac, s.sid, m.nasId, s.nasUser);
       }
-      const left = s.quotaMb * MB - s.daily;
-      if (left <= 0) return { accept: false, reason: 'Daily data quota used up' };
-      quotaBytes = left;
+      if (s.quotaMb > 0) {
+        const day = this.day(now);
+        if (s.dailyDay !== day || now - s.dailyAtMs > DAILY_FRESH_MS) {
+          s.daily = await this.ctx.store.dailyUsed(this.tenant, s.mac, day);
+          s.dailyDay = day;
+          s.dailyAtMs = now;
+        }
+      }
     }
-    if (s.sessionQuotaMb > 0) {
-      // Totals as of the last accounting, which checks this quota atomically and ends the session at it.
-      const left = s.sessionQuotaMb * MB - (s.bytesIn + s.bytesOut);
-      if (left <= 0) return { accept: false, reason: 'Session data quota used up' };
-      quotaBytes = quotaBytes === null ? left : Math.min(quotaBytes, left);
-    }
-    return {
-      accept: true, sessionId: s.sid, sessionTimeout: Math.max(1, Math.ceil((s.untilMs - now) / 1000)),
-      idleTimeout: s.idleSec, downKbps: s.downKbps, upKbps: s.upKbps, quotaBytes,
-    };
+    return decide(m, s, now);
   }
 
   async acct(m: AcctMsg): Promise<void> {
@@ -183,7 +180,7 @@ export class HotspotActor {
       m.inOctets, m.outOctets, m.ip ?? '', m.apName ?? '', m.signal === undefined ? '' : String(m.signal), status);
     if (r.kind === 'none') {
       // Traffic from a device with no session here: an unauthorised device online. Cut it off.
-      if (m.status !== 'stop') void this.ctx.nas({ tenant: this.tenant, hs: this.hs, nasId: m.nasId, command: 'disconnect', userName: m.userName, mac: m.mac, acctSessionId: m.acctSessionId, ip: m.ip ?? '', sessionTimeout: 0 });
+      if (m.status !== 'stop') void this.tellNas('disconnect', { nasId: m.nasId, nasUser: m.userName, mac: m.mac, acctId: m.acctSessionId, ip: m.ip ?? '' });
       return;
     }
     const s = known && known.sid === r.sid ? known : await this.reload(m.mac);
@@ -245,10 +242,7 @@ export class HotspotActor {
     this.ctx.mirror?.remove(this.key, s.mac);
     this.schedule(s);
     // Applied at once: the NAS gets the new Session-Timeout without a reconnect.
-    void this.ctx.nas({
-      tenant: this.tenant, hs: this.hs, nasId: s.nasId, command: 'coa', userName: s.nasUser, mac: s.mac,
-      acctSessionId: s.acctId, ip: s.ip, sessionTimeout: Math.max(1, Math.ceil((until - this.ctx.now()) / 1000)),
-    }).then((r) => {
+    void this.tellNas('coa', s, secondsLeft(until, this.ctx.now())).then((r) => {
       if (r.outcome !== 'ack') this.ctx.log.warn({ sid: s.sid, result: r }, 'CoA for an extension was not acknowledged');
     });
     return { untilMs: until };
@@ -324,10 +318,7 @@ export class HotspotActor {
     if (!ended) return false;
     this.ctx.emit({ name: 'session.end', tenant: this.tenant, hs: this.hs, sid: s.sid, mac: s.mac, atMs: at, reason });
     if (tellNas) {
-      void this.ctx.nas({
-        tenant: this.tenant, hs: this.hs, nasId: s.nasId, command: 'disconnect', userName: s.nasUser, mac: s.mac,
-        acctSessionId: s.acctId, ip: s.ip, sessionTimeout: 0,
-      }).then((r) => {
+      void this.tellNas('disconnect', s).then((r) => {
         // RFC 5176 §3.5: Error-Cause 503 (Session Context Not Found): the NAS has no such session; nothing to retry.
         if (r.outcome === 'timeout' || (r.outcome === 'nak' && r.errorCause !== 503)) {
           this.ctx.log.warn({ sid: s.sid, result: r }, 'Disconnect-Request not acknowledged');
@@ -335,6 +326,14 @@ export class HotspotActor {
       });
     }
     return true;
+  }
+
+  /** Sends a Disconnect (sessionTimeout unused: 0) or a CoA carrying the new Session-Timeout, through the host. */
+  private tellNas(command: 'disconnect' | 'coa', to: NasTarget, sessionTimeout = 0): Promise<NasCommandResult> {
+    return this.ctx.nas({
+      tenant: this.tenant, hs: this.hs, nasId: to.nasId, command, userName: to.nasUser, mac: to.mac,
+      acctSessionId: to.acctId, ip: to.ip, sessionTimeout,
+    });
   }
 
   private async find(mac: string): Promise<TimedSession | null> {
