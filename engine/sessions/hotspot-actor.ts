@@ -132,7 +132,7 @@ export class HotspotActor {
       if (decision.accept && s && s.sid === decision.sessionId) {
         this.ctx.mirror.publish(this.key, m.mac, {
           sid: s.sid, nasId: s.nasId, nasUser: s.nasUser, untilMs: s.untilMs,
-          // A daily quota's usage is trusted as long as decide() would trust it.
+          // A daily quota's usage is trusted as long as answer() would trust it before deciding again.
           validUntilMs: s.quotaMb > 0 ? Math.min(s.untilMs, s.dailyAtMs + DAILY_FRESH_MS) : s.untilMs,
           idleSec: decision.idleTimeout, downKbps: decision.downKbps, upKbps: decision.upKbps, quotaBytes: decision.quotaBytes,
         });
