@@ -14,6 +14,7 @@ import { Metrics } from './metrics.js';
 import { keys } from './redis/keys.js';
 import { createRedis } from './redis/scripts.js';
 import { ActorPool } from './sessions/actor-pool.js';
+import { BlockService } from './sessions/block-service.js';
 import { RadiusGateway } from './sessions/radius-gateway.js';
 import { SessionService } from './sessions/session-service.js';
 import { SignInService } from './sessions/sign-in.js';
@@ -22,6 +23,8 @@ import { SinkWorker } from './store/sink-worker.js';
 import { createPool, migrate, type Pool } from './store/postgres.js';
 import { CredentialVerifier } from './tenants/credentials.js';
 import { TenantService } from './tenants/tenant-service.js';
+import { BandwidthProfileService } from './vouchers/bandwidth-profile-service.js';
+import { VoucherLoader } from './vouchers/voucher-loader.js';
 import { VoucherRedemption } from './vouchers/voucher-redemption.js';
 import { VoucherService } from './vouchers/voucher-service.js';
 
@@ -48,6 +51,8 @@ export class Engine {
   readonly hotspots: HotspotService;
   readonly nas: NasRegistry;
   readonly vouchers: VoucherService;
+  readonly bandwidthProfiles: BandwidthProfileService;
+  readonly blocks: BlockService;
   readonly redemption: VoucherRedemption;
   /** The outbox sink, on its own worker thread (started by start() unless options.sink is false). */
   readonly sink: SinkWorker;
@@ -74,7 +79,9 @@ export class Engine {
     this.hotspots = new HotspotService(this.pool);
     this.nas = new NasRegistry(this.pool, log.child({ component: 'nas-registry' }));
     this.hotspots.onNasChange = () => this.nas.refresh();
-    this.vouchers = new VoucherService(this.pool, this.redis, now);
+    this.blocks = new BlockService(this.pool, this.redis, now);
+    this.bandwidthProfiles = new BandwidthProfileService(this.pool);
+    this.vouchers = new VoucherService(this.pool, this.redis, now, this.bandwidthProfiles, new VoucherLoader(this.pool, this.redis, this.blocks));
     this.redemption = new VoucherRedemption(this.redis, this.hotspots, this.vouchers, this.metrics,
       { sessionMinutes: config.defaultSessionMinutes, idleSec: config.defaultIdleTimeoutSec }, now);
     this.sink = new SinkWorker({ redisUrl: config.redisUrl, databaseUrl: config.databaseUrl, nodeId: config.nodeId, logLevel: config.logLevel },
@@ -89,7 +96,7 @@ export class Engine {
       : null;
     const actors = this.actors ?? disabledActors();
     this.signIn = new SignInService(this.redemption, actors);
-    this.sessions = new SessionService(this.pool, this.redis, actors, this.hotspots, now);
+    this.sessions = new SessionService(this.pool, this.redis, actors, this.hotspots, this.blocks, now);
     this.radius = gateway = new RadiusGateway(this.nas, actors, this.signIn, log.child({ component: 'radius-gateway' }));
     this.audit = new AuditService(this.pool);
     this.auditLog = new AuditLog(this.redis, now);

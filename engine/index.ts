@@ -13,18 +13,19 @@ export { MODULES, DEFAULT_MODULES, type Tenant } from './tenants/tenant-service.
 export type { Hotspot, HotspotInput, NasClient, NasClientInput } from './hotspots/hotspot-service.js';
 export { DEFAULT_PROFILES, type BandwidthProfile } from './vouchers/bandwidth-profiles.js';
 export { DEFAULT_CODE_FORMAT, type CodeFormat } from './vouchers/code-generator.js';
-export { MAX_BATCH, toPublic, toConsole, type VoucherSpec, type PublicVoucher, type ConsoleVoucher, type Page } from './vouchers/voucher-service.js';
-export { STATUS_FILTERS, type StatusFilter } from './vouchers/voucher.js';
+export { MAX_BATCH, type VoucherSpec, type Page } from './vouchers/voucher-service.js';
+export { STATUS_FILTERS, toPublic, toConsole, type StatusFilter, type PublicVoucher, type ConsoleVoucher } from './vouchers/voucher.js';
 export type { Authorized, VerifyRequest } from './vouchers/voucher-redemption.js';
 export { projectPath, projectRoot } from './util/project-root.js';
 export type {
-  NasRecord, AccessRequestMsg, ChapResponse, AccessDecision, AcctStatus, AccountingMsg,
+  NasRecord, AccessRequestMsg, ChapResponse, AccessDecision, AcctStatus, StopReason, AccountingMsg,
   NasCommandResult, NasSessionRef, NasControl, RadiusHandler,
 } from './sessions/ports.js';
-export { internalSessionId, publicSessionId, maskUsername, type BlockDuration, type PublicSession } from './sessions/session-service.js';
+export { internalSessionId, publicSessionId, maskUsername, type PublicSession } from './sessions/session-service.js';
+export type { BlockDuration, BlockEntry } from './sessions/block-service.js';
 export type { RadiusGateway } from './sessions/radius-gateway.js';
 export { TimerWheel } from './sessions/timer-wheel.js';
-export { localDay } from './sessions/hotspot-actor.js';
+export { localDay } from './util/local-day.js';
 export { threadIndex } from './sessions/actor-pool.js';
 export { GENESIS, canonical, link, ChainVerifier, type ChainFields, type StoredLink, type ChainBreak } from './audit/chain.js';
 export { runRetention, retentionCutoff, RETENTION_DAYS } from './audit/retention.js';

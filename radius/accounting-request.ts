@@ -1,4 +1,4 @@
-import type { AccountingMsg, AcctStatus, NasRecord } from '../engine/index.js';
+import type { AccountingMsg, AcctStatus, NasRecord, StopReason } from '../engine/index.js';
 import { AcctStatusType, Attr, Code, TERMINATE_CAUSES } from './attributes.js';
 import { HEADER_LENGTH, readIPv4, readString, readUint32 } from './codec.js';
 import { DropReason } from './errors.js';
@@ -21,6 +21,22 @@ const STATUS: ReadonlyMap<number, AcctStatus> = new Map([
   [AcctStatusType.INTERIM_UPDATE, 'interim'],
   [AcctStatusType.ACCOUNTING_ON, 'on'],
   [AcctStatusType.ACCOUNTING_OFF, 'off'],
+]);
+
+/**
+ * RFC 2866 §5.10 Acct-Terminate-Cause values, by their names in
+ * TERMINATE_CAUSES, that the engine records as an end reason of their own.
+ * Any other cause, or none, is left out: the engine takes the stop as the
+ * guest's (user_request).
+ */
+const END_REASONS: ReadonlyMap<string, StopReason> = new Map<string, StopReason>([
+  ['user-request', 'user_request'],
+  ['idle-timeout', 'idle_timeout'],
+  ['session-timeout', 'session_timeout'],
+  ['admin-reset', 'admin_disconnect'],
+  ['admin-reboot', 'nas_reboot'],
+  ['nas-reboot', 'nas_reboot'],
+  ['lost-carrier', 'lost_carrier'],
 ]);
 
 /**
@@ -90,7 +106,7 @@ export function readAccountingRequest(buf: Buffer, len: number, nas: NasRecord):
     inputOctets: outGiga * TWO_32 + outOctets,
     outputOctets: inGiga * TWO_32 + inOctets,
     sessionTime,
-    terminateCause: cause > 0 ? (TERMINATE_CAUSES[cause] ?? `cause-${cause}`) : undefined,
+    endReason: END_REASONS.get(TERMINATE_CAUSES[cause] ?? ''),
     delayTime,
     apName,
   };

@@ -1,11 +1,12 @@
 import type { Logger } from '../logger.js';
+import { localDay } from '../util/local-day.js';
 import type { MirroredAccept } from './auth-mirror.js';
+import { decide, secondsLeft } from './decide.js';
 import type { AccessDecision, NasCommandResult } from './ports.js';
 import type { AcctMsg, AuthMsg, DisconnectMsg, ExtendMsg, LiveView, NasCommand, SessionEvent } from './messages.js';
 import type { EndReason, LiveSession, SessionStore } from './session-store.js';
 import type { TimerWheel } from './timer-wheel.js';
 
-const MB = 1048576;
 /** How long past its idle deadline a session may stay: NAS interim updates arrive minutes apart. */
 export const IDLE_GRACE_MS = 120_000;
 /**
@@ -53,11 +54,14 @@ export interface TimedSession extends LiveSession {
   actor: HotspotActor;
 }
 
-// RFC 2866 §5.10 Acct-Terminate-Cause names, as the RADIUS layer passes them, onto our reasons.
-const STOP_REASONS: Record<string, EndReason> = {
-  'idle-timeout': 'idle_timeout', 'session-timeout': 'session_timeout', 'admin-reset': 'admin_disconnect',
-  'admin-reboot': 'nas_reboot', 'nas-reboot': 'nas_reboot', 'lost-carrier': 'lost_carrier',
-};
+/** Who a Disconnect or CoA is about: a tracked session, or a device reporting traffic with none. */
+interface NasTarget {
+  nasId: string;
+  nasUser: string;
+  mac: string;
+  acctId: string;
+  ip: string;
+}
 
 /**
  * The live sessions of one hotspot. Its memory is a copy of Redis (the
@@ -121,14 +125,14 @@ export class HotspotActor {
 
   async auth(m: AuthMsg): Promise<AccessDecision> {
     const generation = this.generation;
-    const decision = await this.decide(m);
+    const decision = await this.answer(m);
     // The main thread answers the device's next Access-Requests from this, while it holds (AuthMirrorWriter).
     if (this.ctx.mirror && m.mac && generation === this.generation) {
       const s = this.byMac.get(m.mac);
       if (decision.accept && s && s.sid === decision.sessionId) {
         this.ctx.mirror.publish(this.key, m.mac, {
           sid: s.sid, nasId: s.nasId, nasUser: s.nasUser, untilMs: s.untilMs,
-          // A daily quota's usage is trusted as long as decide() would trust it.
+          // A daily quota's usage is trusted as long as answer() would trust it before deciding again.
           validUntilMs: s.quotaMb > 0 ? Math.min(s.untilMs, s.dailyAtMs + DAILY_FRESH_MS) : s.untilMs,
           idleSec: decision.idleTimeout, downKbps: decision.downKbps, upKbps: decision.upKbps, quotaBytes: decision.quotaBytes,
         });
@@ -139,38 +143,26 @@ export class HotspotActor {
     return decision;
   }
 
-  private async decide(m: AuthMsg): Promise<AccessDecision> {
-    if (!m.mac) return { accept: false, reason: 'No device address in the request' };
-    const s = await this.find(m.mac);
+  /** Brings what decide() reads up to date (the session from Redis, the NAS it is at, today's usage), then decides. */
+  private async answer(m: AuthMsg): Promise<AccessDecision> {
+    const s = m.mac ? await this.find(m.mac) : null;
     const now = this.ctx.now();
-    if (!s || s.untilMs <= now) return { accept: false, reason: 'Please sign in on the portal' };
-    if (s.nasId !== m.nasId || (m.userName && s.nasUser !== m.userName)) {
-      s.nasId = m.nasId;
-      if (m.userName) s.nasUser = m.userName;
-      await this.ctx.store.rememberNas(this.tenant, this.hs, s.mac, s.sid, m.nasId, s.nasUser);
-    }
-    let quotaBytes: number | null = null;
-    if (s.quotaMb > 0) {
-      const day = this.day(now);
-      if (s.dailyDay !== day || now - s.dailyAtMs > DAILY_FRESH_MS) {
-        s.daily = await this.ctx.store.dailyUsed(this.tenant, s.mac, day);
-        s.dailyDay = day;
-        s.dailyAtMs = now;
+    if (s && s.untilMs > now) {
+      if (s.nasId !== m.nasId || (m.userName && s.nasUser !== m.userName)) {
+        s.nasId = m.nasId;
+        if (m.userName) s.nasUser = m.userName;
+        await this.ctx.store.rememberNas(this.tenant, this.hs, s.mac, s.sid, m.nasId, s.nasUser);
       }
-      const left = s.quotaMb * MB - s.daily;
-      if (left <= 0) return { accept: false, reason: 'Daily data quota used up' };
-      quotaBytes = left;
+      if (s.quotaMb > 0) {
+        const day = this.day(now);
+        if (s.dailyDay !== day || now - s.dailyAtMs > DAILY_FRESH_MS) {
+          s.daily = await this.ctx.store.dailyUsed(this.tenant, s.mac, day);
+          s.dailyDay = day;
+          s.dailyAtMs = now;
+        }
+      }
     }
-    if (s.sessionQuotaMb > 0) {
-      // Totals as of the last accounting, which checks this quota atomically and ends the session at it.
-      const left = s.sessionQuotaMb * MB - (s.bytesIn + s.bytesOut);
-      if (left <= 0) return { accept: false, reason: 'Session data quota used up' };
-      quotaBytes = quotaBytes === null ? left : Math.min(quotaBytes, left);
-    }
-    return {
-      accept: true, sessionId: s.sid, sessionTimeout: Math.max(1, Math.ceil((s.untilMs - now) / 1000)),
-      idleTimeout: s.idleSec, downKbps: s.downKbps, upKbps: s.upKbps, quotaBytes,
-    };
+    return decide(m, s, now);
   }
 
   async acct(m: AcctMsg): Promise<void> {
@@ -188,7 +180,7 @@ export class HotspotActor {
       m.inOctets, m.outOctets, m.ip ?? '', m.apName ?? '', m.signal === undefined ? '' : String(m.signal), status);
     if (r.kind === 'none') {
       // Traffic from a device with no session here: an unauthorised device online. Cut it off.
-      if (m.status !== 'stop') void this.ctx.nas({ tenant: this.tenant, hs: this.hs, nasId: m.nasId, command: 'disconnect', userName: m.userName, mac: m.mac, acctSessionId: m.acctSessionId, ip: m.ip ?? '', sessionTimeout: 0 });
+      if (m.status !== 'stop') void this.tellNas('disconnect', { nasId: m.nasId, nasUser: m.userName, mac: m.mac, acctId: m.acctSessionId, ip: m.ip ?? '' });
       return;
     }
     const s = known && known.sid === r.sid ? known : await this.reload(m.mac);
@@ -223,7 +215,7 @@ export class HotspotActor {
     } else if (m.status === 'stop' && r.current) {
       // It ended when the NAS saw it end (Acct-Delay-Time before now), and never past its time.
       const at = Math.max(s.startedMs, Math.min(now - (m.delay ?? 0) * 1000, s.untilMs));
-      await this.end(s, STOP_REASONS[m.cause ?? ''] ?? 'user_request', '', false, at);
+      await this.end(s, m.reason ?? 'user_request', '', false, at);
     } else if (nasChanged) {
       // Into Redis as auth() does: a session only ever reported in accounting must still be
       // found by its NAS's Accounting-On after this actor reloads from Redis.
@@ -250,10 +242,7 @@ export class HotspotActor {
     this.ctx.mirror?.remove(this.key, s.mac);
     this.schedule(s);
     // Applied at once: the NAS gets the new Session-Timeout without a reconnect.
-    void this.ctx.nas({
-      tenant: this.tenant, hs: this.hs, nasId: s.nasId, command: 'coa', userName: s.nasUser, mac: s.mac,
-      acctSessionId: s.acctId, ip: s.ip, sessionTimeout: Math.max(1, Math.ceil((until - this.ctx.now()) / 1000)),
-    }).then((r) => {
+    void this.tellNas('coa', s, secondsLeft(until, this.ctx.now())).then((r) => {
       if (r.outcome !== 'ack') this.ctx.log.warn({ sid: s.sid, result: r }, 'CoA for an extension was not acknowledged');
     });
     return { untilMs: until };
@@ -329,10 +318,7 @@ export class HotspotActor {
     if (!ended) return false;
     this.ctx.emit({ name: 'session.end', tenant: this.tenant, hs: this.hs, sid: s.sid, mac: s.mac, atMs: at, reason });
     if (tellNas) {
-      void this.ctx.nas({
-        tenant: this.tenant, hs: this.hs, nasId: s.nasId, command: 'disconnect', userName: s.nasUser, mac: s.mac,
-        acctSessionId: s.acctId, ip: s.ip, sessionTimeout: 0,
-      }).then((r) => {
+      void this.tellNas('disconnect', s).then((r) => {
         // RFC 5176 §3.5: Error-Cause 503 (Session Context Not Found): the NAS has no such session; nothing to retry.
         if (r.outcome === 'timeout' || (r.outcome === 'nak' && r.errorCause !== 503)) {
           this.ctx.log.warn({ sid: s.sid, result: r }, 'Disconnect-Request not acknowledged');
@@ -340,6 +326,14 @@ export class HotspotActor {
       });
     }
     return true;
+  }
+
+  /** Sends a Disconnect (sessionTimeout unused: 0) or a CoA carrying the new Session-Timeout, through the host. */
+  private tellNas(command: 'disconnect' | 'coa', to: NasTarget, sessionTimeout = 0): Promise<NasCommandResult> {
+    return this.ctx.nas({
+      tenant: this.tenant, hs: this.hs, nasId: to.nasId, command, userName: to.nasUser, mac: to.mac,
+      acctSessionId: to.acctId, ip: to.ip, sessionTimeout,
+    });
   }
 
   private async find(mac: string): Promise<TimedSession | null> {
@@ -392,31 +386,4 @@ export class HotspotActor {
   private day(nowMs: number): string {
     return localDay(this.tz, nowMs);
   }
-}
-
-interface DayFormat {
-  format: Intl.DateTimeFormat;
-  minute: number;
-  day: string;
-}
-const dayFormats = new Map<string, DayFormat>();
-
-/**
- * yyyymmdd of the instant in the hotspot's time zone: the day a daily quota
- * belongs to. Every zone's offset is a whole number of minutes, so a local
- * day never changes inside a UTC minute: the answer is kept per minute, and
- * the formatter (a few microseconds) runs once a minute per zone.
- */
-export function localDay(tz: string, ms: number): string {
-  let f = dayFormats.get(tz);
-  if (!f) {
-    f = { format: new Intl.DateTimeFormat('en-CA', { timeZone: tz, year: 'numeric', month: '2-digit', day: '2-digit' }), minute: NaN, day: '' };
-    dayFormats.set(tz, f);
-  }
-  const minute = Math.floor(ms / 60_000);
-  if (minute !== f.minute) {
-    f.day = f.format.format(ms).replace(/-/g, '');
-    f.minute = minute;
-  }
-  return f.day;
 }

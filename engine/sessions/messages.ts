@@ -1,6 +1,6 @@
 import type { MessagePort, Worker } from 'node:worker_threads';
 import type { Packr } from 'msgpackr';
-import type { AccessDecision, AcctStatus, NasCommandResult } from './ports.js';
+import type { AccessDecision, AcctStatus, NasCommandResult, StopReason } from './ports.js';
 
 /**
  * Messages between the main thread and the actor threads: a typed union,
@@ -38,7 +38,8 @@ export interface AcctMsg extends ToActor {
   ip?: string;
   apName?: string;
   signal?: number;
-  cause?: string;
+  /** On a Stop: why the NAS ended the session, translated by radius/; absent: the guest's own stop. */
+  reason?: StopReason;
   /** Acct-Delay-Time, seconds: how long before now the NAS saw the event. */
   delay?: number;
 }

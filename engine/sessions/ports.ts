@@ -65,6 +65,9 @@ export type AccessDecision =
 
 export type AcctStatus = 'start' | 'stop' | 'interim' | 'on' | 'off';
 
+/** The end reasons a NAS can report for a session (a subset of the engine's EndReason). */
+export type StopReason = 'user_request' | 'idle_timeout' | 'session_timeout' | 'admin_disconnect' | 'nas_reboot' | 'lost_carrier';
+
 /** An Accounting-Request, decoded; counters already combined with their Gigawords. */
 export interface AccountingMsg {
   nas: NasRecord;
@@ -79,8 +82,8 @@ export interface AccountingMsg {
   inputOctets: number;
   outputOctets: number;
   sessionTime: number;
-  /** Acct-Terminate-Cause as its RFC 2866 name, lower-case (e.g. 'user-request', 'idle-timeout'). */
-  terminateCause?: string;
+  /** Why the session stopped, when the NAS's Acct-Terminate-Cause names one of ours (radius/ translates it); else the guest's own stop. */
+  endReason?: StopReason;
   /** Acct-Delay-Time: the retransmit of one event changes only this. */
   delayTime: number;
   /** Extra console fields the NAS sent (ap name, signal) when known. */

@@ -66,7 +66,7 @@ export class RadiusGateway implements RadiusHandler {
     await this.actors.request({
       t: 'acct', tenant: nas.tenantId, hs: nas.hotspotId, tz: nas.timezone, nasId: nas.id, status: m.status,
       mac: m.mac, userName: m.userName, acctSessionId: m.acctSessionId, inOctets: m.inputOctets, outOctets: m.outputOctets,
-      ip: m.framedIp, apName: m.apName, signal: m.signalDbm, cause: m.terminateCause, delay: m.delayTime,
+      ip: m.framedIp, apName: m.apName, signal: m.signalDbm, reason: m.endReason, delay: m.delayTime,
     });
   }
 

@@ -5,6 +5,7 @@ import type { HotspotService } from '../hotspots/hotspot-service.js';
 import { keys } from '../redis/keys.js';
 import type { Pool } from '../store/postgres.js';
 import type { ActorPool } from './actor-pool.js';
+import type { BlockDuration, BlockService } from './block-service.js';
 import type { LiveView } from './messages.js';
 
 /**
@@ -27,9 +28,6 @@ export function maskUsername(u: string | null): string | null {
   const keepStart = u.startsWith('+') ? 4 : 3;
   return u.slice(0, keepStart) + '*'.repeat(u.length - keepStart - 2) + u.slice(-2);
 }
-
-export type BlockDuration = '24h' | '7d' | 'permanent';
-const BLOCK_MS: Record<BlockDuration, number | null> = { '24h': 86_400_000, '7d': 7 * 86_400_000, permanent: null };
 
 interface SessionRow {
   id: string; tenant_id: string; hotspot_id: string; mac: string; ip: string | null; username: string | null;
@@ -69,6 +67,7 @@ export class SessionService {
     private readonly redis: Redis,
     private readonly actors: ActorPool,
     private readonly hotspots: HotspotService,
+    private readonly blocks: BlockService,
     private readonly now: () => number,
   ) {}
 
@@ -117,7 +116,7 @@ export class SessionService {
    */
   async block(tenantId: string, id: string, duration: BlockDuration, by: string): Promise<{ mac: string; duration: BlockDuration; until: string | null; session_id: string }> {
     const r = await this.row(tenantId, id);
-    const entry = await this.blockMac(tenantId, r.mac, duration, by, `session ${publicSessionId(r.id)}`);
+    const entry = await this.blocks.block(tenantId, r.mac, duration, by, `session ${publicSessionId(r.id)}`);
     await this.endLiveSessionsOf(tenantId, entry.mac, by);
     return { ...entry, session_id: publicSessionId(r.id) };
   }
@@ -134,38 +133,6 @@ export class SessionService {
     }));
   }
 
-  async blockMac(tenantId: string, macInput: string, duration: BlockDuration, by: string, reason: string | null): Promise<{ mac: string; duration: BlockDuration; until: string | null }> {
-    const mac = normalizeMac(macInput);
-    if (!mac) throw Errors.INVALID_MAC(macInput);
-    const ms = BLOCK_MS[duration];
-    const until = ms === null ? null : new Date(this.now() + ms);
-    // Redis first: the block must hold for the next sign-in even if Postgres is slow.
-    if (ms === null) await this.redis.set(keys.block(tenantId, mac), duration);
-    else await this.redis.set(keys.block(tenantId, mac), duration, 'PX', ms);
-    await this.pool.query(
-      `INSERT INTO blocks (tenant_id, mac, until, duration, reason, created_by) VALUES ($1, $2, $3, $4, $5, $6)
-       ON CONFLICT (tenant_id, mac) DO UPDATE SET until = EXCLUDED.until, duration = EXCLUDED.duration,
-         reason = EXCLUDED.reason, created_by = EXCLUDED.created_by, created_at = now()`,
-      [tenantId, mac, until, duration, reason, by]);
-    return { mac, duration, until: until ? until.toISOString() : null };
-  }
-
-  async listBlocks(tenantId: string): Promise<{ mac: string; duration: string; until: string | null; reason: string | null; created_at: string; created_by: string | null }[]> {
-    const { rows } = await this.pool.query<{ mac: string; duration: string; until: Date | null; reason: string | null; created_at: Date; created_by: string | null }>(
-      `SELECT mac, duration, until, reason, created_at, created_by FROM blocks
-       WHERE tenant_id = $1 AND (until IS NULL OR until > now()) ORDER BY created_at DESC`, [tenantId]);
-    return rows.map((r) => ({ ...r, until: r.until ? r.until.toISOString() : null, created_at: r.created_at.toISOString() }));
-  }
-
-  async unblock(tenantId: string, macInput: string): Promise<{ mac: string; unblocked: true }> {
-    const mac = normalizeMac(macInput);
-    if (!mac) throw Errors.INVALID_MAC(macInput);
-    const { rowCount } = await this.pool.query('DELETE FROM blocks WHERE tenant_id = $1 AND mac = $2 AND (until IS NULL OR until > now())', [tenantId, mac]);
-    const removed = await this.redis.del(keys.block(tenantId, mac));
-    if (!rowCount && !removed) throw Errors.BLOCK_NOT_FOUND();
-    return { mac, unblocked: true };
-  }
-
   /** Guests (devices) seen by the tenant, newest first; `mac` narrows to one. */
   async guests(tenantId: string, macInput: string | undefined): Promise<unknown[]> {
     let mac: string | null = null;
@@ -173,18 +140,18 @@ export class SessionService {
       mac = normalizeMac(macInput);
       if (!mac) throw Errors.INVALID_MAC(macInput);
     }
-    const { rows } = await this.pool.query<{ mac: string; first_seen: Date; last_seen: Date; sessions: number; active_sessions: number; bytes_in: number; bytes_out: number; blocked: boolean; last_username: string | null; last_auth_method: string }>(
+    const { rows } = await this.pool.query<{ mac: string; first_seen: Date; last_seen: Date; sessions: number; active_sessions: number; bytes_in: number; bytes_out: number; last_username: string | null; last_auth_method: string }>(
       `SELECT s.mac, min(s.started_at) AS first_seen, max(s.started_at) AS last_seen, count(*)::int AS sessions,
               count(*) FILTER (WHERE s.status = 'active')::int AS active_sessions,
               sum(s.bytes_in)::bigint AS bytes_in, sum(s.bytes_out)::bigint AS bytes_out,
-              EXISTS (SELECT 1 FROM blocks b WHERE b.tenant_id = s.tenant_id AND b.mac = s.mac AND (b.until IS NULL OR b.until > now())) AS blocked,
               (array_agg(s.username ORDER BY s.started_at DESC))[1] AS last_username,
               (array_agg(s.auth_method ORDER BY s.started_at DESC))[1] AS last_auth_method
        FROM sessions s WHERE s.tenant_id = $1 AND ($2::text IS NULL OR s.mac = $2)
        GROUP BY s.tenant_id, s.mac ORDER BY last_seen DESC LIMIT 200`, [tenantId, mac]);
+    const blocked = await this.blocks.blockedAmong(tenantId, rows.map((r) => r.mac));
     return rows.map((r) => ({
       mac: r.mac, first_seen: r.first_seen.toISOString(), last_seen: r.last_seen.toISOString(), sessions: r.sessions,
-      active_sessions: r.active_sessions, bytes_in: r.bytes_in, bytes_out: r.bytes_out, blocked: r.blocked,
+      active_sessions: r.active_sessions, bytes_in: r.bytes_in, bytes_out: r.bytes_out, blocked: blocked.has(r.mac),
       last_username: maskUsername(r.last_username), last_auth_method: r.last_auth_method,
     }));
   }

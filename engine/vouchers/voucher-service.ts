@@ -2,14 +2,13 @@ import { Redis } from 'ioredis';
 import { Errors } from '../errors.js';
 import { newId } from '../ids.js';
 import { keys } from '../redis/keys.js';
-import { serverRunId } from '../redis/scripts.js';
+import { BlockService } from '../sessions/block-service.js';
 import { inTransaction, type Pool, type PoolClient } from '../store/postgres.js';
-import { profilesFor, type BandwidthProfile } from './bandwidth-profiles.js';
+import { BandwidthProfileService } from './bandwidth-profile-service.js';
 import { codeSpace, generateCode, DEFAULT_CODE_FORMAT, type CodeFormat } from './code-generator.js';
-import {
-  consoleStatus, publicStatus, statusCondition,
-  type ConsoleStatus, type PublicStatus, type StatusFilter, type VoucherRow,
-} from './voucher.js';
+import { statusCondition, toPublic, type PublicVoucher, type StatusFilter, type VoucherRow } from './voucher.js';
+import { VoucherLoader } from './voucher-loader.js';
+import { putVoucher, removeVoucher } from './voucher-redis.js';
 
 /** What a voucher is made of, whichever surface creates it. */
 export interface VoucherSpec {
@@ -31,41 +30,11 @@ export interface BatchRequest extends VoucherSpec {
   format: CodeFormat;
 }
 
-/** The public API's voucher record. */
-export interface PublicVoucher {
-  id: string;
-  code: string;
-  max_uses: number | null;
-  current_uses: number;
-  status: PublicStatus;
-  created_at: string;
-  expires_at: string | null;
-  duration_minutes: number | null;
-  bandwidth_down_mbps: number | null;
-  bandwidth_up_mbps: number | null;
-  bandwidth_profile: string | null;
-  daily_quota_mb: number | null;
-  session_quota_mb: number | null;
-  ssids: string[];
-  notes: string | null;
-}
-
-export interface ConsoleVoucher extends Omit<PublicVoucher, 'status'> {
-  status: ConsoleStatus;
-}
-
 export interface Page<T> {
   data: T[];
   total: number;
   limit: number;
   offset: number;
-}
-
-/** A row of `blocks` as the reload needs it; `until` null: permanent. */
-interface BlockRow {
-  mac: string;
-  duration: string;
-  until: Date | null;
 }
 
 /** Most vouchers one console call may create (issue: up to 10,000 per call). */
@@ -79,25 +48,21 @@ const COLLISION_ROUNDS = 8;
  * transaction, so a voucher is never committed without being usable.
  */
 export class VoucherService {
-  constructor(private readonly pool: Pool, private readonly redis: Redis, private readonly now: () => number) {}
-
-  async profiles(tenantId: string): Promise<Record<string, BandwidthProfile>> {
-    const { rows } = await this.pool.query<{ p: Record<string, BandwidthProfile> | null }>(
-      "SELECT settings->'bandwidth_profiles' AS p FROM tenants WHERE id = $1", [tenantId]);
-    return profilesFor(rows[0]?.p ?? undefined);
-  }
-
-  async putProfile(tenantId: string, name: string, profile: BandwidthProfile): Promise<Record<string, BandwidthProfile>> {
-    await this.pool.query(
-      `UPDATE tenants SET settings = jsonb_set(settings, '{bandwidth_profiles}',
-         COALESCE(settings->'bandwidth_profiles', '{}'::jsonb) || jsonb_build_object($2::text, $3::jsonb))
-       WHERE id = $1`, [tenantId, name, JSON.stringify(profile)]);
-    return this.profiles(tenantId);
-  }
+  /**
+   * `profiles` and `loader` default to ones over the same pool and Redis,
+   * for tools and tests that need a service and nothing else.
+   */
+  constructor(
+    private readonly pool: Pool,
+    private readonly redis: Redis,
+    private readonly now: () => number,
+    private readonly profiles = new BandwidthProfileService(pool),
+    private readonly loader = new VoucherLoader(pool, redis, new BlockService(pool, redis, now)),
+  ) {}
 
   /** One voucher with a given or generated code (public API, POS). */
   async createOne(tenantId: string, spec: VoucherSpec, code: string | undefined, source: string): Promise<PublicVoucher> {
-    const resolved = await this.resolveProfile(tenantId, spec);
+    const resolved = await this.profiles.resolve(tenantId, spec);
     if (code !== undefined) {
       // One try: the code is taken, or it is ours.
       const rows = await this.insert(tenantId, resolved, source, 1, (round) => (round === 0 ? [code] : null));
@@ -110,7 +75,7 @@ export class VoucherService {
 
   /** Up to MAX_BATCH vouchers with generated codes; collisions are generated again. */
   async createBatch(tenantId: string, req: BatchRequest, source: string): Promise<VoucherRow[]> {
-    const spec = await this.resolveProfile(tenantId, req);
+    const spec = await this.profiles.resolve(tenantId, req);
     // Refuse formats that cannot yield the batch without endless collisions.
     if (codeSpace(req.format) < req.count * 20) throw Errors.CODE_SPACE_EXHAUSTED();
     const created = await this.insert(tenantId, spec, source, req.count, (_round, want) => {
@@ -159,93 +124,18 @@ export class VoucherService {
          RETURNING code, deleted_at`, [id, tenantId]);
       const row = rows[0];
       if (!row) throw Errors.VOUCHER_ID_NOT_FOUND();
-      await this.redis.removeVoucherV1(keys.voucher(tenantId, row.code), keys.voucherDevices(tenantId, row.code), id);
+      await removeVoucher(this.redis, tenantId, row.code, id);
       return { id, code: row.code, deleted: true as const, deleted_at: row.deleted_at.toISOString() };
     });
     // Once more after the commit: a reload (loadIntoRedis) that read the voucher before the
     // commit may have written it back since, and its own check only sees committed deletes.
-    await this.redis.removeVoucherV1(keys.voucher(tenantId, out.code), keys.voucherDevices(tenantId, out.code), id);
+    await removeVoucher(this.redis, tenantId, out.code, id);
     return out;
   }
 
-  /**
-   * Brings the Redis server in step with Postgres for one tenant (a new,
-   * emptied, restarted or failed-over Redis): writes every live voucher and
-   * every unexpired block, then sets the tenant's loaded marker to the
-   * server's run_id. A counter becomes the larger of Redis's and Postgres's,
-   * so a use that Redis lost but Postgres holds is never handed out again.
-   * Returns the number of vouchers written.
-   *
-   * `runId` is the server's run_id as seen before the load: use-voucher's
-   * `not_loaded` answer carries it; without it, it is read here, also before
-   * anything is written. A server that restarts or fails over during the load
-   * has another run_id by then, so the marker does not match it and the next
-   * use loads again: a stale run_id costs a load, never skips one.
-   */
-  async loadIntoRedis(tenantId: string, runId?: string): Promise<number> {
-    const server = runId ?? (await serverRunId(this.redis));
-    let n = 0;
-    let after = '';
-    for (;;) {
-      const { rows } = await this.pool.query<VoucherRow>(
-        `SELECT * FROM vouchers WHERE tenant_id = $1 AND deleted_at IS NULL AND id > $2 ORDER BY id LIMIT 5000`, [tenantId, after]);
-      if (rows.length === 0) break;
-      await Promise.all(rows.map((r) => this.putRedis(r)));
-      // A voucher deleted since the page was read is now back in Redis: take it out again.
-      // (A delete committed after this check removes it itself, after its commit.)
-      const gone = await this.pool.query<{ id: string; code: string }>(
-        'SELECT id, code FROM vouchers WHERE tenant_id = $1 AND id = ANY($2) AND deleted_at IS NOT NULL', [tenantId, rows.map((r) => r.id)]);
-      for (const g of gone.rows) await this.redis.removeVoucherV1(keys.voucher(tenantId, g.code), keys.voucherDevices(tenantId, g.code), g.id);
-      n += rows.length - gone.rows.length;
-      after = rows[rows.length - 1]!.id;
-    }
-    await this.restoreBlocks(tenantId);
-    // Last: a use that finds the marker finds the vouchers and blocks too.
-    await this.redis.set(keys.loaded(tenantId), server);
-    return n;
-  }
-
-  /**
-   * Writes the tenant's unexpired blocks (table `blocks`) back into Redis,
-   * timed ones with the time they have left, as SessionService.blockMac set
-   * them. Postgres is the record here: a Redis that came back without its
-   * last writes may hold an older block for a MAC, so keys are overwritten.
-   * An unblock or a new block for a MAC between the read and the write
-   * would be undone by the write, so the rows are read again afterwards and
-   * Redis follows what changed meanwhile.
-   */
-  private async restoreBlocks(tenantId: string): Promise<void> {
-    const rows = await this.unexpiredBlocks(tenantId);
-    if (rows.length === 0) return;
-    await this.writeBlocks(tenantId, rows);
-    const after = new Map((await this.unexpiredBlocks(tenantId, rows.map((r) => r.mac))).map((r) => [r.mac, r]));
-    const gone = rows.filter((r) => !after.has(r.mac)).map((r) => keys.block(tenantId, r.mac));
-    if (gone.length) await this.redis.del(...gone);
-    const changed = rows.flatMap((r) => {
-      const now = after.get(r.mac);
-      return now && (now.duration !== r.duration || now.until?.getTime() !== r.until?.getTime()) ? [now] : [];
-    });
-    if (changed.length) await this.writeBlocks(tenantId, changed);
-  }
-
-  private async unexpiredBlocks(tenantId: string, macs?: string[]): Promise<BlockRow[]> {
-    const { rows } = await this.pool.query<BlockRow>(
-      `SELECT mac, duration, until FROM blocks WHERE tenant_id = $1 AND (until IS NULL OR until > $2)
-       ${macs ? 'AND mac = ANY($3)' : ''}`,
-      macs ? [tenantId, new Date(this.now()), macs] : [tenantId, new Date(this.now())]);
-    return rows;
-  }
-
-  private async writeBlocks(tenantId: string, rows: BlockRow[]): Promise<void> {
-    const now = this.now();
-    const p = this.redis.pipeline();
-    for (const b of rows) {
-      const key = keys.block(tenantId, b.mac);
-      if (b.until === null) p.set(key, b.duration);
-      else p.set(key, b.duration, 'PX', Math.max(1, b.until.getTime() - now));
-    }
-    const failed = ((await p.exec()) ?? []).find(([err]) => err);
-    if (failed) throw failed[0];
+  /** Writes the tenant's vouchers and blocks into a new or restarted Redis (VoucherLoader.loadIntoRedis). */
+  loadIntoRedis(tenantId: string, runId?: string): Promise<number> {
+    return this.loader.loadIntoRedis(tenantId, runId);
   }
 
   /**
@@ -314,11 +204,10 @@ export class VoucherService {
    * so no live voucher can have it. The leftover goes, with its devices.
    */
   private async putFresh(r: VoucherRow): Promise<void> {
-    if ((await this.putRedis(r)) === 1) return;
-    const key = keys.voucher(r.tenant_id, r.code);
-    const stale = await this.redis.hget(key, 'id');
-    if (stale) await this.redis.removeVoucherV1(key, keys.voucherDevices(r.tenant_id, r.code), stale);
-    if ((await this.putRedis(r)) !== 1) {
+    if ((await putVoucher(this.redis, r)) === 1) return;
+    const stale = await this.redis.hget(keys.voucher(r.tenant_id, r.code), 'id');
+    if (stale) await removeVoucher(this.redis, r.tenant_id, r.code, stale);
+    if ((await putVoucher(this.redis, r)) !== 1) {
       throw Errors.VOUCHER_STORE_CONFLICT();
     }
   }
@@ -341,47 +230,6 @@ export class VoucherService {
       // codes fail safe (unknown to the portal) until the tenant is next loaded into Redis.
     }
     await Promise.all(put.filter((r) => !kept.has(r.id)).map((r) =>
-      this.redis.removeVoucherV1(keys.voucher(tenantId, r.code), keys.voucherDevices(tenantId, r.code), r.id).catch(() => 0)));
+      removeVoucher(this.redis, tenantId, r.code, r.id).catch(() => 0)));
   }
-
-  private putRedis(r: VoucherRow): Promise<number> {
-    const mbpsToKbps = (m: number | null): number => (m === null ? 0 : m * 1000);
-    return this.redis.putVoucherV2(keys.voucher(r.tenant_id, r.code),
-      r.id, r.max_uses ?? -1, r.current_uses, r.expires_at ? r.expires_at.getTime() : 0, r.ssids.join('\n'),
-      r.duration_minutes ?? 0, mbpsToKbps(r.bandwidth_down_mbps), mbpsToKbps(r.bandwidth_up_mbps), r.daily_quota_mb ?? 0,
-      r.bandwidth_profile ?? '', r.code, r.session_quota_mb ?? 0);
-  }
-
-  /** Fills bandwidth and quota from the named profile where the request leaves them out. */
-  private async resolveProfile<T extends VoucherSpec>(tenantId: string, spec: T): Promise<T> {
-    if (!spec.bandwidth_profile) return spec;
-    const profiles = await this.profiles(tenantId);
-    // Own keys only: `constructor` or `toString` name no profile, whatever Object.prototype holds.
-    const profile = Object.hasOwn(profiles, spec.bandwidth_profile) ? profiles[spec.bandwidth_profile] : undefined;
-    if (!profile) throw Errors.UNKNOWN_BANDWIDTH_PROFILE(spec.bandwidth_profile);
-    return {
-      ...spec,
-      bandwidth_down_mbps: spec.bandwidth_down_mbps ?? profile.down_mbps,
-      bandwidth_up_mbps: spec.bandwidth_up_mbps ?? profile.up_mbps,
-      daily_quota_mb: spec.daily_quota_mb ?? profile.daily_quota_mb,
-    };
-  }
-}
-
-function base(r: VoucherRow, uses: number): Omit<PublicVoucher, 'status'> {
-  return {
-    id: r.id, code: r.code, max_uses: r.max_uses, current_uses: uses,
-    created_at: r.created_at.toISOString(), expires_at: r.expires_at ? r.expires_at.toISOString() : null,
-    duration_minutes: r.duration_minutes, bandwidth_down_mbps: r.bandwidth_down_mbps, bandwidth_up_mbps: r.bandwidth_up_mbps,
-    bandwidth_profile: r.bandwidth_profile, daily_quota_mb: r.daily_quota_mb, session_quota_mb: r.session_quota_mb,
-    ssids: r.ssids, notes: r.notes,
-  };
-}
-
-export function toPublic(r: VoucherRow, uses: number, nowMs: number): PublicVoucher {
-  return { ...base(r, uses), status: publicStatus(consoleStatus(r, uses, nowMs)) };
-}
-
-export function toConsole(r: VoucherRow, uses: number, nowMs: number): ConsoleVoucher {
-  return { ...base(r, uses), status: consoleStatus(r, uses, nowMs) };
 }

@@ -51,3 +51,46 @@ export function statusCondition(filter: StatusFilter): string {
     case 'activated': return `(v.current_uses > 0 AND NOT (${used}) AND NOT (${expired}))`;
   }
 }
+
+/** The public API's voucher record. */
+export interface PublicVoucher {
+  id: string;
+  code: string;
+  max_uses: number | null;
+  current_uses: number;
+  status: PublicStatus;
+  created_at: string;
+  expires_at: string | null;
+  duration_minutes: number | null;
+  bandwidth_down_mbps: number | null;
+  bandwidth_up_mbps: number | null;
+  bandwidth_profile: string | null;
+  daily_quota_mb: number | null;
+  session_quota_mb: number | null;
+  ssids: string[];
+  notes: string | null;
+}
+
+export interface ConsoleVoucher extends Omit<PublicVoucher, 'status'> {
+  status: ConsoleStatus;
+}
+
+function base(r: VoucherRow, uses: number): Omit<PublicVoucher, 'status'> {
+  return {
+    id: r.id, code: r.code, max_uses: r.max_uses, current_uses: uses,
+    created_at: r.created_at.toISOString(), expires_at: r.expires_at ? r.expires_at.toISOString() : null,
+    duration_minutes: r.duration_minutes, bandwidth_down_mbps: r.bandwidth_down_mbps, bandwidth_up_mbps: r.bandwidth_up_mbps,
+    bandwidth_profile: r.bandwidth_profile, daily_quota_mb: r.daily_quota_mb, session_quota_mb: r.session_quota_mb,
+    ssids: r.ssids, notes: r.notes,
+  };
+}
+
+/** A row as the public API shows it, with `uses` the live counter. */
+export function toPublic(r: VoucherRow, uses: number, nowMs: number): PublicVoucher {
+  return { ...base(r, uses), status: publicStatus(consoleStatus(r, uses, nowMs)) };
+}
+
+/** A row as the console shows it, with `uses` the live counter. */
+export function toConsole(r: VoucherRow, uses: number, nowMs: number): ConsoleVoucher {
+  return { ...base(r, uses), status: consoleStatus(r, uses, nowMs) };
+}

@@ -46,12 +46,12 @@ export function sessionRoutes(engine: Engine): Route[] {
     {
       method: 'get', path: '/v1/blocks', surface: 'public', auth: true, module: 'sessions', responseSchema: 'blockList',
       summary: 'Blocked devices (expired timed blocks are not listed)',
-      handler: async ({ principal }) => ({ status: 200, body: { data: await ss.listBlocks(principal.tenant.id) } }),
+      handler: async ({ principal }) => ({ status: 200, body: { data: await engine.blocks.list(principal.tenant.id) } }),
     },
     {
       method: 'del', path: '/v1/blocks/:mac', surface: 'public', auth: true, module: 'sessions',
       summary: 'Remove a block (the only way to lift a permanent one)', errors: { 404: 'block_not_found', 400: 'invalid_mac' },
-      handler: async ({ principal, params }) => ({ status: 200, body: await ss.unblock(principal.tenant.id, params[0]!) }),
+      handler: async ({ principal, params }) => ({ status: 200, body: await engine.blocks.unblock(principal.tenant.id, params[0]!) }),
       audit: (_ctx, out) => ({ event: 'device_unblocked', details: {}, subject: { mac: out.mac } }),
     },
     {

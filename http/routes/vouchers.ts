@@ -79,7 +79,7 @@ export function voucherRoutes(engine: Engine): Route[] {
     {
       method: 'get', path: '/v1/bandwidth-profiles', surface: 'public', auth: true, responseSchema: 'bandwidthProfiles',
       summary: "The tenant's bandwidth profiles (spec §2.1 defaults with the tenant's overrides)",
-      handler: async ({ principal }) => ({ status: 200, body: await vs.profiles(principal.tenant.id) }),
+      handler: async ({ principal }) => ({ status: 200, body: await engine.bandwidthProfiles.list(principal.tenant.id) }),
     },
     {
       method: 'put', path: '/v1/bandwidth-profiles/:name', surface: 'public', auth: true, bodySchema: 'bandwidthProfile',
@@ -88,7 +88,7 @@ export function voucherRoutes(engine: Engine): Route[] {
         if (!/^[a-z0-9_-]{1,64}$/.test(params[0]!)) {
           throw Errors.VALIDATION_FAILED('profile name must be 1-64 of a-z, 0-9, _ and -', [{ field: 'name', message: 'invalid' }]);
         }
-        return { status: 200, body: await vs.putProfile(principal.tenant.id, params[0]!, { daily_quota_mb: null, ...body }) };
+        return { status: 200, body: await engine.bandwidthProfiles.put(principal.tenant.id, params[0]!, { daily_quota_mb: null, ...body }) };
       },
       audit: ({ params, body }) => ({ event: 'bandwidth_profile_changed', details: { name: params[0], ...body } }),
     },

@@ -264,7 +264,7 @@ describe('RadiusServer over UDP on 127.0.0.1', () => {
         framedIp: undefined, ssid: 'Hotel Guest',
         inputOctets: 3 * 2 ** 32 + 7, // downloaded by the guest = Acct-Output-* (counted at the NAS port)
         outputOctets: 1 * 2 ** 32 + 1000,
-        sessionTime: 1800, terminateCause: 'idle-timeout', delayTime: 2, apName: 'ap-lobby-1',
+        sessionTime: 1800, endReason: 'idle_timeout', delayTime: 2, apName: 'ap-lobby-1',
       }]);
       stored.resolve();
       const reply = (await client.next())!.msg;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { localDay } from '../../engine/index.js';
+import { localDay } from '../../engine/util/local-day.js';
 
 // localDay keeps its answer per UTC minute; these instants sit on either side of local midnights.
 describe('localDay (the day a daily quota belongs to)', () => {
