@@ -1,8 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { Errors, MAX_BATCH, STATUS_FILTERS } from '../engine/index.js';
-import { PORTAL_OTP_BODY_SCHEMAS, PORTAL_OTP_QUERY_SCHEMAS } from './routes/portal-otp.js';
-import { SIGN_IN_SETTINGS_BODY_SCHEMAS } from './routes/sign-in-settings.js';
+import { PORTAL_OTP_BODY_SCHEMAS, PORTAL_OTP_QUERY_SCHEMAS, SIGN_IN_SETTINGS_BODY_SCHEMAS } from './routes/sign-in-schemas.js';
 
 // ajv-formats is CommonJS with a default export.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;

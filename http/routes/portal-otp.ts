@@ -2,40 +2,6 @@ import { AppError, Errors, type Engine } from '../../engine/index.js';
 import type { Reply } from '../respond.js';
 import type { Route, RouteContext } from '../router.js';
 
-type Schema = Record<string, unknown>;
-
-const mac = { type: 'string', minLength: 1, maxLength: 32 };
-const hotspotId = { type: 'string', minLength: 1, maxLength: 64 };
-const ssid = { type: 'string', maxLength: 32, pattern: '^[^\\u0000-\\u001f\\u007f]*$' };
-const ip = { type: 'string', maxLength: 45 };
-// Any string: a code of the wrong shape is a wrong try like any other, counted against the five.
-const code = { type: 'string', minLength: 1, maxLength: 16, description: 'The OTP digits as a string' };
-const phone = { type: 'string', minLength: 1, maxLength: 32, description: 'E.164, e.g. +905321234567' };
-const email = { type: 'string', minLength: 3, maxLength: 254 };
-const lang = { enum: ['tr', 'en'], description: 'Language of the message (default tr)' };
-
-/**
- * Request bodies of the OTP portal routes. Open (additionalProperties): the
- * portal page posts the gateway's redirect parameters in the same form, for
- * the hand-back.
- */
-export const PORTAL_OTP_BODY_SCHEMAS: Record<string, Schema> = {
-  portalSmsRequest: {
-    type: 'object', required: ['phone', 'mac'],
-    properties: { phone, mac, ssid, ip, hotspot_id: hotspotId, lang, channel: { enum: ['sms', 'msgapp'], description: 'msgapp: the messaging-app channel' } },
-  },
-  portalSmsVerify: { type: 'object', required: ['phone', 'code', 'mac'], properties: { phone, code, mac, ssid, ip, hotspot_id: hotspotId } },
-  portalEmailRequest: { type: 'object', required: ['email', 'mac'], properties: { email, mac, ssid, ip, hotspot_id: hotspotId, lang } },
-  portalEmailVerify: { type: 'object', required: ['email', 'code', 'mac'], properties: { email, code, mac, ssid, ip, hotspot_id: hotspotId } },
-};
-
-export const PORTAL_OTP_QUERY_SCHEMAS: Record<string, Schema> = {
-  portalOtpStatus: {
-    type: 'object', additionalProperties: true, required: ['request_id'],
-    properties: { request_id: { type: 'string', minLength: 1, maxLength: 128 } },
-  },
-};
-
 const REQUEST_ERRORS = {
   400: 'phone_invalid (or email_invalid, invalid_mac)', 403: 'phone_prefix_blocked, method_not_allowed_here',
   404: 'hotspot_not_found', 429: 'otp_rate_limited {error, message, retry_after} with a Retry-After header', 502: 'otp_send_failed',
