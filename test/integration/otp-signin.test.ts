@@ -1,27 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  Engine, createLogger, loadConfig, type OtpChannelName, type OtpDecision, type OtpMessage, type OtpSender, type SendResult, type VerifiedIdentity,
-} from '../../engine/index.js';
+import { createLogger, type Engine, type OtpDecision, type VerifiedIdentity } from '../../engine/index.js';
 import { startHttp, type HttpServer } from '../../http/index.js';
-import { call, eventually, newTenant, testEnv } from '../helpers.js';
-
-/** A sender per channel that records every message; `refuse` makes it answer as a provider that said no. */
-class RecordingSender implements OtpSender {
-  readonly provider = 'fake';
-  readonly sent: OtpMessage[] = [];
-  refuse = false;
-  constructor(readonly channel: OtpChannelName) {}
-  async send(msg: OtpMessage): Promise<SendResult> {
-    if (this.refuse) return { ok: false, provider: 'fake', code: '30', retryable: false, detail: 'invalid credentials' };
-    this.sent.push(msg);
-    return { ok: true, providerRef: `job-${this.sent.length}` };
-  }
-  last(to: string): string {
-    const m = [...this.sent].reverse().find((x) => x.to === to);
-    if (!m) throw new Error(`no ${this.channel} message to ${to}`);
-    return m.code;
-  }
-}
+import { call, eventually, newTenant } from '../helpers.js';
+import { otpEngine, type RecordingSender } from './otp-fakes.js';
 
 /**
  * OTP sign-in over HTTP (issue 10 contract) on an engine with recording
@@ -32,27 +13,12 @@ describe('OTP sign-in over the portal', () => {
   let http: HttpServer;
   let base: string;
   let clock = Date.now();
-  const senders = { sms: new RecordingSender('sms'), msgapp: new RecordingSender('msgapp'), email: new RecordingSender('email') };
-  const started: VerifiedIdentity[] = [];
-  const decisions: OtpDecision[] = [];
+  let senders: Record<'sms' | 'msgapp' | 'email', RecordingSender>;
+  let started: VerifiedIdentity[];
+  let decisions: OtpDecision[];
 
   beforeAll(async () => {
-    const config = loadConfig(testEnv());
-    engine = new Engine(config, createLogger('silent'), {
-      now: () => clock, actors: false, sink: false,
-      otp: {
-        senders: { forTenant: async (_t, ch) => senders[ch] },
-        sessions: {
-          start: async (id) => {
-            started.push(id);
-            return { status: 'authorized', session_id: `sess_${started.length}`, expires_at: new Date(clock + 3_600_000).toISOString(), redirect_url: null };
-          },
-        },
-        decisions: (d) => decisions.push(d),
-        pollMs: 50,
-      },
-    });
-    await engine.start();
+    ({ engine, senders, started, decisions } = await otpEngine(() => clock));
     http = await startHttp(engine, createLogger('silent'));
     base = `http://127.0.0.1:${http.ports.main}`;
   });
