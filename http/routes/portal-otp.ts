@@ -38,17 +38,25 @@ function withRetryAfter(run: (ctx: RouteContext) => Promise<Reply>): (ctx: Route
 export function portalOtpRoutes(engine: Engine): Route[] {
   const otp = engine.otp;
   const base = { surface: 'portal', auth: false, querySchema: 'portalQuery' } as const;
+  // `to` is the phone for the SMS routes (the body's `channel` picks SMS or messaging app), the address for e-mail.
+  const requestCode = (kind: 'phone' | 'email') => withRetryAfter(async (ctx) => ({
+    status: 200,
+    body: await otp.request({
+      hotspotId: hotspotOf(ctx), to: ctx.body[kind], channel: kind === 'email' ? 'email' : ctx.body.channel ?? 'sms', mac: ctx.body.mac,
+      ip: ctx.body.ip || ctx.remoteIp, ssid: ctx.body.ssid ?? '', locale: ctx.body.lang,
+    }),
+  }));
+  const verifyCode = (kind: 'phone' | 'email') => async (ctx: RouteContext): Promise<Reply> => ({
+    status: 200,
+    body: await otp.verify({
+      hotspotId: hotspotOf(ctx), kind, to: ctx.body[kind], code: ctx.body.code, mac: ctx.body.mac,
+      ip: ctx.body.ip || ctx.remoteIp, ssid: ctx.body.ssid ?? '',
+    }),
+  });
   return [
     {
       ...base, method: 'post', path: '/api/v1/hotspot-portal/sms/request', bodySchema: 'portalSmsRequest',
-      summary: 'Send a sign-in code by SMS or messaging app', errors: REQUEST_ERRORS,
-      handler: withRetryAfter(async (ctx) => ({
-        status: 200,
-        body: await otp.request({
-          hotspotId: hotspotOf(ctx), to: ctx.body.phone, channel: ctx.body.channel ?? 'sms', mac: ctx.body.mac,
-          ip: ctx.body.ip || ctx.remoteIp, ssid: ctx.body.ssid ?? '', locale: ctx.body.lang,
-        }),
-      })),
+      summary: 'Send a sign-in code by SMS or messaging app', errors: REQUEST_ERRORS, handler: requestCode('phone'),
     },
     {
       method: 'get', path: '/api/v1/hotspot-portal/sms/status', surface: 'portal', auth: false, querySchema: 'portalOtpStatus',
@@ -57,36 +65,15 @@ export function portalOtpRoutes(engine: Engine): Route[] {
     },
     {
       ...base, method: 'post', path: '/api/v1/hotspot-portal/sms/verify', bodySchema: 'portalSmsVerify',
-      summary: 'Sign a device in with a code sent by SMS or messaging app', errors: VERIFY_ERRORS,
-      handler: async (ctx) => ({
-        status: 200,
-        body: await otp.verify({
-          hotspotId: hotspotOf(ctx), kind: 'phone', to: ctx.body.phone, code: ctx.body.code, mac: ctx.body.mac,
-          ip: ctx.body.ip || ctx.remoteIp, ssid: ctx.body.ssid ?? '',
-        }),
-      }),
+      summary: 'Sign a device in with a code sent by SMS or messaging app', errors: VERIFY_ERRORS, handler: verifyCode('phone'),
     },
     {
       ...base, method: 'post', path: '/api/v1/hotspot-portal/email/request', bodySchema: 'portalEmailRequest',
-      summary: 'Send a sign-in code by e-mail', errors: { ...REQUEST_ERRORS, 400: 'email_invalid (or invalid_mac)' },
-      handler: withRetryAfter(async (ctx) => ({
-        status: 200,
-        body: await otp.request({
-          hotspotId: hotspotOf(ctx), to: ctx.body.email, channel: 'email', mac: ctx.body.mac,
-          ip: ctx.body.ip || ctx.remoteIp, ssid: ctx.body.ssid ?? '', locale: ctx.body.lang,
-        }),
-      })),
+      summary: 'Send a sign-in code by e-mail', errors: { ...REQUEST_ERRORS, 400: 'email_invalid (or invalid_mac)' }, handler: requestCode('email'),
     },
     {
       ...base, method: 'post', path: '/api/v1/hotspot-portal/email/verify', bodySchema: 'portalEmailVerify',
-      summary: 'Sign a device in with a code sent by e-mail', errors: VERIFY_ERRORS,
-      handler: async (ctx) => ({
-        status: 200,
-        body: await otp.verify({
-          hotspotId: hotspotOf(ctx), kind: 'email', to: ctx.body.email, code: ctx.body.code, mac: ctx.body.mac,
-          ip: ctx.body.ip || ctx.remoteIp, ssid: ctx.body.ssid ?? '',
-        }),
-      }),
+      summary: 'Sign a device in with a code sent by e-mail', errors: VERIFY_ERRORS, handler: verifyCode('email'),
     },
   ];
 }
