@@ -8,7 +8,7 @@ import type { DeliveryReceiver, OtpChannelName, OtpSenders } from '../providers/
 import type { AuthMethod, SignInSettings, SignInSettingsService } from '../sign-in-settings.js';
 import { emailDomain, limitPrefix, normalizeEmail, normalizePhone, prefixAllowed } from './identity.js';
 import { CODE_TTL_MS, generateCode, type OtpHasher } from './otp-code.js';
-import { OtpStore, type RequestState, type RequestStatus } from './otp-store.js';
+import { OtpStore, type RequestStatus } from './otp-store.js';
 import type { OtpDecisionSink, SessionStarter, VerifiedIdentity } from './types.js';
 
 export interface OtpRequestInput {
@@ -219,5 +219,3 @@ export class OtpService implements DeliveryReceiver {
     return e;
   }
 }
-
-export type { RequestState };
