@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { availableParallelism, hostname } from 'node:os';
+import { deriveOtpKey } from './signin/otp/otp-code.js';
 
 /**
  * Configuration from the environment, validated once at start. Every bad value
@@ -33,6 +34,11 @@ export interface Config {
   nodeId: string;
   /** RFC 3161 time-stamp authority for 5651 evidence packs; undefined: packs carry no tokens. */
   tsaUrl: string | undefined;
+  /**
+   * Key of the HMAC under which OTP codes are stored and compared: OTP_SECRET (at least 32 bytes)
+   * when set, else derived from JWT_SECRET with a label of its own. Changing it kills live codes.
+   */
+  otpKey: Uint8Array;
 }
 
 export class ConfigError extends Error {
@@ -110,6 +116,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (jwtSecret.byteLength < 32) {
     problems.push(`JWT_SECRET must be at least 32 bytes (HS256 key); it is ${jwtSecret.byteLength}`);
   }
+  const otpSecret = env.OTP_SECRET ? new TextEncoder().encode(env.OTP_SECRET) : undefined;
+  if (otpSecret && otpSecret.byteLength < 32) problems.push(`OTP_SECRET must be at least 32 bytes; it is ${otpSecret.byteLength}`);
   const logLevel = env.LOG_LEVEL ?? 'info';
   if (!LOG_LEVELS.has(logLevel)) problems.push(`LOG_LEVEL=${JSON.stringify(logLevel)} is not one of ${[...LOG_LEVELS].join(', ')}`);
 
@@ -136,6 +144,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // unacknowledged outbox entries at once. Two processes on one host need distinct NODE_IDs.
     nodeId: env.NODE_ID || hostname(),
     tsaUrl: optionalUrl('TSA_URL', ['http:', 'https:']),
+    otpKey: otpSecret ?? deriveOtpKey(jwtSecret),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

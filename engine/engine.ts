@@ -18,6 +18,12 @@ import { BlockService } from './sessions/block-service.js';
 import { RadiusGateway } from './sessions/radius-gateway.js';
 import { SessionService } from './sessions/session-service.js';
 import { SignInService } from './sessions/sign-in.js';
+import { OtpFallbackPoller } from './signin/otp/fallback-poller.js';
+import { OtpHasher } from './signin/otp/otp-code.js';
+import { OtpService } from './signin/otp/otp-service.js';
+import { NO_SESSION_STARTER, type OtpDecisionSink, type SessionStarter } from './signin/otp/types.js';
+import type { OtpSenders } from './signin/providers/types.js';
+import { SignInSettingsService } from './signin/sign-in-settings.js';
 import { deadLettersBetween } from './store/outbox-sink.js';
 import { SinkWorker } from './store/sink-worker.js';
 import { createPool, migrate, type Pool } from './store/postgres.js';
@@ -35,6 +41,8 @@ export interface EngineOptions {
   sink?: boolean;
   /** Start the actor threads (default true; the CLI needs none). */
   actors?: boolean;
+  /** OTP sign-in ports (tests inject fakes); unset ones: no sender configured, no session start. */
+  otp?: { senders?: OtpSenders; sessions?: SessionStarter; decisions?: OtpDecisionSink; pollMs?: number };
 }
 
 /**
@@ -64,6 +72,10 @@ export class Engine {
   readonly auditLog: AuditLog;
   readonly evidencePacks: EvidencePackService;
   readonly dailySummary: DailySummary;
+  // --- OTP sign-in (engine/signin/otp/) ---
+  readonly signInSettings: SignInSettingsService;
+  readonly otp: OtpService;
+  private readonly otpPoller: OtpFallbackPoller;
   private readonly runSink: boolean;
   private retentionTimer: NodeJS.Timeout | undefined;
 
@@ -105,6 +117,19 @@ export class Engine {
     });
     this.dailySummary = new DailySummary(this.pool, new TimestampStore(this.pool, config.tsaUrl ? new TsaClient(config.tsaUrl) : null), now,
       (tenant, from, to) => deadLettersBetween(this.redis, tenant, from, to));
+    // --- OTP sign-in (engine/signin/otp/): settings, codes, delivery fallback. The lead wires
+    // H's OtpSenders and the pipeline's SessionStarter here at merge.
+    this.signInSettings = new SignInSettingsService(this.pool, now);
+    this.metrics.counter('otp_decisions_total', 'OTP sign-in decisions (auth.success / auth.failure) by outcome and reason', 'decision');
+    const otpDecisions: OtpDecisionSink = options.otp?.decisions
+      ?? ((d) => this.metrics.inc('otp_decisions_total', d.outcome === 'accept' ? 'accept' : `reject_${d.reason}`));
+    this.otp = new OtpService(this.redis, this.hotspots, this.signInSettings, new OtpHasher(config.otpKey), {
+      senders: options.otp?.senders ?? { forTenant: () => Promise.resolve(null) },
+      sessions: options.otp?.sessions ?? NO_SESSION_STARTER,
+      decisions: otpDecisions,
+    }, this.metrics, log.child({ component: 'otp' }), now);
+    this.otpPoller = new OtpFallbackPoller(this.otp, log.child({ component: 'otp-fallback' }), now, options.otp?.pollMs);
+    // --- end OTP sign-in ---
     this.metrics.gauge('live_sessions_in_actors', 'Live sessions held by hotspot actors', () => this.actors?.liveSessions ?? 0);
     this.metrics.counterFrom('radius_auth_mirror_hits_total', 'Access-Requests answered on the main thread from an actor\'s published accept (no hop)', () => this.actors?.mirrorHits ?? 0);
   }
@@ -114,6 +139,7 @@ export class Engine {
     await migrate(this.pool, this.log);
     for (const t of await this.tenants.list()) await this.tenants.ensureRedis(t.id);
     await this.nas.start();
+    this.otpPoller.start(); // OTP sign-in: fallback watches survive restarts in Redis
     if (this.actors) await this.wakeLiveHotspots(this.actors);
     if (this.runSink) {
       this.sink.start();
@@ -155,6 +181,7 @@ export class Engine {
 
   async close(): Promise<void> {
     if (this.retentionTimer) clearInterval(this.retentionTimer);
+    await this.otpPoller.stop(); // OTP sign-in
     await this.actors?.close();
     await this.evidencePacks.close();
     this.nas.stop();

@@ -89,6 +89,18 @@ export const Errors = {
   BLOCK_NOT_FOUND: def(() => ['block_not_found', 404, 'This MAC is not blocked']),
   INVALID_MAC: def((mac: string) => ['invalid_mac', 400, `Not a MAC address: ${JSON.stringify(mac)}`]),
 
+  // OTP sign-in (engine/signin/otp/, issue 10 contract): bodies are {error, message, ...fields}.
+  PHONE_INVALID: def(() => ['phone_invalid', 400, 'Not a phone number; write it with the country code, e.g. +905321234567']),
+  EMAIL_INVALID: def(() => ['email_invalid', 400, 'Not an e-mail address']),
+  PHONE_PREFIX_BLOCKED: def(() => ['phone_prefix_blocked', 403, 'Codes cannot be sent to numbers of this country or range here']),
+  METHOD_NOT_ALLOWED_HERE: def((method: string) => ['method_not_allowed_here', 403, `Signing in by ${method} is not offered at this hotspot`]),
+  OTP_RATE_LIMITED: def((retryAfterSec: number) => ['otp_rate_limited', 429, `Too many codes requested; try again in ${retryAfterSec} s`, { retry_after: retryAfterSec }]),
+  OTP_SEND_FAILED: def(() => ['otp_send_failed', 502, 'The code could not be sent; try again or choose another way to sign in']),
+  OTP_INVALID: def((attemptsLeft: number) => ['otp_invalid', 401, 'Wrong code', { attempts_left: attemptsLeft }]),
+  OTP_EXPIRED: def(() => ['otp_expired', 410, 'No valid code: it was never sent, already used, or is older than 5 minutes; request a new one']),
+  OTP_LOCKED: def(() => ['otp_locked', 423, 'Too many wrong codes; request a new one']),
+  OTP_REQUEST_NOT_FOUND: def(() => ['otp_request_not_found', 404, 'No such code request (or it is too old)']),
+
   // Time-stamping (RFC 3161). Not sent as HTTP errors: an evidence pack records them per day in its manifest.
   TSA_UNREACHABLE: def((detail: string) => ['tsa_unreachable', 502, `Time-stamp authority unreachable: ${detail}`]),
   TSA_REJECTED: def((status: number, text: string) => ['tsa_rejected', 502, `Time-stamp authority refused the request (PKIStatus ${status})${text ? `: ${text}` : ''}`]),

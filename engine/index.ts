@@ -34,3 +34,8 @@ export type { ChainRecord, VerifyResult } from './audit/audit-service.js';
 export { EvidencePackService, type EvidencePackDownload } from './compliance/evidence-pack-service.js';
 export { PACK_FORMAT, MAX_PACK_DAYS, type Manifest } from './compliance/evidence-pack.js';
 export type { DaySummary } from './compliance/daily-summary.js';
+// OTP sign-in (engine/signin/otp/) and tenant sign-in settings
+export type { VerifiedIdentity, SessionStarter, OtpDecision, OtpDecisionSink } from './signin/otp/types.js';
+export type { OtpRequestInput, OtpVerifyInput, OtpSent, OtpAuthorized } from './signin/otp/otp-service.js';
+export type { OtpChannelName, OtpSenders, OtpSender, OtpMessage, SendResult, DeliveryReceiver } from './signin/providers/types.js';
+export { AUTH_METHODS, ENV_REF, DEFAULT_OTP_LIMITS, type SignInSettings, type SignInSettingsInput } from './signin/sign-in-settings.js';

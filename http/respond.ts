@@ -4,8 +4,8 @@ import type { HttpResponse } from './uws.js';
 const STATUS_LINES: Record<number, string> = {
   200: '200 OK', 201: '201 Created', 204: '204 No Content', 400: '400 Bad Request', 401: '401 Unauthorized',
   403: '403 Forbidden', 404: '404 Not Found', 405: '405 Method Not Allowed', 409: '409 Conflict', 410: '410 Gone',
-  413: '413 Payload Too Large', 415: '415 Unsupported Media Type', 429: '429 Too Many Requests',
-  500: '500 Internal Server Error', 503: '503 Service Unavailable',
+  413: '413 Payload Too Large', 415: '415 Unsupported Media Type', 423: '423 Locked', 429: '429 Too Many Requests',
+  500: '500 Internal Server Error', 502: '502 Bad Gateway', 503: '503 Service Unavailable',
 };
 
 /** A response a handler returns; the router writes it. */

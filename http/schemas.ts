@@ -1,6 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { Errors, MAX_BATCH, STATUS_FILTERS } from '../engine/index.js';
+import { PORTAL_OTP_BODY_SCHEMAS, PORTAL_OTP_QUERY_SCHEMAS, SIGN_IN_SETTINGS_BODY_SCHEMAS } from './routes/sign-in-schemas.js';
 
 // ajv-formats is CommonJS with a default export.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -117,6 +118,9 @@ export const BODY_SCHEMAS: Record<string, Schema> = {
     type: 'object', additionalProperties: false, required: ['down_mbps', 'up_mbps'],
     properties: { down_mbps: mbps, up_mbps: mbps, daily_quota_mb: nullable({ type: 'integer', minimum: 1, maximum: 2_147_483_647 }) },
   },
+  // OTP sign-in and tenant sign-in settings (issue 10)
+  ...PORTAL_OTP_BODY_SCHEMAS,
+  ...SIGN_IN_SETTINGS_BODY_SCHEMAS,
 };
 
 const page = {
@@ -164,6 +168,7 @@ export const QUERY_SCHEMAS: Record<string, Schema> = {
     type: 'object', additionalProperties: true,
     properties: { hotspot_id: { type: 'string', maxLength: 64 } },
   },
+  ...PORTAL_OTP_QUERY_SCHEMAS, // OTP sign-in (issue 10)
 };
 
 const voucher = {

@@ -6,6 +6,8 @@ import { dashboardRoutes } from './routes/dashboard.js';
 import { hotspotRoutes } from './routes/hotspots.js';
 import { opsRoutes } from './routes/ops.js';
 import { portalRoutes } from './routes/portal.js';
+import { portalOtpRoutes } from './routes/portal-otp.js';
+import { signInSettingsRoutes } from './routes/sign-in-settings.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { voucherRoutes } from './routes/vouchers.js';
 import { compileValidators } from './schemas.js';
@@ -25,6 +27,7 @@ export function allRoutes(engine: Engine): Route[] {
   let doc: Record<string, unknown> | undefined;
   const routes: Route[] = [
     ...hotspotRoutes(engine), ...voucherRoutes(engine), ...sessionRoutes(engine), ...complianceRoutes(engine), ...portalRoutes(engine), ...dashboardRoutes(),
+    ...portalOtpRoutes(engine), ...signInSettingsRoutes(engine), // OTP sign-in (issue 10)
   ];
   const ops = opsRoutes(engine, () => (doc ??= buildOpenApi([...routes, ...ops])));
   return [...ops, ...routes];

@@ -35,6 +35,21 @@ export const keys = {
    * from Postgres. A restarted or failed-over server has another run_id, so it is loaded again.
    */
   loaded: (tenantId: string) => `${tag(tenantId)}:loaded`,
+
+  // --- OTP sign-in (engine/signin/otp/): codes, abuse limits, delivery state, fallback watches ---
+  /** Hash: an identity's live OTP code at a hotspot (keyed hash, wrong tries, expiry, request id, channel). */
+  otpCode: (tenantId: string, hotspotId: string, identity: string) => `${tag(tenantId)}:otp:c:${hotspotId}:${identity}`,
+  /** Hash: one OTP request's delivery state (status, channel, hotspot, identity, fallback flag); expires. */
+  otpRequest: (tenantId: string, requestId: string) => `${tag(tenantId)}:otp:r:${requestId}`,
+  /** Hash: one abuse-limit window of OTP sends (n, reset ms; for `user` also the cool-down end). */
+  otpLimit: (tenantId: string, kind: 'user' | 'ip' | 'mac' | 'prefix', subject: string) => `${tag(tenantId)}:otp:l:${kind}:${subject}`,
+  /** Sorted set: messaging-app requests waiting for delivery, scored by when their fallback is due (ms). */
+  otpFallbacks: (tenantId: string) => `${tag(tenantId)}:otp:fb`,
+  /**
+   * Sorted set: tenants that scheduled a fallback, scored by when they last did (ms), so pollers look
+   * only at those. Service-wide, hence no tenant tag; never touched by a script with tenant keys.
+   */
+  otpFallbackTenants: () => '{svc}:otp:fb-tenants',
 } as const;
 
 /** The consumer group of the outbox sink. */

@@ -23,6 +23,12 @@ const SCRIPTS = [
   { file: 'renew-lease-1.lua', name: 'renewLeaseV1', numberOfKeys: 1 },
   { file: 'remember-nas-1.lua', name: 'rememberNasV1', numberOfKeys: 1 },
   { file: 'raise-uses-1.lua', name: 'raiseUsesV1', numberOfKeys: 1 },
+  // OTP sign-in (engine/signin/otp/)
+  { file: 'request-otp-7.lua', name: 'requestOtpV1', numberOfKeys: 7 },
+  { file: 'verify-otp-1.lua', name: 'verifyOtpV1', numberOfKeys: 1 },
+  { file: 'mark-otp-delivered-2.lua', name: 'markOtpDeliveredV1', numberOfKeys: 2 },
+  { file: 'claim-otp-fallbacks-1.lua', name: 'claimOtpFallbacksV1', numberOfKeys: 1 },
+  { file: 'settle-otp-fallback-3.lua', name: 'settleOtpFallbackV1', numberOfKeys: 3 },
 ] as const;
 
 type Arg = string | number;
@@ -61,6 +67,23 @@ declare module 'ioredis' {
     renewLeaseV1(leaseKey: string, owner: string, ttlMs: Arg, callback?: Callback<number>): Result<number, Context>;
     rememberNasV1(grantKey: string, sid: string, nasId: string, nasUser: string, callback?: Callback<number>): Result<number, Context>;
     raiseUsesV1(voucherKey: string, voucherId: string, uses: Arg, callback?: Callback<number>): Result<number, Context>;
+    // OTP sign-in (engine/signin/otp/)
+    requestOtpV1(
+      codeKey: string, requestKey: string, userLimitKey: string, ipLimitKey: string, macLimitKey: string,
+      prefixLimitKey: string, fallbacksKey: string,
+      now: Arg, hash: string, requestId: string, channel: string, hotspotId: string, identity: string,
+      codeTtlMs: Arg, stateTtlMs: Arg, cooldownMs: Arg, perIdentity: Arg, dayMs: Arg,
+      perIp: Arg, perMac: Arg, perPrefix: Arg, windowMs: Arg, fallbackDueMs: Arg, fallbackSms: Arg,
+      callback?: Callback<unknown[]>,
+    ): Result<unknown[], Context>;
+    verifyOtpV1(codeKey: string, now: Arg, hash: string, maxTries: Arg, callback?: Callback<unknown[]>): Result<unknown[], Context>;
+    markOtpDeliveredV1(requestKey: string, fallbacksKey: string, requestId: string, channel: string, callback?: Callback<string>): Result<string, Context>;
+    claimOtpFallbacksV1(fallbacksKey: string, now: Arg, leaseMs: Arg, limit: Arg, callback?: Callback<string[]>): Result<string[], Context>;
+    settleOtpFallbackV1(
+      requestKey: string, fallbacksKey: string, codeKey: string,
+      requestId: string, outcome: 'resent' | 'not_delivered', hash: string, now: Arg, codeTtlMs: Arg, expect: 'sent' | 'resent_by_sms',
+      callback?: Callback<unknown[]>,
+    ): Result<unknown[], Context>;
   }
 }
 

@@ -1,0 +1,221 @@
+import type { Redis } from 'ioredis';
+import { AppError, Errors } from '../../errors.js';
+import type { HotspotService } from '../../hotspots/hotspot-service.js';
+import { newId, normalizeMac } from '../../ids.js';
+import type { Logger } from '../../logger.js';
+import type { Metrics } from '../../metrics.js';
+import type { DeliveryReceiver, OtpChannelName, OtpSenders } from '../providers/types.js';
+import type { AuthMethod, SignInSettings, SignInSettingsService } from '../sign-in-settings.js';
+import { emailDomain, limitPrefix, normalizeEmail, normalizePhone, prefixAllowed } from './identity.js';
+import { CODE_TTL_MS, generateCode, type OtpHasher } from './otp-code.js';
+import { OtpStore, type RequestStatus } from './otp-store.js';
+import type { OtpDecisionSink, SessionStarter, VerifiedIdentity } from './types.js';
+
+export interface OtpRequestInput {
+  hotspotId: string;
+  /** `phone` for sms and msgapp, `email` for email: as the guest typed it. */
+  to: string;
+  channel: OtpChannelName;
+  mac: string;
+  ip: string;
+  ssid: string;
+  locale?: 'tr' | 'en';
+}
+
+export interface OtpVerifyInput {
+  hotspotId: string;
+  /** `phone` covers codes sent by SMS or messaging app; `email` codes sent by e-mail. */
+  kind: 'phone' | 'email';
+  to: string;
+  code: string;
+  mac: string;
+  ip: string;
+  ssid: string;
+}
+
+export interface OtpSent { status: 'sent'; channel: OtpChannelName; expires_in: number; request_id: string }
+export type OtpAuthorized = Awaited<ReturnType<SessionStarter['start']>>;
+
+export interface OtpPorts {
+  senders: OtpSenders;
+  sessions: SessionStarter;
+  decisions: OtpDecisionSink;
+}
+
+// Request ids name their tenant, so GET .../sms/status?request_id= finds the hash-tagged state with nothing else.
+const REQUEST_ID = /^(otp_[0-9a-z]{16})\.(tn_[0-9a-z]+)$/;
+
+const METHOD_OF: Record<OtpChannelName, VerifiedIdentity['method']> = { sms: 'sms_otp', msgapp: 'msgapp_otp', email: 'email' };
+
+/**
+ * OTP sign-in by SMS, messaging app and e-mail (issue 10 items 3, 5, 6, 7):
+ * limits and code state are atomic in Redis (OtpStore's scripts), sending
+ * goes through the OtpSenders port, the session start through SessionStarter.
+ * Also the DeliveryReceiver the providers' callback routes call.
+ */
+export class OtpService implements DeliveryReceiver {
+  readonly store: OtpStore;
+
+  constructor(
+    redis: Redis,
+    private readonly hotspots: HotspotService,
+    private readonly settings: SignInSettingsService,
+    private readonly hasher: OtpHasher,
+    private readonly ports: OtpPorts,
+    private readonly metrics: Metrics,
+    private readonly log: Logger,
+    private readonly now: () => number,
+  ) {
+    this.store = new OtpStore(redis);
+    metrics.counter('otp_requests_total', 'OTP code requests by channel and outcome', 'outcome');
+    metrics.counter('otp_verify_total', 'OTP code checks by outcome', 'outcome');
+    metrics.counter('otp_fallback_total', 'Messaging-app codes whose delivery watch fired, by what followed', 'outcome');
+  }
+
+  async request(r: OtpRequestInput): Promise<OtpSent> {
+    const { tenantId, settings } = await this.hotspot(r.hotspotId);
+    const method = METHOD_OF[r.channel];
+    const reject = (e: AppError): AppError => this.refuse(tenantId, r.hotspotId, method, e);
+    if (!settings.methods.includes(method)) throw reject(Errors.METHOD_NOT_ALLOWED_HERE(method));
+    const mac = normalizeMac(r.mac);
+    if (!mac) throw reject(Errors.INVALID_MAC(r.mac));
+    let identity: string;
+    let prefix: string;
+    if (r.channel === 'email') {
+      const email = normalizeEmail(r.to);
+      if (!email) throw reject(Errors.EMAIL_INVALID());
+      identity = email;
+      prefix = emailDomain(email);
+    } else {
+      const phone = normalizePhone(r.to);
+      if (!phone) throw reject(Errors.PHONE_INVALID());
+      if (!prefixAllowed(phone, settings.allowed_prefixes, settings.blocked_prefixes)) throw reject(Errors.PHONE_PREFIX_BLOCKED());
+      identity = phone;
+      prefix = limitPrefix(phone, settings.otp.prefix_digits);
+    }
+
+    const now = this.now();
+    const requestId = `${newId('otp_')}.${tenantId}`;
+    const code = generateCode();
+    const hash = this.hasher.hash(tenantId, r.hotspotId, identity, code);
+    const watch = r.channel === 'msgapp';
+    const counted = await this.store.request({
+      tenantId, hotspotId: r.hotspotId, identity, requestId, channel: r.channel, hash, ip: r.ip, mac, prefix, limits: settings.otp,
+      fallbackDueMs: watch ? now + settings.msgapp.fallback_timeout_sec * 1000 : 0, fallbackSms: settings.msgapp.fallback_sms,
+    }, now);
+    if (!counted.ok) {
+      this.metrics.inc('otp_requests_total', `limited_${counted.limit}`);
+      throw reject(Errors.OTP_RATE_LIMITED(Math.max(1, Math.ceil(counted.retryAfterMs / 1000))));
+    }
+
+    const msg = { tenantId, requestId, to: identity, code, locale: r.locale ?? 'tr' } as const;
+    const state = { hotspotId: r.hotspotId, identity };
+    if (await this.send(r.channel, msg)) {
+      this.metrics.inc('otp_requests_total', `sent_${r.channel}`);
+      return { status: 'sent', channel: r.channel, expires_in: CODE_TTL_MS / 1000, request_id: requestId };
+    }
+    // Refused outright: for the messaging app that is "not delivered" at once (issue 10 item 5).
+    if (watch && settings.msgapp.fallback_sms && await this.store.settle(tenantId, state, requestId, 'resent', hash, this.now(), 'sent')) {
+      this.metrics.inc('otp_fallback_total', 'refused_resent');
+      if (await this.send('sms', msg)) {
+        this.metrics.inc('otp_requests_total', 'sent_sms');
+        return { status: 'sent', channel: 'sms', expires_in: CODE_TTL_MS / 1000, request_id: requestId };
+      }
+      await this.store.settle(tenantId, state, requestId, 'not_delivered', '', this.now(), 'resent_by_sms');
+    } else {
+      await this.store.settle(tenantId, state, requestId, 'not_delivered', '', this.now(), 'sent');
+    }
+    this.metrics.inc('otp_requests_total', 'send_failed');
+    throw reject(Errors.OTP_SEND_FAILED());
+  }
+
+  /** The delivery state the portal polls (spec §3.3): which channel carried the code. */
+  async status(requestId: string): Promise<{ status: RequestStatus; channel: OtpChannelName }> {
+    const m = REQUEST_ID.exec(requestId);
+    const st = m ? await this.store.state(m[2]!, requestId) : null;
+    if (!st) throw Errors.OTP_REQUEST_NOT_FOUND();
+    return { status: st.status, channel: st.channel };
+  }
+
+  async verify(v: OtpVerifyInput): Promise<OtpAuthorized> {
+    const { tenantId } = await this.hotspot(v.hotspotId);
+    const fallbackMethod = v.kind === 'email' ? 'email' : 'sms_otp';
+    const reject = (e: AppError): AppError => this.refuse(tenantId, v.hotspotId, fallbackMethod, e);
+    const mac = normalizeMac(v.mac);
+    if (!mac) throw reject(Errors.INVALID_MAC(v.mac));
+    const identity = v.kind === 'email' ? normalizeEmail(v.to) : normalizePhone(v.to);
+    if (!identity) throw reject(v.kind === 'email' ? Errors.EMAIL_INVALID() : Errors.PHONE_INVALID());
+    const hash = this.hasher.hash(tenantId, v.hotspotId, identity, v.code.trim());
+    const r = await this.store.verify(tenantId, v.hotspotId, identity, hash, this.now());
+    this.metrics.inc('otp_verify_total', r.ok ? 'ok' : r.result);
+    if (!r.ok) {
+      throw reject(r.result === 'invalid' ? Errors.OTP_INVALID(r.attemptsLeft) : r.result === 'locked' ? Errors.OTP_LOCKED() : Errors.OTP_EXPIRED());
+    }
+    const method = METHOD_OF[r.channel];
+    const answer = await this.ports.sessions.start({ tenantId, hotspotId: v.hotspotId, mac, ip: v.ip, ssid: v.ssid, method, username: identity });
+    this.ports.decisions({ tenantId, hotspotId: v.hotspotId, method, outcome: 'accept', reason: '', at: this.now() });
+    return answer;
+  }
+
+  /** DeliveryReceiver: the provider confirmed delivery; a pending fallback is cancelled in the same step. */
+  async delivered(tenantId: string, requestId: string, channel: OtpChannelName): Promise<void> {
+    if (await this.store.delivered(tenantId, requestId, channel)) this.metrics.inc('otp_requests_total', `delivered_${channel}`);
+  }
+
+  /**
+   * A claimed delivery watch fired (OtpFallbackPoller): the messaging-app
+   * code was not delivered in time. With fallback on, a fresh code goes by
+   * SMS (the old one could be on its way still, but is only stored hashed);
+   * otherwise the request ends not_delivered.
+   */
+  async fireFallback(tenantId: string, requestId: string): Promise<void> {
+    const st = await this.store.state(tenantId, requestId);
+    if (!st || st.status !== 'sent') {
+      // Delivered, expired or settled meanwhile: only drop the watch.
+      await this.store.settle(tenantId, st ?? { hotspotId: '', identity: '' }, requestId, 'not_delivered', '', this.now(), 'sent');
+      return;
+    }
+    if (!st.fallbackSms) {
+      if (await this.store.settle(tenantId, st, requestId, 'not_delivered', '', this.now(), 'sent')) this.metrics.inc('otp_fallback_total', 'not_delivered');
+      return;
+    }
+    const code = generateCode();
+    const hash = this.hasher.hash(tenantId, st.hotspotId, st.identity, code);
+    if (!await this.store.settle(tenantId, st, requestId, 'resent', hash, this.now(), 'sent')) return;
+    if (await this.send('sms', { tenantId, requestId, to: st.identity, code, locale: 'tr' })) {
+      this.metrics.inc('otp_fallback_total', 'resent_by_sms');
+      return;
+    }
+    await this.store.settle(tenantId, st, requestId, 'not_delivered', '', this.now(), 'resent_by_sms');
+    this.metrics.inc('otp_fallback_total', 'sms_failed');
+  }
+
+  private async hotspot(hotspotId: string): Promise<{ tenantId: string; settings: SignInSettings }> {
+    const hs = await this.hotspots.ref(hotspotId);
+    if (!hs) throw Errors.HOTSPOT_NOT_FOUND();
+    return { tenantId: hs.tenantId, settings: await this.settings.get(hs.tenantId) };
+  }
+
+  /** Sends through the tenant's provider; false when none is configured or it refused (logged without secrets). */
+  private async send(channel: OtpChannelName, msg: { tenantId: string; requestId: string; to: string; code: string; locale: 'tr' | 'en' }): Promise<boolean> {
+    const sender = await this.ports.senders.forTenant(msg.tenantId, channel);
+    if (!sender) {
+      this.log.warn({ tenant: msg.tenantId, channel }, 'no OTP sender configured for the channel');
+      return false;
+    }
+    try {
+      const r = await sender.send(msg);
+      if (r.ok) return true;
+      this.log.warn({ tenant: msg.tenantId, channel, provider: r.provider, code: r.code, detail: r.detail, request: msg.requestId }, 'OTP send refused');
+    } catch (err) {
+      this.log.warn({ tenant: msg.tenantId, channel, provider: sender.provider, err: (err as Error).message }, 'OTP send failed');
+    }
+    return false;
+  }
+
+  /** Records a refusal as an auth.failure decision and hands the error back to throw. */
+  private refuse(tenantId: string, hotspotId: string, method: AuthMethod & VerifiedIdentity['method'], e: AppError): AppError {
+    this.ports.decisions({ tenantId, hotspotId, method, outcome: 'reject', reason: e.code, at: this.now() });
+    return e;
+  }
+}

@@ -1,0 +1,137 @@
+import type { Pool } from '../store/postgres.js';
+import { Errors } from '../errors.js';
+
+/** Sign-in methods, by their `auth_method` name (spec §2.1). */
+export const AUTH_METHODS = ['voucher', 'sms_otp', 'msgapp_otp', 'email', 'sponsor', 'pms'] as const;
+export type AuthMethod = (typeof AUTH_METHODS)[number];
+
+/** A secret named by the environment variable that holds it; resolved at send time, never stored. */
+export const ENV_REF = /^env:\/\/[A-Za-z_][A-Za-z0-9_]*$/;
+
+export interface SmsSettings { provider: 'netgsm'; base_url?: string; credentials_ref: string; sender?: string }
+/** The four MSGAPP_* parameters of spec §4.4 (the key as a reference). */
+export interface MsgappSettings {
+  api_key_ref?: string; template_id?: string; sender_phone?: string;
+  /** MSGAPP_FALLBACK_SMS: a code not delivered in time (or refused) goes by SMS. */
+  fallback_sms: boolean;
+  /** MSGAPP_FALLBACK_TIMEOUT_SEC. */
+  fallback_timeout_sec: number;
+}
+export interface EmailSettings { smtp_url_ref?: string; from?: string }
+
+/** OTP abuse limits (issue 10 item 7); 0 turns a limit off. */
+export interface OtpLimits {
+  /** Wait between two sends to one phone or address. */
+  cooldown_sec: number;
+  /** Sends to one phone or address per 24 h window. */
+  per_identity_daily: number;
+  /** Sends asked for by one client IP per hour window. */
+  per_ip_hourly: number;
+  /** Sends asked for by one device (MAC) per hour window. */
+  per_mac_hourly: number;
+  /** Sends to one dial prefix (or e-mail domain) per hour window: SMS pumping targets a number range. */
+  per_prefix_hourly: number;
+  /** Digits after `+` that make the prefix counted by per_prefix_hourly. */
+  prefix_digits: number;
+}
+
+/** Session settings for one method (issue 10 item 8); absent fields fall back to the hotspot's. */
+export interface MethodSession {
+  session_minutes?: number; bandwidth_down_mbps?: number; bandwidth_up_mbps?: number;
+  daily_quota_mb?: number; session_quota_mb?: number;
+}
+
+export interface SignInSettings {
+  methods: AuthMethod[];
+  sms: SmsSettings | null;
+  msgapp: MsgappSettings;
+  email: EmailSettings | null;
+  otp: OtpLimits;
+  allowed_prefixes: string[];
+  blocked_prefixes: string[];
+  sessions: Partial<Record<AuthMethod, MethodSession>>;
+}
+
+export const DEFAULT_OTP_LIMITS: Readonly<OtpLimits> = {
+  cooldown_sec: 60, per_identity_daily: 10, per_ip_hourly: 20, per_mac_hourly: 10, per_prefix_hourly: 300, prefix_digits: 5,
+};
+
+/** A tenant that never saved settings offers vouchers only, as before issue 10. */
+export function defaultSettings(): SignInSettings {
+  return {
+    methods: ['voucher'], sms: null, msgapp: { fallback_sms: false, fallback_timeout_sec: 30 }, email: null,
+    otp: { ...DEFAULT_OTP_LIMITS }, allowed_prefixes: [], blocked_prefixes: [], sessions: {},
+  };
+}
+
+/** What PUT accepts (validated by the route's schema): the document, with optional parts. */
+export type SignInSettingsInput = Partial<Omit<SignInSettings, 'msgapp' | 'otp'>> & {
+  msgapp?: Partial<MsgappSettings>; otp?: Partial<OtpLimits>;
+};
+
+/** How long a process trusts its copy of a tenant's settings; another process's change shows after this. */
+const CACHE_MS = 5_000;
+
+/**
+ * Per-tenant sign-in settings in Postgres (sign_in_settings), read on every
+ * OTP request through a short cache. PUT replaces the whole document; what it
+ * leaves out takes the default. Secrets never enter: every `*_ref` must be an
+ * `env://NAME` reference (checked here too, not only by the route's schema).
+ */
+export class SignInSettingsService {
+  private readonly cache = new Map<string, { at: number; value: SignInSettings }>();
+  private readonly listeners: ((tenantId: string) => void)[] = [];
+
+  constructor(private readonly pool: Pool, private readonly now: () => number = Date.now) {}
+
+  /** Calls `fn` after a tenant's settings change in this process (e.g. a sender cache). */
+  onChange(fn: (tenantId: string) => void): void {
+    this.listeners.push(fn);
+  }
+
+  async get(tenantId: string): Promise<SignInSettings> {
+    const hit = this.cache.get(tenantId);
+    if (hit && this.now() - hit.at < CACHE_MS) return hit.value;
+    const { rows } = await this.pool.query<{ settings: SignInSettingsInput }>('SELECT settings FROM sign_in_settings WHERE tenant_id = $1', [tenantId]);
+    const value = withDefaults(rows[0]?.settings ?? {});
+    this.cache.set(tenantId, { at: this.now(), value });
+    return value;
+  }
+
+  async put(tenantId: string, input: SignInSettingsInput): Promise<SignInSettings> {
+    const value = withDefaults(input);
+    checkRefs(value);
+    await this.pool.query(
+      `INSERT INTO sign_in_settings (tenant_id, settings) VALUES ($1, $2)
+       ON CONFLICT (tenant_id) DO UPDATE SET settings = EXCLUDED.settings, updated_at = now()`,
+      [tenantId, JSON.stringify(value)]);
+    this.cache.set(tenantId, { at: this.now(), value });
+    for (const fn of this.listeners) fn(tenantId);
+    return value;
+  }
+}
+
+function withDefaults(input: SignInSettingsInput): SignInSettings {
+  const d = defaultSettings();
+  return {
+    methods: input.methods ? [...new Set(input.methods)] : d.methods,
+    sms: input.sms ?? null,
+    msgapp: { ...d.msgapp, ...input.msgapp },
+    email: input.email ?? null,
+    otp: { ...d.otp, ...input.otp },
+    allowed_prefixes: input.allowed_prefixes ?? [],
+    blocked_prefixes: input.blocked_prefixes ?? [],
+    sessions: input.sessions ?? {},
+  };
+}
+
+function checkRefs(s: SignInSettings): void {
+  const refs: [string, string | undefined][] = [
+    ['sms.credentials_ref', s.sms?.credentials_ref], ['msgapp.api_key_ref', s.msgapp.api_key_ref], ['email.smtp_url_ref', s.email?.smtp_url_ref],
+  ];
+  for (const [field, v] of refs) {
+    if (v !== undefined && !ENV_REF.test(v)) {
+      throw Errors.VALIDATION_FAILED(`${field} must be an env://NAME reference, never the secret itself`, [{ field, message: 'must match env://NAME' }]);
+    }
+  }
+}

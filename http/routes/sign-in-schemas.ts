@@ -1,0 +1,103 @@
+import { AUTH_METHODS, DEFAULT_OTP_LIMITS } from '../../engine/index.js';
+
+/**
+ * Schemas of the OTP portal routes (portal-otp.ts) and the tenant sign-in
+ * settings (sign-in-settings.ts), in a file of their own: schemas.ts compiles
+ * them at start, and the route files import the router, which imports schemas.ts.
+ */
+
+type Schema = Record<string, unknown>;
+
+const mac = { type: 'string', minLength: 1, maxLength: 32 };
+const hotspotId = { type: 'string', minLength: 1, maxLength: 64 };
+const ssid = { type: 'string', maxLength: 32, pattern: '^[^\\u0000-\\u001f\\u007f]*$' };
+const ip = { type: 'string', maxLength: 45 };
+// Any string: a code of the wrong shape is a wrong try like any other, counted against the five.
+const code = { type: 'string', minLength: 1, maxLength: 16, description: 'The OTP digits as a string' };
+const phone = { type: 'string', minLength: 1, maxLength: 32, description: 'E.164, e.g. +905321234567' };
+const email = { type: 'string', minLength: 3, maxLength: 254 };
+const lang = { enum: ['tr', 'en'], description: 'Language of the message (default tr)' };
+
+/**
+ * Request bodies of the OTP portal routes. Open (additionalProperties): the
+ * portal page posts the gateway's redirect parameters in the same form, for
+ * the hand-back.
+ */
+export const PORTAL_OTP_BODY_SCHEMAS: Record<string, Schema> = {
+  portalSmsRequest: {
+    type: 'object', required: ['phone', 'mac'],
+    properties: { phone, mac, ssid, ip, hotspot_id: hotspotId, lang, channel: { enum: ['sms', 'msgapp'], description: 'msgapp: the messaging-app channel' } },
+  },
+  portalSmsVerify: { type: 'object', required: ['phone', 'code', 'mac'], properties: { phone, code, mac, ssid, ip, hotspot_id: hotspotId } },
+  portalEmailRequest: { type: 'object', required: ['email', 'mac'], properties: { email, mac, ssid, ip, hotspot_id: hotspotId, lang } },
+  portalEmailVerify: { type: 'object', required: ['email', 'code', 'mac'], properties: { email, code, mac, ssid, ip, hotspot_id: hotspotId } },
+};
+
+export const PORTAL_OTP_QUERY_SCHEMAS: Record<string, Schema> = {
+  portalOtpStatus: {
+    type: 'object', additionalProperties: true, required: ['request_id'],
+    properties: { request_id: { type: 'string', minLength: 1, maxLength: 128 } },
+  },
+};
+
+// The secret itself never enters: only the name of the environment variable that holds it.
+const ref = { type: 'string', pattern: '^env://[A-Za-z_][A-Za-z0-9_]*$', maxLength: 200, description: 'env://VARIABLE' };
+const prefixes = { type: 'array', maxItems: 200, items: { type: 'string', pattern: '^\\+[1-9][0-9]{0,6}$' }, description: 'Dial prefixes, e.g. +90' };
+const limit = (max: number): Schema => ({ type: 'integer', minimum: 0, maximum: max });
+const methodSession = {
+  type: 'object', additionalProperties: false,
+  properties: {
+    session_minutes: { type: 'integer', minimum: 1, maximum: 525600 },
+    bandwidth_down_mbps: { type: 'integer', minimum: 1, maximum: 100000 },
+    bandwidth_up_mbps: { type: 'integer', minimum: 1, maximum: 100000 },
+    daily_quota_mb: { type: 'integer', minimum: 1, maximum: 2_147_483_647 },
+    session_quota_mb: { type: 'integer', minimum: 1, maximum: 2_147_483_647 },
+  },
+};
+
+const settings: Schema = {
+  type: 'object', additionalProperties: false,
+  properties: {
+    methods: { type: 'array', maxItems: AUTH_METHODS.length, items: { enum: [...AUTH_METHODS] }, description: 'auth_method names the tenant offers' },
+    sms: {
+      anyOf: [{ type: 'null' }, {
+        type: 'object', additionalProperties: false, required: ['provider', 'credentials_ref'],
+        properties: {
+          provider: { enum: ['netgsm'] }, base_url: { type: 'string', format: 'uri', maxLength: 500 },
+          credentials_ref: ref, sender: { type: 'string', minLength: 1, maxLength: 11 },
+        },
+      }],
+    },
+    msgapp: {
+      type: 'object', additionalProperties: false,
+      properties: {
+        api_key_ref: ref, template_id: { type: 'string', maxLength: 200 }, sender_phone: { type: 'string', pattern: '^\\+[1-9][0-9]{7,14}$' },
+        fallback_sms: { type: 'boolean', description: 'MSGAPP_FALLBACK_SMS' },
+        fallback_timeout_sec: { type: 'integer', minimum: 1, maximum: 600, description: 'MSGAPP_FALLBACK_TIMEOUT_SEC (default 30)' },
+      },
+    },
+    email: {
+      anyOf: [{ type: 'null' }, {
+        type: 'object', additionalProperties: false,
+        properties: { smtp_url_ref: { ...ref, description: 'env://VARIABLE holding an smtp:// URL; absent: the service-wide SMTP_URL' }, from: { type: 'string', maxLength: 254 } },
+      }],
+    },
+    otp: {
+      type: 'object', additionalProperties: false,
+      description: `Abuse limits; 0 turns one off. Defaults: ${JSON.stringify(DEFAULT_OTP_LIMITS)}`,
+      properties: {
+        cooldown_sec: limit(3600), per_identity_daily: limit(1000), per_ip_hourly: limit(100000), per_mac_hourly: limit(1000),
+        per_prefix_hourly: limit(1_000_000), prefix_digits: { type: 'integer', minimum: 1, maximum: 8 },
+      },
+    },
+    allowed_prefixes: prefixes,
+    blocked_prefixes: prefixes,
+    sessions: {
+      type: 'object', additionalProperties: false, description: 'Session settings per sign-in method',
+      properties: Object.fromEntries(AUTH_METHODS.map((m) => [m, methodSession])),
+    },
+  },
+};
+
+export const SIGN_IN_SETTINGS_BODY_SCHEMAS: Record<string, Schema> = { signInSettings: settings };
+

@@ -1,0 +1,71 @@
+import { spawn } from 'node:child_process';
+import { pathToFileURL } from 'node:url';
+import { inject } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger, projectPath } from '../../engine/index.js';
+import { keys } from '../../engine/redis/keys.js';
+import { createRedis } from '../../engine/redis/scripts.js';
+import { OtpHasher, deriveOtpKey } from '../../engine/signin/otp/otp-code.js';
+import { OtpStore } from '../../engine/signin/otp/otp-store.js';
+import { DEFAULT_OTP_LIMITS } from '../../engine/signin/sign-in-settings.js';
+
+const dist = (...p: string[]) => pathToFileURL(projectPath('dist', ...p)).href;
+
+/**
+ * One engine process's verifies, as a child process with its own Redis
+ * connection: at `startAt` it fires `n` verifies of `code` at once through
+ * the built OtpStore and prints how many were accepted.
+ */
+const CHILD = `
+const { createRedis } = await import(${JSON.stringify(dist('engine', 'redis', 'scripts.js'))});
+const { OtpStore } = await import(${JSON.stringify(dist('engine', 'signin', 'otp', 'otp-store.js'))});
+const { OtpHasher, deriveOtpKey } = await import(${JSON.stringify(dist('engine', 'signin', 'otp', 'otp-code.js'))});
+const [url, tenant, hotspot, phone, code, n, startAt] = process.argv.slice(1);
+const redis = createRedis(url, { warn() {} });
+await redis.ping();
+const store = new OtpStore(redis);
+const hash = new OtpHasher(deriveOtpKey(new TextEncoder().encode('concurrency-key-concurrency-key-0123'))).hash(tenant, hotspot, phone, code);
+await new Promise((r) => setTimeout(r, Math.max(0, Number(startAt) - Date.now())));
+const out = await Promise.all(Array.from({ length: Number(n) }, () => store.verify(tenant, hotspot, phone, hash, Date.now())));
+process.stdout.write(JSON.stringify(out.map((o) => o.ok ? 'ok' : o.result)));
+redis.disconnect();
+`;
+
+function child(args: string[]): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, ['--input-type=module', '-e', CHILD, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    p.stdout.on('data', (d: Buffer) => { out += d.toString(); });
+    p.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as string[]) : reject(new Error(`verifier exited with ${code}`))));
+  });
+}
+
+/** Issue 10 "Must show": 50 concurrent verifies of one code from two processes, exactly one succeeds. */
+describe('OTP single use across processes', () => {
+  const redis = createRedis(inject('redisUrl'), createLogger('silent'));
+  beforeAll(() => redis.ping());
+  afterAll(() => redis.disconnect());
+
+  it('of 50 concurrent verifies of one code from two processes exactly one succeeds', async () => {
+    const tenant = `tn_conc${Math.random().toString(36).slice(2, 10)}`;
+    const hotspot = 'hs_conc';
+    const phone = '+905321234567';
+    const code = '424242';
+    const hasher = new OtpHasher(deriveOtpKey(new TextEncoder().encode('concurrency-key-concurrency-key-0123')));
+    // The code stored as a request stores it: through request-otp-7.lua.
+    const now = Date.now();
+    const sent = await new OtpStore(redis).request({
+      tenantId: tenant, hotspotId: hotspot, identity: phone, requestId: 'otp_conc', channel: 'sms', hash: hasher.hash(tenant, hotspot, phone, code),
+      ip: '10.0.0.1', mac: 'AA:BB:CC:00:00:01', prefix: '+90532', limits: { ...DEFAULT_OTP_LIMITS }, fallbackDueMs: 0, fallbackSms: false,
+    }, now);
+    expect(sent).toEqual({ ok: true });
+
+    const args = (n: number) => [inject('redisUrl'), tenant, hotspot, phone, code, String(n), String(Date.now() + 1500)];
+    const [a, b] = await Promise.all([child(args(25)), child(args(25))]);
+    const all = [...a, ...b];
+    expect(all).toHaveLength(50);
+    expect(all.filter((r) => r === 'ok')).toHaveLength(1);
+    expect(all.filter((r) => r !== 'ok').every((r) => r === 'expired')).toBe(true);
+    expect(await redis.exists(keys.otpCode(tenant, hotspot, phone))).toBe(0);
+  });
+});

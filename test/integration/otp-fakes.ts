@@ -1,0 +1,56 @@
+import {
+  Engine, createLogger, loadConfig, type OtpChannelName, type OtpDecision, type OtpMessage, type OtpSender, type SendResult, type VerifiedIdentity,
+} from '../../engine/index.js';
+import { testEnv } from '../helpers.js';
+
+/** A sender per channel that records every message; `refuse` makes it answer as a provider that said no. */
+export class RecordingSender implements OtpSender {
+  readonly provider = 'fake';
+  readonly sent: OtpMessage[] = [];
+  refuse = false;
+  constructor(readonly channel: OtpChannelName) {}
+  async send(msg: OtpMessage): Promise<SendResult> {
+    if (this.refuse) return { ok: false, provider: 'fake', code: '30', retryable: false, detail: 'invalid credentials' };
+    this.sent.push(msg);
+    return { ok: true, providerRef: `job-${this.sent.length}` };
+  }
+  /** The last code sent to `to`. */
+  last(to: string): string {
+    const m = [...this.sent].reverse().find((x) => x.to === to);
+    if (!m) throw new Error(`no ${this.channel} message to ${to}`);
+    return m.code;
+  }
+}
+
+export interface OtpTestEngine {
+  engine: Engine;
+  senders: Record<OtpChannelName, RecordingSender>;
+  started: VerifiedIdentity[];
+  decisions: OtpDecision[];
+}
+
+/**
+ * An engine (no actor threads, no sink) with recording senders, a session
+ * starter that only records, and the given clock; started.
+ */
+export async function otpEngine(now: () => number, pollMs = 50): Promise<OtpTestEngine> {
+  const senders = { sms: new RecordingSender('sms'), msgapp: new RecordingSender('msgapp'), email: new RecordingSender('email') };
+  const started: VerifiedIdentity[] = [];
+  const decisions: OtpDecision[] = [];
+  const engine = new Engine(loadConfig(testEnv()), createLogger('silent'), {
+    now, actors: false, sink: false,
+    otp: {
+      senders: { forTenant: async (_t, ch) => senders[ch] },
+      sessions: {
+        start: async (id) => {
+          started.push(id);
+          return { status: 'authorized', session_id: `sess_${started.length}`, expires_at: new Date(now() + 3_600_000).toISOString(), redirect_url: null };
+        },
+      },
+      decisions: (d) => decisions.push(d),
+      pollMs,
+    },
+  });
+  await engine.start();
+  return { engine, senders, started, decisions };
+}
