@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { WorkerSupervisor, type Backoff } from '../../engine/workers/worker-supervisor.js';
 
@@ -24,7 +24,7 @@ else setInterval(() => undefined, 1000);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** A logger whose restart lines the test reads back: each restart logs the delay it chose. */
-function capture(): { log: pino.Logger; delays: number[]; errors: string[] } {
+function capture(): { log: Logger; delays: number[]; errors: string[] } {
   const delays: number[] = [];
   const errors: string[] = [];
   const log = pino({ level: 'warn' }, {
