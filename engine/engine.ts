@@ -14,8 +14,9 @@ import { Metrics } from './metrics.js';
 import { keys } from './redis/keys.js';
 import { createRedis } from './redis/scripts.js';
 import { ActorPool } from './sessions/actor-pool.js';
+import { DisabledActors, type SessionActors } from './sessions/actor-ports.js';
 import { BlockService } from './sessions/block-service.js';
-import { RadiusGateway } from './sessions/radius-gateway.js';
+import { NasCommandRelay, RadiusGateway } from './sessions/radius-gateway.js';
 import { SessionService } from './sessions/session-service.js';
 import { SignInService } from './sessions/sign-in.js';
 import { OtpFallbackPoller } from './signin/otp/fallback-poller.js';
@@ -85,31 +86,31 @@ export class Engine {
     this.redis = createRedis(config.redisUrl, log);
     this.pool = createPool(config.databaseUrl, log);
     this.metrics.counter('voucher_verify_total', 'Portal voucher verifications by outcome', 'result');
-    this.tenants = new TenantService(this.pool, this.redis);
-    this.tenants.onCreated = () => this.sink.tenantsChanged();
-    this.credentials = new CredentialVerifier(this.tenants, config.jwtSecret, config.jwtLeewaySec);
-    this.hotspots = new HotspotService(this.pool);
+    // Built first: the services below tell them of changes through constructor callbacks.
+    this.sink = new SinkWorker({ redisUrl: config.redisUrl, databaseUrl: config.databaseUrl, nodeId: config.nodeId, logLevel: config.logLevel },
+      log.child({ component: 'outbox-sink' }), this.metrics);
     this.nas = new NasRegistry(this.pool, log.child({ component: 'nas-registry' }));
-    this.hotspots.onNasChange = () => this.nas.refresh();
+    this.tenants = new TenantService(this.pool, this.redis, () => this.sink.tenantsChanged());
+    this.credentials = new CredentialVerifier(this.tenants, config.jwtSecret, config.jwtLeewaySec);
+    this.hotspots = new HotspotService(this.pool, () => this.nas.refresh());
     this.blocks = new BlockService(this.pool, this.redis, now);
     this.bandwidthProfiles = new BandwidthProfileService(this.pool);
     this.vouchers = new VoucherService(this.pool, this.redis, now, this.bandwidthProfiles, new VoucherLoader(this.pool, this.redis, this.blocks));
     this.redemption = new VoucherRedemption(this.redis, this.hotspots, this.vouchers, this.metrics,
       { sessionMinutes: config.defaultSessionMinutes, idleSec: config.defaultIdleTimeoutSec }, now);
-    this.sink = new SinkWorker({ redisUrl: config.redisUrl, databaseUrl: config.databaseUrl, nodeId: config.nodeId, logLevel: config.logLevel },
-      log.child({ component: 'outbox-sink' }), this.metrics);
 
-    let gateway: RadiusGateway | undefined;
+    // The actors reach the NAS through the relay; radius/ plugs its CoA client into it later (setNasControl).
+    const relay = new NasCommandRelay(this.nas, log.child({ component: 'radius-gateway' }));
     this.actors = (options.actors ?? true)
       ? new ActorPool({
           threads: config.actorThreads, redisUrl: config.redisUrl, nodeId: config.nodeId, logLevel: config.logLevel,
-          log: log.child({ component: 'actors' }), nas: (cmd) => gateway!.nasCommand(cmd),
+          log: log.child({ component: 'actors' }), nas: relay,
         })
       : null;
-    const actors = this.actors ?? disabledActors();
+    const actors = this.actors ?? new DisabledActors();
     this.signIn = new SignInService(this.redemption, actors);
     this.sessions = new SessionService(this.pool, this.redis, actors, this.hotspots, this.blocks, now);
-    this.radius = gateway = new RadiusGateway(this.nas, actors, this.signIn, log.child({ component: 'radius-gateway' }));
+    this.radius = new RadiusGateway(this.nas, actors, this.signIn, relay);
     this.audit = new AuditService(this.pool);
     this.auditLog = new AuditLog(this.redis, now);
     this.evidencePacks = new EvidencePackService({
@@ -158,7 +159,7 @@ export class Engine {
    * live sets decide, not Postgres: a session started while the sink was
    * behind is live though Postgres has no row for it yet.
    */
-  private async wakeLiveHotspots(actors: ActorPool): Promise<void> {
+  private async wakeLiveHotspots(actors: SessionActors): Promise<void> {
     const { rows } = await this.pool.query<{ tenant_id: string; id: string; timezone: string }>('SELECT tenant_id, id, timezone FROM hotspots');
     for (let i = 0; i < rows.length; i += 1000) {
       const chunk = rows.slice(i, i + 1000);
@@ -189,14 +190,4 @@ export class Engine {
     this.redis.disconnect();
     await this.pool.end();
   }
-}
-
-/** For processes without actor threads (the CLI): any session request fails clearly. */
-function disabledActors(): ActorPool {
-  return {
-    request: () => Promise.reject(new Error('session engine not running in this process')),
-    wake: () => undefined,
-    emit: () => false,
-    liveSessions: 0,
-  } as unknown as ActorPool;
 }

@@ -82,10 +82,8 @@ function toHotspot(r: HotspotRow): Hotspot {
 export class HotspotService {
   private readonly refs = new Map<string, { ref: HotspotRef | null; at: number }>();
 
-  /** Called after a NAS client is added, so the RADIUS side knows it at once. */
-  onNasChange: () => Promise<void> = async () => undefined;
-
-  constructor(private readonly pool: Pool) {}
+  /** @param onNasChange runs after a NAS client is added, so the RADIUS side knows it at once. */
+  constructor(private readonly pool: Pool, private readonly onNasChange: () => Promise<void> = async () => undefined) {}
 
   async create(tenantId: string, input: HotspotInput & { name: string; timezone: string }): Promise<Hotspot> {
     checkTimezone(input.timezone);

@@ -1,18 +1,20 @@
-import { EventEmitter } from 'node:events';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { Packr } from 'msgpackr';
 import { AppError, Errors } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { projectPath } from '../util/project-root.js';
-import { postBatch, type FromThread, type NasCommand, type Reply, type ReplyValue, type Request, type SessionEvent, type ToThread } from './messages.js';
+import { WorkerSupervisor, type WorkerStats } from '../workers/worker-supervisor.js';
+import { postBatch, type FromThread, type Reply, type ReplyValue, type ToThread } from './messages.js';
 import { AuthMirrorReader } from './auth-mirror.js';
-import type { AccessDecision, NasCommandResult } from './ports.js';
+import type { AcceptMirror, ActorRequest, NasCommandPort, SessionActors } from './actor-ports.js';
+import type { AccessDecision } from './ports.js';
 import type { ThreadData } from './actor-thread.js';
 
 type Pending = { resolve: (v: ReplyValue | undefined) => void; reject: (e: Error) => void; deadline: number };
 
+/** One actor thread slot: its supervised worker and what outlives a restart of it. */
 interface Thread {
-  worker: Worker;
+  supervisor: WorkerSupervisor;
   pending: Map<number, Pending>;
   queue: ToThread[];
   flushQueued: boolean;
@@ -22,6 +24,13 @@ interface Thread {
 
 /** Requests not answered within this time fail with 503 (a hung or dying thread). */
 const REQUEST_TIMEOUT_MS = 10_000;
+/**
+ * A dead actor thread is started again after this pause, doubling up to
+ * RESTART_MAX_MS while it keeps dying within a minute of its start.
+ * Requests meanwhile wait for it (or for their REQUEST_TIMEOUT_MS).
+ */
+const RESTART_MS = 100;
+const RESTART_MAX_MS = 5_000;
 
 export interface ActorPoolOptions {
   threads: number;
@@ -30,20 +39,17 @@ export interface ActorPoolOptions {
   logLevel: string;
   log: Logger;
   /** Runs a Disconnect/CoA the actors ask for. */
-  nas: (cmd: NasCommand) => Promise<NasCommandResult>;
+  nas: NasCommandPort;
 }
-
-/** Distributes a request type over the union without its id. */
-type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never;
 
 /**
  * The main thread's side of the actors: N worker threads, each hotspot pinned
  * to one by a stable hash of its id; messages batched per thread per event
  * loop turn and encoded with msgpackr. A thread that dies fails its pending
- * requests with 503 and is started again; its actors reload from Redis.
- * Emits 'session.start' and 'session.end' (SessionEvent).
+ * requests with 503 and is started again (WorkerSupervisor); its actors
+ * reload from Redis.
  */
-export class ActorPool extends EventEmitter {
+export class ActorPool implements SessionActors, AcceptMirror {
   private readonly threads: Thread[] = [];
   private readonly packr = new Packr({ useRecords: false });
   /** The actor threads' published accepts (AuthMirrorReader). */
@@ -51,15 +57,14 @@ export class ActorPool extends EventEmitter {
   /** Devices (`tenant/hotspot mac`) with a sign-in or accounting message not yet answered by their actor, and how many. */
   private readonly changing = new Map<string, number>();
   private seq = 0;
-  private closing = false;
   private readonly timer: NodeJS.Timeout;
   /** Hotspots whose actor this process has started: key -> [tenant, hotspot, tz]. */
   private readonly woken = new Map<string, [string, string, string]>();
 
   constructor(private readonly opts: ActorPoolOptions) {
-    super();
     if (!Number.isInteger(opts.threads) || opts.threads < 1) throw new Error(`ActorPool: threads must be a positive integer, got ${opts.threads}`);
-    for (let i = 0; i < opts.threads; i++) this.threads.push(this.spawn(i));
+    for (let i = 0; i < opts.threads; i++) this.threads.push(this.thread(i));
+    for (const t of this.threads) t.supervisor.start();
     this.timer = setInterval(() => this.expire(), 1000);
     this.timer.unref();
   }
@@ -92,12 +97,12 @@ export class ActorPool extends EventEmitter {
   }
 
   /** Sends a request to the hotspot's actor; resolves with its answer. */
-  request<V extends ReplyValue>(msg: WithoutId<Request>): Promise<V> {
+  request<V extends ReplyValue>(msg: ActorRequest): Promise<V> {
     const t = this.threads[threadIndex(msg.tenant, msg.hs, this.threads.length)]!;
     const id = ++this.seq;
     const asked = new Promise<V>((resolve, reject) => {
       t.pending.set(id, { resolve: resolve as (v: ReplyValue | undefined) => void, reject, deadline: Date.now() + REQUEST_TIMEOUT_MS });
-      this.send(t, { ...msg, id } as Request);
+      this.send(t, { ...msg, id } as ToThread);
     });
     if ((msg.t !== 'started' && msg.t !== 'acct') || !msg.mac) return asked;
     // Until the actor has taken it in, the device's published accept may be out of date (mirroredAccept).
@@ -129,55 +134,79 @@ export class ActorPool extends EventEmitter {
     return (await this.request<{ sessions: number }>({ t: 'wake', tenant, hs, tz })).sessions;
   }
 
+  /** Restarts and state of each thread's worker. */
+  get threadStats(): WorkerStats[] {
+    return this.threads.map((t) => t.supervisor.stats);
+  }
+
   /** For fault-injection tests: kill one thread as a crash would. */
   async killThread(index: number): Promise<void> {
-    await this.threads[index]?.worker.terminate();
+    await this.threads[index]?.supervisor.kill();
   }
 
   async close(): Promise<void> {
-    this.closing = true;
     clearInterval(this.timer);
-    await Promise.all(this.threads.map((t) => t.worker.terminate()));
+    await Promise.all(this.threads.map((t) => t.supervisor.stop()));
   }
 
-  private spawn(index: number): Thread {
+  private thread(index: number): Thread {
     const workerData: ThreadData = { redisUrl: this.opts.redisUrl, nodeId: this.opts.nodeId, logLevel: this.opts.logLevel, index };
-    // Worker threads load the compiled JavaScript (npm run build), also when the caller runs from source.
-    const worker = new Worker(projectPath('dist', 'engine', 'sessions', 'actor-thread.js'), { workerData });
-    const thread: Thread = { worker, pending: new Map(), queue: [], flushQueued: false, sessions: 0, actors: 0 };
-    worker.on('message', (msg: Uint8Array | { t: 'mirror_table'; table: SharedArrayBuffer }) => {
-      if (msg instanceof Uint8Array) {
-        for (const m of this.packr.unpack(msg) as FromThread[]) this.receive(thread, m);
-      } else if (msg?.t === 'mirror_table' && this.threads[index] === thread) {
-        this.mirror.setTable(index, msg.table);
-      }
-    });
-    worker.on('error', (err) => this.opts.log.error({ err, thread: index }, 'actor thread crashed'));
-    worker.on('exit', (code) => {
-      if (this.threads[index] === thread) this.mirror.dropTable(index);
-      const failure = Errors.SESSION_ENGINE_RESTARTING();
-      for (const p of thread.pending.values()) p.reject(failure);
-      thread.pending.clear();
-      if (this.closing) return;
-      this.opts.log.warn({ thread: index, code }, 'actor thread exited; starting it again');
-      this.threads[index] = this.spawn(index);
-      // Collected first: re-waking deletes and re-adds keys, which a live Map iteration would visit again.
-      const mine = [...this.woken].filter(([, [tenant, hs]]) => threadIndex(tenant, hs, this.threads.length) === index);
-      for (const [key, [tenant, hs, tz]] of mine) {
-        this.woken.delete(key);
-        this.wake(tenant, hs, tz);
-      }
-    });
-    return thread;
+    const t: Thread = { pending: new Map(), queue: [], flushQueued: false, sessions: 0, actors: 0, supervisor: new WorkerSupervisor({
+      name: `actor thread ${index}`,
+      // Worker threads load the compiled JavaScript (npm run build), also when the caller runs from source.
+      file: projectPath('dist', 'engine', 'sessions', 'actor-thread.js'),
+      workerData,
+      backoff: { firstMs: RESTART_MS, maxMs: RESTART_MAX_MS, healthyMs: 60_000 },
+      log: this.opts.log.child({ thread: index }),
+      onMessage: (msg, worker) => this.onMessage(t, index, worker, msg as Uint8Array | { t: 'mirror_table'; table: SharedArrayBuffer }),
+      // Requests sent while the thread was down waited in its queue.
+      onStart: () => this.flushSoon(t),
+      onExit: ({ restarting }) => {
+        this.mirror.dropTable(index);
+        // What the dead thread was asked, answered or not, is lost with it; what was not yet sent belongs to those requests.
+        const failure = Errors.SESSION_ENGINE_RESTARTING();
+        for (const p of t.pending.values()) p.reject(failure);
+        t.pending.clear();
+        t.queue.length = 0;
+        t.sessions = 0;
+        t.actors = 0;
+        // Before the rejected wakes above forget their hotspots (their handlers run after this one).
+        if (restarting) this.rewake(index);
+      },
+    }) };
+    return t;
+  }
+
+  private onMessage(t: Thread, index: number, worker: Worker, msg: Uint8Array | { t: 'mirror_table'; table: SharedArrayBuffer }): void {
+    if (msg instanceof Uint8Array) {
+      for (const m of this.packr.unpack(msg) as FromThread[]) this.receive(t, m);
+    } else if (msg?.t === 'mirror_table' && t.supervisor.worker === worker) {
+      this.mirror.setTable(index, msg.table);
+    }
+  }
+
+  /** A dead thread's hotspots are woken again on its successor, so their clocks run before their next message. */
+  private rewake(index: number): void {
+    // Collected first: re-waking deletes and re-adds keys, which a live Map iteration would visit again.
+    const mine = [...this.woken].filter(([, [tenant, hs]]) => threadIndex(tenant, hs, this.threads.length) === index);
+    for (const [key, [tenant, hs, tz]] of mine) {
+      this.woken.delete(key);
+      this.wake(tenant, hs, tz);
+    }
   }
 
   private send(t: Thread, m: ToThread): void {
     t.queue.push(m);
+    this.flushSoon(t);
+  }
+
+  private flushSoon(t: Thread): void {
     if (t.flushQueued) return;
     t.flushQueued = true;
     setImmediate(() => {
       t.flushQueued = false;
-      if (t.queue.length) postBatch(t.worker, this.packr, t.queue.splice(0, t.queue.length));
+      const worker = t.supervisor.worker;
+      if (worker && t.queue.length) postBatch(worker, this.packr, t.queue.splice(0, t.queue.length));
     });
   }
 
@@ -185,11 +214,12 @@ export class ActorPool extends EventEmitter {
     switch (m.t) {
       case 'reply': return this.settle(t, m);
       case 'nas':
-        this.opts.nas(m).then(
+        this.opts.nas.nasCommand(m).then(
           (result) => this.send(t, { t: 'nas_result', id: m.id, result }),
           () => this.send(t, { t: 'nas_result', id: m.id, result: { outcome: 'timeout' } }));
         return;
-      case 'event': this.emit(m.name, m as SessionEvent); return;
+      // Nothing listens yet; webhooks and live streams will.
+      case 'event': return;
       case 'stats': t.sessions = m.sessions; t.actors = m.actors; return;
     }
   }

@@ -3,27 +3,51 @@ import type { NasRegistry } from '../hotspots/nas-registry.js';
 import { normalizeMac } from '../ids.js';
 import type { Logger } from '../logger.js';
 import type { SignInService } from './sign-in.js';
-import type { ActorPool } from './actor-pool.js';
+import type { AcceptMirror, NasCommandPort, SessionActors } from './actor-ports.js';
 import type { NasCommand } from './messages.js';
 import type { AccessDecision, AccessRequestMsg, AccountingMsg, NasCommandResult, NasControl, NasRecord, RadiusHandler } from './ports.js';
 
 /**
- * The engine as the RADIUS server sees it (RadiusHandler), and the way back:
- * actors' Disconnect/CoA requests go to whatever NasControl radius/ plugged in.
+ * The way back from the actors to the NAS: their Disconnect/CoA requests go
+ * to whatever NasControl radius/ plugged in. Built before the actors (which
+ * need it) and the gateway (which needs the actors).
  */
-export class RadiusGateway implements RadiusHandler {
+export class NasCommandRelay implements NasCommandPort {
   private control: NasControl | null = null;
 
+  constructor(private readonly registry: NasRegistry, private readonly log: Logger) {}
+
+  /** radius/ plugs its CoA client in at start-up (through RadiusGateway.setNasControl). */
+  setControl(control: NasControl): void {
+    this.control = control;
+  }
+
+  /** Runs an actor's Disconnect/CoA through the plugged-in NAS client. */
+  async nasCommand(cmd: NasCommand): Promise<NasCommandResult> {
+    const nas = (cmd.nasId && this.registry.get(cmd.nasId)) || this.registry.forHotspot(cmd.hs);
+    if (!nas || !this.control) {
+      this.log.debug({ hotspot: cmd.hs, command: cmd.command }, 'no NAS to send the command to');
+      return { outcome: 'timeout' };
+    }
+    const ref = { nas, userName: cmd.userName, mac: cmd.mac, acctSessionId: cmd.acctSessionId || undefined, framedIp: cmd.ip || undefined };
+    return cmd.command === 'disconnect'
+      ? this.control.disconnect(ref)
+      : this.control.changeAuthorization(ref, { sessionTimeout: cmd.sessionTimeout });
+  }
+}
+
+/** The engine as the RADIUS server sees it (RadiusHandler). */
+export class RadiusGateway implements RadiusHandler {
   constructor(
     private readonly registry: NasRegistry,
-    private readonly actors: ActorPool,
+    private readonly actors: SessionActors & AcceptMirror,
     private readonly signIn: SignInService,
-    private readonly log: Logger,
+    private readonly relay: NasCommandRelay,
   ) {}
 
   /** radius/ plugs its CoA client in here at start-up. */
   setNasControl(control: NasControl): void {
-    this.control = control;
+    this.relay.setControl(control);
   }
 
   nasByIp(ip: string): NasRecord | null {
@@ -68,19 +92,6 @@ export class RadiusGateway implements RadiusHandler {
       mac: m.mac, userName: m.userName, acctSessionId: m.acctSessionId, inOctets: m.inputOctets, outOctets: m.outputOctets,
       ip: m.framedIp, apName: m.apName, signal: m.signalDbm, reason: m.endReason, delay: m.delayTime,
     });
-  }
-
-  /** Runs an actor's Disconnect/CoA through the plugged-in NAS client. */
-  async nasCommand(cmd: NasCommand): Promise<NasCommandResult> {
-    const nas = (cmd.nasId && this.registry.get(cmd.nasId)) || this.registry.forHotspot(cmd.hs);
-    if (!nas || !this.control) {
-      this.log.debug({ hotspot: cmd.hs, command: cmd.command }, 'no NAS to send the command to');
-      return { outcome: 'timeout' };
-    }
-    const ref = { nas, userName: cmd.userName, mac: cmd.mac, acctSessionId: cmd.acctSessionId || undefined, framedIp: cmd.ip || undefined };
-    return cmd.command === 'disconnect'
-      ? this.control.disconnect(ref)
-      : this.control.changeAuthorization(ref, { sessionTimeout: cmd.sessionTimeout });
   }
 }
 

@@ -4,7 +4,7 @@ import { normalizeMac } from '../ids.js';
 import type { HotspotService } from '../hotspots/hotspot-service.js';
 import { keys } from '../redis/keys.js';
 import type { Pool } from '../store/postgres.js';
-import type { ActorPool } from './actor-pool.js';
+import type { SessionActors } from './actor-ports.js';
 import type { BlockDuration, BlockService } from './block-service.js';
 import type { LiveView } from './messages.js';
 
@@ -65,7 +65,7 @@ export class SessionService {
   constructor(
     private readonly pool: Pool,
     private readonly redis: Redis,
-    private readonly actors: ActorPool,
+    private readonly actors: SessionActors,
     private readonly hotspots: HotspotService,
     private readonly blocks: BlockService,
     private readonly now: () => number,

@@ -1,6 +1,5 @@
 import type { Authorized, VerifyRequest, VoucherRedemption } from '../vouchers/voucher-redemption.js';
-import type { ActorPool } from './actor-pool.js';
-import type { SessionEvent } from './messages.js';
+import type { SessionActors } from './actor-ports.js';
 
 /**
  * Guest sign-in, whatever the surface (portal, RADIUS PAP): the redemption
@@ -15,7 +14,7 @@ import type { SessionEvent } from './messages.js';
  * device signed in again with another code) is handed to the actor to end.
  */
 export class SignInService {
-  constructor(private readonly redemption: VoucherRedemption, private readonly actors: ActorPool) {}
+  constructor(private readonly redemption: VoucherRedemption, private readonly actors: SessionActors) {}
 
   async voucher(req: VerifyRequest): Promise<Authorized> {
     const r = await this.redemption.verify(req);
@@ -25,9 +24,6 @@ export class SignInService {
       this.actors.request({ t: 'started', tenant: r.tenantId, hs: r.hotspotId, tz: r.timezone, sid: r.answer.session_id, mac: r.mac, replaced: r.replaced })
         .catch(() => undefined);
     }
-    this.actors.emit('session.start', {
-      t: 'event', name: 'session.start', tenant: r.tenantId, hs: r.hotspotId, sid: r.answer.session_id, mac: r.mac, atMs: Date.now(),
-    } satisfies SessionEvent);
     return r.answer;
   }
 }

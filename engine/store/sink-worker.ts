@@ -1,7 +1,7 @@
-import { Worker } from 'node:worker_threads';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { projectPath } from '../util/project-root.js';
+import { WorkerSupervisor, type WorkerStats } from '../workers/worker-supervisor.js';
 import { lagSeconds, SINK_COUNTERS } from './outbox-sink.js';
 
 export interface SinkThreadData {
@@ -19,8 +19,13 @@ export type FromSinkThread =
 
 /** How long a stopping sink may take to finish its batch before its thread is ended. */
 const STOP_WAIT_MS = 10_000;
-/** A sink thread that died is started again after this pause (its pending entries are re-read first). */
+/**
+ * A sink thread that died is started again after this pause, doubling up to
+ * RESTART_MAX_MS while it keeps dying within a minute of its start (its
+ * pending entries are re-read first).
+ */
 const RESTART_MS = 1_000;
+const RESTART_MAX_MS = 30_000;
 
 /**
  * The sink thread's young generation. Each lane holds a batch of a few
@@ -42,68 +47,66 @@ const SINK_YOUNG_GENERATION_MB = 64;
  * consumer name reads its own pending entries before any new one.
  */
 export class SinkWorker {
-  private worker: Worker | null = null;
-  private stopping = false;
-  private restartTimer: NodeJS.Timeout | undefined;
+  private readonly thread: WorkerSupervisor;
   private oldestPendingMs = 0;
   /** The thread's counters as last reported; a new thread counts from zero. */
   private seen: Record<string, number> = {};
 
-  constructor(private readonly data: SinkThreadData, private readonly log: Logger, private readonly metrics: Metrics) {
-    // The thread reports these as running totals (see SinkWorker.start).
+  constructor(data: SinkThreadData, log: Logger, private readonly metrics: Metrics) {
+    // The thread reports these as running totals (see the 'stats' message).
     for (const [name, help] of Object.entries(SINK_COUNTERS)) metrics.counter(name, help);
     metrics.counter('outbox_sink_restarts_total', 'Times the sink thread died and was started again');
     metrics.gauge('outbox_sink_lag_seconds', 'Age of the oldest record the sink has read but not yet stored',
       () => lagSeconds(this.oldestPendingMs));
+    this.thread = new WorkerSupervisor({
+      name: 'outbox sink thread',
+      file: projectPath('dist', 'engine', 'store', 'sink-thread.js'),
+      workerData: data,
+      resourceLimits: { maxYoungGenerationSizeMb: SINK_YOUNG_GENERATION_MB },
+      backoff: { firstMs: RESTART_MS, maxMs: RESTART_MAX_MS, healthyMs: 60_000 },
+      log,
+      onStart: () => {
+        this.seen = {};
+      },
+      onMessage: (msg) => this.receive(msg as FromSinkThread),
+      onExit: ({ restarting }) => {
+        if (restarting) this.metrics.inc('outbox_sink_restarts_total');
+      },
+    });
   }
 
   start(): void {
-    if (this.worker || this.stopping) return;
-    this.seen = {};
-    const worker = new Worker(projectPath('dist', 'engine', 'store', 'sink-thread.js'),
-      { workerData: this.data, resourceLimits: { maxYoungGenerationSizeMb: SINK_YOUNG_GENERATION_MB } });
-    this.worker = worker;
-    worker.on('message', (m: FromSinkThread) => {
-      if (m.t !== 'stats') return;
-      for (const [name, total] of Object.entries(m.counters)) this.metrics.inc(name, '', total - (this.seen[name] ?? 0));
-      this.seen = m.counters;
-      this.oldestPendingMs = m.oldestPendingMs;
-    });
-    worker.on('error', (err) => this.log.error({ err }, 'outbox sink thread crashed'));
-    worker.on('exit', (code) => {
-      if (this.worker === worker) this.worker = null;
-      if (this.stopping) return;
-      this.log.warn({ code }, 'outbox sink thread exited; starting it again');
-      this.metrics.inc('outbox_sink_restarts_total');
-      this.restartTimer = setTimeout(() => this.start(), RESTART_MS);
-    });
+    this.thread.start();
+  }
+
+  /** Restarts, whether a thread runs, and how the last one ended. */
+  get stats(): WorkerStats {
+    return this.thread.stats;
   }
 
   /** For fault-injection tests: end the thread as a crash would (it is started again). */
   async killThread(): Promise<void> {
-    await this.worker?.terminate();
+    await this.thread.kill();
   }
 
   /** A tenant was created: its stream is drained from now on, not a few seconds later. */
   tenantsChanged(): void {
-    this.worker?.postMessage({ t: 'tenants_changed' } satisfies ToSinkThread);
+    this.thread.post({ t: 'tenants_changed' } satisfies ToSinkThread);
   }
 
   /** Lets the current batch commit, then ends the thread. */
   async stop(): Promise<void> {
-    this.stopping = true;
-    clearTimeout(this.restartTimer);
-    const worker = this.worker;
-    if (!worker) return;
-    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
-    const stopped = new Promise<void>((resolve) => worker.on('message', (m: FromSinkThread) => { if (m.t === 'stopped') resolve(); }));
-    worker.postMessage({ t: 'stop' } satisfies ToSinkThread);
-    const timer = setTimeout(() => {
-      this.log.warn('outbox sink did not stop in time; ending its thread (its batch stays pending in Redis)');
-      void worker.terminate();
+    await this.thread.stop((worker) => {
+      const stopped = new Promise<void>((resolve) => worker.on('message', (m: FromSinkThread) => { if (m.t === 'stopped') resolve(); }));
+      worker.postMessage({ t: 'stop' } satisfies ToSinkThread);
+      return stopped;
     }, STOP_WAIT_MS);
-    await Promise.race([stopped.then(() => worker.terminate()), exited]);
-    clearTimeout(timer);
-    await exited;
+  }
+
+  private receive(m: FromSinkThread): void {
+    if (m.t !== 'stats') return;
+    for (const [name, total] of Object.entries(m.counters)) this.metrics.inc(name, '', total - (this.seen[name] ?? 0));
+    this.seen = m.counters;
+    this.oldestPendingMs = m.oldestPendingMs;
   }
 }

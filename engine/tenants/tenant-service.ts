@@ -28,10 +28,15 @@ const TENANT_CACHE_MS = 5_000;
 export class TenantService {
   private readonly cache = new Map<string, { tenant: Tenant | null; at: number }>();
 
-  /** Called after a tenant is created in this process (the outbox sink starts watching its stream). */
-  onCreated: (tenantId: string) => void = () => undefined;
-
-  constructor(private readonly pool: Pool, private readonly redis: Redis) {}
+  /**
+   * @param onCreated runs after a tenant is created in this process (the
+   *   outbox sink starts watching its stream).
+   */
+  constructor(
+    private readonly pool: Pool,
+    private readonly redis: Redis,
+    private readonly onCreated: (tenantId: string) => void = () => undefined,
+  ) {}
 
   async create(name: string, modules: string[] = DEFAULT_MODULES): Promise<Tenant> {
     const id = newId('tn_');

@@ -1,0 +1,264 @@
+import type { Redis } from 'ioredis';
+import { AppError, Errors } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { keys } from '../redis/keys.js';
+import { AuthMirrorWriter } from './auth-mirror.js';
+import { HotspotActor, type ActorContext, type TimedSession } from './hotspot-actor.js';
+import type { FromThread, NasCommand, ReplyValue, Request, SessionEvent, ToThread } from './messages.js';
+import type { NasCommandResult } from './ports.js';
+import { SessionStore } from './session-store.js';
+import { TimerWheel } from './timer-wheel.js';
+
+/** Most messages in flight per actor; beyond it the host answers busy (RADIUS then retransmits). */
+const MAILBOX_LIMIT = 20_000;
+const LEASE_TTL_MS = 30_000;
+const LEASE_RENEW_MS = 10_000;
+/** A hotspot this process could not lease is asked for again at most this often, on its next message. */
+const LEASE_RETRY_MS = 5_000;
+const TICK_MS = 250;
+const STATS_MS = 2_000;
+/** The supervisor stops reloading an actor that fails more often than this per minute. */
+const MAX_RESTARTS_PER_MIN = 10;
+
+/** What the host asks of an actor: HotspotActor's lifecycle and handlers (a test may host a stand-in). */
+export type HostedActor = Pick<HotspotActor,
+  'tenant' | 'hs' | 'size' | 'load' | 'release' | 'sweep' | 'auth' | 'acct' | 'started' | 'disconnect' | 'extend' | 'live'>;
+
+export interface ActorHostOptions {
+  /** Registered scripts (createRedis): the host takes and renews hotspot leases with renewLeaseV1. */
+  redis: Redis;
+  /** This process's name on the leases. */
+  nodeId: string;
+  log: Logger;
+  /** Carries one batch of messages to the main thread (one per event loop turn at most). */
+  send(batch: FromThread[]): void;
+  /** Hands the auth mirror's table to the main thread; shared, so outside the batches. Absent: no mirror. */
+  publishMirror?(table: SharedArrayBuffer): void;
+  store?: SessionStore;
+  now?: () => number;
+  mailboxLimit?: number;
+  /** Builds the actor of a hotspot; HotspotActor unless a test hosts something else. */
+  createActor?(tenant: string, hs: string, tz: string, ctx: ActorContext): HostedActor;
+}
+
+interface Slot {
+  actor: HostedActor;
+  ready: Promise<boolean>;
+  owned: boolean;
+  leaseCheckedAt: number;
+  /** The tail of each device's (or sweep's) chain of work: one device's messages run in order. */
+  chains: Map<string, Promise<void>>;
+  inflight: number;
+  restarts: number[];
+}
+
+/**
+ * Hotspot actors hosted on one thread: a slot per hotspot with its lease,
+ * a bounded mailbox chained per device, a supervisor that reloads a failing
+ * actor from Redis, one wheel and one clock for all of them, and replies
+ * batched per event loop turn. Holds nothing of the thread itself (the
+ * thread entry, actor-thread.ts, wires it to its port), so a test drives it
+ * directly.
+ */
+export class ActorHost {
+  private readonly slots = new Map<string, Slot>();
+  private readonly wheel: TimerWheel<TimedSession>;
+  private readonly ctx: ActorContext;
+  private readonly now: () => number;
+  private readonly mailboxLimit: number;
+  private readonly outbox: FromThread[] = [];
+  private flushQueued = false;
+  private readonly nasWaiters = new Map<number, (r: NasCommandResult) => void>();
+  private nasSeq = 0;
+  private lastRenew: number;
+  private timers: NodeJS.Timeout[] = [];
+
+  constructor(private readonly opts: ActorHostOptions) {
+    this.now = opts.now ?? Date.now;
+    this.mailboxLimit = opts.mailboxLimit ?? MAILBOX_LIMIT;
+    this.lastRenew = this.now();
+    this.wheel = new TimerWheel<TimedSession>(this.now());
+    const publish = opts.publishMirror;
+    this.ctx = {
+      store: opts.store ?? new SessionStore(opts.redis),
+      wheel: this.wheel,
+      log: opts.log,
+      mirror: publish ? new AuthMirrorWriter((table) => publish(table)) : undefined,
+      now: this.now,
+      nas: (cmd: Omit<NasCommand, 't' | 'id'>): Promise<NasCommandResult> => new Promise((resolve) => {
+        const id = ++this.nasSeq;
+        this.nasWaiters.set(id, resolve);
+        this.post({ t: 'nas', id, ...cmd });
+      }),
+      emit: (ev: Omit<SessionEvent, 't'>) => this.post({ t: 'event', ...ev }),
+    };
+  }
+
+  /** Starts the clock (due sessions, sweeps, lease renewal) and the stats report. */
+  start(): void {
+    if (this.timers.length) return;
+    this.timers.push(setInterval(() => this.tick(), TICK_MS));
+    const stats = setInterval(() => this.post({ t: 'stats', ...this.stats() }), STATS_MS);
+    stats.unref();
+    this.timers.push(stats);
+  }
+
+  stop(): void {
+    for (const t of this.timers) clearInterval(t);
+    this.timers = [];
+  }
+
+  /** Sessions and actors this host holds (metrics, memory benchmark). */
+  stats(): { sessions: number; actors: number } {
+    let sessions = 0;
+    for (const s of this.slots.values()) sessions += s.actor.size;
+    return { sessions, actors: this.slots.size };
+  }
+
+  /** One decoded batch from the main thread. */
+  receive(batch: readonly ToThread[]): void {
+    for (const m of batch) {
+      if (m.t === 'nas_result') {
+        this.nasWaiters.get(m.id)?.(m.result);
+        this.nasWaiters.delete(m.id);
+      } else {
+        this.onRequest(m);
+      }
+    }
+  }
+
+  /** The clock: due sessions go through their actor's per-device chain like any message; leases are renewed. */
+  tick(): void {
+    const now = this.now();
+    this.wheel.advance(now, (s) => {
+      const slot = this.slots.get(`${s.actor.tenant}/${s.actor.hs}`);
+      if (slot) this.enqueue(slot, s.mac, () => s.actor.due(s), null);
+    });
+    for (const slot of this.slots.values()) {
+      if (slot.owned) this.enqueue(slot, '#sweep', () => slot.actor.sweep(), null);
+    }
+    if (now - this.lastRenew >= LEASE_RENEW_MS) {
+      this.lastRenew = now;
+      for (const slot of this.slots.values()) if (slot.owned) this.renew(slot);
+    }
+  }
+
+  private renew(slot: Slot): void {
+    const { tenant, hs } = slot.actor;
+    this.opts.redis.renewLeaseV1(keys.lease(tenant, hs), this.opts.nodeId, LEASE_TTL_MS).then((held) => {
+      if (held === 1) return;
+      this.opts.log.warn({ hotspot: hs }, 'lease lost to another process; releasing the actor');
+      slot.owned = false;
+      // Requests now get 503 (hotspot_owned_elsewhere) and try the lease again after a while
+      // (run), instead of reaching an actor that holds nothing.
+      slot.ready = Promise.resolve(false);
+      slot.leaseCheckedAt = this.now();
+      slot.actor.release();
+    }, (err: unknown) => this.opts.log.warn({ err }, 'lease renewal failed'));
+  }
+
+  private post(msg: FromThread): void {
+    this.outbox.push(msg);
+    if (this.flushQueued) return;
+    this.flushQueued = true;
+    setImmediate(() => {
+      this.flushQueued = false;
+      if (this.outbox.length) this.opts.send(this.outbox.splice(0, this.outbox.length));
+    });
+  }
+
+  private reply(id: number, value: ReplyValue): void {
+    this.post({ t: 'reply', id, ok: true, value });
+  }
+
+  /** Sends a catalogue error across the thread boundary; the pool rebuilds it as the same AppError. */
+  private fail(id: number, e: AppError): void {
+    this.post({ t: 'reply', id, ok: false, code: e.code, status: e.status, message: e.message });
+  }
+
+  private slotFor(tenant: string, hs: string, tz: string): Slot {
+    const key = `${tenant}/${hs}`;
+    let slot = this.slots.get(key);
+    if (!slot) {
+      const actor = this.opts.createActor?.(tenant, hs, tz, this.ctx) ?? new HotspotActor(tenant, hs, tz, this.ctx);
+      slot = { actor, ready: Promise.resolve(false), owned: false, leaseCheckedAt: 0, chains: new Map(), inflight: 0, restarts: [] };
+      this.slots.set(key, slot);
+      slot.ready = this.acquire(slot);
+    }
+    return slot;
+  }
+
+  /** Takes the hotspot's lease and loads its sessions; false while another process owns it. */
+  private async acquire(slot: Slot): Promise<boolean> {
+    slot.leaseCheckedAt = this.now();
+    const { tenant, hs } = slot.actor;
+    slot.owned = (await this.opts.redis.renewLeaseV1(keys.lease(tenant, hs), this.opts.nodeId, LEASE_TTL_MS)) === 1;
+    if (slot.owned) await slot.actor.load();
+    return slot.owned;
+  }
+
+  private onRequest(m: Request): void {
+    const slot = this.slotFor(m.tenant, m.hs, m.tz);
+    if (slot.inflight >= this.mailboxLimit) return this.fail(m.id, Errors.HOTSPOT_BUSY());
+    this.enqueue(slot, chainKey(m), () => this.run(slot, m), m);
+  }
+
+  private async run(slot: Slot, m: Request): Promise<void> {
+    let owned = await slot.ready;
+    if (!owned && this.now() - slot.leaseCheckedAt > LEASE_RETRY_MS) {
+      slot.ready = this.acquire(slot);
+      owned = await slot.ready;
+    }
+    if (!owned) return this.fail(m.id, Errors.HOTSPOT_OWNED_ELSEWHERE());
+    const a = slot.actor;
+    switch (m.t) {
+      case 'auth': return this.reply(m.id, await a.auth(m));
+      case 'acct': await a.acct(m); return this.reply(m.id, { done: true });
+      case 'started': await a.started(m.mac, m.replaced); return this.reply(m.id, { done: true });
+      case 'disconnect': return this.reply(m.id, await a.disconnect(m));
+      case 'extend': return this.reply(m.id, await a.extend(m));
+      case 'live': return this.reply(m.id, await a.live(m.sid));
+      case 'wake': return this.reply(m.id, { sessions: a.size });
+    }
+  }
+
+  private enqueue(slot: Slot, key: string, work: () => Promise<void>, m: Request | null): void {
+    slot.inflight++;
+    const prev = slot.chains.get(key);
+    const next = (prev ? prev.then(work) : work()).catch((err: unknown) => {
+      if (m) this.supervise(slot, m, err);
+      else this.opts.log.error({ err }, 'timer handler failed');
+    }).finally(() => {
+      slot.inflight--;
+      if (slot.chains.get(key) === next) slot.chains.delete(key);
+    });
+    slot.chains.set(key, next);
+  }
+
+  /** The supervisor: a throw is logged and answered, and the actor reloads from Redis (or stops after too many). */
+  private supervise(slot: Slot, m: Request, err: unknown): void {
+    const { tenant, hs } = slot.actor;
+    this.opts.log.error({ err, hotspot: hs, message: m.t }, 'actor handler failed; reloading it from Redis');
+    this.fail(m.id, Errors.INTERNAL());
+    const now = this.now();
+    slot.restarts = slot.restarts.filter((t) => now - t < 60_000);
+    slot.restarts.push(now);
+    if (slot.restarts.length > MAX_RESTARTS_PER_MIN) {
+      this.opts.log.error({ hotspot: hs }, 'actor failing repeatedly; stopping it until its next message');
+      slot.actor.release();
+      this.slots.delete(`${tenant}/${hs}`);
+      return;
+    }
+    if (!slot.owned) return; // released (its lease is another process's): nothing to reload
+    slot.ready = slot.actor.load().then(() => slot.owned, (e: unknown) => {
+      this.opts.log.error({ err: e }, 'actor reload failed');
+      return false;
+    });
+  }
+}
+
+/** Which chain a message joins: one device's messages (by MAC or session) run one after another. */
+function chainKey(m: Request): string {
+  if (m.t === 'wake') return '#wake';
+  return m.t === 'auth' || m.t === 'acct' || m.t === 'started' ? m.mac : m.sid;
+}

@@ -1,0 +1,191 @@
+import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { keys } from '../../engine/redis/keys.js';
+import { createRedis } from '../../engine/redis/scripts.js';
+import { ActorHost, type HostedActor } from '../../engine/sessions/actor-host.js';
+import type { ActorContext } from '../../engine/sessions/hotspot-actor.js';
+import type { AuthMsg, FromThread, NasCommand, Reply, Request } from '../../engine/sessions/messages.js';
+import type { AccessDecision } from '../../engine/sessions/ports.js';
+
+/**
+ * The actor host without a thread: its port is an array, its actors are
+ * stand-ins, its leases are real (Redis). It batches what it sends, answers
+ * busy past its mailbox bound, answers 503 for a hotspot another process
+ * leased, reloads an actor that throws (and drops one that keeps throwing),
+ * gives up an actor whose lease was lost, and carries an actor's NAS command
+ * out and its result back.
+ */
+
+const silent = pino({ level: 'silent' });
+const REJECT: AccessDecision = { accept: false, reason: 'stand-in' };
+
+/** A stand-in actor: counts its lifecycle calls; its auth does what the test says. */
+class StandIn implements HostedActor {
+  size = 0;
+  loads = 0;
+  releases = 0;
+  authWith: (m: AuthMsg, ctx: ActorContext) => Promise<AccessDecision> = async () => REJECT;
+  constructor(readonly tenant: string, readonly hs: string, private readonly ctx: ActorContext) {}
+  async load(): Promise<void> { this.loads++; }
+  release(): void { this.releases++; }
+  async sweep(): Promise<void> {}
+  auth(m: AuthMsg): Promise<AccessDecision> { return this.authWith(m, this.ctx); }
+  async acct(): Promise<void> {}
+  async started(): Promise<void> {}
+  async disconnect(): Promise<{ ended: boolean; atMs: number }> { return { ended: false, atMs: 0 }; }
+  async extend(): Promise<{ untilMs: number } | null> { return null; }
+  async live(): Promise<null> { return null; }
+}
+
+let redis: Redis;
+beforeAll(() => {
+  redis = createRedis(inject('redisUrl'), silent);
+});
+afterAll(() => redis.disconnect());
+
+async function until<T>(get: () => T | undefined, ms = 5_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = get();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error('nothing arrived in time');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+function setup(mailboxLimit = 100) {
+  const tenant = `tn_${randomBytes(6).toString('hex')}`;
+  const hs = `hs_${randomBytes(6).toString('hex')}`;
+  const batches: FromThread[][] = [];
+  const actors: StandIn[] = [];
+  let clock = Date.now();
+  let seq = 0;
+  const host = new ActorHost({
+    redis, nodeId: 'node-here', log: silent, mailboxLimit,
+    send: (batch) => batches.push(batch),
+    now: () => clock,
+    createActor: (t, h, _tz, ctx) => {
+      const a = new StandIn(t, h, ctx);
+      actors.push(a);
+      return a;
+    },
+  });
+  const sent = (): FromThread[] => batches.flat();
+  const reply = (id: number): Promise<Reply> =>
+    until(() => sent().find((m): m is Reply => m.t === 'reply' && m.id === id));
+  const base = { tenant, hs, tz: 'UTC' };
+  const wake = (): Request => ({ t: 'wake', id: ++seq, ...base });
+  const auth = (mac: string): AuthMsg => ({ t: 'auth', id: ++seq, ...base, nasId: 'nas_1', mac, userName: mac });
+  return {
+    host, batches, actors, reply, wake, auth, sent,
+    lease: keys.lease(tenant, hs),
+    advance: (ms: number) => { clock += ms; },
+  };
+}
+
+describe('ActorHost', () => {
+  it('takes the lease, loads the actor once, and answers a batch of requests in one batch', async () => {
+    const h = setup();
+    const asks = [h.wake(), h.wake(), h.wake()];
+    h.host.receive(asks);
+    const replies = await Promise.all(asks.map((m) => h.reply(m.id)));
+    expect(replies.map((r) => r.ok)).toEqual([true, true, true]);
+    expect(replies[0]!.value).toEqual({ sessions: 0 });
+    expect(h.batches).toHaveLength(1);
+    expect(h.actors).toHaveLength(1);
+    expect(h.actors[0]!.loads).toBe(1);
+    expect(await redis.get(h.lease)).toBe('node-here');
+  });
+
+  it('answers hotspot_owned_elsewhere while another process holds the lease, and asks again only after a while', async () => {
+    const h = setup();
+    await redis.set(h.lease, 'node-there', 'PX', 60_000);
+    const first = h.wake();
+    h.host.receive([first]);
+    expect(await h.reply(first.id)).toMatchObject({ ok: false, code: 'hotspot_owned_elsewhere', status: 503 });
+    expect(h.actors[0]!.loads).toBe(0);
+
+    await redis.del(h.lease);
+    const soon = h.wake();
+    h.host.receive([soon]);
+    expect(await h.reply(soon.id)).toMatchObject({ ok: false, code: 'hotspot_owned_elsewhere' });
+    h.advance(6_000);
+    const later = h.wake();
+    h.host.receive([later]);
+    expect(await h.reply(later.id)).toMatchObject({ ok: true, value: { sessions: 0 } });
+    expect(h.actors[0]!.loads).toBe(1);
+  });
+
+  it('answers busy past its mailbox bound, and the messages inside it still get their answers', async () => {
+    const h = setup(3);
+    let open!: () => void;
+    const gate = new Promise<void>((r) => { open = r; });
+    const warm = h.wake();
+    h.host.receive([warm]);
+    await h.reply(warm.id);
+    h.actors[0]!.authWith = async () => { await gate; return REJECT; };
+    const asks = ['AA:00:00:00:00:01', 'AA:00:00:00:00:02', 'AA:00:00:00:00:03', 'AA:00:00:00:00:04'].map((mac) => h.auth(mac));
+    h.host.receive(asks);
+    expect(await h.reply(asks[3]!.id)).toMatchObject({ ok: false, code: 'busy', status: 503 });
+    open();
+    for (const m of asks.slice(0, 3)) expect(await h.reply(m.id)).toMatchObject({ ok: true, value: REJECT });
+  });
+
+  it('reloads an actor whose handler throws, and drops one that keeps throwing until its next message', async () => {
+    const h = setup();
+    const warm = h.wake();
+    h.host.receive([warm]);
+    await h.reply(warm.id);
+    const actor = h.actors[0]!;
+    actor.authWith = async () => { throw new Error('handler bug'); };
+    const bad = h.auth('AA:00:00:00:00:10');
+    h.host.receive([bad]);
+    expect(await h.reply(bad.id)).toMatchObject({ ok: false, code: 'internal_error', status: 500 });
+    await until(() => (actor.loads === 2 ? true : undefined));
+
+    // Ten more within the minute: the eleventh failure stops the actor.
+    for (let i = 0; i < 10; i++) {
+      const m = h.auth(`AA:00:00:00:01:${i.toString(16).padStart(2, '0')}`);
+      h.host.receive([m]);
+      await h.reply(m.id);
+    }
+    expect(actor.releases).toBe(1);
+    expect(h.host.stats().actors).toBe(0);
+    const again = h.wake();
+    h.host.receive([again]);
+    expect(await h.reply(again.id)).toMatchObject({ ok: true });
+    expect(h.actors).toHaveLength(2);
+  });
+
+  it('gives up an actor whose lease another process took, and answers 503 for it', async () => {
+    const h = setup();
+    const warm = h.wake();
+    h.host.receive([warm]);
+    await h.reply(warm.id);
+    await redis.set(h.lease, 'node-there', 'PX', 60_000);
+    h.advance(10_000);
+    h.host.tick();
+    await until(() => (h.actors[0]!.releases === 1 ? true : undefined));
+    const m = h.wake();
+    h.host.receive([m]);
+    expect(await h.reply(m.id)).toMatchObject({ ok: false, code: 'hotspot_owned_elsewhere' });
+  });
+
+  it('carries an actor\'s NAS command to the main thread and its result back', async () => {
+    const h = setup();
+    h.host.receive([h.wake()]);
+    await until(() => h.actors[0]);
+    h.actors[0]!.authWith = async (m, ctx) => {
+      const r = await ctx.nas({ tenant: m.tenant, hs: m.hs, nasId: m.nasId, command: 'disconnect', userName: m.userName, mac: m.mac, acctSessionId: '', ip: '', sessionTimeout: 0 });
+      return { accept: false, reason: r.outcome };
+    };
+    const ask = h.auth('AA:00:00:00:00:20');
+    h.host.receive([ask]);
+    const cmd = await until(() => h.sent().find((x): x is NasCommand => x.t === 'nas'));
+    expect(cmd).toMatchObject({ command: 'disconnect', mac: 'AA:00:00:00:00:20' });
+    h.host.receive([{ t: 'nas_result', id: cmd.id, result: { outcome: 'ack' } }]);
+    expect(await h.reply(ask.id)).toMatchObject({ ok: true, value: { accept: false, reason: 'ack' } });
+  });
+});
