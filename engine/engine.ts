@@ -17,7 +17,7 @@ import { ActorPool } from './sessions/actor-pool.js';
 import { RadiusGateway } from './sessions/radius-gateway.js';
 import { SessionService } from './sessions/session-service.js';
 import { SignInService } from './sessions/sign-in.js';
-import { deadLettersBetween } from './store/outbox-sink.js';
+import { deadLettersBetween } from './store/dead-letters.js';
 import { SinkWorker } from './store/sink-worker.js';
 import { createPool, migrate, type Pool } from './store/postgres.js';
 import { CredentialVerifier } from './tenants/credentials.js';
