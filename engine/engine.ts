@@ -25,7 +25,7 @@ import { OtpService } from './signin/otp/otp-service.js';
 import { NO_SESSION_STARTER, type OtpDecisionSink, type SessionStarter } from './signin/otp/types.js';
 import type { OtpSenders } from './signin/providers/types.js';
 import { SignInSettingsService } from './signin/sign-in-settings.js';
-import { deadLettersBetween } from './store/outbox-sink.js';
+import { deadLettersBetween } from './store/dead-letters.js';
 import { SinkWorker } from './store/sink-worker.js';
 import { createPool, migrate, type Pool } from './store/postgres.js';
 import { CredentialVerifier } from './tenants/credentials.js';

@@ -1,25 +1,32 @@
 import { Errors, type Engine, type Logger, type OperatorEvent, type Principal } from '../engine/index.js';
 import { errorReply, send, sendStream, type Exchange, type Reply } from './respond.js';
-import type { Validators } from './schemas.js';
+import type { RequestSchema, ResponseSchema, Validators } from './schemas.js';
 import type { HttpResponse, TemplatedApp } from './uws.js';
 
 /** Where a route is served: each surface can have its own port. */
 export type Surface = 'public' | 'console' | 'portal' | 'dashboard' | 'ops';
 export type Method = 'get' | 'post' | 'put' | 'del';
 
-export interface RouteContext {
+/** What a handler receives; B and Q are what the route's body and query schemas let through. */
+export interface RouteContext<B = unknown, Q = unknown> {
   params: string[];
   query: URLSearchParams;
-  /** The parsed, validated body (or query object for GET routes with a query schema). */
-  body: any;
-  /** The validated query, coerced to the schema's types. */
-  q: any;
+  /** The parsed body, validated by the route's bodySchema. */
+  body: B;
+  /** The query string, validated by the route's querySchema and coerced to its types. */
+  q: Q;
   principal: Principal;
   /** The peer address, for the portal (the client's IP when no proxy is in front). */
   remoteIp: string;
 }
 
-export interface Route {
+/**
+ * A route. Build one with route(), which infers B and Q from the schemas and
+ * R from what the handler answers, so that the handler and audit are typed.
+ * handler and audit are methods (not function-typed fields) so that any
+ * Route<B, Q, R> is a Route: the router validates before it calls them.
+ */
+export interface Route<B = unknown, Q = unknown, R = unknown> {
   method: Method;
   /** A uWS pattern: `/v1/vouchers/:id`. */
   path: string;
@@ -28,20 +35,27 @@ export interface Route {
   auth: boolean;
   /** A licensed module the tenant must have, else 403. */
   module?: string;
-  /** Schema ids in schemas.ts. */
-  bodySchema?: string;
-  querySchema?: string;
-  /** The response schema id, for the OpenAPI document only. */
-  responseSchema?: string;
+  bodySchema?: RequestSchema<B>;
+  querySchema?: RequestSchema<Q>;
+  /** The success body's shape, for the OpenAPI document only. */
+  responseSchema?: ResponseSchema;
   /** The success body's media type when it is not JSON (a streamed file), for the OpenAPI document. */
   responseType?: string;
   status?: number;
   summary: string;
   /** Extra error responses to document: status -> description. */
   errors?: Record<number, string>;
-  handler: (ctx: RouteContext) => Promise<Reply> | Reply;
-  /** For operator changes: the audit-chain event a successful call records (spec §6.3). */
-  audit?: (ctx: RouteContext, body: any) => AuditNote | null;
+  handler(ctx: RouteContext<B, Q>): Promise<Answer<R>> | Answer<R>;
+  /** For operator changes: the audit-chain event a successful call records (spec §6.3); `out` is the success body. */
+  audit?(ctx: RouteContext<B, Q>, out: R): AuditNote | null;
+}
+
+/** A reply whose JSON body is an R. */
+export type Answer<R> = Reply & { body: R };
+
+/** A route, typed from its own schemas and handler (see Route). */
+export function route<B = undefined, Q = undefined, R = unknown>(r: Route<B, Q, R>): Route {
+  return r;
 }
 
 export interface AuditNote {

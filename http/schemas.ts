@@ -1,348 +1,108 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { Ajv, type ErrorObject, type JSONSchemaType, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { Errors, MAX_BATCH, STATUS_FILTERS } from '../engine/index.js';
-import { PORTAL_OTP_BODY_SCHEMAS, PORTAL_OTP_QUERY_SCHEMAS, SIGN_IN_SETTINGS_BODY_SCHEMAS } from './routes/sign-in-schemas.js';
+import { Errors } from '../engine/index.js';
 
 // ajv-formats is CommonJS with a default export.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
-type Schema = Record<string, unknown>;
+/** A JSON schema as the OpenAPI document holds it. */
+export type Schema = Record<string, unknown>;
 
-const minutes = { type: 'integer', minimum: 1, maximum: 525600 };
-const mbps = { type: 'integer', minimum: 1, maximum: 100000 };
-const nullable = (s: Schema): Schema => ({ anyOf: [s, { type: 'null' }] });
-const expiresAt = {
-  description: 'ISO 8601 UTC timestamp; absent, null or "" means the voucher never expires',
-  anyOf: [{ type: 'string', format: 'date-time' }, { type: 'string', maxLength: 0 }, { type: 'null' }],
-};
-// No newline in an SSID: Redis keeps the list newline separated (use-voucher-8.lua).
-const ssids = { type: 'array', maxItems: 32, items: { type: 'string', minLength: 1, maxLength: 32, pattern: '^[^\\n]+$' }, description: 'SSIDs the voucher is valid on; empty: all' };
-const maxUses = { ...nullable({ type: 'integer', minimum: 1, maximum: 1_000_000 }), description: 'null: unlimited' };
-const sessionQuotaMb = {
-  ...nullable({ type: 'integer', minimum: 1, maximum: 2_147_483_647 }),
-  description: 'Data one session may use, download and upload together, in MB (1,048,576 bytes); the session ends with session_quota when it is used up. Absent or null: none',
-};
+/**
+ * T with every field present and none undefined, recursively through
+ * objects: the shape JSONSchemaType checks a schema's `properties` against.
+ * Left as they are, optional fields would make JSONSchemaType ask for
+ * `nullable: true`, which ajv takes as "null is allowed too". Which fields
+ * a request must carry is the schema's `required` list.
+ */
+type Present<T> = { [K in keyof T]-?: PresentValue<Exclude<T[K], undefined>> };
+type PresentValue<V> = V extends readonly unknown[] ? V : V extends object ? Present<V> : V;
 
-/** Request bodies, by id. Every one is closed (additionalProperties: false) so typos are reported. */
-export const BODY_SCHEMAS: Record<string, Schema> = {
-  hotspotCreate: {
-    type: 'object', additionalProperties: false, required: ['name', 'timezone'],
-    properties: {
-      name: { type: 'string', minLength: 1, maxLength: 200 },
-      location: { type: 'string', maxLength: 500 },
-      timezone: { type: 'string', minLength: 1, maxLength: 64, description: 'IANA time zone name, e.g. Europe/Istanbul' },
-      redirect_url: nullable({ type: 'string', format: 'uri', maxLength: 2000 }),
-      session_minutes: nullable(minutes),
-    },
-  },
-  hotspotUpdate: {
-    type: 'object', additionalProperties: false, minProperties: 1,
-    properties: {
-      name: { type: 'string', minLength: 1, maxLength: 200 },
-      location: { type: 'string', maxLength: 500 },
-      timezone: { type: 'string', minLength: 1, maxLength: 64 },
-      redirect_url: nullable({ type: 'string', format: 'uri', maxLength: 2000 }),
-      session_minutes: nullable(minutes),
-    },
-  },
-  nasClientCreate: {
-    type: 'object', additionalProperties: false, required: ['ip', 'secret'],
-    properties: {
-      ip: { anyOf: [{ type: 'string', format: 'ipv4' }, { type: 'string', format: 'ipv6' }] },
-      secret: { type: 'string', minLength: 8, maxLength: 128, description: 'RADIUS shared secret; write-only' },
-      name: { type: 'string', maxLength: 200 },
-      coa_port: { type: 'integer', minimum: 1, maximum: 65535, default: 3799 },
-      require_message_authenticator: { type: 'boolean', default: true },
-    },
-  },
-  voucherCreate: {
-    type: 'object', additionalProperties: false,
-    properties: {
-      code: { type: 'string', pattern: '^[A-Za-z0-9_-]{3,64}$', description: 'Omit to have one generated' },
-      max_uses: { ...maxUses, default: 1 },
-      duration_minutes: minutes,
-      bandwidth_down_mbps: mbps,
-      bandwidth_up_mbps: mbps,
-      expires_at: expiresAt,
-      daily_quota_mb: nullable({ type: 'integer', minimum: 1, maximum: 2_147_483_647 }),
-      session_quota_mb: sessionQuotaMb,
-      bandwidth_profile: { type: 'string', minLength: 1, maxLength: 64 },
-      ssids,
-      notes: { type: 'string', maxLength: 2000 },
-    },
-  },
-  consoleVoucherBatch: {
-    type: 'object', additionalProperties: false,
-    properties: {
-      count: { type: 'integer', minimum: 1, maximum: MAX_BATCH, default: 1 },
-      max_uses: { ...maxUses, default: 1 },
-      expires_at: expiresAt,
-      bandwidth_profile: { type: 'string', minLength: 1, maxLength: 64 },
-      daily_quota_mb: nullable({ type: 'integer', minimum: 1, maximum: 2_147_483_647 }),
-      session_quota_mb: sessionQuotaMb,
-      duration_minutes: minutes,
-      ssids,
-      notes: { type: 'string', maxLength: 2000 },
-      format: {
-        type: 'object', additionalProperties: false,
-        properties: {
-          charset: { enum: ['alphanumeric', 'numeric'], default: 'alphanumeric' },
-          length: { type: 'integer', minimum: 4, maximum: 32, default: 8 },
-          group_size: { type: 'integer', minimum: 0, maximum: 16, default: 0 },
-          separator: { type: 'string', pattern: '^[-_. ]?$', default: '-' },
-          letter_case: { enum: ['upper', 'lower'], default: 'upper' },
-          prefix: { type: 'string', pattern: '^[A-Za-z0-9_-]{0,16}$', default: '' },
-        },
-      },
-    },
-  },
-  portalVoucherVerify: {
-    type: 'object', additionalProperties: false, required: ['code', 'mac'],
-    properties: {
-      code: { type: 'string', minLength: 1, maxLength: 128 },
-      mac: { type: 'string', minLength: 1, maxLength: 32 },
-      ip: { type: 'string', maxLength: 45 },
-      ssid: { type: 'string', maxLength: 32, pattern: '^[^\\u0000-\\u001f\\u007f]*$', description: 'The network the guest joined (no control characters)' },
-      hotspot_id: { type: 'string', minLength: 1, maxLength: 64 },
-    },
-  },
-  sessionExtend: {
-    type: 'object', additionalProperties: false,
-    properties: { minutes: minutes, preset: { enum: ['1h', '4h', '24h'] } },
-  },
-  sessionBlock: {
-    type: 'object', additionalProperties: false, required: ['duration'],
-    properties: { duration: { enum: ['24h', '7d', 'permanent'] } },
-  },
-  bandwidthProfile: {
-    type: 'object', additionalProperties: false, required: ['down_mbps', 'up_mbps'],
-    properties: { down_mbps: mbps, up_mbps: mbps, daily_quota_mb: nullable({ type: 'integer', minimum: 1, maximum: 2_147_483_647 }) },
-  },
-  // OTP sign-in and tenant sign-in settings (issue 10)
-  ...PORTAL_OTP_BODY_SCHEMAS,
-  ...SIGN_IN_SETTINGS_BODY_SCHEMAS,
-};
+/**
+ * A request body or query schema, named, with the type of what passes it.
+ * Routes name it (bodySchema, querySchema); their handlers then receive T.
+ */
+export interface RequestSchema<T> {
+  /** The OpenAPI component's name (`<id>Request` for a body). */
+  readonly id: string;
+  readonly schema: Schema;
+  /** Type only, never set: what a value that passed `schema` is. */
+  readonly valueType?: T;
+}
 
-const page = {
+/**
+ * A request schema checked against T at compile time. Fields with a
+ * `default` may be typed as always present: the validators fill them in.
+ */
+export function requestSchema<T>(id: string, schema: JSONSchemaType<Present<T>>): RequestSchema<T> {
+  return { id, schema };
+}
+
+/**
+ * A request schema JSONSchemaType cannot check against T (unions of an object
+ * and null, maps keyed by an enum, open objects that pass extra parameters
+ * through): ajv still validates it at run time; only the compile-time match
+ * of schema and type is given up, so keep T next to the schema and small.
+ */
+export function looseRequestSchema<T>(id: string, schema: Schema): RequestSchema<T> {
+  return { id, schema };
+}
+
+/** A response shape, for the OpenAPI document only; `refs` are the schemas it points to with refTo. */
+export interface ResponseSchema {
+  readonly id: string;
+  readonly schema: Schema;
+  readonly refs?: readonly ResponseSchema[];
+}
+
+export function responseSchema(id: string, schema: Schema, refs?: readonly ResponseSchema[]): ResponseSchema {
+  return refs ? { id, schema, refs } : { id, schema };
+}
+
+/** A JSON pointer to another response schema's component (list it in the pointing schema's refs). */
+export function refTo(s: ResponseSchema): Schema {
+  return { $ref: `#/components/schemas/${s.id}` };
+}
+
+/**
+ * `{ type: 'null' }`, typed as JSONSchemaType wants a null branch (with
+ * `nullable: true`, an OpenAPI 3.0 habit that OpenAPI 3.1 dropped): the
+ * document and the validators see the plain JSON Schema form.
+ */
+const NULL = { type: 'null' } as unknown as { type: 'null'; nullable: true };
+
+/** Any of the schemas, or null. */
+export function nullable<S extends unknown[]>(...s: S): { anyOf: [...S, typeof NULL] } {
+  return { anyOf: [...s, NULL] };
+}
+
+/**
+ * `{ enum: values }`, typed as JSONSchemaType wants it (with `type:
+ * 'string'` beside it). Left out on purpose: with both, a value of another
+ * type would be reported twice, and the first error would change.
+ */
+export function oneOf<V extends string>(values: readonly V[]): { type: 'string'; enum: V[] } {
+  return { enum: [...values] } as unknown as { type: 'string'; enum: V[] };
+}
+
+export const minutes = { type: 'integer', minimum: 1, maximum: 525600 } as const;
+export const mbps = { type: 'integer', minimum: 1, maximum: 100000 } as const;
+/** A size in MB that Postgres's integer can hold. */
+export const quotaMb = { type: 'integer', minimum: 1, maximum: 2_147_483_647 } as const;
+/** Paging of a list (query string). */
+export const page = {
   limit: { type: 'integer', minimum: 1, maximum: 1000, default: 50 },
   offset: { type: 'integer', minimum: 0, maximum: 2_147_483_647, default: 0 },
-};
+} as const;
+export interface Paged { limit: number; offset: number }
+/** A UTC day in a query string. */
+export const utcDay = { type: 'string', format: 'date', description: 'UTC day, YYYY-MM-DD' } as const;
 
-/** Query strings, by id; values arrive as strings and are coerced. */
-export const QUERY_SCHEMAS: Record<string, Schema> = {
-  voucherList: {
-    type: 'object', additionalProperties: false,
-    properties: { status: { enum: [...STATUS_FILTERS] }, ...page },
-  },
-  sessionList: {
-    type: 'object', additionalProperties: false,
-    properties: { status: { enum: ['active', 'ended', 'disconnected'] }, ...page },
-  },
-  guestList: {
-    type: 'object', additionalProperties: false,
-    properties: { mac: { type: 'string', maxLength: 32 } },
-  },
-  guestHistory: {
-    type: 'object', additionalProperties: false,
-    properties: { days: { type: 'integer', minimum: 1, maximum: 730, default: 30 } },
-  },
-  auditChainDay: {
-    type: 'object', additionalProperties: false, required: ['date'],
-    properties: { date: { type: 'string', format: 'date', description: 'UTC day, YYYY-MM-DD' } },
-  },
-  complianceExport: {
-    type: 'object', additionalProperties: false,
-    description: 'An inclusive range of UTC days, at most 366; from/to or start/end',
-    properties: {
-      from: { type: 'string', format: 'date', description: 'First UTC day, YYYY-MM-DD (or start)' },
-      to: { type: 'string', format: 'date', description: 'Last UTC day, YYYY-MM-DD, inclusive (or end)' },
-      start: { type: 'string', format: 'date', description: 'Same as from' },
-      end: { type: 'string', format: 'date', description: 'Same as to' },
-    },
-  },
-  complianceSummary: {
-    type: 'object', additionalProperties: false, required: ['date'],
-    properties: { date: { type: 'string', format: 'date', description: 'UTC day, YYYY-MM-DD' } },
-  },
-  portalQuery: {
-    type: 'object', additionalProperties: true,
-    properties: { hotspot_id: { type: 'string', maxLength: 64 } },
-  },
-  ...PORTAL_OTP_QUERY_SCHEMAS, // OTP sign-in (issue 10)
-};
-
-const voucher = {
-  type: 'object',
-  properties: {
-    id: { type: 'string', examples: ['vch_0a1b2c3d4e5f6g7h'] }, code: { type: 'string' },
-    max_uses: nullable({ type: 'integer' }), current_uses: { type: 'integer' },
-    status: { enum: ['active', 'used', 'expired'], description: 'Public API status; console states created and activated are both active' },
-    created_at: { type: 'string', format: 'date-time' }, expires_at: nullable({ type: 'string', format: 'date-time' }),
-    duration_minutes: nullable({ type: 'integer' }), bandwidth_down_mbps: nullable({ type: 'integer' }),
-    bandwidth_up_mbps: nullable({ type: 'integer' }), bandwidth_profile: nullable({ type: 'string' }),
-    daily_quota_mb: nullable({ type: 'integer' }), session_quota_mb: nullable({ type: 'integer' }), ssids: { type: 'array', items: { type: 'string' } }, notes: nullable({ type: 'string' }),
-  },
-};
-const hotspot = {
-  type: 'object',
-  properties: {
-    id: { type: 'string' }, name: { type: 'string' }, location: { type: 'string' }, timezone: { type: 'string' },
-    redirect_url: nullable({ type: 'string' }), session_minutes: nullable({ type: 'integer' }),
-    created_at: { type: 'string', format: 'date-time' }, updated_at: { type: 'string', format: 'date-time' },
-  },
-};
-
-const session = {
-  type: 'object',
-  properties: {
-    id: { type: 'string', description: 'ses_ prefix; the portal\'s sess_ id with the same suffix names the same session' },
-    mac: { type: 'string' }, ip: nullable({ type: 'string' }),
-    username: nullable({ type: 'string', description: 'phone numbers masked' }),
-    auth_method: { enum: ['sms_otp', 'msgapp_otp', 'sponsor', 'voucher', 'email', 'pms'] },
-    started_at: { type: 'string', format: 'date-time' }, duration_seconds: { type: 'integer' },
-    bytes_in: { type: 'integer' }, bytes_out: { type: 'integer' }, hotspot_id: { type: 'string' },
-    status: { enum: ['active', 'ended', 'disconnected'] }, expires_at: { type: 'string', format: 'date-time' },
-    ended_at: nullable({ type: 'string', format: 'date-time' }),
-    end_reason: nullable({ enum: ['session_timeout', 'idle_timeout', 'daily_quota', 'session_quota', 'user_request', 'lost_carrier', 'admin_disconnect', 'blocked', 'nas_reboot', 'replaced'] }),
-    ssid: nullable({ type: 'string' }), ap_name: nullable({ type: 'string' }), signal_strength: nullable({ type: 'integer' }),
-  },
-};
-
-/** Response shapes, for the OpenAPI document. */
-export const RESPONSE_SCHEMAS: Record<string, Schema> = {
-  error: {
-    type: 'object', required: ['error'],
-    properties: { error: { type: 'string' }, message: { type: 'string' }, details: { type: 'array' } },
-  },
-  voucher,
-  voucherPage: {
-    type: 'object',
-    properties: { data: { type: 'array', items: voucher }, total: { type: 'integer' }, limit: { type: 'integer' }, offset: { type: 'integer' } },
-  },
-  voucherDeleted: {
-    type: 'object',
-    properties: { id: { type: 'string' }, code: { type: 'string' }, deleted: { const: true }, deleted_at: { type: 'string', format: 'date-time' } },
-  },
-  consoleBatch: {
-    type: 'object',
-    properties: { vouchers: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' }, code: { type: 'string' }, status: { const: 'created' } } } } },
-  },
-  hotspot,
-  hotspotList: { type: 'object', properties: { data: { type: 'array', items: hotspot } } },
-  nasClient: {
-    type: 'object',
-    properties: {
-      id: { type: 'string' }, hotspot_id: { type: 'string' }, ip: { type: 'string' }, name: nullable({ type: 'string' }),
-      coa_port: { type: 'integer' }, require_message_authenticator: { type: 'boolean' }, created_at: { type: 'string', format: 'date-time' },
-    },
-  },
-  nasClientList: { type: 'object', properties: { data: { type: 'array', items: { $ref: '#/components/schemas/nasClient' } } } },
-  authorized: {
-    type: 'object',
-    properties: {
-      status: { const: 'authorized' }, session_id: { type: 'string', description: 'sess_ prefix' },
-      expires_at: { type: 'string', format: 'date-time' }, uses_left: nullable({ type: 'integer' }), redirect_url: nullable({ type: 'string' }),
-    },
-  },
-  bandwidthProfiles: { type: 'object', additionalProperties: BODY_SCHEMAS.bandwidthProfile },
-  session,
-  sessionPage: {
-    type: 'object',
-    properties: { data: { type: 'array', items: session }, total: { type: 'integer' }, limit: { type: 'integer' }, offset: { type: 'integer' } },
-  },
-  sessionDisconnected: {
-    type: 'object',
-    properties: { id: { type: 'string' }, status: { const: 'disconnected' }, disconnected_at: { type: 'string', format: 'date-time' }, reason: { const: 'admin_disconnect' } },
-  },
-  sessionExtended: {
-    type: 'object',
-    properties: { id: { type: 'string' }, status: { const: 'active' }, expires_at: { type: 'string', format: 'date-time' }, extended_minutes: { type: 'integer' } },
-  },
-  block: {
-    type: 'object',
-    properties: { mac: { type: 'string' }, duration: { enum: ['24h', '7d', 'permanent'] }, until: nullable({ type: 'string', format: 'date-time' }), session_id: { type: 'string' } },
-  },
-  blockList: { type: 'object', properties: { data: { type: 'array', items: { $ref: '#/components/schemas/block' } } } },
-  guestList: {
-    type: 'object',
-    properties: {
-      data: {
-        type: 'array',
-        items: {
-          type: 'object',
-          properties: {
-            mac: { type: 'string' }, first_seen: { type: 'string', format: 'date-time' }, last_seen: { type: 'string', format: 'date-time' },
-            sessions: { type: 'integer' }, active_sessions: { type: 'integer' }, bytes_in: { type: 'integer' }, bytes_out: { type: 'integer' },
-            blocked: { type: 'boolean' }, last_username: nullable({ type: 'string' }), last_auth_method: { type: 'string' },
-          },
-        },
-      },
-    },
-  },
-  guestHistory: {
-    type: 'object',
-    properties: { mac: { type: 'string' }, days: { type: 'integer' }, data: { type: 'array', items: session } },
-  },
-  auditChainDay: {
-    type: 'object',
-    properties: {
-      date: { type: 'string', format: 'date' }, count: { type: 'integer' }, chain_valid: { type: 'boolean' },
-      first_break: nullable({ type: 'object', properties: { seq: { type: 'integer' }, id: { type: 'string' }, problem: { enum: ['hash_mismatch', 'broken_link', 'sequence_gap'] }, detail: { type: 'string' } } }),
-      records: {
-        type: 'array',
-        items: {
-          type: 'object',
-          properties: {
-            seq: { type: 'integer' }, event_type: { type: 'string' }, timestamp: { type: 'string', format: 'date-time' },
-            session_id: nullable({ type: 'string' }), mac_address: nullable({ type: 'string' }), ip_address: nullable({ type: 'string' }),
-            username: nullable({ type: 'string' }), auth_method: nullable({ type: 'string' }), ssid: nullable({ type: 'string' }),
-            hotspot_id: nullable({ type: 'string' }), details: { type: 'object' }, prev_hash: { type: 'string' },
-            hash_chain_value: { type: 'string', pattern: '^sha256:[0-9a-f]{64}$' },
-          },
-        },
-      },
-    },
-  },
-  complianceSummary: {
-    type: 'object',
-    properties: {
-      tenant_id: { type: 'string' }, date: { type: 'string', format: 'date' }, generated_at: { type: 'string', format: 'date-time' },
-      log_sha256: { type: 'string', pattern: '^[0-9a-f]{64}$', description: "SHA-256 of the day's logs/YYYY-MM-DD.csv as an evidence pack would hold it now" },
-      hotspots: {
-        type: 'array',
-        items: {
-          type: 'object',
-          properties: {
-            hotspot_id: { type: 'string' }, name: { type: 'string' }, record_count: { type: 'integer' }, session_count: { type: 'integer' },
-            chain_valid: { type: 'boolean' }, tsa_status: { $ref: '#/components/schemas/complianceTsaStatus' },
-            warnings: { type: 'array', items: { $ref: '#/components/schemas/complianceWarning' } },
-          },
-        },
-      },
-      totals: {
-        type: 'object',
-        properties: {
-          record_count: { type: 'integer' }, session_count: { type: 'integer' }, chain_valid: { type: 'boolean' },
-          first_break: nullable({ type: 'object', properties: { seq: { type: 'integer' }, id: { type: 'string' }, problem: { enum: ['hash_mismatch', 'broken_link', 'sequence_gap'] }, detail: { type: 'string' } } }),
-          tsa_status: { $ref: '#/components/schemas/complianceTsaStatus' }, tsa_gen_time: nullable({ type: 'string', format: 'date-time' }),
-          warnings: { type: 'array', items: { $ref: '#/components/schemas/complianceWarning' } },
-        },
-      },
-    },
-  },
-  complianceTsaStatus: {
-    enum: ['granted', 'failed', 'not_configured', 'day_open'],
-    description: 'granted: a token covers the log as it is now; day_open: the day is not over, nothing is stamped yet',
-  },
-  complianceWarning: {
-    type: 'object',
-    properties: {
-      code: { enum: ['session_without_end', 'record_dead_lettered', 'sequence_gap', 'hash_mismatch', 'broken_link', 'tsa_failed', 'tsa_not_configured'] },
-      message: { type: 'string' }, hotspot_id: nullable({ type: 'string' }), session_id: { type: 'string' }, seq: { type: 'integer' },
-    },
-  },
-  tenantMe: { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' }, modules: { type: 'array', items: { type: 'string' } } } },
-};
+/** The error body every route may answer with. */
+export const errorResponse = responseSchema('error', {
+  type: 'object', required: ['error'],
+  properties: { error: { type: 'string' }, message: { type: 'string' }, details: { type: 'array' } },
+});
 
 /**
  * RFC 3339 allows what neither JavaScript nor Postgres can hold: a leap second
@@ -360,29 +120,34 @@ function withStorableTimes(ajv: Ajv): Ajv {
 }
 
 export interface Validators {
-  body(id: string): (data: unknown) => void;
-  query(id: string): (data: unknown) => void;
+  body(s: RequestSchema<unknown>): (data: unknown) => void;
+  query(s: RequestSchema<unknown>): (data: unknown) => void;
 }
 
-/** Compiles every schema once, at start. A route naming an unknown schema fails here, not on a request. */
+/**
+ * The validators of request bodies and query strings (values arrive as
+ * strings and are coerced). Each schema is compiled once, when the routes
+ * are mounted at start, however many routes and listeners share it; never
+ * on a request.
+ */
 export function compileValidators(): Validators {
   const bodyAjv = withStorableTimes(addFormats(new Ajv({ allErrors: true, useDefaults: true, strict: false })));
   const queryAjv = withStorableTimes(addFormats(new Ajv({ allErrors: true, useDefaults: true, coerceTypes: true, strict: false })));
-  const compiled = (ajv: Ajv, schemas: Record<string, Schema>): Map<string, ValidateFunction> =>
-    new Map(Object.entries(schemas).map(([id, s]) => [id, ajv.compile(s)]));
-  const bodies = compiled(bodyAjv, BODY_SCHEMAS);
-  const queries = compiled(queryAjv, QUERY_SCHEMAS);
-  const wrap = (fns: Map<string, ValidateFunction>, where: string) => (id: string) => {
-    const fn = fns.get(id);
-    if (!fn) throw new Error(`no ${where} schema named ${id}`);
-    return (data: unknown): void => {
-      if (data === undefined) {
-        throw Errors.VALIDATION_FAILED(`Request ${where} is required`, [{ field: '', message: `${where} is required` }]);
-      }
-      if (!fn(data)) throw Errors.VALIDATION_FAILED(describe(fn.errors ?? [], where), details(fn.errors ?? []));
+  const wrap = (ajv: Ajv, where: string) => {
+    const compiled = new Map<RequestSchema<unknown>, ValidateFunction>();
+    return (s: RequestSchema<unknown>) => {
+      let fn = compiled.get(s);
+      if (!fn) compiled.set(s, (fn = ajv.compile(s.schema)));
+      const validate = fn;
+      return (data: unknown): void => {
+        if (data === undefined) {
+          throw Errors.VALIDATION_FAILED(`Request ${where} is required`, [{ field: '', message: `${where} is required` }]);
+        }
+        if (!validate(data)) throw Errors.VALIDATION_FAILED(describe(validate.errors ?? [], where), details(validate.errors ?? []));
+      };
     };
   };
-  return { body: wrap(bodies, 'body'), query: wrap(queries, 'query') };
+  return { body: wrap(bodyAjv, 'body'), query: wrap(queryAjv, 'query') };
 }
 
 function fieldOf(e: ErrorObject): string {

@@ -1,17 +1,18 @@
 import { EvidencePackService, type Engine } from '../../engine/index.js';
-import type { Route } from '../router.js';
+import { route, type Route } from '../router.js';
+import { auditChainDay, auditChainDayQuery, complianceExport, complianceSummary, complianceSummaryQuery } from './compliance.schemas.js';
 
 /** Compliance (spec §4.1, §4.6): the audit chain of a day, the 5651 evidence pack and daily summary. */
 export function complianceRoutes(engine: Engine): Route[] {
   return [
-    {
-      method: 'get', path: '/v1/compliance/audit-chain', surface: 'public', auth: true, module: 'compliance', querySchema: 'auditChainDay',
-      responseSchema: 'auditChainDay',
+    route({
+      method: 'get', path: '/v1/compliance/audit-chain', surface: 'public', auth: true, module: 'compliance', querySchema: auditChainDayQuery,
+      responseSchema: auditChainDay,
       summary: "The tenant's audit records of one UTC day in chain order, and whether the chain verifies (docs/audit-chain.md has the rule)",
       handler: async ({ principal, q }) => ({ status: 200, body: await engine.audit.day(principal.tenant.id, q.date) }),
-    },
-    {
-      method: 'get', path: '/v1/compliance/5651/export', surface: 'public', auth: true, module: 'compliance', querySchema: 'complianceExport',
+    }),
+    route({
+      method: 'get', path: '/v1/compliance/5651/export', surface: 'public', auth: true, module: 'compliance', querySchema: complianceExport,
       responseType: 'application/zip',
       summary: 'The 5651 evidence pack of a range of UTC days (at most 366) as a streamed ZIP: daily access logs, chain records, '
         + 'RFC 3161 time-stamp tokens and a manifest of SHA-256 digests (docs/evidence-pack.md)',
@@ -24,13 +25,13 @@ export function complianceRoutes(engine: Engine): Route[] {
           headers: { 'content-disposition': `attachment; filename="${pack.filename}"`, 'cache-control': 'no-store' },
         };
       },
-    },
-    {
-      method: 'get', path: '/v1/compliance/5651/summary', surface: 'public', auth: true, module: 'compliance', querySchema: 'complianceSummary',
-      responseSchema: 'complianceSummary',
+    }),
+    route({
+      method: 'get', path: '/v1/compliance/5651/summary', surface: 'public', auth: true, module: 'compliance', querySchema: complianceSummaryQuery,
+      responseSchema: complianceSummary,
       summary: 'The daily 5651 log summary of a UTC day per hotspot and for the tenant: record count, chain integrity, '
         + 'time-stamp status and missing-record warnings (a finished day without a token is time-stamped now)',
       handler: async ({ principal, q }) => ({ status: 200, body: await engine.dailySummary.day(principal.tenant.id, q.date) }),
-    },
+    }),
   ];
 }

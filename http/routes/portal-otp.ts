@@ -1,6 +1,10 @@
 import { AppError, Errors, type Engine } from '../../engine/index.js';
 import type { Reply } from '../respond.js';
-import type { Route, RouteContext } from '../router.js';
+import { route, type Route, type RouteContext } from '../router.js';
+import { portalQuery } from './portal.schemas.js';
+import { portalEmailRequest, portalEmailVerify, portalOtpStatus, portalSmsRequest, portalSmsVerify, type PortalOtpBody } from './sign-in-schemas.js';
+
+type Ctx = RouteContext<PortalOtpBody, { hotspot_id?: string }>;
 
 const REQUEST_ERRORS = {
   400: 'phone_invalid (or email_invalid, invalid_mac)', 403: 'phone_prefix_blocked, method_not_allowed_here',
@@ -11,14 +15,14 @@ const VERIFY_ERRORS = {
   423: 'otp_locked (5 wrong tries)', 404: 'hotspot_not_found',
 };
 
-function hotspotOf({ body, q }: RouteContext): string {
+function hotspotOf({ body, q }: Ctx): string {
   const id: string | undefined = body.hotspot_id ?? q.hotspot_id;
   if (!id) throw Errors.VALIDATION_FAILED('hotspot_id is required (query parameter or body field)', [{ field: 'hotspot_id', message: 'is required' }]);
   return id;
 }
 
 /** A limit refusal carries its wait as a header too (RFC 9110 §10.2.3), for clients that read only that. */
-function withRetryAfter(run: (ctx: RouteContext) => Promise<Reply>): (ctx: RouteContext) => Promise<Reply> {
+function withRetryAfter(run: (ctx: Ctx) => Promise<Reply>): (ctx: Ctx) => Promise<Reply> {
   return async (ctx) => {
     try {
       return await run(ctx);
@@ -37,43 +41,43 @@ function withRetryAfter(run: (ctx: RouteContext) => Promise<Reply>): (ctx: Route
  */
 export function portalOtpRoutes(engine: Engine): Route[] {
   const otp = engine.otp;
-  const base = { surface: 'portal', auth: false, querySchema: 'portalQuery' } as const;
-  // `to` is the phone for the SMS routes (the body's `channel` picks SMS or messaging app), the address for e-mail.
+  const base = { surface: 'portal', auth: false, querySchema: portalQuery } as const;
+  // The schemas require the identity and the code; `?? ''` only satisfies the type. `to` is the phone for the SMS routes (the body's `channel` picks SMS or messaging app), the address for e-mail.
   const requestCode = (kind: 'phone' | 'email') => withRetryAfter(async (ctx) => ({
     status: 200,
     body: await otp.request({
-      hotspotId: hotspotOf(ctx), to: ctx.body[kind], channel: kind === 'email' ? 'email' : ctx.body.channel ?? 'sms', mac: ctx.body.mac,
+      hotspotId: hotspotOf(ctx), to: ctx.body[kind] ?? '', channel: kind === 'email' ? 'email' : ctx.body.channel ?? 'sms', mac: ctx.body.mac,
       ip: ctx.body.ip || ctx.remoteIp, ssid: ctx.body.ssid ?? '', locale: ctx.body.lang,
     }),
   }));
-  const verifyCode = (kind: 'phone' | 'email') => async (ctx: RouteContext): Promise<Reply> => ({
+  const verifyCode = (kind: 'phone' | 'email') => async (ctx: Ctx): Promise<Reply> => ({
     status: 200,
     body: await otp.verify({
-      hotspotId: hotspotOf(ctx), kind, to: ctx.body[kind], code: ctx.body.code, mac: ctx.body.mac,
+      hotspotId: hotspotOf(ctx), kind, to: ctx.body[kind] ?? '', code: ctx.body.code ?? '', mac: ctx.body.mac,
       ip: ctx.body.ip || ctx.remoteIp, ssid: ctx.body.ssid ?? '',
     }),
   });
   return [
-    {
-      ...base, method: 'post', path: '/api/v1/hotspot-portal/sms/request', bodySchema: 'portalSmsRequest',
+    route({
+      ...base, method: 'post', path: '/api/v1/hotspot-portal/sms/request', bodySchema: portalSmsRequest,
       summary: 'Send a sign-in code by SMS or messaging app', errors: REQUEST_ERRORS, handler: requestCode('phone'),
-    },
-    {
-      method: 'get', path: '/api/v1/hotspot-portal/sms/status', surface: 'portal', auth: false, querySchema: 'portalOtpStatus',
+    }),
+    route({
+      method: 'get', path: '/api/v1/hotspot-portal/sms/status', surface: 'portal', auth: false, querySchema: portalOtpStatus,
       summary: 'Which channel carried a code, and whether it arrived', errors: { 404: 'otp_request_not_found' },
       handler: async ({ q }) => ({ status: 200, body: await otp.status(q.request_id) }),
-    },
-    {
-      ...base, method: 'post', path: '/api/v1/hotspot-portal/sms/verify', bodySchema: 'portalSmsVerify',
+    }),
+    route({
+      ...base, method: 'post', path: '/api/v1/hotspot-portal/sms/verify', bodySchema: portalSmsVerify,
       summary: 'Sign a device in with a code sent by SMS or messaging app', errors: VERIFY_ERRORS, handler: verifyCode('phone'),
-    },
-    {
-      ...base, method: 'post', path: '/api/v1/hotspot-portal/email/request', bodySchema: 'portalEmailRequest',
+    }),
+    route({
+      ...base, method: 'post', path: '/api/v1/hotspot-portal/email/request', bodySchema: portalEmailRequest,
       summary: 'Send a sign-in code by e-mail', errors: { ...REQUEST_ERRORS, 400: 'email_invalid (or invalid_mac)' }, handler: requestCode('email'),
-    },
-    {
-      ...base, method: 'post', path: '/api/v1/hotspot-portal/email/verify', bodySchema: 'portalEmailVerify',
+    }),
+    route({
+      ...base, method: 'post', path: '/api/v1/hotspot-portal/email/verify', bodySchema: portalEmailVerify,
       summary: 'Sign a device in with a code sent by e-mail', errors: VERIFY_ERRORS, handler: verifyCode('email'),
-    },
+    }),
   ];
 }

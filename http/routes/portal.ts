@@ -1,5 +1,6 @@
 import { Errors, type Engine } from '../../engine/index.js';
-import type { Route } from '../router.js';
+import { route, type Route } from '../router.js';
+import { authorized, portalQuery, portalVoucherVerify } from './portal.schemas.js';
 
 /**
  * Captive portal (spec §4.3): no credentials; the hotspot, given as the
@@ -7,16 +8,16 @@ import type { Route } from '../router.js';
  */
 export function portalRoutes(engine: Engine): Route[] {
   return [
-    {
+    route({
       method: 'post', path: '/api/v1/hotspot-portal/voucher/verify', surface: 'portal', auth: false,
-      bodySchema: 'portalVoucherVerify', querySchema: 'portalQuery', responseSchema: 'authorized',
+      bodySchema: portalVoucherVerify, querySchema: portalQuery, responseSchema: authorized,
       summary: 'Sign a device in with a voucher code',
       errors: {
         404: 'voucher_not_found {error} or hotspot_not_found', 410: 'voucher_expired {error, expired_at}',
         409: 'voucher_exhausted {error, max_uses, current_uses}', 403: 'voucher_ssid_not_allowed',
       },
       handler: async ({ body, q, remoteIp }) => {
-        const hotspotId: string | undefined = body.hotspot_id ?? q.hotspot_id;
+        const hotspotId = body.hotspot_id ?? q.hotspot_id;
         if (!hotspotId) {
           throw Errors.VALIDATION_FAILED('hotspot_id is required (query parameter or body field)', [{ field: 'hotspot_id', message: 'is required' }]);
         }
@@ -25,6 +26,6 @@ export function portalRoutes(engine: Engine): Route[] {
         });
         return { status: 200, body: result };
       },
-    },
+    }),
   ];
 }

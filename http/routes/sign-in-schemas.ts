@@ -1,12 +1,12 @@
-import { AUTH_METHODS, DEFAULT_OTP_LIMITS } from '../../engine/index.js';
+import { AUTH_METHODS, DEFAULT_OTP_LIMITS, type SignInSettingsInput } from '../../engine/index.js';
+import { looseRequestSchema, type Schema } from '../schemas.js';
 
 /**
  * Schemas of the OTP portal routes (portal-otp.ts) and the tenant sign-in
- * settings (sign-in-settings.ts), in a file of their own: schemas.ts compiles
- * them at start, and the route files import the router, which imports schemas.ts.
+ * settings (sign-in-settings.ts). Loose (not checked against their types by
+ * JSONSchemaType): the portal bodies are open objects that carry the gateway's
+ * redirect parameters through, and the settings hold object-or-null unions.
  */
-
-type Schema = Record<string, unknown>;
 
 const mac = { type: 'string', minLength: 1, maxLength: 32 };
 const hotspotId = { type: 'string', minLength: 1, maxLength: 64 };
@@ -23,7 +23,11 @@ const lang = { enum: ['tr', 'en'], description: 'Language of the message (defaul
  * portal page posts the gateway's redirect parameters in the same form, for
  * the hand-back.
  */
-export const PORTAL_OTP_BODY_SCHEMAS: Record<string, Schema> = {
+/** What every OTP portal body may carry besides its own fields (and the gateway's parameters, passed through). */
+interface PortalBody { mac: string; ssid?: string; ip?: string; hotspot_id?: string; lang?: 'tr' | 'en'; code?: string; phone?: string; email?: string; channel?: 'sms' | 'msgapp' }
+export type PortalOtpBody = PortalBody & Record<string, unknown>;
+
+const PORTAL_OTP_BODIES = {
   portalSmsRequest: {
     type: 'object', required: ['phone', 'mac'],
     properties: { phone, mac, ssid, ip, hotspot_id: hotspotId, lang, channel: { enum: ['sms', 'msgapp'], description: 'msgapp: the messaging-app channel' } },
@@ -31,14 +35,17 @@ export const PORTAL_OTP_BODY_SCHEMAS: Record<string, Schema> = {
   portalSmsVerify: { type: 'object', required: ['phone', 'code', 'mac'], properties: { phone, code, mac, ssid, ip, hotspot_id: hotspotId } },
   portalEmailRequest: { type: 'object', required: ['email', 'mac'], properties: { email, mac, ssid, ip, hotspot_id: hotspotId, lang } },
   portalEmailVerify: { type: 'object', required: ['email', 'code', 'mac'], properties: { email, code, mac, ssid, ip, hotspot_id: hotspotId } },
-};
+} satisfies Record<string, Schema>;
 
-export const PORTAL_OTP_QUERY_SCHEMAS: Record<string, Schema> = {
-  portalOtpStatus: {
-    type: 'object', additionalProperties: true, required: ['request_id'],
-    properties: { request_id: { type: 'string', minLength: 1, maxLength: 128 } },
-  },
-};
+export const portalSmsRequest = looseRequestSchema<PortalOtpBody>('portalSmsRequest', PORTAL_OTP_BODIES.portalSmsRequest);
+export const portalSmsVerify = looseRequestSchema<PortalOtpBody>('portalSmsVerify', PORTAL_OTP_BODIES.portalSmsVerify);
+export const portalEmailRequest = looseRequestSchema<PortalOtpBody>('portalEmailRequest', PORTAL_OTP_BODIES.portalEmailRequest);
+export const portalEmailVerify = looseRequestSchema<PortalOtpBody>('portalEmailVerify', PORTAL_OTP_BODIES.portalEmailVerify);
+
+export const portalOtpStatus = looseRequestSchema<{ request_id: string }>('portalOtpStatus', {
+  type: 'object', additionalProperties: true, required: ['request_id'],
+  properties: { request_id: { type: 'string', minLength: 1, maxLength: 128 } },
+});
 
 // The secret itself never enters: only the name of the environment variable that holds it.
 const ref = { type: 'string', pattern: '^env://[A-Za-z_][A-Za-z0-9_]*$', maxLength: 200, description: 'env://VARIABLE' };
@@ -99,5 +106,5 @@ const settings: Schema = {
   },
 };
 
-export const SIGN_IN_SETTINGS_BODY_SCHEMAS: Record<string, Schema> = { signInSettings: settings };
+export const signInSettings = looseRequestSchema<SignInSettingsInput>('signInSettings', settings);
 

@@ -1,8 +1,12 @@
 import { DEFAULT_CODE_FORMAT, Errors, toConsole, toPublic, type Engine, type VoucherSpec } from '../../engine/index.js';
-import type { Route } from '../router.js';
+import { route, type Route } from '../router.js';
+import {
+  bandwidthProfile, bandwidthProfiles, consoleBatch, consoleVoucherBatch, voucher, voucherCreate, voucherDeleted, voucherList, voucherPage,
+  type VoucherFields,
+} from './vouchers.schemas.js';
 
 /** Body fields shared by both creation surfaces, as the engine's spec. */
-function specOf(body: Record<string, any>): VoucherSpec {
+function specOf(body: VoucherFields): VoucherSpec {
   return {
     max_uses: body.max_uses ?? null,
     expires_at: body.expires_at ? new Date(body.expires_at) : null,
@@ -22,41 +26,41 @@ export function voucherRoutes(engine: Engine): Route[] {
   const vs = engine.vouchers;
   const now = (): number => Date.now();
   return [
-    {
-      method: 'post', path: '/v1/vouchers', surface: 'public', auth: true, module: 'vouchers', bodySchema: 'voucherCreate',
-      responseSchema: 'voucher', status: 201, summary: 'Create one voucher (POS systems); code generated when omitted',
+    route({
+      method: 'post', path: '/v1/vouchers', surface: 'public', auth: true, module: 'vouchers', bodySchema: voucherCreate,
+      responseSchema: voucher, status: 201, summary: 'Create one voucher (POS systems); code generated when omitted',
       errors: { 409: 'voucher_code_taken', 400: 'unknown_bandwidth_profile' },
       handler: async ({ principal, body }) => ({
         status: 201, body: await vs.createOne(principal.tenant.id, specOf(body), body.code, 'api'),
       }),
       audit: (_ctx, out) => ({ event: 'voucher_created', details: { voucher_id: out.id, code: out.code, max_uses: out.max_uses } }),
-    },
-    {
-      method: 'get', path: '/v1/vouchers', surface: 'public', auth: true, module: 'vouchers', querySchema: 'voucherList',
-      responseSchema: 'voucherPage',
+    }),
+    route({
+      method: 'get', path: '/v1/vouchers', surface: 'public', auth: true, module: 'vouchers', querySchema: voucherList,
+      responseSchema: voucherPage,
       summary: 'List vouchers; status filter takes active, used, expired or the console states created, activated',
       handler: async ({ principal, q }) => {
         const page = await vs.list(principal.tenant.id, q.status, q.limit, q.offset);
         return { status: 200, body: { ...page, data: page.data.map((r) => toPublic(r, r.uses, now())) } };
       },
-    },
-    {
-      method: 'get', path: '/v1/vouchers/:id', surface: 'public', auth: true, module: 'vouchers', responseSchema: 'voucher',
+    }),
+    route({
+      method: 'get', path: '/v1/vouchers/:id', surface: 'public', auth: true, module: 'vouchers', responseSchema: voucher,
       summary: 'Read a voucher', errors: { 404: 'voucher_not_found' },
       handler: async ({ principal, params }) => {
         const r = await vs.get(principal.tenant.id, params[0]!);
         return { status: 200, body: toPublic(r, r.uses, now()) };
       },
-    },
-    {
-      method: 'del', path: '/v1/vouchers/:id', surface: 'public', auth: true, module: 'vouchers', responseSchema: 'voucherDeleted',
+    }),
+    route({
+      method: 'del', path: '/v1/vouchers/:id', surface: 'public', auth: true, module: 'vouchers', responseSchema: voucherDeleted,
       summary: 'Delete a voucher: the code stops working at once; live sessions it started go on', errors: { 404: 'voucher_not_found' },
       handler: async ({ principal, params }) => ({ status: 200, body: await vs.delete(principal.tenant.id, params[0]!) }),
       audit: (_ctx, out) => ({ event: 'voucher_deleted', details: { voucher_id: out.id, code: out.code } }),
-    },
-    {
-      method: 'post', path: '/api/v1/vouchers', surface: 'console', auth: true, module: 'vouchers', bodySchema: 'consoleVoucherBatch',
-      responseSchema: 'consoleBatch', status: 201, summary: 'Create a batch of up to 10,000 vouchers with generated codes',
+    }),
+    route({
+      method: 'post', path: '/api/v1/vouchers', surface: 'console', auth: true, module: 'vouchers', bodySchema: consoleVoucherBatch,
+      responseSchema: consoleBatch, status: 201, summary: 'Create a batch of up to 10,000 vouchers with generated codes',
       errors: { 409: 'code_space_exhausted', 400: 'unknown_bandwidth_profile' },
       handler: async ({ principal, body }) => {
         const rows = await vs.createBatch(principal.tenant.id,
@@ -67,23 +71,23 @@ export function voucherRoutes(engine: Engine): Route[] {
         event: 'voucher_batch_created',
         details: { count: out.vouchers.length, first_id: out.vouchers[0]?.id ?? null, last_id: out.vouchers.at(-1)?.id ?? null, bandwidth_profile: body.bandwidth_profile ?? null },
       }),
-    },
-    {
-      method: 'get', path: '/api/v1/vouchers', surface: 'console', auth: true, module: 'vouchers', querySchema: 'voucherList',
+    }),
+    route({
+      method: 'get', path: '/api/v1/vouchers', surface: 'console', auth: true, module: 'vouchers', querySchema: voucherList,
       summary: 'List vouchers with console states (created, activated, used, expired)',
       handler: async ({ principal, q }) => {
         const page = await vs.list(principal.tenant.id, q.status, q.limit, q.offset);
         return { status: 200, body: { ...page, data: page.data.map((r) => toConsole(r, r.uses, now())) } };
       },
-    },
-    {
-      method: 'get', path: '/v1/bandwidth-profiles', surface: 'public', auth: true, responseSchema: 'bandwidthProfiles',
+    }),
+    route({
+      method: 'get', path: '/v1/bandwidth-profiles', surface: 'public', auth: true, responseSchema: bandwidthProfiles,
       summary: "The tenant's bandwidth profiles (spec §2.1 defaults with the tenant's overrides)",
       handler: async ({ principal }) => ({ status: 200, body: await engine.bandwidthProfiles.list(principal.tenant.id) }),
-    },
-    {
-      method: 'put', path: '/v1/bandwidth-profiles/:name', surface: 'public', auth: true, bodySchema: 'bandwidthProfile',
-      responseSchema: 'bandwidthProfiles', summary: 'Customise or add a bandwidth profile; applies to vouchers created afterwards',
+    }),
+    route({
+      method: 'put', path: '/v1/bandwidth-profiles/:name', surface: 'public', auth: true, bodySchema: bandwidthProfile,
+      responseSchema: bandwidthProfiles, summary: 'Customise or add a bandwidth profile; applies to vouchers created afterwards',
       handler: async ({ principal, params, body }) => {
         if (!/^[a-z0-9_-]{1,64}$/.test(params[0]!)) {
           throw Errors.VALIDATION_FAILED('profile name must be 1-64 of a-z, 0-9, _ and -', [{ field: 'name', message: 'invalid' }]);
@@ -91,6 +95,6 @@ export function voucherRoutes(engine: Engine): Route[] {
         return { status: 200, body: await engine.bandwidthProfiles.put(principal.tenant.id, params[0]!, { daily_quota_mb: null, ...body }) };
       },
       audit: ({ params, body }) => ({ event: 'bandwidth_profile_changed', details: { name: params[0], ...body } }),
-    },
+    }),
   ];
 }

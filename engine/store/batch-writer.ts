@@ -1,0 +1,86 @@
+import { Redis } from 'ioredis';
+import { keys } from '../redis/keys.js';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import { daysToFile, PartitionCache } from '../audit/chain-writer.js';
+import { auditEntriesOf, writeOutbox, type OutboxRecord, type VoucherCount } from './outbox-writer.js';
+import type { Pool } from './postgres.js';
+
+/**
+ * Stores one batch of outbox records in one Postgres transaction (the day
+ * partitions it needs made first), then brings voucher counters in Redis up
+ * to what Postgres counts.
+ */
+export class BatchWriter {
+  private readonly partitions = new PartitionCache();
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly pool: Pool,
+    private readonly log: Logger,
+    private readonly metrics: Metrics,
+  ) {}
+
+  /** Our cache of partitions made is wrong (one is missing): they are made again on the next write. */
+  forgetPartitions(): void {
+    this.partitions.forgetAll();
+  }
+
+  async write(records: OutboxRecord[]): Promise<void> {
+    const audit = auditEntriesOf(records);
+    await this.partitions.ensure(this.pool, daysToFile(audit.map((e) => e.ts)));
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const { written, counters } = await writeOutbox(client, records, audit);
+      await client.query('COMMIT');
+      this.metrics.inc('outbox_records_written_total', '', written);
+      if (counters.length) await this.raiseRedisCounters(counters);
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  /**
+   * After a commit, no voucher's Redis counter may stay below what Postgres
+   * now counts. Redis is normally ahead and nothing is written; it is behind
+   * only when a restarted Redis was reloaded from Postgres before this batch
+   * (read from the old Redis) was stored, and then this closes the gap.
+   * Best effort: the uses are stored; a failure here is only logged.
+   */
+  private async raiseRedisCounters(counters: VoucherCount[]): Promise<void> {
+    const p = this.redis.pipeline();
+    for (const v of counters) p.raiseUsesV1(keys.voucher(v.tenant_id, v.code), v.id, v.uses);
+    const results = (await p.exec().catch((err: Error) => [[err, null]] as [Error, null][])) ?? [];
+    const failed = results.find(([err]) => err);
+    if (failed) this.log.warn({ err: failed[0]?.message }, 'could not raise voucher counters in Redis after a commit');
+  }
+}
+
+/**
+ * Whether Postgres refused a write for what it carried (a value it cannot
+ * store, a constraint) rather than for being unreachable or busy: only then
+ * is retrying the same rows pointless. Errors our own code throws while
+ * building rows from a malformed record (TypeError, RangeError, SyntaxError)
+ * count as refusals too.
+ */
+export function refusedForItsData(err: unknown): boolean {
+  if (partitionMissing(err)) return false;
+  if (err instanceof TypeError || err instanceof RangeError || err instanceof SyntaxError) return true;
+  const code = (err as { code?: unknown }).code;
+  // SQLSTATE class 21: cardinality violation; 22: data exception; 23: integrity constraint violation.
+  return typeof code === 'string' && /^2[123][0-9A-Z]{3}$/.test(code);
+}
+
+/**
+ * An insert that found no partition for its day (23514, "no partition of
+ * relation found for row") or a partition table that is gone (42P01): our
+ * cache of created partitions is wrong, not the record.
+ */
+export function partitionMissing(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  return code === '23514' || code === '42P01';
+}
