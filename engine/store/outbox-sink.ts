@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { keys, OUTBOX_GROUP } from '../redis/keys.js';
+import { keys, OUTBOX_GROUP, tenantOfKey } from '../redis/keys.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { daysToFile, PartitionCache } from '../audit/chain-writer.js';
@@ -536,11 +536,6 @@ function partitionMissing(err: unknown): boolean {
 /** The sink's lag: how old the oldest record read and not yet stored is. */
 export function lagSeconds(oldestPendingMs: number): number {
   return oldestPendingMs === 0 ? 0 : (Date.now() - oldestPendingMs) / 1000;
-}
-
-function tenantOfKey(key: string): string {
-  // {t:<tenant>}:outbox
-  return key.slice(3, key.indexOf('}'));
 }
 
 /** Orders entries by stream, then by id (milliseconds, then sequence, as numbers). */
