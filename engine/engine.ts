@@ -16,13 +16,14 @@ import { createRedis } from './redis/scripts.js';
 import { ActorPool } from './sessions/actor-pool.js';
 import { RadiusGateway } from './sessions/radius-gateway.js';
 import { SessionService } from './sessions/session-service.js';
-import { SignInService } from './sessions/sign-in.js';
+import { MetricsDecisionSink } from './signin/decision-sink.js';
+import { HOTSPOT_DEFAULT_TERMS } from './signin/identity-method.js';
+import { SignInService } from './signin/sign-in-service.js';
 import { deadLettersBetween } from './store/outbox-sink.js';
 import { SinkWorker } from './store/sink-worker.js';
 import { createPool, migrate, type Pool } from './store/postgres.js';
 import { CredentialVerifier } from './tenants/credentials.js';
 import { TenantService } from './tenants/tenant-service.js';
-import { VoucherRedemption } from './vouchers/voucher-redemption.js';
 import { VoucherService } from './vouchers/voucher-service.js';
 
 export interface EngineOptions {
@@ -48,7 +49,6 @@ export class Engine {
   readonly hotspots: HotspotService;
   readonly nas: NasRegistry;
   readonly vouchers: VoucherService;
-  readonly redemption: VoucherRedemption;
   /** The outbox sink, on its own worker thread (started by start() unless options.sink is false). */
   readonly sink: SinkWorker;
   readonly actors: ActorPool | null;
@@ -67,7 +67,6 @@ export class Engine {
     this.runSink = options.sink ?? true;
     this.redis = createRedis(config.redisUrl, log);
     this.pool = createPool(config.databaseUrl, log);
-    this.metrics.counter('voucher_verify_total', 'Portal voucher verifications by outcome', 'result');
     this.tenants = new TenantService(this.pool, this.redis);
     this.tenants.onCreated = () => this.sink.tenantsChanged();
     this.credentials = new CredentialVerifier(this.tenants, config.jwtSecret, config.jwtLeewaySec);
@@ -75,8 +74,6 @@ export class Engine {
     this.nas = new NasRegistry(this.pool, log.child({ component: 'nas-registry' }));
     this.hotspots.onNasChange = () => this.nas.refresh();
     this.vouchers = new VoucherService(this.pool, this.redis, now);
-    this.redemption = new VoucherRedemption(this.redis, this.hotspots, this.vouchers, this.metrics,
-      { sessionMinutes: config.defaultSessionMinutes, idleSec: config.defaultIdleTimeoutSec }, now);
     this.sink = new SinkWorker({ redisUrl: config.redisUrl, databaseUrl: config.databaseUrl, nodeId: config.nodeId, logLevel: config.logLevel },
       log.child({ component: 'outbox-sink' }), this.metrics);
 
@@ -88,7 +85,11 @@ export class Engine {
         })
       : null;
     const actors = this.actors ?? disabledActors();
-    this.signIn = new SignInService(this.redemption, actors);
+    this.signIn = new SignInService({
+      redis: this.redis, hotspots: this.hotspots, loader: this.vouchers, actors, decisions: new MetricsDecisionSink(this.metrics),
+      metrics: this.metrics, terms: HOTSPOT_DEFAULT_TERMS, now,
+      defaults: { sessionMinutes: config.defaultSessionMinutes, idleSec: config.defaultIdleTimeoutSec },
+    });
     this.sessions = new SessionService(this.pool, this.redis, actors, this.hotspots, now);
     this.radius = gateway = new RadiusGateway(this.nas, actors, this.signIn, log.child({ component: 'radius-gateway' }));
     this.audit = new AuditService(this.pool);
