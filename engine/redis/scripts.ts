@@ -14,6 +14,8 @@ import type { Logger } from '../logger.js';
  * A script may include shared fragments from lua/includes/ with a line
  * `--- @include "<name>"` (BullMQ's pattern): readScript puts the fragment's
  * text there when it reads the file, so ioredis still sees one script.
+ * Fragments define local functions only, and call Redis through the
+ * including script's `local rcall = redis.call`, declared before its includes.
  */
 const SCRIPTS = [
   { file: 'put-voucher-1.lua', name: 'putVoucherV2', numberOfKeys: 1 },
