@@ -78,10 +78,10 @@ function mac(phase: number, n: number): string {
 /** One session start through the production script; resolves to its outcome ('ok' expected) and session id. */
 async function useVoucher(redis: Redis, s: Site, code: string, m: string): Promise<[outcome: string, sid: string]> {
   const sid = newId('sess_');
-  const r = await redis.useVoucherV4(
+  const r = await redis.useVoucherV5(
     keys.voucher(s.tenant, code), keys.voucherDevices(s.tenant, code), keys.grant(s.tenant, s.hotspot, m),
     keys.outbox(s.tenant), keys.loaded(s.tenant), keys.live(s.tenant, s.hotspot), keys.sessionRef(s.tenant, sid),
-    keys.block(s.tenant, m), Date.now(), m, s.hotspot, '10.20.0.1', 'Guest', sid, newId('vu_'), 1440, 900, 'voucher');
+    keys.block(s.tenant, m), Date.now(), m, s.hotspot, '10.20.0.1', 'Guest', sid, 1440, 900);
   return [String(r[0]), sid];
 }
 

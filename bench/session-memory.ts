@@ -102,9 +102,9 @@ async function redisBytes(redis: Redis, n: number): Promise<number> {
     const p = redis.pipeline();
     for (let j = i; j < Math.min(n, i + 2000); j++) {
       const h = hashFor(j, now);
-      (p as unknown as Redis).useVoucherV4(keys.voucher(t, 'BENCH'), keys.voucherDevices(t, 'BENCH'), keys.grant(t, h.hs!, h.mac!),
+      (p as unknown as Redis).useVoucherV5(keys.voucher(t, 'BENCH'), keys.voucherDevices(t, 'BENCH'), keys.grant(t, h.hs!, h.mac!),
         keys.outbox(t), keys.loaded(t), keys.live(t, h.hs!), keys.sessionRef(t, h.sid!), keys.block(t, h.mac!),
-        now, h.mac!, h.hs!, h.ip!, h.ssid!, h.sid!, `vu_${j}`, 60, 900, 'voucher');
+        now, h.mac!, h.hs!, h.ip!, h.ssid!, h.sid!, 60, 900);
     }
     await p.exec();
   }

@@ -18,12 +18,14 @@ import { DisabledActors, type SessionActors } from './sessions/actor-ports.js';
 import { BlockService } from './sessions/block-service.js';
 import { NasCommandRelay, RadiusGateway } from './sessions/radius-gateway.js';
 import { SessionService } from './sessions/session-service.js';
-import { SignInService } from './sessions/sign-in.js';
+import { MetricsDecisionSink } from './signin/decision-sink.js';
 import { OtpFallbackPoller } from './signin/otp/fallback-poller.js';
 import { OtpHasher } from './signin/otp/otp-code.js';
 import { OtpService } from './signin/otp/otp-service.js';
-import { NO_SESSION_STARTER, type OtpDecisionSink, type SessionStarter } from './signin/otp/types.js';
+import type { OtpDecisionSink, SessionStarter } from './signin/otp/types.js';
 import type { OtpSenders } from './signin/providers/types.js';
+import { SignInService } from './signin/sign-in-service.js';
+import { SettingsTerms } from './signin/settings-terms.js';
 import { SignInSettingsService } from './signin/sign-in-settings.js';
 import { deadLettersBetween } from './store/dead-letters.js';
 import { SinkWorker } from './store/sink-worker.js';
@@ -32,7 +34,6 @@ import { CredentialVerifier } from './tenants/credentials.js';
 import { TenantService } from './tenants/tenant-service.js';
 import { BandwidthProfileService } from './vouchers/bandwidth-profile-service.js';
 import { VoucherLoader } from './vouchers/voucher-loader.js';
-import { VoucherRedemption } from './vouchers/voucher-redemption.js';
 import { VoucherService } from './vouchers/voucher-service.js';
 
 export interface EngineOptions {
@@ -62,7 +63,6 @@ export class Engine {
   readonly vouchers: VoucherService;
   readonly bandwidthProfiles: BandwidthProfileService;
   readonly blocks: BlockService;
-  readonly redemption: VoucherRedemption;
   /** The outbox sink, on its own worker thread (started by start() unless options.sink is false). */
   readonly sink: SinkWorker;
   readonly actors: ActorPool | null;
@@ -85,7 +85,6 @@ export class Engine {
     this.runSink = options.sink ?? true;
     this.redis = createRedis(config.redisUrl, log);
     this.pool = createPool(config.databaseUrl, log);
-    this.metrics.counter('voucher_verify_total', 'Portal voucher verifications by outcome', 'result');
     // Built first: the services below tell them of changes through constructor callbacks.
     this.sink = new SinkWorker({ redisUrl: config.redisUrl, databaseUrl: config.databaseUrl, nodeId: config.nodeId, logLevel: config.logLevel },
       log.child({ component: 'outbox-sink' }), this.metrics);
@@ -96,8 +95,7 @@ export class Engine {
     this.blocks = new BlockService(this.pool, this.redis, now);
     this.bandwidthProfiles = new BandwidthProfileService(this.pool);
     this.vouchers = new VoucherService(this.pool, this.redis, now, this.bandwidthProfiles, new VoucherLoader(this.pool, this.redis, this.blocks));
-    this.redemption = new VoucherRedemption(this.redis, this.hotspots, this.vouchers, this.metrics,
-      { sessionMinutes: config.defaultSessionMinutes, idleSec: config.defaultIdleTimeoutSec }, now);
+    this.signInSettings = new SignInSettingsService(this.pool, now);
 
     // The actors reach the NAS through the relay; radius/ plugs its CoA client into it later (setNasControl).
     const relay = new NasCommandRelay(this.nas, log.child({ component: 'radius-gateway' }));
@@ -108,7 +106,12 @@ export class Engine {
         })
       : null;
     const actors = this.actors ?? new DisabledActors();
-    this.signIn = new SignInService(this.redemption, actors);
+    const decisions = new MetricsDecisionSink(this.metrics);
+    this.signIn = new SignInService({
+      redis: this.redis, hotspots: this.hotspots, loader: this.vouchers, actors, decisions,
+      metrics: this.metrics, terms: new SettingsTerms(this.signInSettings), now,
+      defaults: { sessionMinutes: config.defaultSessionMinutes, idleSec: config.defaultIdleTimeoutSec },
+    });
     this.sessions = new SessionService(this.pool, this.redis, actors, this.hotspots, this.blocks, now);
     this.radius = new RadiusGateway(this.nas, actors, this.signIn, relay);
     this.audit = new AuditService(this.pool);
@@ -118,19 +121,15 @@ export class Engine {
     });
     this.dailySummary = new DailySummary(this.pool, new TimestampStore(this.pool, config.tsaUrl ? new TsaClient(config.tsaUrl) : null), now,
       (tenant, from, to) => deadLettersBetween(this.redis, tenant, from, to));
-    // --- OTP sign-in (engine/signin/otp/): settings, codes, delivery fallback. The lead wires
-    // H's OtpSenders and the pipeline's SessionStarter here at merge.
-    this.signInSettings = new SignInSettingsService(this.pool, now);
-    this.metrics.counter('otp_decisions_total', 'OTP sign-in decisions (auth.success / auth.failure) by outcome and reason', 'decision');
-    const otpDecisions: OtpDecisionSink = options.otp?.decisions
-      ?? ((d) => this.metrics.inc('otp_decisions_total', d.outcome === 'accept' ? 'accept' : `reject_${d.reason}`));
+    // OTP sign-in (engine/signin/otp/): codes, limits and the delivery fallback; a verified code
+    // starts its session through the same pipeline as a voucher, and its decisions go to the same sink.
+    const otpDecisions: OtpDecisionSink = options.otp?.decisions ?? ((d) => decisions.record(d));
     this.otp = new OtpService(this.redis, this.hotspots, this.signInSettings, new OtpHasher(config.otpKey), {
       senders: options.otp?.senders ?? { forTenant: () => Promise.resolve(null) },
-      sessions: options.otp?.sessions ?? NO_SESSION_STARTER,
+      sessions: options.otp?.sessions ?? this.signIn,
       decisions: otpDecisions,
     }, this.metrics, log.child({ component: 'otp' }), now);
     this.otpPoller = new OtpFallbackPoller(this.otp, log.child({ component: 'otp-fallback' }), now, options.otp?.pollMs);
-    // --- end OTP sign-in ---
     this.metrics.gauge('live_sessions_in_actors', 'Live sessions held by hotspot actors', () => this.actors?.liveSessions ?? 0);
     this.metrics.counterFrom('radius_auth_mirror_hits_total', 'Access-Requests answered on the main thread from an actor\'s published accept (no hop)', () => this.actors?.mirrorHits ?? 0);
   }

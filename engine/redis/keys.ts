@@ -16,7 +16,7 @@ export const keys = {
   voucherDevices: (tenantId: string, code: string) => `${tag(tenantId)}:vd:${code}`,
   /** Hash: a device's authorisation at a hotspot; expires with the grant. */
   grant: (tenantId: string, hotspotId: string, mac: string) => `${tag(tenantId)}:g:${hotspotId}:${mac}`,
-  /** Stream: records waiting for the Postgres sink (voucher uses, later audit records). */
+  /** Stream: records waiting for the Postgres sink (engine/redis/records.ts: session starts, ends, extensions, audit). */
   outbox: (tenantId: string) => `${tag(tenantId)}:outbox`,
   /** Outbox records Postgres refused on their own (see OutboxSink), kept for an operator. */
   outboxDead: (tenantId: string) => `${tag(tenantId)}:outbox:dead`,
@@ -51,6 +51,15 @@ export const keys = {
    */
   otpFallbackTenants: () => '{svc}:otp:fb-tenants',
 } as const;
+
+/**
+ * The tenant a key belongs to, from its hash tag: `{t:<tenant>}:...` gives
+ * `<tenant>`. Only for keys built by `keys` (the outbox sink reads streams by
+ * key and must know whose records they hold).
+ */
+export function tenantOfKey(key: string): string {
+  return key.slice(3, key.indexOf('}'));
+}
 
 /** The consumer group of the outbox sink. */
 export const OUTBOX_GROUP = 'pg-sink';

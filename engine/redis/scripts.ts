@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Redis, type Result, type Callback, type RedisOptions } from 'ioredis';
 import { projectPath } from '../util/project-root.js';
 import type { Logger } from '../logger.js';
@@ -7,14 +8,22 @@ import type { Logger } from '../logger.js';
  * The Lua scripts of engine/redis/lua, registered with ioredis under a
  * versioned name. ioredis runs EVALSHA and falls back to EVAL on NOSCRIPT
  * (a restarted or new Redis), so scripts are never loaded by hand.
- * Bump the version suffix when a script's KEYS/ARGV/return contract changes.
+ * Bump the version suffix when a script's KEYS/ARGV/return contract changes
+ * (the records it queues included: engine/redis/records.ts).
+ *
+ * A script may include shared fragments from lua/includes/ with a line
+ * `--- @include "<name>"` (BullMQ's pattern): readScript puts the fragment's
+ * text there when it reads the file, so ioredis still sees one script.
+ * Fragments define local functions only, and call Redis through the
+ * including script's `local rcall = redis.call`, declared before its includes.
  */
 const SCRIPTS = [
   { file: 'put-voucher-1.lua', name: 'putVoucherV2', numberOfKeys: 1 },
   // V3: the loaded marker holds the server's run_id and `not_loaded` carries it; the session
   // quota fallback (old ARGV[10], 0 from every caller) is gone, so the method is ARGV[10].
   // V4: a replaced session is ended by the script itself (its end record queued with its bytes).
-  { file: 'use-voucher-8.lua', name: 'useVoucherV4', numberOfKeys: 8 },
+  // V5: the start is the method-neutral session_start record (no use id, no method argument).
+  { file: 'use-voucher-8.lua', name: 'useVoucherV5', numberOfKeys: 8 },
   { file: 'remove-voucher-2.lua', name: 'removeVoucherV1', numberOfKeys: 2 },
   // V2: totals per Acct-Session-Id, the status as ARGV[8], and whether the id is the session's current one.
   { file: 'account-session-2.lua', name: 'accountSessionV2', numberOfKeys: 2 },
@@ -23,6 +32,7 @@ const SCRIPTS = [
   { file: 'renew-lease-1.lua', name: 'renewLeaseV1', numberOfKeys: 1 },
   { file: 'remember-nas-1.lua', name: 'rememberNasV1', numberOfKeys: 1 },
   { file: 'raise-uses-1.lua', name: 'raiseUsesV1', numberOfKeys: 1 },
+  { file: 'start-session-6.lua', name: 'startSessionV1', numberOfKeys: 6 },
   // OTP sign-in (engine/signin/otp/)
   { file: 'request-otp-7.lua', name: 'requestOtpV1', numberOfKeys: 7 },
   { file: 'verify-otp-1.lua', name: 'verifyOtpV1', numberOfKeys: 1 },
@@ -41,11 +51,11 @@ declare module 'ioredis' {
       minutes: Arg, downKbps: Arg, upKbps: Arg, quotaMb: Arg, profile: string, code: string, sessionQuotaMb: Arg,
       callback?: Callback<number>,
     ): Result<number, Context>;
-    useVoucherV4(
+    useVoucherV5(
       voucherKey: string, devicesKey: string, grantKey: string, outboxKey: string, loadedKey: string,
       liveKey: string, sessionRefKey: string, blockKey: string,
       now: Arg, mac: string, hotspotId: string, ip: string, ssid: string,
-      sessionId: string, useId: string, defaultMinutes: Arg, idleSec: Arg, method: string,
+      sessionId: string, defaultMinutes: Arg, idleSec: Arg,
       callback?: Callback<unknown[]>,
     ): Result<unknown[], Context>;
     removeVoucherV1(voucherKey: string, devicesKey: string, id: string, callback?: Callback<number>): Result<number, Context>;
@@ -67,6 +77,13 @@ declare module 'ioredis' {
     renewLeaseV1(leaseKey: string, owner: string, ttlMs: Arg, callback?: Callback<number>): Result<number, Context>;
     rememberNasV1(grantKey: string, sid: string, nasId: string, nasUser: string, callback?: Callback<number>): Result<number, Context>;
     raiseUsesV1(voucherKey: string, voucherId: string, uses: Arg, callback?: Callback<number>): Result<number, Context>;
+    startSessionV1(
+      grantKey: string, outboxKey: string, loadedKey: string, liveKey: string, sessionRefKey: string, blockKey: string,
+      now: Arg, mac: string, hotspotId: string, ip: string, ssid: string, sessionId: string,
+      minutes: Arg, idleSec: Arg, method: string, user: string,
+      downKbps: Arg, upKbps: Arg, quotaMb: Arg, sessionQuotaMb: Arg, profile: string,
+      callback?: Callback<unknown[]>,
+    ): Result<unknown[], Context>;
     // OTP sign-in (engine/signin/otp/)
     requestOtpV1(
       codeKey: string, requestKey: string, userLimitKey: string, ipLimitKey: string, macLimitKey: string,
@@ -87,15 +104,36 @@ declare module 'ioredis' {
   }
 }
 
+const LUA_DIR = projectPath('engine', 'redis', 'lua');
+const INCLUDE = /^--- @include "([^"\n]*)"[ \t]*\r?$/gm;
+
+/**
+ * A script's text with its includes resolved: each `--- @include "<name>"`
+ * line becomes the text of `<dir>/includes/<name>.lua` (itself resolved the
+ * same way). A fragment goes in once per script, where it is first included:
+ * a second include of it (two fragments sharing a third) becomes a comment,
+ * and so does a cycle. Throws, naming the script and the line, when a
+ * fragment does not exist: a script missing a function would otherwise fail
+ * only when run.
+ */
+export function readScript(file: string, dir: string = LUA_DIR): string {
+  const seen = new Set<string>();
+  const resolve = (name: string, text: string): string => text.replace(INCLUDE, (_line, inc: string) => {
+    if (!/^[a-z0-9][a-z0-9-]*$/.test(inc)) throw new Error(`${name}: bad include name ${JSON.stringify(inc)}`);
+    if (seen.has(inc)) return `-- (${inc} included above)`;
+    const path = join(dir, 'includes', `${inc}.lua`);
+    if (!existsSync(path)) throw new Error(`${name}: --- @include "${inc}": no such fragment (${path})`);
+    seen.add(inc);
+    return resolve(`includes/${inc}.lua`, readFileSync(path, 'utf8'));
+  });
+  return resolve(file, readFileSync(join(dir, file), 'utf8'));
+}
+
 let sources: { name: string; numberOfKeys: number; lua: string }[] | undefined;
 
 /** Registers every script on a connection. Reads the files once per process. */
 export function defineScripts(redis: Redis): void {
-  sources ??= SCRIPTS.map((s) => ({
-    name: s.name,
-    numberOfKeys: s.numberOfKeys,
-    lua: readFileSync(projectPath('engine', 'redis', 'lua', s.file), 'utf8'),
-  }));
+  sources ??= SCRIPTS.map((s) => ({ name: s.name, numberOfKeys: s.numberOfKeys, lua: readScript(s.file) }));
   for (const s of sources) redis.defineCommand(s.name, { numberOfKeys: s.numberOfKeys, lua: s.lua });
 }
 
@@ -103,7 +141,7 @@ export function defineScripts(redis: Redis): void {
  * The run_id of the Redis server behind a connection (`INFO server`). It is
  * new on every start of a server, so a replica promoted by a failover or a
  * restarted server never shows the id of the one before. The tenant loaded
- * marker holds it (see use-voucher-8.lua).
+ * marker holds it (see lua/includes/admit-device.lua).
  */
 export async function serverRunId(redis: Redis): Promise<string> {
   const m = /^run_id:([0-9a-f]{40})\r?$/m.exec(await redis.info('server'));

@@ -2,7 +2,7 @@ import { AppError, Errors } from '../errors.js';
 import type { NasRegistry } from '../hotspots/nas-registry.js';
 import { normalizeMac } from '../ids.js';
 import type { Logger } from '../logger.js';
-import type { SignInService } from './sign-in.js';
+import type { SignInService } from '../signin/sign-in-service.js';
 import type { AcceptMirror, NasCommandPort, SessionActors } from './actor-ports.js';
 import type { NasCommand } from './messages.js';
 import type { AccessDecision, AccessRequestMsg, AccountingMsg, NasCommandResult, NasControl, NasRecord, RadiusHandler } from './ports.js';

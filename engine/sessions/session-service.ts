@@ -3,6 +3,7 @@ import { Errors } from '../errors.js';
 import { normalizeMac } from '../ids.js';
 import type { HotspotService } from '../hotspots/hotspot-service.js';
 import { keys } from '../redis/keys.js';
+import { GRANT, type GrantHash } from '../redis/records.js';
 import type { Pool } from '../store/postgres.js';
 import type { SessionActors } from './actor-ports.js';
 import type { BlockDuration, BlockService } from './block-service.js';
@@ -125,7 +126,7 @@ export class SessionService {
   private async endLiveSessionsOf(tenantId: string, mac: string, by: string): Promise<void> {
     const hotspots = await this.hotspots.list(tenantId);
     const p = this.redis.pipeline();
-    for (const h of hotspots) p.hget(keys.grant(tenantId, h.id, mac), 'sid');
+    for (const h of hotspots) p.hget(keys.grant(tenantId, h.id, mac), GRANT.sid);
     const sids = ((await p.exec()) ?? []).map(([, sid]) => (typeof sid === 'string' ? sid : null));
     await Promise.all(hotspots.map((h, i) => {
       const sid = sids[i];
@@ -174,13 +175,14 @@ export class SessionService {
     const ref = await this.redis.get(keys.sessionRef(tenantId, sid));
     if (!ref) throw Errors.SESSION_NOT_FOUND();
     const [hs, mac] = ref.split(' ') as [string, string];
-    const h = await this.redis.hgetall(keys.grant(tenantId, hs, mac));
+    const h: GrantHash = await this.redis.hgetall(keys.grant(tenantId, hs, mac));
     // Ended a moment ago, its end not yet in Postgres either.
-    if (h.sid !== sid) throw Errors.SESSION_NOT_ACTIVE();
+    if (h[GRANT.sid] !== sid) throw Errors.SESSION_NOT_ACTIVE();
     return {
-      id: sid, tenant_id: tenantId, hotspot_id: hs, mac, ip: h.ip || null, username: h.user || null, auth_method: h.method ?? 'voucher',
-      ssid: h.ssid || null, started_at: new Date(Number(h.created)), ends_at: new Date(Number(h.until)), ended_at: null,
-      end_reason: null, status: 'active', bytes_in: Number(h.bin ?? 0), bytes_out: Number(h.bout ?? 0),
+      id: sid, tenant_id: tenantId, hotspot_id: hs, mac, ip: h[GRANT.ip] || null, username: h[GRANT.user] || null,
+      auth_method: h[GRANT.method] ?? 'voucher', ssid: h[GRANT.ssid] || null, started_at: new Date(Number(h[GRANT.created])),
+      ends_at: new Date(Number(h[GRANT.until])), ended_at: null, end_reason: null, status: 'active',
+      bytes_in: Number(h[GRANT.bytesIn] ?? 0), bytes_out: Number(h[GRANT.bytesOut] ?? 0),
     };
   }
 

@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import { keys } from '../redis/keys.js';
+import { GRANT as G, type GrantHash } from '../redis/records.js';
 
 /** A live session as an actor holds it: kept small, about 40 bytes of fields plus its strings. */
 export interface LiveSession {
@@ -54,17 +55,20 @@ export type AccountOutcome =
     current: boolean;
   };
 
-/** A live session from its Redis hash (the grant), or null when the hash is not a session. */
-export function sessionFromHash(h: Record<string, string>): LiveSession | null {
-  if (!h.sid || !h.mac) return null;
+/** A live session from its Redis hash (the grant, fields: engine/redis/records.ts), or null when the hash is not a session. */
+export function sessionFromHash(h: GrantHash): LiveSession | null {
+  const sid = h[G.sid];
+  const mac = h[G.mac];
+  if (!sid || !mac) return null;
+  const signal = h[G.signal];
   return {
-    sid: h.sid, mac: h.mac,
-    untilMs: Number(h.until), lastMs: Number(h.last ?? h.created), startedMs: Number(h.created),
-    idleSec: Number(h.idle ?? 0), downKbps: Number(h.down ?? 0), upKbps: Number(h.up ?? 0), quotaMb: Number(h.quota ?? 0),
-    sessionQuotaMb: Number(h.squota ?? 0),
-    userName: h.user ?? '', ip: h.ip ?? '', ssid: h.ssid ?? '', nasId: h.nas ?? '', nasUser: h.nuser ?? '', acctId: h.aid ?? '',
-    bytesIn: Number(h.bin ?? 0), bytesOut: Number(h.bout ?? 0), apName: h.ap ?? '',
-    signal: h.signal ? Number(h.signal) : null, daily: 0, dailyDay: '', dailyAtMs: 0, slot: 0,
+    sid, mac,
+    untilMs: Number(h[G.until]), lastMs: Number(h[G.last] ?? h[G.created]), startedMs: Number(h[G.created]),
+    idleSec: Number(h[G.idleSec] ?? 0), downKbps: Number(h[G.downKbps] ?? 0), upKbps: Number(h[G.upKbps] ?? 0),
+    quotaMb: Number(h[G.quotaMb] ?? 0), sessionQuotaMb: Number(h[G.sessionQuotaMb] ?? 0),
+    userName: h[G.user] ?? '', ip: h[G.ip] ?? '', ssid: h[G.ssid] ?? '', nasId: h[G.nasId] ?? '', nasUser: h[G.nasUser] ?? '',
+    acctId: h[G.acctId] ?? '', bytesIn: Number(h[G.bytesIn] ?? 0), bytesOut: Number(h[G.bytesOut] ?? 0), apName: h[G.apName] ?? '',
+    signal: signal ? Number(signal) : null, daily: 0, dailyDay: '', dailyAtMs: 0, slot: 0,
   };
 }
 
@@ -87,7 +91,7 @@ export class SessionStore {
       for (const mac of macs) p.hgetall(keys.grant(tenant, hs, mac || '-'));
       const hashes = (await p.exec()) ?? [];
       hashes.forEach(([, h], j) => {
-        const s = sessionFromHash((h ?? {}) as Record<string, string>);
+        const s = sessionFromHash((h ?? {}) as GrantHash);
         if (s && s.sid === chunk[j]) out.push(s);
       });
     }

@@ -1,8 +1,11 @@
+import { RECORD } from '../redis/records.js';
+
 /**
  * The outbox entry's shape, as the Lua scripts queue session events: two
- * stream fields, `type` (voucher_use, session_end, session_extend) and
+ * stream fields, `type` (session_start, session_end, session_extend) and
  * `rec`, the whole record as a JSON object of text fields (`type`, `sid`,
- * `at`, ...), written by cjson.encode.
+ * `at`, ...), written by cjson.encode. The records' fields are defined in
+ * engine/redis/records.ts.
  *
  * One JSON field rather than a field pair per value: the sink's reply parser
  * makes a Buffer and a string for every field of every entry it reads, and
@@ -23,8 +26,12 @@ export type OutboxFields = Readonly<Record<string, string | undefined>>;
 /** The field an outbox entry carries its record in, as JSON. */
 export const RECORD_FIELD = 'rec';
 
-/** The record types the sink stores; an entry of any other is moved to the dead letters. */
-export const RECORD_TYPES: ReadonlySet<string> = new Set(['voucher_use', 'session_extend', 'session_end', 'audit']);
+/**
+ * The record types the sink stores; an entry of any other is moved to the
+ * dead letters. `voucher_use` is the session start as versions before the
+ * method-neutral start queued it: entries of it may still wait in a stream.
+ */
+export const RECORD_TYPES: ReadonlySet<string> = new Set(Object.values(RECORD));
 
 /**
  * A stream entry's record. A value that is not text (cjson writes a Lua

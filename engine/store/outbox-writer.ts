@@ -1,4 +1,5 @@
 import { ChainAppend, type AuditEntry } from '../audit/chain-writer.js';
+import { RECORD } from '../redis/records.js';
 import { storable, type OutboxFields } from './outbox-record.js';
 import { isoTime } from '../util/iso-time.js';
 import { copyField, copyInto, copyLine, copyText, type PoolClient } from './postgres.js';
@@ -16,6 +17,8 @@ export interface OutboxRecord {
  * guarded by the row's state, so a batch delivered twice changes nothing the
  * second time. Records are applied by kind in stream order: starts before
  * extensions before ends, which is also their order within one session.
+ * A start is a `session_start` record, or a `voucher_use` queued by a
+ * version before the method-neutral start (a rolling upgrade), stored alike.
  *
  * The chains' heads are locked first, so one tenant's batches (two consumers
  * with the same records, say) go through here one after the other. The
@@ -26,12 +29,12 @@ export interface OutboxRecord {
 export async function writeOutbox(c: PoolClient, records: OutboxRecord[], audit: AuditEntry[]): Promise<{ written: number; counters: VoucherCount[] }> {
   let written = 0;
   const counters: VoucherCount[] = [];
-  const of = (type: string): OutboxRecord[] => records.filter((r) => r.f.type === type);
+  const of = (type: string, legacy?: string): OutboxRecord[] => records.filter((r) => r.f.type === type || (legacy !== undefined && r.f.type === legacy));
   const col = (rs: OutboxRecord[], name: string): (string | null)[] => rs.map((r) => r.f[name] || null);
   const tenants = (rs: OutboxRecord[]): string[] => rs.map((r) => r.tenant);
 
-  const uses = of('voucher_use');
-  // A voucher use's start record (auditEntriesOf names it <session>:start) is stored with its
+  const uses = of(RECORD.sessionStart, RECORD.legacyVoucherUse);
+  // A session's start record (auditEntriesOf names it <session>:start) is stored with its
   // session row and only with it: whether it is stored already, that row's insert says, so it
   // needs no lookup (AuditEntry.unstored).
   const isStart = (e: AuditEntry): boolean =>
@@ -40,8 +43,8 @@ export async function writeOutbox(c: PoolClient, records: OutboxRecord[], audit:
   const chain = await ChainAppend.lock(c, audit);
   if (uses.length === 0) chain.link();
   else {
-    // The session row is the use's durable record (voucher_uses is a view of it), and only rows
-    // actually inserted count towards the voucher: a redelivered batch counts nothing.
+    // The session row is the start's durable record (voucher_uses is a view of the rows with a
+    // voucher), and only rows actually inserted count towards a voucher: a redelivered batch counts nothing.
     const inserting = insertStarts(c, uses);
     // Awaited below; until then its failure must not count as unhandled (link() could throw first).
     inserting.catch(() => undefined);
@@ -66,7 +69,7 @@ export async function writeOutbox(c: PoolClient, records: OutboxRecord[], audit:
     }
   }
 
-  const extensions = of('session_extend');
+  const extensions = of(RECORD.sessionExtend);
   if (extensions.length > 0) {
     const params = [col(extensions, 'sid'), tenants(extensions), col(extensions, 'until')];
     // One row a session (the latest end asked for): an UPDATE joined to two would take either, and
@@ -87,7 +90,7 @@ export async function writeOutbox(c: PoolClient, records: OutboxRecord[], audit:
     }
   }
 
-  const ends = of('session_end');
+  const ends = of(RECORD.sessionEnd);
   if (ends.length > 0) {
     const params = [col(ends, 'sid'), tenants(ends), col(ends, 'at'), col(ends, 'reason'), ends.map((r) => byteCount(r.f.bin)),
       ends.map((r) => byteCount(r.f.bout))];
@@ -115,8 +118,8 @@ export async function writeOutbox(c: PoolClient, records: OutboxRecord[], audit:
 }
 
 /**
- * Inserts the session rows of a batch's voucher uses; returns those actually
- * inserted (id and voucher). Usually every row is new, and they go in by
+ * Inserts the session rows of a batch's starts; returns those actually
+ * inserted (id and voucher, null for a start without one). Usually every row is new, and they go in by
  * COPY, which costs Postgres a fifth less than an INSERT of the same rows. A
  * use stored already (a batch delivered again after a crash between commit
  * and acknowledgement, or claimed from a consumer that died) makes the COPY
@@ -212,8 +215,8 @@ const END_SET = (e: string): string =>
 
 /**
  * The audit events a batch carries, in stream order (the order they happened
- * in for one tenant): session start (a voucher use starts a session), end and
- * extension, and operator actions.
+ * in for one tenant): session start (and a voucher_use, the start as an
+ * older version queued it), end and extension, and operator actions.
  */
 export function auditEntriesOf(records: OutboxRecord[]): AuditEntry[] {
   // Built field by field, details with their keys already in sorted order (canonical() then
@@ -227,18 +230,22 @@ export function auditEntriesOf(records: OutboxRecord[]): AuditEntry[] {
     let details: Record<string, unknown>;
     let method = field(f, 'method');
     switch (f.type) {
-      case 'voucher_use':
+      case RECORD.sessionStart:
+      case RECORD.legacyVoucherUse: {
         id = `${sid}:start`;
         event = 'session_start';
         method ||= 'voucher';
-        details = { until: iso(field(f, 'until')), voucher_id: field(f, 'vid') };
+        const vid = field(f, 'vid');
+        // A start without a voucher (an OTP code) has no voucher_id at all, rather than an empty one.
+        details = vid || f.type === RECORD.legacyVoucherUse ? { until: iso(field(f, 'until')), voucher_id: vid } : { until: iso(field(f, 'until')) };
         break;
-      case 'session_extend':
+      }
+      case RECORD.sessionExtend:
         id = `${sid}:extend:${field(f, 'until')}`;
         event = 'session_extend';
         details = { by: field(f, 'by') || null, minutes: Number(field(f, 'minutes')), until: iso(field(f, 'until')) };
         break;
-      case 'session_end':
+      case RECORD.sessionEnd:
         id = `${sid}:end`;
         event = 'session_end';
         details = {
@@ -246,7 +253,7 @@ export function auditEntriesOf(records: OutboxRecord[]): AuditEntry[] {
           reason: field(f, 'reason'),
         };
         break;
-      case 'audit':
+      case RECORD.audit:
         id = field(f, 'rid');
         event = field(f, 'event');
         details = { ...detailsOf(field(f, 'details')), by: field(f, 'by') || null };

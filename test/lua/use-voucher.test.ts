@@ -217,7 +217,7 @@ describe('use-voucher-8.lua', () => {
     expect(await redis.hget(keys.voucherDevices(t, 'AGAIN'), mac(1))).toBe(second[1]);
     expect(await redis.hget(keys.grant(t, 'hs_lua', mac(1)), 'sid')).toBe(second[1]);
     const records = await outbox(redis, t);
-    expect(records.map((r) => [r.type, r.sid])).toEqual([['voucher_use', first[1]], ['session_end', first[1]], ['voucher_use', second[1]]]);
+    expect(records.map((r) => [r.type, r.sid])).toEqual([['session_start', first[1]], ['session_end', first[1]], ['session_start', second[1]]]);
     expect(records[1]).toMatchObject({ reason: 'session_timeout', at: String(until) });
     expect(await redis.zscore(keys.live(t, 'hs_lua'), String(first[1]))).toBeNull();
   });
@@ -262,7 +262,7 @@ describe('use-voucher-8.lua', () => {
     expect(await outbox(redis, t)).toHaveLength(40);
   });
 
-  it('writes exactly one outbox record per counted use, carrying the use', async () => {
+  it('writes exactly one outbox record per counted use: the session start, carrying the voucher', async () => {
     const t = await freshTenant(redis);
     await putVoucher(redis, t, 'OUT', { id: 'vch_out', max: 2, ssids: ['Guest'] });
     const now = Date.now();
@@ -276,13 +276,12 @@ describe('use-voucher-8.lua', () => {
     const extra = { user: 'OUT', method: 'voucher' };
     const records = await outbox(redis, t);
     expect(records).toEqual([
-      { type: 'voucher_use', use: expect.stringMatching(/^vu_/), vid: 'vch_out', hs: 'hs_one', mac: mac(1), ip: '10.0.0.1', ssid: 'Guest', sid: a[1], at: String(now), until: String(now + 900_000), ...extra },
-      { type: 'voucher_use', use: expect.stringMatching(/^vu_/), vid: 'vch_out', hs: 'hs_two', mac: mac(2), ip: '10.0.0.2', ssid: 'Guest', sid: b[1], at: String(now + 8), until: String(now + 8 + 900_000), ...extra },
+      { type: 'session_start', vid: 'vch_out', hs: 'hs_one', mac: mac(1), ip: '10.0.0.1', ssid: 'Guest', sid: a[1], at: String(now), until: String(now + 900_000), ...extra },
+      { type: 'session_start', vid: 'vch_out', hs: 'hs_two', mac: mac(2), ip: '10.0.0.2', ssid: 'Guest', sid: b[1], at: String(now + 8), until: String(now + 8 + 900_000), ...extra },
     ]);
-    expect(records[0]!.use).not.toBe(records[1]!.use);
     // Its type, then the record as JSON with text values only (engine/store/outbox-record.ts).
     for (const [, fields] of await redis.xrange(keys.outbox(t), '-', '+')) {
-      expect(fields).toEqual(['type', 'voucher_use', 'rec', expect.any(String)]);
+      expect(fields).toEqual(['type', 'session_start', 'rec', expect.any(String)]);
       expect(Object.values(JSON.parse(fields[3]!) as object).every((v) => typeof v === 'string')).toBe(true);
     }
   });

@@ -15,6 +15,8 @@
   (or the first seen). Only its Stop ends the session: a late Stop from the
   access point the device has left counts its last bytes, and that is all.
 
+  Grant fields: engine/redis/records.ts (GRANT).
+
   KEYS[1] session (grant) hash   {t:T}:g:<hotspot>:<mac>
   KEYS[2] daily usage counter    {t:T}:dq:<mac>:<yyyymmdd, hotspot local day>
 

@@ -1,5 +1,6 @@
 --[[
-  Ends a session exactly once and queues its end record.
+  Ends a session exactly once and queues its end record
+  (includes/session-end-record.lua; fields: engine/redis/records.ts).
 
   Removal from the hotspot's live set is the once-only guard: whoever removes
   the id writes the end record; any later attempt (a retransmitted Stop, a
@@ -23,22 +24,20 @@
     {'gone'}                      already ended
 ]]
 local rcall = redis.call
+--- @include "session-end-record"
 
 if rcall('ZREM', KEYS[2], ARGV[1]) == 0 then
   return {'gone'}
 end
-local g = rcall('HMGET', KEYS[1], 'sid', 'bin', 'bout', 'created', 'ip', 'ssid', 'user', 'method', 'aid')
-local bin, bout, created, ip, ssid, user, method, aid = '0', '0', '0', '', '', '', '', ''
-if g[1] == ARGV[1] then
-  bin, bout, created = g[2] or '0', g[3] or '0', g[4] or '0'
-  ip, ssid, user, method, aid = g[5] or '', g[6] or '', g[7] or '', g[8] or '', g[9] or ''
+local e = grantEndFields(KEYS[1])
+if e.sid == ARGV[1] then
   rcall('DEL', KEYS[1])
+else
+  -- The device's grant holds another session now: this one's details are gone.
+  e = NO_GRANT
 end
 -- The id -> device reference outlives the session by an hour, so an operator
 -- acting on a session that just ended is told it ended, not that it never was.
 rcall('PEXPIRE', KEYS[3], 3600000)
-rcall('XADD', KEYS[4], '*', 'type', 'session_end', 'rec', cjson.encode({
-  type = 'session_end', sid = ARGV[1], hs = ARGV[4], mac = ARGV[5], at = ARGV[2],
-  reason = ARGV[3], bin = bin, bout = bout, ip = ip, ssid = ssid, user = user,
-  method = method, by = ARGV[6]}))
-return {'ended', bin, bout, created}
+queueSessionEnd(KEYS[4], ARGV[1], ARGV[4], ARGV[5], ARGV[2], ARGV[3], e, ARGV[6])
+return {'ended', e.bin, e.bout, e.created}

@@ -2,6 +2,8 @@
   Extends a live session by a number of minutes and queues the audit record.
   The new end is counted from the later of the current end and now.
 
+  Grant fields and the session_extend record: engine/redis/records.ts.
+
   KEYS[1] session (grant) hash   {t:T}:g:<hotspot>:<mac>
   KEYS[2] hotspot live zset      {t:T}:live:<hotspot>
   KEYS[3] outbox stream          {t:T}:outbox

@@ -5,6 +5,8 @@
   a moment before (an Access-Request racing a disconnect) as a fragment with
   no session and no expiry.
 
+  Grant fields: engine/redis/records.ts (GRANT).
+
   KEYS[1] session (grant) hash   {t:T}:g:<hotspot>:<mac>
 
   ARGV[1] session id

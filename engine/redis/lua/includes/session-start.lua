@@ -1,0 +1,45 @@
+--[[
+  Fragment (included by scripts.ts at load time): the one method-neutral
+  session start. Whatever let the guest in (a voucher use, a consumed OTP
+  code), the session is written here in the same script as that check, so no
+  guest is authorised unless its session_start record is queued with it.
+  Grant and record fields: engine/redis/records.ts (GRANT, SessionStartRecord).
+
+  startSession(grantKey, liveKey, refKey, outboxKey, s)
+    s: sid, hs, mac, now (ms, number), untilMs (number), method, user, vid
+       ('' none), down, up, quota, squota, idle, profile, ip, ssid
+    Writes the grant, the live set entry, the session ref and the
+    session_start record; returns '' or the id of the device's previous live
+    session at the hotspot, which it has ended (its end record queued first).
+]]
+--- @include "session-end-record"
+
+local function startSession(grantKey, liveKey, refKey, outboxKey, s)
+  -- A device has one session per hotspot: a previous live one ends here, once
+  -- (removal from the live set is the guard, as in end-session), with the bytes
+  -- and details its grant holds before the grant is rewritten. One whose time
+  -- had already run out (the sweep not there yet) ends as a time-out, then.
+  local old = grantEndFields(grantKey)
+  local replaced = ''
+  if old.sid and rcall('ZREM', liveKey, old.sid) == 1 then
+    replaced = old.sid
+    local oldUntil = old.untilMs or s.now
+    local reason, at = 'replaced', s.now
+    if oldUntil <= s.now then reason, at = 'session_timeout', oldUntil end
+    queueSessionEnd(outboxKey, replaced, s.hs, s.mac, tostring(at), reason, old, '')
+  end
+
+  rcall('DEL', grantKey)
+  rcall('HSET', grantKey,
+    'sid', s.sid, 'hs', s.hs, 'mac', s.mac, 'until', s.untilMs, 'method', s.method, 'user', s.user,
+    'vid', s.vid, 'down', s.down, 'up', s.up, 'quota', s.quota, 'squota', s.squota, 'idle', s.idle,
+    'profile', s.profile, 'ip', s.ip, 'ssid', s.ssid, 'created', s.now, 'last', s.now,
+    'bin', 0, 'bout', 0)
+  rcall('ZADD', liveKey, s.untilMs, s.sid)
+  rcall('SET', refKey, s.hs .. ' ' .. s.mac)
+
+  rcall('XADD', outboxKey, '*', 'type', 'session_start', 'rec', cjson.encode({
+    type = 'session_start', sid = s.sid, hs = s.hs, mac = s.mac, ip = s.ip, ssid = s.ssid,
+    at = tostring(s.now), ['until'] = tostring(s.untilMs), user = s.user, method = s.method, vid = s.vid}))
+  return replaced
+end

@@ -1,0 +1,152 @@
+/**
+ * The records the Lua scripts write, defined once: the fields of a session's
+ * grant hash, and the outbox records that carry session events to Postgres.
+ *
+ * Lua cannot import this file; every script that reads or writes one of these
+ * records names it in its header, so a change here is a change there too (and
+ * a version bump of the script's name in scripts.ts when its contract moves).
+ */
+
+/** How a guest got in: the sessions row's `auth_method` and the audit record's. */
+export type AuthMethod = 'voucher' | 'sms_otp' | 'msgapp_otp' | 'email' | 'sponsor' | 'pms';
+
+/**
+ * The fields of a session's grant hash, `keys.grant(tenant, hotspot, mac)`.
+ * Written whole by the session start (lua/includes/session-start.lua); the
+ * accounting fields by account-session-2.lua, `nas`/`nuser` by
+ * remember-nas-1.lua, `until` by extend-session-3.lua.
+ */
+export const GRANT = {
+  /** Session id (sess_...). */
+  sid: 'sid',
+  hotspot: 'hs',
+  mac: 'mac',
+  /** End of the session, ms. */
+  until: 'until',
+  method: 'method',
+  /** Who signed in: the voucher code, a phone number, an e-mail address. */
+  user: 'user',
+  /** The voucher's id ('' for other methods). */
+  voucherId: 'vid',
+  downKbps: 'down',
+  upKbps: 'up',
+  /** Daily quota, MB (0 none). */
+  quotaMb: 'quota',
+  /** Session quota, MB, download and upload together (0 none). */
+  sessionQuotaMb: 'squota',
+  /** Idle time-out, s (0 none). */
+  idleSec: 'idle',
+  /** Bandwidth profile name ('' none). */
+  profile: 'profile',
+  ip: 'ip',
+  ssid: 'ssid',
+  /** Start of the session, ms. */
+  created: 'created',
+  /** Last traffic seen, ms. */
+  last: 'last',
+  bytesIn: 'bin',
+  bytesOut: 'bout',
+  /** The session's current Acct-Session-Id. */
+  acctId: 'aid',
+  /** Per Acct-Session-Id, the last totals seen: field `a:<Acct-Session-Id>` = "in out". */
+  acctTotalsPrefix: 'a:',
+  /** Totals kept before there was a field per Acct-Session-Id (read, then removed, by accounting). */
+  legacyIn: 'ain',
+  legacyOut: 'aout',
+  apName: 'ap',
+  signal: 'signal',
+  /** The NAS speaking for the session and the User-Name it uses for it. */
+  nasId: 'nas',
+  nasUser: 'nuser',
+} as const;
+
+/** A grant hash as HGETALL returns it. */
+export type GrantHash = Readonly<Record<string, string | undefined>>;
+
+/**
+ * The outbox record types (the `type` stream field and the record's own
+ * `type`). `voucher_use` is only read: entries queued by a version before the
+ * method-neutral start (a rolling upgrade) are stored as session starts.
+ */
+export const RECORD = {
+  sessionStart: 'session_start',
+  legacyVoucherUse: 'voucher_use',
+  sessionExtend: 'session_extend',
+  sessionEnd: 'session_end',
+  audit: 'audit',
+} as const;
+
+/** Queued by the session start (lua/includes/session-start.lua), every method alike. All values text. */
+export interface SessionStartRecord {
+  type: 'session_start';
+  sid: string;
+  hs: string;
+  mac: string;
+  ip: string;
+  ssid: string;
+  /** Start, ms. */
+  at: string;
+  /** End, ms. */
+  until: string;
+  user: string;
+  method: AuthMethod;
+  /** The voucher used, '' for other methods. */
+  vid: string;
+}
+
+/** What use-voucher-8.lua queued before the start became method-neutral (use: the use's id, never stored). */
+export interface LegacyVoucherUseRecord extends Omit<SessionStartRecord, 'type' | 'method'> {
+  type: 'voucher_use';
+  use: string;
+  method?: string;
+}
+
+/** Queued by lua/includes/session-end-record.lua: end-session-4.lua, and the start that replaces a session. */
+export interface SessionEndRecord {
+  type: 'session_end';
+  sid: string;
+  hs: string;
+  mac: string;
+  at: string;
+  reason: string;
+  bin: string;
+  bout: string;
+  ip: string;
+  ssid: string;
+  user: string;
+  method: string;
+  /** Operator subject, or ''. */
+  by: string;
+}
+
+/** Queued by extend-session-3.lua. */
+export interface SessionExtendRecord {
+  type: 'session_extend';
+  sid: string;
+  hs: string;
+  mac: string;
+  at: string;
+  minutes: string;
+  until: string;
+  ip: string;
+  ssid: string;
+  user: string;
+  method: string;
+  by: string;
+}
+
+/** An operator event (engine/audit/audit-log.ts), queued as field pairs. */
+export interface OperatorAuditRecord {
+  type: 'audit';
+  rid: string;
+  event: string;
+  at: string;
+  by: string;
+  hs: string;
+  mac: string;
+  /** JSON object. */
+  details: string;
+}
+
+export type OutboxRecordShape =
+  | SessionStartRecord | LegacyVoucherUseRecord | SessionEndRecord | SessionExtendRecord | OperatorAuditRecord;

@@ -1,0 +1,85 @@
+import { Redis } from 'ioredis';
+import { Errors } from '../errors.js';
+import type { HotspotRef } from '../hotspots/hotspot-service.js';
+import { newId } from '../ids.js';
+import { keys } from '../redis/keys.js';
+import type { AuthMethod, SessionTerms, SignInContext, SignInMethod, StartedSession, StartOutcome } from './method.js';
+
+/** Methods whose own check is an earlier atomic step of their own (an OTP code consumed by its verify script). */
+export type PreCheckedMethod = Exclude<AuthMethod, 'voucher'>;
+
+/** Who the earlier step let in. */
+export interface CheckedIdentity {
+  method: PreCheckedMethod;
+  /** The session's user name: an E.164 phone number, an e-mail address. */
+  username: string;
+}
+
+/** The answer of a pre-checked sign-in: the voucher verify success body without uses_left. */
+export interface Started {
+  status: 'authorized';
+  session_id: string;
+  expires_at: string;
+  redirect_url: string | null;
+}
+
+/**
+ * A session's terms for a method at a hotspot (its settings for that method).
+ * Fields left out take the hotspot's session length and the service defaults.
+ */
+export interface TermsSource {
+  termsFor(hotspot: HotspotRef, method: PreCheckedMethod): Promise<Partial<SessionTerms>>;
+}
+
+/** No per-method settings: the hotspot's session length, no bandwidth or quota limits. */
+export const HOTSPOT_DEFAULT_TERMS: TermsSource = { termsFor: () => Promise.resolve({}) };
+
+/**
+ * The start of a guest whose method has checked them already: only the
+ * block check and the method-neutral session start (start-session-6.lua),
+ * with the session's terms from the hotspot's settings for that method.
+ * Every such method (SMS, messaging app, e-mail codes; later sponsor and
+ * room) signs in through this one file.
+ */
+export class IdentityMethod implements SignInMethod<CheckedIdentity, StartedSession, Started> {
+  /** One instance per method, so the pipeline records each decision under its own method. */
+  readonly name: PreCheckedMethod;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly terms: TermsSource,
+    private readonly defaults: { sessionMinutes: number; idleSec: number },
+    method: PreCheckedMethod,
+  ) {
+    this.name = method;
+  }
+
+  async start(ctx: SignInContext, id: CheckedIdentity): Promise<StartOutcome> {
+    const t = ctx.tenantId;
+    const hs = ctx.hotspot.id;
+    const x = await this.terms.termsFor(ctx.hotspot, this.name);
+    const minutes = x.minutes || ctx.hotspot.sessionMinutes || this.defaults.sessionMinutes;
+    let a: unknown[];
+    try {
+      const sid = newId('sess_');
+      a = await this.redis.startSessionV1(keys.grant(t, hs, ctx.mac), keys.outbox(t), keys.loaded(t), keys.live(t, hs),
+        keys.sessionRef(t, sid), keys.block(t, ctx.mac), ctx.now, ctx.mac, hs, ctx.ip, ctx.ssid, sid,
+        minutes, x.idleSec || this.defaults.idleSec, this.name, id.username,
+        x.downKbps ?? 0, x.upKbps ?? 0, x.quotaMb ?? 0, x.sessionQuotaMb ?? 0, x.profile ?? '');
+    } catch (err) {
+      throw Errors.SERVICE_UNAVAILABLE('Session store').withCause(err);
+    }
+    const answer = String(a[0]);
+    switch (answer) {
+      case 'ok':
+        return { kind: 'started', session: { sessionId: String(a[1]), untilMs: Number(a[2]), reused: false, replaced: String(a[3] ?? '') } };
+      case 'not_loaded': return { kind: 'not_loaded', runId: String(a[1]) };
+      case 'blocked': return { kind: 'refused', answer, error: Errors.DEVICE_BLOCKED() };
+      default: throw Errors.UNEXPECTED_SCRIPT_ANSWER('start-session', answer);
+    }
+  }
+
+  answer(ctx: SignInContext, s: StartedSession): Started {
+    return { status: 'authorized', session_id: s.sessionId, expires_at: new Date(s.untilMs).toISOString(), redirect_url: ctx.hotspot.redirectUrl };
+  }
+}

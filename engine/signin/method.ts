@@ -1,0 +1,91 @@
+import type { AppError } from '../errors.js';
+import type { HotspotRef } from '../hotspots/hotspot-service.js';
+import type { AuthMethod } from '../redis/records.js';
+
+export type { AuthMethod } from '../redis/records.js';
+
+/** What every sign-in names, whatever the method: where, and which device. */
+export interface SignInRequest {
+  hotspotId: string;
+  /** As the guest or the NAS gave it; the pipeline normalises it. */
+  mac: string;
+  ip: string;
+  ssid: string;
+}
+
+/** What the pipeline has settled when it hands over to a method. */
+export interface SignInContext {
+  hotspot: HotspotRef;
+  tenantId: string;
+  /** Canonical MAC (normalizeMac). */
+  mac: string;
+  ip: string;
+  ssid: string;
+  /** The clock's reading for this sign-in, ms. */
+  now: number;
+}
+
+/** A session's terms: its length, bandwidth and quotas. 0 or '' means none (the idle time-out: the service default). */
+export interface SessionTerms {
+  minutes: number;
+  idleSec: number;
+  downKbps: number;
+  upKbps: number;
+  /** Daily quota, MB. */
+  quotaMb: number;
+  /** Session quota, MB, download and upload together. */
+  sessionQuotaMb: number;
+  profile: string;
+}
+
+/** A session the method's atomic step started, or gave back. */
+export interface StartedSession {
+  sessionId: string;
+  untilMs: number;
+  /** True when the device got its live session back (no new session, nothing for the actor). */
+  reused: boolean;
+  /** A live session of the same device at the same hotspot that the new one replaced (ended in the same script), or ''. */
+  replaced: string;
+}
+
+/**
+ * What a method's atomic step answered. `not_loaded`: the Redis server may
+ * not hold the tenant's vouchers and blocks (lua/includes/admit-device.lua);
+ * the pipeline loads them and runs the step once more. `refused`: the
+ * method's own check (or the block check) said no: `answer` is the script's
+ * word for it, the error what the guest is told (its code is the decision's
+ * reason).
+ */
+export type StartOutcome<S extends StartedSession = StartedSession> =
+  | { kind: 'started'; session: S }
+  | { kind: 'not_loaded'; runId: string }
+  | { kind: 'refused'; answer: string; error: AppError };
+
+/**
+ * One way in (a voucher, an OTP code, later a sponsor or a hotel room),
+ * behind which the pipeline runs the steps every method shares
+ * (sign-in-pipeline.ts). A method adds a file implementing this.
+ *
+ * `In` is what the guest presented for this method, `S` what its start
+ * answers (StartedSession plus anything its answer needs), `Out` the answer.
+ */
+export interface SignInMethod<In, S extends StartedSession, Out> {
+  readonly name: AuthMethod;
+  /**
+   * Rate limits before anything is checked; throws an AppError to refuse
+   * (recorded as a rejection with the error's code). Optional: vouchers have none.
+   */
+  limit?(ctx: SignInContext, input: In): Promise<void>;
+  /**
+   * The method's own check and the session start as ONE atomic step (a Lua
+   * script including lua/includes/session-start.lua), so no guest is
+   * authorised unless its session-start record is queued. The block check is
+   * part of that step (lua/includes/admit-device.lua). Called again after a
+   * `not_loaded`, with the same context; each call starts a fresh session id.
+   */
+  start(ctx: SignInContext, input: In): Promise<StartOutcome<S>>;
+  /** The guest's answer. */
+  answer(ctx: SignInContext, session: S): Out;
+  /** Told the final outcome of the atomic step (after any load and retry), for the method's own metrics. */
+  settled?(outcome: StartOutcome<S>): void;
+}

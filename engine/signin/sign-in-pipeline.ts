@@ -1,0 +1,123 @@
+import { AppError, Errors } from '../errors.js';
+import type { HotspotRef } from '../hotspots/hotspot-service.js';
+import { normalizeMac } from '../ids.js';
+import type { StartedMsg } from '../sessions/messages.js';
+import type { DecisionSink } from './decision-sink.js';
+import type { SignInContext, SignInMethod, SignInRequest, StartedSession, StartOutcome } from './method.js';
+
+/** The hotspot lookup the pipeline needs (HotspotService). */
+export interface HotspotLookup {
+  ref(id: string): Promise<HotspotRef | null>;
+}
+
+/**
+ * Loads a tenant's vouchers and blocks into a Redis server and marks them
+ * loaded with its run_id (VoucherService.loadIntoRedis).
+ */
+export interface TenantLoader {
+  loadIntoRedis(tenantId: string, runId: string): Promise<number>;
+}
+
+/** The part of the actor pool a sign-in uses (ActorPool, or a stand-in where no actors run). */
+export interface SessionActors {
+  /** Makes sure the hotspot's actor runs (its sweep ends the session on time). */
+  wake(tenant: string, hs: string, tz: string): void;
+  request(msg: Omit<StartedMsg, 'id'>): Promise<unknown>;
+}
+
+/**
+ * The one sign-in path every method goes through: MAC normalisation, hotspot
+ * and tenant lookup, the method's rate limits, its check and the session
+ * start as one atomic step (with the block check, and a load of the tenant
+ * into Redis when that step finds it missing), the decision recorded, the
+ * answer.
+ *
+ * The MAC is checked before the hotspot is looked up, as the portal always
+ * did: a malformed request is answered invalid_mac without a lookup, and the
+ * answers stay what they were. A decision is recorded only once the hotspot
+ * (and so the tenant) is known.
+ *
+ * The hotspot's actor is not told about each session: it finds the session
+ * in Redis when the NAS first asks about the device (Access-Request or
+ * accounting), and its sweep of the hotspot's live set ends the session on
+ * time even if the NAS never does. The actor is only woken, once per hotspot
+ * per process. That keeps a sign-in to one Redis script and no thread hop,
+ * which is what a stadium at kick-off needs. Only a replaced session (the
+ * device signed in again) is handed to the actor to end.
+ */
+export class SignInPipeline {
+  private readonly loading = new Map<string, Promise<number>>();
+
+  constructor(
+    private readonly hotspots: HotspotLookup,
+    private readonly loader: TenantLoader,
+    private readonly actors: SessionActors,
+    private readonly decisions: DecisionSink,
+    private readonly now: () => number,
+  ) {}
+
+  /**
+   * Signs a device in with `method`. `expectTenant`, when given, is the
+   * tenant the caller already knows the guest by (an OTP identity): a
+   * hotspot of another tenant is answered as unknown.
+   */
+  async run<In, S extends StartedSession, Out>(method: SignInMethod<In, S, Out>, req: SignInRequest, input: In, expectTenant?: string): Promise<Out> {
+    const mac = normalizeMac(req.mac);
+    if (!mac) throw Errors.INVALID_MAC(req.mac);
+    const hotspot = await this.hotspots.ref(req.hotspotId);
+    if (!hotspot || (expectTenant !== undefined && hotspot.tenantId !== expectTenant)) throw Errors.HOTSPOT_NOT_FOUND();
+    const ctx: SignInContext = { hotspot, tenantId: hotspot.tenantId, mac, ip: req.ip, ssid: req.ssid, now: this.now() };
+    const decide = (outcome: 'accept' | 'reject', reason: string): void =>
+      this.decisions.record({ tenantId: ctx.tenantId, hotspotId: hotspot.id, method: method.name, outcome, reason, at: ctx.now });
+
+    let result: StartOutcome<S>;
+    try {
+      await method.limit?.(ctx, input);
+      result = await method.start(ctx, input);
+      if (result.kind === 'not_loaded') {
+        await this.ensureLoaded(ctx.tenantId, result.runId);
+        result = await method.start(ctx, input);
+      }
+    } catch (err) {
+      if (err instanceof AppError && err.status < 500) decide('reject', err.code);
+      throw err;
+    }
+    method.settled?.(result);
+    switch (result.kind) {
+      case 'refused':
+        decide('reject', result.error.code);
+        throw result.error;
+      // Redis restarted or failed over again during the load: nothing was used; the guest retries.
+      case 'not_loaded':
+        throw Errors.SERVICE_UNAVAILABLE('Voucher store');
+      case 'started':
+        break;
+    }
+    const s = result.session;
+    if (!s.reused) {
+      this.actors.wake(ctx.tenantId, hotspot.id, hotspot.timezone);
+      if (s.replaced) {
+        this.actors.request({ t: 'started', tenant: ctx.tenantId, hs: hotspot.id, tz: hotspot.timezone, sid: s.sessionId, mac, replaced: s.replaced })
+          .catch(() => undefined);
+      }
+    }
+    decide('accept', '');
+    return method.answer(ctx, s);
+  }
+
+  /**
+   * One load per tenant and Redis server at a time, however many guests
+   * arrive while it runs. A guest whose not_loaded came from another server
+   * (one that restarted meanwhile) does not join a load that will mark the
+   * tenant loaded into the old one: it starts its own.
+   */
+  private ensureLoaded(tenantId: string, runId: string): Promise<number> {
+    const key = `${tenantId} ${runId}`;
+    let p = this.loading.get(key);
+    if (!p) {
+      p = this.loader.loadIntoRedis(tenantId, runId).finally(() => this.loading.delete(key));
+      this.loading.set(key, p);
+    }
+    return p;
+  }
+}

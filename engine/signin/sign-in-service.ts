@@ -1,0 +1,63 @@
+import { Redis } from 'ioredis';
+import type { Metrics } from '../metrics.js';
+import type { DecisionSink } from './decision-sink.js';
+import { IdentityMethod, type CheckedIdentity, type PreCheckedMethod, type Started, type TermsSource } from './identity-method.js';
+import { SignInPipeline, type HotspotLookup, type SessionActors, type TenantLoader } from './sign-in-pipeline.js';
+import { VoucherMethod, type Authorized, type VerifyRequest } from './voucher-method.js';
+
+export interface SignInDeps {
+  redis: Redis;
+  hotspots: HotspotLookup;
+  loader: TenantLoader;
+  actors: SessionActors;
+  decisions: DecisionSink;
+  metrics: Metrics;
+  /** Per-method session terms from hotspot settings (HOTSPOT_DEFAULT_TERMS until those exist). */
+  terms: TermsSource;
+  defaults: { sessionMinutes: number; idleSec: number };
+  now: () => number;
+}
+
+/** A guest an earlier atomic step let in (the OTP VerifiedIdentity has this shape). */
+export interface IdentitySignIn extends CheckedIdentity {
+  tenantId: string;
+  hotspotId: string;
+  mac: string;
+  ip: string;
+  ssid: string;
+}
+
+/**
+ * Guest sign-in, whatever the surface (portal, RADIUS PAP) and the method:
+ * every call runs the one pipeline (sign-in-pipeline.ts) with its method.
+ */
+export class SignInService {
+  private readonly pipeline: SignInPipeline;
+  private readonly vouchers: VoucherMethod;
+  private readonly identities = new Map<PreCheckedMethod, IdentityMethod>();
+
+  constructor(private readonly deps: SignInDeps) {
+    this.pipeline = new SignInPipeline(deps.hotspots, deps.loader, deps.actors, deps.decisions, deps.now);
+    this.vouchers = new VoucherMethod(deps.redis, deps.metrics, deps.defaults);
+  }
+
+  /** A voucher code, from the portal or as a RADIUS PAP User-Name. */
+  voucher(req: VerifyRequest): Promise<Authorized> {
+    return this.pipeline.run(this.vouchers, req, { code: req.code });
+  }
+
+  /**
+   * A guest whose method checked them already (an OTP code consumed by its
+   * verify script): the block check and the session start, with the session's
+   * terms from the hotspot's settings for that method. Implements the OTP
+   * area's SessionStarter port.
+   */
+  start(id: IdentitySignIn): Promise<Started> {
+    let method = this.identities.get(id.method);
+    if (!method) {
+      method = new IdentityMethod(this.deps.redis, this.deps.terms, this.deps.defaults, id.method);
+      this.identities.set(id.method, method);
+    }
+    return this.pipeline.run(method, id, { method: id.method, username: id.username }, id.tenantId);
+  }
+}
