@@ -75,9 +75,9 @@ describe('sign-in pipeline', () => {
 
   it('refuses a blocked device and a hotspot of another tenant; the refusal is a recorded decision', async () => {
     const t = await newTenant(svc.service);
-    const { signIn, sessions } = svc.service.engine;
+    const { signIn, blocks } = svc.service.engine;
     const mac = '02:B1:00:00:01:01';
-    await sessions.blockMac(t.tenantId, mac, '24h', 'op_test', null);
+    await blocks.block(t.tenantId, mac, '24h', 'op_test', null);
     const blockedBefore = decisions('msgapp_otp reject device_blocked');
     const id = { tenantId: t.tenantId, hotspotId: t.hotspotId, mac, ip: '', ssid: '', method: 'msgapp_otp' as const, username: '+905551234568' };
     await expect(signIn.start(id)).rejects.toMatchObject({ code: 'device_blocked', status: 403 });
