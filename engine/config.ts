@@ -33,6 +33,10 @@ export interface Config {
   nodeId: string;
   /** RFC 3161 time-stamp authority for 5651 evidence packs; undefined: packs carry no tokens. */
   tsaUrl: string | undefined;
+  /** Service-wide SMTP server for e-mail OTP (smtp:// or smtps://, may hold credentials: never logged); a tenant may name its own. */
+  smtpUrl: string | undefined;
+  /** From address of OTP e-mails when a tenant's settings give none. */
+  smtpFrom: string;
 }
 
 export class ConfigError extends Error {
@@ -136,6 +140,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // unacknowledged outbox entries at once. Two processes on one host need distinct NODE_IDs.
     nodeId: env.NODE_ID || hostname(),
     tsaUrl: optionalUrl('TSA_URL', ['http:', 'https:']),
+    smtpUrl: optionalUrl('SMTP_URL', ['smtp:', 'smtps:']),
+    smtpFrom: env.SMTP_FROM || 'Guest Wi-Fi <no-reply@localhost>',
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

@@ -17,6 +17,11 @@ import { ActorPool } from './sessions/actor-pool.js';
 import { RadiusGateway } from './sessions/radius-gateway.js';
 import { SessionService } from './sessions/session-service.js';
 import { SignInService } from './sessions/sign-in.js';
+import { DeliveryCallbacks } from './signin/providers/delivery-callbacks.js';
+import { MsgappProviderStore } from './signin/providers/msgapp-provider-store.js';
+import { ProviderFailures } from './signin/providers/provider-failures.js';
+import { ProviderRegistry } from './signin/providers/provider-registry.js';
+import type { SignInConfigSource } from './signin/providers/types.js';
 import { deadLettersBetween } from './store/outbox-sink.js';
 import { SinkWorker } from './store/sink-worker.js';
 import { createPool, migrate, type Pool } from './store/postgres.js';
@@ -59,6 +64,13 @@ export class Engine {
   readonly auditLog: AuditLog;
   readonly evidencePacks: EvidencePackService;
   readonly dailySummary: DailySummary;
+  // --- OTP providers (engine/signin/providers) ---
+  /** Platform table of per-tenant messaging-app providers (/admin/msgapp-providers). */
+  readonly msgappProviders: MsgappProviderStore;
+  /** The OtpSenders the OTP flows send codes with. */
+  readonly otpSenders: ProviderRegistry;
+  /** Checks provider delivery callbacks; its `receiver` is the OTP flows' DeliveryReceiver. */
+  readonly otpDelivery: DeliveryCallbacks;
   private readonly runSink: boolean;
   private retentionTimer: NodeJS.Timeout | undefined;
 
@@ -98,6 +110,19 @@ export class Engine {
     });
     this.dailySummary = new DailySummary(this.pool, new TimestampStore(this.pool, config.tsaUrl ? new TsaClient(config.tsaUrl) : null), now,
       (tenant, from, to) => deadLettersBetween(this.redis, tenant, from, to));
+    // --- OTP providers (engine/signin/providers) ---
+    // The sign-in settings (SMS, e-mail) come from the OTP settings service when it is wired in;
+    // until then no tenant has those channels configured.
+    const noSignInConfig: SignInConfigSource = { smsConfig: async () => null, emailConfig: async () => null };
+    this.msgappProviders = new MsgappProviderStore(this.pool);
+    this.otpSenders = new ProviderRegistry({
+      config: noSignInConfig, msgapp: this.msgappProviders, redis: this.redis,
+      failures: new ProviderFailures(log.child({ component: 'otp-providers' }), this.metrics),
+      smtpUrl: config.smtpUrl, smtpFrom: config.smtpFrom, now,
+    });
+    this.msgappProviders.onChange = (tenantId) => this.otpSenders.invalidate(tenantId);
+    this.otpDelivery = new DeliveryCallbacks(this.msgappProviders, this.otpSenders, log.child({ component: 'otp-delivery' }));
+    // --- end OTP providers ---
     this.metrics.gauge('live_sessions_in_actors', 'Live sessions held by hotspot actors', () => this.actors?.liveSessions ?? 0);
     this.metrics.counterFrom('radius_auth_mirror_hits_total', 'Access-Requests answered on the main thread from an actor\'s published accept (no hop)', () => this.actors?.mirrorHits ?? 0);
   }

@@ -35,6 +35,10 @@ export const keys = {
    * from Postgres. A restarted or failed-over server has another run_id, so it is loaded again.
    */
   loaded: (tenantId: string) => `${tag(tenantId)}:loaded`,
+
+  // --- OTP providers (engine/signin/providers) ---
+  /** String: our OTP request id for a provider's message id, so its delivery callback can name the request; expires. */
+  otpProviderRef: (tenantId: string, provider: string, providerRef: string) => `${tag(tenantId)}:otp:pref:${provider}:${providerRef}`,
 } as const;
 
 /** The consumer group of the outbox sink. */
