@@ -117,6 +117,24 @@ export const BODY_SCHEMAS: Record<string, Schema> = {
     type: 'object', additionalProperties: false, required: ['down_mbps', 'up_mbps'],
     properties: { down_mbps: mbps, up_mbps: mbps, daily_quota_mb: nullable({ type: 'integer', minimum: 1, maximum: 2_147_483_647 }) },
   },
+  // --- OTP providers: platform administration (http/routes/admin.ts) ---
+  msgappProviderPut: {
+    type: 'object', additionalProperties: false, required: ['type', 'enabled'],
+    description: 'A tenant\'s messaging-app provider (spec §4.4). Credentials as env://NAME references only; which fields a type needs is checked by the engine.',
+    properties: {
+      type: { enum: ['A', 'B', 'C'] },
+      provider: { type: 'string', pattern: '^[a-z0-9_-]{1,32}$' },
+      enabled: { type: 'boolean' },
+      api_key_ref: { type: 'string', maxLength: 140, description: 'A: the API key; C: usercode:password' },
+      base_url: { type: 'string', maxLength: 500, description: 'Type C default: the carrier\'s production address' },
+      business_device_id: { type: 'string', maxLength: 128 },
+      template_id: { type: 'string', maxLength: 128 },
+      template_name: { type: 'string', maxLength: 128, description: 'B: name:lang' },
+      phone_number_id: { type: 'string', maxLength: 64 },
+      access_token_ref: { type: 'string', maxLength: 140 },
+      callback_secret_ref: { type: 'string', maxLength: 140, description: 'Secret the delivery callback is checked with' },
+    },
+  },
 };
 
 const page = {
@@ -163,24 +181,6 @@ export const QUERY_SCHEMAS: Record<string, Schema> = {
   portalQuery: {
     type: 'object', additionalProperties: true,
     properties: { hotspot_id: { type: 'string', maxLength: 64 } },
-  },
-  // --- OTP providers: platform administration (http/routes/admin.ts) ---
-  msgappProviderPut: {
-    type: 'object', additionalProperties: false, required: ['type', 'enabled'],
-    description: 'A tenant\'s messaging-app provider (spec §4.4). Credentials as env://NAME references only; which fields a type needs is checked by the engine.',
-    properties: {
-      type: { enum: ['A', 'B', 'C'] },
-      provider: { type: 'string', pattern: '^[a-z0-9_-]{1,32}$' },
-      enabled: { type: 'boolean' },
-      api_key_ref: { type: 'string', maxLength: 140, description: 'A: the API key; C: usercode:password' },
-      base_url: { type: 'string', maxLength: 500, description: 'Type C default: the carrier\'s production address' },
-      business_device_id: { type: 'string', maxLength: 128 },
-      template_id: { type: 'string', maxLength: 128 },
-      template_name: { type: 'string', maxLength: 128, description: 'B: name:lang' },
-      phone_number_id: { type: 'string', maxLength: 64 },
-      access_token_ref: { type: 'string', maxLength: 140 },
-      callback_secret_ref: { type: 'string', maxLength: 140, description: 'Secret the delivery callback is checked with' },
-    },
   },
 };
 
