@@ -16,6 +16,8 @@ export interface CarrierAnswer {
   body: unknown;
   /** Milliseconds to wait before answering (a slow or hanging provider). */
   delayMs?: number;
+  /** Keep answering this for every later request to the path (else it answers one request). */
+  always?: boolean;
 }
 
 /** Netgsm's OTP SMS route (REST v2). */
@@ -51,10 +53,10 @@ export class FakeCarrier {
     return carrier;
   }
 
-  /** Answers the next request to `path` with `answer` (queued: one per call); `always` keeps it for every later request. */
-  answerNext(path: string, answer: CarrierAnswer, always = false): void {
+  /** Answers the next request to `path` with `answer` (queued: one per call, unless `answer.always`). */
+  answerNext(path: string, answer: CarrierAnswer): void {
     const q = this.answers.get(path) ?? [];
-    q.push(always ? { ...answer, always: true } as CarrierAnswer : answer);
+    q.push(answer);
     this.answers.set(path, q);
   }
 
@@ -96,7 +98,7 @@ export class FakeCarrier {
     const next = q?.[0];
     let a: CarrierAnswer;
     if (next) {
-      if (!(next as { always?: boolean }).always) q!.shift();
+      if (!next.always) q!.shift();
       a = next;
     } else if (path === SMS_PATH || path === TYPE_C_PATH) {
       a = { status: 200, body: { code: '00', jobid: String(++this.jobs) } };

@@ -7,6 +7,7 @@ import { NETGSM_BASE_URL } from '../../engine/signin/providers/netgsm-sms.js';
 import { checkEmailConfig, checkSmsConfig } from '../../engine/signin/providers/provider-registry.js';
 import { checkSmsText, domesticTr } from '../../engine/signin/providers/sms-carrier.js';
 import { AppError } from '../../engine/errors.js';
+import { ConfigError, loadConfig } from '../../engine/config.js';
 
 describe('env:// references', () => {
   it('accepts env://NAME only and resolves it from the given environment', () => {
@@ -108,5 +109,15 @@ describe('delivery callback checks', () => {
     expect(deliveredRefs('netgsm', [{ jobid: '7', status: 1 }, { jobid: '8', status: 0 }])).toEqual(['7']);
     expect(deliveredRefs('msgapp-a', { events: [{ message_id: 'a', status: 'read' }, { message_id: 'b', status: 'failed' }] })).toEqual(['a']);
     expect(deliveredRefs('msgapp-a', 'garbage')).toEqual([]);
+  });
+});
+
+describe('SMTP_URL and SMTP_FROM', () => {
+  const base = { REDIS_URL: 'redis://127.0.0.1:6379', DATABASE_URL: 'postgres://x@127.0.0.1/x', JWT_SECRET: 'x'.repeat(32) };
+  it('takes smtp:// and smtps:// URLs, refuses others, and has a From default', () => {
+    expect(loadConfig({ ...base, SMTP_URL: 'smtps://u:p@mail.example:465' }).smtpUrl).toBe('smtps://u:p@mail.example:465');
+    expect(loadConfig(base)).toMatchObject({ smtpUrl: undefined, smtpFrom: 'Guest Wi-Fi <no-reply@localhost>' });
+    expect(loadConfig({ ...base, SMTP_FROM: 'wifi@otel.example' }).smtpFrom).toBe('wifi@otel.example');
+    expect(() => loadConfig({ ...base, SMTP_URL: 'http://mail.example' })).toThrow(ConfigError);
   });
 });
