@@ -39,6 +39,10 @@ export interface Config {
    * when set, else derived from JWT_SECRET with a label of its own. Changing it kills live codes.
    */
   otpKey: Uint8Array;
+  /** Service-wide SMTP server for e-mail OTP (smtp:// or smtps://, may hold credentials: never logged); a tenant may name its own. */
+  smtpUrl: string | undefined;
+  /** From address of OTP e-mails when a tenant's settings give none. */
+  smtpFrom: string;
 }
 
 export class ConfigError extends Error {
@@ -145,6 +149,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     nodeId: env.NODE_ID || hostname(),
     tsaUrl: optionalUrl('TSA_URL', ['http:', 'https:']),
     otpKey: otpSecret ?? deriveOtpKey(jwtSecret),
+    smtpUrl: optionalUrl('SMTP_URL', ['smtp:', 'smtps:']),
+    smtpFrom: env.SMTP_FROM || 'Guest Wi-Fi <no-reply@localhost>',
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

@@ -23,7 +23,11 @@ import { OtpFallbackPoller } from './signin/otp/fallback-poller.js';
 import { OtpHasher } from './signin/otp/otp-code.js';
 import { OtpService } from './signin/otp/otp-service.js';
 import type { OtpDecisionSink, SessionStarter } from './signin/otp/types.js';
-import type { OtpSenders } from './signin/providers/types.js';
+import { DeliveryCallbacks } from './signin/providers/delivery-callbacks.js';
+import { MsgappProviderStore } from './signin/providers/msgapp-provider-store.js';
+import { ProviderFailures } from './signin/providers/provider-failures.js';
+import { ProviderRegistry } from './signin/providers/provider-registry.js';
+import type { OtpSenders, SignInConfigSource } from './signin/providers/types.js';
 import { SignInService } from './signin/sign-in-service.js';
 import { SettingsTerms } from './signin/settings-terms.js';
 import { SignInSettingsService } from './signin/sign-in-settings.js';
@@ -73,10 +77,17 @@ export class Engine {
   readonly auditLog: AuditLog;
   readonly evidencePacks: EvidencePackService;
   readonly dailySummary: DailySummary;
-  // --- OTP sign-in (engine/signin/otp/) ---
+  /** Per-tenant sign-in settings: methods, senders (references only), OTP limits, per-method session terms. */
   readonly signInSettings: SignInSettingsService;
+  /** OTP codes by SMS, messaging app and e-mail: request, verify, status, delivery. */
   readonly otp: OtpService;
   private readonly otpPoller: OtpFallbackPoller;
+  /** Platform table of per-tenant messaging-app providers (/admin/msgapp-providers). */
+  readonly msgappProviders: MsgappProviderStore;
+  /** The senders OTP codes go out with, per tenant and channel. */
+  readonly otpSenders: ProviderRegistry;
+  /** Checks providers' delivery callbacks and tells the OTP service. */
+  readonly otpDelivery: DeliveryCallbacks;
   private readonly runSink: boolean;
   private retentionTimer: NodeJS.Timeout | undefined;
 
@@ -121,15 +132,29 @@ export class Engine {
     });
     this.dailySummary = new DailySummary(this.pool, new TimestampStore(this.pool, config.tsaUrl ? new TsaClient(config.tsaUrl) : null), now,
       (tenant, from, to) => deadLettersBetween(this.redis, tenant, from, to));
-    // OTP sign-in (engine/signin/otp/): codes, limits and the delivery fallback; a verified code
-    // starts its session through the same pipeline as a voucher, and its decisions go to the same sink.
+    // OTP sign-in (engine/signin/otp/, engine/signin/providers/): codes, limits and the delivery
+    // fallback; a verified code starts its session through the same pipeline as a voucher, and its
+    // decisions go to the same sink. Senders read the tenant's sign-in settings and the platform's
+    // messaging-app provider record; either changing drops the tenant's cached senders.
+    const senderConfig: SignInConfigSource = {
+      smsConfig: async (tenantId) => (await this.signInSettings.get(tenantId)).sms,
+      emailConfig: async (tenantId) => (await this.signInSettings.get(tenantId)).email,
+    };
+    this.msgappProviders = new MsgappProviderStore(this.pool, (tenantId) => this.otpSenders.invalidate(tenantId));
+    this.otpSenders = new ProviderRegistry({
+      config: senderConfig, msgapp: this.msgappProviders, redis: this.redis,
+      failures: new ProviderFailures(log.child({ component: 'otp-providers' }), this.metrics),
+      smtpUrl: config.smtpUrl, smtpFrom: config.smtpFrom, now,
+    });
+    this.signInSettings.onChange((tenantId) => this.otpSenders.invalidate(tenantId));
     const otpDecisions: OtpDecisionSink = options.otp?.decisions ?? ((d) => decisions.record(d));
     this.otp = new OtpService(this.redis, this.hotspots, this.signInSettings, new OtpHasher(config.otpKey), {
-      senders: options.otp?.senders ?? { forTenant: () => Promise.resolve(null) },
+      senders: options.otp?.senders ?? this.otpSenders,
       sessions: options.otp?.sessions ?? this.signIn,
       decisions: otpDecisions,
     }, this.metrics, log.child({ component: 'otp' }), now);
     this.otpPoller = new OtpFallbackPoller(this.otp, log.child({ component: 'otp-fallback' }), now, options.otp?.pollMs);
+    this.otpDelivery = new DeliveryCallbacks(this.msgappProviders, this.otpSenders, log.child({ component: 'otp-delivery' }), this.otp);
     this.metrics.gauge('live_sessions_in_actors', 'Live sessions held by hotspot actors', () => this.actors?.liveSessions ?? 0);
     this.metrics.counterFrom('radius_auth_mirror_hits_total', 'Access-Requests answered on the main thread from an actor\'s published accept (no hop)', () => this.actors?.mirrorHits ?? 0);
   }

@@ -105,4 +105,8 @@ export const Errors = {
   TSA_UNREACHABLE: def((detail: string) => ['tsa_unreachable', 502, `Time-stamp authority unreachable: ${detail}`]),
   TSA_REJECTED: def((status: number, text: string) => ['tsa_rejected', 502, `Time-stamp authority refused the request (PKIStatus ${status})${text ? `: ${text}` : ''}`]),
   TSA_BAD_RESPONSE: def((detail: string) => ['tsa_bad_response', 502, `Time-stamp authority answered with an unusable response: ${detail}`]),
+
+  // OTP providers and platform administration (engine/signin/providers, /admin/)
+  CALLBACK_REFUSED: def(() => ['callback_refused', 401, 'Delivery callback not accepted: unknown tenant or provider, or bad signature']),
+  PLATFORM_ONLY: def((why: string) => ['platform_only', 403, `Platform administration needs a platform token: ${why}`]),
 } as const;

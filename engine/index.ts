@@ -8,7 +8,7 @@ export { createLogger, type Logger } from './logger.js';
 export { AppError, Errors } from './errors.js';
 export { normalizeMac } from './ids.js';
 export type { Principal, PresentedCredentials } from './tenants/credentials.js';
-export { signOperatorToken } from './tenants/credentials.js';
+export { signOperatorToken, signPlatformToken, PLATFORM_ADMIN, type PlatformPrincipal } from './tenants/credentials.js';
 export { MODULES, DEFAULT_MODULES, type Tenant } from './tenants/tenant-service.js';
 export type { Hotspot, HotspotInput, NasClient, NasClientInput } from './hotspots/hotspot-service.js';
 export { DEFAULT_PROFILES, type BandwidthProfile } from './vouchers/bandwidth-profiles.js';
@@ -41,5 +41,11 @@ export type { DaySummary } from './compliance/daily-summary.js';
 // OTP sign-in (engine/signin/otp/) and tenant sign-in settings
 export type { VerifiedIdentity, SessionStarter, OtpDecision, OtpDecisionSink } from './signin/otp/types.js';
 export type { OtpRequestInput, OtpVerifyInput, OtpSent, OtpAuthorized } from './signin/otp/otp-service.js';
-export type { OtpChannelName, OtpSenders, OtpSender, OtpMessage, SendResult, DeliveryReceiver } from './signin/providers/types.js';
 export { AUTH_METHODS, ENV_REF, DEFAULT_OTP_LIMITS, type SignInSettings, type SignInSettingsInput } from './signin/sign-in-settings.js';
+// OTP providers (engine/signin/providers)
+export type {
+  OtpChannelName, OtpMessage, SendResult, OtpSender, OtpSenders, DeliveryReceiver, SignInConfigSource, SmsConfig, EmailConfig,
+} from './signin/providers/types.js';
+export type { MsgappProvider, MsgappProviderInput, MsgappType } from './signin/providers/msgapp-provider.js';
+export { DELIVERY_PROVIDERS, type DeliveryProvider } from './signin/providers/delivery-callbacks.js';
+export { checkSmsConfig, checkEmailConfig, ProviderRegistry } from './signin/providers/provider-registry.js';

@@ -9,6 +9,7 @@ export class Metrics {
   /** Counters kept elsewhere (another object's running total), read when scraped. */
   private readonly readCounters = new Map<string, { help: string; read: () => number }>();
 
+  /** `label` may name several labels, comma separated; their values are then given joined by labelValues(). */
   counter(name: string, help: string, label = ''): void {
     if (!this.counters.has(name)) this.counters.set(name, { help, label, values: new Map() });
   }
@@ -39,7 +40,7 @@ export class Metrics {
     for (const [name, c] of this.counters) {
       out.push(`# HELP ${name} ${c.help}`, `# TYPE ${name} counter`);
       if (c.values.size === 0) out.push(`${name} 0`);
-      for (const [lv, n] of c.values) out.push(c.label ? `${name}{${c.label}="${escapeLabel(lv)}"} ${n}` : `${name} ${n}`);
+      for (const [lv, n] of c.values) out.push(c.label ? `${name}{${renderLabels(c.label, lv)}} ${n}` : `${name} ${n}`);
     }
     for (const [kind, reads] of [['counter', this.readCounters], ['gauge', this.gauges]] as const) {
       for (const [name, g] of reads) {
@@ -50,6 +51,19 @@ export class Metrics {
     }
     return out.join('\n') + '\n';
   }
+}
+
+const LABEL_SEP = '\u001f';
+
+/** The label value of a counter with several labels, in the order its `label` names them. */
+export function labelValues(...values: string[]): string {
+  return values.join(LABEL_SEP);
+}
+
+function renderLabels(names: string, value: string): string {
+  if (!names.includes(',')) return `${names}="${escapeLabel(value)}"`;
+  const vs = value.split(LABEL_SEP);
+  return names.split(',').map((n, i) => `${n}="${escapeLabel(vs[i] ?? '')}"`).join(',');
 }
 
 function escapeLabel(v: string): string {

@@ -1,4 +1,4 @@
-import { Errors, type Engine, type Logger, type OperatorEvent, type Principal } from '../engine/index.js';
+import { Errors, type Engine, type Logger, type OperatorEvent, type PlatformPrincipal, type Principal } from '../engine/index.js';
 import { errorReply, send, sendStream, type Exchange, type Reply } from './respond.js';
 import type { RequestSchema, ResponseSchema, Validators } from './schemas.js';
 import type { HttpResponse, TemplatedApp } from './uws.js';
@@ -18,6 +18,12 @@ export interface RouteContext<B = unknown, Q = unknown> {
   principal: Principal;
   /** The peer address, for the portal (the client's IP when no proxy is in front). */
   remoteIp: string;
+  /** The platform administrator on `platform` routes; null elsewhere. */
+  platform: PlatformPrincipal | null;
+  /** The headers a route asked for (`headers`), by lower-case name; '' when absent. */
+  headers: Record<string, string>;
+  /** The body's bytes as received, for routes that check a signature over them. */
+  raw: Buffer | null;
 }
 
 /**
@@ -33,6 +39,10 @@ export interface Route<B = unknown, Q = unknown, R = unknown> {
   surface: Surface;
   /** Operator credentials required (spec §5); the portal and ops routes have none. */
   auth: boolean;
+  /** A platform administration route (/admin/): a platform token required, tenant credentials refused. Set auth false. */
+  platform?: boolean;
+  /** Request headers the handler reads (lower-case names), copied synchronously as uWS requires. */
+  headers?: string[];
   /** A licensed module the tenant must have, else 403. */
   module?: string;
   bodySchema?: RequestSchema<B>;
@@ -119,8 +129,11 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
       const params: string[] = [];
       for (let i = 0; i < paramCount; i++) params.push(decodeParam(req.getParameter(i)));
       const query = new URLSearchParams(req.getQuery() ?? '');
-      const authorization = route.auth ? req.getHeader('authorization') : '';
-      const apiKey = route.auth ? req.getHeader('x-api-key') : '';
+      const credentialed = route.auth || route.platform === true;
+      const authorization = credentialed ? req.getHeader('authorization') : '';
+      const apiKey = credentialed ? req.getHeader('x-api-key') : '';
+      const headers: Record<string, string> = {};
+      if (route.headers) for (const h of route.headers) headers[h] = req.getHeader(h);
       const contentType = hasBody ? req.getHeader('content-type') : '';
       const declaredLength = hasBody ? Number(req.getHeader('content-length') || 0) : 0;
       const remoteIp = route.surface === 'portal' ? Buffer.from(res.getRemoteAddressAsText()).toString() : '';
@@ -139,6 +152,7 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
         try {
           const raw = await bodyPromise;
           const principal = route.auth ? await engine.credentials.authenticate({ authorization, apiKey }) : NO_PRINCIPAL;
+          const platform = route.platform ? await engine.credentials.authenticatePlatform({ authorization, apiKey }) : null;
           if (route.module && !principal.tenant.modules.includes(route.module)) throw Errors.MODULE_NOT_LICENSED(route.module);
           // Roles (spec §5): admin may change anything; a token with other roles only reads. API keys act as admin.
           if (route.auth && route.method !== 'get' && !principal.roles.includes('admin')) throw Errors.FORBIDDEN('This change needs the admin role');
@@ -155,7 +169,7 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
           } else if (validateBody) {
             validateBody(undefined);
           }
-          const ctx = { params, query, body, q, principal, remoteIp };
+          const ctx = { params, query, body, q, principal, remoteIp, platform, headers, raw };
           reply = await route.handler(ctx);
           if (reply.stream) return await sendStream(ex, reply, log);
           const note = route.audit && reply.status < 300 ? route.audit(ctx, reply.body) : null;

@@ -1,10 +1,12 @@
 import type { Engine, Logger } from '../engine/index.js';
 import { buildOpenApi } from './openapi.js';
 import { mount, Traffic, type Route, type Surface } from './router.js';
+import { adminRoutes } from './routes/admin.js';
 import { complianceRoutes } from './routes/compliance.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { hotspotRoutes } from './routes/hotspots.js';
 import { opsRoutes } from './routes/ops.js';
+import { otpDeliveryRoutes } from './routes/otp-delivery.js';
 import { portalRoutes } from './routes/portal.js';
 import { portalOtpRoutes } from './routes/portal-otp.js';
 import { signInSettingsRoutes } from './routes/sign-in-settings.js';
@@ -28,6 +30,7 @@ export function allRoutes(engine: Engine): Route[] {
   const routes: Route[] = [
     ...hotspotRoutes(engine), ...voucherRoutes(engine), ...sessionRoutes(engine), ...complianceRoutes(engine), ...portalRoutes(engine), ...dashboardRoutes(),
     ...portalOtpRoutes(engine), ...signInSettingsRoutes(engine), // OTP sign-in (issue 10)
+    ...adminRoutes(engine), ...otpDeliveryRoutes(engine),
   ];
   const ops = opsRoutes(engine, () => (doc ??= buildOpenApi([...routes, ...ops])));
   return [...ops, ...routes];

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { ConfigError, DEFAULT_MODULES, Engine, MODULES, createLogger, loadConfig, signOperatorToken } from '../engine/index.js';
+import { ConfigError, DEFAULT_MODULES, Engine, MODULES, createLogger, loadConfig, signOperatorToken, signPlatformToken } from '../engine/index.js';
 import { withLocalDefaults } from './local-services.js';
 
 const USAGE = `Usage: npm run -s cli -- <command>
@@ -11,6 +11,9 @@ const USAGE = `Usage: npm run -s cli -- <command>
   apikey revoke --tenant ID --key KEY_ID
   token --tenant ID [--roles admin] [--ttl 3600] [--sub NAME]
       Prints an HS256 operator JWT.
+  token --platform [--ttl 3600] [--sub NAME]
+      Prints a platform administration JWT (roles ["platform_admin"], no
+      tenant_id), accepted on the /admin/ routes only.
   audit verify --tenant ID [--from YYYY-MM-DD --to YYYY-MM-DD]
       Recomputes the tenant's audit chain from Postgres and names the first
       record that breaks it (exit 1 when broken).
@@ -27,7 +30,7 @@ async function main(argv: string[]): Promise<void> {
     options: {
       name: { type: 'string' }, modules: { type: 'string' }, json: { type: 'boolean' }, tenant: { type: 'string' },
       label: { type: 'string' }, key: { type: 'string' }, roles: { type: 'string' }, ttl: { type: 'string' },
-      sub: { type: 'string' }, help: { type: 'boolean', short: 'h' }, from: { type: 'string' }, to: { type: 'string' },
+      sub: { type: 'string' }, platform: { type: 'boolean' }, help: { type: 'boolean', short: 'h' }, from: { type: 'string' }, to: { type: 'string' },
     },
   });
   const [cmd, sub] = positionals;
@@ -43,13 +46,15 @@ async function main(argv: string[]): Promise<void> {
   const engine = new Engine(config, createLogger(config.logLevel, 2), { sink: false, actors: false });
   await engine.start();
   try {
+    if (cmd === 'token' && values.platform) {
+      if (values.tenant || values.roles) throw new UsageError('--platform takes neither --tenant nor --roles');
+      return out(await signPlatformToken(config.jwtSecret, ttlOf(values.ttl), values.sub ?? 'cli'));
+    }
     if (cmd === 'token') {
       const tenant = await engine.tenants.get(need(values.tenant, '--tenant'));
       if (!tenant) throw new UsageError(`no tenant ${values.tenant}`);
-      const ttl = Number(values.ttl ?? 3600);
-      if (!Number.isInteger(ttl) || ttl <= 0) throw new UsageError('--ttl must be a positive number of seconds');
       const roles = (values.roles ?? 'admin').split(',').filter(Boolean);
-      return out(await signOperatorToken(config.jwtSecret, tenant.id, roles, ttl, values.sub ?? 'cli'));
+      return out(await signOperatorToken(config.jwtSecret, tenant.id, roles, ttlOf(values.ttl), values.sub ?? 'cli'));
     }
     if (cmd === 'tenant' && sub === 'create') {
       const modules = values.modules ? values.modules.split(',').map((m) => m.trim()).filter(Boolean) : DEFAULT_MODULES;
@@ -95,6 +100,12 @@ async function main(argv: string[]): Promise<void> {
 }
 
 class UsageError extends Error {}
+
+function ttlOf(raw: string | undefined): number {
+  const ttl = Number(raw ?? 3600);
+  if (!Number.isInteger(ttl) || ttl <= 0) throw new UsageError('--ttl must be a positive number of seconds');
+  return ttl;
+}
 
 main(process.argv.slice(2)).catch((err: unknown) => {
   if (err instanceof UsageError) process.stderr.write(`${err.message}\n\n${USAGE}\n`);

@@ -50,6 +50,9 @@ export const keys = {
    * only at those. Service-wide, hence no tenant tag; never touched by a script with tenant keys.
    */
   otpFallbackTenants: () => '{svc}:otp:fb-tenants',
+  // --- OTP providers (engine/signin/providers) ---
+  /** String: our OTP request id for a provider's message id, so its delivery callback can name the request; expires. */
+  otpProviderRef: (tenantId: string, provider: string, providerRef: string) => `${tag(tenantId)}:otp:pref:${provider}:${providerRef}`,
 } as const;
 
 /**

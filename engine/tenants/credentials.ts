@@ -10,6 +10,15 @@ export interface Principal {
   via: 'jwt' | 'api_key';
 }
 
+/** The platform administration role: above tenants, on /admin/ routes only. */
+export const PLATFORM_ADMIN = 'platform_admin';
+
+/** A platform administrator: no tenant. */
+export interface PlatformPrincipal {
+  subject: string;
+  roles: string[];
+}
+
 /** The two header forms of spec §5, read synchronously from the request. */
 export interface PresentedCredentials {
   authorization: string;
@@ -43,6 +52,32 @@ export class CredentialVerifier {
     return this.verifyJwt(token);
   }
 
+  /**
+   * Checks a platform administrator (the /admin/ routes, above tenants): a
+   * JWT with `roles` holding platform_admin and no `tenant_id`. Anything a
+   * tenant holds (an API key, a tenant JWT, whatever its roles) is refused
+   * with 403: it is a valid credential, for another surface. Tenant routes
+   * refuse platform tokens in turn, as JWTs without tenant_id (401).
+   */
+  async authenticatePlatform(creds: PresentedCredentials): Promise<PlatformPrincipal> {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(creds.authorization);
+    if (creds.apiKey || m?.[1]?.startsWith('gwk_')) throw Errors.PLATFORM_ONLY('API keys belong to a tenant');
+    if (!m) throw Errors.UNAUTHORIZED('Send a platform JWT as "Authorization: Bearer <token>"');
+    let payload;
+    try {
+      ({ payload } = await jwtVerify(m[1]!, this.secret, { algorithms: ['HS256'], clockTolerance: this.leewaySec, requiredClaims: ['exp'] }));
+    } catch (err) {
+      throw Errors.UNAUTHORIZED(err instanceof joseErrors.JWTExpired ? 'JWT has expired' : 'JWT is invalid');
+    }
+    if (typeof payload.iat === 'number' && payload.iat > Date.now() / 1000 + this.leewaySec) {
+      throw Errors.UNAUTHORIZED('JWT claim invalid: "iat" is in the future');
+    }
+    if (payload['tenant_id'] !== undefined) throw Errors.PLATFORM_ONLY('this token belongs to a tenant');
+    const roles = Array.isArray(payload['roles']) ? payload['roles'].filter((r): r is string => typeof r === 'string') : [];
+    if (!roles.includes(PLATFORM_ADMIN)) throw Errors.PLATFORM_ONLY(`the token lacks the ${PLATFORM_ADMIN} role`);
+    return { subject: typeof payload.sub === 'string' ? payload.sub : '', roles };
+  }
+
   private async verifyJwt(token: string): Promise<Principal> {
     let payload;
     try {
@@ -74,6 +109,16 @@ export class CredentialVerifier {
 /** Signs an operator token (spec §5): HS256, sub, tenant_id, roles, iat, exp. */
 export async function signOperatorToken(secret: Uint8Array, tenantId: string, roles: string[], ttlSec: number, sub = 'cli'): Promise<string> {
   return new SignJWT({ tenant_id: tenantId, roles })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setSubject(sub)
+    .setIssuedAt()
+    .setExpirationTime(Math.floor(Date.now() / 1000) + ttlSec)
+    .sign(secret);
+}
+
+/** Signs a platform administration token: HS256, sub, roles [platform_admin], iat, exp, and no tenant_id. */
+export async function signPlatformToken(secret: Uint8Array, ttlSec: number, sub = 'cli'): Promise<string> {
+  return new SignJWT({ roles: [PLATFORM_ADMIN] })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setSubject(sub)
     .setIssuedAt()

@@ -1,15 +1,49 @@
 /**
- * Placeholder with the exact interfaces of /work/briefs/otp-shared.md, so the
- * OTP core (engine/signin/otp/) builds on its own branch. Helper H owns this
- * file: at merge, H's version replaces this one.
+ * The ports between OTP delivery (this folder) and the OTP flows
+ * (engine/signin/otp/): a sender per channel, resolved per tenant, and the
+ * receiver a provider's delivery callback reports to. Shapes fixed by the
+ * shared design (briefs/otp-shared.md); other folders import only these.
  */
 export type OtpChannelName = 'sms' | 'msgapp' | 'email';
+
 export interface OtpMessage { tenantId: string; requestId: string; to: string /* E.164 phone or e-mail */; code: string; locale: 'tr' | 'en' }
+
 export type SendResult =
   | { ok: true; providerRef?: string }
   | { ok: false; provider: string; code: string; retryable: boolean; detail: string };
+
 export interface OtpSender { readonly channel: OtpChannelName; readonly provider: string; send(msg: OtpMessage): Promise<SendResult> }
+
 /** Resolves the tenant's configured sender for a channel (null: not configured). Cached, invalidated on config change. */
 export interface OtpSenders { forTenant(tenantId: string, channel: OtpChannelName): Promise<OtpSender | null> }
+
 /** Called by a provider's delivery callback route once the provider's signature/secret checked out. */
 export interface DeliveryReceiver { delivered(tenantId: string, requestId: string, channel: OtpChannelName): Promise<void> }
+
+/** A tenant's SMS settings (the `sms` part of `PUT /v1/settings/sign-in`), as the registry needs them. */
+export interface SmsConfig {
+  provider: 'netgsm';
+  /** Absent: the carrier's production address. */
+  base_url?: string | undefined;
+  /** `env://NAME`; the variable holds `usercode:password`. */
+  credentials_ref: string;
+  /** The registered sender name (Netgsm `msgheader`); absent: the usercode, Netgsm's default header. */
+  sender?: string | undefined;
+}
+
+/** A tenant's e-mail settings (the `email` part of `PUT /v1/settings/sign-in`). */
+export interface EmailConfig {
+  /** `env://NAME` holding an smtp:// or smtps:// URL; absent: the service-wide SMTP_URL. */
+  smtp_url_ref?: string | undefined;
+  from?: string | undefined;
+}
+
+/**
+ * Where the registry reads a tenant's SMS and e-mail settings. The sign-in
+ * settings service (engine/signin/otp/, table sign_in_settings) implements it;
+ * null: the tenant has not configured that channel.
+ */
+export interface SignInConfigSource {
+  smsConfig(tenantId: string): Promise<SmsConfig | null>;
+  emailConfig(tenantId: string): Promise<EmailConfig | null>;
+}

@@ -1,0 +1,48 @@
+import { Errors } from '../../errors.js';
+import type { Pool } from '../../store/postgres.js';
+import { normalizeMsgappInput, type MsgappProvider, type MsgappProviderInput } from './msgapp-provider.js';
+
+const COLUMNS = 'tenant_id, type, provider, enabled, base_url, api_key_ref, business_device_id, template_id, access_token_ref, phone_number_id, template_name, callback_secret_ref, updated_at';
+
+type Row = Omit<MsgappProvider, 'updated_at'> & { updated_at: Date };
+
+/** The platform's table of per-tenant messaging-app providers (migration 013). */
+export class MsgappProviderStore {
+  /** Called after a change, so cached senders of the tenant are rebuilt. */
+
+  /** `onChange` hears of every change made through this store (the sender cache drops the tenant). */
+  constructor(private readonly pool: Pool, private readonly onChange: (tenantId: string) => void = () => undefined) {}
+
+  /** Creates or replaces the tenant's provider; 404 tenant_not_found for an unknown tenant. */
+  async put(tenantId: string, input: MsgappProviderInput): Promise<MsgappProvider> {
+    const f = normalizeMsgappInput(input);
+    const { rows } = await this.pool.query<Row>(
+      `INSERT INTO msgapp_providers (${COLUMNS})
+       SELECT t.id, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, now() FROM tenants t WHERE t.id = $1
+       ON CONFLICT (tenant_id) DO UPDATE SET type = EXCLUDED.type, provider = EXCLUDED.provider, enabled = EXCLUDED.enabled,
+         base_url = EXCLUDED.base_url, api_key_ref = EXCLUDED.api_key_ref, business_device_id = EXCLUDED.business_device_id,
+         template_id = EXCLUDED.template_id, access_token_ref = EXCLUDED.access_token_ref, phone_number_id = EXCLUDED.phone_number_id,
+         template_name = EXCLUDED.template_name, callback_secret_ref = EXCLUDED.callback_secret_ref, updated_at = now()
+       RETURNING ${COLUMNS}`,
+      [tenantId, f.type, f.provider, f.enabled, f.base_url, f.api_key_ref, f.business_device_id, f.template_id,
+        f.access_token_ref, f.phone_number_id, f.template_name, f.callback_secret_ref]);
+    const row = rows[0];
+    if (!row) throw Errors.TENANT_NOT_FOUND();
+    this.onChange(tenantId);
+    return toRecord(row);
+  }
+
+  async get(tenantId: string): Promise<MsgappProvider | null> {
+    const { rows } = await this.pool.query<Row>(`SELECT ${COLUMNS} FROM msgapp_providers WHERE tenant_id = $1`, [tenantId]);
+    return rows[0] ? toRecord(rows[0]) : null;
+  }
+
+  async list(): Promise<MsgappProvider[]> {
+    const { rows } = await this.pool.query<Row>(`SELECT ${COLUMNS} FROM msgapp_providers ORDER BY tenant_id`);
+    return rows.map(toRecord);
+  }
+}
+
+function toRecord(r: Row): MsgappProvider {
+  return { ...r, updated_at: r.updated_at.toISOString() };
+}
