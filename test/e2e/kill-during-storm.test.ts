@@ -48,7 +48,7 @@ describe('kill -9 during a sign-in storm', () => {
 
     let base: string | null = svc.base;
     const storm = startStorm({ base: () => base, hotspotId: hotspot.id, code: CODE, concurrency: 100, macPrefix: 0x4b });
-    await until('first sign-ins', async () => storm.attempts.filter((a) => a.status === 200).length >= 500, 15_000);
+    await until(async () => storm.attempts.filter((a) => a.status === 200).length >= 500, { timeoutMs: 15_000, what: 'first sign-ins' });
     await new Promise((r) => setTimeout(r, 1_000));
 
     // Kill with the storm in full flow, at a moment the sink holds entries it has read and not
@@ -84,7 +84,7 @@ describe('kill -9 during a sign-in storm', () => {
     expect(new Set(authorized).size).toBe(authorized.length);
 
     // The restarted sink drains everything, including the dead process's unacknowledged entries.
-    await until('outbox drained', async () => (await redis.xlen(outbox)) === 0 && (await inSink()) === 0, 20_000);
+    await until(async () => (await redis.xlen(outbox)) === 0 && (await inSink()) === 0, { timeoutMs: 20_000, what: 'outbox drained' });
 
     await db.connect();
     const starts = (await db.query<{ session_id: string; n: number }>(

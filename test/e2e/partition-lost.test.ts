@@ -49,13 +49,13 @@ describe('a daily partition lost under the sink', () => {
       (await db.query("SELECT count(*)::int AS n FROM audit_records WHERE tenant_id = $1 AND event_type = 'session_start'", [tenantId])).rows[0].n;
 
     const first = await signIn(1);
-    await until('the first start record in Postgres', async () => (await count()) === 1, 10_000);
+    await until(async () => (await count()) === 1, { timeoutMs: 10_000, what: 'the first start record in Postgres' });
     // Today's partition goes away; the sink still believes it exists.
     const day = new Date().toISOString().slice(0, 10).replace(/-/g, '');
     await db.query(`DROP TABLE audit_records_${day}`);
 
     const later = [await signIn(2), await signIn(3)];
-    await until('both later start records in Postgres', async () => (await count()) === 2, 20_000);
+    await until(async () => (await count()) === 2, { timeoutMs: 20_000, what: 'both later start records in Postgres' });
     const rows = await db.query("SELECT session_id FROM audit_records WHERE tenant_id = $1 AND event_type = 'session_start' ORDER BY seq", [tenantId]);
     expect(rows.rows.map((r) => r.session_id)).toEqual(later);
     expect(first).not.toBe(later[0]);

@@ -57,8 +57,8 @@ describe('Postgres outage during a sign-in storm', () => {
 
     // A steady storm (paced, so the backlog of 60 s stays a few tens of thousands of records).
     const storm = startStorm({ base: () => base, hotspotId: hotspot.id, code: CODE, concurrency: 50, macPrefix: 0x50, ratePerSec: 400 });
-    await until('sign-ins reaching Postgres', async () => (await db.query(
-      "SELECT count(*)::int AS n FROM audit_records WHERE tenant_id = $1 AND event_type = 'session_start'", [tenantId])).rows[0].n >= 200, 15_000);
+    await until(async () => (await db.query(
+      "SELECT count(*)::int AS n FROM audit_records WHERE tenant_id = $1 AND event_type = 'session_start'", [tenantId])).rows[0].n >= 200, { timeoutMs: 15_000, what: 'sign-ins reaching Postgres' });
 
     await stack.stopPostgres();
     const down = storm.attempts.length;
@@ -78,8 +78,8 @@ describe('Postgres outage during a sign-in storm', () => {
     // The metric saw the backlog grow while Postgres was away.
     expect(Math.max(...lags.filter(Number.isFinite)), `lag samples ${lags.join(' ')}`).toBeGreaterThan(OUTAGE_MS / 1000 - 10);
 
-    await until('lag back to 0 and outbox drained', async () =>
-      (await lagSeconds(base)) === 0 && (await redis.xlen(outbox)) === 0 && (await inSink()) === 0, 30_000);
+    await until(async () =>
+      (await lagSeconds(base)) === 0 && (await redis.xlen(outbox)) === 0 && (await inSink()) === 0, { timeoutMs: 30_000, what: 'lag back to 0 and outbox drained' });
 
     const authorized = attempts.map((a) => a.body.session_id as string);
     expect(new Set(authorized).size).toBe(authorized.length);

@@ -60,7 +60,7 @@ describe('Redis killed and started on an AOF that lacks its last writes', () => 
     expect((await verify('RESTART-5')).body.uses_left).toBe(4);
     const before = await runId();
     expect(await redis.get(`{t:${tenantId}}:loaded`)).toBe(before);
-    await until('the first use in Postgres', async () => (await pgUses()) === 1, 10_000);
+    await until(async () => (await pgUses()) === 1, { timeoutMs: 10_000, what: 'the first use in Postgres' });
 
     // The AOF as it stands now is what the server will come back with.
     const redisDir = join(stack.dir, 'redis');
@@ -75,12 +75,12 @@ describe('Redis killed and started on an AOF that lacks its last writes', () => 
     const s = await verify('RESTART-ANY', blockedMac);
     expect(s.status).toBe(200);
     expect((await post(`/v1/sessions/${s.body.session_id}/block`, { duration: 'permanent' }, apiKey)).status).toBe(200);
-    await until('three uses in Postgres', async () => (await pgUses()) === 3, 10_000);
+    await until(async () => (await pgUses()) === 3, { timeoutMs: 10_000, what: 'three uses in Postgres' });
 
     // kill -9, then start on the older AOF with the options scripts/local-services.ts uses.
     const pid = Number(readFileSync(join(redisDir, 'redis.pid'), 'utf8'));
     process.kill(pid, 'SIGKILL');
-    await until('redis-server gone', async () => { try { process.kill(pid, 0); return false; } catch { return true; } }, 10_000);
+    await until(async () => { try { process.kill(pid, 0); return false; } catch { return true; } }, { timeoutMs: 10_000, what: 'redis-server gone' });
     rmSync(aof, { recursive: true, force: true });
     cpSync(snapshot, aof, { recursive: true });
     const started = spawnSync('redis-server', [
@@ -89,7 +89,7 @@ describe('Redis killed and started on an AOF that lacks its last writes', () => 
       '--daemonize', 'yes', '--pidfile', join(redisDir, 'redis.pid'), '--logfile', join(redisDir, 'redis.log'),
     ], { stdio: 'inherit' });
     expect(started.status).toBe(0);
-    await until('redis-server back', async () => (await redis.ping().catch(() => '')) === 'PONG', 20_000);
+    await until(async () => (await redis.ping().catch(() => '')) === 'PONG', { timeoutMs: 20_000, what: 'redis-server back' });
 
     // What the restarted server holds: the counter behind, no block, the old marker, another run_id.
     const after = await runId();
@@ -97,7 +97,7 @@ describe('Redis killed and started on an AOF that lacks its last writes', () => 
     expect(await redis.hget(`{t:${tenantId}}:v:RESTART-5`, 'uses')).toBe('1');
     expect(await redis.get(`{t:${tenantId}}:loaded`)).toBe(before);
     expect(await redis.exists(`{t:${tenantId}}:blk:${blockedMac}`)).toBe(0);
-    await until('the service reaches Redis again', async () => (await fetch(`${base}/readyz`)).status === 200, 20_000);
+    await until(async () => (await fetch(`${base}/readyz`)).status === 200, { timeoutMs: 20_000, what: 'the service reaches Redis again' });
 
     const refused = await verify('RESTART-5', blockedMac);
     expect(refused.status).toBe(403);
@@ -108,7 +108,7 @@ describe('Redis killed and started on an AOF that lacks its last writes', () => 
     expect(answers.slice(0, 2).map((a) => a.body.uses_left)).toEqual([1, 0]);
     for (const a of answers.slice(2)) expect(a.body).toEqual({ error: 'voucher_exhausted', max_uses: 5, current_uses: 5 });
     expect(await redis.get(`{t:${tenantId}}:loaded`)).toBe(after);
-    await until('five uses in Postgres', async () => (await pgUses()) === 5, 10_000);
+    await until(async () => (await pgUses()) === 5, { timeoutMs: 10_000, what: 'five uses in Postgres' });
     // And no more arrive later.
     await new Promise((r) => setTimeout(r, 1_500));
     expect(await pgUses()).toBe(5);

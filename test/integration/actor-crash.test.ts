@@ -63,12 +63,12 @@ describe('actor thread crash', () => {
     for (const a of answers) expect([200, 503]).toContain(a.status);
 
     // Every session is readable and live again, each exactly once.
-    await eventually(async () => {
+    await until(async () => {
       const again = await Promise.all(sids.map((sid) => call(svc.base, 'GET', `/v1/sessions/${sid}`, { auth: t.apiKey })));
       return again.every((a) => a.status === 200 && a.body.status === 'active');
-    }, 10_000);
+    }, { timeoutMs: 10_000 });
     // The restarted thread's hotspots were woken again and reloaded every session from Redis.
-    await eventually(async () => (await held()).join() === '30,30', 8_000, held);
+    await until(async () => (await held()).join() === '30,30', { timeoutMs: 8_000, seen: held });
     const live = await redis.zcard(`{t:${t.tenantId}}:live:${t.hotspotId}`);
     expect(live).toBe(30);
 
@@ -78,7 +78,7 @@ describe('actor thread crash', () => {
     await redis.hset(`{t:${t.tenantId}}:g:${t.hotspotId}:CC:00:00:00:00:00`, 'until', until);
     await redis.zadd(`{t:${t.tenantId}}:live:${t.hotspotId}`, until, sid);
     await pool.request({ t: 'started', tenant: t.tenantId, hs: t.hotspotId, tz: 'UTC', sid, mac: 'CC:00:00:00:00:00', replaced: '' });
-    await eventually(async () => (await db.query("SELECT status FROM sessions WHERE id = $1", [sid])).rows[0]?.status === 'ended', 8_000);
+    await until(async () => (await db.query("SELECT status FROM sessions WHERE id = $1", [sid])).rows[0]?.status === 'ended', { timeoutMs: 8_000 });
     const ends = await db.query("SELECT count(*)::int AS n FROM audit_records WHERE session_id = $1 AND event_type = 'session_end'", [sid]);
     expect(ends.rows[0].n).toBe(1);
     const starts = await db.query("SELECT count(*)::int AS n, count(DISTINCT session_id)::int AS d FROM audit_records WHERE session_id = ANY($1) AND event_type = 'session_start'", [sids]);
@@ -97,7 +97,7 @@ describe('actor thread crash', () => {
     await redis.hset(`{t:${t.tenantId}}:g:${t.hotspotId}:${mac}`, 'until', until);
     await redis.zadd(`{t:${t.tenantId}}:live:${t.hotspotId}`, until, sid);
     await pool.killThread(threadIndex(t.tenantId, t.hotspotId, 2));
-    await eventually(async () => (await db.query('SELECT status FROM sessions WHERE id = $1', [sid])).rows[0]?.status === 'ended', 10_000);
+    await until(async () => (await db.query('SELECT status FROM sessions WHERE id = $1', [sid])).rows[0]?.status === 'ended', { timeoutMs: 10_000 });
     const row = (await db.query('SELECT end_reason, ended_at FROM sessions WHERE id = $1', [sid])).rows[0];
     expect(row.end_reason).toBe('session_timeout');
     expect(row.ended_at.getTime()).toBe(until);
@@ -119,17 +119,17 @@ describe('actor thread crash', () => {
     await redis.set(lease, 'another-node', 'PX', 60_000);
     const nas = { id: 'nas_none', tenantId: t.tenantId, hotspotId: t.hotspotId, ip: '127.0.0.9', secret: 'x', coaPort: 3799, requireMessageAuthenticator: false };
     const ask = () => engine.radius.authorize({ nas, mac, userName: 'guest' });
-    await eventually(async () => {
+    await until(async () => {
       try {
         await ask();
         return false;
       } catch (err) {
         return (err as { code?: string }).code === 'hotspot_owned_elsewhere';
       }
-    }, 20_000);
+    }, { timeoutMs: 20_000 });
     // Once the other process's lease is gone, this one takes the hotspot back with its sessions.
     await redis.del(lease);
-    await eventually(async () => (await ask().catch(() => ({ accept: false }))).accept === true, 15_000);
+    await until(async () => (await ask().catch(() => ({ accept: false }))).accept === true, { timeoutMs: 15_000 });
     expect(await ask()).toMatchObject({ accept: true, sessionId: signIn.body.session_id });
   }, 45_000);
 });

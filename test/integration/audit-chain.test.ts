@@ -47,7 +47,7 @@ describe('audit chain', () => {
     }
     await call(svc.base, 'DELETE', `/v1/sessions/${sids[0]}`, { auth: t.apiKey });
     await call(svc.base, 'PUT', `/v1/hotspots/${t.hotspotId}`, { auth: t.apiKey, body: { name: 'Renamed' } });
-    await eventually(async () => (await db.query('SELECT count(*)::int AS n FROM audit_records WHERE tenant_id = $1', [t.tenantId])).rows[0].n === records);
+    await until(async () => (await db.query('SELECT count(*)::int AS n FROM audit_records WHERE tenant_id = $1', [t.tenantId])).rows[0].n === records);
     return { ...t, sids };
   }
 

@@ -100,8 +100,8 @@ describe('5651 evidence pack', () => {
     }
     expect((await call(svc.base, 'DELETE', `/v1/sessions/${sids[0]}`, { auth: t.apiKey })).status).toBe(200);
     // voucher_created, 3 starts, 1 end
-    await eventually(async () => (await db.query('SELECT count(*)::int AS n FROM audit_records WHERE tenant_id = $1', [t.tenantId])).rows[0].n === 5);
-    await eventually(async () => (await db.query('SELECT count(*)::int AS n FROM sessions WHERE tenant_id = $1 AND ended_at IS NOT NULL', [t.tenantId])).rows[0].n === 1);
+    await until(async () => (await db.query('SELECT count(*)::int AS n FROM audit_records WHERE tenant_id = $1', [t.tenantId])).rows[0].n === 5);
+    await until(async () => (await db.query('SELECT count(*)::int AS n FROM sessions WHERE tenant_id = $1 AND ended_at IS NOT NULL', [t.tenantId])).rows[0].n === 1);
     // Across midnight: one ended early today, one still running; both belong to yesterday and today.
     const y = dayOffset(-1);
     const d = today();
@@ -209,8 +209,8 @@ describe('5651 evidence pack', () => {
       const r = await call(svc.base, 'POST', `/api/v1/hotspot-portal/voucher/verify?hotspot_id=${t.hotspotId}`, { body: { code: 'SUM-1', mac: `BB:00:00:00:00:0${i}`, ip: `10.4.0.${i}`, ssid: 'Hall' } });
       sids.push(r.body.session_id);
     }
-    await eventually(async () => (await db.query('SELECT count(*)::int AS n FROM audit_records WHERE tenant_id = $1', [t.tenantId])).rows[0].n === 4);
-    await eventually(async () => (await db.query('SELECT count(*)::int AS n FROM sessions WHERE tenant_id = $1', [t.tenantId])).rows[0].n === 3);
+    await until(async () => (await db.query('SELECT count(*)::int AS n FROM audit_records WHERE tenant_id = $1', [t.tenantId])).rows[0].n === 4);
+    await until(async () => (await db.query('SELECT count(*)::int AS n FROM sessions WHERE tenant_id = $1', [t.tenantId])).rows[0].n === 3);
 
     const clean = await call(svc.base, 'GET', `/v1/compliance/5651/summary?date=${today()}`, { auth: t.apiKey });
     expect(clean.status).toBe(200);
@@ -250,7 +250,7 @@ describe('5651 evidence pack', () => {
     for (let i = 0; i < 3; i++) {
       await call(svc.base, 'POST', `/api/v1/hotspot-portal/voucher/verify?hotspot_id=${g.hotspotId}`, { body: { code: 'GAP-1', mac: `BC:00:00:00:00:0${i}`, ip: '10.5.0.1' } });
     }
-    await eventually(async () => (await db.query('SELECT count(*)::int AS n FROM audit_records WHERE tenant_id = $1', [g.tenantId])).rows[0].n === 4);
+    await until(async () => (await db.query('SELECT count(*)::int AS n FROM audit_records WHERE tenant_id = $1', [g.tenantId])).rows[0].n === 4);
     // Records missing at the end of the day show against the chain head.
     await db.query('DELETE FROM audit_records WHERE tenant_id = $1 AND seq = 4', [g.tenantId]);
     const tail = await call(svc.base, 'GET', `/v1/compliance/5651/summary?date=${today()}`, { auth: g.apiKey });
@@ -312,7 +312,7 @@ describe('5651 evidence pack', () => {
     expect(await openCursors()).toBe(1);
     controller.abort();
     await goneReader.read().catch(() => undefined);
-    await eventually(async () => (await openCursors()) === 0, 5_000);
+    await until(async () => (await openCursors()) === 0, { timeoutMs: 5_000 });
     expect((await download(t.apiKey, 'from=2025-01-01&to=2025-01-02')).status).toBe(200);
   });
 });

@@ -46,7 +46,7 @@ describe('hostile text on its way to the audit trail', () => {
 
     const stored = async (sid: string): Promise<{ ssid: string } | undefined> =>
       (await db.query<{ ssid: string }>('SELECT ssid FROM sessions WHERE id = $1', [sid])).rows[0];
-    await eventually(async () => (await stored(good.session_id)) !== undefined, 10_000);
+    await until(async () => (await stored(good.session_id)) !== undefined, { timeoutMs: 10_000 });
     expect(await stored(bad.session_id)).toEqual({ ssid: 'Gu\uFFFDest' });
     const rec = await db.query("SELECT ssid FROM audit_records WHERE session_id = $1 AND event_type = 'session_start'", [bad.session_id]);
     expect(rec.rows).toEqual([{ ssid: 'Gu\uFFFDest' }]);

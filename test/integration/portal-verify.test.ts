@@ -226,7 +226,7 @@ describe('POST /api/v1/hotspot-portal/voucher/verify', () => {
     expect((await verify(t.hotspotId, { code: 'REBUILD5', mac: nextMac() })).body.uses_left).toBe(4);
     expect((await verify(t.hotspotId, { code: 'REBUILD5', mac: nextMac() })).body.uses_left).toBe(3);
     expect((await verify(t.hotspotId, { code: 'REBUILD1', mac: nextMac() })).body.uses_left).toBe(0);
-    await eventually(async () => {
+    await until(async () => {
       const { rows } = await db.query('SELECT id, current_uses FROM vouchers WHERE tenant_id = $1', [t.tenantId]);
       const by = Object.fromEntries(rows.map((r) => [r.id, r.current_uses]));
       return by[five.id] === 2 && by[one.id] === 1;
@@ -264,7 +264,7 @@ describe('POST /api/v1/hotspot-portal/voucher/verify', () => {
     const v = await create(t.apiKey, { code: 'CRASH5', max_uses: 5 });
     for (const left of [4, 3, 2]) expect((await verify(t.hotspotId, { code: 'CRASH5', mac: nextMac() })).body.uses_left).toBe(left);
     const pgUses = async (): Promise<number> => (await db.query('SELECT current_uses FROM vouchers WHERE id = $1', [v.id])).rows[0].current_uses;
-    await eventually(async () => (await pgUses()) === 3);
+    await until(async () => (await pgUses()) === 3);
     const marker = `{t:${t.tenantId}}:loaded`;
     expect(await redis.get(marker)).toBe(await runId());
 
@@ -286,7 +286,7 @@ describe('POST /api/v1/hotspot-portal/voucher/verify', () => {
     expect(await redis.hget(`{t:${t.tenantId}}:v:CRASH5`, 'uses')).toBe('5');
     const later = await verify(t.hotspotId, { code: 'CRASH5', mac: nextMac() });
     expect(later.body).toEqual({ error: 'voucher_exhausted', max_uses: 5, current_uses: 5 });
-    await eventually(async () => (await pgUses()) === 5);
+    await until(async () => (await pgUses()) === 5);
     const api = await call(svc.base, 'GET', `/v1/vouchers/${v.id}`, { auth: t.apiKey });
     expect(api.body.current_uses).toBe(5);
   });
@@ -300,7 +300,7 @@ describe('POST /api/v1/hotspot-portal/voucher/verify', () => {
       expect(s.status).toBe(200);
       for (const [i, duration] of durations.entries()) {
         // Blocking again goes by the session the first block ended: wait until Postgres has it.
-        if (i > 0) await eventually(async () => (await db.query('SELECT 1 FROM sessions WHERE id = $1', [s.body.session_id])).rowCount === 1);
+        if (i > 0) await until(async () => (await db.query('SELECT 1 FROM sessions WHERE id = $1', [s.body.session_id])).rowCount === 1);
         const r = await call(svc.base, 'POST', `/v1/sessions/${s.body.session_id}/block`, { auth: t.apiKey, body: { duration } });
         expect(r.status, JSON.stringify(r.body)).toBe(200);
       }

@@ -154,7 +154,7 @@ describe('RADIUS over UDP against the real engine', () => {
   async function endedInPostgres(sid: string, reason: string): Promise<{ status: string; end_reason: string; bytes_in: string; bytes_out: string }> {
     const row = async () => (await db.query('SELECT status, end_reason, bytes_in, bytes_out FROM sessions WHERE id = $1', [sid])).rows[0];
     try {
-      await eventually(async () => (await row())?.end_reason === reason);
+      await until(async () => (await row())?.end_reason === reason);
     } catch {
       expect.fail(`session ${sid} did not end with ${reason}: ${JSON.stringify(await row())}, live: ${JSON.stringify((await call(svc.base, 'GET', `/v1/sessions/${sid}`, { auth: t.apiKey })).body)}`);
     }
@@ -164,7 +164,7 @@ describe('RADIUS over UDP against the real engine', () => {
   /** The session's end audit record (exactly one), once the sink has written it. */
   async function endRecord(sid: string): Promise<{ reason: string; bytes_in: number; bytes_out: number }> {
     const q = () => db.query("SELECT details FROM audit_records WHERE tenant_id = $1 AND session_id = $2 AND event_type = 'session_end'", [t.tenantId, sid]);
-    await eventually(async () => (await q()).rows.length > 0);
+    await until(async () => (await q()).rows.length > 0);
     const { rows } = await q();
     expect(rows).toHaveLength(1);
     return rows[0].details;
@@ -410,7 +410,7 @@ describe('RADIUS over UDP against the real engine', () => {
       const v = await call(svc.base, 'GET', `/v1/vouchers?limit=100`, { auth: t.apiKey });
       const voucher = v.body.data.find((x: { code: string }) => x.code === codes.pap);
       expect(voucher).toMatchObject({ max_uses: 1, current_uses: 1 });
-      await eventually(async () => (await db.query('SELECT count(*)::int AS n FROM voucher_uses WHERE voucher_id = $1', [voucher.id])).rows[0].n === 1);
+      await until(async () => (await db.query('SELECT count(*)::int AS n FROM voucher_uses WHERE voucher_id = $1', [voucher.id])).rows[0].n === 1);
 
       // max_uses 1: another device is refused.
       const other = await authorize(nasA, { userName: codes.pap, password: codes.pap, callingStationId: dashed(randomMac()) });
@@ -437,7 +437,7 @@ describe('RADIUS over UDP against the real engine', () => {
       const sid = text(p, Attr.CLASS)!;
       expect(await session(sid)).toMatchObject({ mac, auth_method: 'voucher', status: 'active' });
       // (The API masks digit-only user names as phone numbers, spec §2.2: read the stored one.)
-      await eventually(async () => (await db.query('SELECT username FROM sessions WHERE id = $1', [sid])).rows[0]?.username === code);
+      await until(async () => (await db.query('SELECT username FROM sessions WHERE id = $1', [sid])).rows[0]?.username === code);
       const v = await call(svc.base, 'GET', `/v1/vouchers?limit=100`, { auth: t.apiKey });
       expect(v.body.data.find((x: { code: string }) => x.code === code)).toMatchObject({ current_uses: 1 });
     });
@@ -544,7 +544,7 @@ describe('RADIUS over UDP against the real engine', () => {
       // The other's NAS never says: it ends after the grace, at its own time.
       const at = async (sid: string) => (await db.query('SELECT ended_at FROM sessions WHERE id = $1', [sid])).rows[0].ended_at?.getTime();
       expect(await at(withStop.sid)).toBe(withStop.until);
-      await eventually(async () => (await at(without.sid)) !== undefined, 20_000);
+      await until(async () => (await at(without.sid)) !== undefined, { timeoutMs: 20_000 });
       expect(await at(without.sid)).toBe(without.until);
     });
 
@@ -601,7 +601,7 @@ describe('RADIUS over UDP against the real engine', () => {
       const s = await signIn(codes.mac, reported);
       await account(nasB, { status: AcctStatusType.START, callingStationId: dashed(reported), acctSessionId: `reload-${reported}` });
       await svc.service.engine.actors!.killThread(threadIndex(t.tenantId, t.hotspotId, 2));
-      await eventually(async () => (await call(svc.base, 'GET', `/v1/sessions/${s.session_id}`, { auth: t.apiKey })).status === 200);
+      await until(async () => (await call(svc.base, 'GET', `/v1/sessions/${s.session_id}`, { auth: t.apiKey })).status === 200);
       await account(nasB, { status: AcctStatusType.ACCOUNTING_OFF, acctSessionId: '0' });
       expect((await endedInPostgres(s.session_id, 'nas_reboot')).status).toBe('ended');
     });
@@ -664,7 +664,7 @@ describe('RADIUS over UDP against the real engine', () => {
         const again = await nasA.da.waitFor((r) => r !== dr && r.msg.equals(dr.msg), 5000, from);
         expect(again.at - dr.at).toBeGreaterThan(1500);
         // That one was ACKed with a correct Response Authenticator: the client takes it.
-        await eventually(async () => coaResults('ack') === acks + 1, 3000);
+        await until(async () => coaResults('ack') === acks + 1, { timeoutMs: 3000 });
       } finally {
         nasA.da.answer = (r) => ({ code: r.code + 1 });
       }
@@ -754,7 +754,7 @@ describe('RADIUS over UDP against the real engine', () => {
         expect(text(coa.packet, Attr.ACCT_SESSION_ID)).toBe(acctSessionId);
         expect(text(coa.packet, Attr.USER_NAME)).toBe(bare);
 
-        await eventually(async () => coaResults('nak') === naks + 1, 3000);
+        await until(async () => coaResults('nak') === naks + 1, { timeoutMs: 3000 });
         // 503 means the NAS has no such session: no retransmission (one would come 2 s after the first send).
         await sleep(3000);
         expect(nasA.da.received.slice(from).filter((r) => r.msg.equals(coa.msg))).toHaveLength(1);
@@ -767,13 +767,13 @@ describe('RADIUS over UDP against the real engine', () => {
       const again = await authorize(nasA, { callingStationId: dashed(mac) });
       expect(again.code).toBe(Code.ACCESS_ACCEPT);
       expect(u32(again, Attr.SESSION_TIMEOUT)).toBeGreaterThan(180 * 60 - 15);
-      await eventually(async () => (await db.query("SELECT count(*)::int AS n FROM audit_records WHERE tenant_id = $1 AND session_id = $2 AND event_type = 'session_extend'", [t.tenantId, s.session_id])).rows[0].n === 1);
+      await until(async () => (await db.query("SELECT count(*)::int AS n FROM audit_records WHERE tenant_id = $1 AND session_id = $2 AND event_type = 'session_extend'", [t.tenantId, s.session_id])).rows[0].n === 1);
       // And a later extension still reaches the NAS (ACKed this time).
       const acks = coaResults('ack');
       const from2 = nasA.da.received.length;
       expect((await call(svc.base, 'POST', `/v1/sessions/${s.session_id}/extend`, { auth: t.apiKey, body: { minutes: 15 } })).status).toBe(200);
       await nasA.da.waitFor(isOurs, 5000, from2);
-      await eventually(async () => coaResults('ack') === acks + 1, 3000);
+      await until(async () => coaResults('ack') === acks + 1, { timeoutMs: 3000 });
     });
   });
 

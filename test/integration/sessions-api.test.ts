@@ -44,7 +44,7 @@ describe('sessions API', () => {
     expect(typeof one.body.duration_seconds).toBe('number');
     expect((await call(svc.base, 'GET', `/v1/sessions/${pub}`, { auth: t.apiKey })).body.id).toBe(pub);
 
-    await eventually(async () => (await call(svc.base, 'GET', '/v1/sessions?status=active', { auth: t.apiKey })).body.data.some((x: any) => x.id === pub));
+    await until(async () => (await call(svc.base, 'GET', '/v1/sessions?status=active', { auth: t.apiKey })).body.data.some((x: any) => x.id === pub));
     const list = await call(svc.base, 'GET', '/v1/sessions?status=active&limit=1&offset=0', { auth: t.apiKey });
     expect(list.body).toMatchObject({ limit: 1, offset: 0 });
     expect(list.body.total).toBeGreaterThanOrEqual(1);
@@ -58,11 +58,11 @@ describe('sessions API', () => {
     expect(Date.parse(del.body.disconnected_at)).toBeGreaterThan(Date.now() - 10_000);
     expect((await call(svc.base, 'DELETE', `/v1/sessions/${s.session_id}`, { auth: t.apiKey })).status).toBe(409);
 
-    await eventually(async () => {
+    await until(async () => {
       const { rows } = await db.query('SELECT status, end_reason FROM sessions WHERE id = $1', [s.session_id]);
       return rows[0]?.status === 'disconnected' && rows[0]?.end_reason === 'admin_disconnect';
     });
-    await eventually(async () => (await db.query('SELECT count(*)::int AS n FROM audit_records WHERE session_id = $1', [s.session_id])).rows[0].n === 2);
+    await until(async () => (await db.query('SELECT count(*)::int AS n FROM audit_records WHERE session_id = $1', [s.session_id])).rows[0].n === 2);
     const audit = await db.query('SELECT event_type, details FROM audit_records WHERE tenant_id = $1 AND session_id = $2 ORDER BY seq', [t.tenantId, s.session_id]);
     expect(audit.rows.map((r) => r.event_type)).toEqual(['session_start', 'session_end']);
     expect(audit.rows[1].details).toMatchObject({ reason: 'admin_disconnect', by: expect.stringMatching(/^api_key:/) });
@@ -78,10 +78,10 @@ describe('sessions API', () => {
     expect(there.status).toBe(200);
     expect((await call(svc.base, 'POST', `/v1/sessions/${here.session_id}/block`, { auth: t.apiKey, body: { duration: '7d' } })).status).toBe(200);
     for (const sid of [here.session_id, there.body.session_id]) {
-      await eventually(async () => {
+      await until(async () => {
         const { rows } = await db.query('SELECT status, end_reason FROM sessions WHERE id = $1', [sid]);
         return rows[0]?.status === 'disconnected' && rows[0]?.end_reason === 'blocked';
-      }, 10_000);
+      }, { timeoutMs: 10_000 });
     }
     expect(await redis.exists(`{t:${t.tenantId}}:g:${other.id}:${mac}`)).toBe(0);
     expect((await call(svc.base, 'DELETE', `/v1/blocks/${encodeURIComponent(mac)}`, { auth: t.apiKey })).status).toBe(200);
@@ -94,10 +94,10 @@ describe('sessions API', () => {
     await redis.hset(`{t:${t.tenantId}}:g:${t.hotspotId}:${mac}`, 'bin', 4_096, 'bout', 512);
     const second = await signIn('SESS-OTHER', mac);
     expect(second.session_id).not.toBe(first.session_id);
-    await eventually(async () => (await db.query('SELECT end_reason FROM sessions WHERE id = $1', [first.session_id])).rows[0]?.end_reason === 'replaced', 10_000);
+    await until(async () => (await db.query('SELECT end_reason FROM sessions WHERE id = $1', [first.session_id])).rows[0]?.end_reason === 'replaced', { timeoutMs: 10_000 });
     const row = (await db.query('SELECT status, bytes_in::int, bytes_out::int FROM sessions WHERE id = $1', [first.session_id])).rows[0];
     expect(row).toEqual({ status: 'ended', bytes_in: 4_096, bytes_out: 512 });
-    await eventually(async () => (await db.query("SELECT 1 FROM audit_records WHERE session_id = $1 AND event_type = 'session_start'", [second.session_id])).rowCount === 1);
+    await until(async () => (await db.query("SELECT 1 FROM audit_records WHERE session_id = $1 AND event_type = 'session_start'", [second.session_id])).rowCount === 1);
     const ends = await db.query("SELECT details FROM audit_records WHERE session_id = $1 AND event_type = 'session_end'", [first.session_id]);
     expect(ends.rows).toHaveLength(1);
     expect(ends.rows[0].details).toMatchObject({ reason: 'replaced', bytes_in: 4_096, bytes_out: 512 });
@@ -114,7 +114,7 @@ describe('sessions API', () => {
     const b = await call(svc.base, 'POST', `/v1/sessions/${s.session_id}/extend`, { auth: t.apiKey, body: { minutes: 15 } });
     expect(Date.parse(b.body.expires_at) - before).toBe(75 * 60_000);
     expect((await call(svc.base, 'POST', `/v1/sessions/${s.session_id}/extend`, { auth: t.apiKey, body: {} })).status).toBe(400);
-    await eventually(async () => (await db.query("SELECT count(*)::int AS n FROM audit_records WHERE session_id = $1 AND event_type = 'session_extend'", [s.session_id])).rows[0].n === 2);
+    await until(async () => (await db.query("SELECT count(*)::int AS n FROM audit_records WHERE session_id = $1 AND event_type = 'session_extend'", [s.session_id])).rows[0].n === 2);
   });
 
   it('block ends the session and refuses the device until unblocked', async () => {
@@ -132,7 +132,7 @@ describe('sessions API', () => {
     expect((await call(svc.base, 'DELETE', `/v1/blocks/${encodeURIComponent(mac)}`, { auth: t.apiKey })).status).toBe(200);
     expect((await call(svc.base, 'DELETE', `/v1/blocks/${encodeURIComponent(mac)}`, { auth: t.apiKey })).status).toBe(404);
     await signIn('SESS-TEST', mac);
-    await eventually(async () => (await db.query("SELECT end_reason FROM sessions WHERE id = $1", [s.session_id])).rows[0]?.end_reason === 'blocked');
+    await until(async () => (await db.query("SELECT end_reason FROM sessions WHERE id = $1", [s.session_id])).rows[0]?.end_reason === 'blocked');
   });
 
   it('a session ends by itself at its end time (session_timeout), with its end record', async () => {
@@ -143,14 +143,14 @@ describe('sessions API', () => {
     await redis.hset(`{t:${t.tenantId}}:g:${t.hotspotId}:${mac}`, 'until', until);
     await redis.zadd(`{t:${t.tenantId}}:live:${t.hotspotId}`, until, s.session_id);
     await svc.service.engine.actors!.request({ t: 'started', tenant: t.tenantId, hs: t.hotspotId, tz: 'Europe/Istanbul', sid: s.session_id, mac, replaced: '' });
-    await eventually(async () => {
+    await until(async () => {
       const { rows } = await db.query('SELECT status, end_reason FROM sessions WHERE id = $1', [s.session_id]);
       return rows[0]?.status === 'ended' && rows[0]?.end_reason === 'session_timeout';
-    }, 8_000);
+    }, { timeoutMs: 8_000 });
   });
 
   it('guests and history by MAC; another tenant sees none of them', async () => {
-    await eventually(async () => (await call(svc.base, 'GET', '/v1/guests?mac=aa-00-00-00-00-01', { auth: t.apiKey })).body.data.length === 1);
+    await until(async () => (await call(svc.base, 'GET', '/v1/guests?mac=aa-00-00-00-00-01', { auth: t.apiKey })).body.data.length === 1);
     const g = await call(svc.base, 'GET', '/v1/guests?mac=aa-00-00-00-00-01', { auth: t.apiKey });
     expect(g.body.data[0]).toMatchObject({ mac: 'AA:00:00:00:00:01', sessions: 1, blocked: false, last_auth_method: 'voucher' });
     const h = await call(svc.base, 'GET', '/v1/guests/AA:00:00:00:00:01/history?days=7', { auth: t.apiKey });

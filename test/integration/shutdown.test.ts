@@ -33,7 +33,7 @@ describe('graceful shutdown', () => {
 
     const batch = call(svc.base, 'POST', '/api/v1/vouchers', { auth: t.apiKey, body: { count: 10_000 } });
     // In the handler for sure: its codes are going into Redis, inside its transaction.
-    await eventually(async () => (await redis.scan('0', 'MATCH', `{t:${t.tenantId}}:v:*`, 'COUNT', 1000))[1].length > 0, 10_000);
+    await until(async () => (await redis.scan('0', 'MATCH', `{t:${t.tenantId}}:v:*`, 'COUNT', 1000))[1].length > 0, { timeoutMs: 10_000 });
     const stopping = svc.stop();
 
     // What arrives now on the open connection is refused, and the connection closed.

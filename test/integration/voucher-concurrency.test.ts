@@ -54,7 +54,7 @@ describe('voucher use under concurrency across processes', () => {
 
     const db = new pg.Client(inject('databaseUrl'));
     await db.connect();
-    await eventually(async () => {
+    await until(async () => {
       const { rows } = await db.query('SELECT current_uses FROM vouchers WHERE id = $1', [created.body.id]);
       return rows[0].current_uses === 5;
     });

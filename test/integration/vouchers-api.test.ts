@@ -206,7 +206,7 @@ describe('vouchers, profiles, hotspots and NAS clients API', () => {
       };
       // Filters read the Postgres counter, which the outbox sink brings up to date: all three uses, which
       // may land in different batches (every test service's sink drains every tenant's stream).
-      await eventually(async () => JSON.stringify(await ids('/v1/vouchers?status=used')) === JSON.stringify([used])
+      await until(async () => JSON.stringify(await ids('/v1/vouchers?status=used')) === JSON.stringify([used])
         && JSON.stringify(await ids('/v1/vouchers?status=created')) === JSON.stringify([fresh]));
       expect(await ids('/v1/vouchers?status=created')).toEqual([fresh].sort());
       expect(await ids('/v1/vouchers?status=activated')).toEqual([activated, unlimited].sort());
