@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ownStack, spawnServe, startStorm, until, type OwnStack, type ServiceProcess } from './own-stack.js';
+import { keys } from '../support/fixture.js';
 
 /**
  * Invariant 2 under a crash: every guest told "authorized" has exactly one
@@ -44,7 +45,7 @@ describe('kill -9 during a sign-in storm', () => {
     };
     const hotspot = await api('/v1/hotspots', { name: 'Lobby', timezone: 'UTC' });
     await api('/v1/vouchers', { code: CODE, max_uses: null });
-    const outbox = `{t:${tenantId}}:outbox`;
+    const outbox = keys.outbox(tenantId);
 
     let base: string | null = svc.base;
     const storm = startStorm({ base: () => base, hotspotId: hotspot.id, code: CODE, concurrency: 100, macPrefix: 0x4b });
@@ -98,7 +99,7 @@ describe('kill -9 during a sign-in storm', () => {
 
     // Uses whose answer died with the process are recorded too, once: Redis's use
     // counter, the start records, the sessions and the voucher uses all agree.
-    const uses = Number(await redis.hget(`{t:${tenantId}}:v:${CODE}`, 'uses'));
+    const uses = Number(await redis.hget(keys.voucher(tenantId, CODE), 'uses'));
     expect(uses).toBeGreaterThanOrEqual(authorized.length);
     expect(starts.length).toBe(uses);
     expect(sessions.size).toBe(uses);

@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ownStack, spawnServe, startStorm, until, type OwnStack, type ServiceProcess } from './own-stack.js';
+import { keys } from '../support/fixture.js';
 
 /**
  * Invariant 2 while Postgres is away: sign-in needs only Redis (the decision,
@@ -52,7 +53,7 @@ describe('Postgres outage during a sign-in storm', () => {
     };
     const hotspot = await api('/v1/hotspots', { name: 'Lobby', timezone: 'UTC' });
     await api('/v1/vouchers', { code: CODE, max_uses: null });
-    const outbox = `{t:${tenantId}}:outbox`;
+    const outbox = keys.outbox(tenantId);
     const inSink = async (): Promise<number> => Number(((await redis.xpending(outbox, 'pg-sink')) as [number])[0]);
 
     // A steady storm (paced, so the backlog of 60 s stays a few tens of thousands of records).
@@ -92,7 +93,7 @@ describe('Postgres outage during a sign-in storm', () => {
     expect(starts.length).toBe(authorized.length);
     const sessions = (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM sessions WHERE tenant_id = $1 AND id = ANY($2)', [tenantId, authorized])).rows[0]!;
     expect(sessions.n).toBe(authorized.length);
-    expect(Number(await redis.hget(`{t:${tenantId}}:v:${CODE}`, 'uses'))).toBe(authorized.length);
+    expect(Number(await redis.hget(keys.voucher(tenantId, CODE), 'uses'))).toBe(authorized.length);
 
     const verdict = await stack.cli(['audit', 'verify', '--tenant', tenantId, '--json']);
     expect(verdict).toEqual({ tenant_id: tenantId, records: authorized.length + 2, valid: true, first_break: null });

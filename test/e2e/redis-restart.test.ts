@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ownStack, spawnServe, until, type OwnStack, type ServiceProcess } from './own-stack.js';
+import { keys } from '../support/fixture.js';
 
 /**
  * Invariant 1 across a Redis crash: a voucher is never used more than
@@ -59,7 +60,7 @@ describe('Redis killed and started on an AOF that lacks its last writes', () => 
 
     expect((await verify('RESTART-5')).body.uses_left).toBe(4);
     const before = await runId();
-    expect(await redis.get(`{t:${tenantId}}:loaded`)).toBe(before);
+    expect(await redis.get(keys.loaded(tenantId))).toBe(before);
     await until(async () => (await pgUses()) === 1, { timeoutMs: 10_000, what: 'the first use in Postgres' });
 
     // The AOF as it stands now is what the server will come back with.
@@ -94,9 +95,9 @@ describe('Redis killed and started on an AOF that lacks its last writes', () => 
     // What the restarted server holds: the counter behind, no block, the old marker, another run_id.
     const after = await runId();
     expect(after).not.toBe(before);
-    expect(await redis.hget(`{t:${tenantId}}:v:RESTART-5`, 'uses')).toBe('1');
-    expect(await redis.get(`{t:${tenantId}}:loaded`)).toBe(before);
-    expect(await redis.exists(`{t:${tenantId}}:blk:${blockedMac}`)).toBe(0);
+    expect(await redis.hget(keys.voucher(tenantId, 'RESTART-5'), 'uses')).toBe('1');
+    expect(await redis.get(keys.loaded(tenantId))).toBe(before);
+    expect(await redis.exists(keys.block(tenantId, blockedMac))).toBe(0);
     await until(async () => (await fetch(`${base}/readyz`)).status === 200, { timeoutMs: 20_000, what: 'the service reaches Redis again' });
 
     const refused = await verify('RESTART-5', blockedMac);
@@ -107,7 +108,7 @@ describe('Redis killed and started on an AOF that lacks its last writes', () => 
     expect(answers.map((a) => a.status)).toEqual([200, 200, 409, 409, 409]);
     expect(answers.slice(0, 2).map((a) => a.body.uses_left)).toEqual([1, 0]);
     for (const a of answers.slice(2)) expect(a.body).toEqual({ error: 'voucher_exhausted', max_uses: 5, current_uses: 5 });
-    expect(await redis.get(`{t:${tenantId}}:loaded`)).toBe(after);
+    expect(await redis.get(keys.loaded(tenantId))).toBe(after);
     await until(async () => (await pgUses()) === 5, { timeoutMs: 10_000, what: 'five uses in Postgres' });
     // And no more arrive later.
     await new Promise((r) => setTimeout(r, 1_500));

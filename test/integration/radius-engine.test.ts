@@ -6,9 +6,9 @@ import {
   attributeValue, checkFraming, decodePacket, findAttribute, vendorAttributeValues, type RadiusPacket,
 } from '../../radius/index.js';
 import { localDay, threadIndex } from '../../engine/index.js';
-import { call, eventually, newTenant, startService, type Running } from '../helpers.js';
 import { DynamicAuthListener, type DaRequest } from '../radius/dynamic-auth-listener.js';
 import { TestNas, accessRequest, accountingRequest, sleep, type AccessRequestSpec, type AccountingSpec } from '../radius/helpers.js';
+import { call, dashed, keys, macs, newTenant, type Running, startService, until } from '../support/fixture.js';
 
 /**
  * The session engine driven by real RADIUS datagrams: a test NAS on its own
@@ -43,12 +43,8 @@ function randomLoopback(): string {
   return `127.${randomInt(16, 250)}.${randomInt(0, 256)}.${randomInt(2, 255)}`;
 }
 
-function randomMac(): string {
-  return ['02', ...[...randomBytes(5)].map((b) => b.toString(16).padStart(2, '0'))].join(':').toUpperCase();
-}
-
-/** RFC 3580 §3.21 form, as NASes send Calling-Station-Id. */
-const dashed = (mac: string) => mac.replace(/:/g, '-');
+/** A device no other test of this file has used. */
+const randomMac = macs();
 
 const u32 = (p: RadiusPacket, type: number) => attributeValue(p, type)?.readUInt32BE(0);
 const text = (p: RadiusPacket, type: number) => attributeValue(p, type)?.toString();
@@ -107,9 +103,9 @@ describe('RADIUS over UDP against the real engine', () => {
   }
 
   async function replyTo(nas: Nas, pkt: Buffer, ms: number): Promise<Buffer | null> {
-    const until = Date.now() + ms;
+    const endsAt = Date.now() + ms;
     for (;;) {
-      const left = until - Date.now();
+      const left = endsAt - Date.now();
       if (left <= 0) return null;
       const got = await nas.radius.next(left);
       if (!got) return null;
@@ -526,11 +522,11 @@ describe('RADIUS over UDP against the real engine', () => {
         await account(nasA, { status: AcctStatusType.START, callingStationId: dashed(mac), acctSessionId: `to-${mac}` });
         await account(nasA, { status: AcctStatusType.INTERIM_UPDATE, callingStationId: dashed(mac), acctSessionId: `to-${mac}`, outputOctets: 1_000 });
         // Its time runs out in a second: as if the voucher had been that short.
-        const until = Date.now() + 1_000;
-        await redis.hset(`{t:${t.tenantId}}:g:${t.hotspotId}:${mac}`, 'until', until);
-        await redis.zadd(`{t:${t.tenantId}}:live:${t.hotspotId}`, until, s.session_id);
+        const endsAt = Date.now() + 1_000;
+        await redis.hset(keys.grant(t.tenantId, t.hotspotId, mac), 'until', endsAt);
+        await redis.zadd(keys.live(t.tenantId, t.hotspotId), endsAt, s.session_id);
         await svc.service.engine.actors!.request({ t: 'started', tenant: t.tenantId, hs: t.hotspotId, tz: 'Europe/Istanbul', sid: s.session_id, mac, replaced: '' });
-        return { mac, sid: s.session_id, until };
+        return { mac, sid: s.session_id, until: endsAt };
       })());
       await new Promise((r) => setTimeout(r, 2_000));
       const [withStop, without] = devices as [typeof devices[0], typeof devices[0]];
@@ -540,7 +536,7 @@ describe('RADIUS over UDP against the real engine', () => {
       await account(nasA, { status: AcctStatusType.STOP, callingStationId: dashed(withStop.mac), acctSessionId: `to-${withStop.mac}`, outputOctets: 5_000, terminateCause: 5 });
       const row = await endedInPostgres(withStop.sid, 'session_timeout');
       expect(Number(row.bytes_in)).toBe(5_000);
-      expect(await redis.get(`{t:${t.tenantId}}:dq:${withStop.mac}:${localDay('Europe/Istanbul', Date.now())}`)).toBe('5000');
+      expect(await redis.get(keys.dailyUsage(t.tenantId, withStop.mac, localDay('Europe/Istanbul', Date.now())))).toBe('5000');
       // The other's NAS never says: it ends after the grace, at its own time.
       const at = async (sid: string) => (await db.query('SELECT ended_at FROM sessions WHERE id = $1', [sid])).rows[0].ended_at?.getTime();
       expect(await at(withStop.sid)).toBe(withStop.until);
@@ -622,9 +618,9 @@ describe('RADIUS over UDP against the real engine', () => {
       for (const r of requests) await nasA.radius.send(r, ports.acct);
 
       const answered = new Map<number, number>();
-      const until = Date.now() + 10_000;
-      while (answered.size < requests.length && Date.now() < until) {
-        const got = await nasA.radius.next(until - Date.now());
+      const endsAt = Date.now() + 10_000;
+      while (answered.size < requests.length && Date.now() < endsAt) {
+        const got = await nasA.radius.next(endsAt - Date.now());
         if (!got) break;
         const req = requests.find((r) => r[1] === got.msg[1]);
         if (!req || got.msg[0] !== Code.ACCOUNTING_RESPONSE) continue;
@@ -640,7 +636,7 @@ describe('RADIUS over UDP against the real engine', () => {
   });
 
   describe('quota', () => {
-    it('an Interim-Update past a 1 MB daily quota ends the session (daily_quota) and sends a Disconnect-Request, retransmitted until the NAS ACKs it', async () => {
+    it('an Interim-Update past a 1 MB daily quota ends the session (daily_quota) and sends a Disconnect-Request, retransmitted endsAt the NAS ACKs it', async () => {
       const mac = randomMac();
       const s = await signIn(codes.quota, mac);
       expect((await authorize(nasA, { callingStationId: dashed(mac), userName: codes.quota, framedIp: '10.20.0.77' })).code).toBe(Code.ACCESS_ACCEPT);

@@ -1,5 +1,5 @@
 import { describe, expect } from 'vitest';
-import { keys, luaTest as it, mac } from '../support/lua.js';
+import { keys, luaTest as it } from '../support/lua.js';
 import { putVoucher } from '../fixtures/lua-voucher.js';
 
 /** raise-uses-1.lua: a Redis use counter is raised to Postgres's count, never lowered. */

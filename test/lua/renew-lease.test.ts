@@ -1,5 +1,5 @@
 import { describe, expect } from 'vitest';
-import { keys, luaTest as it, mac } from '../support/lua.js';
+import { keys, luaTest as it } from '../support/lua.js';
 
 /** renew-lease-1.lua: one engine process owns a hotspot's actor at a time. */
 describe('renew-lease-1.lua', () => {

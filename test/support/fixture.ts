@@ -70,11 +70,14 @@ export const storesTest = base
   .extend('mac', async () => macs())
   .extend('keys', { scope: 'file' }, keys);
 
-/** storesTest and a service started with testEnv(env), a tenant and a voucher. */
-export function serviceTest(env: Record<string, string> = {}) {
+/**
+ * storesTest and a service started with testEnv(env), a tenant and a voucher.
+ * `env` may be a function, for settings known only once the file runs (a local TSA's URL).
+ */
+export function serviceTest(env: Record<string, string> | (() => Promise<Record<string, string>>) = {}) {
   return storesTest
     .extend('svc', { scope: 'file' }, async ({}, { onCleanup }): Promise<Running> => {
-      const svc = await startService(env);
+      const svc = await startService(typeof env === 'function' ? await env() : env);
       onCleanup(() => svc.stop());
       return svc;
     })
