@@ -1,8 +1,5 @@
-import { Redis } from 'ioredis';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ownStack, spawnServe, startStorm, until, type OwnStack, type ServiceProcess } from './own-stack.js';
-import { keys } from '../support/fixture.js';
+import { describe, expect } from 'vitest';
+import { e2eTest, keys, startStorm, until, type ServiceProcess } from './own-stack.js';
 
 /**
  * Invariant 2 under a crash: every guest told "authorized" has exactly one
@@ -17,26 +14,13 @@ const NODE_ID = 'e2e-kill-node';
 const CODE = 'KILL-STORM';
 const KILLS = 4;
 
+const test = e2eTest(NODE_ID);
+
 describe('kill -9 during a sign-in storm', () => {
-  let stack: OwnStack;
   let svc: ServiceProcess | undefined;
-  let redis: Redis;
-  let db: pg.Client;
 
-  beforeAll(async () => {
-    stack = await ownStack(NODE_ID);
-    redis = new Redis(stack.local.redisUrl);
-    db = new pg.Client(stack.local.databaseUrl);
-  });
-  afterAll(async () => {
-    await svc?.stop();
-    redis?.disconnect();
-    await db?.end().catch(() => undefined);
-    await stack?.destroy();
-  });
-
-  it('every 200 "authorized" has exactly one session_start and one sessions row; no duplicates; chain valid', async () => {
-    svc = await spawnServe(stack.env);
+  test('every 200 "authorized" has exactly one session_start and one sessions row; no duplicates; chain valid', async ({ stack, redis, db, spawn }) => {
+    svc = await spawn();
     const { tenant_id: tenantId, api_key: apiKey } = await stack.cli(['tenant', 'create', '--name', 'Kill Storm Venue', '--json']);
     const api = async (path: string, body: unknown): Promise<any> => {
       const res = await fetch(svc!.base + path, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': apiKey }, body: JSON.stringify(body) });
@@ -66,7 +50,7 @@ describe('kill -9 during a sign-in storm', () => {
       await old.kill9();
       const killedAt = storm.attempts.length;
       const left = { queued: await redis.xlen(outbox), inSink: await inSink() };
-      svc = await spawnServe(stack.env);
+      svc = await spawn();
       kills.push({ killedAt, restartedAt: storm.attempts.length, ...left });
       base = svc.base;
       await new Promise((r) => setTimeout(r, 1_500));
@@ -86,8 +70,6 @@ describe('kill -9 during a sign-in storm', () => {
 
     // The restarted sink drains everything, including the dead process's unacknowledged entries.
     await until(async () => (await redis.xlen(outbox)) === 0 && (await inSink()) === 0, { timeoutMs: 20_000, what: 'outbox drained' });
-
-    await db.connect();
     const starts = (await db.query<{ session_id: string; n: number }>(
       `SELECT session_id, count(*)::int AS n FROM audit_records WHERE tenant_id = $1 AND event_type = 'session_start' GROUP BY session_id`,
       [tenantId])).rows;

@@ -1,8 +1,5 @@
-import { Redis } from 'ioredis';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ownStack, spawnServe, startStorm, until, type OwnStack, type ServiceProcess } from './own-stack.js';
-import { keys } from '../support/fixture.js';
+import { describe, expect } from 'vitest';
+import { e2eTest, keys, startStorm, until, type ServiceProcess } from './own-stack.js';
 
 /**
  * Invariant 2 while Postgres is away: sign-in needs only Redis (the decision,
@@ -22,28 +19,13 @@ async function lagSeconds(base: string): Promise<number> {
   return Number(m[1]);
 }
 
+const test = e2eTest(NODE_ID);
+
 describe('Postgres outage during a sign-in storm', () => {
-  let stack: OwnStack;
   let svc: ServiceProcess | undefined;
-  let redis: Redis;
-  // A pool: its connections die with the outage and new ones are made afterwards.
-  let db: pg.Pool;
 
-  beforeAll(async () => {
-    stack = await ownStack(NODE_ID);
-    redis = new Redis(stack.local.redisUrl);
-    db = new pg.Pool({ connectionString: stack.local.databaseUrl, max: 2 });
-    db.on('error', () => undefined);
-  });
-  afterAll(async () => {
-    await svc?.stop();
-    redis?.disconnect();
-    await db?.end().catch(() => undefined);
-    await stack?.destroy();
-  });
-
-  it('no sign-in refused for 60 s without Postgres; afterwards every start record lands once, chain valid, lag back to 0', async () => {
-    svc = await spawnServe(stack.env);
+  test('no sign-in refused for 60 s without Postgres; afterwards every start record lands once, chain valid, lag back to 0', async ({ stack, redis, db, spawn }) => {
+    svc = await spawn();
     const { base } = svc;
     const { tenant_id: tenantId, api_key: apiKey } = await stack.cli(['tenant', 'create', '--name', 'Outage Venue', '--json']);
     const api = async (path: string, body: unknown): Promise<any> => {

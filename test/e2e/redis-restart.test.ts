@@ -1,11 +1,11 @@
 import { spawnSync } from 'node:child_process';
 import { cpSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ownStack, spawnServe, until, type OwnStack, type ServiceProcess } from './own-stack.js';
-import { keys } from '../support/fixture.js';
+import type { Redis } from 'ioredis';
+import { describe, expect } from 'vitest';
+import { e2eTest, keys, until, type ServiceProcess } from './own-stack.js';
+
+const test = e2eTest('e2e-redis-restart');
 
 /**
  * Invariant 1 across a Redis crash: a voucher is never used more than
@@ -17,29 +17,12 @@ import { keys } from '../support/fixture.js';
  * those writes. Its own Redis and Postgres: the shared ones serve other files.
  */
 describe('Redis killed and started on an AOF that lacks its last writes', () => {
-  let stack: OwnStack;
   let svc: ServiceProcess | undefined;
-  let redis: Redis;
-  let db: pg.Client;
 
-  beforeAll(async () => {
-    stack = await ownStack('e2e-redis-restart');
-    redis = new Redis(stack.local.redisUrl, { maxRetriesPerRequest: null });
-    redis.on('error', () => undefined); // refused while the server is down; the commands wait
-    db = new pg.Client(stack.local.databaseUrl);
-    await db.connect();
-  });
-  afterAll(async () => {
-    await svc?.stop();
-    redis?.disconnect();
-    await db?.end().catch(() => undefined);
-    await stack?.destroy();
-  });
+  const runId = async (redis: Redis): Promise<string> => /^run_id:([0-9a-f]{40})\r?$/m.exec(await redis.info('server'))![1]!;
 
-  const runId = async (): Promise<string> => /^run_id:([0-9a-f]{40})\r?$/m.exec(await redis.info('server'))![1]!;
-
-  it('loads the tenant again from Postgres: exactly max_uses in all, and the block holds', async () => {
-    svc = await spawnServe(stack.env);
+  test('loads the tenant again from Postgres: exactly max_uses in all, and the block holds', async ({ stack, redis, db, spawn }) => {
+    svc = await spawn();
     const base = svc.base;
     const { tenant_id: tenantId, api_key: apiKey } = await stack.cli(['tenant', 'create', '--name', 'Restart Venue', '--json']);
     const post = async (path: string, body: unknown, key?: string): Promise<{ status: number; body: any }> => {
@@ -59,7 +42,7 @@ describe('Redis killed and started on an AOF that lacks its last writes', () => 
       (await db.query('SELECT current_uses FROM vouchers WHERE id = $1', [five.id])).rows[0].current_uses;
 
     expect((await verify('RESTART-5')).body.uses_left).toBe(4);
-    const before = await runId();
+    const before = await runId(redis);
     expect(await redis.get(keys.loaded(tenantId))).toBe(before);
     await until(async () => (await pgUses()) === 1, { timeoutMs: 10_000, what: 'the first use in Postgres' });
 
@@ -93,7 +76,7 @@ describe('Redis killed and started on an AOF that lacks its last writes', () => 
     await until(async () => (await redis.ping().catch(() => '')) === 'PONG', { timeoutMs: 20_000, what: 'redis-server back' });
 
     // What the restarted server holds: the counter behind, no block, the old marker, another run_id.
-    const after = await runId();
+    const after = await runId(redis);
     expect(after).not.toBe(before);
     expect(await redis.hget(keys.voucher(tenantId, 'RESTART-5'), 'uses')).toBe('1');
     expect(await redis.get(keys.loaded(tenantId))).toBe(before);

@@ -10,7 +10,6 @@ const test = serviceTest({ ACTOR_THREADS: '2' });
  * their clocks still run.
  */
 describe('actor thread crash', () => {
-
   test('sessions of a killed thread survive, answer, and still end on time', async ({ svc, redis, db, tenant: t }) => {
     const engine = svc.service.engine;
     const pool = engine.actors!;

@@ -12,7 +12,6 @@ const test = serviceTest();
  * behind it, other tenants' included.
  */
 describe('hostile text on its way to the audit trail', () => {
-
   test('the portal refuses control characters in ssid with 400 validation_failed, and spends no use', async ({ svc, tenant: t }) => {
     expect((await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code: 'CTRL-1', max_uses: 1 } })).status).toBe(201);
     for (const ssid of ['Gu\u0000est', 'Guest\nLobby', 'a\u001bb', 'x\u007f']) {

@@ -5,13 +5,13 @@ import { call, newTenant, type Running, serviceTest, spawnService, startService,
 const LIMIT = 2048;
 const VERIFY = '/api/v1/hotspot-portal/voucher/verify';
 
+const test = serviceTest({ BODY_LIMIT_BYTES: String(LIMIT) });
+
 /**
  * The HTTP surface's own behaviour: body limit, JSON and schema errors, 404
  * and 405, the operations endpoints, the OpenAPI document, and a portal on a
  * port of its own.
  */
-const test = serviceTest({ BODY_LIMIT_BYTES: String(LIMIT) });
-
 describe('HTTP surface', () => {
   let svc: Running;
   let t: Tenant;

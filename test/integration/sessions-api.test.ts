@@ -1,13 +1,13 @@
 import { describe, expect } from 'vitest';
 import { call, keys, newTenant, type Running, serviceTest, type Tenant, until } from '../support/fixture.js';
 
+const test = serviceTest({ ACTOR_THREADS: '2' });
+
 /**
  * Sessions started through the portal, seen and driven through the API:
  * list/read with both id forms, disconnect, extend, block, guests, and the
  * session's end by its own clock. Start and end records reach Postgres.
  */
-const test = serviceTest({ ACTOR_THREADS: '2' });
-
 describe('sessions API', () => {
   let svc: Running;
   let t: Tenant;

@@ -6,13 +6,13 @@ import { call, keys, type ServiceProcess, serviceTest, spawnService, testEnv, un
 
 const run = promisify(execFile);
 
+const test = serviceTest();
+
 /**
  * Invariant 1: a voucher is never used more than max_uses times, whatever the
  * concurrency. Two engine processes share Redis and Postgres; two client
  * processes send 500 verifies each, all at once, with distinct MACs.
  */
-const test = serviceTest();
-
 describe('voucher use under concurrency across processes', () => {
   let engines: ServiceProcess[] = [];
 
