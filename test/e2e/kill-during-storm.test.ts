@@ -1,5 +1,5 @@
 import { describe, expect } from 'vitest';
-import { e2eTest, keys, startStorm, until, type ServiceProcess } from './own-stack.js';
+import { e2eTest, expectOneStartEach, keys, startStorm, until, type ServiceProcess } from './own-stack.js';
 
 /**
  * Invariant 2 under a crash: every guest told "authorized" has exactly one
@@ -70,12 +70,7 @@ describe('kill -9 during a sign-in storm', () => {
 
     // The restarted sink drains everything, including the dead process's unacknowledged entries.
     await until(async () => (await redis.xlen(outbox)) === 0 && (await inSink()) === 0, { timeoutMs: 20_000, what: 'outbox drained' });
-    const starts = (await db.query<{ session_id: string; n: number }>(
-      `SELECT session_id, count(*)::int AS n FROM audit_records WHERE tenant_id = $1 AND event_type = 'session_start' GROUP BY session_id`,
-      [tenantId])).rows;
-    const startCount = new Map(starts.map((r) => [r.session_id, r.n]));
-    expect(starts.filter((r) => r.n !== 1)).toEqual([]);
-    expect(authorized.filter((sid) => startCount.get(sid) !== 1)).toEqual([]);
+    const starts = await expectOneStartEach(db, tenantId, authorized);
     const sessions = new Set((await db.query<{ id: string }>('SELECT id FROM sessions WHERE tenant_id = $1', [tenantId])).rows.map((r) => r.id));
     expect(authorized.filter((sid) => !sessions.has(sid))).toEqual([]);
 

@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { projectPath } from '../../engine/index.js';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { test as base } from 'vitest';
+import { test as base, expect } from 'vitest';
 import { startLocalServices, type LocalServices } from '../../scripts/local-services.js';
 import { mac as macOf } from '../support/macs.js';
 import { spawnService, type ServiceProcess } from '../support/service.js';
@@ -159,6 +159,20 @@ export function startStorm(opts: {
       return attempts;
     },
   };
+}
+
+/**
+ * Invariant 2 in Postgres: no session has two session_start records and
+ * every authorized one has exactly one. Returns the start records per session.
+ */
+export async function expectOneStartEach(db: pg.Pool, tenantId: string, authorized: string[]): Promise<{ session_id: string; n: number }[]> {
+  const starts = (await db.query<{ session_id: string; n: number }>(
+    `SELECT session_id, count(*)::int AS n FROM audit_records WHERE tenant_id = $1 AND event_type = 'session_start' GROUP BY session_id`,
+    [tenantId])).rows;
+  const startCount = new Map(starts.map((r) => [r.session_id, r.n]));
+  expect(starts.filter((r) => r.n !== 1)).toEqual([]);
+  expect(authorized.filter((sid) => startCount.get(sid) !== 1)).toEqual([]);
+  return starts;
 }
 
 /** The e2e fixture: see the top of this file. */

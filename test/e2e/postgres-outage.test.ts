@@ -1,5 +1,5 @@
 import { describe, expect } from 'vitest';
-import { e2eTest, keys, startStorm, until, type ServiceProcess } from './own-stack.js';
+import { e2eTest, expectOneStartEach, keys, startStorm, until, type ServiceProcess } from './own-stack.js';
 
 /**
  * Invariant 2 while Postgres is away: sign-in needs only Redis (the decision,
@@ -66,12 +66,7 @@ describe('Postgres outage during a sign-in storm', () => {
 
     const authorized = attempts.map((a) => a.body.session_id as string);
     expect(new Set(authorized).size).toBe(authorized.length);
-    const starts = (await db.query<{ session_id: string; n: number }>(
-      `SELECT session_id, count(*)::int AS n FROM audit_records WHERE tenant_id = $1 AND event_type = 'session_start' GROUP BY session_id`,
-      [tenantId])).rows;
-    const startCount = new Map(starts.map((r) => [r.session_id, r.n]));
-    expect(starts.filter((r) => r.n !== 1)).toEqual([]);
-    expect(authorized.filter((sid) => startCount.get(sid) !== 1)).toEqual([]);
+    const starts = await expectOneStartEach(db, tenantId, authorized);
     expect(starts.length).toBe(authorized.length);
     const sessions = (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM sessions WHERE tenant_id = $1 AND id = ANY($2)', [tenantId, authorized])).rows[0]!;
     expect(sessions.n).toBe(authorized.length);

@@ -87,7 +87,7 @@ describe('actor thread crash', () => {
     expect(end.rows.map((e) => e.ts.getTime())).toEqual([endsAt]);
   });
 
-  test('a hotspot whose lease another process took is answered 503 here, not from an empty actor, endsAt this process holds it again', async ({ svc, redis, tenant: t }) => {
+  test('a hotspot whose lease another process took is answered 503 here, not from an empty actor, until this process holds it again', async ({ svc, redis, tenant: t }) => {
     const engine = svc.service.engine;
     await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code: 'LEASE-1', max_uses: null } });
     const mac = 'CC:00:00:00:01:01';

@@ -636,7 +636,7 @@ describe('RADIUS over UDP against the real engine', () => {
   });
 
   describe('quota', () => {
-    it('an Interim-Update past a 1 MB daily quota ends the session (daily_quota) and sends a Disconnect-Request, retransmitted endsAt the NAS ACKs it', async () => {
+    it('an Interim-Update past a 1 MB daily quota ends the session (daily_quota) and sends a Disconnect-Request, retransmitted until the NAS ACKs it', async () => {
       const mac = randomMac();
       const s = await signIn(codes.quota, mac);
       expect((await authorize(nasA, { callingStationId: dashed(mac), userName: codes.quota, framedIp: '10.20.0.77' })).code).toBe(Code.ACCESS_ACCEPT);

@@ -107,7 +107,7 @@ describe('sessions API', () => {
     await until(async () => (await db.query("SELECT count(*)::int AS n FROM audit_records WHERE session_id = $1 AND event_type = 'session_extend'", [s.session_id])).rows[0].n === 2);
   });
 
-  test('block ends the session and refuses the device endsAt unblocked', async ({ db }) => {
+  test('block ends the session and refuses the device until unblocked', async ({ db }) => {
     const mac = 'AA:00:00:00:00:04';
     const s = await signIn('SESS-TEST', mac);
     const blk = await call(svc.base, 'POST', `/v1/sessions/${s.session_id}/block`, { auth: t.apiKey, body: { duration: '24h' } });

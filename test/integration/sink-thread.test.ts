@@ -240,8 +240,8 @@ describe('outbox sink thread', () => {
       const common = (n: number) => ({ sid: sid(n), hs: t.hotspotId, mac: `5D:00:00:00:0${n}:00`, ip: n === 3 ? '' : '10.9.0.1',
         ssid: n === 3 ? '' : 'Hall', user: 'G', method: n === 3 ? '' : 'voucher' });
       return [
-        ...[1, 2, 3].map((n) => rec({ ...common(n), type: 'voucher_use', use: `use_${tag}${n}`, vid, at: String(now), endsAt: String(now + 3_600_000) })),
-        rec({ ...common(1), type: 'session_extend', at: String(now + 1), endsAt: String(now + 7_200_000), minutes: '60', by: 'op' }),
+        ...[1, 2, 3].map((n) => rec({ ...common(n), type: 'voucher_use', use: `use_${tag}${n}`, vid, at: String(now), until: String(now + 3_600_000) })),
+        rec({ ...common(1), type: 'session_extend', at: String(now + 1), until: String(now + 7_200_000), minutes: '60', by: 'op' }),
         rec({ ...common(2), type: 'session_end', at: String(now + 2), reason: 'user_request', bin: '5', bout: '6', by: '' }),
         rec({ type: 'audit', rid: `aud_${tag}${now}`, event: 'voucher_update', at: String(now + 3), details: '{"x":1}', by: 'op' }),
       ];
@@ -288,10 +288,10 @@ describe('outbox sink thread', () => {
     try {
       const rec = (fields: Record<string, string>) => ({ tenant: t.tenantId, f: fields });
       const common = { sid, hs: t.hotspotId, mac: '5D:00:00:00:00:04', ip: '', ssid: '', user: 'TWO-1', method: 'voucher' };
-      const extend = (endsAt: number) => rec({ ...common, type: 'session_extend', at: String(now + 1_000), endsAt: String(endsAt), minutes: '60', by: 'op' });
+      const extend = (until: number) => rec({ ...common, type: 'session_extend', at: String(now + 1_000), until: String(until), minutes: '60', by: 'op' });
       await writeAlone(c, [extend(now + 7_200_000), extend(now + 9_000_000), extend(now + 5_400_000)]);
-      expect((await c.query('SELECT endsAt FROM session_extends_early WHERE id = $1', [sid])).rows[0].until.getTime()).toBe(now + 9_000_000);
-      await writeAlone(c, [rec({ ...common, type: 'voucher_use', use: 'use_two', vid: 'v_none', at: String(now), endsAt: String(now + 3_600_000) })]);
+      expect((await c.query('SELECT until FROM session_extends_early WHERE id = $1', [sid])).rows[0].until.getTime()).toBe(now + 9_000_000);
+      await writeAlone(c, [rec({ ...common, type: 'voucher_use', use: 'use_two', vid: 'v_none', at: String(now), until: String(now + 3_600_000) })]);
       await applyWaiting(c);
       expect((await c.query('SELECT ends_at FROM sessions WHERE id = $1', [sid])).rows[0].ends_at.getTime()).toBe(now + 9_000_000);
       const end = (reason: string, at: number) => rec({ ...common, type: 'session_end', at: String(at), reason, bin: '1', bout: '2', by: '' });
@@ -310,18 +310,18 @@ describe('outbox sink thread', () => {
       const rec = (fields: Record<string, string>) => ({ tenant: t.tenantId, f: fields });
       const common = { sid, hs: t.hotspotId, mac: '5D:00:00:00:00:03', ip: '', ssid: '', user: 'EXT-1', method: 'voucher' };
       // Two extensions reach Postgres first, in two batches; the later planned end wins.
-      for (const endsAt of [now + 7_200_000, now + 5_400_000]) {
-        await writeAlone(c, [rec({ ...common, type: 'session_extend', at: String(now + 1_000), endsAt: String(endsAt), minutes: '60', by: 'op' })]);
+      for (const until of [now + 7_200_000, now + 5_400_000]) {
+        await writeAlone(c, [rec({ ...common, type: 'session_extend', at: String(now + 1_000), until: String(until), minutes: '60', by: 'op' })]);
       }
       expect((await c.query('SELECT 1 FROM sessions WHERE id = $1', [sid])).rowCount).toBe(0);
-      await writeAlone(c, [rec({ ...common, type: 'voucher_use', use: 'use_ext', vid: 'v_none', at: String(now), endsAt: String(now + 3_600_000) })]);
+      await writeAlone(c, [rec({ ...common, type: 'voucher_use', use: 'use_ext', vid: 'v_none', at: String(now), until: String(now + 3_600_000) })]);
       await applyWaiting(c);
       const row = (await c.query('SELECT ends_at, ended_at FROM sessions WHERE id = $1', [sid])).rows[0];
       expect(row.ends_at.getTime()).toBe(now + 7_200_000);
       expect(row.ended_at).toBeNull();
       expect((await c.query('SELECT 1 FROM session_extends_early WHERE id = $1', [sid])).rowCount).toBe(0);
       // An extension of a session already extended further, or already ended, waits for nothing.
-      await writeAlone(c, [rec({ ...common, type: 'session_extend', at: String(now + 2_000), endsAt: String(now + 4_000_000), minutes: '60', by: 'op' })]);
+      await writeAlone(c, [rec({ ...common, type: 'session_extend', at: String(now + 2_000), until: String(now + 4_000_000), minutes: '60', by: 'op' })]);
       expect((await c.query('SELECT 1 FROM session_extends_early WHERE id = $1', [sid])).rowCount).toBe(0);
     } finally {
       await c.end();
