@@ -2,7 +2,7 @@ import pg from 'pg';
 import { describe, expect, inject } from 'vitest';
 import { daysToFile, PartitionCache } from '../../engine/audit/chain-writer.js';
 import { applyWaiting, auditEntriesOf, writeOutbox, type OutboxRecord } from '../../engine/store/outbox-writer.js';
-import { call, keys, newTenant, type Running, serviceTest, until } from '../support/fixture.js';
+import { call, keys, mac, newTenant, type Running, serviceTest, until } from '../support/fixture.js';
 
 const test = serviceTest();
 
@@ -19,14 +19,13 @@ describe('outbox sink thread', () => {
   const metric = (name: string): number =>
     Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(svc.service.engine.metrics.render())?.[1] ?? NaN);
 
-  test('a killed sink thread restarts; every start record lands once, the chain is whole', async ({ svc, db, tenant: t, mac: device }) => {
+  test('a killed sink thread restarts; every start record lands once, the chain is whole', async ({ svc, db, tenant: t }) => {
     expect((await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code: 'SINK-KILL', max_uses: null } })).status).toBe(201);
     const restarts = metric('outbox_sink_restarts_total');
 
     const sids: string[] = [];
     const signIn = async (i: number): Promise<void> => {
-      const mac = device();
-      const r = await call(svc.base, 'POST', `/api/v1/hotspot-portal/voucher/verify?hotspot_id=${t.hotspotId}`, { body: { code: 'SINK-KILL', mac } });
+      const r = await call(svc.base, 'POST', `/api/v1/hotspot-portal/voucher/verify?hotspot_id=${t.hotspotId}`, { body: { code: 'SINK-KILL', mac: mac(i, 0x5a) } });
       expect(r.status).toBe(200);
       sids.push(r.body.session_id);
     };

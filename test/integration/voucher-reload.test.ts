@@ -11,7 +11,7 @@ const test = serviceTest();
  * operator deletes one: the load must not bring the deleted code back.
  */
 describe('voucher reload against a concurrent delete', () => {
-  test('a voucher deleted after the load read it does not work again', async ({ svc, redis, tenant: t }) => {
+  test('a voucher deleted after the load read it does not work again', async ({ svc, tenant: t }) => {
     const v = await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code: 'RELOAD-DEL', max_uses: null } });
     expect(v.status).toBe(201);
     const engine = svc.service.engine;
