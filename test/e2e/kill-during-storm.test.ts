@@ -1,7 +1,5 @@
-import { Redis } from 'ioredis';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ownStack, spawnServe, startStorm, until, type OwnStack, type ServiceProcess } from './own-stack.js';
+import { describe, expect } from 'vitest';
+import { e2eTest, expectOneStartEach, keys, startStorm, until, type ServiceProcess } from './own-stack.js';
 
 /**
  * Invariant 2 under a crash: every guest told "authorized" has exactly one
@@ -16,26 +14,13 @@ const NODE_ID = 'e2e-kill-node';
 const CODE = 'KILL-STORM';
 const KILLS = 4;
 
+const test = e2eTest(NODE_ID);
+
 describe('kill -9 during a sign-in storm', () => {
-  let stack: OwnStack;
   let svc: ServiceProcess | undefined;
-  let redis: Redis;
-  let db: pg.Client;
 
-  beforeAll(async () => {
-    stack = await ownStack(NODE_ID);
-    redis = new Redis(stack.local.redisUrl);
-    db = new pg.Client(stack.local.databaseUrl);
-  });
-  afterAll(async () => {
-    await svc?.stop();
-    redis?.disconnect();
-    await db?.end().catch(() => undefined);
-    await stack?.destroy();
-  });
-
-  it('every 200 "authorized" has exactly one session_start and one sessions row; no duplicates; chain valid', async () => {
-    svc = await spawnServe(stack.env);
+  test('every 200 "authorized" has exactly one session_start and one sessions row; no duplicates; chain valid', async ({ stack, redis, db, spawn }) => {
+    svc = await spawn();
     const { tenant_id: tenantId, api_key: apiKey } = await stack.cli(['tenant', 'create', '--name', 'Kill Storm Venue', '--json']);
     const api = async (path: string, body: unknown): Promise<any> => {
       const res = await fetch(svc!.base + path, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': apiKey }, body: JSON.stringify(body) });
@@ -44,11 +29,11 @@ describe('kill -9 during a sign-in storm', () => {
     };
     const hotspot = await api('/v1/hotspots', { name: 'Lobby', timezone: 'UTC' });
     await api('/v1/vouchers', { code: CODE, max_uses: null });
-    const outbox = `{t:${tenantId}}:outbox`;
+    const outbox = keys.outbox(tenantId);
 
     let base: string | null = svc.base;
     const storm = startStorm({ base: () => base, hotspotId: hotspot.id, code: CODE, concurrency: 100, macPrefix: 0x4b });
-    await until('first sign-ins', async () => storm.attempts.filter((a) => a.status === 200).length >= 500, 15_000);
+    await until(async () => storm.attempts.filter((a) => a.status === 200).length >= 500, { timeoutMs: 15_000, what: 'first sign-ins' });
     await new Promise((r) => setTimeout(r, 1_000));
 
     // Kill with the storm in full flow, at a moment the sink holds entries it has read and not
@@ -65,7 +50,7 @@ describe('kill -9 during a sign-in storm', () => {
       await old.kill9();
       const killedAt = storm.attempts.length;
       const left = { queued: await redis.xlen(outbox), inSink: await inSink() };
-      svc = await spawnServe(stack.env);
+      svc = await spawn();
       kills.push({ killedAt, restartedAt: storm.attempts.length, ...left });
       base = svc.base;
       await new Promise((r) => setTimeout(r, 1_500));
@@ -84,21 +69,14 @@ describe('kill -9 during a sign-in storm', () => {
     expect(new Set(authorized).size).toBe(authorized.length);
 
     // The restarted sink drains everything, including the dead process's unacknowledged entries.
-    await until('outbox drained', async () => (await redis.xlen(outbox)) === 0 && (await inSink()) === 0, 20_000);
-
-    await db.connect();
-    const starts = (await db.query<{ session_id: string; n: number }>(
-      `SELECT session_id, count(*)::int AS n FROM audit_records WHERE tenant_id = $1 AND event_type = 'session_start' GROUP BY session_id`,
-      [tenantId])).rows;
-    const startCount = new Map(starts.map((r) => [r.session_id, r.n]));
-    expect(starts.filter((r) => r.n !== 1)).toEqual([]);
-    expect(authorized.filter((sid) => startCount.get(sid) !== 1)).toEqual([]);
+    await until(async () => (await redis.xlen(outbox)) === 0 && (await inSink()) === 0, { timeoutMs: 20_000, what: 'outbox drained' });
+    const starts = await expectOneStartEach(db, tenantId, authorized);
     const sessions = new Set((await db.query<{ id: string }>('SELECT id FROM sessions WHERE tenant_id = $1', [tenantId])).rows.map((r) => r.id));
     expect(authorized.filter((sid) => !sessions.has(sid))).toEqual([]);
 
     // Uses whose answer died with the process are recorded too, once: Redis's use
     // counter, the start records, the sessions and the voucher uses all agree.
-    const uses = Number(await redis.hget(`{t:${tenantId}}:v:${CODE}`, 'uses'));
+    const uses = Number(await redis.hget(keys.voucher(tenantId, CODE), 'uses'));
     expect(uses).toBeGreaterThanOrEqual(authorized.length);
     expect(starts.length).toBe(uses);
     expect(sessions.size).toBe(uses);

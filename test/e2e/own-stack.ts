@@ -1,19 +1,33 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { projectPath } from '../../engine/index.js';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { test as base, expect } from 'vitest';
 import { startLocalServices, type LocalServices } from '../../scripts/local-services.js';
+import { mac as macOf } from '../support/macs.js';
+import { spawnService, type ServiceProcess } from '../support/service.js';
+
+export { keys } from '../../engine/redis/keys.js';
+export { until } from '../support/poll.js';
+export type { ServiceProcess } from '../support/service.js';
 
 /**
  * Fault-injection tests need servers they may stop and a service they may
  * kill, so each file gets its own throw-away Redis and PostgreSQL (never the
  * shared ones of test/global-setup.ts, which other files use in parallel) and
  * runs the production entry point, `node dist/scripts/serve.js`, as a child.
- * The files run from `dist/`: `npm test` builds first; alone, run `npx tsc -p .` before.
+ * The files run from `dist/`: `npm test` builds first; alone, run `npm run -s build` before.
+ *
+ * `const test = e2eTest(nodeId)` gives tests, one set per file:
+ *   stack  the file's own servers (OwnStack below), removed after the file
+ *   redis  ioredis on them, waiting out a stopped server instead of failing
+ *   db     a pg.Pool of two on them, new connections after an outage
+ *   spawn  starts the service (`spawnService(stack.env)`); every one started is stopped after the file
  */
 
 const run = promisify(execFile);
@@ -79,45 +93,6 @@ function pgBin(name: string): string {
   return name;
 }
 
-export interface ServiceProcess {
-  child: ChildProcess;
-  base: string;
-  /** SIGKILL: no shutdown code runs, as when the machine loses power under the process. */
-  kill9(): Promise<void>;
-  /** SIGTERM and wait (SIGKILL after 10 s). */
-  stop(): Promise<void>;
-}
-
-/** `node dist/scripts/serve.js` with `env`; resolves on its `{"ready":true,...}` line. */
-export async function spawnServe(env: NodeJS.ProcessEnv): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, [projectPath('dist', 'scripts', 'serve.js')], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const lines = createInterface({ input: child.stdout! });
-  const ports = await new Promise<Record<string, number>>((resolve, reject) => {
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error('service not ready within 30 s')); }, 30_000);
-    child.once('exit', (code, signal) => { clearTimeout(timer); reject(new Error(`service exited (${code ?? signal}) before it was ready`)); });
-    lines.on('line', (line) => {
-      try {
-        const msg = JSON.parse(line);
-        if (msg.ready) { clearTimeout(timer); resolve(msg.ports); }
-      } catch { /* not JSON */ }
-    });
-  });
-  const gone = (): boolean => child.exitCode !== null || child.signalCode !== null;
-  return {
-    child,
-    base: `http://127.0.0.1:${ports.main}`,
-    kill9: async () => { if (!gone()) { child.kill('SIGKILL'); await exited; } },
-    stop: async () => {
-      if (gone()) return;
-      const hard = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      child.kill('SIGTERM');
-      await exited;
-      clearTimeout(hard);
-    },
-  };
-}
-
 /** One portal verify of the storm: what the guest's device saw. */
 export interface Attempt {
   mac: string;
@@ -159,7 +134,7 @@ export function startStorm(opts: {
         const wait = t0 + i * gap - Date.now();
         if (wait > 0) await sleep(wait);
       }
-      const mac = macOf(opts.macPrefix, i);
+      const mac = macOf(i, opts.macPrefix);
       try {
         const res = await fetch(`${base}/api/v1/hotspot-portal/voucher/verify?hotspot_id=${opts.hotspotId}`, {
           method: 'POST', headers: { 'content-type': 'application/json' },
@@ -186,17 +161,47 @@ export function startStorm(opts: {
   };
 }
 
-function macOf(prefix: number, i: number): string {
-  return [2, prefix, i >>> 24, (i >>> 16) & 255, (i >>> 8) & 255, i & 255]
-    .map((b) => b.toString(16).padStart(2, '0').toUpperCase()).join(':');
+/**
+ * Invariant 2 in Postgres: no session has two session_start records and
+ * every authorized one has exactly one. Returns the start records per session.
+ */
+export async function expectOneStartEach(db: pg.Pool, tenantId: string, authorized: string[]): Promise<{ session_id: string; n: number }[]> {
+  const starts = (await db.query<{ session_id: string; n: number }>(
+    `SELECT session_id, count(*)::int AS n FROM audit_records WHERE tenant_id = $1 AND event_type = 'session_start' GROUP BY session_id`,
+    [tenantId])).rows;
+  const startCount = new Map(starts.map((r) => [r.session_id, r.n]));
+  expect(starts.filter((r) => r.n !== 1)).toEqual([]);
+  expect(authorized.filter((sid) => startCount.get(sid) !== 1)).toEqual([]);
+  return starts;
 }
 
-/** Polls until `check` returns true; throws naming `what` when `ms` pass first. */
-export async function until(what: string, check: () => Promise<boolean>, ms: number): Promise<void> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${what}: not within ${ms} ms`);
+/** The e2e fixture: see the top of this file. */
+export function e2eTest(nodeId: string) {
+  return base
+    .extend('stack', { scope: 'file' }, async ({}, { onCleanup }) => {
+      const stack = await ownStack(nodeId);
+      onCleanup(() => stack.destroy());
+      return stack;
+    })
+    .extend('redis', { scope: 'file' }, async ({ stack }, { onCleanup }) => {
+      const redis = new Redis(stack.local.redisUrl, { maxRetriesPerRequest: null });
+      redis.on('error', () => undefined); // refused while the server is down; the commands wait
+      onCleanup(() => { redis.disconnect(); });
+      return redis;
+    })
+    .extend('db', { scope: 'file' }, async ({ stack }, { onCleanup }) => {
+      const db = new pg.Pool({ connectionString: stack.local.databaseUrl, max: 2 });
+      db.on('error', () => undefined); // its connections die with an outage; new ones are made afterwards
+      onCleanup(() => db.end().catch(() => undefined));
+      return db;
+    })
+    .extend('spawn', { scope: 'file' }, async ({ stack }, { onCleanup }) => {
+      const started: ServiceProcess[] = [];
+      onCleanup(async () => { await Promise.all(started.map((s) => s.stop())); });
+      return async (): Promise<ServiceProcess> => {
+        const svc = await spawnService(stack.env);
+        started.push(svc);
+        return svc;
+      };
+    });
 }

@@ -1,6 +1,7 @@
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ownStack, spawnServe, until, type OwnStack, type ServiceProcess } from './own-stack.js';
+import { describe, expect } from 'vitest';
+import { e2eTest, until, type ServiceProcess } from './own-stack.js';
+
+const test = e2eTest('e2e-partition-node');
 
 /**
  * The sink remembers which daily partitions of audit_records it created. If
@@ -12,23 +13,10 @@ import { ownStack, spawnServe, until, type OwnStack, type ServiceProcess } from 
  * test files' records with it.
  */
 describe('a daily partition lost under the sink', () => {
-  let stack: OwnStack;
   let svc: ServiceProcess | undefined;
-  let db: pg.Client;
 
-  beforeAll(async () => {
-    stack = await ownStack('e2e-partition-node');
-    db = new pg.Client(stack.local.databaseUrl);
-  });
-  afterAll(async () => {
-    await svc?.stop();
-    await db?.end().catch(() => undefined);
-    await stack?.destroy();
-  });
-
-  it('is made again and the records land; nothing is dead-lettered', async () => {
-    svc = await spawnServe(stack.env);
-    await db.connect();
+  test('is made again and the records land; nothing is dead-lettered', async ({ stack, db, spawn }) => {
+    svc = await spawn();
     const { tenant_id: tenantId, api_key: apiKey } = await stack.cli(['tenant', 'create', '--name', 'Partition Venue', '--json']);
     const post = async (path: string, body: unknown, key?: string): Promise<{ status: number; body: any }> => {
       const res = await fetch(svc!.base + path, {
@@ -49,13 +37,13 @@ describe('a daily partition lost under the sink', () => {
       (await db.query("SELECT count(*)::int AS n FROM audit_records WHERE tenant_id = $1 AND event_type = 'session_start'", [tenantId])).rows[0].n;
 
     const first = await signIn(1);
-    await until('the first start record in Postgres', async () => (await count()) === 1, 10_000);
+    await until(async () => (await count()) === 1, { timeoutMs: 10_000, what: 'the first start record in Postgres' });
     // Today's partition goes away; the sink still believes it exists.
     const day = new Date().toISOString().slice(0, 10).replace(/-/g, '');
     await db.query(`DROP TABLE audit_records_${day}`);
 
     const later = [await signIn(2), await signIn(3)];
-    await until('both later start records in Postgres', async () => (await count()) === 2, 20_000);
+    await until(async () => (await count()) === 2, { timeoutMs: 20_000, what: 'both later start records in Postgres' });
     const rows = await db.query("SELECT session_id FROM audit_records WHERE tenant_id = $1 AND event_type = 'session_start' ORDER BY seq", [tenantId]);
     expect(rows.rows.map((r) => r.session_id)).toEqual(later);
     expect(first).not.toBe(later[0]);

@@ -1,7 +1,5 @@
-import { Redis } from 'ioredis';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ownStack, spawnServe, startStorm, until, type OwnStack, type ServiceProcess } from './own-stack.js';
+import { describe, expect } from 'vitest';
+import { e2eTest, expectOneStartEach, keys, startStorm, until, type ServiceProcess } from './own-stack.js';
 
 /**
  * Invariant 2 while Postgres is away: sign-in needs only Redis (the decision,
@@ -21,28 +19,13 @@ async function lagSeconds(base: string): Promise<number> {
   return Number(m[1]);
 }
 
+const test = e2eTest(NODE_ID);
+
 describe('Postgres outage during a sign-in storm', () => {
-  let stack: OwnStack;
   let svc: ServiceProcess | undefined;
-  let redis: Redis;
-  // A pool: its connections die with the outage and new ones are made afterwards.
-  let db: pg.Pool;
 
-  beforeAll(async () => {
-    stack = await ownStack(NODE_ID);
-    redis = new Redis(stack.local.redisUrl);
-    db = new pg.Pool({ connectionString: stack.local.databaseUrl, max: 2 });
-    db.on('error', () => undefined);
-  });
-  afterAll(async () => {
-    await svc?.stop();
-    redis?.disconnect();
-    await db?.end().catch(() => undefined);
-    await stack?.destroy();
-  });
-
-  it('no sign-in refused for 60 s without Postgres; afterwards every start record lands once, chain valid, lag back to 0', async () => {
-    svc = await spawnServe(stack.env);
+  test('no sign-in refused for 60 s without Postgres; afterwards every start record lands once, chain valid, lag back to 0', async ({ stack, redis, db, spawn }) => {
+    svc = await spawn();
     const { base } = svc;
     const { tenant_id: tenantId, api_key: apiKey } = await stack.cli(['tenant', 'create', '--name', 'Outage Venue', '--json']);
     const api = async (path: string, body: unknown): Promise<any> => {
@@ -52,13 +35,13 @@ describe('Postgres outage during a sign-in storm', () => {
     };
     const hotspot = await api('/v1/hotspots', { name: 'Lobby', timezone: 'UTC' });
     await api('/v1/vouchers', { code: CODE, max_uses: null });
-    const outbox = `{t:${tenantId}}:outbox`;
+    const outbox = keys.outbox(tenantId);
     const inSink = async (): Promise<number> => Number(((await redis.xpending(outbox, 'pg-sink')) as [number])[0]);
 
     // A steady storm (paced, so the backlog of 60 s stays a few tens of thousands of records).
     const storm = startStorm({ base: () => base, hotspotId: hotspot.id, code: CODE, concurrency: 50, macPrefix: 0x50, ratePerSec: 400 });
-    await until('sign-ins reaching Postgres', async () => (await db.query(
-      "SELECT count(*)::int AS n FROM audit_records WHERE tenant_id = $1 AND event_type = 'session_start'", [tenantId])).rows[0].n >= 200, 15_000);
+    await until(async () => (await db.query(
+      "SELECT count(*)::int AS n FROM audit_records WHERE tenant_id = $1 AND event_type = 'session_start'", [tenantId])).rows[0].n >= 200, { timeoutMs: 15_000, what: 'sign-ins reaching Postgres' });
 
     await stack.stopPostgres();
     const down = storm.attempts.length;
@@ -78,21 +61,16 @@ describe('Postgres outage during a sign-in storm', () => {
     // The metric saw the backlog grow while Postgres was away.
     expect(Math.max(...lags.filter(Number.isFinite)), `lag samples ${lags.join(' ')}`).toBeGreaterThan(OUTAGE_MS / 1000 - 10);
 
-    await until('lag back to 0 and outbox drained', async () =>
-      (await lagSeconds(base)) === 0 && (await redis.xlen(outbox)) === 0 && (await inSink()) === 0, 30_000);
+    await until(async () =>
+      (await lagSeconds(base)) === 0 && (await redis.xlen(outbox)) === 0 && (await inSink()) === 0, { timeoutMs: 30_000, what: 'lag back to 0 and outbox drained' });
 
     const authorized = attempts.map((a) => a.body.session_id as string);
     expect(new Set(authorized).size).toBe(authorized.length);
-    const starts = (await db.query<{ session_id: string; n: number }>(
-      `SELECT session_id, count(*)::int AS n FROM audit_records WHERE tenant_id = $1 AND event_type = 'session_start' GROUP BY session_id`,
-      [tenantId])).rows;
-    const startCount = new Map(starts.map((r) => [r.session_id, r.n]));
-    expect(starts.filter((r) => r.n !== 1)).toEqual([]);
-    expect(authorized.filter((sid) => startCount.get(sid) !== 1)).toEqual([]);
+    const starts = await expectOneStartEach(db, tenantId, authorized);
     expect(starts.length).toBe(authorized.length);
     const sessions = (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM sessions WHERE tenant_id = $1 AND id = ANY($2)', [tenantId, authorized])).rows[0]!;
     expect(sessions.n).toBe(authorized.length);
-    expect(Number(await redis.hget(`{t:${tenantId}}:v:${CODE}`, 'uses'))).toBe(authorized.length);
+    expect(Number(await redis.hget(keys.voucher(tenantId, CODE), 'uses'))).toBe(authorized.length);
 
     const verdict = await stack.cli(['audit', 'verify', '--tenant', tenantId, '--json']);
     expect(verdict).toEqual({ tenant_id: tenantId, records: authorized.length + 2, valid: true, first_break: null });

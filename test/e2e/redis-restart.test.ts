@@ -1,10 +1,11 @@
 import { spawnSync } from 'node:child_process';
 import { cpSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ownStack, spawnServe, until, type OwnStack, type ServiceProcess } from './own-stack.js';
+import type { Redis } from 'ioredis';
+import { describe, expect } from 'vitest';
+import { e2eTest, keys, until, type ServiceProcess } from './own-stack.js';
+
+const test = e2eTest('e2e-redis-restart');
 
 /**
  * Invariant 1 across a Redis crash: a voucher is never used more than
@@ -16,29 +17,12 @@ import { ownStack, spawnServe, until, type OwnStack, type ServiceProcess } from 
  * those writes. Its own Redis and Postgres: the shared ones serve other files.
  */
 describe('Redis killed and started on an AOF that lacks its last writes', () => {
-  let stack: OwnStack;
   let svc: ServiceProcess | undefined;
-  let redis: Redis;
-  let db: pg.Client;
 
-  beforeAll(async () => {
-    stack = await ownStack('e2e-redis-restart');
-    redis = new Redis(stack.local.redisUrl, { maxRetriesPerRequest: null });
-    redis.on('error', () => undefined); // refused while the server is down; the commands wait
-    db = new pg.Client(stack.local.databaseUrl);
-    await db.connect();
-  });
-  afterAll(async () => {
-    await svc?.stop();
-    redis?.disconnect();
-    await db?.end().catch(() => undefined);
-    await stack?.destroy();
-  });
+  const runId = async (redis: Redis): Promise<string> => /^run_id:([0-9a-f]{40})\r?$/m.exec(await redis.info('server'))![1]!;
 
-  const runId = async (): Promise<string> => /^run_id:([0-9a-f]{40})\r?$/m.exec(await redis.info('server'))![1]!;
-
-  it('loads the tenant again from Postgres: exactly max_uses in all, and the block holds', async () => {
-    svc = await spawnServe(stack.env);
+  test('loads the tenant again from Postgres: exactly max_uses in all, and the block holds', async ({ stack, redis, db, spawn }) => {
+    svc = await spawn();
     const base = svc.base;
     const { tenant_id: tenantId, api_key: apiKey } = await stack.cli(['tenant', 'create', '--name', 'Restart Venue', '--json']);
     const post = async (path: string, body: unknown, key?: string): Promise<{ status: number; body: any }> => {
@@ -58,9 +42,9 @@ describe('Redis killed and started on an AOF that lacks its last writes', () => 
       (await db.query('SELECT current_uses FROM vouchers WHERE id = $1', [five.id])).rows[0].current_uses;
 
     expect((await verify('RESTART-5')).body.uses_left).toBe(4);
-    const before = await runId();
-    expect(await redis.get(`{t:${tenantId}}:loaded`)).toBe(before);
-    await until('the first use in Postgres', async () => (await pgUses()) === 1, 10_000);
+    const before = await runId(redis);
+    expect(await redis.get(keys.loaded(tenantId))).toBe(before);
+    await until(async () => (await pgUses()) === 1, { timeoutMs: 10_000, what: 'the first use in Postgres' });
 
     // The AOF as it stands now is what the server will come back with.
     const redisDir = join(stack.dir, 'redis');
@@ -75,12 +59,12 @@ describe('Redis killed and started on an AOF that lacks its last writes', () => 
     const s = await verify('RESTART-ANY', blockedMac);
     expect(s.status).toBe(200);
     expect((await post(`/v1/sessions/${s.body.session_id}/block`, { duration: 'permanent' }, apiKey)).status).toBe(200);
-    await until('three uses in Postgres', async () => (await pgUses()) === 3, 10_000);
+    await until(async () => (await pgUses()) === 3, { timeoutMs: 10_000, what: 'three uses in Postgres' });
 
     // kill -9, then start on the older AOF with the options scripts/local-services.ts uses.
     const pid = Number(readFileSync(join(redisDir, 'redis.pid'), 'utf8'));
     process.kill(pid, 'SIGKILL');
-    await until('redis-server gone', async () => { try { process.kill(pid, 0); return false; } catch { return true; } }, 10_000);
+    await until(async () => { try { process.kill(pid, 0); return false; } catch { return true; } }, { timeoutMs: 10_000, what: 'redis-server gone' });
     rmSync(aof, { recursive: true, force: true });
     cpSync(snapshot, aof, { recursive: true });
     const started = spawnSync('redis-server', [
@@ -89,15 +73,15 @@ describe('Redis killed and started on an AOF that lacks its last writes', () => 
       '--daemonize', 'yes', '--pidfile', join(redisDir, 'redis.pid'), '--logfile', join(redisDir, 'redis.log'),
     ], { stdio: 'inherit' });
     expect(started.status).toBe(0);
-    await until('redis-server back', async () => (await redis.ping().catch(() => '')) === 'PONG', 20_000);
+    await until(async () => (await redis.ping().catch(() => '')) === 'PONG', { timeoutMs: 20_000, what: 'redis-server back' });
 
     // What the restarted server holds: the counter behind, no block, the old marker, another run_id.
-    const after = await runId();
+    const after = await runId(redis);
     expect(after).not.toBe(before);
-    expect(await redis.hget(`{t:${tenantId}}:v:RESTART-5`, 'uses')).toBe('1');
-    expect(await redis.get(`{t:${tenantId}}:loaded`)).toBe(before);
-    expect(await redis.exists(`{t:${tenantId}}:blk:${blockedMac}`)).toBe(0);
-    await until('the service reaches Redis again', async () => (await fetch(`${base}/readyz`)).status === 200, 20_000);
+    expect(await redis.hget(keys.voucher(tenantId, 'RESTART-5'), 'uses')).toBe('1');
+    expect(await redis.get(keys.loaded(tenantId))).toBe(before);
+    expect(await redis.exists(keys.block(tenantId, blockedMac))).toBe(0);
+    await until(async () => (await fetch(`${base}/readyz`)).status === 200, { timeoutMs: 20_000, what: 'the service reaches Redis again' });
 
     const refused = await verify('RESTART-5', blockedMac);
     expect(refused.status).toBe(403);
@@ -107,8 +91,8 @@ describe('Redis killed and started on an AOF that lacks its last writes', () => 
     expect(answers.map((a) => a.status)).toEqual([200, 200, 409, 409, 409]);
     expect(answers.slice(0, 2).map((a) => a.body.uses_left)).toEqual([1, 0]);
     for (const a of answers.slice(2)) expect(a.body).toEqual({ error: 'voucher_exhausted', max_uses: 5, current_uses: 5 });
-    expect(await redis.get(`{t:${tenantId}}:loaded`)).toBe(after);
-    await until('five uses in Postgres', async () => (await pgUses()) === 5, 10_000);
+    expect(await redis.get(keys.loaded(tenantId))).toBe(after);
+    await until(async () => (await pgUses()) === 5, { timeoutMs: 10_000, what: 'five uses in Postgres' });
     // And no more arrive later.
     await new Promise((r) => setTimeout(r, 1_500));
     expect(await pgUses()).toBe(5);

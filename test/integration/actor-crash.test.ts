@@ -1,8 +1,8 @@
-import { Redis } from 'ioredis';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { threadIndex } from '../../engine/index.js';
-import { call, eventually, newTenant, startService, type Running } from '../helpers.js';
+import { call, keys, serviceTest, until } from '../support/fixture.js';
+
+const test = serviceTest({ ACTOR_THREADS: '2' });
 
 /**
  * A worker thread killed while sessions are live: its hotspots come back
@@ -10,24 +10,7 @@ import { call, eventually, newTenant, startService, type Running } from '../help
  * their clocks still run.
  */
 describe('actor thread crash', () => {
-  let svc: Running;
-  let redis: Redis;
-  let db: pg.Client;
-
-  beforeAll(async () => {
-    svc = await startService({ ACTOR_THREADS: '2' });
-    redis = new Redis(inject('redisUrl'));
-    db = new pg.Client(inject('databaseUrl'));
-    await db.connect();
-  });
-  afterAll(async () => {
-    redis.disconnect();
-    await db.end();
-    await svc.stop();
-  });
-
-  it('sessions of a killed thread survive, answer, and still end on time', async () => {
-    const t = await newTenant(svc.service);
+  test('sessions of a killed thread survive, answer, and still end on time', async ({ svc, redis, db, tenant: t }) => {
     const engine = svc.service.engine;
     const pool = engine.actors!;
     // A second hotspot on the other thread, so one thread's death is seen beside a healthy one.
@@ -63,29 +46,28 @@ describe('actor thread crash', () => {
     for (const a of answers) expect([200, 503]).toContain(a.status);
 
     // Every session is readable and live again, each exactly once.
-    await eventually(async () => {
+    await until(async () => {
       const again = await Promise.all(sids.map((sid) => call(svc.base, 'GET', `/v1/sessions/${sid}`, { auth: t.apiKey })));
       return again.every((a) => a.status === 200 && a.body.status === 'active');
-    }, 10_000);
+    }, { timeoutMs: 10_000 });
     // The restarted thread's hotspots were woken again and reloaded every session from Redis.
-    await eventually(async () => (await held()).join() === '30,30', 8_000, held);
-    const live = await redis.zcard(`{t:${t.tenantId}}:live:${t.hotspotId}`);
+    await until(async () => (await held()).join() === '30,30', { timeoutMs: 8_000, seen: held });
+    const live = await redis.zcard(keys.live(t.tenantId, t.hotspotId));
     expect(live).toBe(30);
 
     // The restarted thread's clock still ends sessions: shorten one and watch it end exactly once.
     const sid = sids[0]!;
-    const until = Date.now() + 1000;
-    await redis.hset(`{t:${t.tenantId}}:g:${t.hotspotId}:CC:00:00:00:00:00`, 'until', until);
-    await redis.zadd(`{t:${t.tenantId}}:live:${t.hotspotId}`, until, sid);
+    const endsAt = Date.now() + 1000;
+    await redis.hset(keys.grant(t.tenantId, t.hotspotId, 'CC:00:00:00:00:00'), 'until', endsAt);
+    await redis.zadd(keys.live(t.tenantId, t.hotspotId), endsAt, sid);
     await pool.request({ t: 'started', tenant: t.tenantId, hs: t.hotspotId, tz: 'UTC', sid, mac: 'CC:00:00:00:00:00', replaced: '' });
-    await eventually(async () => (await db.query("SELECT status FROM sessions WHERE id = $1", [sid])).rows[0]?.status === 'ended', 8_000);
+    await until(async () => (await db.query("SELECT status FROM sessions WHERE id = $1", [sid])).rows[0]?.status === 'ended', { timeoutMs: 8_000 });
     const ends = await db.query("SELECT count(*)::int AS n FROM audit_records WHERE session_id = $1 AND event_type = 'session_end'", [sid]);
     expect(ends.rows[0].n).toBe(1);
     const starts = await db.query("SELECT count(*)::int AS n, count(DISTINCT session_id)::int AS d FROM audit_records WHERE session_id = ANY($1) AND event_type = 'session_start'", [sids]);
     expect(starts.rows[0]).toEqual({ n: 60, d: 60 });
   });
-  it('a session that ran out while no actor watched it ends at its own time, not when it is found', async () => {
-    const t = await newTenant(svc.service);
+  test('a session that ran out while no actor watched it ends at its own time, not when it is found', async ({ svc, redis, db, tenant: t }) => {
     const pool = svc.service.engine.actors!;
     await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code: 'LATE-1', max_uses: null, duration_minutes: 60 } });
     const mac = 'CD:00:00:00:00:01';
@@ -93,20 +75,19 @@ describe('actor thread crash', () => {
     expect(r.status).toBe(200);
     const sid: string = r.body.session_id;
     // As if its hour had run out 20 minutes ago while the engine was away: Redis says so, the actor does not know yet.
-    const until = Date.now() - 20 * 60_000;
-    await redis.hset(`{t:${t.tenantId}}:g:${t.hotspotId}:${mac}`, 'until', until);
-    await redis.zadd(`{t:${t.tenantId}}:live:${t.hotspotId}`, until, sid);
+    const endsAt = Date.now() - 20 * 60_000;
+    await redis.hset(keys.grant(t.tenantId, t.hotspotId, mac), 'until', endsAt);
+    await redis.zadd(keys.live(t.tenantId, t.hotspotId), endsAt, sid);
     await pool.killThread(threadIndex(t.tenantId, t.hotspotId, 2));
-    await eventually(async () => (await db.query('SELECT status FROM sessions WHERE id = $1', [sid])).rows[0]?.status === 'ended', 10_000);
+    await until(async () => (await db.query('SELECT status FROM sessions WHERE id = $1', [sid])).rows[0]?.status === 'ended', { timeoutMs: 10_000 });
     const row = (await db.query('SELECT end_reason, ended_at FROM sessions WHERE id = $1', [sid])).rows[0];
     expect(row.end_reason).toBe('session_timeout');
-    expect(row.ended_at.getTime()).toBe(until);
+    expect(row.ended_at.getTime()).toBe(endsAt);
     const end = await db.query("SELECT ts FROM audit_records WHERE session_id = $1 AND event_type = 'session_end'", [sid]);
-    expect(end.rows.map((e) => e.ts.getTime())).toEqual([until]);
+    expect(end.rows.map((e) => e.ts.getTime())).toEqual([endsAt]);
   });
 
-  it('a hotspot whose lease another process took is answered 503 here, not from an empty actor, until this process holds it again', async () => {
-    const t = await newTenant(svc.service);
+  test('a hotspot whose lease another process took is answered 503 here, not from an empty actor, until this process holds it again', async ({ svc, redis, tenant: t }) => {
     const engine = svc.service.engine;
     await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code: 'LEASE-1', max_uses: null } });
     const mac = 'CC:00:00:00:01:01';
@@ -115,21 +96,21 @@ describe('actor thread crash', () => {
     const live = () => call(svc.base, 'GET', `/v1/sessions/${signIn.body.session_id}`, { auth: t.apiKey });
     expect((await live()).body.status).toBe('active');
     // Another process takes the lease (this one's renewal, every 10 s, finds it gone).
-    const lease = `{t:${t.tenantId}}:lease:${t.hotspotId}`;
+    const lease = keys.lease(t.tenantId, t.hotspotId);
     await redis.set(lease, 'another-node', 'PX', 60_000);
     const nas = { id: 'nas_none', tenantId: t.tenantId, hotspotId: t.hotspotId, ip: '127.0.0.9', secret: 'x', coaPort: 3799, requireMessageAuthenticator: false };
     const ask = () => engine.radius.authorize({ nas, mac, userName: 'guest' });
-    await eventually(async () => {
+    await until(async () => {
       try {
         await ask();
         return false;
       } catch (err) {
         return (err as { code?: string }).code === 'hotspot_owned_elsewhere';
       }
-    }, 20_000);
+    }, { timeoutMs: 20_000 });
     // Once the other process's lease is gone, this one takes the hotspot back with its sessions.
     await redis.del(lease);
-    await eventually(async () => (await ask().catch(() => ({ accept: false }))).accept === true, 15_000);
+    await until(async () => (await ask().catch(() => ({ accept: false }))).accept === true, { timeoutMs: 15_000 });
     expect(await ask()).toMatchObject({ accept: true, sessionId: signIn.body.session_id });
   }, 45_000);
 });

@@ -2,9 +2,9 @@ import { execFile } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { promisify } from 'node:util';
 import { SignJWT } from 'jose';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject } from 'vitest';
 import { projectPath, signOperatorToken } from '../../engine/index.js';
-import { JWT_SECRET, call, newTenant, startService, type Running } from '../helpers.js';
+import { call, JWT_SECRET, newTenant, type Running, serviceTest } from '../support/fixture.js';
 
 const run = promisify(execFile);
 const SECRET = new TextEncoder().encode(JWT_SECRET);
@@ -27,14 +27,15 @@ function handmade(header: Record<string, unknown>, payload: Record<string, unkno
   return `${input}.${sig}`;
 }
 
+const test = serviceTest();
+
 /**
  * Operator authentication (spec §5): HS256 JWTs and API keys, in either
  * header; every refusal is 401 {error: "unauthorized", message}.
  */
 describe('authentication', () => {
   let svc: Running;
-  beforeAll(async () => { svc = await startService(); });
-  afterAll(async () => { await svc.stop(); });
+  test.beforeAll(({ svc: s_ }) => { svc = s_; });
 
   const expectUnauthorized = async (headers: { bearer?: string; auth?: string }, why: string): Promise<void> => {
     const r = await call(svc.base, 'GET', '/v1/vouchers', headers);
@@ -42,8 +43,7 @@ describe('authentication', () => {
     expect(r.body, why).toEqual({ error: 'unauthorized', message: expect.any(String) });
   };
 
-  it('accepts a token from signOperatorToken, and one printed by the CLI', async () => {
-    const t = await newTenant(svc.service);
+  test('accepts a token from signOperatorToken, and one printed by the CLI', async ({ svc, tenant: t }) => {
     const token = await signOperatorToken(SECRET, t.tenantId, ['admin'], 3600);
     const r = await call(svc.base, 'GET', '/v1/vouchers', { bearer: token });
     expect(r.status).toBe(200);
@@ -56,8 +56,7 @@ describe('authentication', () => {
     expect(me.body.id).toBe(t.tenantId);
   });
 
-  it('a token without the admin role reads but changes nothing (403); admin and API keys change', async () => {
-    const t = await newTenant(svc.service);
+  test('a token without the admin role reads but changes nothing (403); admin and API keys change', async ({ svc, tenant: t }) => {
     const viewer = await signOperatorToken(SECRET, t.tenantId, ['viewer'], 3600);
     const none = await signOperatorToken(SECRET, t.tenantId, [], 3600);
     const admin = await signOperatorToken(SECRET, t.tenantId, ['viewer', 'admin'], 3600);
@@ -75,8 +74,7 @@ describe('authentication', () => {
     expect((await call(svc.base, 'DELETE', `/v1/vouchers/${made.body.id}`, { auth: t.apiKey })).status).toBe(200);
   });
 
-  it('refuses every bad JWT with 401 and a message', async () => {
-    const t = await newTenant(svc.service);
+  test('refuses every bad JWT with 401 and a message', async ({ svc, tenant: t }) => {
     const claims = { tenant_id: t.tenantId, roles: ['admin'], sub: 'op' };
     const good = (): SignJWT => new SignJWT(claims).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).setIssuedAt().setExpirationTime(nowSec() + 600);
 
@@ -120,8 +118,7 @@ describe('authentication', () => {
     expect(await basic.json()).toEqual({ error: 'unauthorized', message: expect.any(String) });
   });
 
-  it('allows 30 s of clock skew on exp, and no more', async () => {
-    const t = await newTenant(svc.service);
+  test('allows 30 s of clock skew on exp, and no more', async ({ svc, tenant: t }) => {
     const expiredAgo = async (sec: number): Promise<number> => {
       const token = await new SignJWT({ tenant_id: t.tenantId }).setProtectedHeader({ alg: 'HS256' })
         .setIssuedAt(nowSec() - 3600).setExpirationTime(nowSec() - sec).sign(SECRET);
@@ -131,8 +128,7 @@ describe('authentication', () => {
     expect(await expiredAgo(45)).toBe(401);
   });
 
-  it('accepts an API key as X-API-Key and as Bearer; a garbled key is refused', async () => {
-    const t = await newTenant(svc.service);
+  test('accepts an API key as X-API-Key and as Bearer; a garbled key is refused', async ({ svc, tenant: t }) => {
     expect((await call(svc.base, 'GET', '/v1/vouchers', { auth: t.apiKey })).status).toBe(200);
     expect((await call(svc.base, 'GET', '/v1/vouchers', { bearer: t.apiKey })).status).toBe(200);
     const garbled = t.apiKey.slice(0, -2) + (t.apiKey.endsWith('AA') ? 'BB' : 'AA');
@@ -140,8 +136,7 @@ describe('authentication', () => {
     await expectUnauthorized({ bearer: garbled }, 'garbled key as Bearer');
   });
 
-  it('refuses a key revoked through the CLI on the very next request; the tenant\'s other keys go on', async () => {
-    const t = await newTenant(svc.service);
+  test('refuses a key revoked through the CLI on the very next request; the tenant\'s other keys go on', async ({ svc, tenant: t }) => {
     const { apiKey } = await svc.service.engine.tenants.createApiKey(t.tenantId, 'pos');
     expect((await call(svc.base, 'GET', '/v1/vouchers', { auth: apiKey })).status).toBe(200);
 
@@ -152,7 +147,7 @@ describe('authentication', () => {
     expect((await call(svc.base, 'GET', '/v1/vouchers', { auth: t.apiKey })).status).toBe(200);
   });
 
-  it('`tenant create --json` prints {tenant_id, api_key}, and the key works', async () => {
+  test('`tenant create --json` prints {tenant_id, api_key}, and the key works', async ({ svc }) => {
     const name = `CLI Venue ${Date.now()}`;
     const printed = JSON.parse(await cli('tenant', 'create', '--name', name, '--json'));
     expect(printed).toEqual({ tenant_id: expect.stringMatching(/^tn_/), api_key: expect.stringMatching(/^gwk_[0-9a-f]{8}_[\w-]{43}$/) });
@@ -163,7 +158,7 @@ describe('authentication', () => {
     expect(created.status).toBe(201);
   });
 
-  it('answers 403 module_not_licensed when the tenant lacks the vouchers module', async () => {
+  test('answers 403 module_not_licensed when the tenant lacks the vouchers module', async ({ svc }) => {
     const t = await newTenant(svc.service, 'No Vouchers', ['sessions', 'reports']);
     for (const [method, path, body] of [
       ['GET', '/v1/vouchers', undefined], ['POST', '/v1/vouchers', { code: 'NOPE123' }],
@@ -180,7 +175,7 @@ describe('authentication', () => {
     expect(rows[0].n).toBe(0);
   });
 
-  it('refuses to start with a JWT_SECRET shorter than 32 bytes, naming it', async () => {
+  test('refuses to start with a JWT_SECRET shorter than 32 bytes, naming it', async () => {
     const err = await run(process.execPath, [projectPath('dist', 'scripts', 'serve.js')], {
       env: {
         ...process.env, REDIS_URL: inject('redisUrl'), DATABASE_URL: inject('databaseUrl'),

@@ -5,17 +5,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import { GENESIS, link } from '../../engine/index.js';
-import { call, eventually, newTenant, startService, type Running } from '../helpers.js';
 import { startLocalTsa, type LocalTsa } from '../local-tsa.js';
 import { readZip } from '../zip-reader.js';
+import { call, newTenant, type Running, serviceTest, until } from '../support/fixture.js';
 
 const run = promisify(execFile);
 const DAY_MS = 86_400_000;
 const today = (): string => new Date().toISOString().slice(0, 10);
 const dayOffset = (n: number): string => new Date(Date.now() + n * DAY_MS).toISOString().slice(0, 10);
 const sessionId = (): string => 'sess_' + Array.from({ length: 16 }, () => 'abcdefghijklmnopqrstuvwxyz0123456789'[Math.floor(Math.random() * 36)]).join('');
+
+let tsa: LocalTsa | undefined;
+const test = serviceTest(async () => {
+  tsa = await startLocalTsa();
+  return { ACTOR_THREADS: '1', TSA_URL: tsa.url };
+});
 
 /**
  * The 5651 evidence pack and daily summary against a real time-stamp
@@ -26,19 +32,14 @@ const sessionId = (): string => 'sess_' + Array.from({ length: 16 }, () => 'abcd
 describe('5651 evidence pack', () => {
   let svc: Running;
   let db: pg.Client;
-  let tsa: LocalTsa;
   let work: string;
 
-  beforeAll(async () => {
-    tsa = await startLocalTsa();
-    svc = await startService({ ACTOR_THREADS: '1', TSA_URL: tsa.url });
-    db = new pg.Client(inject('databaseUrl'));
-    await db.connect();
+  test.beforeAll(({ svc: s_, db: d_ }) => {
+    svc = s_;
+    db = d_;
     work = mkdtempSync(join(tmpdir(), 'gw-pack-'));
   });
   afterAll(async () => {
-    await db?.end();
-    await svc?.stop();
     await tsa?.close();
     if (work) rmSync(work, { recursive: true, force: true });
   });
@@ -89,7 +90,7 @@ describe('5651 evidence pack', () => {
     return id;
   }
 
-  it('packs daily logs, chain records and tokens that openssl ts -verify accepts; one changed byte fails', async () => {
+  test('packs daily logs, chain records and tokens that openssl ts -verify accepts; one changed byte fails', async () => {
     const t = await newTenant(svc.service, 'Pack Venue');
     expect((await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code: 'PACK-1', max_uses: null } })).status).toBe(201);
     const sids: string[] = [];
@@ -100,8 +101,8 @@ describe('5651 evidence pack', () => {
     }
     expect((await call(svc.base, 'DELETE', `/v1/sessions/${sids[0]}`, { auth: t.apiKey })).status).toBe(200);
     // voucher_created, 3 starts, 1 end
-    await eventually(async () => (await db.query('SELECT count(*)::int AS n FROM audit_records WHERE tenant_id = $1', [t.tenantId])).rows[0].n === 5);
-    await eventually(async () => (await db.query('SELECT count(*)::int AS n FROM sessions WHERE tenant_id = $1 AND ended_at IS NOT NULL', [t.tenantId])).rows[0].n === 1);
+    await until(async () => (await db.query('SELECT count(*)::int AS n FROM audit_records WHERE tenant_id = $1', [t.tenantId])).rows[0].n === 5);
+    await until(async () => (await db.query('SELECT count(*)::int AS n FROM sessions WHERE tenant_id = $1 AND ended_at IS NOT NULL', [t.tenantId])).rows[0].n === 1);
     // Across midnight: one ended early today, one still running; both belong to yesterday and today.
     const y = dayOffset(-1);
     const d = today();
@@ -166,7 +167,7 @@ describe('5651 evidence pack', () => {
     expect(again.files.get(`tsa/${d}.csv.tsr`)).toEqual(files.get(`tsa/${d}.csv.tsr`));
   });
 
-  it('still builds when the authority is down, and the manifest names the days without a token', async () => {
+  test('still builds when the authority is down, and the manifest names the days without a token', async () => {
     const t = await newTenant(svc.service, 'Down Venue');
     await insertSession(t.tenantId, t.hotspotId, { start: '2025-03-01T10:00:00.000Z', endsAt: '2025-03-01T11:00:00.000Z', endedAt: '2025-03-01T10:30:00.000Z', reason: 'user_request', mac: 'AA:00:00:00:01:00', user: 'DOWN-1' });
     tsa.down = true;
@@ -187,7 +188,7 @@ describe('5651 evidence pack', () => {
     expect(manifest.days.map((x: any) => x.timestamp.status)).toEqual(['granted', 'granted']);
   });
 
-  it('refuses a range over 366 days, a reversed or missing bound, and tenants without the module', async () => {
+  test('refuses a range over 366 days, a reversed or missing bound, and tenants without the module', async () => {
     const t = await newTenant(svc.service, 'Range Venue');
     const tooLong = await download(t.apiKey, 'from=2025-01-01&to=2026-01-02');
     expect(tooLong.status).toBe(400);
@@ -201,7 +202,7 @@ describe('5651 evidence pack', () => {
     expect((await call(svc.base, 'GET', '/v1/compliance/5651/summary', { auth: t.apiKey })).status).toBe(400);
   });
 
-  it('summarises a day per hotspot: broken chain, a start with no end past its maximum life, time-stamp status', async () => {
+  test('summarises a day per hotspot: broken chain, a start with no end past its maximum life, time-stamp status', async () => {
     const t = await newTenant(svc.service, 'Summary Venue');
     await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code: 'SUM-1', max_uses: null } });
     const sids: string[] = [];
@@ -209,8 +210,8 @@ describe('5651 evidence pack', () => {
       const r = await call(svc.base, 'POST', `/api/v1/hotspot-portal/voucher/verify?hotspot_id=${t.hotspotId}`, { body: { code: 'SUM-1', mac: `BB:00:00:00:00:0${i}`, ip: `10.4.0.${i}`, ssid: 'Hall' } });
       sids.push(r.body.session_id);
     }
-    await eventually(async () => (await db.query('SELECT count(*)::int AS n FROM audit_records WHERE tenant_id = $1', [t.tenantId])).rows[0].n === 4);
-    await eventually(async () => (await db.query('SELECT count(*)::int AS n FROM sessions WHERE tenant_id = $1', [t.tenantId])).rows[0].n === 3);
+    await until(async () => (await db.query('SELECT count(*)::int AS n FROM audit_records WHERE tenant_id = $1', [t.tenantId])).rows[0].n === 4);
+    await until(async () => (await db.query('SELECT count(*)::int AS n FROM sessions WHERE tenant_id = $1', [t.tenantId])).rows[0].n === 3);
 
     const clean = await call(svc.base, 'GET', `/v1/compliance/5651/summary?date=${today()}`, { auth: t.apiKey });
     expect(clean.status).toBe(200);
@@ -250,7 +251,7 @@ describe('5651 evidence pack', () => {
     for (let i = 0; i < 3; i++) {
       await call(svc.base, 'POST', `/api/v1/hotspot-portal/voucher/verify?hotspot_id=${g.hotspotId}`, { body: { code: 'GAP-1', mac: `BC:00:00:00:00:0${i}`, ip: '10.5.0.1' } });
     }
-    await eventually(async () => (await db.query('SELECT count(*)::int AS n FROM audit_records WHERE tenant_id = $1', [g.tenantId])).rows[0].n === 4);
+    await until(async () => (await db.query('SELECT count(*)::int AS n FROM audit_records WHERE tenant_id = $1', [g.tenantId])).rows[0].n === 4);
     // Records missing at the end of the day show against the chain head.
     await db.query('DELETE FROM audit_records WHERE tenant_id = $1 AND seq = 4', [g.tenantId]);
     const tail = await call(svc.base, 'GET', `/v1/compliance/5651/summary?date=${today()}`, { auth: g.apiKey });
@@ -262,7 +263,7 @@ describe('5651 evidence pack', () => {
     expect(gap.body.hotspots[0]).toMatchObject({ chain_valid: false, record_count: 1, warnings: [] });
   });
 
-  it('streams a large pack in many chunks at the pace of its consumer; a client that goes away cancels the build', async () => {
+  test('streams a large pack in many chunks at the pace of its consumer; a client that goes away cancels the build', async () => {
     const t = await newTenant(svc.service, 'Busy Venue');
     const rows = 60_000;
     await db.query(
@@ -312,7 +313,7 @@ describe('5651 evidence pack', () => {
     expect(await openCursors()).toBe(1);
     controller.abort();
     await goneReader.read().catch(() => undefined);
-    await eventually(async () => (await openCursors()) === 0, 5_000);
+    await until(async () => (await openCursors()) === 0, { timeoutMs: 5_000 });
     expect((await download(t.apiKey, 'from=2025-01-01&to=2025-01-02')).status).toBe(200);
   });
 });

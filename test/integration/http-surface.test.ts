@@ -1,9 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { createServer, type AddressInfo } from 'node:net';
-import { call, newTenant, spawnService, startService, type Running } from '../helpers.js';
+import { call, newTenant, type Running, serviceTest, spawnService, startService, type Tenant, testEnv } from '../support/fixture.js';
 
 const LIMIT = 2048;
 const VERIFY = '/api/v1/hotspot-portal/voucher/verify';
+
+const test = serviceTest({ BODY_LIMIT_BYTES: String(LIMIT) });
 
 /**
  * The HTTP surface's own behaviour: body limit, JSON and schema errors, 404
@@ -12,15 +14,14 @@ const VERIFY = '/api/v1/hotspot-portal/voucher/verify';
  */
 describe('HTTP surface', () => {
   let svc: Running;
-  let t: Awaited<ReturnType<typeof newTenant>>;
-  beforeAll(async () => {
-    svc = await startService({ BODY_LIMIT_BYTES: String(LIMIT) });
+  let t: Tenant;
+  test.beforeAll(async ({ svc: s_ }) => {
+    svc = s_;
     t = await newTenant(svc.service);
   });
-  afterAll(async () => { await svc.stop(); });
 
   describe('request bodies', () => {
-    it('answers a body over BODY_LIMIT_BYTES with 413 JSON, with Content-Length or chunked', async () => {
+    test('answers a body over BODY_LIMIT_BYTES with 413 JSON, with Content-Length or chunked', async () => {
       const over = JSON.stringify({ code: 'BIG12345', notes: 'x'.repeat(LIMIT) });
       const declared = await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, raw: over });
       expect(declared.status).toBe(413);
@@ -48,7 +49,7 @@ describe('HTTP surface', () => {
       expect((await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, raw: under })).status).toBe(201);
     });
 
-    it('answers malformed JSON with 400 invalid_json', async () => {
+    test('answers malformed JSON with 400 invalid_json', async () => {
       for (const raw of ['{"code": ', '{code: "X"}', 'null}', '{"a":1}{']) {
         const r = await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, raw });
         expect(r.status, raw).toBe(400);
@@ -59,7 +60,7 @@ describe('HTTP surface', () => {
       expect(portal.body.error).toBe('invalid_json');
     });
 
-    it('answers schema violations with 400 validation_failed and details naming each field', async () => {
+    test('answers schema violations with 400 validation_failed and details naming each field', async () => {
       const cases: [string, string, unknown, { field: string; message: string }[]][] = [
         ['POST', '/v1/vouchers', { max_uses: 'five' }, [{ field: 'max_uses', message: 'has the wrong type or format' }]],
         ['POST', '/v1/vouchers', { expires_at: 'tomorrow' }, [{ field: 'expires_at', message: 'has the wrong type or format' }]],
@@ -96,7 +97,7 @@ describe('HTTP surface', () => {
   });
 
   describe('routing', () => {
-    it('answers an unknown route with 404 JSON', async () => {
+    test('answers an unknown route with 404 JSON', async () => {
       for (const path of ['/', '/nope', '/v1/nothing/here', '/v2/vouchers', '/api/v1/hotspot-portal/voucher']) {
         const r = await call(svc.base, 'GET', path);
         expect(r.status, path).toBe(404);
@@ -105,7 +106,7 @@ describe('HTTP surface', () => {
       }
     });
 
-    it('answers a known path with another method with 405 JSON and an Allow header', async () => {
+    test('answers a known path with another method with 405 JSON and an Allow header', async () => {
       const cases: [string, string, string][] = [
         ['DELETE', '/v1/hotspots', 'GET, POST'],
         ['PATCH', '/v1/vouchers/vch_x', 'GET, DELETE'],
@@ -120,7 +121,7 @@ describe('HTTP surface', () => {
       }
     });
 
-    it('survives a malformed percent escape in a path parameter', async () => {
+    test('survives a malformed percent escape in a path parameter', async () => {
       for (const path of ['/v1/vouchers/%zz', '/v1/vouchers/%E0%A4%A', '/v1/hotspots/%']) {
         const r = await call(svc.base, 'GET', path, { auth: t.apiKey });
         expect(r.status, path).toBe(404);
@@ -131,14 +132,14 @@ describe('HTTP surface', () => {
   });
 
   describe('operations endpoints', () => {
-    it('/healthz and /readyz', async () => {
+    test('/healthz and /readyz', async () => {
       expect(await call(svc.base, 'GET', '/healthz')).toMatchObject({ status: 200, body: { status: 'ok' } });
       expect(await call(svc.base, 'GET', '/readyz')).toMatchObject({
         status: 200, body: { status: 'ready', checks: { redis: true, postgres: true } },
       });
     });
 
-    it('/metrics is Prometheus text and counts verifications by outcome', async () => {
+    test('/metrics is Prometheus text and counts verifications by outcome', async () => {
       const read = async (): Promise<{ text: string; notFound: number }> => {
         const res = await fetch(`${svc.base}/metrics`);
         expect(res.status).toBe(200);
@@ -158,7 +159,7 @@ describe('HTTP surface', () => {
       }
     });
 
-    it('/v1/openapi.json describes the API as OpenAPI 3.1.0', async () => {
+    test('/v1/openapi.json describes the API as OpenAPI 3.1.0', async () => {
       const r = await call(svc.base, 'GET', '/v1/openapi.json');
       expect(r.status).toBe(200);
       expect(r.body.openapi).toBe('3.1.0');
@@ -176,7 +177,7 @@ describe('HTTP surface', () => {
     beforeAll(async () => { split = await startService({ PORTAL_PORT: '0' }); });
     afterAll(async () => { await split.stop(); });
 
-    it('serves the portal there and nothing else; the main port no longer serves the portal', async () => {
+    test('serves the portal there and nothing else; the main port no longer serves the portal', async () => {
       const ports = split.service.http.ports;
       expect(ports.portal).toEqual(expect.any(Number));
       expect(ports.portal).not.toBe(ports.main);
@@ -202,7 +203,7 @@ describe('HTTP surface', () => {
       expect((await call(portal, 'POST', `${VERIFY}?hotspot_id=${st.hotspotId}`, { body: { code: 'SPLIT1', mac: '02:00:00:00:0F:03' } })).body.uses_left).toBe(0);
     });
 
-    it('a port already taken is refused at start, by another service or by a second surface', async () => {
+    test('a port already taken is refused at start, by another service or by a second surface', async () => {
       // Without the exclusive flag uSockets binds with SO_REUSEPORT, and a second process binding the
       // same port (a port it names, as a deployment does, not port 0) would share it, the kernel
       // splitting connections between the two.
@@ -213,7 +214,7 @@ describe('HTTP surface', () => {
         });
       });
       const refused = async (env: Record<string, string>): Promise<void> => {
-        const second = await spawnService({ RADIUS_ENABLED: 'false', ...env }).catch((err: Error) => err);
+        const second = await spawnService({ ...process.env, ...testEnv({ RADIUS_ENABLED: 'false', ...env }) }).catch((err: Error) => err);
         if (!(second instanceof Error)) {
           await second.stop();
           expect.fail(`a second service started on the taken port ${port}`);

@@ -1,11 +1,20 @@
+import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject } from 'vitest';
 import { createLogger } from '../../engine/index.js';
 import { Metrics } from '../../engine/metrics.js';
 import { deadLettersBetween, OutboxSink } from '../../engine/store/outbox-sink.js';
-import { migrate, type Pool } from '../../engine/store/postgres.js';
-import { eventually } from '../helpers.js';
+import { migrate } from '../../engine/store/postgres.js';
+import { keys, mac, storesTest, until } from '../support/fixture.js';
+
+/** The shared Redis (storesTest), and a pool of two for the sinks: no service runs in this file to migrate. */
+const test = storesTest.extend('pool', { scope: 'file' }, async ({}, { onCleanup }) => {
+  const pool = new pg.Pool({ connectionString: inject('databaseUrl'), max: 2 });
+  onCleanup(() => pool.end());
+  await migrate(pool, createLogger('silent'));
+  return pool;
+});
 
 /**
  * Parts of the outbox sink seen on their own: the lanes, and the dead letters
@@ -14,34 +23,46 @@ import { eventually } from '../helpers.js';
 describe('outbox sink', () => {
   let redis: Redis;
   let pool: pg.Pool;
-
-  beforeAll(async () => {
-    redis = new Redis(inject('redisUrl'));
-    pool = new pg.Pool({ connectionString: inject('databaseUrl'), max: 2 });
-    await migrate(pool, createLogger('silent')); // no service runs in this file to do it
-  });
-  afterAll(async () => {
-    redis.disconnect();
-    await pool.end();
-  });
+  test.beforeAll(({ redis: r, pool: p }) => { redis = r; pool = p; });
 
   // Waiting session ends (session_ends_early) belong to no lane: lane 0 applies them whatever
   // tenants hash to it, also when none does (one tenant, half the time).
-  it('applies waiting ends though no tenant stream is on lane 0', async () => {
-    const statements: string[] = [];
-    const watched = { query: (...args: Parameters<pg.Pool['query']>) => { statements.push(String(args[0])); return pool.query(...args); } } as unknown as Pool;
-    const sink = new OutboxSink(redis, watched, async () => [], `test-lanes-${process.pid}`, createLogger('silent'), new Metrics());
-    sink.start();
+  test('applies waiting ends though no tenant stream is on lane 0', async () => {
+    // An end parked before its start, the start stored since. The parked row is held locked, so a
+    // sink applying it waits on the lock where it can be seen: this sink's connections carry a name
+    // of their own. (Other files' services apply waiting ends too; only a wait of ours counts.)
+    const tenant = `tn_lane0${randomBytes(4).toString('hex')}`;
+    const sid = `sess_${randomBytes(8).toString('hex')}`;
+    const name = `test-lane0-${process.pid}`;
+    await pool.query(`INSERT INTO sessions (id, tenant_id, hotspot_id, mac, auth_method, started_at, ends_at)
+      VALUES ($1, $2, 'hs_lane0', $3, 'voucher', now(), now() + interval '1 hour')`, [sid, tenant, mac(1, 0x1a)]);
+    await pool.query(`INSERT INTO session_ends_early (id, tenant_id, ended_at, end_reason, bytes_in, bytes_out)
+      VALUES ($1, $2, now(), 'idle_timeout', 10, 20)`, [sid, tenant]);
+    const locker = new pg.Client(inject('databaseUrl'));
+    const own = new pg.Pool({ connectionString: inject('databaseUrl'), max: 2, application_name: name });
+    await locker.connect();
+    const sink = new OutboxSink(redis, own, async () => [], `test-lanes-${process.pid}`, createLogger('silent'), new Metrics());
     try {
-      await eventually(async () => statements.some((q) => q.includes('session_ends_early')), 5_000, () => statements);
+      await locker.query('BEGIN');
+      await locker.query('SELECT 1 FROM session_ends_early WHERE id = $1 FOR UPDATE', [sid]);
+      sink.start();
+      const waiting = async (): Promise<number> => (await pool.query(
+        "SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'", [name])).rowCount ?? 0;
+      await until(async () => (await waiting()) > 0, { timeoutMs: 5_000, what: "this sink waiting on the parked end's lock" });
+      await locker.query('ROLLBACK');
+      await until(async () => (await pool.query('SELECT end_reason FROM sessions WHERE id = $1', [sid])).rows[0]?.end_reason === 'idle_timeout',
+        { timeoutMs: 5_000, what: 'the parked end applied' });
     } finally {
+      await locker.end();
       await sink.stop();
+      await own.end();
+      await pool.query('DELETE FROM sessions WHERE id = $1', [sid]);
     }
   });
-  it("dead letters belong to the day their record was queued, not the day Postgres refused it", async () => {
+  test("dead letters belong to the day their record was queued, not the day Postgres refused it", async () => {
     const tenant = `tn_dl${Date.now().toString(36)}`;
     const day = Date.parse('2026-11-20T00:00:00Z');
-    const key = `{t:${tenant}}:outbox:dead`;
+    const key = keys.outboxDead(tenant);
     // Queued at 23:59:59 on the 20th, refused after midnight; queued and refused on the 21st.
     await redis.xadd(key, `${day + 86_400_000 + 5_000}-0`, 'stream_id', `${day + 86_399_000}-0`, 'type', 'voucher_use', 'sid', 'sess_a', 'hs', 'hs_1', 'error', 'x');
     await redis.xadd(key, `${day + 86_400_000 + 9_000}-0`, 'stream_id', `${day + 86_400_000 + 8_000}-0`, 'type', 'session_end', 'sid', 'sess_b', 'hs', 'hs_1', 'error', 'y');
@@ -57,10 +78,10 @@ describe('outbox sink', () => {
    * one read command takes, and one tenant whose group is missing (a Redis that lost it) sits
    * among tenants with entries pending.
    */
-  it("after a restart, every tenant's pending records are stored before its new ones, in stream order", async () => {
+  test("after a restart, every tenant's pending records are stored before its new ones, in stream order", async () => {
     const run = `ord${Date.now().toString(36)}`;
     const tenants = Array.from({ length: 1100 }, (_, i) => `tn_${run}${String(i).padStart(4, '0')}`);
-    const key = (t: string) => `{t:${t}}:outbox`;
+    const key = keys.outbox;
     const consumer = `test-order-${process.pid}`;
     const lost = tenants[1]!; // taken with tenants[0] (round robin, two a lane): no group, no stream
     const now = Date.now();
@@ -86,7 +107,7 @@ describe('outbox sink', () => {
     sink.start();
     try {
       const stored = async () => Number((await pool.query('SELECT count(*) AS n FROM audit_records WHERE tenant_id = ANY($1)', [tenants])).rows[0].n);
-      await eventually(async () => (await stored()) === others.length * 12 + 1, 60_000, stored);
+      await until(async () => (await stored()) === others.length * 12 + 1, { timeoutMs: 60_000, seen: stored });
     } finally {
       await sink.stop();
     }
@@ -105,16 +126,16 @@ describe('outbox sink', () => {
   async function queue(tenant: string, from: number, n: number): Promise<void> {
     const p = redis.pipeline();
     for (let i = from; i < from + n; i++) {
-      p.xadd(`{t:${tenant}}:outbox`, '*', 'type', 'audit', 'rid', `aud_${tenant}_${i}`, 'event', 'test_order', 'at', String(Date.now()), 'details', `{"n":${i}}`, 'by', 'test');
+      p.xadd(keys.outbox(tenant), '*', 'type', 'audit', 'rid', `aud_${tenant}_${i}`, 'event', 'test_order', 'at', String(Date.now()), 'details', `{"n":${i}}`, 'by', 'test');
     }
     await p.exec();
   }
   const chainOrder = async (tenant: string): Promise<number[]> =>
     (await pool.query<{ n: number }>(`SELECT (details->>'n')::int AS n FROM audit_records WHERE tenant_id = $1 ORDER BY seq`, [tenant])).rows.map((r) => r.n);
 
-  it("entries claimed from a dead consumer go into the chain before this consumer's newer pending ones", async () => {
+  test("entries claimed from a dead consumer go into the chain before this consumer's newer pending ones", async () => {
     const tenant = `tn_claim${Date.now().toString(36)}`;
-    const key = `{t:${tenant}}:outbox`;
+    const key = keys.outbox(tenant);
     const consumer = `test-claim-${process.pid}`;
     await redis.xgroup('CREATE', key, 'pg-sink', '0', 'MKSTREAM');
     await queue(tenant, 0, 4);
@@ -127,7 +148,7 @@ describe('outbox sink', () => {
     const sink = new OutboxSink(redis, pool, async () => [tenant], consumer, createLogger('silent'), new Metrics());
     sink.start();
     try {
-      await eventually(async () => (await chainOrder(tenant)).length === 12, 10_000);
+      await until(async () => (await chainOrder(tenant)).length === 12, { timeoutMs: 10_000 });
     } finally {
       await sink.stop();
     }
@@ -135,9 +156,9 @@ describe('outbox sink', () => {
     await redis.del(key);
   });
 
-  it('a read ahead that fails while its batch is in Postgres is a failed batch, retried, not a crash; the lag then reads 0', async () => {
+  test('a read ahead that fails while its batch is in Postgres is a failed batch, retried, not a crash; the lag then reads 0', async () => {
     const tenant = `tn_ahead${Date.now().toString(36)}`;
-    const key = `{t:${tenant}}:outbox`;
+    const key = keys.outbox(tenant);
     await redis.xgroup('CREATE', key, 'pg-sink', '0', 'MKSTREAM');
     await queue(tenant, 0, 4500); // more than two batches: the lane reads ahead
     const own = new Redis(inject('redisUrl'));
@@ -158,10 +179,10 @@ describe('outbox sink', () => {
     const sink = new OutboxSink(own, pool, async () => [tenant], `test-ahead-${process.pid}`, createLogger('silent'), metrics);
     sink.start();
     try {
-      await eventually(async () => (await chainOrder(tenant)).length === 4500, 20_000);
+      await until(async () => (await chainOrder(tenant)).length === 4500, { timeoutMs: 20_000 });
       expect(await chainOrder(tenant)).toEqual(Array.from({ length: 4500 }, (_, i) => i));
       expect(metrics.value('outbox_sink_errors_total')).toBeGreaterThanOrEqual(1);
-      await eventually(async () => sink.oldestPendingMs === 0, 1_000, () => sink.oldestPendingMs);
+      await until(async () => sink.oldestPendingMs === 0, { timeoutMs: 1_000, seen: () => sink.oldestPendingMs });
     } finally {
       await sink.stop();
       process.off('unhandledRejection', onUnhandled);

@@ -1,9 +1,10 @@
-import { Redis } from 'ioredis';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { call, eventually, newTenant, startService, type Answer, type Running } from '../helpers.js';
+import type { Redis } from 'ioredis';
+import { describe, expect } from 'vitest';
+import { type Answer, call, keys, macs, newTenant, type Running, serviceTest, until } from '../support/fixture.js';
 
 const VERIFY = '/api/v1/hotspot-portal/voucher/verify';
+
+const test = serviceTest();
 
 /**
  * The captive portal's voucher verification over HTTP (spec §4.3, §7): the
@@ -13,21 +14,8 @@ const VERIFY = '/api/v1/hotspot-portal/voucher/verify';
 describe('POST /api/v1/hotspot-portal/voucher/verify', () => {
   let svc: Running;
   let redis: Redis;
-  let db: pg.Client;
-  let macSeq = 0;
-  const nextMac = (): string => `02:AA:00:00:${((++macSeq >> 8) & 0xff).toString(16).padStart(2, '0')}:${(macSeq & 0xff).toString(16).padStart(2, '0')}`.toUpperCase();
-
-  beforeAll(async () => {
-    svc = await startService();
-    redis = new Redis(inject('redisUrl'));
-    db = new pg.Client(inject('databaseUrl'));
-    await db.connect();
-  });
-  afterAll(async () => {
-    redis.disconnect();
-    await db.end();
-    await svc.stop();
-  });
+  test.beforeAll(({ svc: s_, redis: r_ }) => { svc = s_; redis = r_; });
+  const nextMac = macs(0xaa);
 
   const verify = (hotspotId: string, body: Record<string, unknown>): Promise<Answer> =>
     call(svc.base, 'POST', `${VERIFY}?hotspot_id=${hotspotId}`, { body });
@@ -37,8 +25,7 @@ describe('POST /api/v1/hotspot-portal/voucher/verify', () => {
     return r.body;
   };
 
-  it('authorizes with the success shape of the spec', async () => {
-    const t = await newTenant(svc.service);
+  test('authorizes with the success shape of the spec', async ({ tenant: t }) => {
     await create(t.apiKey, { code: 'WELCOME1', max_uses: 2, duration_minutes: 30 });
     const before = Date.now();
     const r = await verify(t.hotspotId, { code: 'WELCOME1', mac: nextMac(), ip: '10.0.0.5' });
@@ -53,15 +40,13 @@ describe('POST /api/v1/hotspot-portal/voucher/verify', () => {
     expect(expiresAt).toBeLessThanOrEqual(Date.now() + 30 * 60_000);
   });
 
-  it('answers an unknown code with exactly {"error":"voucher_not_found"} and 404', async () => {
-    const t = await newTenant(svc.service);
+  test('answers an unknown code with exactly {"error":"voucher_not_found"} and 404', async ({ tenant: t }) => {
     const r = await verify(t.hotspotId, { code: 'NO-SUCH-CODE', mac: nextMac() });
     expect(r.status).toBe(404);
     expect(r.body).toEqual({ error: 'voucher_not_found' });
   });
 
-  it('answers an expired voucher with exactly {error, expired_at} and 410', async () => {
-    const t = await newTenant(svc.service);
+  test('answers an expired voucher with exactly {error, expired_at} and 410', async ({ tenant: t }) => {
     await create(t.apiKey, { code: 'OLD2020', max_uses: 5, expires_at: '2020-01-01T00:00:00Z' });
     const r = await verify(t.hotspotId, { code: 'OLD2020', mac: nextMac() });
     expect(r.status).toBe(410);
@@ -72,8 +57,7 @@ describe('POST /api/v1/hotspot-portal/voucher/verify', () => {
     expect((await verify(t.hotspotId, { code: 'FUTURE', mac: nextMac() })).status).toBe(200);
   });
 
-  it('counts uses_left down and then answers exactly {error, max_uses, current_uses} with 409', async () => {
-    const t = await newTenant(svc.service);
+  test('counts uses_left down and then answers exactly {error, max_uses, current_uses} with 409', async ({ tenant: t }) => {
     await create(t.apiKey, { code: 'THREE', max_uses: 3 });
     const left: unknown[] = [];
     for (let i = 0; i < 3; i++) left.push((await verify(t.hotspotId, { code: 'THREE', mac: nextMac() })).body.uses_left);
@@ -83,8 +67,7 @@ describe('POST /api/v1/hotspot-portal/voucher/verify', () => {
     expect(r.body).toEqual({ error: 'voucher_exhausted', max_uses: 3, current_uses: 3 });
   });
 
-  it('gives the same device its session back without spending a use', async () => {
-    const t = await newTenant(svc.service);
+  test('gives the same device its session back without spending a use', async ({ tenant: t }) => {
     await create(t.apiKey, { code: 'ONCE', max_uses: 1 });
     const device = nextMac();
     const first = await verify(t.hotspotId, { code: 'ONCE', mac: device });
@@ -96,8 +79,7 @@ describe('POST /api/v1/hotspot-portal/voucher/verify', () => {
     expect((await verify(t.hotspotId, { code: 'ONCE', mac: nextMac() })).body).toEqual({ error: 'voucher_exhausted', max_uses: 1, current_uses: 1 });
   });
 
-  it('answers uses_left null for an unlimited voucher', async () => {
-    const t = await newTenant(svc.service);
+  test('answers uses_left null for an unlimited voucher', async ({ tenant: t }) => {
     await create(t.apiKey, { code: 'OPENBAR', max_uses: null });
     for (let i = 0; i < 3; i++) {
       const r = await verify(t.hotspotId, { code: 'OPENBAR', mac: nextMac() });
@@ -106,8 +88,7 @@ describe('POST /api/v1/hotspot-portal/voucher/verify', () => {
     }
   });
 
-  it('matches codes case-sensitively', async () => {
-    const t = await newTenant(svc.service);
+  test('matches codes case-sensitively', async ({ tenant: t }) => {
     await create(t.apiKey, { code: 'ABC123', max_uses: 5 });
     const lower = await verify(t.hotspotId, { code: 'abc123', mac: nextMac() });
     expect(lower.status).toBe(404);
@@ -120,7 +101,7 @@ describe('POST /api/v1/hotspot-portal/voucher/verify', () => {
     expect((await verify(t.hotspotId, { code: 'ABC123', mac: nextMac() })).body.uses_left).toBe(3);
   });
 
-  it('keeps the same code in two tenants independent', async () => {
+  test('keeps the same code in two tenants independent', async ({ svc }) => {
     const a = await newTenant(svc.service);
     const b = await newTenant(svc.service);
     await create(a.apiKey, { code: 'SAMECODE', max_uses: 1 });
@@ -138,8 +119,7 @@ describe('POST /api/v1/hotspot-portal/voucher/verify', () => {
     expect((await verify(a.hotspotId, { code: 'ONLYB', mac: nextMac() })).body).toEqual({ error: 'voucher_not_found' });
   });
 
-  it('returns the hotspot\'s redirect_url, and a changed one at once', async () => {
-    const t = await newTenant(svc.service);
+  test('returns the hotspot\'s redirect_url, and a changed one at once', async ({ svc, tenant: t }) => {
     const hs = await call(svc.base, 'POST', '/v1/hotspots', {
       auth: t.apiKey, body: { name: 'Cafe', timezone: 'Europe/Berlin', redirect_url: 'https://example.com/welcome' },
     });
@@ -153,8 +133,7 @@ describe('POST /api/v1/hotspot-portal/voucher/verify', () => {
     expect((await verify(hs.body.id, { code: 'REDIR', mac: nextMac() })).body.redirect_url).toBe('https://example.com/other');
   });
 
-  it('takes hotspot_id from the query or the body, and requires one of them', async () => {
-    const t = await newTenant(svc.service);
+  test('takes hotspot_id from the query or the body, and requires one of them', async ({ svc, tenant: t }) => {
     await create(t.apiKey, { code: 'WHERE', max_uses: 10 });
     const inBody = await call(svc.base, 'POST', VERIFY, { body: { code: 'WHERE', mac: nextMac(), hotspot_id: t.hotspotId } });
     expect(inBody.status).toBe(200);
@@ -166,14 +145,13 @@ describe('POST /api/v1/hotspot-portal/voucher/verify', () => {
     expect(none.body).toMatchObject({ error: 'validation_failed', details: [{ field: 'hotspot_id' }] });
   });
 
-  it('answers an unknown hotspot with 404 hotspot_not_found', async () => {
+  test('answers an unknown hotspot with 404 hotspot_not_found', async ({ svc }) => {
     const r = await call(svc.base, 'POST', `${VERIFY}?hotspot_id=hs_doesnotexist00000`, { body: { code: 'X1', mac: nextMac() } });
     expect(r.status).toBe(404);
     expect(r.body).toEqual({ error: 'hotspot_not_found', message: expect.any(String) });
   });
 
-  it('refuses an invalid MAC with 400 and spends no use', async () => {
-    const t = await newTenant(svc.service);
+  test('refuses an invalid MAC with 400 and spends no use', async ({ svc, tenant: t }) => {
     const v = await create(t.apiKey, { code: 'MACCHK', max_uses: 1 });
     for (const mac of ['not-a-mac', '02:00:00:00:00', '02:00:00:00:00:0G', '02:00:00:00:00:00:00']) {
       const r = await verify(t.hotspotId, { code: 'MACCHK', mac });
@@ -185,8 +163,7 @@ describe('POST /api/v1/hotspot-portal/voucher/verify', () => {
     expect((await verify(t.hotspotId, { code: 'MACCHK', mac: nextMac() })).status).toBe(200);
   });
 
-  it('refuses a voucher on an SSID it is not valid for with 403 voucher_ssid_not_allowed', async () => {
-    const t = await newTenant(svc.service);
+  test('refuses a voucher on an SSID it is not valid for with 403 voucher_ssid_not_allowed', async ({ tenant: t }) => {
     await create(t.apiKey, { code: 'GUESTONLY', max_uses: 5, ssids: ['Guest', 'Lobby'] });
     // ('Guest\nLobby', which could match two listed names, is refused earlier: 400, no control characters.)
     for (const ssid of ['Staff', undefined, 'guest']) {
@@ -199,8 +176,7 @@ describe('POST /api/v1/hotspot-portal/voucher/verify', () => {
     expect(ok.body.uses_left).toBe(4);
   });
 
-  it('accepts an HTML form post', async () => {
-    const t = await newTenant(svc.service);
+  test('accepts an HTML form post', async ({ svc, tenant: t }) => {
     await create(t.apiKey, { code: 'FORM1', max_uses: 2 });
     const res = await fetch(`${svc.base}${VERIFY}`, {
       method: 'POST',
@@ -219,22 +195,21 @@ describe('POST /api/v1/hotspot-portal/voucher/verify', () => {
     expect(await bad.json()).toEqual({ error: 'voucher_not_found' });
   });
 
-  it('rebuilds a tenant\'s vouchers from Postgres after Redis lost them; counters go on from Postgres', async () => {
-    const t = await newTenant(svc.service);
+  test('rebuilds a tenant\'s vouchers from Postgres after Redis lost them; counters go on from Postgres', async ({ redis, db, tenant: t }) => {
     const five = await create(t.apiKey, { code: 'REBUILD5', max_uses: 5 });
     const one = await create(t.apiKey, { code: 'REBUILD1', max_uses: 1 });
     expect((await verify(t.hotspotId, { code: 'REBUILD5', mac: nextMac() })).body.uses_left).toBe(4);
     expect((await verify(t.hotspotId, { code: 'REBUILD5', mac: nextMac() })).body.uses_left).toBe(3);
     expect((await verify(t.hotspotId, { code: 'REBUILD1', mac: nextMac() })).body.uses_left).toBe(0);
-    await eventually(async () => {
+    await until(async () => {
       const { rows } = await db.query('SELECT id, current_uses FROM vouchers WHERE tenant_id = $1', [t.tenantId]);
       const by = Object.fromEntries(rows.map((r) => [r.id, r.current_uses]));
       return by[five.id] === 2 && by[one.id] === 1;
     });
 
     // Redis loses the tenant: its loaded marker and every voucher key.
-    const lost = [`{t:${t.tenantId}}:loaded`];
-    for (const pattern of [`{t:${t.tenantId}}:v:*`, `{t:${t.tenantId}}:vd:*`]) {
+    const lost = [keys.loaded(t.tenantId)];
+    for (const pattern of [keys.voucher(t.tenantId, '*'), keys.voucherDevices(t.tenantId, '*')]) {
       let cursor = '0';
       do {
         const [next, found] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
@@ -248,8 +223,8 @@ describe('POST /api/v1/hotspot-portal/voucher/verify', () => {
     const r = await verify(t.hotspotId, { code: 'REBUILD5', mac: nextMac() });
     expect(r.status).toBe(200);
     expect(r.body.uses_left).toBe(2);
-    expect(await redis.hget(`{t:${t.tenantId}}:v:REBUILD5`, 'uses')).toBe('3');
-    expect(await redis.exists(`{t:${t.tenantId}}:loaded`)).toBe(1);
+    expect(await redis.hget(keys.voucher(t.tenantId, 'REBUILD5'), 'uses')).toBe('3');
+    expect(await redis.exists(keys.loaded(t.tenantId))).toBe(1);
     const exhausted = await verify(t.hotspotId, { code: 'REBUILD1', mac: nextMac() });
     expect(exhausted.status).toBe(409);
     expect(exhausted.body).toEqual({ error: 'voucher_exhausted', max_uses: 1, current_uses: 1 });
@@ -259,19 +234,18 @@ describe('POST /api/v1/hotspot-portal/voucher/verify', () => {
   /** The run_id of the test Redis server, as the loaded marker holds it once a tenant is loaded. */
   const runId = async (): Promise<string> => /^run_id:([0-9a-f]{40})\r?$/m.exec(await redis.info('server'))![1]!;
 
-  it('never hands out more than max_uses after a Redis restart lost uses Postgres already has', async () => {
-    const t = await newTenant(svc.service);
+  test('never hands out more than max_uses after a Redis restart lost uses Postgres already has', async ({ svc, redis, db, tenant: t }) => {
     const v = await create(t.apiKey, { code: 'CRASH5', max_uses: 5 });
     for (const left of [4, 3, 2]) expect((await verify(t.hotspotId, { code: 'CRASH5', mac: nextMac() })).body.uses_left).toBe(left);
     const pgUses = async (): Promise<number> => (await db.query('SELECT current_uses FROM vouchers WHERE id = $1', [v.id])).rows[0].current_uses;
-    await eventually(async () => (await pgUses()) === 3);
-    const marker = `{t:${t.tenantId}}:loaded`;
+    await until(async () => (await pgUses()) === 3);
+    const marker = keys.loaded(t.tenantId);
     expect(await redis.get(marker)).toBe(await runId());
 
     // A Redis restarted after a crash under `appendfsync everysec`: the last uses are gone from
     // its counter although the sink had copied them to Postgres, while the marker, written long
     // before, survived. The server is another one, so its run_id is another.
-    await redis.hset(`{t:${t.tenantId}}:v:CRASH5`, 'uses', 1);
+    await redis.hset(keys.voucher(t.tenantId, 'CRASH5'), 'uses', 1);
     await redis.set(marker, '0123456789abcdef0123456789abcdef01234567');
 
     // Guests arriving together all find the tenant not loaded into this server; one load serves them.
@@ -283,16 +257,15 @@ describe('POST /api/v1/hotspot-portal/voucher/verify', () => {
       expect(a.body).toEqual({ error: 'voucher_exhausted', max_uses: 5, current_uses: 5 });
     }
     expect(await redis.get(marker)).toBe(await runId());
-    expect(await redis.hget(`{t:${t.tenantId}}:v:CRASH5`, 'uses')).toBe('5');
+    expect(await redis.hget(keys.voucher(t.tenantId, 'CRASH5'), 'uses')).toBe('5');
     const later = await verify(t.hotspotId, { code: 'CRASH5', mac: nextMac() });
     expect(later.body).toEqual({ error: 'voucher_exhausted', max_uses: 5, current_uses: 5 });
-    await eventually(async () => (await pgUses()) === 5);
+    await until(async () => (await pgUses()) === 5);
     const api = await call(svc.base, 'GET', `/v1/vouchers/${v.id}`, { auth: t.apiKey });
     expect(api.body.current_uses).toBe(5);
   });
 
-  it('keeps blocks after Redis lost them: permanent and timed ones are loaded back from Postgres, expired ones are not', async () => {
-    const t = await newTenant(svc.service);
+  test('keeps blocks after Redis lost them: permanent and timed ones are loaded back from Postgres, expired ones are not', async ({ svc, redis, db, tenant: t }) => {
     await create(t.apiKey, { code: 'BLOCKS', max_uses: 20 });
     const [forever, day, raised, expired, free] = [nextMac(), nextMac(), nextMac(), nextMac(), nextMac()];
     const block = async (mac: string, ...durations: string[]): Promise<void> => {
@@ -300,7 +273,7 @@ describe('POST /api/v1/hotspot-portal/voucher/verify', () => {
       expect(s.status).toBe(200);
       for (const [i, duration] of durations.entries()) {
         // Blocking again goes by the session the first block ended: wait until Postgres has it.
-        if (i > 0) await eventually(async () => (await db.query('SELECT 1 FROM sessions WHERE id = $1', [s.body.session_id])).rowCount === 1);
+        if (i > 0) await until(async () => (await db.query('SELECT 1 FROM sessions WHERE id = $1', [s.body.session_id])).rowCount === 1);
         const r = await call(svc.base, 'POST', `/v1/sessions/${s.body.session_id}/block`, { auth: t.apiKey, body: { duration } });
         expect(r.status, JSON.stringify(r.body)).toBe(200);
       }
@@ -312,13 +285,13 @@ describe('POST /api/v1/hotspot-portal/voucher/verify', () => {
     await db.query(`INSERT INTO blocks (tenant_id, mac, until, duration) VALUES ($1, $2, now() - interval '1 minute', '24h')`, [t.tenantId, expired]);
     const blocked = { error: 'device_blocked', message: 'This device is blocked on this network' };
     expect((await verify(t.hotspotId, { code: 'BLOCKS', mac: forever })).body).toEqual(blocked);
-    const blockKey = (mac: string): string => `{t:${t.tenantId}}:blk:${mac}`;
+    const blockKey = (mac: string): string => keys.block(t.tenantId, mac);
     const listed = (await call(svc.base, 'GET', '/v1/blocks', { auth: t.apiKey })).body.data.map((b: any) => b.mac).sort();
     expect(listed).toEqual([forever, day, raised].sort());
 
     // Redis loses the tenant's blocks and its loaded marker; for one device it comes back with
     // the block as it was before the last change (24h, since made permanent).
-    expect(await redis.del(blockKey(forever), blockKey(day), `{t:${t.tenantId}}:loaded`)).toBe(3);
+    expect(await redis.del(blockKey(forever), blockKey(day), keys.loaded(t.tenantId))).toBe(3);
     await redis.set(blockKey(raised), '24h', 'PX', 3_600_000);
 
     const first = await verify(t.hotspotId, { code: 'BLOCKS', mac: forever });

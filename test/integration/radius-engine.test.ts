@@ -6,9 +6,9 @@ import {
   attributeValue, checkFraming, decodePacket, findAttribute, vendorAttributeValues, type RadiusPacket,
 } from '../../radius/index.js';
 import { localDay, threadIndex } from '../../engine/index.js';
-import { call, eventually, newTenant, startService, type Running } from '../helpers.js';
 import { DynamicAuthListener, type DaRequest } from '../radius/dynamic-auth-listener.js';
 import { TestNas, accessRequest, accountingRequest, sleep, type AccessRequestSpec, type AccountingSpec } from '../radius/helpers.js';
+import { call, dashed, keys, macs, newTenant, type Running, startService, until } from '../support/fixture.js';
 
 /**
  * The session engine driven by real RADIUS datagrams: a test NAS on its own
@@ -43,12 +43,8 @@ function randomLoopback(): string {
   return `127.${randomInt(16, 250)}.${randomInt(0, 256)}.${randomInt(2, 255)}`;
 }
 
-function randomMac(): string {
-  return ['02', ...[...randomBytes(5)].map((b) => b.toString(16).padStart(2, '0'))].join(':').toUpperCase();
-}
-
-/** RFC 3580 §3.21 form, as NASes send Calling-Station-Id. */
-const dashed = (mac: string) => mac.replace(/:/g, '-');
+/** A device no other test of this file has used. */
+const randomMac = macs();
 
 const u32 = (p: RadiusPacket, type: number) => attributeValue(p, type)?.readUInt32BE(0);
 const text = (p: RadiusPacket, type: number) => attributeValue(p, type)?.toString();
@@ -107,9 +103,9 @@ describe('RADIUS over UDP against the real engine', () => {
   }
 
   async function replyTo(nas: Nas, pkt: Buffer, ms: number): Promise<Buffer | null> {
-    const until = Date.now() + ms;
+    const endsAt = Date.now() + ms;
     for (;;) {
-      const left = until - Date.now();
+      const left = endsAt - Date.now();
       if (left <= 0) return null;
       const got = await nas.radius.next(left);
       if (!got) return null;
@@ -154,7 +150,7 @@ describe('RADIUS over UDP against the real engine', () => {
   async function endedInPostgres(sid: string, reason: string): Promise<{ status: string; end_reason: string; bytes_in: string; bytes_out: string }> {
     const row = async () => (await db.query('SELECT status, end_reason, bytes_in, bytes_out FROM sessions WHERE id = $1', [sid])).rows[0];
     try {
-      await eventually(async () => (await row())?.end_reason === reason);
+      await until(async () => (await row())?.end_reason === reason);
     } catch {
       expect.fail(`session ${sid} did not end with ${reason}: ${JSON.stringify(await row())}, live: ${JSON.stringify((await call(svc.base, 'GET', `/v1/sessions/${sid}`, { auth: t.apiKey })).body)}`);
     }
@@ -164,7 +160,7 @@ describe('RADIUS over UDP against the real engine', () => {
   /** The session's end audit record (exactly one), once the sink has written it. */
   async function endRecord(sid: string): Promise<{ reason: string; bytes_in: number; bytes_out: number }> {
     const q = () => db.query("SELECT details FROM audit_records WHERE tenant_id = $1 AND session_id = $2 AND event_type = 'session_end'", [t.tenantId, sid]);
-    await eventually(async () => (await q()).rows.length > 0);
+    await until(async () => (await q()).rows.length > 0);
     const { rows } = await q();
     expect(rows).toHaveLength(1);
     return rows[0].details;
@@ -410,7 +406,7 @@ describe('RADIUS over UDP against the real engine', () => {
       const v = await call(svc.base, 'GET', `/v1/vouchers?limit=100`, { auth: t.apiKey });
       const voucher = v.body.data.find((x: { code: string }) => x.code === codes.pap);
       expect(voucher).toMatchObject({ max_uses: 1, current_uses: 1 });
-      await eventually(async () => (await db.query('SELECT count(*)::int AS n FROM voucher_uses WHERE voucher_id = $1', [voucher.id])).rows[0].n === 1);
+      await until(async () => (await db.query('SELECT count(*)::int AS n FROM voucher_uses WHERE voucher_id = $1', [voucher.id])).rows[0].n === 1);
 
       // max_uses 1: another device is refused.
       const other = await authorize(nasA, { userName: codes.pap, password: codes.pap, callingStationId: dashed(randomMac()) });
@@ -437,7 +433,7 @@ describe('RADIUS over UDP against the real engine', () => {
       const sid = text(p, Attr.CLASS)!;
       expect(await session(sid)).toMatchObject({ mac, auth_method: 'voucher', status: 'active' });
       // (The API masks digit-only user names as phone numbers, spec §2.2: read the stored one.)
-      await eventually(async () => (await db.query('SELECT username FROM sessions WHERE id = $1', [sid])).rows[0]?.username === code);
+      await until(async () => (await db.query('SELECT username FROM sessions WHERE id = $1', [sid])).rows[0]?.username === code);
       const v = await call(svc.base, 'GET', `/v1/vouchers?limit=100`, { auth: t.apiKey });
       expect(v.body.data.find((x: { code: string }) => x.code === code)).toMatchObject({ current_uses: 1 });
     });
@@ -526,11 +522,11 @@ describe('RADIUS over UDP against the real engine', () => {
         await account(nasA, { status: AcctStatusType.START, callingStationId: dashed(mac), acctSessionId: `to-${mac}` });
         await account(nasA, { status: AcctStatusType.INTERIM_UPDATE, callingStationId: dashed(mac), acctSessionId: `to-${mac}`, outputOctets: 1_000 });
         // Its time runs out in a second: as if the voucher had been that short.
-        const until = Date.now() + 1_000;
-        await redis.hset(`{t:${t.tenantId}}:g:${t.hotspotId}:${mac}`, 'until', until);
-        await redis.zadd(`{t:${t.tenantId}}:live:${t.hotspotId}`, until, s.session_id);
+        const endsAt = Date.now() + 1_000;
+        await redis.hset(keys.grant(t.tenantId, t.hotspotId, mac), 'until', endsAt);
+        await redis.zadd(keys.live(t.tenantId, t.hotspotId), endsAt, s.session_id);
         await svc.service.engine.actors!.request({ t: 'started', tenant: t.tenantId, hs: t.hotspotId, tz: 'Europe/Istanbul', sid: s.session_id, mac, replaced: '' });
-        return { mac, sid: s.session_id, until };
+        return { mac, sid: s.session_id, until: endsAt };
       })());
       await new Promise((r) => setTimeout(r, 2_000));
       const [withStop, without] = devices as [typeof devices[0], typeof devices[0]];
@@ -540,11 +536,11 @@ describe('RADIUS over UDP against the real engine', () => {
       await account(nasA, { status: AcctStatusType.STOP, callingStationId: dashed(withStop.mac), acctSessionId: `to-${withStop.mac}`, outputOctets: 5_000, terminateCause: 5 });
       const row = await endedInPostgres(withStop.sid, 'session_timeout');
       expect(Number(row.bytes_in)).toBe(5_000);
-      expect(await redis.get(`{t:${t.tenantId}}:dq:${withStop.mac}:${localDay('Europe/Istanbul', Date.now())}`)).toBe('5000');
+      expect(await redis.get(keys.dailyUsage(t.tenantId, withStop.mac, localDay('Europe/Istanbul', Date.now())))).toBe('5000');
       // The other's NAS never says: it ends after the grace, at its own time.
       const at = async (sid: string) => (await db.query('SELECT ended_at FROM sessions WHERE id = $1', [sid])).rows[0].ended_at?.getTime();
       expect(await at(withStop.sid)).toBe(withStop.until);
-      await eventually(async () => (await at(without.sid)) !== undefined, 20_000);
+      await until(async () => (await at(without.sid)) !== undefined, { timeoutMs: 20_000 });
       expect(await at(without.sid)).toBe(without.until);
     });
 
@@ -601,7 +597,7 @@ describe('RADIUS over UDP against the real engine', () => {
       const s = await signIn(codes.mac, reported);
       await account(nasB, { status: AcctStatusType.START, callingStationId: dashed(reported), acctSessionId: `reload-${reported}` });
       await svc.service.engine.actors!.killThread(threadIndex(t.tenantId, t.hotspotId, 2));
-      await eventually(async () => (await call(svc.base, 'GET', `/v1/sessions/${s.session_id}`, { auth: t.apiKey })).status === 200);
+      await until(async () => (await call(svc.base, 'GET', `/v1/sessions/${s.session_id}`, { auth: t.apiKey })).status === 200);
       await account(nasB, { status: AcctStatusType.ACCOUNTING_OFF, acctSessionId: '0' });
       expect((await endedInPostgres(s.session_id, 'nas_reboot')).status).toBe('ended');
     });
@@ -622,9 +618,9 @@ describe('RADIUS over UDP against the real engine', () => {
       for (const r of requests) await nasA.radius.send(r, ports.acct);
 
       const answered = new Map<number, number>();
-      const until = Date.now() + 10_000;
-      while (answered.size < requests.length && Date.now() < until) {
-        const got = await nasA.radius.next(until - Date.now());
+      const endsAt = Date.now() + 10_000;
+      while (answered.size < requests.length && Date.now() < endsAt) {
+        const got = await nasA.radius.next(endsAt - Date.now());
         if (!got) break;
         const req = requests.find((r) => r[1] === got.msg[1]);
         if (!req || got.msg[0] !== Code.ACCOUNTING_RESPONSE) continue;
@@ -664,7 +660,7 @@ describe('RADIUS over UDP against the real engine', () => {
         const again = await nasA.da.waitFor((r) => r !== dr && r.msg.equals(dr.msg), 5000, from);
         expect(again.at - dr.at).toBeGreaterThan(1500);
         // That one was ACKed with a correct Response Authenticator: the client takes it.
-        await eventually(async () => coaResults('ack') === acks + 1, 3000);
+        await until(async () => coaResults('ack') === acks + 1, { timeoutMs: 3000 });
       } finally {
         nasA.da.answer = (r) => ({ code: r.code + 1 });
       }
@@ -754,7 +750,7 @@ describe('RADIUS over UDP against the real engine', () => {
         expect(text(coa.packet, Attr.ACCT_SESSION_ID)).toBe(acctSessionId);
         expect(text(coa.packet, Attr.USER_NAME)).toBe(bare);
 
-        await eventually(async () => coaResults('nak') === naks + 1, 3000);
+        await until(async () => coaResults('nak') === naks + 1, { timeoutMs: 3000 });
         // 503 means the NAS has no such session: no retransmission (one would come 2 s after the first send).
         await sleep(3000);
         expect(nasA.da.received.slice(from).filter((r) => r.msg.equals(coa.msg))).toHaveLength(1);
@@ -767,13 +763,13 @@ describe('RADIUS over UDP against the real engine', () => {
       const again = await authorize(nasA, { callingStationId: dashed(mac) });
       expect(again.code).toBe(Code.ACCESS_ACCEPT);
       expect(u32(again, Attr.SESSION_TIMEOUT)).toBeGreaterThan(180 * 60 - 15);
-      await eventually(async () => (await db.query("SELECT count(*)::int AS n FROM audit_records WHERE tenant_id = $1 AND session_id = $2 AND event_type = 'session_extend'", [t.tenantId, s.session_id])).rows[0].n === 1);
+      await until(async () => (await db.query("SELECT count(*)::int AS n FROM audit_records WHERE tenant_id = $1 AND session_id = $2 AND event_type = 'session_extend'", [t.tenantId, s.session_id])).rows[0].n === 1);
       // And a later extension still reaches the NAS (ACKed this time).
       const acks = coaResults('ack');
       const from2 = nasA.da.received.length;
       expect((await call(svc.base, 'POST', `/v1/sessions/${s.session_id}/extend`, { auth: t.apiKey, body: { minutes: 15 } })).status).toBe(200);
       await nasA.da.waitFor(isOurs, 5000, from2);
-      await eventually(async () => coaResults('ack') === acks + 1, 3000);
+      await until(async () => coaResults('ack') === acks + 1, { timeoutMs: 3000 });
     });
   });
 

@@ -1,8 +1,6 @@
 import { connect } from 'node:net';
-import pg from 'pg';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { call, eventually, newTenant, startService } from '../helpers.js';
+import { describe, expect } from 'vitest';
+import { call, keys, newTenant, startService, storesTest, until } from '../support/fixture.js';
 
 /**
  * A shutdown (SIGTERM runs Service.stop) lets the HTTP requests being served
@@ -10,20 +8,8 @@ import { call, eventually, newTenant, startService } from '../helpers.js';
  * connections with 503 rather than running it against an engine going away.
  */
 describe('graceful shutdown', () => {
-  let redis: Redis;
-  let db: pg.Client;
-
-  beforeAll(async () => {
-    redis = new Redis(inject('redisUrl'));
-    db = new pg.Client(inject('databaseUrl'));
-    await db.connect();
-  });
-  afterAll(async () => {
-    redis.disconnect();
-    await db.end();
-  });
-
-  it('a batch of 10,000 vouchers in flight when the service stops is completed and answered', async () => {
+  // Its own service, started here: the test stops it.
+  storesTest('a batch of 10,000 vouchers in flight when the service stops is completed and answered', async ({ redis, db }) => {
     const svc = await startService();
     const t = await newTenant(svc.service);
     // A connection opened before the stop, to send a request on after it.
@@ -33,7 +19,7 @@ describe('graceful shutdown', () => {
 
     const batch = call(svc.base, 'POST', '/api/v1/vouchers', { auth: t.apiKey, body: { count: 10_000 } });
     // In the handler for sure: its codes are going into Redis, inside its transaction.
-    await eventually(async () => (await redis.scan('0', 'MATCH', `{t:${t.tenantId}}:v:*`, 'COUNT', 1000))[1].length > 0, 10_000);
+    await until(async () => (await redis.scan('0', 'MATCH', keys.voucher(t.tenantId, '*'), 'COUNT', 1000))[1].length > 0, { timeoutMs: 10_000 });
     const stopping = svc.stop();
 
     // What arrives now on the open connection is refused, and the connection closed.

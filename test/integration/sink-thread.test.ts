@@ -1,9 +1,10 @@
-import { Redis } from 'ioredis';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject } from 'vitest';
 import { daysToFile, PartitionCache } from '../../engine/audit/chain-writer.js';
 import { applyWaiting, auditEntriesOf, writeOutbox, type OutboxRecord } from '../../engine/store/outbox-writer.js';
-import { call, eventually, newTenant, startService, type Running } from '../helpers.js';
+import { call, keys, mac, newTenant, type Running, serviceTest, until } from '../support/fixture.js';
+
+const test = serviceTest();
 
 /**
  * The outbox sink runs on a worker thread of its own. Ended in the middle of
@@ -13,33 +14,18 @@ import { call, eventually, newTenant, startService, type Running } from '../help
  */
 describe('outbox sink thread', () => {
   let svc: Running;
-  let db: pg.Client;
-  let redis: Redis;
-
-  beforeAll(async () => {
-    svc = await startService();
-    db = new pg.Client(inject('databaseUrl'));
-    await db.connect();
-    redis = new Redis(inject('redisUrl'));
-  });
-  afterAll(async () => {
-    redis.disconnect();
-    await db.end();
-    await svc.stop();
-  });
+  test.beforeAll(({ svc: s_ }) => { svc = s_; });
 
   const metric = (name: string): number =>
     Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(svc.service.engine.metrics.render())?.[1] ?? NaN);
 
-  it('a killed sink thread restarts; every start record lands once, the chain is whole', async () => {
-    const t = await newTenant(svc.service);
+  test('a killed sink thread restarts; every start record lands once, the chain is whole', async ({ svc, db, tenant: t }) => {
     expect((await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code: 'SINK-KILL', max_uses: null } })).status).toBe(201);
     const restarts = metric('outbox_sink_restarts_total');
 
     const sids: string[] = [];
     const signIn = async (i: number): Promise<void> => {
-      const mac = `5A:00:00:00:${(i >> 8).toString(16).padStart(2, '0')}:${(i & 255).toString(16).padStart(2, '0')}`;
-      const r = await call(svc.base, 'POST', `/api/v1/hotspot-portal/voucher/verify?hotspot_id=${t.hotspotId}`, { body: { code: 'SINK-KILL', mac } });
+      const r = await call(svc.base, 'POST', `/api/v1/hotspot-portal/voucher/verify?hotspot_id=${t.hotspotId}`, { body: { code: 'SINK-KILL', mac: mac(i, 0x5a) } });
       expect(r.status).toBe(200);
       sids.push(r.body.session_id);
     };
@@ -50,16 +36,16 @@ describe('outbox sink thread', () => {
         await Promise.all(Array.from({ length: 10 }, (_, k) => signIn(i + k)));
       }
     })();
-    await eventually(async () => i >= 100, 10_000);
+    await until(async () => i >= 100, { timeoutMs: 10_000 });
     await svc.service.engine.sink.killThread();
     await storm;
     expect(sids).toHaveLength(300);
 
-    await eventually(async () => metric('outbox_sink_restarts_total') === restarts + 1, 5_000, () => metric('outbox_sink_restarts_total'));
-    await eventually(async () => {
+    await until(async () => metric('outbox_sink_restarts_total') === restarts + 1, { timeoutMs: 5_000, seen: () => metric('outbox_sink_restarts_total') });
+    await until(async () => {
       const { rows } = await db.query("SELECT count(*)::int AS n FROM audit_records WHERE tenant_id = $1 AND event_type = 'session_start'", [t.tenantId]);
       return rows[0].n >= 300;
-    }, 20_000);
+    }, { timeoutMs: 20_000 });
     const starts = await db.query(
       "SELECT count(*)::int AS n, count(DISTINCT session_id)::int AS d FROM audit_records WHERE tenant_id = $1 AND event_type = 'session_start' AND session_id = ANY($2)",
       [t.tenantId, sids]);
@@ -71,11 +57,10 @@ describe('outbox sink thread', () => {
     const verified = await svc.service.engine.audit.verify(t.tenantId);
     expect(verified).toMatchObject({ valid: true, first_break: null });
     expect(verified.records).toBeGreaterThanOrEqual(300);
-    await eventually(async () => metric('outbox_sink_lag_seconds') === 0, 10_000, () => metric('outbox_sink_lag_seconds'));
+    await until(async () => metric('outbox_sink_lag_seconds') === 0, { timeoutMs: 10_000, seen: () => metric('outbox_sink_lag_seconds') });
   });
 
-  it('a record Postgres refuses, or one that is no record, is moved to the dead-letter stream; the records around it land and the chain verifies', async () => {
-    const t = await newTenant(svc.service);
+  test('a record Postgres refuses, or one that is no record, is moved to the dead-letter stream; the records around it land and the chain verifies', async ({ svc, redis, db, tenant: t }) => {
     expect((await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code: 'POISON-1', max_uses: null } })).status).toBe(201);
     const signIn = async (mac: string): Promise<string> => {
       const r = await call(svc.base, 'POST', `/api/v1/hotspot-portal/voucher/verify?hotspot_id=${t.hotspotId}`, { body: { code: 'POISON-1', mac } });
@@ -85,22 +70,22 @@ describe('outbox sink thread', () => {
     const before = await signIn('5B:00:00:00:00:01');
     // A record no code of ours writes today: its time is not a number (a bug, a hand-edited stream). It is
     // in the shape entries had before the one `rec` field, a field pair per value: still read.
-    const poisonId = await redis.xadd(`{t:${t.tenantId}}:outbox`, '*', 'type', 'voucher_use', 'use', 'use_poison', 'vid', 'v_x',
+    const poisonId = await redis.xadd(keys.outbox(t.tenantId), '*', 'type', 'voucher_use', 'use', 'use_poison', 'vid', 'v_x',
       'hs', t.hotspotId, 'mac', '5B:00:00:00:00:02', 'ip', '', 'ssid', '', 'sid', 'sess_poison0000000', 'at', 'not-a-time', 'until', 'never',
       'user', 'POISON-1', 'method', 'voucher');
     // An entry that is no record at all, and one of a type no sink of this version knows.
-    const unreadableId = await redis.xadd(`{t:${t.tenantId}}:outbox`, '*', 'type', 'voucher_use', 'rec', '{"type":"voucher_use","sid":');
-    const unknownId = await redis.xadd(`{t:${t.tenantId}}:outbox`, '*', 'type', 'session_pause', 'sid', 'sess_pause000000000');
+    const unreadableId = await redis.xadd(keys.outbox(t.tenantId), '*', 'type', 'voucher_use', 'rec', '{"type":"voucher_use","sid":');
+    const unknownId = await redis.xadd(keys.outbox(t.tenantId), '*', 'type', 'session_pause', 'sid', 'sess_pause000000000');
     const after = await Promise.all(['5B:00:00:00:00:03', '5B:00:00:00:00:04'].map(signIn));
 
     const landed = async (sid: string): Promise<boolean> => (await db.query('SELECT 1 FROM sessions WHERE id = $1', [sid])).rowCount === 1;
-    await eventually(async () => (await landed(before)) && (await landed(after[0]!)) && (await landed(after[1]!)), 20_000);
+    await until(async () => (await landed(before)) && (await landed(after[0]!)) && (await landed(after[1]!)), { timeoutMs: 20_000 });
     expect(await landed('sess_poison0000000')).toBe(false);
 
     // Every test service's sink reads every tenant's stream, so any of them may be the one that moved it:
     // the dead-letter stream, not this process's counter, is what to look at.
-    await eventually(async () => (await redis.xlen(`{t:${t.tenantId}}:outbox:dead`)) === 3, 10_000);
-    const letters = (await redis.xrange(`{t:${t.tenantId}}:outbox:dead`, '-', '+')).map(([, list]) => {
+    await until(async () => (await redis.xlen(keys.outboxDead(t.tenantId))) === 3, { timeoutMs: 10_000 });
+    const letters = (await redis.xrange(keys.outboxDead(t.tenantId), '-', '+')).map(([, list]) => {
       const fields = new Map<string, string>();
       for (let i = 0; i < list.length; i += 2) fields.set(list[i]!, list[i + 1]!);
       return fields;
@@ -117,7 +102,7 @@ describe('outbox sink thread', () => {
     expect(unknown!.get('error')).toBe('unknown outbox record type "session_pause"');
     expect(unknown!.get('sid')).toBe('sess_pause000000000');
     // Taken out of the outbox: nothing is left pending or waiting.
-    await eventually(async () => (await redis.xlen(`{t:${t.tenantId}}:outbox`)) === 0, 5_000);
+    await until(async () => (await redis.xlen(keys.outbox(t.tenantId))) === 0, { timeoutMs: 5_000 });
     expect(await svc.service.engine.audit.verify(t.tenantId)).toMatchObject({ valid: true });
     const starts = await db.query("SELECT session_id FROM audit_records WHERE tenant_id = $1 AND event_type = 'session_start' ORDER BY seq", [t.tenantId]);
     expect(starts.rows).toHaveLength(3);
@@ -131,15 +116,14 @@ describe('outbox sink thread', () => {
     expect(new Set(starts.rows.map((r) => r.session_id))).toEqual(new Set([before, ...after]));
   });
 
-  it('an end record whose byte counts are nonsense (a float in exponent form, a negative) is stored clamped, not refused', async () => {
-    const t = await newTenant(svc.service);
+  test('an end record whose byte counts are nonsense (a float in exponent form, a negative) is stored clamped, not refused', async ({ svc, redis, db, tenant: t }) => {
     expect((await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code: 'BYTES-1', max_uses: null } })).status).toBe(201);
     const r = await call(svc.base, 'POST', `/api/v1/hotspot-portal/voucher/verify?hotspot_id=${t.hotspotId}`, { body: { code: 'BYTES-1', mac: '5C:00:00:00:00:01' } });
     expect(r.status).toBe(200);
     const sid: string = r.body.session_id;
-    await redis.xadd(`{t:${t.tenantId}}:outbox`, '*', 'type', 'session_end', 'sid', sid, 'hs', t.hotspotId, 'mac', '5C:00:00:00:00:01',
+    await redis.xadd(keys.outbox(t.tenantId), '*', 'type', 'session_end', 'sid', sid, 'hs', t.hotspotId, 'mac', '5C:00:00:00:00:01',
       'at', String(Date.now()), 'reason', 'user_request', 'bin', '1.8446744069414584e+19', 'bout', '-5', 'ip', '', 'ssid', '', 'user', 'BYTES-1', 'method', 'voucher', 'by', '');
-    await eventually(async () => (await db.query("SELECT 1 FROM sessions WHERE id = $1 AND status = 'ended'", [sid])).rowCount === 1, 10_000);
+    await until(async () => (await db.query("SELECT 1 FROM sessions WHERE id = $1 AND status = 'ended'", [sid])).rowCount === 1, { timeoutMs: 10_000 });
     const row = (await db.query('SELECT bytes_in::text, bytes_out::text FROM sessions WHERE id = $1', [sid])).rows[0];
     expect(row).toEqual({ bytes_in: String(Number.MAX_SAFE_INTEGER), bytes_out: '0' });
     const end = await db.query("SELECT details FROM audit_records WHERE session_id = $1 AND event_type = 'session_end'", [sid]);
@@ -147,34 +131,32 @@ describe('outbox sink thread', () => {
     expect(await svc.service.engine.audit.verify(t.tenantId)).toMatchObject({ valid: true });
   });
 
-  it("after storing uses, the sink raises a voucher's Redis counter that fell behind Postgres", async () => {
-    const t = await newTenant(svc.service);
+  test("after storing uses, the sink raises a voucher's Redis counter that fell behind Postgres", async ({ svc, redis, db, tenant: t }) => {
     const v = await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code: 'RAISE-1', max_uses: 10 } });
     expect(v.status).toBe(201);
     const verify = (n: number) => call(svc.base, 'POST', `/api/v1/hotspot-portal/voucher/verify?hotspot_id=${t.hotspotId}`, { body: { code: 'RAISE-1', mac: `5E:00:00:00:00:0${n}` } });
     for (let n = 1; n <= 3; n++) expect((await verify(n)).status).toBe(200);
     const pgUses = async (): Promise<number> => (await db.query('SELECT current_uses FROM vouchers WHERE id = $1', [v.body.id])).rows[0].current_uses;
-    await eventually(async () => (await pgUses()) === 3);
+    await until(async () => (await pgUses()) === 3);
     // As after a Redis restart reloaded from a Postgres the sink had not yet caught up with.
-    await redis.hset(`{t:${t.tenantId}}:v:RAISE-1`, 'uses', 1);
+    await redis.hset(keys.voucher(t.tenantId, 'RAISE-1'), 'uses', 1);
     expect((await verify(4)).body.uses_left).toBe(8);
-    await eventually(async () => (await pgUses()) === 4);
-    await eventually(async () => (await redis.hget(`{t:${t.tenantId}}:v:RAISE-1`, 'uses')) === '4', 5_000);
+    await until(async () => (await pgUses()) === 4);
+    await until(async () => (await redis.hget(keys.voucher(t.tenantId, 'RAISE-1'), 'uses')) === '4', { timeoutMs: 5_000 });
     expect((await verify(5)).body.uses_left).toBe(5);
   });
 
-  it('an end stored before its start (another consumer was faster) is applied once the start is stored', async () => {
-    const t = await newTenant(svc.service);
+  test('an end stored before its start (another consumer was faster) is applied once the start is stored', async ({ svc, redis, db, tenant: t }) => {
     const sid = `sess_early${Date.now().toString(36)}`.slice(0, 21);
     const now = Date.now();
     const common = ['hs', t.hotspotId, 'mac', '5D:00:00:00:00:01', 'ip', '10.9.0.1', 'ssid', 'Hall', 'user', 'EARLY-1', 'method', 'voucher'];
-    await redis.xadd(`{t:${t.tenantId}}:outbox`, '*', 'type', 'session_end', 'sid', sid, 'at', String(now + 5_000), 'reason', 'user_request',
+    await redis.xadd(keys.outbox(t.tenantId), '*', 'type', 'session_end', 'sid', sid, 'at', String(now + 5_000), 'reason', 'user_request',
       'bin', '1234', 'bout', '567', 'by', '', ...common);
-    await eventually(async () => (await db.query('SELECT 1 FROM session_ends_early WHERE id = $1', [sid])).rowCount === 1, 10_000);
-    await redis.xadd(`{t:${t.tenantId}}:outbox`, '*', 'type', 'voucher_use', 'use', 'use_early', 'vid', 'v_none', 'sid', sid,
+    await until(async () => (await db.query('SELECT 1 FROM session_ends_early WHERE id = $1', [sid])).rowCount === 1, { timeoutMs: 10_000 });
+    await redis.xadd(keys.outbox(t.tenantId), '*', 'type', 'voucher_use', 'use', 'use_early', 'vid', 'v_none', 'sid', sid,
       'at', String(now), 'until', String(now + 3_600_000), ...common);
     // The sink's periodic pass applies the waiting end once the start is stored.
-    await eventually(async () => (await db.query("SELECT 1 FROM sessions WHERE id = $1 AND ended_at IS NOT NULL", [sid])).rowCount === 1, 15_000);
+    await until(async () => (await db.query("SELECT 1 FROM sessions WHERE id = $1 AND ended_at IS NOT NULL", [sid])).rowCount === 1, { timeoutMs: 15_000 });
     const row = (await db.query('SELECT status, end_reason, bytes_in::int, bytes_out::int, ended_at FROM sessions WHERE id = $1', [sid])).rows[0];
     expect(row).toMatchObject({ status: 'ended', end_reason: 'user_request', bytes_in: 1234, bytes_out: 567 });
     expect(row.ended_at.getTime()).toBe(now + 5_000);
@@ -187,15 +169,15 @@ describe('outbox sink thread', () => {
     // The race that leaves an end waiting though its start is stored (each consumer's transaction
     // missed the other's): the sink's periodic pass applies it.
     const sid2 = `${sid.slice(0, 18)}zz`;
-    await redis.xadd(`{t:${t.tenantId}}:outbox`, '*', 'type', 'voucher_use', 'use', 'use_raced', 'vid', 'v_none', 'sid', sid2,
+    await redis.xadd(keys.outbox(t.tenantId), '*', 'type', 'voucher_use', 'use', 'use_raced', 'vid', 'v_none', 'sid', sid2,
       'at', String(now), 'until', String(now + 3_600_000), ...common);
-    await eventually(async () => (await db.query('SELECT 1 FROM sessions WHERE id = $1', [sid2])).rowCount === 1, 10_000);
+    await until(async () => (await db.query('SELECT 1 FROM sessions WHERE id = $1', [sid2])).rowCount === 1, { timeoutMs: 10_000 });
     await db.query(`INSERT INTO session_ends_early (id, tenant_id, ended_at, end_reason, bytes_in, bytes_out)
       VALUES ($1, $2, to_timestamp($3 / 1000.0), 'idle_timeout', 10, 20)`, [sid2, t.tenantId, now + 9_000]);
-    await eventually(async () => (await db.query("SELECT 1 FROM sessions WHERE id = $1 AND end_reason = 'idle_timeout'", [sid2])).rowCount === 1, 15_000);
+    await until(async () => (await db.query("SELECT 1 FROM sessions WHERE id = $1 AND end_reason = 'idle_timeout'", [sid2])).rowCount === 1, { timeoutMs: 15_000 });
     expect((await db.query('SELECT 1 FROM session_ends_early WHERE id = $1', [sid2])).rowCount).toBe(0);
   });
-  it("an end whose start another consumer commits between the end's two statements waits, and is applied", async () => {
+  test("an end whose start another consumer commits between the end's two statements waits, and is applied", async ({ svc, db }) => {
     // The interleaving, forced with a table lock: the end's UPDATE runs while the start is
     // uncommitted (no row to end), the start commits, and only then does the end's second
     // statement take its snapshot. It must park the end, not take the open row for an ended one.
@@ -218,8 +200,8 @@ describe('outbox sink thread', () => {
         await ender.query('COMMIT');
       })();
       // The end's UPDATE found nothing; its INSERT now waits for the lock.
-      await eventually(async () => (await db.query(
-        "SELECT 1 FROM pg_locks WHERE relation = 'session_ends_early'::regclass AND NOT granted")).rowCount! > 0, 10_000);
+      await until(async () => (await db.query(
+        "SELECT 1 FROM pg_locks WHERE relation = 'session_ends_early'::regclass AND NOT granted")).rowCount! > 0, { timeoutMs: 10_000 });
       await starter.query('COMMIT');
       await locker.query('COMMIT');
       await ending;
@@ -234,8 +216,7 @@ describe('outbox sink thread', () => {
       await Promise.all([starter.end(), ender.end(), locker.end()]);
     }
   });
-  it('a batch stored again, or by two consumers at once, lands once: rows, counts and chain records', async () => {
-    const t = await newTenant(svc.service);
+  test('a batch stored again, or by two consumers at once, lands once: rows, counts and chain records', async ({ svc, db, tenant: t }) => {
     const created = await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code: 'TWICE-1', max_uses: 10 } });
     const vid = (created.body as { id: string }).id;
     const url = inject('databaseUrl');
@@ -295,7 +276,7 @@ describe('outbox sink thread', () => {
       await Promise.all([a.end(), b.end()]);
     }
   });
-  it('two extensions and two ends of one session in one batch: the latest end asked for waits, the first end is the one applied', async () => {
+  test('two extensions and two ends of one session in one batch: the latest end asked for waits, the first end is the one applied', async ({ svc }) => {
     // Postgres refuses an INSERT ... ON CONFLICT DO UPDATE that touches one row twice (21000), and
     // was never told which of two joined rows an UPDATE should take.
     const t = await newTenant(svc.service);
@@ -319,8 +300,7 @@ describe('outbox sink thread', () => {
       await c.end();
     }
   });
-  it('an extension stored before its start waits, and moves the planned end once the start is stored', async () => {
-    const t = await newTenant(svc.service);
+  test('an extension stored before its start waits, and moves the planned end once the start is stored', async ({ tenant: t }) => {
     const sid = `sess_${Date.now().toString(36)}ext`.padEnd(21, '0').slice(0, 21);
     const now = Date.now();
     const c = await new pg.Client(inject('databaseUrl'));

@@ -1,10 +1,12 @@
 import { randomInt } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { signOperatorToken } from '../../engine/index.js';
-import { JWT_SECRET, call, newTenant, startService, type Running } from '../helpers.js';
+import { call, JWT_SECRET, newTenant, type Running, serviceTest } from '../support/fixture.js';
 
 /** A loopback address no other test is likely to pick (NAS IPs are unique service-wide). */
 const nasIp = (): string => `127.${randomInt(1, 255)}.${randomInt(0, 256)}.${randomInt(1, 255)}`;
+
+const test = serviceTest();
 
 /**
  * Tenant B, with valid credentials of its own, can neither see nor change
@@ -13,8 +15,7 @@ const nasIp = (): string => `127.${randomInt(1, 255)}.${randomInt(0, 256)}.${ran
  */
 describe('tenant isolation', () => {
   let svc: Running;
-  beforeAll(async () => { svc = await startService(); });
-  afterAll(async () => { await svc.stop(); });
+  test.beforeAll(({ svc: s_ }) => { svc = s_; });
 
   async function twoTenants() {
     const a = await newTenant(svc.service, 'Tenant A');
@@ -32,7 +33,7 @@ describe('tenant isolation', () => {
     expect(r.body.error, what).toBe(code);
   };
 
-  it("B cannot read, delete or list A's vouchers", async () => {
+  test("B cannot read, delete or list A's vouchers", async ({ svc }) => {
     const { a, b, voucherId } = await twoTenants();
     const before = await call(svc.base, 'GET', `/v1/vouchers/${voucherId}`, { auth: a.apiKey });
     expect(before.status).toBe(200);
@@ -57,7 +58,7 @@ describe('tenant isolation', () => {
     expect(verify.status).toBe(200);
   });
 
-  it("B's own voucher with A's code does not touch A's; B's list shows only its own", async () => {
+  test("B's own voucher with A's code does not touch A's; B's list shows only its own", async ({ svc }) => {
     const { a, b, voucherId } = await twoTenants();
     const mine = await call(svc.base, 'POST', '/v1/vouchers', { auth: b.apiKey, body: { code: 'A-SECRET-1', max_uses: 1 } });
     expect(mine.status).toBe(201);
@@ -73,7 +74,7 @@ describe('tenant isolation', () => {
     expect(verify.status).toBe(200);
   });
 
-  it("B cannot read, update or list A's hotspots", async () => {
+  test("B cannot read, update or list A's hotspots", async ({ svc }) => {
     const { a, b } = await twoTenants();
     const before = await call(svc.base, 'GET', `/v1/hotspots/${a.hotspotId}`, { auth: a.apiKey });
     expect(before.status).toBe(200);
@@ -97,7 +98,7 @@ describe('tenant isolation', () => {
     expect(verify.body.redirect_url).toBeNull();
   });
 
-  it("B can neither list nor add NAS clients on A's hotspot", async () => {
+  test("B can neither list nor add NAS clients on A's hotspot", async ({ svc }) => {
     const { a, b, nasId } = await twoTenants();
     const before = await call(svc.base, 'GET', `/v1/hotspots/${a.hotspotId}/nas-clients`, { auth: a.apiKey });
     expect(before.body.data.map((n: { id: string }) => n.id)).toEqual([nasId]);
@@ -117,7 +118,7 @@ describe('tenant isolation', () => {
       .toEqual([own.body.id]);
   });
 
-  it("a JWT of B gets the same 404s as B's API key", async () => {
+  test("a JWT of B gets the same 404s as B's API key", async ({ svc }) => {
     const { a, b, voucherId } = await twoTenants();
     const token = await signOperatorToken(new TextEncoder().encode(JWT_SECRET), b.tenantId, ['admin'], 600);
     expect404(await call(svc.base, 'GET', `/v1/vouchers/${voucherId}`, { bearer: token }), 'voucher_not_found', 'read');
@@ -125,7 +126,7 @@ describe('tenant isolation', () => {
     expect404(await call(svc.base, 'GET', `/v1/hotspots/${a.hotspotId}`, { bearer: token }), 'hotspot_not_found', 'read hotspot');
     expect((await call(svc.base, 'GET', `/v1/vouchers/${voucherId}`, { auth: a.apiKey })).status).toBe(200);
   });
-  it('a NAS address is one address however it is written: an IPv4-mapped IPv6 form of a taken address is taken too', async () => {
+  test('a NAS address is one address however it is written: an IPv4-mapped IPv6 form of a taken address is taken too', async ({ svc }) => {
     // RADIUS tells NASes apart by source address alone, so an address is unique over the whole service.
     const { a, b } = await twoTenants();
     const ip = nasIp();

@@ -1,12 +1,12 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { Redis } from 'ioredis';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { projectPath } from '../../engine/index.js';
-import { call, eventually, newTenant, spawnService, startService, type Running } from '../helpers.js';
+import { call, keys, type ServiceProcess, serviceTest, spawnService, testEnv, until } from '../support/fixture.js';
 
 const run = promisify(execFile);
+
+const test = serviceTest();
 
 /**
  * Invariant 1: a voucher is never used more than max_uses times, whatever the
@@ -14,20 +14,16 @@ const run = promisify(execFile);
  * processes send 500 verifies each, all at once, with distinct MACs.
  */
 describe('voucher use under concurrency across processes', () => {
-  let admin: Running;
-  let engines: Awaited<ReturnType<typeof spawnService>>[] = [];
+  let engines: ServiceProcess[] = [];
 
   beforeAll(async () => {
-    admin = await startService();
-    engines = await Promise.all([spawnService(), spawnService()]);
+    engines = await Promise.all([spawnService({ ...process.env, ...testEnv() }), spawnService({ ...process.env, ...testEnv() })]);
   });
   afterAll(async () => {
     await Promise.all(engines.map((e) => e.stop()));
-    await admin.stop();
   });
 
-  it('1,000 concurrent verifies on max_uses 5: exactly 5 authorized, 995 exhausted; Redis and Postgres both count 5', async () => {
-    const t = await newTenant(admin.service);
+  test('1,000 concurrent verifies on max_uses 5: exactly 5 authorized, 995 exhausted; Redis and Postgres both count 5', async ({ svc: admin, redis, db, tenant: t }) => {
     const created = await call(admin.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code: 'STORM-5', max_uses: 5 } });
     expect(created.status).toBe(201);
 
@@ -48,18 +44,13 @@ describe('voucher use under concurrency across processes', () => {
       expect(r.body).toEqual({ error: 'voucher_exhausted', max_uses: 5, current_uses: 5 });
     }
 
-    const redis = new Redis(inject('redisUrl'));
-    expect(await redis.hget(`{t:${t.tenantId}}:v:STORM-5`, 'uses')).toBe('5');
-    redis.disconnect();
+    expect(await redis.hget(keys.voucher(t.tenantId, 'STORM-5'), 'uses')).toBe('5');
 
-    const db = new pg.Client(inject('databaseUrl'));
-    await db.connect();
-    await eventually(async () => {
+    await until(async () => {
       const { rows } = await db.query('SELECT current_uses FROM vouchers WHERE id = $1', [created.body.id]);
       return rows[0].current_uses === 5;
     });
     const uses = await db.query('SELECT count(*)::int AS n, count(DISTINCT mac)::int AS macs FROM voucher_uses WHERE voucher_id = $1', [created.body.id]);
     expect(uses.rows[0]).toEqual({ n: 5, macs: 5 });
-    await db.end();
   });
 });

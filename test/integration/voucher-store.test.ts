@@ -1,9 +1,11 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { call, newTenant, startService, type Running } from '../helpers.js';
+import { describe, expect } from 'vitest';
+import { call, keys, serviceTest } from '../support/fixture.js';
 
 const VERIFY = '/api/v1/hotspot-portal/voucher/verify';
+
+const test = serviceTest();
 
 /**
  * Redis and Postgres hold the same vouchers whatever goes wrong while they
@@ -11,28 +13,15 @@ const VERIFY = '/api/v1/hotspot-portal/voucher/verify';
  * Postgres does not would work without a durable record of it.
  */
 describe('voucher creation keeps Redis and Postgres in step', () => {
-  let svc: Running;
   let redis: Redis;
   let db: pg.Client;
+  test.beforeAll(({ redis: r_, db: d_ }) => { redis = r_; db = d_; });
 
-  beforeAll(async () => {
-    svc = await startService();
-    redis = new Redis(inject('redisUrl'));
-    db = new pg.Client(inject('databaseUrl'));
-    await db.connect();
-  });
-  afterAll(async () => {
-    redis.disconnect();
-    await db.end();
-    await svc.stop();
-  });
-
-  const codesInRedis = async (tenant: string): Promise<string[]> => (await redis.keys(`{t:${tenant}}:v:*`)).sort();
+  const codesInRedis = async (tenant: string): Promise<string[]> => (await redis.keys(keys.voucher(tenant, '*'))).sort();
   const rowsIn = async (tenant: string): Promise<number> =>
     (await db.query('SELECT count(*)::int AS n FROM vouchers WHERE tenant_id = $1', [tenant])).rows[0].n;
 
-  it('a batch whose commit fails leaves no code in Redis', async () => {
-    const t = await newTenant(svc.service);
+  test('a batch whose commit fails leaves no code in Redis', async ({ svc, db, tenant: t }) => {
     // Refused at COMMIT, after every code went into Redis: a deferred check on this batch's notes.
     await db.query(`CREATE OR REPLACE FUNCTION test_refuse_at_commit() RETURNS trigger LANGUAGE plpgsql AS
       $$ BEGIN IF NEW.notes = 'refuse-at-commit' THEN RAISE EXCEPTION 'refused at commit'; END IF; RETURN NULL; END $$`);
@@ -49,8 +38,7 @@ describe('voucher creation keeps Redis and Postgres in step', () => {
     expect(await codesInRedis(t.tenantId)).toEqual([]);
   });
 
-  it('a batch that cannot be completed in a crowded code space commits nothing, anywhere', async () => {
-    const t = await newTenant(svc.service);
+  test('a batch that cannot be completed in a crowded code space commits nothing, anywhere', async ({ svc, db, tenant: t }) => {
     // 9,990 of the 10,000 four-digit codes are taken: no batch of 500 can be made.
     await db.query(`INSERT INTO vouchers (id, tenant_id, code, source)
       SELECT 'vch_crowd' || lpad(n::text, 12, '0'), $1, lpad(n::text, 4, '0'), 'test' FROM generate_series(0, 9989) AS n`, [t.tenantId]);
@@ -61,16 +49,15 @@ describe('voucher creation keeps Redis and Postgres in step', () => {
     expect(await codesInRedis(t.tenantId)).toEqual([]);
   });
 
-  it('a code left in Redis by a voucher Postgres does not hold is replaced, not a 409 for ever', async () => {
-    const t = await newTenant(svc.service);
+  test('a code left in Redis by a voucher Postgres does not hold is replaced, not a 409 for ever', async ({ svc, redis, tenant: t }) => {
     // As after a process died between Redis and its commit: the code and a device that used it.
-    await redis.hset(`{t:${t.tenantId}}:v:LEFTOVER-1`, 'id', 'vch_ghost', 'max', -1, 'uses', 3, 'exp', 0, 'ssids', '', 'dur', 0,
+    await redis.hset(keys.voucher(t.tenantId, 'LEFTOVER-1'), 'id', 'vch_ghost', 'max', -1, 'uses', 3, 'exp', 0, 'ssids', '', 'dur', 0,
       'down', 0, 'up', 0, 'quota', 0, 'profile', '', 'code', 'LEFTOVER-1', 'squota', 0);
-    await redis.hset(`{t:${t.tenantId}}:vd:LEFTOVER-1`, '02:AA:00:00:00:01', 'sess_ghost');
+    await redis.hset(keys.voucherDevices(t.tenantId, 'LEFTOVER-1'), '02:AA:00:00:00:01', 'sess_ghost');
     const v = await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code: 'LEFTOVER-1', max_uses: 1 } });
     expect(v.status).toBe(201);
-    expect(await redis.hmget(`{t:${t.tenantId}}:v:LEFTOVER-1`, 'id', 'uses', 'max')).toEqual([v.body.id, '0', '1']);
-    expect(await redis.exists(`{t:${t.tenantId}}:vd:LEFTOVER-1`)).toBe(0);
+    expect(await redis.hmget(keys.voucher(t.tenantId, 'LEFTOVER-1'), 'id', 'uses', 'max')).toEqual([v.body.id, '0', '1']);
+    expect(await redis.exists(keys.voucherDevices(t.tenantId, 'LEFTOVER-1'))).toBe(0);
     const use = await call(svc.base, 'POST', `${VERIFY}?hotspot_id=${t.hotspotId}`, { body: { code: 'LEFTOVER-1', mac: '02:AA:00:00:00:01' } });
     expect(use.body).toMatchObject({ status: 'authorized', uses_left: 0 });
   });

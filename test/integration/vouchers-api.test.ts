@@ -1,7 +1,6 @@
 import { randomInt } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { call, eventually, newTenant, startService, type Answer, type Running } from '../helpers.js';
+import { describe, expect } from 'vitest';
+import { type Answer, call, keys, macs, newTenant, type Running, serviceTest, until } from '../support/fixture.js';
 
 const VERIFY = '/api/v1/hotspot-portal/voucher/verify';
 /** Generated alphanumeric codes: upper case, none of the look-alikes 0 O 1 I L. */
@@ -9,29 +8,20 @@ const NO_LOOKALIKES = '[A-HJKMNP-Z2-9]';
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const nasIp = (): string => `127.${randomInt(1, 255)}.${randomInt(0, 256)}.${randomInt(1, 255)}`;
 
+const test = serviceTest();
+
 /** Vouchers (public §4.1 and console §4.2), bandwidth profiles, hotspots and NAS clients over HTTP. */
 describe('vouchers, profiles, hotspots and NAS clients API', () => {
   let svc: Running;
-  let redis: Redis;
-  let macSeq = 0;
-  const nextMac = (): string => `02:BB:00:00:${((++macSeq >> 8) & 0xff).toString(16).padStart(2, '0')}:${(macSeq & 0xff).toString(16).padStart(2, '0')}`.toUpperCase();
-
-  beforeAll(async () => {
-    svc = await startService();
-    redis = new Redis(inject('redisUrl'));
-  });
-  afterAll(async () => {
-    redis.disconnect();
-    await svc.stop();
-  });
+  test.beforeAll(({ svc: s_ }) => { svc = s_; });
+  const nextMac = macs(0xbb);
 
   const api = (method: string, path: string, key: string, body?: unknown): Promise<Answer> => call(svc.base, method, path, { auth: key, body });
   const verify = (hotspotId: string, code: string, mac = nextMac()): Promise<Answer> =>
     call(svc.base, 'POST', `${VERIFY}?hotspot_id=${hotspotId}`, { body: { code, mac } });
 
   describe('public voucher creation', () => {
-    it('creates a voucher: 201 with the fields of the spec, readable by id', async () => {
-      const t = await newTenant(svc.service);
+    test('creates a voucher: 201 with the fields of the spec, readable by id', async ({ tenant: t }) => {
       const expires = new Date(Date.now() + 7 * 86_400_000);
       const before = Date.now();
       const r = await api('POST', '/v1/vouchers', t.apiKey, {
@@ -51,8 +41,7 @@ describe('vouchers, profiles, hotspots and NAS clients API', () => {
       expect(read.body).toEqual(r.body);
     });
 
-    it('generates an upper-case code without look-alikes when none is given; max_uses defaults to 1', async () => {
-      const t = await newTenant(svc.service);
+    test('generates an upper-case code without look-alikes when none is given; max_uses defaults to 1', async ({ tenant: t }) => {
       const codes = new Set<string>();
       for (let i = 0; i < 5; i++) {
         const r = await api('POST', '/v1/vouchers', t.apiKey, {});
@@ -66,8 +55,7 @@ describe('vouchers, profiles, hotspots and NAS clients API', () => {
       expect((await verify(t.hotspotId, one)).status).toBe(200);
     });
 
-    it('refuses a code already taken with 409 voucher_code_taken and leaves the first voucher alone', async () => {
-      const t = await newTenant(svc.service);
+    test('refuses a code already taken with 409 voucher_code_taken and leaves the first voucher alone', async ({ tenant: t }) => {
       const first = await api('POST', '/v1/vouchers', t.apiKey, { code: 'DUP-CODE', max_uses: 2 });
       expect(first.status).toBe(201);
       const second = await api('POST', '/v1/vouchers', t.apiKey, { code: 'DUP-CODE', max_uses: 9 });
@@ -77,20 +65,18 @@ describe('vouchers, profiles, hotspots and NAS clients API', () => {
       expect((await api('GET', '/v1/vouchers', t.apiKey)).body.total).toBe(1);
     });
 
-    it('treats expires_at "" , null or absent as never', async () => {
-      const t = await newTenant(svc.service);
+    test('treats expires_at "" , null or absent as never', async ({ redis, tenant: t }) => {
       for (const [code, extra] of [['NEVER-A', { expires_at: '' }], ['NEVER-B', { expires_at: null }], ['NEVER-C', {}]] as const) {
         const r = await api('POST', '/v1/vouchers', t.apiKey, { code, ...extra });
         expect(r.status, code).toBe(201);
         expect(r.body.expires_at, code).toBeNull();
         expect(r.body.status).toBe('active');
-        expect(await redis.hget(`{t:${t.tenantId}}:v:${code}`, 'exp')).toBe('0');
+        expect(await redis.hget(keys.voucher(t.tenantId, code), 'exp')).toBe('0');
         expect((await verify(t.hotspotId, code)).status).toBe(200);
       }
     });
 
-    it('refuses an SSID holding a newline (the list is stored newline separated)', async () => {
-      const t = await newTenant(svc.service);
+    test('refuses an SSID holding a newline (the list is stored newline separated)', async ({ tenant: t }) => {
       const r = await api('POST', '/v1/vouchers', t.apiKey, { code: 'NLSSID', ssids: ['Guest\nStaff'] });
       expect(r.status).toBe(400);
       expect(r.body).toMatchObject({ error: 'validation_failed', details: [{ field: 'ssids.0' }] });
@@ -98,9 +84,8 @@ describe('vouchers, profiles, hotspots and NAS clients API', () => {
   });
 
   describe('session quota', () => {
-    it('takes session_quota_mb on both surfaces, returns it wherever the voucher is shown and stores it for RADIUS', async () => {
-      const t = await newTenant(svc.service);
-      const v = `{t:${t.tenantId}}:v:`;
+    test('takes session_quota_mb on both surfaces, returns it wherever the voucher is shown and stores it for RADIUS', async ({ redis, tenant: t }) => {
+      const v = keys.voucher(t.tenantId, '');
       const pub = await api('POST', '/v1/vouchers', t.apiKey, { code: 'SQ-PUB', max_uses: null, session_quota_mb: 1, daily_quota_mb: 500 });
       expect(pub.status).toBe(201);
       expect(pub.body).toMatchObject({ session_quota_mb: 1, daily_quota_mb: 500 });
@@ -133,24 +118,22 @@ describe('vouchers, profiles, hotspots and NAS clients API', () => {
       expect(await redis.hget(`${v}${batch.body.vouchers[1].code}`, 'squota')).toBe('250');
       const mac = nextMac();
       expect((await verify(t.hotspotId, 'SQ-PUB', mac)).status).toBe(200);
-      expect(await redis.hmget(`{t:${t.tenantId}}:g:${t.hotspotId}:${mac}`, 'squota', 'quota')).toEqual(['1', '500']);
+      expect(await redis.hmget(keys.grant(t.tenantId, t.hotspotId, mac), 'squota', 'quota')).toEqual(['1', '500']);
       const other = nextMac();
       expect((await verify(t.hotspotId, 'SQ-NONE', other)).status).toBe(200);
-      expect(await redis.hget(`{t:${t.tenantId}}:g:${t.hotspotId}:${other}`, 'squota')).toBe('0');
+      expect(await redis.hget(keys.grant(t.tenantId, t.hotspotId, other), 'squota')).toBe('0');
     });
 
-    it('survives a Redis rebuilt from Postgres', async () => {
-      const t = await newTenant(svc.service);
+    test('survives a Redis rebuilt from Postgres', async ({ redis, tenant: t }) => {
       expect((await api('POST', '/v1/vouchers', t.apiKey, { code: 'SQ-REBUILD', max_uses: 5, session_quota_mb: 42 })).status).toBe(201);
-      await redis.del(`{t:${t.tenantId}}:loaded`, `{t:${t.tenantId}}:v:SQ-REBUILD`);
+      await redis.del(keys.loaded(t.tenantId), keys.voucher(t.tenantId, 'SQ-REBUILD'));
       const mac = nextMac();
       expect((await verify(t.hotspotId, 'SQ-REBUILD', mac)).status).toBe(200);
-      expect(await redis.hget(`{t:${t.tenantId}}:v:SQ-REBUILD`, 'squota')).toBe('42');
-      expect(await redis.hget(`{t:${t.tenantId}}:g:${t.hotspotId}:${mac}`, 'squota')).toBe('42');
+      expect(await redis.hget(keys.voucher(t.tenantId, 'SQ-REBUILD'), 'squota')).toBe('42');
+      expect(await redis.hget(keys.grant(t.tenantId, t.hotspotId, mac), 'squota')).toBe('42');
     });
 
-    it('refuses 0, negative, fractional and non-numeric values with 400 validation_failed on both surfaces and creates nothing', async () => {
-      const t = await newTenant(svc.service);
+    test('refuses 0, negative, fractional and non-numeric values with 400 validation_failed on both surfaces and creates nothing', async ({ tenant: t }) => {
       for (const bad of [0, -1, -1024, 1.5, '5', true, 2 ** 31]) {
         for (const [path, body] of [['/v1/vouchers', { code: 'SQ-BAD', session_quota_mb: bad }], ['/api/v1/vouchers', { count: 2, session_quota_mb: bad }]] as const) {
           const r = await api('POST', path, t.apiKey, body);
@@ -169,7 +152,7 @@ describe('vouchers, profiles, hotspots and NAS clients API', () => {
       expect((await api('GET', '/v1/vouchers', t.apiKey)).body.total).toBe(0);
     });
 
-    it('is in the OpenAPI document: both request bodies and the voucher record', async () => {
+    test('is in the OpenAPI document: both request bodies and the voucher record', async ({ svc }) => {
       const doc = (await call(svc.base, 'GET', '/v1/openapi.json')).body;
       const schemas = doc.components.schemas;
       for (const id of ['voucherCreateRequest', 'consoleVoucherBatchRequest']) {
@@ -182,8 +165,7 @@ describe('vouchers, profiles, hotspots and NAS clients API', () => {
   });
 
   describe('listing', () => {
-    it('filters by status: active, created, activated, used, expired; statuses shown per surface', async () => {
-      const t = await newTenant(svc.service);
+    test('filters by status: active, created, activated, used, expired; statuses shown per surface', async ({ tenant: t }) => {
       const mk = async (code: string, body: Record<string, unknown>): Promise<string> => {
         const r = await api('POST', '/v1/vouchers', t.apiKey, { code, ...body });
         expect(r.status).toBe(201);
@@ -206,7 +188,7 @@ describe('vouchers, profiles, hotspots and NAS clients API', () => {
       };
       // Filters read the Postgres counter, which the outbox sink brings up to date: all three uses, which
       // may land in different batches (every test service's sink drains every tenant's stream).
-      await eventually(async () => JSON.stringify(await ids('/v1/vouchers?status=used')) === JSON.stringify([used])
+      await until(async () => JSON.stringify(await ids('/v1/vouchers?status=used')) === JSON.stringify([used])
         && JSON.stringify(await ids('/v1/vouchers?status=created')) === JSON.stringify([fresh]));
       expect(await ids('/v1/vouchers?status=created')).toEqual([fresh].sort());
       expect(await ids('/v1/vouchers?status=activated')).toEqual([activated, unlimited].sort());
@@ -225,8 +207,7 @@ describe('vouchers, profiles, hotspots and NAS clients API', () => {
       expect(list.body.data.find((v: { id: string }) => v.id === activated)).toMatchObject({ current_uses: 1, max_uses: 3 });
     });
 
-    it('pages with limit and offset and reports the total', async () => {
-      const t = await newTenant(svc.service);
+    test('pages with limit and offset and reports the total', async ({ tenant: t }) => {
       const all: string[] = [];
       for (let i = 0; i < 5; i++) all.push((await api('POST', '/v1/vouchers', t.apiKey, { code: `PAGE-${i}` })).body.id);
       const seen: string[] = [];
@@ -248,8 +229,7 @@ describe('vouchers, profiles, hotspots and NAS clients API', () => {
   });
 
   describe('console batch creation', () => {
-    it('creates 10,000 vouchers in one call, all distinct, upper case, without look-alikes', async () => {
-      const t = await newTenant(svc.service);
+    test('creates 10,000 vouchers in one call, all distinct, upper case, without look-alikes', async ({ tenant: t }) => {
       const r = await api('POST', '/api/v1/vouchers', t.apiKey, { count: 10_000, max_uses: 1, notes: 'conference' });
       expect(r.status).toBe(201);
       expect(Object.keys(r.body)).toEqual(['vouchers']);
@@ -269,8 +249,7 @@ describe('vouchers, profiles, hotspots and NAS clients API', () => {
       expect((await api('GET', `/v1/vouchers/${some.id}`, t.apiKey)).body).toMatchObject({ notes: 'conference', max_uses: 1 });
     });
 
-    it('generates numeric codes, grouped codes with a separator, prefixes and lower case', async () => {
-      const t = await newTenant(svc.service);
+    test('generates numeric codes, grouped codes with a separator, prefixes and lower case', async ({ tenant: t }) => {
       const batch = async (format: Record<string, unknown>): Promise<string[]> => {
         const r = await api('POST', '/api/v1/vouchers', t.apiKey, { count: 50, format });
         expect(r.status, JSON.stringify(format)).toBe(201);
@@ -290,8 +269,7 @@ describe('vouchers, profiles, hotspots and NAS clients API', () => {
       expect((await verify(t.hotspotId, dotted[0]!)).status).toBe(200);
     });
 
-    it('refuses a format too small for the batch with 409 code_space_exhausted', async () => {
-      const t = await newTenant(svc.service);
+    test('refuses a format too small for the batch with 409 code_space_exhausted', async ({ tenant: t }) => {
       const r = await api('POST', '/api/v1/vouchers', t.apiKey, { count: 1000, format: { charset: 'numeric', length: 4 } });
       expect(r.status).toBe(409);
       expect(r.body.error).toBe('code_space_exhausted');
@@ -300,8 +278,7 @@ describe('vouchers, profiles, hotspots and NAS clients API', () => {
   });
 
   describe('bandwidth profiles', () => {
-    it('fills bandwidth and daily quota from the named profile; explicit values win', async () => {
-      const t = await newTenant(svc.service);
+    test('fills bandwidth and daily quota from the named profile; explicit values win', async ({ redis, tenant: t }) => {
       const one = async (body: Record<string, unknown>): Promise<any> => {
         const r = await api('POST', '/api/v1/vouchers', t.apiKey, { count: 1, ...body });
         expect(r.status, JSON.stringify(body)).toBe(201);
@@ -315,15 +292,14 @@ describe('vouchers, profiles, hotspots and NAS clients API', () => {
       const conf = await one({ bandwidth_profile: 'conference', daily_quota_mb: 100 });
       expect(conf).toMatchObject({ bandwidth_down_mbps: 5, bandwidth_up_mbps: 2, daily_quota_mb: 100 });
       // What RADIUS will read: kbps and MB in the Redis definition.
-      expect(await redis.hmget(`{t:${t.tenantId}}:v:${conf.code}`, 'down', 'up', 'quota', 'profile')).toEqual(['5000', '2000', '100', 'conference']);
+      expect(await redis.hmget(keys.voucher(t.tenantId, conf.code), 'down', 'up', 'quota', 'profile')).toEqual(['5000', '2000', '100', 'conference']);
 
       const pub = await api('POST', '/v1/vouchers', t.apiKey, { code: 'PROF-PUB', bandwidth_profile: 'basic', bandwidth_down_mbps: 3 });
       expect(pub.status).toBe(201);
       expect(pub.body).toMatchObject({ bandwidth_profile: 'basic', bandwidth_down_mbps: 3, bandwidth_up_mbps: 1, daily_quota_mb: 500 });
     });
 
-    it('refuses an unknown profile with 400 on both surfaces and creates nothing', async () => {
-      const t = await newTenant(svc.service);
+    test('refuses an unknown profile with 400 on both surfaces and creates nothing', async ({ tenant: t }) => {
       for (const [path, body] of [['/api/v1/vouchers', { count: 3, bandwidth_profile: 'gold' }], ['/v1/vouchers', { code: 'GOLD1', bandwidth_profile: 'gold' }]] as const) {
         const r = await api('POST', path, t.apiKey, body);
         expect(r.status, path).toBe(400);
@@ -338,8 +314,7 @@ describe('vouchers, profiles, hotspots and NAS clients API', () => {
       expect((await api('GET', '/v1/vouchers', t.apiKey)).body.total).toBe(0);
     });
 
-    it('PUT /v1/bandwidth-profiles/:name adds or overrides a profile for this tenant only', async () => {
-      const t = await newTenant(svc.service);
+    test('PUT /v1/bandwidth-profiles/:name adds or overrides a profile for this tenant only', async ({ svc, tenant: t }) => {
       const other = await newTenant(svc.service);
       const put = await api('PUT', '/v1/bandwidth-profiles/vip', t.apiKey, { down_mbps: 100, up_mbps: 40, daily_quota_mb: 10_000 });
       expect(put.status).toBe(200);
@@ -369,8 +344,7 @@ describe('vouchers, profiles, hotspots and NAS clients API', () => {
   });
 
   describe('hotspots', () => {
-    it('creates, lists, reads and updates a hotspot', async () => {
-      const t = await newTenant(svc.service);
+    test('creates, lists, reads and updates a hotspot', async ({ tenant: t }) => {
       const created = await api('POST', '/v1/hotspots', t.apiKey, { name: 'Rooftop Bar', location: 'Floor 12', timezone: 'America/New_York' });
       expect(created.status).toBe(201);
       expect(created.body).toEqual({
@@ -401,8 +375,7 @@ describe('vouchers, profiles, hotspots and NAS clients API', () => {
       expect((await api('PUT', '/v1/hotspots/hs_0000000000000000', t.apiKey, { name: 'x' })).status).toBe(404);
     });
 
-    it('refuses a time zone that is not an IANA name with 400 validation_failed, on create and update', async () => {
-      const t = await newTenant(svc.service);
+    test('refuses a time zone that is not an IANA name with 400 validation_failed, on create and update', async ({ tenant: t }) => {
       for (const timezone of ['Mars/Olympus_Mons', 'GMT+25', 'Istanbul']) {
         const r = await api('POST', '/v1/hotspots', t.apiKey, { name: 'Bad', timezone });
         expect(r.status, timezone).toBe(400);
@@ -417,8 +390,7 @@ describe('vouchers, profiles, hotspots and NAS clients API', () => {
   });
 
   describe('NAS clients', () => {
-    it('registers a NAS with defaults; the secret is never in a response; an IP is taken once', async () => {
-      const t = await newTenant(svc.service);
+    test('registers a NAS with defaults; the secret is never in a response; an IP is taken once', async ({ svc, tenant: t }) => {
       const secret = `s3cret-${randomInt(1e9)}`;
       const ip = nasIp();
       const r = await api('POST', `/v1/hotspots/${t.hotspotId}/nas-clients`, t.apiKey, { ip, secret, name: 'AP lobby' });
@@ -457,8 +429,7 @@ describe('vouchers, profiles, hotspots and NAS clients API', () => {
   });
 
   describe('deletion', () => {
-    it('DELETE answers 200; the code then fails verify with voucher_not_found and the id with 404', async () => {
-      const t = await newTenant(svc.service);
+    test('DELETE answers 200; the code then fails verify with voucher_not_found and the id with 404', async ({ tenant: t }) => {
       const v = await api('POST', '/v1/vouchers', t.apiKey, { code: 'GONE-SOON', max_uses: 5 });
       expect((await verify(t.hotspotId, 'GONE-SOON')).status).toBe(200);
 
@@ -482,12 +453,11 @@ describe('vouchers, profiles, hotspots and NAS clients API', () => {
       expect((await verify(t.hotspotId, 'GONE-SOON')).body.uses_left).toBe(1);
     });
 
-    it('a deleted voucher stays gone after Redis is rebuilt from Postgres', async () => {
-      const t = await newTenant(svc.service);
+    test('a deleted voucher stays gone after Redis is rebuilt from Postgres', async ({ redis, tenant: t }) => {
       const v = await api('POST', '/v1/vouchers', t.apiKey, { code: 'DEL-REBUILD', max_uses: 5 });
       await api('POST', '/v1/vouchers', t.apiKey, { code: 'KEEP-REBUILD', max_uses: 5 });
       expect((await api('DELETE', `/v1/vouchers/${v.body.id}`, t.apiKey)).status).toBe(200);
-      await redis.del(`{t:${t.tenantId}}:loaded`, `{t:${t.tenantId}}:v:KEEP-REBUILD`);
+      await redis.del(keys.loaded(t.tenantId), keys.voucher(t.tenantId, 'KEEP-REBUILD'));
       expect((await verify(t.hotspotId, 'KEEP-REBUILD')).status).toBe(200);
       expect((await verify(t.hotspotId, 'DEL-REBUILD')).body).toEqual({ error: 'voucher_not_found' });
     });

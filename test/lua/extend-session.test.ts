@@ -1,45 +1,40 @@
 import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keys } from '../../engine/redis/keys.js';
-import { connect, freshTenant, mac, outbox, putVoucher, useVoucher } from '../fixtures/lua-voucher.js';
+import { describe, expect } from 'vitest';
+import { keys, luaTest as it, mac } from '../support/lua.js';
+import { outbox, putVoucher, useVoucher } from '../fixtures/lua-voucher.js';
 
 /** extend-session-3.lua: a live session's end moves, counted from the later of its end and now. */
 describe('extend-session-3.lua', () => {
-  let redis: Redis;
-  beforeAll(() => { redis = connect(); });
-  afterAll(() => { redis.disconnect(); });
-
-  const started = async (n: number): Promise<{ t: string; sid: string; until: number }> => {
-    const t = await freshTenant(redis);
+  const started = async (redis: Redis, t: string, n: number): Promise<{ sid: string; until: number }> => {
     await putVoucher(redis, t, 'EXT', { id: 'vch_ext', max: 10, minutes: 60 });
     const used = await useVoucher(redis, t, 'EXT', { now: 1_000, mac: mac(n) });
-    return { t, sid: String(used[1]), until: Number(used[2]) };
+    return { sid: String(used[1]), until: Number(used[2]) };
   };
-  const extend = (t: string, sid: string, m: string, now: number, minutes: number) =>
+  const extend = (redis: Redis, t: string, sid: string, m: string, now: number, minutes: number) =>
     redis.extendSessionV1(keys.grant(t, 'hs_lua', m), keys.live(t, 'hs_lua'), keys.outbox(t), sid, now, minutes, 'op_2');
 
-  it('adds to the current end while it is ahead, in the grant, the live set and one extend record', async () => {
-    const { t, sid, until } = await started(1);
+  it('adds to the current end while it is ahead, in the grant, the live set and one extend record', async ({ redis, tenant: t }) => {
+    const { sid, until } = await started(redis, t, 1);
     expect(until).toBe(1_000 + 60 * 60_000);
-    expect(await extend(t, sid, mac(1), 2_000, 60)).toEqual(['extended', String(until + 3_600_000)]);
+    expect(await extend(redis, t, sid, mac(1), 2_000, 60)).toEqual(['extended', String(until + 3_600_000)]);
     expect(await redis.hget(keys.grant(t, 'hs_lua', mac(1)), 'until')).toBe(String(until + 3_600_000));
     expect(await redis.zscore(keys.live(t, 'hs_lua'), sid)).toBe(String(until + 3_600_000));
     const ext = (await outbox(redis, t)).filter((r) => r.type === 'session_extend');
     expect(ext).toEqual([expect.objectContaining({ sid, hs: 'hs_lua', mac: mac(1), at: '2000', minutes: '60', until: String(until + 3_600_000), by: 'op_2' })]);
   });
 
-  it('counts from now when the end has already passed (the sweep has not ended it yet)', async () => {
-    const { t, sid, until } = await started(2);
+  it('counts from now when the end has already passed (the sweep has not ended it yet)', async ({ redis, tenant: t }) => {
+    const { sid, until } = await started(redis, t, 2);
     const now = until + 30_000;
-    expect(await extend(t, sid, mac(2), now, 15)).toEqual(['extended', String(now + 15 * 60_000)]);
+    expect(await extend(redis, t, sid, mac(2), now, 15)).toEqual(['extended', String(now + 15 * 60_000)]);
   });
 
-  it("answers {'gone'} for a session that is not live, and writes nothing", async () => {
-    const { t, sid } = await started(3);
+  it("answers {'gone'} for a session that is not live, and writes nothing", async ({ redis, tenant: t }) => {
+    const { sid } = await started(redis, t, 3);
     await redis.zrem(keys.live(t, 'hs_lua'), sid);
     const before = await redis.xlen(keys.outbox(t));
-    expect(await extend(t, sid, mac(3), 2_000, 60)).toEqual(['gone']);
-    expect(await extend(t, 'sess_other', mac(3), 2_000, 60)).toEqual(['gone']);
+    expect(await extend(redis, t, sid, mac(3), 2_000, 60)).toEqual(['gone']);
+    expect(await extend(redis, t, 'sess_other', mac(3), 2_000, 60)).toEqual(['gone']);
     expect(await redis.xlen(keys.outbox(t))).toBe(before);
   });
 });

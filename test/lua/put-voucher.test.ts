@@ -1,7 +1,6 @@
-import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keys } from '../../engine/redis/keys.js';
-import { connect, freshTenant, mac, putVoucher, useVoucher } from '../fixtures/lua-voucher.js';
+import { describe, expect } from 'vitest';
+import { keys, luaTenant, luaTest as it, mac } from '../support/lua.js';
+import { putVoucher, useVoucher } from '../fixtures/lua-voucher.js';
 
 /**
  * put-voucher-1.lua: writes a definition at creation and at a rebuild from
@@ -9,12 +8,7 @@ import { connect, freshTenant, mac, putVoucher, useVoucher } from '../fixtures/l
  * held by another voucher id is left alone.
  */
 describe('put-voucher-1.lua', () => {
-  let redis: Redis;
-  beforeAll(() => { redis = connect(); });
-  afterAll(() => { redis.disconnect(); });
-
-  it('writes every field of the definition', async () => {
-    const t = await freshTenant(redis);
+  it('writes every field of the definition', async ({ redis, tenant: t }) => {
     const exp = Date.now() + 86_400_000;
     expect(await putVoucher(redis, t, 'FULL', {
       id: 'vch_full', max: 5, uses: 2, exp, ssids: ['Guest', 'Lobby'], minutes: 120,
@@ -26,8 +20,7 @@ describe('put-voucher-1.lua', () => {
     });
   });
 
-  it('never lowers the use counter, but raises it and updates the rest', async () => {
-    const t = await freshTenant(redis);
+  it('never lowers the use counter, but raises it and updates the rest', async ({ redis, tenant: t }) => {
     await putVoucher(redis, t, 'MONO', { id: 'vch_mono', max: 5, uses: 3 });
 
     // A rebuild from a Postgres that lags the outbox brings an older counter.
@@ -38,8 +31,7 @@ describe('put-voucher-1.lua', () => {
     expect(await redis.hget(keys.voucher(t, 'MONO'), 'uses')).toBe('4');
   });
 
-  it('keeps uses counted in Redis when Postgres has not seen them yet', async () => {
-    const t = await freshTenant(redis);
+  it('keeps uses counted in Redis when Postgres has not seen them yet', async ({ redis, tenant: t }) => {
     await putVoucher(redis, t, 'LAG', { id: 'vch_lag', max: 1, uses: 0 });
     expect((await useVoucher(redis, t, 'LAG', { now: Date.now(), mac: mac(1) }))[0]).toBe('ok');
     // The rebuild writes Postgres's 0; the use already handed out must stay counted.
@@ -48,17 +40,16 @@ describe('put-voucher-1.lua', () => {
     expect(await useVoucher(redis, t, 'LAG', { now: Date.now(), mac: mac(2) })).toEqual(['exhausted', 1, 1]);
   });
 
-  it('refuses a code that belongs to another voucher id and writes nothing', async () => {
-    const t = await freshTenant(redis);
+  it('refuses a code that belongs to another voucher id and writes nothing', async ({ redis, tenant: t }) => {
     await putVoucher(redis, t, 'TAKEN', { id: 'vch_first', max: 2, uses: 1, profile: 'basic' });
     const before = await redis.hgetall(keys.voucher(t, 'TAKEN'));
     expect(await putVoucher(redis, t, 'TAKEN', { id: 'vch_second', max: 9, uses: 0, profile: 'premium' })).toBe(0);
     expect(await redis.hgetall(keys.voucher(t, 'TAKEN'))).toEqual(before);
   });
 
-  it('keeps the same code of two tenants apart', async () => {
-    const a = await freshTenant(redis);
-    const b = await freshTenant(redis);
+  it('keeps the same code of two tenants apart', async ({ redis }) => {
+    const a = await luaTenant(redis);
+    const b = await luaTenant(redis);
     expect(await putVoucher(redis, a, 'SHARED', { id: 'vch_a', max: 1 })).toBe(1);
     expect(await putVoucher(redis, b, 'SHARED', { id: 'vch_b', max: 3 })).toBe(1);
     expect(await redis.hget(keys.voucher(a, 'SHARED'), 'id')).toBe('vch_a');

@@ -1,16 +1,10 @@
-import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keys } from '../../engine/redis/keys.js';
-import { connect, freshTenant, putVoucher } from '../fixtures/lua-voucher.js';
+import { describe, expect } from 'vitest';
+import { keys, luaTest as it } from '../support/lua.js';
+import { putVoucher } from '../fixtures/lua-voucher.js';
 
 /** raise-uses-1.lua: a Redis use counter is raised to Postgres's count, never lowered. */
 describe('raise-uses-1.lua', () => {
-  let redis: Redis;
-  beforeAll(() => { redis = connect(); });
-  afterAll(() => { redis.disconnect(); });
-
-  it('raises a counter that fell behind, and only that', async () => {
-    const t = await freshTenant(redis);
+  it('raises a counter that fell behind, and only that', async ({ redis, tenant: t }) => {
     await putVoucher(redis, t, 'RAISE', { id: 'vch_raise', max: 10, uses: 2 });
     const key = keys.voucher(t, 'RAISE');
     expect(await redis.raiseUsesV1(key, 'vch_raise', 5)).toBe(1);
@@ -21,8 +15,7 @@ describe('raise-uses-1.lua', () => {
     expect(await redis.hget(key, 'uses')).toBe('5');
   });
 
-  it('leaves a code another voucher holds, and creates nothing for an absent one', async () => {
-    const t = await freshTenant(redis);
+  it('leaves a code another voucher holds, and creates nothing for an absent one', async ({ redis, tenant: t }) => {
     await putVoucher(redis, t, 'TAKEN', { id: 'vch_new', max: 10, uses: 1 });
     expect(await redis.raiseUsesV1(keys.voucher(t, 'TAKEN'), 'vch_old', 9)).toBe(0);
     expect(await redis.hget(keys.voucher(t, 'TAKEN'), 'uses')).toBe('1');

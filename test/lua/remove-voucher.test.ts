@@ -1,16 +1,10 @@
-import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keys } from '../../engine/redis/keys.js';
-import { connect, freshTenant, mac, putVoucher, useVoucher } from '../fixtures/lua-voucher.js';
+import { describe, expect } from 'vitest';
+import { keys, luaTest as it, mac } from '../support/lua.js';
+import { putVoucher, useVoucher } from '../fixtures/lua-voucher.js';
 
 /** remove-voucher-2.lua: removes a code from Redis only on behalf of the voucher that holds it. */
 describe('remove-voucher-2.lua', () => {
-  let redis: Redis;
-  beforeAll(() => { redis = connect(); });
-  afterAll(() => { redis.disconnect(); });
-
-  it('removes its own voucher and devices hash; live grants stay; the code is then unknown', async () => {
-    const t = await freshTenant(redis);
+  it('removes its own voucher and devices hash; live grants stay; the code is then unknown', async ({ redis, tenant: t }) => {
     await putVoucher(redis, t, 'DEL', { id: 'vch_del', max: 3 });
     const now = Date.now();
     const used = await useVoucher(redis, t, 'DEL', { now, mac: mac(1) });
@@ -23,8 +17,7 @@ describe('remove-voucher-2.lua', () => {
     expect(await useVoucher(redis, t, 'DEL', { now: now + 1, mac: mac(1) })).toEqual(['not_found']);
   });
 
-  it('leaves a code that another voucher id holds', async () => {
-    const t = await freshTenant(redis);
+  it('leaves a code that another voucher id holds', async ({ redis, tenant: t }) => {
     await putVoucher(redis, t, 'KEEP', { id: 'vch_new', max: 3 });
     await useVoucher(redis, t, 'KEEP', { now: Date.now(), mac: mac(1) });
     const voucher = await redis.hgetall(keys.voucher(t, 'KEEP'));
@@ -37,8 +30,7 @@ describe('remove-voucher-2.lua', () => {
     expect((await useVoucher(redis, t, 'KEEP', { now: Date.now(), mac: mac(2) }))[0]).toBe('ok');
   });
 
-  it('answers 0 when there is nothing to remove', async () => {
-    const t = await freshTenant(redis);
+  it('answers 0 when there is nothing to remove', async ({ redis, tenant: t }) => {
     expect(await redis.removeVoucherV1(keys.voucher(t, 'NONE'), keys.voucherDevices(t, 'NONE'), 'vch_none')).toBe(0);
   });
 });

@@ -1,16 +1,9 @@
-import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keys } from '../../engine/redis/keys.js';
-import { connect, freshTenant } from '../fixtures/lua-voucher.js';
+import { describe, expect } from 'vitest';
+import { keys, luaTest as it } from '../support/lua.js';
 
 /** renew-lease-1.lua: one engine process owns a hotspot's actor at a time. */
 describe('renew-lease-1.lua', () => {
-  let redis: Redis;
-  beforeAll(() => { redis = connect(); });
-  afterAll(() => { redis.disconnect(); });
-
-  it('takes a free lease, keeps it for its owner, refuses another until it expires', async () => {
-    const t = await freshTenant(redis);
+  it('takes a free lease, keeps it for its owner, refuses another until it expires', async ({ redis, tenant: t }) => {
     const lease = keys.lease(t, 'hs_lua');
     expect(await redis.renewLeaseV1(lease, 'node-a', 300)).toBe(1);
     expect(await redis.get(lease)).toBe('node-a');
@@ -22,8 +15,7 @@ describe('renew-lease-1.lua', () => {
     expect(await redis.renewLeaseV1(lease, 'node-b', 300)).toBe(0);
   });
 
-  it('an expired lease (its owner died) goes to the next process that asks', async () => {
-    const t = await freshTenant(redis);
+  it('an expired lease (its owner died) goes to the next process that asks', async ({ redis, tenant: t }) => {
     const lease = keys.lease(t, 'hs_lua');
     expect(await redis.renewLeaseV1(lease, 'node-a', 50)).toBe(1);
     await new Promise((r) => setTimeout(r, 120));

@@ -1,4 +1,4 @@
-import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes, randomInt } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import {
@@ -206,25 +206,32 @@ describe('framing (RFC 2865 §3)', () => {
   });
 
   it('never throws on 20,000 random or mutated datagrams', () => {
+    // Seeded, so a failure can be replayed: CODEC_FUZZ_SEED=<seed> npx vitest run test/radius/codec.test.ts
+    const seed = process.env.CODEC_FUZZ_SEED ? Number(process.env.CODEC_FUZZ_SEED) : randomInt(2 ** 32);
+    console.info(`codec fuzz seed ${seed} (replay: CODEC_FUZZ_SEED=${seed} npx vitest run test/radius/codec.test.ts)`);
+    const random = mulberry32(seed);
+    const randomOctets = (n: number): Buffer => Buffer.from(Array.from({ length: n }, () => Math.floor(random() * 256)));
     const base = [RFC2865_7_1_REQUEST, RFC2865_7_2_REQUEST, RFC5997_STATUS_SERVER];
     for (let i = 0; i < 20_000; i++) {
       let b: Buffer;
       if (i % 2) {
-        b = randomBytes(Math.floor(Math.random() * 80));
+        b = randomOctets(Math.floor(random() * 80));
         if (b.length >= 4 && i % 3 === 0) b.writeUInt16BE(Math.min(b.length, 20 + (b[0]! % 60)), 2);
       } else {
         b = Buffer.from(base[i % 3]!);
-        for (let k = 0; k < 1 + (i % 4); k++) b[Math.floor(Math.random() * b.length)] = Math.floor(Math.random() * 256);
-        if (i % 5 === 0) b = b.subarray(0, Math.floor(Math.random() * b.length));
+        for (let k = 0; k < 1 + (i % 4); k++) b[Math.floor(random() * b.length)] = Math.floor(random() * 256);
+        if (i % 5 === 0) b = b.subarray(0, Math.floor(random() * b.length));
       }
-      const len = checkFraming(b);
-      const p = decodePacket(b);
-      expect(p === null).toBe(len < 0);
+      const at = `seed ${seed}, datagram ${i}: ${b.toString('hex')}`;
+      let len = -1;
+      let p: unknown = null;
+      expect(() => { len = checkFraming(b); p = decodePacket(b); }, at).not.toThrow();
+      expect(p === null, at).toBe(len < 0);
       if (len >= 0) {
         const pw = findAttribute(b, len, Attr.USER_PASSWORD);
-        if (pw >= 0) rc.decryptUserPassword(b, pw, 's', b.subarray(4, 20));
+        if (pw >= 0) expect(() => rc.decryptUserPassword(b, pw, 's', b.subarray(4, 20)), at).not.toThrow();
         const ma = findAttribute(b, len, Attr.MESSAGE_AUTHENTICATOR);
-        if (ma >= 0) expect(rc.verifyMessageAuthenticator(b, len, ma, 's', null)).toBe(false);
+        if (ma >= 0) expect(rc.verifyMessageAuthenticator(b, len, ma, 's', null), at).toBe(false);
       }
     }
   });
@@ -252,3 +259,15 @@ describe('PacketWriter', () => {
     expect(() => new PacketWriter().begin(1, 1).uint32(Attr.SESSION_TIMEOUT, NaN)).toThrow(expect.objectContaining({ code: 'radius_bad_value' }));
   });
 });
+
+/** A small seeded PRNG (mulberry32): the same seed gives the same datagrams on every machine. */
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}

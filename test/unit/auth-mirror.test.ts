@@ -5,6 +5,7 @@ import { AuthMirrorReader, AuthMirrorWriter, type MirroredAccept } from '../../e
 import { HotspotActor, type ActorContext, type TimedSession } from '../../engine/sessions/hotspot-actor.js';
 import { sessionFromHash, type SessionStore } from '../../engine/sessions/session-store.js';
 import { TimerWheel } from '../../engine/sessions/timer-wheel.js';
+import { mac } from '../support/macs.js';
 
 /**
  * The table through which an actor thread's accepts reach the main thread:
@@ -31,8 +32,6 @@ function pair(capacity?: number): { writer: AuthMirrorWriter; reader: AuthMirror
   }, capacity);
   return { writer, reader, tables };
 }
-
-const mac = (n: number) => `02:00:00:${((n >> 16) & 255).toString(16).padStart(2, '0')}:${((n >> 8) & 255).toString(16).padStart(2, '0')}:${(n & 255).toString(16).padStart(2, '0')}`.toUpperCase();
 
 describe('auth mirror', () => {
   it('reads back what was published, for that hotspot, device, NAS and User-Name only, while it is valid', () => {
