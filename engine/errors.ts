@@ -20,6 +20,14 @@ export class AppError extends Error {
     this.exactBody = exactBody;
   }
 
+  /**
+   * An error that crossed a thread boundary as its code, status and message
+   * (an actor thread's reply): the same catalogue error on this side.
+   */
+  static fromWire(code: string | undefined, status: number | undefined, message: string | undefined): AppError {
+    return code ? new AppError(code, status ?? 500, message ?? '') : Errors.INTERNAL();
+  }
+
   /** The same error with what caused it attached (logged, never sent). */
   withCause(cause: unknown): AppError {
     return new AppError(this.code, this.status, this.message, this.fields, this.exactBody, cause);

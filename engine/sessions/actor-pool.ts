@@ -229,7 +229,7 @@ export class ActorPool implements SessionActors, AcceptMirror {
     if (!p) return;
     t.pending.delete(m.id);
     if (m.ok) p.resolve(m.value);
-    else p.reject(new AppError(m.code ?? 'internal_error', m.status ?? 500, m.message ?? 'Session engine error'));
+    else p.reject(AppError.fromWire(m.code, m.status, m.message));
   }
 
   private expire(): void {
