@@ -2,6 +2,8 @@ import { AppError, Errors } from '../errors.js';
 import type { NasRegistry } from '../hotspots/nas-registry.js';
 import { normalizeMac } from '../ids.js';
 import type { Logger } from '../logger.js';
+import { timingSafeEqual } from 'node:crypto';
+import { chapMatches } from '../signin/chap.js';
 import type { SignInService } from '../signin/sign-in-service.js';
 import type { AcceptMirror, NasCommandPort, SessionActors } from './actor-ports.js';
 import type { NasCommand } from './messages.js';
@@ -36,6 +38,17 @@ export class NasCommandRelay implements NasCommandPort {
   }
 }
 
+/**
+ * The one-time user names and passwords the portal hands a UAM gateway after a
+ * sign-in (engine/signin/uam-credential.ts): the gateway logs the guest in with
+ * them, and the session they name is already started.
+ */
+export interface OneTimeLogins {
+  lookup(tenantId: string, username: string): Promise<{ password: string; mac: string } | null>;
+}
+
+const NO_ONE_TIME_LOGINS: OneTimeLogins = { lookup: () => Promise.resolve(null) };
+
 /** The engine as the RADIUS server sees it (RadiusHandler). */
 export class RadiusGateway implements RadiusHandler {
   constructor(
@@ -43,6 +56,7 @@ export class RadiusGateway implements RadiusHandler {
     private readonly actors: SessionActors & AcceptMirror,
     private readonly signIn: SignInService,
     private readonly relay: NasCommandRelay,
+    private readonly logins: OneTimeLogins = NO_ONE_TIME_LOGINS,
   ) {}
 
   /** radius/ plugs its CoA client in here at start-up. */
@@ -57,14 +71,24 @@ export class RadiusGateway implements RadiusHandler {
   async authorize(m: AccessRequestMsg): Promise<AccessDecision> {
     const nas = this.registry.get(m.nas.id) ?? { ...m.nas, timezone: 'UTC' };
     let mac = m.mac;
-    // PAP with a voucher code as User-Name: the same atomic redemption as the portal.
-    // MAC authentication sends the device's own MAC as User-Name; a User-Name that merely
-    // reads as a MAC (a 12-digit numeric code does) but is not the Calling-Station-Id is a code.
+    // A user name and password (PAP) or CHAP response: a portal's one-time UAM login, or a voucher code
+    // as User-Name, which is the same atomic redemption as the portal's. MAC authentication sends the
+    // device's own MAC as User-Name; a User-Name that merely reads as a MAC (a 12-digit numeric code
+    // does) but is not the Calling-Station-Id is a code.
     const userMac = normalizeMac(m.userName);
     const macAuth = userMac !== null && (!m.mac || userMac === m.mac);
-    const voucherAuth = m.password !== undefined && !macAuth;
-    if (voucherAuth) {
+    let voucherAuth = (m.password !== undefined || m.chap !== undefined) && !macAuth;
+    const oneTime = voucherAuth ? await this.logins.lookup(nas.tenantId, m.userName) : null;
+    if (oneTime) {
+      // The session started when the guest signed in on the portal: only the secret and the device are checked.
+      if (!secretMatches(m, oneTime.password)) return { accept: false, reason: 'Wrong user name or password' };
+      if (mac && mac !== oneTime.mac) return { accept: false, reason: 'This login belongs to another device' };
+      mac = oneTime.mac;
+      voucherAuth = false;
+    } else if (voucherAuth) {
       if (!mac) return { accept: false, reason: 'No device address (Calling-Station-Id) in the request' };
+      // With CHAP the NAS proves the code as its own secret (a login page sending the code as user name and password).
+      if (m.chap && !chapMatches(m.chap, m.userName)) return { accept: false, reason: 'Wrong user name or password' };
       try {
         await this.signIn.voucher({ hotspotId: nas.hotspotId, code: m.userName, mac, ip: m.framedIp ?? '', ssid: m.ssid ?? '' });
       } catch (err) {
@@ -93,6 +117,14 @@ export class RadiusGateway implements RadiusHandler {
       ip: m.framedIp, apName: m.apName, signal: m.signalDbm, reason: m.endReason, delay: m.delayTime,
     });
   }
+}
+
+/** The request's PAP password or CHAP response proves `secret`; compared in constant time either way. */
+function secretMatches(m: AccessRequestMsg, secret: string): boolean {
+  if (m.chap) return chapMatches(m.chap, secret);
+  if (m.password === undefined) return false;
+  const a = Buffer.from(m.password), b = Buffer.from(secret);
+  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 function rejectText(err: AppError): string {

@@ -421,6 +421,25 @@ describe('RADIUS over UDP against the real engine', () => {
       expect((await call(svc.base, 'GET', `/v1/vouchers/${voucher.id}`, { auth: t.apiKey })).body.current_uses).toBe(1);
     });
 
+    it('accepts CHAP as CoovaChilli sends a UAM login: the code proves itself as the secret; a wrong response is refused and uses nothing', async () => {
+      const code = `${codes.pap}-CHAP`;
+      expect((await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code, max_uses: 2, duration_minutes: 20 } })).status).toBe(201);
+      // chilli's CHAP-Challenge is MD5(the portal's challenge || the UAM secret): 16 octets of its own.
+      const challenge = randomBytes(16);
+      const wrong = await authorize(nasA, { userName: code, chap: { secret: 'not-the-code', challenge }, callingStationId: dashed(randomMac()) });
+      expect(wrong.code).toBe(Code.ACCESS_REJECT);
+      expect((await call(svc.base, 'GET', `/v1/vouchers?limit=200`, { auth: t.apiKey })).body.data.find((x: { code: string }) => x.code === code).current_uses).toBe(0);
+
+      const mac = randomMac();
+      const ok = await authorize(nasA, { userName: code, chap: { secret: code, challenge, ident: 7 }, callingStationId: dashed(mac) });
+      expect(ok.code).toBe(Code.ACCESS_ACCEPT);
+      expect(u32(ok, Attr.SESSION_TIMEOUT)).toBeLessThanOrEqual(20 * 60);
+      // Without CHAP-Challenge the Request Authenticator is the challenge (RFC 2865 §2.2).
+      const plain = await authorize(nasA, { userName: code, chap: { secret: code }, callingStationId: dashed(randomMac()) });
+      expect(plain.code).toBe(Code.ACCESS_ACCEPT);
+      expect(await session(text(ok, Attr.CLASS)!)).toMatchObject({ mac, auth_method: 'voucher', username: code });
+    });
+
     it('redeems a code that also reads as a MAC (12 digits) when the device\'s MAC is in Calling-Station-Id', async () => {
       // Numeric codes of length 12 (console format {charset: numeric, length: 12}) parse as a MAC;
       // a MAC-authentication NAS sends the device's own MAC as User-Name, which this is not.

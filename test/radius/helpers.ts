@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
 import { pino } from 'pino';
 import type {
@@ -115,6 +115,8 @@ export interface AccessRequestSpec {
   secret: string;
   userName?: string;
   password?: string;
+  /** CHAP instead of PAP: the response to `challenge` (CHAP-Challenge; absent: the Request Authenticator) for `secret`. */
+  chap?: { secret: string; challenge?: Buffer; ident?: number };
   callingStationId?: string;
   calledStationId?: string;
   framedIp?: string;
@@ -129,11 +131,20 @@ const writer = new PacketWriter();
 
 /** An Access-Request as a NAS would send it. */
 export function accessRequest(spec: AccessRequestSpec): Buffer {
-  const w = writer.begin(Code.ACCESS_REQUEST, spec.id ?? 1, spec.authenticator ?? randomBytes(16));
+  const authenticator = spec.authenticator ?? randomBytes(16);
+  const w = writer.begin(Code.ACCESS_REQUEST, spec.id ?? 1, authenticator);
   const ma = spec.messageAuthenticator ?? 'good';
   if (ma !== 'none') w.messageAuthenticator();
   if (spec.userName !== undefined) w.string(Attr.USER_NAME, spec.userName);
   if (spec.password !== undefined) w.userPassword(spec.password, spec.secret);
+  if (spec.chap) {
+    // RFC 2865 §5.3: ident || MD5(ident || secret || challenge), as CoovaChilli sends a UAM login.
+    const ident = spec.chap.ident ?? 0;
+    const challenge = spec.chap.challenge ?? authenticator;
+    const response = createHash('md5').update(Buffer.of(ident)).update(spec.chap.secret).update(challenge).digest();
+    w.bytes(Attr.CHAP_PASSWORD, Buffer.concat([Buffer.of(ident), response]));
+    if (spec.chap.challenge) w.bytes(Attr.CHAP_CHALLENGE, spec.chap.challenge);
+  }
   if (spec.callingStationId !== undefined) w.string(Attr.CALLING_STATION_ID, spec.callingStationId);
   if (spec.calledStationId !== undefined) w.string(Attr.CALLED_STATION_ID, spec.calledStationId);
   if (spec.framedIp !== undefined) w.ipv4(Attr.FRAMED_IP_ADDRESS, spec.framedIp);
