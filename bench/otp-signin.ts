@@ -23,7 +23,7 @@ import { benchMac, percentile, say, spawnReady, Teardown, withCpu, type CpuUse }
  * switched off (all requests come from 127.0.0.1), so each pair is the full success path:
  * two Lua scripts, one SMS send, one session start with its audit record. One summary line
  * on stdout; exit 0 pass, 2 targets missed, 1 errors. Knobs: BENCH_DURATION (s, default 10),
- * BENCH_CONNECTIONS (default 50).
+ * BENCH_CONNECTIONS (default 50), BENCH_CPU_PROF (a folder: the service runs with --cpu-prof).
  */
 
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
@@ -33,6 +33,7 @@ const TARGET_P99_MS = 50;
 const HOST = '127.0.0.1';
 const DEADLINE_MS = 180_000 + 4 * (DURATION_S + 5) * 1000;
 const CREDENTIALS_VAR = 'BENCH_SMS_CREDENTIALS';
+const CPU_PROF = process.env.BENCH_CPU_PROF;
 
 const undo = new Teardown();
 undo.guard('otp-signin', DEADLINE_MS);
@@ -180,7 +181,8 @@ async function main(): Promise<number> {
       await engine.close();
     }
 
-    const service = await spawnReady(undo, 'service', [projectPath('dist', 'scripts', 'serve.js')], env);
+    const prof = CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : [];
+    const service = await spawnReady(undo, 'service', [...prof, projectPath('dist', 'scripts', 'serve.js')], env);
     const client = new Client(service.ready.ports.main as number);
     undo.push(() => client.close());
     const token = await signOperatorToken(new TextEncoder().encode(secret), tenantId, ['admin'], 3600, 'bench');
