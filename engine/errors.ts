@@ -8,7 +8,7 @@ export class AppError extends Error {
   readonly code: string;
   readonly status: number;
   readonly fields: Record<string, unknown> | undefined;
-  /** When true the body is exactly `{error, ...fields}`, as the spec prints it (§7). */
+  /** When true the body is exactly `{error, ...fields}`, as the contract prints it (the portal's voucher errors). */
   readonly exactBody: boolean;
 
   constructor(code: string, status: number, message: string, fields?: Record<string, unknown>, exactBody = false, cause?: unknown) {
@@ -84,7 +84,8 @@ export const Errors = {
   UNKNOWN_BANDWIDTH_PROFILE: def((name: string) => ['unknown_bandwidth_profile', 400, `No bandwidth profile named ${name}`]),
   TENANT_NOT_FOUND: def(() => ['tenant_not_found', 404, 'No such tenant']),
 
-  // Portal voucher verification: the bodies are exactly those of spec §7.
+  // Portal voucher verification: the bodies are exactly the contract's: {error: voucher_not_found},
+  // {error: voucher_expired, expired_at}, {error: voucher_exhausted, max_uses, current_uses}.
   VOUCHER_NOT_FOUND: def(() => ['voucher_not_found', 404, 'Unknown voucher code', undefined, true]),
   VOUCHER_EXPIRED: def((expiredAt: string) => ['voucher_expired', 410, 'Voucher expired', { expired_at: expiredAt }, true]),
   VOUCHER_EXHAUSTED: def((maxUses: number, currentUses: number) => [

@@ -37,7 +37,7 @@ export interface Route<B = unknown, Q = unknown, R = unknown> {
   /** A uWS pattern: `/v1/vouchers/:id`. */
   path: string;
   surface: Surface;
-  /** Operator credentials required (spec §5); the portal and ops routes have none. */
+  /** Operator credentials (a JWT or an API key) required; the portal and ops routes have none. */
   auth: boolean;
   /** A platform administration route (/admin/): a platform token required, tenant credentials refused. Set auth false. */
   platform?: boolean;
@@ -56,7 +56,7 @@ export interface Route<B = unknown, Q = unknown, R = unknown> {
   /** Extra error responses to document: status -> description. */
   errors?: Record<number, string>;
   handler(ctx: RouteContext<B, Q>): Promise<Answer<R>> | Answer<R>;
-  /** For operator changes: the audit-chain event a successful call records (spec §6.3); `out` is the success body. */
+  /** For operator changes: the audit-chain event a successful call records (administrator actions are audited); `out` is the success body. */
   audit?(ctx: RouteContext<B, Q>, out: R): AuditNote | null;
 }
 
@@ -154,7 +154,7 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
           const principal = route.auth ? await engine.credentials.authenticate({ authorization, apiKey }) : NO_PRINCIPAL;
           const platform = route.platform ? await engine.credentials.authenticatePlatform({ authorization, apiKey }) : null;
           if (route.module && !principal.tenant.modules.includes(route.module)) throw Errors.MODULE_NOT_LICENSED(route.module);
-          // Roles (spec §5): admin may change anything; a token with other roles only reads. API keys act as admin.
+          // Roles (the JWT `roles` claim): admin may change anything; a token with other roles only reads. API keys act as admin.
           if (route.auth && route.method !== 'get' && !principal.roles.includes('admin')) throw Errors.FORBIDDEN('This change needs the admin role');
           let q: unknown = undefined;
           if (validateQuery) {

@@ -17,7 +17,7 @@ function toLink(r: Row): StoredLink {
   };
 }
 
-/** The spec §2.3 record as the API shows it, with its place in the chain. */
+/** The contract's audit chain record as the API shows it (see /v1/openapi.json), with its place in the chain. */
 export interface ChainRecord {
   seq: number;
   event_type: string;

@@ -15,7 +15,11 @@ import { hash } from 'node:crypto';
  */
 export const GENESIS = 'sha256:' + '0'.repeat(64);
 
-/** The fields a chain link covers (spec §2.3 plus tenant, sequence, hotspot and details). */
+/**
+ * The fields a chain link covers: the contract's audit record (event_type, timestamp,
+ * session_id, mac_address, ip_address, username, auth_method, ssid) plus tenant,
+ * sequence, hotspot and details.
+ */
 export interface ChainFields {
   tenant_id: string;
   seq: number;

@@ -2,7 +2,7 @@ import type { Logger } from '../logger.js';
 import type { Pool } from '../store/postgres.js';
 import { partitionName } from './chain-writer.js';
 
-/** Spec §8: session start and end records are kept 730 days. */
+/** The contract's legal retention: session start and end records are kept 730 days. */
 export const RETENTION_DAYS = 730;
 
 /**

@@ -39,7 +39,11 @@ export interface HotspotDaySummary {
   warnings: SummaryWarning[];
 }
 
-/** The daily 5651 log summary (spec §4.6) of one tenant and UTC day. */
+/**
+ * The daily 5651 log summary of one tenant and UTC day. The contract asks for
+ * the record count, hash-chain integrity (valid/invalid), the time-stamp
+ * authority's status and missing-record warnings.
+ */
 export interface DaySummary {
   tenant_id: string;
   date: string;

@@ -50,8 +50,9 @@ export class EvidencePackService {
   }
 
   /**
-   * Resolves `from`/`to` (or `start`/`end`, spec §4.1) into an inclusive UTC
-   * day range of at most MAX_PACK_DAYS (spec §8). Throws VALIDATION_FAILED.
+   * Resolves `from`/`to` (the contract also accepts the range as `start`/`end`)
+   * into an inclusive UTC day range of at most MAX_PACK_DAYS, the contract's
+   * maximum report span. Throws VALIDATION_FAILED.
    */
   static range(q: { from?: string; to?: string; start?: string; end?: string }): { from: string; to: string } {
     const pick = (a: string | undefined, b: string | undefined, names: string): string => {

@@ -9,7 +9,7 @@ import { chainLine, chainPages, gapAfter, linkBefore } from './chain-day.js';
 import type { DayStamp, StampStatus, TimestampStore } from './timestamp-store.js';
 
 export const PACK_FORMAT = '5651-evidence-pack/1';
-/** Spec §8: a report spans at most 366 days. */
+/** The contract's maximum report span: 366 days per query. */
 export const MAX_PACK_DAYS = 366;
 /**
  * Days whose time-stamp is requested while the next days are written: the

@@ -23,7 +23,7 @@ export function publicSessionId(sid: string): string {
   return `ses_${sid.slice(5)}`;
 }
 
-/** Masks the middle digits of a phone number (spec §2.2); other identities pass unchanged. */
+/** Masks the middle digits of a phone number, as API output must; other identities pass unchanged. */
 export function maskUsername(u: string | null): string | null {
   if (!u || !/^\+?\d{8,15}$/.test(u)) return u;
   const keepStart = u.startsWith('+') ? 4 : 3;
@@ -36,7 +36,7 @@ interface SessionRow {
   end_reason: string | null; status: string; bytes_in: number; bytes_out: number;
 }
 
-/** The public API's session record (spec §2.2), with the console fields beside it. */
+/** The public API's session record (see /v1/openapi.json), with the console fields beside it. */
 export interface PublicSession {
   id: string;
   mac: string;
@@ -111,8 +111,8 @@ export class SessionService {
 
   /**
    * Blocks the session's device for the chosen time and ends its live
-   * sessions, this one and any at the tenant's other hotspots (spec §3.2
-   * "cancel and block"): the device is refused at sign-in by the block and,
+   * sessions, this one and any at the tenant's other hotspots (the console's
+   * "cancel and block": 24 hours, 7 days or permanent): the device is refused at sign-in by the block and,
    * having no session left, by every NAS.
    */
   async block(tenantId: string, id: string, duration: BlockDuration, by: string): Promise<{ mac: string; duration: BlockDuration; until: string | null; session_id: string }> {

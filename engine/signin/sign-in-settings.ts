@@ -1,7 +1,7 @@
 import type { Pool } from '../store/postgres.js';
 import { Errors } from '../errors.js';
 
-/** Sign-in methods, by their `auth_method` name (spec §2.1). */
+/** Sign-in methods, by the `auth_method` name sessions and audit records carry. */
 export const AUTH_METHODS = ['voucher', 'sms_otp', 'msgapp_otp', 'email', 'sponsor', 'pms'] as const;
 export type AuthMethod = (typeof AUTH_METHODS)[number];
 
@@ -9,7 +9,11 @@ export type AuthMethod = (typeof AUTH_METHODS)[number];
 export const ENV_REF = /^env:\/\/[A-Za-z_][A-Za-z0-9_]*$/;
 
 export interface SmsSettings { provider: 'netgsm'; base_url?: string; credentials_ref: string; sender?: string }
-/** The four MSGAPP_* parameters of spec §4.4 (the key as a reference). */
+/**
+ * The console's messaging-app parameters: MSGAPP_API_KEY (held as a reference),
+ * MSGAPP_TEMPLATE_ID, MSGAPP_SENDER_PHONE (E.164), MSGAPP_FALLBACK_SMS and
+ * MSGAPP_FALLBACK_TIMEOUT_SEC (default 30).
+ */
 export interface MsgappSettings {
   api_key_ref?: string; template_id?: string; sender_phone?: string;
   /** MSGAPP_FALLBACK_SMS: a code not delivered in time (or refused) goes by SMS. */

@@ -10,7 +10,7 @@ export interface VerifyRequest extends SignInRequest {
   code: string;
 }
 
-/** The portal's success answer, spec §4.3. */
+/** The portal's success answer: `{status: authorized, session_id, expires_at, uses_left, redirect_url}`. */
 export interface Authorized {
   status: 'authorized';
   session_id: string;

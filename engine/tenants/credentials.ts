@@ -19,7 +19,7 @@ export interface PlatformPrincipal {
   roles: string[];
 }
 
-/** The two header forms of spec §5, read synchronously from the request. */
+/** The two header forms, `Authorization: Bearer <token>` and `X-API-Key: <key>`, read synchronously from the request. */
 export interface PresentedCredentials {
   authorization: string;
   apiKey: string;
@@ -106,7 +106,7 @@ export class CredentialVerifier {
   }
 }
 
-/** Signs an operator token (spec §5): HS256, sub, tenant_id, roles, iat, exp. */
+/** Signs an operator token as the contract defines it: HS256, claims sub, tenant_id, roles, iat, exp. */
 export async function signOperatorToken(secret: Uint8Array, tenantId: string, roles: string[], ttlSec: number, sub = 'cli'): Promise<string> {
   return new SignJWT({ tenant_id: tenantId, roles })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })

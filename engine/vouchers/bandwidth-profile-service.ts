@@ -11,8 +11,8 @@ export interface ProfiledFields {
 }
 
 /**
- * A tenant's bandwidth profiles (spec §2.1 defaults with the tenant's
- * overrides on top), kept in `tenants.settings.bandwidth_profiles`. A change
+ * A tenant's bandwidth profiles (the contract's four, DEFAULT_PROFILES, with
+ * the tenant's overrides on top), kept in `tenants.settings.bandwidth_profiles`. A change
  * applies to vouchers created afterwards: a voucher copies its profile's
  * figures when it is created.
  */

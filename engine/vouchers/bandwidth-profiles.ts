@@ -1,11 +1,11 @@
-/** A named bandwidth profile (spec §2.1). `daily_quota_mb` null means unlimited. */
+/** A named bandwidth profile. `daily_quota_mb` null means unlimited. */
 export interface BandwidthProfile {
   down_mbps: number;
   up_mbps: number;
   daily_quota_mb: number | null;
 }
 
-/** The four profiles of spec §2.1; a tenant can override any of them or add its own. */
+/** The contract's four profiles, figures as it gives them; a tenant can override any of them or add its own. */
 export const DEFAULT_PROFILES: Readonly<Record<string, BandwidthProfile>> = {
   basic: { down_mbps: 2, up_mbps: 1, daily_quota_mb: 500 },
   standard: { down_mbps: 10, up_mbps: 5, daily_quota_mb: 2048 },

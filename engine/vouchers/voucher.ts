@@ -20,9 +20,11 @@ export interface VoucherRow {
 }
 
 /**
- * Console states (spec §3.1). The public API folds `created` and `activated`
- * into `active`: a voucher that can still be used. `used` and `expired` are
- * the same on both surfaces. A used voucher stays `used` after its date passes.
+ * Console states: created (not used yet), activated (used, below max_uses),
+ * used (max_uses reached), expired (expires_at passed). The public API folds
+ * `created` and `activated` into `active`: a voucher that can still be used.
+ * `used` and `expired` are the same on both surfaces. A used voucher stays
+ * `used` after its date passes.
  */
 export type ConsoleStatus = 'created' | 'activated' | 'used' | 'expired';
 export type PublicStatus = 'active' | 'used' | 'expired';

@@ -8,7 +8,7 @@ const PLATFORM_ERRORS = {
 };
 
 /**
- * Platform administration (above tenants; spec §4.4): the messaging-app
+ * Platform administration (above tenants): the messaging-app
  * provider of each tenant. A platform token only (`npm run -s cli -- token
  * --platform`); records show credential references, never their values.
  */

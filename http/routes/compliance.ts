@@ -2,7 +2,7 @@ import { EvidencePackService, type Engine } from '../../engine/index.js';
 import { route, type Route } from '../router.js';
 import { auditChainDay, auditChainDayQuery, complianceExport, complianceSummary, complianceSummaryQuery } from './compliance.schemas.js';
 
-/** Compliance (spec §4.1, §4.6): the audit chain of a day, the 5651 evidence pack and daily summary. */
+/** Compliance (see /v1/openapi.json): the audit chain of a day, the 5651 evidence pack and daily summary. */
 export function complianceRoutes(engine: Engine): Route[] {
   return [
     route({

@@ -3,7 +3,7 @@ import { responseSchema } from '../schemas.js';
 
 const tenantMe = responseSchema('tenantMe', { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' }, modules: { type: 'array', items: { type: 'string' } } } });
 
-/** Tenant-scoped operations API (spec §4.5), under /api/v1/tenants/me/. */
+/** Tenant-scoped operations API, under /api/v1/tenants/me/ (see /v1/openapi.json). */
 export function dashboardRoutes(): Route[] {
   return [
     route({

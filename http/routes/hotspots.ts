@@ -2,7 +2,7 @@ import type { Engine } from '../../engine/index.js';
 import { route, type Route } from '../router.js';
 import { hotspot, hotspotCreate, hotspotList, hotspotUpdate, nasClient, nasClientCreate, nasClientList } from './hotspots.schemas.js';
 
-/** Hotspots (spec §2.4, §4.1) and their NAS clients. */
+/** Hotspots (name, location, IANA timezone; see /v1/openapi.json) and their NAS clients. */
 export function hotspotRoutes(engine: Engine): Route[] {
   const hs = engine.hotspots;
   return [

@@ -2,8 +2,8 @@ import { DELIVERY_PROVIDERS, Errors, type DeliveryProvider, type Engine } from '
 import type { Route } from '../router.js';
 
 /**
- * Delivery callbacks of the messaging-app providers (spec §3.3: a code counts
- * as delivered when its provider says so). One path per provider; the tenant
+ * Delivery callbacks of the messaging-app providers (a code counts as
+ * delivered when its provider says so; until then the SMS fallback waits). One path per provider; the tenant
  * is `?tenant_id=` of the URL registered at the provider. What each checks is
  * documented at DeliveryCallbacks (engine/signin/providers/delivery-callbacks.ts).
  */

@@ -3,7 +3,7 @@ import { route, type Route } from '../router.js';
 import { authorized, portalQuery, portalVoucherVerify } from './portal.schemas.js';
 
 /**
- * Captive portal (spec §4.3): no credentials; the hotspot, given as the
+ * Captive portal: no credential header; the hotspot, given as the
  * `hotspot_id` query parameter or body field, names the tenant.
  */
 export function portalRoutes(engine: Engine): Route[] {

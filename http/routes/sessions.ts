@@ -7,7 +7,7 @@ import {
 
 const EXTEND_PRESETS: Record<string, number> = { '1h': 60, '4h': 240, '24h': 1440 };
 
-/** Sessions, guests and the block list (spec §4.1, and the console actions of §3.2 as API calls). */
+/** Sessions, guests and the block list (see /v1/openapi.json); extend and block are the console's session actions as API calls. */
 export function sessionRoutes(engine: Engine): Route[] {
   const ss = engine.sessions;
   const who = (p: { subject: string; via: string }): string => `${p.via}:${p.subject}`;

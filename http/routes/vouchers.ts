@@ -21,7 +21,7 @@ function specOf(body: VoucherFields): VoucherSpec {
   };
 }
 
-/** Vouchers: public API (§4.1), console batch creation (§4.2), bandwidth profiles. */
+/** Vouchers: public API, console batch creation (/api/v1/vouchers), bandwidth profiles; shapes in /v1/openapi.json. */
 export function voucherRoutes(engine: Engine): Route[] {
   const vs = engine.vouchers;
   const now = (): number => Date.now();
@@ -82,7 +82,7 @@ export function voucherRoutes(engine: Engine): Route[] {
     }),
     route({
       method: 'get', path: '/v1/bandwidth-profiles', surface: 'public', auth: true, responseSchema: bandwidthProfiles,
-      summary: "The tenant's bandwidth profiles (spec §2.1 defaults with the tenant's overrides)",
+      summary: "The tenant's bandwidth profiles (the four defaults with the tenant's overrides)",
       handler: async ({ principal }) => ({ status: 200, body: await engine.bandwidthProfiles.list(principal.tenant.id) }),
     }),
     route({

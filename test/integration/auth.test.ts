@@ -30,8 +30,8 @@ function handmade(header: Record<string, unknown>, payload: Record<string, unkno
 const test = serviceTest();
 
 /**
- * Operator authentication (spec §5): HS256 JWTs and API keys, in either
- * header; every refusal is 401 {error: "unauthorized", message}.
+ * Operator authentication: HS256 JWTs and API keys, in either header
+ * (`Authorization: Bearer` or `X-API-Key`); every refusal is 401 {error: "unauthorized", message}.
  */
 describe('authentication', () => {
   let svc: Running;

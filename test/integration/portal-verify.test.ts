@@ -7,8 +7,8 @@ const VERIFY = '/api/v1/hotspot-portal/voucher/verify';
 const test = serviceTest();
 
 /**
- * The captive portal's voucher verification over HTTP (spec §4.3, §7): the
- * exact error bodies, the success shape, and the rebuild of a tenant's
+ * The captive portal's voucher verification over HTTP: the contract's
+ * exact error bodies (voucher_not_found, voucher_expired, voucher_exhausted), the success shape, and the rebuild of a tenant's
  * vouchers in Redis from Postgres.
  */
 describe('POST /api/v1/hotspot-portal/voucher/verify', () => {

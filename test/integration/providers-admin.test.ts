@@ -17,8 +17,8 @@ const CRED = 'usr9:Very-S3cret-pass';
 const CB_SECRET = 'cb-S3cret-token-42';
 
 /**
- * Platform administration of messaging-app providers (spec §4.4, the issue's
- * contract): who may call it, what it stores and shows, and the delivery
+ * Platform administration of messaging-app providers (types A, B and C; the
+ * issue's contract): who may call it, what it stores and shows, and the delivery
  * callbacks it makes possible; plus the sender registry over real tables.
  */
 describe('platform administration and provider resolution', () => {

@@ -451,7 +451,7 @@ describe('RADIUS over UDP against the real engine', () => {
       expect(u32(p, Attr.SESSION_TIMEOUT)).toBeGreaterThan(45 * 60 - 15);
       const sid = text(p, Attr.CLASS)!;
       expect(await session(sid)).toMatchObject({ mac, auth_method: 'voucher', status: 'active' });
-      // (The API masks digit-only user names as phone numbers, spec §2.2: read the stored one.)
+      // (The API masks the middle digits of digit-only user names as phone numbers: read the stored one.)
       await until(async () => (await db.query('SELECT username FROM sessions WHERE id = $1', [sid])).rows[0]?.username === code);
       const v = await call(svc.base, 'GET', `/v1/vouchers?limit=100`, { auth: t.apiKey });
       expect(v.body.data.find((x: { code: string }) => x.code === code)).toMatchObject({ current_uses: 1 });

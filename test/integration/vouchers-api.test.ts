@@ -10,7 +10,7 @@ const nasIp = (): string => `127.${randomInt(1, 255)}.${randomInt(0, 256)}.${ran
 
 const test = serviceTest();
 
-/** Vouchers (public §4.1 and console §4.2), bandwidth profiles, hotspots and NAS clients over HTTP. */
+/** Vouchers (public API and console batch creation), bandwidth profiles, hotspots and NAS clients over HTTP. */
 describe('vouchers, profiles, hotspots and NAS clients API', () => {
   let svc: Running;
   test.beforeAll(({ svc: s_ }) => { svc = s_; });

@@ -57,7 +57,7 @@ describe("Netgsm's OTP route rules, checked at configuration time", () => {
   });
 });
 
-describe('messaging-app provider records (spec §4.4)', () => {
+describe('messaging-app provider records (types A, B, C)', () => {
   const fails = (f: () => unknown): { field: string; message: string }[] => {
     try { f(); } catch (e) { return (e as AppError).fields?.details as { field: string; message: string }[]; }
     throw new Error('did not fail');

@@ -129,7 +129,7 @@ export class OtpService implements DeliveryReceiver {
     throw reject(Errors.OTP_SEND_FAILED());
   }
 
-  /** The delivery state the portal polls (spec §3.3): which channel carried the code. */
+  /** The delivery state the portal polls (the guest is told which channel carried the code). */
   async status(requestId: string): Promise<{ status: RequestStatus; channel: OtpChannelName }> {
     const m = REQUEST_ID.exec(requestId);
     const st = m ? await this.store.state(m[2]!, requestId) : null;

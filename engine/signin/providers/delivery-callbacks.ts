@@ -14,7 +14,7 @@ import type { DeliveryReceiver } from './types.js';
  *  - `netgsm` (type C): Netgsm does not sign its reports, so the callback URL
  *    registered there carries the secret as `?token=`; compared in constant time.
  *  - `msgapp-a`: `X-Signature-256: sha256=<hex HMAC-SHA256(raw body, secret)>`,
- *    the scheme of our own webhooks (spec §6.1).
+ *    the scheme our own webhook deliveries are signed with.
  *  - `msgapp-b`: `X-Hub-Signature-256: sha256=<hex HMAC-SHA256(raw body, app secret)>`,
  *    as the business-messaging cloud APIs sign their webhooks.
  * A callback without a configured secret is refused: unverifiable is unsigned.

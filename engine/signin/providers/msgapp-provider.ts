@@ -2,7 +2,12 @@ import { Errors } from '../../errors.js';
 import { isEnvRef } from './env-ref.js';
 import { NETGSM_BASE_URL } from './netgsm-sms.js';
 
-/** Messaging-app provider types of spec §4.4: who bills and who manages templates. */
+/**
+ * Messaging-app provider types; they differ in who bills and who manages templates.
+ * A: API key and business device ID, provider template ID. B (direct): access token
+ * and phone number ID, template `name:lang`. C (SMS carrier): the SMS API's
+ * `usercode:password`, template fixed at the carrier.
+ */
 export type MsgappType = 'A' | 'B' | 'C';
 
 /**
@@ -47,7 +52,7 @@ const REFS = ['api_key_ref', 'access_token_ref', 'callback_secret_ref'] as const
 const NEEDS: Record<MsgappType, { required: (keyof MsgappProviderInput)[]; empty: (keyof MsgappProviderInput)[] }> = {
   A: { required: ['api_key_ref', 'business_device_id', 'template_id', 'base_url'], empty: ['access_token_ref', 'phone_number_id', 'template_name'] },
   B: { required: ['access_token_ref', 'phone_number_id', 'template_name', 'base_url'], empty: ['api_key_ref', 'business_device_id', 'template_id'] },
-  // §4.4: type C's template is fixed at the carrier (netgsm_verify_code); device id and template stay empty.
+  // Type C's template is fixed at the carrier (netgsm_verify_code); device id and template stay empty.
   C: { required: ['api_key_ref'], empty: ['business_device_id', 'template_id', 'template_name', 'phone_number_id', 'access_token_ref'] },
 };
 

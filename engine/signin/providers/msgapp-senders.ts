@@ -4,7 +4,7 @@ import { field, joinUrl, postJson, type ProviderAnswer } from './provider-http.j
 import { missingSecret, networkFailure, type Failure, type ProviderFailures } from './provider-failures.js';
 import type { OtpMessage, OtpSender, SendResult } from './types.js';
 
-/** Type C answer codes other than "00" (spec §7). */
+/** Type C answer codes other than "00", as the contract lists them. */
 export const TYPE_C_CODES: Record<string, string> = {
   '30': 'credentials or IP rejected',
   '60': 'package not defined',
@@ -57,7 +57,7 @@ const httpFailure = (a: ProviderAnswer, code: string): Failure =>
     : { code: `http_${a.status}`, meaning: `HTTP ${a.status} without an error code`, retryable: a.status >= 500 };
 
 /**
- * Type C (spec §4.4, the SMS carrier's messaging-app product): exactly
+ * Type C (the SMS carrier's messaging-app product): exactly
  * `POST {base_url}/v1/otp`, HTTP Basic with the `usercode:password` pair, body
  * `{to: <E.164>, code}` and nothing else; the template (netgsm_verify_code)
  * is fixed at the carrier. Success is a 2xx whose JSON `code` is "00".

@@ -1,4 +1,5 @@
--- The tamper-evident audit chain (spec §2.3, §6.3), one chain per tenant.
+-- The tamper-evident audit chain of session events (start, end, extension, administrator action),
+-- one chain per tenant.
 
 -- Partitioned by UTC day so retention drops whole days (730-day legal period)
 -- and a day's records are read from one partition. The sink creates each

@@ -1,4 +1,4 @@
--- The messaging-app OTP provider of each tenant (spec §4.4), set by the platform administration
+-- The messaging-app OTP provider (type A, B or C) of each tenant, set by the platform administration
 -- (PUT /admin/msgapp-providers/{tenant_id}). Credentials are env://NAME references only: the
 -- secrets themselves live in the service's environment and never in this table.
 CREATE TABLE msgapp_providers (
