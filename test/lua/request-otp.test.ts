@@ -54,7 +54,7 @@ describe('request-otp-7.lua', () => {
       const third = await ask(tt, T0 + 2, { user: phones[2], rid: 'c' }, lim);
       expect(third).toEqual(['limited', kind, HOUR - 2]);
       // A refusal counts nothing: the third phone's cool-down did not start.
-      expect(await redis.exists(keys.otpLimit(tt, 'user', phones[2]))).toBe(0);
+      expect(await redis.exists(keys.otpLimit(tt, 'user', phones[2]!))).toBe(0);
       // Another IP / MAC / prefix is not affected.
       expect(await ask(tt, T0 + 3, { user: phones[2], rid: 'd', ...other }, lim)).toEqual(['ok']);
     }
