@@ -1,11 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
-import pg from 'pg';
-import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { keys } from '../../engine/redis/keys.js';
+import type { Redis } from 'ioredis';
+import type pg from 'pg';
+import { describe, expect } from 'vitest';
 import { BlockService } from '../../engine/sessions/block-service.js';
-import { migrate } from '../../engine/store/postgres.js';
+import { keys, poolTest as it } from '../support/fixture.js';
 
 /**
  * The one owner of the `blocks` table and the Redis block marker: what it
@@ -18,15 +16,10 @@ describe('BlockService', () => {
   let blocks: BlockService;
   const tenant = (): string => `ten_blk${randomBytes(6).toString('hex')}`;
 
-  beforeAll(async () => {
-    pool = new pg.Pool({ connectionString: inject('databaseUrl'), max: 4 });
-    await migrate(pool, pino({ level: 'silent' }));
-    redis = new Redis(inject('redisUrl'));
+  it.beforeAll(({ pool: p_, redis: r_ }) => {
+    pool = p_;
+    redis = r_;
     blocks = new BlockService(pool, redis, () => clock);
-  });
-  afterAll(async () => {
-    redis.disconnect();
-    await pool.end();
   });
 
   it('blocks a MAC in any notation: the marker in Redis (expiring with a timed block) and the row in Postgres', async () => {

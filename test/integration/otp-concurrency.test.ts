@@ -1,13 +1,11 @@
 import { spawn } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
-import { inject } from 'vitest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger, projectPath } from '../../engine/index.js';
-import { keys } from '../../engine/redis/keys.js';
-import { createRedis } from '../../engine/redis/scripts.js';
+import { describe, expect, inject } from 'vitest';
+import { projectPath } from '../../engine/index.js';
 import { OtpHasher, deriveOtpKey } from '../../engine/signin/otp/otp-code.js';
 import { OtpStore } from '../../engine/signin/otp/otp-store.js';
 import { DEFAULT_OTP_LIMITS } from '../../engine/signin/sign-in-settings.js';
+import { keys, luaTest as it, mac } from '../support/lua.js';
 
 const dist = (...p: string[]) => pathToFileURL(projectPath('dist', ...p)).href;
 
@@ -42,12 +40,7 @@ function child(args: string[]): Promise<string[]> {
 
 /** Issue 10 "Must show": 50 concurrent verifies of one code from two processes, exactly one succeeds. */
 describe('OTP single use across processes', () => {
-  const redis = createRedis(inject('redisUrl'), createLogger('silent'));
-  beforeAll(() => redis.ping());
-  afterAll(() => redis.disconnect());
-
-  it('of 50 concurrent verifies of one code from two processes exactly one succeeds', async () => {
-    const tenant = `tn_conc${Math.random().toString(36).slice(2, 10)}`;
+  it('of 50 concurrent verifies of one code from two processes exactly one succeeds', async ({ redis, tenant }) => {
     const hotspot = 'hs_conc';
     const phone = '+905321234567';
     const code = '424242';
@@ -56,7 +49,7 @@ describe('OTP single use across processes', () => {
     const now = Date.now();
     const sent = await new OtpStore(redis).request({
       tenantId: tenant, hotspotId: hotspot, identity: phone, requestId: 'otp_conc', channel: 'sms', hash: hasher.hash(tenant, hotspot, phone, code),
-      ip: '10.0.0.1', mac: 'AA:BB:CC:00:00:01', prefix: '+90532', limits: { ...DEFAULT_OTP_LIMITS }, fallbackDueMs: 0, fallbackSms: false,
+      ip: '10.0.0.1', mac: mac(1), prefix: '+90532', limits: { ...DEFAULT_OTP_LIMITS }, fallbackDueMs: 0, fallbackSms: false,
     }, now);
     expect(sent).toEqual({ ok: true });
 

@@ -1,7 +1,7 @@
 import {
   Engine, createLogger, loadConfig, type OtpChannelName, type OtpDecision, type OtpMessage, type OtpSender, type SendResult, type VerifiedIdentity,
 } from '../../engine/index.js';
-import { testEnv } from '../helpers.js';
+import { testEnv } from '../support/fixture.js';
 
 /** A sender per channel that records every message; `refuse` makes it answer as a provider that said no. */
 export class RecordingSender implements OtpSender {

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { eventually } from '../helpers.js';
+import { mac, until } from '../support/fixture.js';
 import { otpEngine, type OtpTestEngine } from './otp-fakes.js';
 
 /**
@@ -14,6 +14,7 @@ describe('OTP fallback across engine processes', () => {
 
   it('a watch scheduled by a process that stopped is fired by the others, exactly once', async () => {
     let clock = Date.now();
+    const device = mac(1, 0x20);
     // The process that takes the request never polls (its timer is an hour) and then stops.
     const a = await otpEngine(() => clock, 3_600_000);
     engines.push(a);
@@ -22,7 +23,7 @@ describe('OTP fallback across engine processes', () => {
     await a.engine.signInSettings.put(tenant.id, {
       methods: ['msgapp_otp', 'sms_otp'], msgapp: { fallback_sms: true, fallback_timeout_sec: 30 },
     });
-    const sent = await a.engine.otp.request({ hotspotId: hs.id, to: '+905321112233', channel: 'msgapp', mac: 'AA:BB:CC:00:20:01', ip: '10.0.0.5', ssid: '' });
+    const sent = await a.engine.otp.request({ hotspotId: hs.id, to: '+905321112233', channel: 'msgapp', mac: device, ip: '10.0.0.5', ssid: '' });
     expect(sent.channel).toBe('msgapp');
     await a.engine.close();
     engines.shift();
@@ -34,13 +35,13 @@ describe('OTP fallback across engine processes', () => {
     await new Promise((r) => setTimeout(r, 200));
     expect(b.senders.sms.sent.length + c.senders.sms.sent.length).toBe(0);
     clock += 30_000;
-    await eventually(async () => (await b.engine.otp.status(sent.request_id)).status === 'resent_by_sms');
+    await until(async () => (await b.engine.otp.status(sent.request_id)).status === 'resent_by_sms', { what: 'the SMS fallback' });
     await new Promise((r) => setTimeout(r, 300));
     const sms = [...b.senders.sms.sent, ...c.senders.sms.sent];
     expect(sms).toHaveLength(1);
     expect(sms[0]).toMatchObject({ tenantId: tenant.id, requestId: sent.request_id, to: '+905321112233' });
     expect(await c.engine.otp.status(sent.request_id)).toEqual({ status: 'resent_by_sms', channel: 'sms' });
-    const ok = await c.engine.otp.verify({ hotspotId: hs.id, kind: 'phone', to: '+905321112233', code: sms[0]!.code, mac: 'AA:BB:CC:00:20:01', ip: '', ssid: '' });
+    const ok = await c.engine.otp.verify({ hotspotId: hs.id, kind: 'phone', to: '+905321112233', code: sms[0]!.code, mac: device, ip: '', ssid: '' });
     expect(ok.status).toBe('authorized');
   });
 });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger, type Engine, type OtpDecision, type VerifiedIdentity } from '../../engine/index.js';
 import { startHttp, type HttpServer } from '../../http/index.js';
-import { call, eventually, newTenant } from '../helpers.js';
+import { call, keys, mac as macOf, newTenant, until } from '../support/fixture.js';
 import { otpEngine, type RecordingSender } from './otp-fakes.js';
 
 /**
@@ -40,7 +40,7 @@ describe('OTP sign-in over the portal', () => {
     expect(put.status).toBe(200);
     return v;
   };
-  const mac = (n: number) => `AA:BB:CC:00:10:${String(n).padStart(2, '0')}`;
+  const mac = (n: number): string => macOf(n, 0x10);
   const request = (hotspotId: string, phone: string, o: Record<string, unknown> = {}) =>
     call(base, 'POST', '/api/v1/hotspot-portal/sms/request', { body: { phone, mac: mac(1), hotspot_id: hotspotId, ...o } });
   const verify = (hotspotId: string, phone: string, code: string, o: Record<string, unknown> = {}) =>
@@ -54,7 +54,7 @@ describe('OTP sign-in over the portal', () => {
     const code = senders.sms.last('+905321000001');
     expect(code).toMatch(/^[0-9]{6}$/);
     // The code itself is nowhere in Redis: only its keyed hash.
-    const stored = await engine.redis.hgetall(`{t:${tenantId}}:otp:c:${hotspotId}:+905321000001`);
+    const stored = await engine.redis.hgetall(keys.otpCode(tenantId, hotspotId, '+905321000001'));
     expect(Object.values(stored)).not.toContain(code);
 
     const ok = await verify(hotspotId, '+905321000001', code, { ip: '10.1.2.3', ssid: 'Lobby' });
@@ -145,8 +145,9 @@ describe('OTP sign-in over the portal', () => {
   /** The request id of the last send the status route knows, from the request state in Redis. */
   const lastRequestId = async (hotspotId: string): Promise<string> => {
     const ref = await engine.hotspots.ref(hotspotId);
-    const ids = await engine.redis.keys(`{t:${ref!.tenantId}}:otp:r:*`);
-    return ids.at(-1)!.split(':otp:r:')[1]!;
+    const prefix = keys.otpRequest(ref!.tenantId, '');
+    const ids = await engine.redis.keys(`${prefix}*`);
+    return ids.at(-1)!.slice(prefix.length);
   };
 
   it('msgapp not delivered in time: the code goes by SMS, the status says so, and the SMS code signs in', async () => {
@@ -158,7 +159,7 @@ describe('OTP sign-in over the portal', () => {
     const msgappCode = senders.msgapp.last('+905321000020');
     const smsBefore = senders.sms.sent.length;
     clock += 30_000;
-    await eventually(async () => (await status()).body.status === 'resent_by_sms');
+    await until(async () => (await status()).body.status === 'resent_by_sms');
     expect((await status()).body).toEqual({ status: 'resent_by_sms', channel: 'sms' });
     expect(senders.sms.sent.length).toBe(smsBefore + 1);
     const smsCode = senders.sms.last('+905321000020');
@@ -187,7 +188,7 @@ describe('OTP sign-in over the portal', () => {
     const r = await request(hotspotId, '+905321000022', { channel: 'msgapp' });
     clock += 5_000;
     const status = () => call(base, 'GET', `/api/v1/hotspot-portal/sms/status?request_id=${encodeURIComponent(r.body.request_id)}`);
-    await eventually(async () => (await status()).body.status === 'not_delivered');
+    await until(async () => (await status()).body.status === 'not_delivered');
     expect((await status()).body.channel).toBe('msgapp');
     expect((await verify(hotspotId, '+905321000022', senders.msgapp.last('+905321000022'))).status).toBe(410);
   });

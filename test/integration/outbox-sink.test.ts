@@ -5,16 +5,7 @@ import { describe, expect, inject } from 'vitest';
 import { createLogger } from '../../engine/index.js';
 import { Metrics } from '../../engine/metrics.js';
 import { deadLettersBetween, OutboxSink } from '../../engine/store/outbox-sink.js';
-import { migrate } from '../../engine/store/postgres.js';
-import { keys, mac, storesTest, until } from '../support/fixture.js';
-
-/** The shared Redis (storesTest), and a pool of two for the sinks: no service runs in this file to migrate. */
-const test = storesTest.extend('pool', { scope: 'file' }, async ({}, { onCleanup }) => {
-  const pool = new pg.Pool({ connectionString: inject('databaseUrl'), max: 2 });
-  onCleanup(() => pool.end());
-  await migrate(pool, createLogger('silent'));
-  return pool;
-});
+import { keys, mac, poolTest as test, until } from '../support/fixture.js';
 
 /**
  * Parts of the outbox sink seen on their own: the lanes, and the dead letters

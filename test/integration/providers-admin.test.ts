@@ -2,19 +2,21 @@ import { execFile } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { promisify } from 'node:util';
 import { decodeJwt } from 'jose';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, vi } from 'vitest';
 import { projectPath, signOperatorToken, signPlatformToken } from '../../engine/index.js';
 import type { SignInConfigSource } from '../../engine/signin/providers/types.js';
 import { ProviderRegistry } from '../../engine/signin/providers/provider-registry.js';
 import { ProviderFailures } from '../../engine/signin/providers/provider-failures.js';
-import { call, JWT_SECRET, newTenant, startService, testEnv, type Running } from '../helpers.js';
 import { FakeCarrier, TYPE_C_PATH } from '../support/fake-carrier.js';
+import { call, JWT_SECRET, newTenant, type Running, serviceTest, type Tenant, testEnv } from '../support/fixture.js';
 import { capturingLogger } from '../support/log-capture.js';
 
 const secret = new TextEncoder().encode(JWT_SECRET);
 const ENV = `ADMIN_TEST_${process.pid}`;
 const CRED = 'usr9:Very-S3cret-pass';
 const CB_SECRET = 'cb-S3cret-token-42';
+
+const test = serviceTest();
 
 /**
  * Platform administration of messaging-app providers (types A, B and C; the
@@ -25,25 +27,25 @@ describe('platform administration and provider resolution', () => {
   let svc: Running;
   let carrier: FakeCarrier;
   let platform: string;
-  let t: Awaited<ReturnType<typeof newTenant>>;
+  // One tenant for the whole file: the list and the registry tests look at what the first test stored.
+  let t: Tenant;
 
-  beforeAll(async () => {
+  test.beforeAll(async ({ svc: s_ }) => {
     process.env[ENV] = CRED;
     process.env[`${ENV}_CB`] = CB_SECRET;
-    svc = await startService();
+    svc = s_;
     carrier = await FakeCarrier.start();
     platform = await signPlatformToken(secret, 600);
     t = await newTenant(svc.service);
   });
   afterAll(async () => {
-    await svc?.stop();
     await carrier?.close();
   });
 
   const putC = (tenantId: string, bearer: string, extra: Record<string, unknown> = {}) =>
     call(svc.base, 'PUT', `/admin/msgapp-providers/${tenantId}`, { bearer, body: { type: 'C', enabled: true, api_key_ref: `env://${ENV}`, ...extra } });
 
-  it('a platform token sets type C: provider netgsm, production base_url, references shown and no secret value', async () => {
+  test('a platform token sets type C: provider netgsm, production base_url, references shown and no secret value', async () => {
     const r = await putC(t.tenantId, platform);
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({
@@ -59,7 +61,7 @@ describe('platform administration and provider resolution', () => {
     }
   });
 
-  it('tenant credentials are refused on /admin/ (403), missing or bad tokens are 401', async () => {
+  test('tenant credentials are refused on /admin/ (403), missing or bad tokens are 401', async () => {
     const tenantJwt = await signOperatorToken(secret, t.tenantId, ['admin', 'platform_admin'], 600);
     for (const [opts, status] of [
       [{ auth: t.apiKey }, 403], [{ bearer: t.apiKey }, 403], [{ bearer: tenantJwt }, 403], [{}, 401], [{ bearer: 'not.a.jwt' }, 401],
@@ -75,12 +77,12 @@ describe('platform administration and provider resolution', () => {
     expect((await call(svc.base, 'GET', '/admin/msgapp-providers', { bearer: roleless })).body.error).toBe('platform_only');
   });
 
-  it('a platform token opens no tenant route', async () => {
+  test('a platform token opens no tenant route', async () => {
     const r = await call(svc.base, 'GET', '/v1/vouchers', { bearer: platform });
     expect(r.status).toBe(401);
   });
 
-  it('refuses bodies the type forbids, secrets in clear, and unknown tenants', async () => {
+  test('refuses bodies the type forbids, secrets in clear, and unknown tenants', async () => {
     const bad = await putC(t.tenantId, platform, { business_device_id: 'dev-1' });
     expect(bad.status).toBe(400);
     expect(bad.body.details).toEqual([{ field: 'business_device_id', message: 'must stay empty for type C' }]);
@@ -91,7 +93,7 @@ describe('platform administration and provider resolution', () => {
     expect((await call(svc.base, 'PUT', `/admin/msgapp-providers/${t.tenantId}`, { bearer: platform, body: { type: 'D', enabled: true } })).status).toBe(400);
   });
 
-  it('npm run cli -- token --platform prints a JWT with roles [platform_admin] and no tenant_id that the admin API takes', async () => {
+  test('npm run cli -- token --platform prints a JWT with roles [platform_admin] and no tenant_id that the admin API takes', async () => {
     const { stdout } = await promisify(execFile)(process.execPath, [projectPath('dist', 'scripts', 'cli.js'), 'token', '--platform', '--ttl', '120'],
       { env: { ...process.env, ...testEnv() } });
     const token = stdout.trim();
@@ -103,7 +105,7 @@ describe('platform administration and provider resolution', () => {
   });
 
   describe('senders and delivery callbacks', () => {
-    let tc: Awaited<ReturnType<typeof newTenant>>;
+    let tc: Tenant;
     const delivered: [string, string, string][] = [];
 
     beforeAll(async () => {
@@ -115,7 +117,7 @@ describe('platform administration and provider resolution', () => {
     const callback = (provider: string, query: string, body: string, headers: Record<string, string> = {}) =>
       fetch(`${svc.base}/api/v1/hotspot-portal/otp/delivery/${provider}?${query}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
 
-    it('type C: the engine sends through the configured carrier; the carrier\'s report with the right token marks the request delivered', async () => {
+    test('type C: the engine sends through the configured carrier; the carrier\'s report with the right token marks the request delivered', async () => {
       const put = await putC(tc.tenantId, platform, { base_url: carrier.url, callback_secret_ref: `env://${ENV}_CB` });
       expect(put.body.callback_secret_ref).toBe(`env://${ENV}_CB`);
       const sender = await svc.service.engine.otpSenders.forTenant(tc.tenantId, 'msgapp');
@@ -138,7 +140,7 @@ describe('platform administration and provider resolution', () => {
       expect((await callback('unknown', `tenant_id=${tc.tenantId}`, '{}')).status).toBe(404);
     });
 
-    it('type B: an X-Hub-Signature-256 over the raw body is accepted; the same signature on another body is refused', async () => {
+    test('type B: an X-Hub-Signature-256 over the raw body is accepted; the same signature on another body is refused', async () => {
       const tb = await newTenant(svc.service);
       const put = await call(svc.base, 'PUT', `/admin/msgapp-providers/${tb.tenantId}`, { bearer: platform, body: {
         type: 'B', enabled: true, base_url: carrier.url, access_token_ref: `env://${ENV}`, phone_number_id: '42', template_name: 'wifi_code:tr',
@@ -156,14 +158,14 @@ describe('platform administration and provider resolution', () => {
       expect(delivered.at(-1)).toEqual([tb.tenantId, 'otp_req_b', 'msgapp']);
     });
 
-    it('a disabled provider resolves to no sender, at once after the change', async () => {
+    test('a disabled provider resolves to no sender, at once after the change', async () => {
       expect(await svc.service.engine.otpSenders.forTenant(tc.tenantId, 'msgapp')).not.toBeNull();
       expect((await putC(tc.tenantId, platform, { enabled: false })).status).toBe(200);
       expect(await svc.service.engine.otpSenders.forTenant(tc.tenantId, 'msgapp')).toBeNull();
     });
   });
 
-  it('the registry resolves SMS and e-mail from the sign-in settings port, caches for its TTL, and forgets on invalidate', async () => {
+  test('the registry resolves SMS and e-mail from the sign-in settings port, caches for its TTL, and forgets on invalidate', async () => {
     let clock = 1_000_000;
     let reads = 0;
     const source: SignInConfigSource = {

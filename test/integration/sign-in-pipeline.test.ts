@@ -1,8 +1,9 @@
-import { Redis } from 'ioredis';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { keys } from '../../engine/redis/keys.js';
-import { call, eventually, newTenant, startService, type Running } from '../helpers.js';
+import type { Redis } from 'ioredis';
+import type pg from 'pg';
+import { describe, expect } from 'vitest';
+import { call, dashed, keys, type Running, serviceTest, until } from '../support/fixture.js';
+
+const test = serviceTest();
 
 /**
  * The one sign-in pipeline (engine/signin/): a voucher and a guest an earlier
@@ -16,17 +17,7 @@ describe('sign-in pipeline', () => {
   let db: pg.Client;
   let redis: Redis;
 
-  beforeAll(async () => {
-    svc = await startService();
-    db = new pg.Client(inject('databaseUrl'));
-    await db.connect();
-    redis = new Redis(inject('redisUrl'));
-  });
-  afterAll(async () => {
-    redis.disconnect();
-    await db.end();
-    await svc.stop();
-  });
+  test.beforeAll(({ svc: s_, db: d_, redis: r_ }) => { svc = s_; db = d_; redis = r_; });
 
   const decisions = (label: string): number => svc.service.engine.metrics.value('signin_decisions_total', label);
   const row = async (sid: string) => (await db.query(
@@ -34,74 +25,74 @@ describe('sign-in pipeline', () => {
   const start = async (tenant: string, sid: string) => (await db.query(
     `SELECT auth_method, username, details FROM audit_records WHERE tenant_id = $1 AND id = $2`, [tenant, `${sid}:start`])).rows[0] as Record<string, unknown> | undefined;
 
-  it('a voucher and an OTP identity sign in through one path and are stored alike, each with its method', async () => {
-    const t = await newTenant(svc.service);
+  test('a voucher and an OTP identity sign in through one path and are stored alike, each with its method', async ({ tenant: t, mac }) => {
+    // Sent in lower case and in dashes; stored and keyed in the engine's one notation.
+    const [m1, m2] = [mac(), mac()];
     const created = await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code: 'PIPE-1', max_uses: 5 } });
     const vid = (created.body as { id: string }).id;
     const { signIn } = svc.service.engine;
     const acceptsBefore = decisions('voucher accept ');
 
-    const v = await signIn.voucher({ hotspotId: t.hotspotId, code: 'PIPE-1', mac: '02:b1:00:00:00:01', ip: '10.8.0.1', ssid: 'Guest' });
+    const v = await signIn.voucher({ hotspotId: t.hotspotId, code: 'PIPE-1', mac: m1.toLowerCase(), ip: '10.8.0.1', ssid: 'Guest' });
     expect(v).toEqual({ status: 'authorized', session_id: expect.stringMatching(/^sess_/), expires_at: expect.any(String), uses_left: 4, redirect_url: null });
     const before = Date.now();
     const o = await signIn.start({
-      tenantId: t.tenantId, hotspotId: t.hotspotId, mac: '02-b1-00-00-00-02', ip: '10.8.0.2', ssid: 'Guest', method: 'sms_otp', username: '+905551234567',
+      tenantId: t.tenantId, hotspotId: t.hotspotId, mac: dashed(m2).toLowerCase(), ip: '10.8.0.2', ssid: 'Guest', method: 'sms_otp', username: '+905551234567',
     });
     // The hotspot sets no session length: the service default (a day).
     expect(o).toEqual({ status: 'authorized', session_id: expect.stringMatching(/^sess_/), expires_at: expect.any(String), redirect_url: null });
     expect(Date.parse(o.expires_at) - before).toBeGreaterThan(1440 * 60_000 - 60_000);
-    expect(await redis.hget(keys.grant(t.tenantId, t.hotspotId, '02:B1:00:00:00:02'), 'method')).toBe('sms_otp');
+    expect(await redis.hget(keys.grant(t.tenantId, t.hotspotId, m2), 'method')).toBe('sms_otp');
     expect(decisions('voucher accept ')).toBe(acceptsBefore + 1);
     expect(decisions('sms_otp accept ')).toBeGreaterThanOrEqual(1);
 
-    await eventually(async () => (await row(v.session_id)) !== undefined && (await row(o.session_id)) !== undefined);
-    expect(await row(v.session_id)).toMatchObject({ auth_method: 'voucher', username: 'PIPE-1', voucher_id: vid, mac: '02:B1:00:00:00:01', ssid: 'Guest' });
-    expect(await row(o.session_id)).toMatchObject({ auth_method: 'sms_otp', username: '+905551234567', voucher_id: null, mac: '02:B1:00:00:00:02' });
-    await eventually(async () => (await start(t.tenantId, o.session_id)) !== undefined && (await start(t.tenantId, v.session_id)) !== undefined);
+    await until(async () => (await row(v.session_id)) !== undefined && (await row(o.session_id)) !== undefined);
+    expect(await row(v.session_id)).toMatchObject({ auth_method: 'voucher', username: 'PIPE-1', voucher_id: vid, mac: m1, ssid: 'Guest' });
+    expect(await row(o.session_id)).toMatchObject({ auth_method: 'sms_otp', username: '+905551234567', voucher_id: null, mac: m2 });
+    await until(async () => (await start(t.tenantId, o.session_id)) !== undefined && (await start(t.tenantId, v.session_id)) !== undefined);
     expect(await start(t.tenantId, v.session_id)).toMatchObject({ auth_method: 'voucher', username: 'PIPE-1', details: { voucher_id: vid } });
     const otp = await start(t.tenantId, o.session_id);
     expect(otp).toMatchObject({ auth_method: 'sms_otp', username: '+905551234567' });
     expect(otp!.details).not.toHaveProperty('voucher_id');
-    await eventually(async () => (await db.query('SELECT current_uses FROM vouchers WHERE id = $1', [vid])).rows[0].current_uses === 1);
+    await until(async () => (await db.query('SELECT current_uses FROM vouchers WHERE id = $1', [vid])).rows[0].current_uses === 1);
 
     // The same device signs in again by e-mail: its OTP session is replaced, ended once.
     const again = await signIn.start({
-      tenantId: t.tenantId, hotspotId: t.hotspotId, mac: '02:B1:00:00:00:02', ip: '10.8.0.2', ssid: 'Guest', method: 'email', username: 'guest@example.com',
+      tenantId: t.tenantId, hotspotId: t.hotspotId, mac: m2, ip: '10.8.0.2', ssid: 'Guest', method: 'email', username: 'guest@example.com',
     });
-    await eventually(async () => Boolean((await row(o.session_id))?.ended_at) && (await row(again.session_id)) !== undefined);
+    await until(async () => Boolean((await row(o.session_id))?.ended_at) && (await row(again.session_id)) !== undefined);
     expect((await db.query('SELECT end_reason FROM sessions WHERE id = $1', [o.session_id])).rows[0].end_reason).toBe('replaced');
     expect(await svc.service.engine.audit.verify(t.tenantId)).toMatchObject({ valid: true });
   });
 
-  it('refuses a blocked device and a hotspot of another tenant; the refusal is a recorded decision', async () => {
-    const t = await newTenant(svc.service);
+  test('refuses a blocked device and a hotspot of another tenant; the refusal is a recorded decision', async ({ tenant: t, mac: nextMac }) => {
     const { signIn, blocks } = svc.service.engine;
-    const mac = '02:B1:00:00:01:01';
+    const [mac, other] = [nextMac(), nextMac()];
     await blocks.block(t.tenantId, mac, '24h', 'op_test', null);
     const blockedBefore = decisions('msgapp_otp reject device_blocked');
     const id = { tenantId: t.tenantId, hotspotId: t.hotspotId, mac, ip: '', ssid: '', method: 'msgapp_otp' as const, username: '+905551234568' };
     await expect(signIn.start(id)).rejects.toMatchObject({ code: 'device_blocked', status: 403 });
     expect(decisions('msgapp_otp reject device_blocked')).toBe(blockedBefore + 1);
-    await expect(signIn.start({ ...id, mac: '02:B1:00:00:01:02', tenantId: 'tn_someone_else' })).rejects.toMatchObject({ code: 'hotspot_not_found' });
+    await expect(signIn.start({ ...id, mac: other, tenantId: 'tn_someone_else' })).rejects.toMatchObject({ code: 'hotspot_not_found' });
     await expect(signIn.start({ ...id, mac: 'not-a-mac' })).rejects.toMatchObject({ code: 'invalid_mac' });
-    expect(await redis.exists(keys.grant(t.tenantId, t.hotspotId, '02:B1:00:00:01:02'))).toBe(0);
+    expect(await redis.exists(keys.grant(t.tenantId, t.hotspotId, other))).toBe(0);
   });
 
-  it('stores a voucher_use entry queued by the previous version as a session start, and counts the use', async () => {
-    const t = await newTenant(svc.service);
+  test('stores a voucher_use entry queued by the previous version as a session start, and counts the use', async ({ tenant: t, mac }) => {
+    const m = mac();
     const created = await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code: 'OLD-1', max_uses: 3 } });
     const vid = (created.body as { id: string }).id;
     const now = Date.now();
     const sid = `sess_old${now.toString(36)}`;
     // Exactly as use-voucher-8.lua V4 queued it: its type, then the record as JSON with the use's id.
     await redis.xadd(keys.outbox(t.tenantId), '*', 'type', 'voucher_use', 'rec', JSON.stringify({
-      type: 'voucher_use', use: `vu_old${now}`, vid, hs: t.hotspotId, mac: '02:B1:00:00:02:01', ip: '10.8.0.9', ssid: 'Guest', sid,
+      type: 'voucher_use', use: `vu_old${now}`, vid, hs: t.hotspotId, mac: m, ip: '10.8.0.9', ssid: 'Guest', sid,
       at: String(now), until: String(now + 3_600_000), user: 'OLD-1', method: 'voucher',
     }));
-    await eventually(async () => (await row(sid)) !== undefined);
-    expect(await row(sid)).toMatchObject({ auth_method: 'voucher', username: 'OLD-1', voucher_id: vid, mac: '02:B1:00:00:02:01' });
-    await eventually(async () => (await start(t.tenantId, sid)) !== undefined);
+    await until(async () => (await row(sid)) !== undefined);
+    expect(await row(sid)).toMatchObject({ auth_method: 'voucher', username: 'OLD-1', voucher_id: vid, mac: m });
+    await until(async () => (await start(t.tenantId, sid)) !== undefined);
     expect(await start(t.tenantId, sid)).toMatchObject({ auth_method: 'voucher', details: { voucher_id: vid } });
-    await eventually(async () => (await db.query('SELECT current_uses FROM vouchers WHERE id = $1', [vid])).rows[0].current_uses === 1);
+    await until(async () => (await db.query('SELECT current_uses FROM vouchers WHERE id = $1', [vid])).rows[0].current_uses === 1);
   });
 });

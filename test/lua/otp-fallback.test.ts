@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keys } from '../../engine/redis/keys.js';
-import { connect, freshTenant } from '../fixtures/lua-voucher.js';
+import { describe, expect } from 'vitest';
+import { defineScripts } from '../../engine/redis/scripts.js';
+import { keys, luaTenant, luaTest } from '../support/lua.js';
 
 const T0 = 1_800_000_000_000;
 const USER = '+905321111111';
@@ -10,11 +10,18 @@ const USER = '+905321111111';
  * The messaging-app delivery watch: claim-otp-fallbacks-1.lua, settle-otp-fallback-3.lua and
  * mark-otp-delivered-2.lua.
  */
+/** The fixture's connection and a second one, as two engine processes polling one Redis. */
+const it = luaTest.extend('other', { scope: 'file' }, async ({ redis }, { onCleanup }) => {
+  const other = redis.duplicate();
+  defineScripts(other);
+  onCleanup(() => { other.disconnect(); });
+  return other;
+});
+
 describe('OTP fallback scripts', () => {
   let a: Redis;
   let b: Redis;
-  beforeAll(() => { a = connect(); b = connect(); });
-  afterAll(() => { a.disconnect(); b.disconnect(); });
+  it.beforeAll(({ redis, other }) => { a = redis; b = other; });
 
   const pending = async (t: string, rid: string, due: number): Promise<void> => {
     await a.hset(keys.otpCode(t, 'hs_lua', USER), 'h', 'old', 'tries', 2, 'exp', T0 + 300_000, 'rid', rid, 'ch', 'msgapp');
@@ -24,8 +31,7 @@ describe('OTP fallback scripts', () => {
   const settle = (r: Redis, t: string, rid: string, outcome: 'resent' | 'not_delivered', expect: 'sent' | 'resent_by_sms' = 'sent') =>
     r.settleOtpFallbackV1(keys.otpRequest(t, rid), keys.otpFallbacks(t), keys.otpCode(t, 'hs_lua', USER), rid, outcome, 'new', T0 + 40_000, 300_000, expect);
 
-  it('gives a due watch to exactly one of two connections, and again after the lease', async () => {
-    const t = await freshTenant(a, false);
+  it('gives a due watch to exactly one of two connections, and again after the lease', async ({ tenant: t }) => {
     await pending(t, 'r1', T0 + 30_000);
     expect(await a.claimOtpFallbacksV1(keys.otpFallbacks(t), T0 + 29_999, 30_000, 10)).toEqual([]);
     const [x, y] = await Promise.all([
@@ -38,8 +44,7 @@ describe('OTP fallback scripts', () => {
     expect(await b.claimOtpFallbacksV1(keys.otpFallbacks(t), T0 + 60_000, 30_000, 10)).toEqual(['r1']);
   });
 
-  it('resent: a fresh SMS code with 0 tries and full validity; the watch is gone', async () => {
-    const t = await freshTenant(a, false);
+  it('resent: a fresh SMS code with 0 tries and full validity; the watch is gone', async ({ tenant: t }) => {
     await pending(t, 'r1', T0 + 30_000);
     expect(await settle(a, t, 'r1', 'resent')).toEqual(['ok']);
     expect(await a.hgetall(keys.otpCode(t, 'hs_lua', USER))).toEqual({ h: 'new', tries: '0', exp: String(T0 + 340_000), rid: 'r1', ch: 'sms' });
@@ -53,16 +58,14 @@ describe('OTP fallback scripts', () => {
     expect(await a.exists(keys.otpCode(t, 'hs_lua', USER))).toBe(0);
   });
 
-  it('not_delivered (fallback off) kills the code', async () => {
-    const t = await freshTenant(a, false);
+  it('not_delivered (fallback off) kills the code', async ({ tenant: t }) => {
     await pending(t, 'r1', T0 + 30_000);
     expect(await settle(a, t, 'r1', 'not_delivered')).toEqual(['ok']);
     expect(await a.hget(keys.otpRequest(t, 'r1'), 'status')).toBe('not_delivered');
     expect(await a.exists(keys.otpCode(t, 'hs_lua', USER))).toBe(0);
   });
 
-  it('a delivery callback cancels the watch; a late fallback then changes nothing', async () => {
-    const t = await freshTenant(a, false);
+  it('a delivery callback cancels the watch; a late fallback then changes nothing', async ({ tenant: t }) => {
     await pending(t, 'r1', T0 + 30_000);
     expect(await a.markOtpDeliveredV1(keys.otpRequest(t, 'r1'), keys.otpFallbacks(t), 'r1', 'sms')).toBe('ignored');
     expect(await a.markOtpDeliveredV1(keys.otpRequest(t, 'r1'), keys.otpFallbacks(t), 'r1', 'msgapp')).toBe('delivered');
@@ -73,13 +76,12 @@ describe('OTP fallback scripts', () => {
     expect(await a.markOtpDeliveredV1(keys.otpRequest(t, 'nope'), keys.otpFallbacks(t), 'nope', 'msgapp')).toBe('unknown');
   });
 
-  it('a code already used, or replaced by a newer request, is not re-sent', async () => {
-    const t = await freshTenant(a, false);
+  it('a code already used, or replaced by a newer request, is not re-sent', async ({ tenant: t }) => {
     await pending(t, 'r1', T0 + 30_000);
     await a.hset(keys.otpCode(t, 'hs_lua', USER), 'rid', 'r2');
     expect(await settle(a, t, 'r1', 'resent')).toEqual(['gone', 'sent']);
     expect(await a.hget(keys.otpCode(t, 'hs_lua', USER), 'h')).toBe('old');
-    const t2 = await freshTenant(a, false);
+    const t2 = await luaTenant(a, false);
     await pending(t2, 'r1', T0 + 30_000);
     await a.del(keys.otpCode(t2, 'hs_lua', USER));
     expect(await settle(a, t2, 'r1', 'resent')).toEqual(['gone', 'sent']);

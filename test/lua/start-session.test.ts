@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keys } from '../../engine/redis/keys.js';
+import { describe, expect } from 'vitest';
 import { serverRunId } from '../../engine/redis/scripts.js';
-import { connect, freshTenant, mac, outbox, putVoucher, startSession, useVoucher } from '../fixtures/lua-voucher.js';
+import { keys, luaTenant, luaTest as it, mac } from '../support/lua.js';
+import { outbox, putVoucher, startSession, useVoucher } from '../fixtures/lua-voucher.js';
 
 /**
  * start-session-6.lua: the start of a guest whose method checked them in an
@@ -12,11 +12,9 @@ import { connect, freshTenant, mac, outbox, putVoucher, startSession, useVoucher
  */
 describe('start-session-6.lua', () => {
   let redis: Redis;
-  beforeAll(() => { redis = connect(); });
-  afterAll(() => { redis.disconnect(); });
+  it.beforeAll(({ redis: r }) => { redis = r; });
 
-  it('starts a session with the given terms: grant, live entry, ref and one session_start record carrying the method', async () => {
-    const t = await freshTenant(redis);
+  it('starts a session with the given terms: grant, live entry, ref and one session_start record carrying the method', async ({ tenant: t }) => {
     const now = Date.now();
     const r = await startSession(redis, t, {
       now, mac: mac(1), hotspot: 'hs_otp', ip: '10.3.0.1', ssid: 'Guest', minutes: 45, method: 'sms_otp', user: '+905551234567',
@@ -40,7 +38,7 @@ describe('start-session-6.lua', () => {
   });
 
   it('answers not_loaded (tenant not in this Redis) and blocked, and changes nothing either way', async () => {
-    const t = await freshTenant(redis, false);
+    const t = await luaTenant(redis, false);
     const now = Date.now();
     expect(await startSession(redis, t, { now, mac: mac(1) })).toEqual(['not_loaded', await serverRunId(redis)]);
     await redis.set(keys.loaded(t), await serverRunId(redis));
@@ -50,8 +48,7 @@ describe('start-session-6.lua', () => {
     expect(await outbox(redis, t)).toEqual([]);
   });
 
-  it("ends the device's live voucher session it replaces, once, with the end record the voucher path writes", async () => {
-    const t = await freshTenant(redis);
+  it("ends the device's live voucher session it replaces, once, with the end record the voucher path writes", async ({ tenant: t }) => {
     await putVoucher(redis, t, 'FIRST', { id: 'vch_first', max: 3 });
     const now = Date.now();
     const first = await useVoucher(redis, t, 'FIRST', { now, mac: mac(2), ip: '10.3.0.2', ssid: 'Guest', minutes: 60 });

@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keys } from '../../engine/redis/keys.js';
+import { describe, expect } from 'vitest';
 import { serverRunId } from '../../engine/redis/scripts.js';
-import { connect, freshTenant, mac, outbox, putVoucher, useVoucher, type UseArgs } from '../fixtures/lua-voucher.js';
+import { keys, luaTenant, luaTest as it, mac } from '../support/lua.js';
+import { outbox, putVoucher, useVoucher, type UseArgs } from '../fixtures/lua-voucher.js';
 
 /**
  * The voucher use scripts against a real Redis, with the clock passed in:
@@ -11,8 +11,7 @@ import { connect, freshTenant, mac, outbox, putVoucher, useVoucher, type UseArgs
  */
 describe('use-voucher-8.lua', () => {
   let redis: Redis;
-  beforeAll(() => { redis = connect(); });
-  afterAll(() => { redis.disconnect(); });
+  it.beforeAll(({ redis: r }) => { redis = r; });
 
   const use = (t: string, code: string, a: UseArgs): Promise<unknown[]> => useVoucher(redis, t, code, a);
   /**
@@ -27,7 +26,7 @@ describe('use-voucher-8.lua', () => {
   const uses = (t: string, code: string): Promise<string | null> => redis.hget(keys.voucher(t, code), 'uses');
 
   it('answers not_loaded with the server run_id and changes nothing when the tenant loaded marker is missing', async () => {
-    const t = await freshTenant(redis, false);
+    const t = await luaTenant(redis, false);
     const runId = await serverRunId(redis);
     expect(await putVoucher(redis, t, 'NL1', { id: 'vch_nl1', max: 5 })).toBe(1);
     const now = Date.now();
@@ -41,8 +40,7 @@ describe('use-voucher-8.lua', () => {
     ok(await use(t, 'NL1', { now, mac: mac(1) }));
   });
 
-  it('answers not_loaded while the marker names another Redis server (a restart or failover), ok once it names this one', async () => {
-    const t = await freshTenant(redis);
+  it('answers not_loaded while the marker names another Redis server (a restart or failover), ok once it names this one', async ({ tenant: t }) => {
     const runId = await serverRunId(redis);
     expect(await redis.get(keys.loaded(t))).toBe(runId);
     await putVoucher(redis, t, 'RID', { id: 'vch_rid', max: 5 });
@@ -67,9 +65,8 @@ describe('use-voucher-8.lua', () => {
     expect(await use(t, 'RID', { now, mac: mac(3) })).toEqual(['blocked']);
   });
 
-  it('answers not_found for a code the tenant does not hold, also when another tenant holds it', async () => {
-    const a = await freshTenant(redis);
-    const b = await freshTenant(redis);
+  it('answers not_found for a code the tenant does not hold, also when another tenant holds it', async ({ tenant: a }) => {
+    const b = await luaTenant(redis);
     await putVoucher(redis, a, 'ONLYA', { id: 'vch_a', max: 1 });
     expect(await use(b, 'ONLYA', { now: Date.now(), mac: mac(1) })).toEqual(['not_found']);
     expect(await use(a, 'onlya', { now: Date.now(), mac: mac(1) })).toEqual(['not_found']);
@@ -77,8 +74,7 @@ describe('use-voucher-8.lua', () => {
     expect(await uses(a, 'ONLYA')).toBe('0');
   });
 
-  it('counts a use: raises the counter, writes the grant and the devices entry', async () => {
-    const t = await freshTenant(redis);
+  it('counts a use: raises the counter, writes the grant and the devices entry', async ({ tenant: t }) => {
     await putVoucher(redis, t, 'OK1', { id: 'vch_ok1', max: 3, downKbps: 2000, upKbps: 1000, quotaMb: 500, profile: 'basic' });
     const now = Date.now();
     const r = await use(t, 'OK1', { now, mac: mac(7), hotspot: 'hs_x', ip: '10.0.0.7', ssid: 'Guest', minutes: 30 });
@@ -99,15 +95,13 @@ describe('use-voucher-8.lua', () => {
     expect(await redis.get(keys.sessionRef(t, sid))).toBe(`hs_x ${mac(7)}`);
   });
 
-  it("uses the voucher's own session minutes over the caller's default", async () => {
-    const t = await freshTenant(redis);
+  it("uses the voucher's own session minutes over the caller's default", async ({ tenant: t }) => {
     await putVoucher(redis, t, 'DUR', { id: 'vch_dur', max: 1, minutes: 90 });
     const now = Date.now();
     expect(ok(await use(t, 'DUR', { now, mac: mac(1), minutes: 5 }))[2]).toBe(String(now + 90 * 60_000));
   });
 
-  it("carries the voucher's session quota into the grant, and none when the voucher sets none", async () => {
-    const t = await freshTenant(redis);
+  it("carries the voucher's session quota into the grant, and none when the voucher sets none", async ({ tenant: t }) => {
     const now = Date.now();
     const squota = (m: string): Promise<string | null> => redis.hget(keys.grant(t, 'hs_lua', m), 'squota');
 
@@ -128,8 +122,7 @@ describe('use-voucher-8.lua', () => {
     expect(await squota(mac(5))).toBe('0');
   });
 
-  it('is valid up to expires_at - 1 ms and expired from expires_at on', async () => {
-    const t = await freshTenant(redis);
+  it('is valid up to expires_at - 1 ms and expired from expires_at on', async ({ tenant: t }) => {
     const exp = Date.now() + 3_600_000;
     await putVoucher(redis, t, 'EXP', { id: 'vch_exp', max: 10, exp });
 
@@ -144,14 +137,12 @@ describe('use-voucher-8.lua', () => {
     expect(await redis.exists(keys.grant(t, 'hs_lua', mac(2)))).toBe(0);
   });
 
-  it('never expires with expires_at 0', async () => {
-    const t = await freshTenant(redis);
+  it('never expires with expires_at 0', async ({ tenant: t }) => {
     await putVoucher(redis, t, 'NEVER', { id: 'vch_never', max: 1, exp: 0 });
     ok(await use(t, 'NEVER', { now: Date.now() + 50 * 365 * 86_400_000, mac: mac(1) }));
   });
 
-  it('is exhausted at max_uses: the refused device changes nothing', async () => {
-    const t = await freshTenant(redis);
+  it('is exhausted at max_uses: the refused device changes nothing', async ({ tenant: t }) => {
     await putVoucher(redis, t, 'EXH', { id: 'vch_exh', max: 2 });
     const now = Date.now();
     expect(ok(await use(t, 'EXH', { now, mac: mac(1) }))).toEqual(['ok', expect.any(String), expect.any(String), 1, 2, 0]);
@@ -165,8 +156,7 @@ describe('use-voucher-8.lua', () => {
     expect(await outbox(redis, t)).toHaveLength(2);
   });
 
-  it('accepts only the listed SSIDs, matched whole and case-sensitively', async () => {
-    const t = await freshTenant(redis);
+  it('accepts only the listed SSIDs, matched whole and case-sensitively', async ({ tenant: t }) => {
     await putVoucher(redis, t, 'SSID', { id: 'vch_ssid', max: 100, ssids: ['Guest', 'Lobby-5G'] });
     const now = Date.now();
     ok(await use(t, 'SSID', { now, mac: mac(1), ssid: 'Guest' }));
@@ -183,8 +173,7 @@ describe('use-voucher-8.lua', () => {
     ok(await use(t, 'ANY', { now, mac: mac(2), ssid: '' }));
   });
 
-  it('gives the same device its live session back without counting a use', async () => {
-    const t = await freshTenant(redis);
+  it('gives the same device its live session back without counting a use', async ({ tenant: t }) => {
     await putVoucher(redis, t, 'SAME', { id: 'vch_same', max: 1 });
     const now = Date.now();
     const first = ok(await use(t, 'SAME', { now, mac: mac(1), minutes: 10 }));
@@ -201,8 +190,7 @@ describe('use-voucher-8.lua', () => {
     expect(await outbox(redis, t)).toHaveLength(1);
   });
 
-  it('counts a new use for the same device once its grant has ended', async () => {
-    const t = await freshTenant(redis);
+  it('counts a new use for the same device once its grant has ended', async ({ tenant: t }) => {
     await putVoucher(redis, t, 'AGAIN', { id: 'vch_again', max: 3 });
     const now = Date.now();
     const first = await use(t, 'AGAIN', { now, mac: mac(1), minutes: 10 });
@@ -222,8 +210,7 @@ describe('use-voucher-8.lua', () => {
     expect(await redis.zscore(keys.live(t, 'hs_lua'), String(first[1]))).toBeNull();
   });
 
-  it('ends the live session a new code replaces, once, with the bytes and details its grant held', async () => {
-    const t = await freshTenant(redis);
+  it('ends the live session a new code replaces, once, with the bytes and details its grant held', async ({ tenant: t }) => {
     await putVoucher(redis, t, 'OLD', { id: 'vch_old', max: 3 });
     await putVoucher(redis, t, 'NEW', { id: 'vch_new', max: 3 });
     const now = Date.now();
@@ -242,8 +229,7 @@ describe('use-voucher-8.lua', () => {
       String(first[1]), now + 2_000, 'session_timeout', 'hs_lua', mac(1), '')).toEqual(['gone']);
   });
 
-  it('counts a new use when the grant was removed (the session ended early)', async () => {
-    const t = await freshTenant(redis);
+  it('counts a new use when the grant was removed (the session ended early)', async ({ tenant: t }) => {
     await putVoucher(redis, t, 'GONE', { id: 'vch_gone', max: 2 });
     const now = Date.now();
     await use(t, 'GONE', { now, mac: mac(1) });
@@ -251,8 +237,7 @@ describe('use-voucher-8.lua', () => {
     expect(ok(await use(t, 'GONE', { now: now + 1, mac: mac(1) }))).toEqual(['ok', expect.any(String), expect.any(String), 2, 2, 0]);
   });
 
-  it('never runs out with max_uses -1 and reports max -1', async () => {
-    const t = await freshTenant(redis);
+  it('never runs out with max_uses -1 and reports max -1', async ({ tenant: t }) => {
     await putVoucher(redis, t, 'UNL', { id: 'vch_unl', max: -1 });
     const now = Date.now();
     for (let i = 1; i <= 40; i++) {
@@ -262,8 +247,7 @@ describe('use-voucher-8.lua', () => {
     expect(await outbox(redis, t)).toHaveLength(40);
   });
 
-  it('writes exactly one outbox record per counted use: the session start, carrying the voucher', async () => {
-    const t = await freshTenant(redis);
+  it('writes exactly one outbox record per counted use: the session start, carrying the voucher', async ({ tenant: t }) => {
     await putVoucher(redis, t, 'OUT', { id: 'vch_out', max: 2, ssids: ['Guest'] });
     const now = Date.now();
     const a = await use(t, 'OUT', { now, mac: mac(1), hotspot: 'hs_one', ip: '10.0.0.1', ssid: 'Guest', minutes: 15 });
@@ -289,11 +273,9 @@ describe('use-voucher-8.lua', () => {
 
 describe('use-voucher-8.lua: block list', () => {
   let redis: Redis;
-  beforeAll(() => { redis = connect(); });
-  afterAll(() => { redis.disconnect(); });
+  it.beforeAll(({ redis: r }) => { redis = r; });
 
-  it('refuses a blocked device before anything else and changes nothing', async () => {
-    const t = await freshTenant(redis);
+  it('refuses a blocked device before anything else and changes nothing', async ({ tenant: t }) => {
     await putVoucher(redis, t, 'BLK', { id: 'vch_blk', max: 5 });
     await redis.set(keys.block(t, mac(1)), 'permanent');
     const now = Date.now();

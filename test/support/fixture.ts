@@ -10,14 +10,17 @@
  *   keys    engine/redis/keys.ts: build Redis keys only through it
  * e.g. `test('...', async ({ svc, tenant, mac }) => { ... })`. Every fixture is
  * made on first use and closed at the end of its scope; `test.beforeAll` gets
- * the per-file ones. Files with no service use `storesTest` (redis, db, mac, keys).
+ * the per-file ones. Files with no service use `storesTest` (redis, db, mac, keys),
+ * or `poolTest` for engine parts built on a pg.Pool (storesTest and `pool`).
  * Polling: until() from poll.ts; HTTP: call() from service.ts.
  */
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { test as base, expect, inject } from 'vitest';
+import { createLogger } from '../../engine/index.js';
 import { keys } from '../../engine/redis/keys.js';
+import { migrate } from '../../engine/store/postgres.js';
 import type { Service } from '../../scripts/serve.js';
 import { macs } from './macs.js';
 import { call, startService, type Running } from './service.js';
@@ -69,6 +72,18 @@ export const storesTest = base
   })
   .extend('mac', async () => macs())
   .extend('keys', { scope: 'file' }, keys);
+
+/**
+ * storesTest and `pool`, a pg.Pool of two on the test Postgres, migrated: no
+ * service runs in such a file to migrate it. One per file, ended after.
+ */
+export const poolTest = storesTest
+  .extend('pool', { scope: 'file' }, async ({}, { onCleanup }) => {
+    const pool = new pg.Pool({ connectionString: inject('databaseUrl'), max: 2 });
+    onCleanup(() => pool.end());
+    await migrate(pool, createLogger('silent'));
+    return pool;
+  });
 
 /**
  * storesTest and a service started with testEnv(env), a tenant and a voucher.

@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { keys } from '../../engine/redis/keys.js';
-import { createRedis } from '../../engine/redis/scripts.js';
+import { describe, expect } from 'vitest';
 import { ActorHost, type HostedActor } from '../../engine/sessions/actor-host.js';
 import type { ActorContext } from '../../engine/sessions/hotspot-actor.js';
 import type { AuthMsg, FromThread, NasCommand, Reply, Request } from '../../engine/sessions/messages.js';
 import type { AccessDecision } from '../../engine/sessions/ports.js';
+import { until } from '../support/poll.js';
+import { keys, luaTest as it, mac } from '../support/lua.js';
 
 /**
  * The actor host without a thread: its port is an array, its actors are
@@ -39,24 +39,19 @@ class StandIn implements HostedActor {
   async live(): Promise<null> { return null; }
 }
 
+/** The fixture's connection (scripts defined), for the host's leases. */
 let redis: Redis;
-beforeAll(() => {
-  redis = createRedis(inject('redisUrl'), silent);
-});
-afterAll(() => redis.disconnect());
+it.beforeAll(({ redis: r }) => { redis = r; });
 
-async function until<T>(get: () => T | undefined, ms = 5_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = get();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error('nothing arrived in time');
-    await new Promise((r) => setTimeout(r, 5));
-  }
+/** The first value `get` gives; the host answers within a few event-loop turns. */
+async function arrived<T>(get: () => T | undefined): Promise<T> {
+  let v: T | undefined;
+  await until(() => (v = get()) !== undefined, { timeoutMs: 5_000, intervalMs: 5, what: 'a message from the host' });
+  return v!;
 }
 
-function setup(mailboxLimit = 100) {
-  const tenant = `tn_${randomBytes(6).toString('hex')}`;
+/** A host with stand-in actors for a hotspot of `tenant` (the fixture's, so its keys are cleaned up). */
+function setup(tenant: string, mailboxLimit = 100) {
   const hs = `hs_${randomBytes(6).toString('hex')}`;
   const batches: FromThread[][] = [];
   const actors: StandIn[] = [];
@@ -74,7 +69,7 @@ function setup(mailboxLimit = 100) {
   });
   const sent = (): FromThread[] => batches.flat();
   const reply = (id: number): Promise<Reply> =>
-    until(() => sent().find((m): m is Reply => m.t === 'reply' && m.id === id));
+    arrived(() => sent().find((m): m is Reply => m.t === 'reply' && m.id === id));
   const base = { tenant, hs, tz: 'UTC' };
   const wake = (): Request => ({ t: 'wake', id: ++seq, ...base });
   const auth = (mac: string): AuthMsg => ({ t: 'auth', id: ++seq, ...base, nasId: 'nas_1', mac, userName: mac });
@@ -86,8 +81,8 @@ function setup(mailboxLimit = 100) {
 }
 
 describe('ActorHost', () => {
-  it('takes the lease, loads the actor once, and answers a batch of requests in one batch', async () => {
-    const h = setup();
+  it('takes the lease, loads the actor once, and answers a batch of requests in one batch', async ({ tenant }) => {
+    const h = setup(tenant);
     const asks = [h.wake(), h.wake(), h.wake()];
     h.host.receive(asks);
     const replies = await Promise.all(asks.map((m) => h.reply(m.id)));
@@ -99,8 +94,8 @@ describe('ActorHost', () => {
     expect(await redis.get(h.lease)).toBe('node-here');
   });
 
-  it('answers hotspot_owned_elsewhere while another process holds the lease, and asks again only after a while', async () => {
-    const h = setup();
+  it('answers hotspot_owned_elsewhere while another process holds the lease, and asks again only after a while', async ({ tenant }) => {
+    const h = setup(tenant);
     await redis.set(h.lease, 'node-there', 'PX', 60_000);
     const first = h.wake();
     h.host.receive([first]);
@@ -118,36 +113,36 @@ describe('ActorHost', () => {
     expect(h.actors[0]!.loads).toBe(1);
   });
 
-  it('answers busy past its mailbox bound, and the messages inside it still get their answers', async () => {
-    const h = setup(3);
+  it('answers busy past its mailbox bound, and the messages inside it still get their answers', async ({ tenant }) => {
+    const h = setup(tenant, 3);
     let open!: () => void;
     const gate = new Promise<void>((r) => { open = r; });
     const warm = h.wake();
     h.host.receive([warm]);
     await h.reply(warm.id);
     h.actors[0]!.authWith = async () => { await gate; return REJECT; };
-    const asks = ['AA:00:00:00:00:01', 'AA:00:00:00:00:02', 'AA:00:00:00:00:03', 'AA:00:00:00:00:04'].map((mac) => h.auth(mac));
+    const asks = [1, 2, 3, 4].map((n) => h.auth(mac(n)));
     h.host.receive(asks);
     expect(await h.reply(asks[3]!.id)).toMatchObject({ ok: false, code: 'busy', status: 503 });
     open();
     for (const m of asks.slice(0, 3)) expect(await h.reply(m.id)).toMatchObject({ ok: true, value: REJECT });
   });
 
-  it('reloads an actor whose handler throws, and drops one that keeps throwing until its next message', async () => {
-    const h = setup();
+  it('reloads an actor whose handler throws, and drops one that keeps throwing until its next message', async ({ tenant }) => {
+    const h = setup(tenant);
     const warm = h.wake();
     h.host.receive([warm]);
     await h.reply(warm.id);
     const actor = h.actors[0]!;
     actor.authWith = async () => { throw new Error('handler bug'); };
-    const bad = h.auth('AA:00:00:00:00:10');
+    const bad = h.auth(mac(0x10));
     h.host.receive([bad]);
     expect(await h.reply(bad.id)).toMatchObject({ ok: false, code: 'internal_error', status: 500 });
-    await until(() => (actor.loads === 2 ? true : undefined));
+    await until(() => actor.loads === 2, { timeoutMs: 5_000, intervalMs: 5 });
 
     // Ten more within the minute: the eleventh failure stops the actor.
     for (let i = 0; i < 10; i++) {
-      const m = h.auth(`AA:00:00:00:01:${i.toString(16).padStart(2, '0')}`);
+      const m = h.auth(mac(0x100 + i));
       h.host.receive([m]);
       await h.reply(m.id);
     }
@@ -159,32 +154,32 @@ describe('ActorHost', () => {
     expect(h.actors).toHaveLength(2);
   });
 
-  it('gives up an actor whose lease another process took, and answers 503 for it', async () => {
-    const h = setup();
+  it('gives up an actor whose lease another process took, and answers 503 for it', async ({ tenant }) => {
+    const h = setup(tenant);
     const warm = h.wake();
     h.host.receive([warm]);
     await h.reply(warm.id);
     await redis.set(h.lease, 'node-there', 'PX', 60_000);
     h.advance(10_000);
     h.host.tick();
-    await until(() => (h.actors[0]!.releases === 1 ? true : undefined));
+    await until(() => h.actors[0]!.releases === 1, { timeoutMs: 5_000, intervalMs: 5 });
     const m = h.wake();
     h.host.receive([m]);
     expect(await h.reply(m.id)).toMatchObject({ ok: false, code: 'hotspot_owned_elsewhere' });
   });
 
-  it('carries an actor\'s NAS command to the main thread and its result back', async () => {
-    const h = setup();
+  it('carries an actor\'s NAS command to the main thread and its result back', async ({ tenant }) => {
+    const h = setup(tenant);
     h.host.receive([h.wake()]);
-    await until(() => h.actors[0]);
+    await arrived(() => h.actors[0]);
     h.actors[0]!.authWith = async (m, ctx) => {
       const r = await ctx.nas({ tenant: m.tenant, hs: m.hs, nasId: m.nasId, command: 'disconnect', userName: m.userName, mac: m.mac, acctSessionId: '', ip: '', sessionTimeout: 0 });
       return { accept: false, reason: r.outcome };
     };
-    const ask = h.auth('AA:00:00:00:00:20');
+    const ask = h.auth(mac(0x20));
     h.host.receive([ask]);
-    const cmd = await until(() => h.sent().find((x): x is NasCommand => x.t === 'nas'));
-    expect(cmd).toMatchObject({ command: 'disconnect', mac: 'AA:00:00:00:00:20' });
+    const cmd = await arrived(() => h.sent().find((x): x is NasCommand => x.t === 'nas'));
+    expect(cmd).toMatchObject({ command: 'disconnect', mac: mac(0x20) });
     h.host.receive([{ t: 'nas_result', id: cmd.id, result: { outcome: 'ack' } }]);
     expect(await h.reply(ask.id)).toMatchObject({ ok: true, value: { accept: false, reason: 'ack' } });
   });

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { pino, type Logger } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { WorkerSupervisor, type Backoff } from '../../engine/workers/worker-supervisor.js';
+import { until } from '../support/poll.js';
 
 /**
  * WorkerSupervisor against a real worker thread: one that dies is started
@@ -35,14 +36,6 @@ function capture(): { log: Logger; delays: number[]; errors: string[] } {
     },
   });
   return { log, delays, errors };
-}
-
-async function until(check: () => boolean, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 function supervise(liveMs: number, backoff: Backoff) {
