@@ -17,6 +17,8 @@ import { ActorPool } from './sessions/actor-pool.js';
 import { RadiusGateway } from './sessions/radius-gateway.js';
 import { SessionService } from './sessions/session-service.js';
 import { SignInService } from './sessions/sign-in.js';
+import { PortalState } from './signin/portal-state.js';
+import { UamCredentials } from './signin/uam-credential.js';
 import { deadLettersBetween } from './store/outbox-sink.js';
 import { SinkWorker } from './store/sink-worker.js';
 import { createPool, migrate, type Pool } from './store/postgres.js';
@@ -59,6 +61,9 @@ export class Engine {
   readonly auditLog: AuditLog;
   readonly evidencePacks: EvidencePackService;
   readonly dailySummary: DailySummary;
+  /** Portal page (helper I): outcomes of form posts, gateway hand-back, the RFC 8908 view. */
+  readonly uamCredentials: UamCredentials;
+  readonly portal: PortalState;
   private readonly runSink: boolean;
   private retentionTimer: NodeJS.Timeout | undefined;
 
@@ -98,6 +103,8 @@ export class Engine {
     });
     this.dailySummary = new DailySummary(this.pool, new TimestampStore(this.pool, config.tsaUrl ? new TsaClient(config.tsaUrl) : null), now,
       (tenant, from, to) => deadLettersBetween(this.redis, tenant, from, to));
+    this.uamCredentials = new UamCredentials(this.redis);
+    this.portal = new PortalState(this.redis, this.hotspots, this.uamCredentials, now);
     this.metrics.gauge('live_sessions_in_actors', 'Live sessions held by hotspot actors', () => this.actors?.liveSessions ?? 0);
     this.metrics.counterFrom('radius_auth_mirror_hits_total', 'Access-Requests answered on the main thread from an actor\'s published accept (no hop)', () => this.actors?.mirrorHits ?? 0);
   }

@@ -89,6 +89,9 @@ export const Errors = {
   BLOCK_NOT_FOUND: def(() => ['block_not_found', 404, 'This MAC is not blocked']),
   INVALID_MAC: def((mac: string) => ['invalid_mac', 400, `Not a MAC address: ${JSON.stringify(mac)}`]),
 
+  // Portal page and gateway hand-back (helper I)
+  TERMS_NOT_ACCEPTED: def(() => ['terms_not_accepted', 400, 'Accept the terms of use to continue']),
+
   // Time-stamping (RFC 3161). Not sent as HTTP errors: an evidence pack records them per day in its manifest.
   TSA_UNREACHABLE: def((detail: string) => ['tsa_unreachable', 502, `Time-stamp authority unreachable: ${detail}`]),
   TSA_REJECTED: def((status: number, text: string) => ['tsa_rejected', 502, `Time-stamp authority refused the request (PKIStatus ${status})${text ? `: ${text}` : ''}`]),

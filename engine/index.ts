@@ -33,3 +33,10 @@ export type { ChainRecord, VerifyResult } from './audit/audit-service.js';
 export { EvidencePackService, type EvidencePackDownload } from './compliance/evidence-pack-service.js';
 export { PACK_FORMAT, MAX_PACK_DAYS, type Manifest } from './compliance/evidence-pack.js';
 export type { DaySummary } from './compliance/daily-summary.js';
+// Portal page and gateway hand-back (helper I)
+export { PORTAL_METHODS, GATEWAY_KINDS, MAX_LOGO_CHARS, type PortalMethod, type PortalSettings, type PortalSettingsInput } from './signin/portal-settings.js';
+export { PortalState, PORTAL_OUTCOME_TTL_SEC, type PortalRecord, type PortalOutcome, type CaptiveState } from './signin/portal-state.js';
+export { UamCredentials, type UamCredentialRecord } from './signin/uam-credential.js';
+export { parseGatewayParams, gatewayQuery, gatewayFrom, type GatewayParams } from './signin/gateway-params.js';
+export { buildHandback, handbackUrl, chapResponse, papPassword, openNdsToken, type Handback } from './signin/handback.js';
+export type { HotspotRef } from './hotspots/hotspot-service.js';

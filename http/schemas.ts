@@ -1,6 +1,6 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { Errors, MAX_BATCH, STATUS_FILTERS } from '../engine/index.js';
+import { Errors, GATEWAY_KINDS, MAX_BATCH, MAX_LOGO_CHARS, PORTAL_METHODS, STATUS_FILTERS } from '../engine/index.js';
 
 // ajv-formats is CommonJS with a default export.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -22,6 +22,23 @@ const sessionQuotaMb = {
   description: 'Data one session may use, download and upload together, in MB (1,048,576 bytes); the session ends with session_quota when it is used up. Absent or null: none',
 };
 
+/** A hotspot's portal page settings (engine PortalSettingsInput); uam_secret is write-only. */
+const portalSettings = {
+  type: 'object', additionalProperties: false,
+  properties: {
+    display_name: nullable({ type: 'string', maxLength: 100 }),
+    logo: nullable({ type: 'string', maxLength: MAX_LOGO_CHARS, pattern: '^data:image/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/]+=*$', description: 'A data: URI (png, jpeg, gif or webp, base64)' }),
+    primary_color: nullable({ type: 'string', pattern: '^#[0-9a-fA-F]{6}$' }),
+    accent_color: nullable({ type: 'string', pattern: '^#[0-9a-fA-F]{6}$' }),
+    terms: nullable({ type: 'object', additionalProperties: false, properties: { tr: { type: 'string', maxLength: 20000 }, en: { type: 'string', maxLength: 20000 } } }),
+    terms_required: { type: 'boolean' },
+    methods: { type: 'array', uniqueItems: true, minItems: 1, items: { enum: [...PORTAL_METHODS] } },
+    gateway: nullable({ enum: [...GATEWAY_KINDS] }),
+    uam_auth: { enum: ['chap', 'pap'] },
+    uam_secret: nullable({ type: 'string', minLength: 1, maxLength: 128, description: 'CoovaChilli uamsecret / openNDS faskey; never returned' }),
+  },
+};
+
 /** Request bodies, by id. Every one is closed (additionalProperties: false) so typos are reported. */
 export const BODY_SCHEMAS: Record<string, Schema> = {
   hotspotCreate: {
@@ -32,6 +49,7 @@ export const BODY_SCHEMAS: Record<string, Schema> = {
       timezone: { type: 'string', minLength: 1, maxLength: 64, description: 'IANA time zone name, e.g. Europe/Istanbul' },
       redirect_url: nullable({ type: 'string', format: 'uri', maxLength: 2000 }),
       session_minutes: nullable(minutes),
+      portal: portalSettings,
     },
   },
   hotspotUpdate: {
@@ -42,6 +60,7 @@ export const BODY_SCHEMAS: Record<string, Schema> = {
       timezone: { type: 'string', minLength: 1, maxLength: 64 },
       redirect_url: nullable({ type: 'string', format: 'uri', maxLength: 2000 }),
       session_minutes: nullable(minutes),
+      portal: portalSettings,
     },
   },
   nasClientCreate: {
@@ -103,6 +122,12 @@ export const BODY_SCHEMAS: Record<string, Schema> = {
       ip: { type: 'string', maxLength: 45 },
       ssid: { type: 'string', maxLength: 32, pattern: '^[^\\u0000-\\u001f\\u007f]*$', description: 'The network the guest joined (no control characters)' },
       hotspot_id: { type: 'string', minLength: 1, maxLength: 64 },
+      accept_terms: { type: ['boolean', 'string'], description: 'The guest accepted the terms (required where the hotspot requires it)' },
+      lang: { enum: ['tr', 'en'] },
+      gateway: {
+        anyOf: [{ type: 'string', maxLength: 8000 }, { type: 'object', additionalProperties: { type: 'string', maxLength: 2000 } }],
+        description: 'The gateway redirect parameters the page was opened with (query string or object): see docs/portal-gateways.md',
+      },
     },
   },
   sessionExtend: {
@@ -183,6 +208,7 @@ const hotspot = {
   properties: {
     id: { type: 'string' }, name: { type: 'string' }, location: { type: 'string' }, timezone: { type: 'string' },
     redirect_url: nullable({ type: 'string' }), session_minutes: nullable({ type: 'integer' }),
+    portal: { type: 'object', description: 'Portal page settings; the UAM secret shows only as uam_secret_set' },
     created_at: { type: 'string', format: 'date-time' }, updated_at: { type: 'string', format: 'date-time' },
   },
 };
@@ -237,6 +263,10 @@ export const RESPONSE_SCHEMAS: Record<string, Schema> = {
     properties: {
       status: { const: 'authorized' }, session_id: { type: 'string', description: 'sess_ prefix' },
       expires_at: { type: 'string', format: 'date-time' }, uses_left: nullable({ type: 'integer' }), redirect_url: nullable({ type: 'string' }),
+      handback: {
+        type: 'object', description: 'Present when the request carried gateway parameters: where the browser goes next',
+        properties: { method: { enum: ['GET', 'POST'] }, url: { type: 'string' }, fields: { type: 'object', additionalProperties: { type: 'string' } } },
+      },
     },
   },
   bandwidthProfiles: { type: 'object', additionalProperties: BODY_SCHEMAS.bandwidthProfile },

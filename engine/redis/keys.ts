@@ -35,6 +35,12 @@ export const keys = {
    * from Postgres. A restarted or failed-over server has another run_id, so it is loaded again.
    */
   loaded: (tenantId: string) => `${tag(tenantId)}:loaded`,
+
+  // --- Portal page and gateway hand-back (helper I) ---
+  /** String (JSON): a no-JavaScript form post's outcome, shown by the page it redirects to; short TTL, id unguessable. */
+  portalOutcome: (tenantId: string, id: string) => `${tag(tenantId)}:po:${id}`,
+  /** Hash: a one-time gateway credential (UAM / MikroTik log-in over RADIUS) by its username; short TTL. */
+  uamCredential: (tenantId: string, username: string) => `${tag(tenantId)}:uam:${username}`,
 } as const;
 
 /** The consumer group of the outbox sink. */
