@@ -17,7 +17,18 @@ export interface RouteContext {
   principal: Principal;
   /** The peer address, for the portal (the client's IP when no proxy is in front). */
   remoteIp: string;
+  /** Portal surface only (empty elsewhere): what the page needs to answer a browser (language, compression, form posts). */
+  headers: PortalHeaders;
 }
+
+export interface PortalHeaders {
+  accept: string;
+  acceptLanguage: string;
+  acceptEncoding: string;
+  contentType: string;
+}
+
+const NO_HEADERS: PortalHeaders = { accept: '', acceptLanguage: '', acceptEncoding: '', contentType: '' };
 
 export interface Route {
   method: Method;
@@ -110,6 +121,9 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
       const contentType = hasBody ? req.getHeader('content-type') : '';
       const declaredLength = hasBody ? Number(req.getHeader('content-length') || 0) : 0;
       const remoteIp = route.surface === 'portal' ? Buffer.from(res.getRemoteAddressAsText()).toString() : '';
+      const headers: PortalHeaders = route.surface === 'portal'
+        ? { accept: req.getHeader('accept'), acceptLanguage: req.getHeader('accept-language'), acceptEncoding: req.getHeader('accept-encoding'), contentType }
+        : NO_HEADERS;
       if (traffic.closing) {
         if (hasBody) ex.res.onData(() => undefined);
         const e = Errors.SHUTTING_DOWN();
@@ -141,7 +155,7 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
           } else if (validateBody) {
             validateBody(undefined);
           }
-          const ctx = { params, query, body, q, principal, remoteIp };
+          const ctx = { params, query, body, q, principal, remoteIp, headers };
           reply = await route.handler(ctx);
           if (reply.stream) return await sendStream(ex, reply, log);
           const note = route.audit && reply.status < 300 ? route.audit(ctx, reply.body) : null;

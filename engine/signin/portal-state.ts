@@ -61,7 +61,7 @@ export class PortalState {
     return this.hotspots.ref(hotspotId);
   }
 
-  /** Keeps an outcome for the page; returns the id to put in the redirect URL (128 random bits). */
+  /** Keeps an outcome for the page (rec.mac normalised, '' when not a MAC); returns the id to put in the redirect URL (128 random bits). */
   async save(tenantId: string, rec: PortalRecord): Promise<string> {
     const id = randomBytes(16).toString('base64url');
     await this.redis.set(keys.portalOutcome(tenantId, id), JSON.stringify(rec), 'EX', PORTAL_OUTCOME_TTL_SEC);
@@ -74,7 +74,7 @@ export class PortalState {
     const raw = await this.redis.get(keys.portalOutcome(tenantId, id));
     if (!raw) return null;
     const rec = JSON.parse(raw) as PortalRecord;
-    return rec.hs === hotspotId && rec.mac === normalizeMac(mac) ? rec : null;
+    return rec.hs === hotspotId && rec.mac === (normalizeMac(mac) ?? '') ? rec : null;
   }
 
   /**
