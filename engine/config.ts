@@ -1,3 +1,4 @@
+import { accessSync, constants as fsConstants } from 'node:fs';
 import { isIP } from 'node:net';
 import { availableParallelism, hostname } from 'node:os';
 
@@ -33,6 +34,8 @@ export interface Config {
   nodeId: string;
   /** RFC 3161 time-stamp authority for 5651 evidence packs; undefined: packs carry no tokens. */
   tsaUrl: string | undefined;
+  /** TLS_CERT_FILE and TLS_KEY_FILE (PEM): the HTTP listeners serve HTTPS themselves (RFC 8908 wants HTTPS); undefined: plain HTTP. */
+  tls: { certFile: string; keyFile: string } | undefined;
 }
 
 export class ConfigError extends Error {
@@ -136,7 +139,27 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // unacknowledged outbox entries at once. Two processes on one host need distinct NODE_IDs.
     nodeId: env.NODE_ID || hostname(),
     tsaUrl: optionalUrl('TSA_URL', ['http:', 'https:']),
+    tls: tlsFiles(env, problems),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+/** Both TLS files or neither; each must be readable now (start-up), not at the first handshake. */
+function tlsFiles(env: NodeJS.ProcessEnv, problems: string[]): Config['tls'] {
+  const certFile = env.TLS_CERT_FILE ?? '';
+  const keyFile = env.TLS_KEY_FILE ?? '';
+  if (!certFile && !keyFile) return undefined;
+  if (!certFile || !keyFile) {
+    problems.push(`TLS_CERT_FILE and TLS_KEY_FILE go together: set both (HTTPS) or neither (plain HTTP); only ${certFile ? 'TLS_CERT_FILE' : 'TLS_KEY_FILE'} is set`);
+    return undefined;
+  }
+  for (const [name, file] of [['TLS_CERT_FILE', certFile], ['TLS_KEY_FILE', keyFile]] as const) {
+    try {
+      accessSync(file, fsConstants.R_OK);
+    } catch (err) {
+      problems.push(`${name}=${JSON.stringify(file)} is not a readable file (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+  }
+  return { certFile, keyFile };
 }

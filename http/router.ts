@@ -26,9 +26,12 @@ export interface PortalHeaders {
   acceptLanguage: string;
   acceptEncoding: string;
   contentType: string;
+  /** Host and X-Forwarded-Proto: the captive API's absolute portal URL. */
+  host: string;
+  forwardedProto: string;
 }
 
-const NO_HEADERS: PortalHeaders = { accept: '', acceptLanguage: '', acceptEncoding: '', contentType: '' };
+const NO_HEADERS: PortalHeaders = { accept: '', acceptLanguage: '', acceptEncoding: '', contentType: '', host: '', forwardedProto: '' };
 
 export interface Route {
   method: Method;
@@ -122,7 +125,10 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
       const declaredLength = hasBody ? Number(req.getHeader('content-length') || 0) : 0;
       const remoteIp = route.surface === 'portal' ? Buffer.from(res.getRemoteAddressAsText()).toString() : '';
       const headers: PortalHeaders = route.surface === 'portal'
-        ? { accept: req.getHeader('accept'), acceptLanguage: req.getHeader('accept-language'), acceptEncoding: req.getHeader('accept-encoding'), contentType }
+        ? {
+            accept: req.getHeader('accept'), acceptLanguage: req.getHeader('accept-language'), acceptEncoding: req.getHeader('accept-encoding'),
+            contentType, host: req.getHeader('host'), forwardedProto: req.getHeader('x-forwarded-proto'),
+          }
         : NO_HEADERS;
       if (traffic.closing) {
         if (hasBody) ex.res.onData(() => undefined);

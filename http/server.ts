@@ -5,6 +5,7 @@ import { complianceRoutes } from './routes/compliance.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { hotspotRoutes } from './routes/hotspots.js';
 import { opsRoutes } from './routes/ops.js';
+import { captiveRoutes } from './routes/captive.js';
 import { portalPageRoutes } from './routes/portal-page.js';
 import { portalRoutes } from './routes/portal.js';
 import { sessionRoutes } from './routes/sessions.js';
@@ -25,7 +26,7 @@ export interface HttpServer {
 export function allRoutes(engine: Engine): Route[] {
   let doc: Record<string, unknown> | undefined;
   const routes: Route[] = [
-    ...hotspotRoutes(engine), ...voucherRoutes(engine), ...sessionRoutes(engine), ...complianceRoutes(engine), ...portalRoutes(engine), ...portalPageRoutes(engine), ...dashboardRoutes(),
+    ...hotspotRoutes(engine), ...voucherRoutes(engine), ...sessionRoutes(engine), ...complianceRoutes(engine), ...portalRoutes(engine), ...portalPageRoutes(engine), ...captiveRoutes(engine), ...dashboardRoutes(),
   ];
   const ops = opsRoutes(engine, () => (doc ??= buildOpenApi([...routes, ...ops])));
   return [...ops, ...routes];
@@ -52,7 +53,8 @@ export async function startHttp(engine: Engine, log: Logger): Promise<HttpServer
   const ports: Record<string, number> = {};
   const traffic = new Traffic();
   for (const [name, list, port] of listeners) {
-    const app = uws.App();
+    // With a certificate the service speaks HTTPS itself (RFC 8908 requires it for the captive API and portal URL).
+    const app = cfg.tls ? uws.SSLApp({ cert_file_name: cfg.tls.certFile, key_file_name: cfg.tls.keyFile }) : uws.App();
     mount(app, list, engine, validators, log, traffic);
     // Exclusive: uSockets binds with SO_REUSEPORT otherwise, and a second service (or two surfaces
     // given one port) would share the port silently, the kernel splitting connections between them.
@@ -63,7 +65,7 @@ export async function startHttp(engine: Engine, log: Logger): Promise<HttpServer
     }
     sockets.push(socket);
     ports[name] = uws.us_socket_local_port(socket as never);
-    log.info({ listener: name, host: cfg.httpHost, port: ports[name] }, 'http listening');
+    log.info({ listener: name, host: cfg.httpHost, port: ports[name], tls: cfg.tls !== undefined }, 'http listening');
   }
   return {
     ports,
