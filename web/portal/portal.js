@@ -64,10 +64,12 @@
         f.insertBefore(inp, f.firstChild);
       }
       f.hidden = false;
+      $('continue-auto').hidden = false;
       setTimeout(function () { f.submit(); }, 1500);
     } else if (next) {
       $('continue').href = next;
       $('continue').hidden = false;
+      $('continue-auto').hidden = false;
       setTimeout(function () { location.href = next; }, 1500);
     }
   }
