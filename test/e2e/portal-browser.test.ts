@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
@@ -90,5 +91,40 @@ describe('portal page in a browser', () => {
         expect(sessions.body.data.map((s: { mac: string }) => s.mac)).toContain(mac);
       });
     }
+  }
+  for (const js of [true, false]) {
+    it(`hands the guest back to an openNDS gateway after sign-in, JavaScript ${js ? 'on' : 'off'}`, async () => {
+      // A stand-in for the gateway's auth URL on loopback: records what the browser brings.
+      const seen: string[] = [];
+      const gw: Server = createServer((req, res) => {
+        seen.push(req.url ?? '');
+        res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>gateway</title><h1>Gateway open</h1>');
+      });
+      await new Promise<void>((resolve) => gw.listen(0, '127.0.0.1', resolve));
+      try {
+        const port = (gw.address() as { port: number }).port;
+        const t = await newTenant(svc.service);
+        await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code: 'NDS-1', max_uses: 10 } });
+        const ctx = contexts.get(js) ?? await open(js);
+        const page = await ctx.newPage();
+        const mac = nextMac();
+        const q = new URLSearchParams({ hotspot_id: t.hotspotId, lang: 'en', clientip: '192.168.8.23', clientmac: mac, gatewayname: 'Cafe',
+          tok: 'a1b2c3d4', gatewayaddress: `127.0.0.1:${port}`, redir: 'http://example.com/' });
+        await page.goto(`${svc.base}/portal?${q}`);
+        await page.getByRole('textbox', { name: 'Access code' }).fill('NDS-1');
+        await page.getByRole('button', { name: 'Connect' }).click();
+        if (!js) {
+          // Without JavaScript the confirmation names the way on (a refresh follows after a few seconds too).
+          await page.getByRole('heading', { name: 'You are connected' }).waitFor();
+          await shot(page, 'opennds-nojs-en-success');
+          await page.getByRole('button', { name: 'Continue' }).click();
+        }
+        await expect.poll(() => seen.length, { timeout: 10_000 }).toBeGreaterThan(0);
+        expect(seen[0]).toBe(`/opennds_auth/?tok=a1b2c3d4&redir=${encodeURIComponent('http://example.com/')}`);
+        await page.close();
+      } finally {
+        gw.close();
+      }
+    });
   }
 });

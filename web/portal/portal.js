@@ -61,7 +61,7 @@
       for (var k in h.fields) {
         var inp = document.createElement('input');
         inp.type = 'hidden'; inp.name = k; inp.value = h.fields[k];
-        f.insertBefore(inp, f.firstChild);
+        f.insertBefore(inp, f.querySelector('button'));
       }
       f.hidden = false;
       $('continue-auto').hidden = false;
