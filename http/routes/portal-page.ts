@@ -16,12 +16,12 @@ const brotli = promisify(brotliCompress);
 const gz = promisify(gzip);
 
 /** The page's sources (web/portal), read once at start-up. */
-interface Assets { template: string; css: string; js: string; messages: Record<Lang, Messages> }
+interface Assets { template: Node[]; css: string; js: string; messages: Record<Lang, Messages> }
 
 function loadAssets(): Assets {
   const read = (f: string): string => readFileSync(projectPath('web', 'portal', f), 'utf8');
   return {
-    template: read('page.html'), css: read('portal.css'), js: read('portal.js'),
+    template: compileTemplate(read('page.html')), css: read('portal.css'), js: read('portal.js'),
     messages: { tr: JSON.parse(read('messages.tr.json')) as Messages, en: JSON.parse(read('messages.en.json')) as Messages },
   };
 }
@@ -29,16 +29,38 @@ function loadAssets(): Assets {
 const ESC: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 const esc = (v: unknown): string => String(v ?? '').replace(/[&<>"']/g, (c) => ESC[c]!);
 
+/** A parsed template: text, a value ({{x}} escaped, {{{x}}} raw), or a section shown when its value is (not) truthy. */
+type Node = string | { v: string; raw: boolean } | { s: string; when: boolean; body: Node[] };
+
 /**
- * A logic-less template: {{#x}}..{{/x}} shown when x is truthy, {{^x}}..{{/x}}
- * when not, {{{x}}} raw, {{x}} HTML-escaped. Sections of one name do not nest.
+ * Parses a logic-less template once, at start-up: {{#x}}..{{/x}} shown when x
+ * is truthy, {{^x}}..{{/x}} when not, {{{x}}} raw, {{x}} HTML-escaped.
+ * Sections of one name do not nest.
  */
-export function renderTemplate(tpl: string, view: View): string {
-  const sections = tpl.replace(/\{\{([#^])(\w+)\}\}([\s\S]*?)\{\{\/\2\}\}/g,
-    (_m, kind: string, name: string, inner: string) => (Boolean(view[name]) === (kind === '#') ? renderTemplate(inner, view) : ''));
-  return sections
-    .replace(/\{\{\{(\w+)\}\}\}/g, (_m, name: string) => String(view[name] ?? ''))
-    .replace(/\{\{(\w+)\}\}/g, (_m, name: string) => esc(view[name]));
+export function compileTemplate(tpl: string): Node[] {
+  const nodes: Node[] = [];
+  const re = /\{\{([#^])(\w+)\}\}([\s\S]*?)\{\{\/\2\}\}|\{\{\{(\w+)\}\}\}|\{\{(\w+)\}\}/g;
+  let at = 0;
+  for (let m = re.exec(tpl); m; m = re.exec(tpl)) {
+    if (m.index > at) nodes.push(tpl.slice(at, m.index));
+    if (m[2]) nodes.push({ s: m[2], when: m[1] === '#', body: compileTemplate(m[3]!) });
+    else if (m[4]) nodes.push({ v: m[4], raw: true });
+    else nodes.push({ v: m[5]!, raw: false });
+    at = re.lastIndex;
+  }
+  if (at < tpl.length) nodes.push(tpl.slice(at));
+  return nodes;
+}
+
+/** Renders a compiled template with a view. */
+export function renderTemplate(nodes: Node[], view: View): string {
+  let out = '';
+  for (const n of nodes) {
+    if (typeof n === 'string') out += n;
+    else if ('s' in n) out += Boolean(view[n.s]) === n.when ? renderTemplate(n.body, view) : '';
+    else out += n.raw ? String(view[n.v] ?? '') : esc(view[n.v]);
+  }
+  return out;
 }
 
 /** ?lang=tr|en, else the first of Accept-Language's tags (by q) that is Turkish or English, else Turkish. */

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, newTenant, startService, type Running } from '../helpers.js';
+import { call, eventually, newTenant, startService, type Running } from '../helpers.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = join('test-artifacts', 'portal');
@@ -87,8 +87,9 @@ describe('portal page in a browser', () => {
         if (!js) expect(page.url()).toMatch(/[?&]r=[A-Za-z0-9_-]{22}/);
         await page.close();
 
-        const sessions = await call(svc.base, 'GET', '/v1/sessions?status=active', { auth: t.apiKey });
-        expect(sessions.body.data.map((s: { mac: string }) => s.mac)).toContain(mac);
+        // The API lists the session once the outbox sink wrote it to Postgres.
+        await eventually(async () => (await call(svc.base, 'GET', '/v1/sessions?status=active', { auth: t.apiKey })).body.data
+          .some((s: { mac: string }) => s.mac === mac), 10_000);
       });
     }
   }

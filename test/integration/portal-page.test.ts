@@ -2,7 +2,7 @@ import { request } from 'node:http';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, newTenant, startService, type Running } from '../helpers.js';
+import { call, eventually, newTenant, startService, type Running } from '../helpers.js';
 
 const VERIFY = '/api/v1/hotspot-portal/voucher/verify';
 const CHILLI = 'res=notyet&uamip=192.168.182.1&uamport=3660&challenge=5b1d296db7826a655411dcd83ee25154'
@@ -142,9 +142,9 @@ describe('the captive portal page', () => {
     const other = await (await fetch(svc.base + location.replace(/mac=[^&]+/, `mac=${encodeURIComponent(nextMac())}`))).text();
     expect(other).not.toContain('192.168.182.1:3660/logon');
     expect(other).toContain('id="voucher-form"');
-    // The session exists for the MAC.
-    const sessions = await call(svc.base, 'GET', '/v1/sessions?status=active', { auth: t.apiKey });
-    expect(sessions.body.data.map((s: { mac: string }) => s.mac)).toContain(mac);
+    // The session exists for the MAC (the API lists it once the outbox sink wrote it to Postgres).
+    await eventually(async () => (await call(svc.base, 'GET', '/v1/sessions?status=active', { auth: t.apiKey })).body.data
+      .some((s: { mac: string }) => s.mac === mac), 10_000);
   });
 
   it('answers JSON callers with JSON, adding handback only when gateway parameters came along', async () => {
