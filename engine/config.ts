@@ -1,3 +1,4 @@
+import { accessSync, constants as fsConstants } from 'node:fs';
 import { isIP } from 'node:net';
 import { availableParallelism, hostname } from 'node:os';
 import { deriveOtpKey } from './signin/otp/otp-code.js';
@@ -43,6 +44,8 @@ export interface Config {
   smtpUrl: string | undefined;
   /** From address of OTP e-mails when a tenant's settings give none. */
   smtpFrom: string;
+  /** TLS_CERT_FILE and TLS_KEY_FILE (PEM): the HTTP listeners serve HTTPS themselves (RFC 8908 wants HTTPS); undefined: plain HTTP. */
+  tls: { certFile: string; keyFile: string } | undefined;
 }
 
 export class ConfigError extends Error {
@@ -151,7 +154,27 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     otpKey: otpSecret ?? deriveOtpKey(jwtSecret),
     smtpUrl: optionalUrl('SMTP_URL', ['smtp:', 'smtps:']),
     smtpFrom: env.SMTP_FROM || 'Guest Wi-Fi <no-reply@localhost>',
+    tls: tlsFiles(env, problems),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+/** Both TLS files or neither; each must be readable now (start-up), not at the first handshake. */
+function tlsFiles(env: NodeJS.ProcessEnv, problems: string[]): Config['tls'] {
+  const certFile = env.TLS_CERT_FILE ?? '';
+  const keyFile = env.TLS_KEY_FILE ?? '';
+  if (!certFile && !keyFile) return undefined;
+  if (!certFile || !keyFile) {
+    problems.push(`TLS_CERT_FILE and TLS_KEY_FILE go together: set both (HTTPS) or neither (plain HTTP); only ${certFile ? 'TLS_CERT_FILE' : 'TLS_KEY_FILE'} is set`);
+    return undefined;
+  }
+  for (const [name, file] of [['TLS_CERT_FILE', certFile], ['TLS_KEY_FILE', keyFile]] as const) {
+    try {
+      accessSync(file, fsConstants.R_OK);
+    } catch (err) {
+      problems.push(`${name}=${JSON.stringify(file)} is not a readable file (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+  }
+  return { certFile, keyFile };
 }

@@ -32,6 +32,8 @@ import { SignInService } from './signin/sign-in-service.js';
 import { SettingsTerms } from './signin/settings-terms.js';
 import { SignInSettingsService } from './signin/sign-in-settings.js';
 import { deadLettersBetween } from './store/dead-letters.js';
+import { PortalState } from './signin/portal-state.js';
+import { UamCredentials } from './signin/uam-credential.js';
 import { SinkWorker } from './store/sink-worker.js';
 import { createPool, migrate, type Pool } from './store/postgres.js';
 import { CredentialVerifier } from './tenants/credentials.js';
@@ -88,6 +90,9 @@ export class Engine {
   readonly otpSenders: ProviderRegistry;
   /** Checks providers' delivery callbacks and tells the OTP service. */
   readonly otpDelivery: DeliveryCallbacks;
+  /** Portal page (helper I): outcomes of form posts, gateway hand-back, the RFC 8908 view. */
+  readonly uamCredentials: UamCredentials;
+  readonly portal: PortalState;
   private readonly runSink: boolean;
   private retentionTimer: NodeJS.Timeout | undefined;
 
@@ -124,7 +129,8 @@ export class Engine {
       defaults: { sessionMinutes: config.defaultSessionMinutes, idleSec: config.defaultIdleTimeoutSec },
     });
     this.sessions = new SessionService(this.pool, this.redis, actors, this.hotspots, this.blocks, now);
-    this.radius = new RadiusGateway(this.nas, actors, this.signIn, relay);
+    this.uamCredentials = new UamCredentials(this.redis);
+    this.radius = new RadiusGateway(this.nas, actors, this.signIn, relay, this.uamCredentials);
     this.audit = new AuditService(this.pool);
     this.auditLog = new AuditLog(this.redis, now);
     this.evidencePacks = new EvidencePackService({
@@ -155,6 +161,7 @@ export class Engine {
     }, this.metrics, log.child({ component: 'otp' }), now);
     this.otpPoller = new OtpFallbackPoller(this.otp, log.child({ component: 'otp-fallback' }), now, options.otp?.pollMs);
     this.otpDelivery = new DeliveryCallbacks(this.msgappProviders, this.otpSenders, log.child({ component: 'otp-delivery' }), this.otp);
+    this.portal = new PortalState(this.redis, this.hotspots, this.uamCredentials, now);
     this.metrics.gauge('live_sessions_in_actors', 'Live sessions held by hotspot actors', () => this.actors?.liveSessions ?? 0);
     this.metrics.counterFrom('radius_auth_mirror_hits_total', 'Access-Requests answered on the main thread from an actor\'s published accept (no hop)', () => this.actors?.mirrorHits ?? 0);
   }

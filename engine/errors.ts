@@ -109,6 +109,8 @@ export const Errors = {
   OTP_EXPIRED: def(() => ['otp_expired', 410, 'No valid code: it was never sent, already used, or is older than 5 minutes; request a new one']),
   OTP_LOCKED: def(() => ['otp_locked', 423, 'Too many wrong codes; request a new one']),
   OTP_REQUEST_NOT_FOUND: def(() => ['otp_request_not_found', 404, 'No such code request (or it is too old)']),
+  // Portal page and gateway hand-back (helper I)
+  TERMS_NOT_ACCEPTED: def(() => ['terms_not_accepted', 400, 'Accept the terms of use to continue']),
 
   // Time-stamping (RFC 3161). Not sent as HTTP errors: an evidence pack records them per day in its manifest.
   TSA_UNREACHABLE: def((detail: string) => ['tsa_unreachable', 502, `Time-stamp authority unreachable: ${detail}`]),

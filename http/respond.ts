@@ -2,7 +2,7 @@ import { AppError, Errors, type Logger } from '../engine/index.js';
 import type { HttpResponse } from './uws.js';
 
 const STATUS_LINES: Record<number, string> = {
-  200: '200 OK', 201: '201 Created', 204: '204 No Content', 400: '400 Bad Request', 401: '401 Unauthorized',
+  200: '200 OK', 201: '201 Created', 204: '204 No Content', 303: '303 See Other', 400: '400 Bad Request', 401: '401 Unauthorized',
   403: '403 Forbidden', 404: '404 Not Found', 405: '405 Method Not Allowed', 409: '409 Conflict', 410: '410 Gone',
   413: '413 Payload Too Large', 415: '415 Unsupported Media Type', 423: '423 Locked', 429: '429 Too Many Requests',
   500: '500 Internal Server Error', 502: '502 Bad Gateway', 503: '503 Service Unavailable',
@@ -12,8 +12,8 @@ const STATUS_LINES: Record<number, string> = {
 export interface Reply {
   status: number;
   body: unknown;
-  /** Raw text body (e.g. /metrics); `body` is ignored when set. */
-  text?: string;
+  /** Raw body (e.g. /metrics, a compressed page); `body` is ignored when set. */
+  text?: string | Buffer;
   contentType?: string;
   headers?: Record<string, string>;
   /**

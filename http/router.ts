@@ -24,7 +24,21 @@ export interface RouteContext<B = unknown, Q = unknown> {
   headers: Record<string, string>;
   /** The body's bytes as received, for routes that check a signature over them. */
   raw: Buffer | null;
+  /** Portal surface only (empty elsewhere): what the page needs to answer a browser (language, compression, form posts). */
+  browser: PortalHeaders;
 }
+
+export interface PortalHeaders {
+  accept: string;
+  acceptLanguage: string;
+  acceptEncoding: string;
+  contentType: string;
+  /** Host and X-Forwarded-Proto: the captive API's absolute portal URL. */
+  host: string;
+  forwardedProto: string;
+}
+
+const NO_HEADERS: PortalHeaders = { accept: '', acceptLanguage: '', acceptEncoding: '', contentType: '', host: '', forwardedProto: '' };
 
 /**
  * A route. Build one with route(), which infers B and Q from the schemas and
@@ -137,6 +151,12 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
       const contentType = hasBody ? req.getHeader('content-type') : '';
       const declaredLength = hasBody ? Number(req.getHeader('content-length') || 0) : 0;
       const remoteIp = route.surface === 'portal' ? Buffer.from(res.getRemoteAddressAsText()).toString() : '';
+      const browser: PortalHeaders = route.surface === 'portal'
+        ? {
+            accept: req.getHeader('accept'), acceptLanguage: req.getHeader('accept-language'), acceptEncoding: req.getHeader('accept-encoding'),
+            contentType, host: req.getHeader('host'), forwardedProto: req.getHeader('x-forwarded-proto'),
+          }
+        : NO_HEADERS;
       if (traffic.closing) {
         if (hasBody) ex.res.onData(() => undefined);
         const e = Errors.SHUTTING_DOWN();
@@ -169,7 +189,7 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
           } else if (validateBody) {
             validateBody(undefined);
           }
-          const ctx = { params, query, body, q, principal, remoteIp, platform, headers, raw };
+          const ctx = { params, query, body, q, principal, remoteIp, platform, headers, raw, browser };
           reply = await route.handler(ctx);
           if (reply.stream) return await sendStream(ex, reply, log);
           const note = route.audit && reply.status < 300 ? route.audit(ctx, reply.body) : null;

@@ -7,6 +7,8 @@ import { dashboardRoutes } from './routes/dashboard.js';
 import { hotspotRoutes } from './routes/hotspots.js';
 import { opsRoutes } from './routes/ops.js';
 import { otpDeliveryRoutes } from './routes/otp-delivery.js';
+import { captiveRoutes } from './routes/captive.js';
+import { portalPageRoutes } from './routes/portal-page.js';
 import { portalRoutes } from './routes/portal.js';
 import { portalOtpRoutes } from './routes/portal-otp.js';
 import { signInSettingsRoutes } from './routes/sign-in-settings.js';
@@ -29,7 +31,7 @@ export function allRoutes(engine: Engine): Route[] {
   let doc: Record<string, unknown> | undefined;
   const routes: Route[] = [
     ...hotspotRoutes(engine), ...voucherRoutes(engine), ...sessionRoutes(engine), ...complianceRoutes(engine), ...portalRoutes(engine), ...dashboardRoutes(),
-    ...portalOtpRoutes(engine), ...signInSettingsRoutes(engine), // OTP sign-in (issue 10)
+    ...portalPageRoutes(engine), ...captiveRoutes(engine), ...portalOtpRoutes(engine), ...signInSettingsRoutes(engine),
     ...adminRoutes(engine), ...otpDeliveryRoutes(engine),
   ];
   const ops = opsRoutes(engine, () => (doc ??= buildOpenApi([...routes, ...ops])));
@@ -57,7 +59,8 @@ export async function startHttp(engine: Engine, log: Logger): Promise<HttpServer
   const ports: Record<string, number> = {};
   const traffic = new Traffic();
   for (const [name, list, port] of listeners) {
-    const app = uws.App();
+    // With a certificate the service speaks HTTPS itself (RFC 8908 requires it for the captive API and portal URL).
+    const app = cfg.tls ? uws.SSLApp({ cert_file_name: cfg.tls.certFile, key_file_name: cfg.tls.keyFile }) : uws.App();
     mount(app, list, engine, validators, log, traffic);
     // Exclusive: uSockets binds with SO_REUSEPORT otherwise, and a second service (or two surfaces
     // given one port) would share the port silently, the kernel splitting connections between them.
@@ -68,7 +71,7 @@ export async function startHttp(engine: Engine, log: Logger): Promise<HttpServer
     }
     sockets.push(socket);
     ports[name] = uws.us_socket_local_port(socket as never);
-    log.info({ listener: name, host: cfg.httpHost, port: ports[name] }, 'http listening');
+    log.info({ listener: name, host: cfg.httpHost, port: ports[name], tls: cfg.tls !== undefined }, 'http listening');
   }
   return {
     ports,

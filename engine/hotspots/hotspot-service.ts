@@ -1,6 +1,7 @@
 import { Errors } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Pool } from '../store/postgres.js';
+import { portalSettingsOf, storedPortalPart, type PortalSettings, type PortalSettingsInput } from '../signin/portal-settings.js';
 
 /** A hotspot (site) as the API returns it. */
 export interface Hotspot {
@@ -12,6 +13,8 @@ export interface Hotspot {
   redirect_url: string | null;
   /** Session length for vouchers that set none; null: the service default. */
   session_minutes: number | null;
+  /** The portal page's settings (migration 014); the UAM secret only as uam_secret_set. */
+  portal: PortalSettings;
   created_at: string;
   updated_at: string;
 }
@@ -22,6 +25,7 @@ export interface HotspotInput {
   timezone?: string;
   redirect_url?: string | null;
   session_minutes?: number | null;
+  portal?: PortalSettingsInput;
 }
 
 /** What the portal's hot path needs to know about a hotspot. */
@@ -31,6 +35,9 @@ export interface HotspotRef {
   timezone: string;
   redirectUrl: string | null;
   sessionMinutes: number | null;
+  portal: PortalSettings;
+  /** The UAM secret (chilli uamsecret, openNDS faskey); never returned by the API or logged. */
+  uamSecret: string | null;
 }
 
 export interface NasClient {
@@ -66,6 +73,7 @@ export function isValidTimezone(tz: string): boolean {
 interface HotspotRow {
   id: string; tenant_id: string; name: string; location: string; timezone: string;
   settings: { redirect_url?: string | null; session_minutes?: number | null };
+  portal: Record<string, unknown> | null; uam_secret: string | null;
   created_at: Date; updated_at: Date;
 }
 
@@ -74,6 +82,7 @@ function toHotspot(r: HotspotRow): Hotspot {
     id: r.id, name: r.name, location: r.location, timezone: r.timezone,
     redirect_url: r.settings.redirect_url ?? null,
     session_minutes: r.settings.session_minutes ?? null,
+    portal: portalSettingsOf(r.portal, r.uam_secret),
     created_at: r.created_at.toISOString(), updated_at: r.updated_at.toISOString(),
   };
 }
@@ -88,9 +97,10 @@ export class HotspotService {
   async create(tenantId: string, input: HotspotInput & { name: string; timezone: string }): Promise<Hotspot> {
     checkTimezone(input.timezone);
     const { rows } = await this.pool.query<HotspotRow>(
-      `INSERT INTO hotspots (id, tenant_id, name, location, timezone, settings) VALUES ($1, $2, $3, $4, $5, $6)
+      `INSERT INTO hotspots (id, tenant_id, name, location, timezone, settings, portal, uam_secret) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
        RETURNING *`,
-      [newId('hs_'), tenantId, input.name, input.location ?? '', input.timezone, settingsOf(input)]);
+      [newId('hs_'), tenantId, input.name, input.location ?? '', input.timezone, settingsOf(input),
+        storedPortalPart(input.portal), input.portal?.uam_secret ?? null]);
     return toHotspot(rows[0]!);
   }
 
@@ -111,9 +121,11 @@ export class HotspotService {
     const { rows } = await this.pool.query<HotspotRow>(
       `UPDATE hotspots SET
          name = COALESCE($3, name), location = COALESCE($4, location), timezone = COALESCE($5, timezone),
-         settings = settings || $6::jsonb, updated_at = now()
+         settings = settings || $6::jsonb, portal = portal || $7::jsonb,
+         uam_secret = CASE WHEN $8 THEN $9 ELSE uam_secret END, updated_at = now()
        WHERE id = $1 AND tenant_id = $2 RETURNING *`,
-      [id, tenantId, input.name ?? null, input.location ?? null, input.timezone ?? null, settingsOf(input)]);
+      [id, tenantId, input.name ?? null, input.location ?? null, input.timezone ?? null, settingsOf(input),
+        storedPortalPart(input.portal), input.portal?.uam_secret !== undefined, input.portal?.uam_secret ?? null]);
     if (!rows[0]) throw Errors.HOTSPOT_NOT_FOUND();
     this.refs.delete(id);
     return toHotspot(rows[0]);
@@ -140,6 +152,7 @@ export class HotspotService {
     const ref = r ? {
       id: r.id, tenantId: r.tenant_id, timezone: r.timezone,
       redirectUrl: r.settings.redirect_url ?? null, sessionMinutes: r.settings.session_minutes ?? null,
+      portal: portalSettingsOf(r.portal, r.uam_secret), uamSecret: r.uam_secret || null,
     } : null;
     if (this.refs.size > 100_000) this.refs.clear();
     this.refs.set(id, { ref, at: Date.now() });

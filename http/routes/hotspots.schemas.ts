@@ -1,9 +1,28 @@
-import type { HotspotInput, NasClientInput } from '../../engine/index.js';
-import { minutes, nullable, refTo, requestSchema, responseSchema } from '../schemas.js';
+import { GATEWAY_KINDS, MAX_LOGO_CHARS, PORTAL_METHODS, type HotspotInput, type NasClientInput } from '../../engine/index.js';
+import { looseRequestSchema, minutes, nullable, refTo, requestSchema, responseSchema } from '../schemas.js';
+
+const color = nullable({ type: 'string', pattern: '^#[0-9a-fA-F]{6}$' } as const);
+/** A hotspot's portal page settings (engine PortalSettingsInput); uam_secret is write-only. */
+const portalSettings = {
+  type: 'object', additionalProperties: false,
+  properties: {
+    display_name: nullable({ type: 'string', maxLength: 100 }),
+    logo: nullable({ type: 'string', maxLength: MAX_LOGO_CHARS, pattern: '^data:image/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/]+=*$', description: 'A data: URI (png, jpeg, gif or webp, base64)' }),
+    primary_color: color,
+    accent_color: color,
+    terms: nullable({ type: 'object', additionalProperties: false, properties: { tr: { type: 'string', maxLength: 20000 }, en: { type: 'string', maxLength: 20000 } } }),
+    terms_required: { type: 'boolean' },
+    methods: { type: 'array', uniqueItems: true, minItems: 1, items: { enum: [...PORTAL_METHODS] } },
+    gateway: nullable({ enum: [...GATEWAY_KINDS] }),
+    uam_auth: { enum: ['chap', 'pap'] },
+    uam_secret: nullable({ type: 'string', minLength: 1, maxLength: 128, description: 'CoovaChilli uamsecret / openNDS faskey; never returned' }),
+  },
+};
 
 const redirectUrl = nullable({ type: 'string', format: 'uri', maxLength: 2000 } as const);
 
-export const hotspotCreate = requestSchema<HotspotInput & { name: string; timezone: string }>('hotspotCreate', {
+// Loose: the portal settings are object-or-null unions JSONSchemaType cannot express.
+export const hotspotCreate = looseRequestSchema<HotspotInput & { name: string; timezone: string }>('hotspotCreate', {
   type: 'object', additionalProperties: false, required: ['name', 'timezone'],
   properties: {
     name: { type: 'string', minLength: 1, maxLength: 200 },
@@ -11,10 +30,11 @@ export const hotspotCreate = requestSchema<HotspotInput & { name: string; timezo
     timezone: { type: 'string', minLength: 1, maxLength: 64, description: 'IANA time zone name, e.g. Europe/Istanbul' },
     redirect_url: redirectUrl,
     session_minutes: nullable(minutes),
+    portal: portalSettings,
   },
 });
 
-export const hotspotUpdate = requestSchema<HotspotInput>('hotspotUpdate', {
+export const hotspotUpdate = looseRequestSchema<HotspotInput>('hotspotUpdate', {
   type: 'object', additionalProperties: false, minProperties: 1, required: [],
   properties: {
     name: { type: 'string', minLength: 1, maxLength: 200 },
@@ -22,6 +42,7 @@ export const hotspotUpdate = requestSchema<HotspotInput>('hotspotUpdate', {
     timezone: { type: 'string', minLength: 1, maxLength: 64 },
     redirect_url: redirectUrl,
     session_minutes: nullable(minutes),
+    portal: portalSettings,
   },
 });
 
@@ -41,6 +62,7 @@ export const hotspot = responseSchema('hotspot', {
   properties: {
     id: { type: 'string' }, name: { type: 'string' }, location: { type: 'string' }, timezone: { type: 'string' },
     redirect_url: nullable({ type: 'string' }), session_minutes: nullable({ type: 'integer' }),
+    portal: { type: 'object', description: 'Portal page settings; the UAM secret shows only as uam_secret_set' },
     created_at: { type: 'string', format: 'date-time' }, updated_at: { type: 'string', format: 'date-time' },
   },
 });

@@ -1,6 +1,7 @@
 import { AppError, Errors, type Engine } from '../../engine/index.js';
 import type { Reply } from '../respond.js';
 import { route, type Route, type RouteContext } from '../router.js';
+import { portalAnswer } from './portal-page.js';
 import { portalQuery } from './portal.schemas.js';
 import { portalEmailRequest, portalEmailVerify, portalOtpStatus, portalSmsRequest, portalSmsVerify, type PortalOtpBody } from './sign-in-schemas.js';
 
@@ -50,13 +51,14 @@ export function portalOtpRoutes(engine: Engine): Route[] {
       ip: ctx.body.ip || ctx.remoteIp, ssid: ctx.body.ssid ?? '', locale: ctx.body.lang,
     }),
   }));
-  const verifyCode = (kind: 'phone' | 'email') => async (ctx: Ctx): Promise<Reply> => ({
-    status: 200,
-    body: await otp.verify({
-      hotspotId: hotspotOf(ctx), kind, to: ctx.body[kind] ?? '', code: ctx.body.code ?? '', mac: ctx.body.mac,
+  // Terms, hand-back to the gateway and the browser's answer are the portal's, as for a voucher.
+  const verifyCode = (kind: 'phone' | 'email') => (ctx: Ctx): Promise<Reply> => {
+    const hotspotId = hotspotOf(ctx);
+    return portalAnswer(engine, ctx, hotspotId, () => otp.verify({
+      hotspotId, kind, to: ctx.body[kind] ?? '', code: ctx.body.code ?? '', mac: ctx.body.mac,
       ip: ctx.body.ip || ctx.remoteIp, ssid: ctx.body.ssid ?? '',
-    }),
-  });
+    }));
+  };
   return [
     route({
       ...base, method: 'post', path: '/api/v1/hotspot-portal/sms/request', bodySchema: portalSmsRequest,

@@ -1,5 +1,6 @@
 import { Errors, type Engine } from '../../engine/index.js';
 import { route, type Route } from '../router.js';
+import { portalAnswer } from './portal-page.js';
 import { authorized, portalQuery, portalVoucherVerify } from './portal.schemas.js';
 
 /**
@@ -16,15 +17,19 @@ export function portalRoutes(engine: Engine): Route[] {
         404: 'voucher_not_found {error} or hotspot_not_found', 410: 'voucher_expired {error, expired_at}',
         409: 'voucher_exhausted {error, max_uses, current_uses}', 403: 'voucher_ssid_not_allowed',
       },
-      handler: async ({ body, q, remoteIp }) => {
+      handler: async (ctx) => {
+        const { body, q, remoteIp } = ctx;
         const hotspotId = body.hotspot_id ?? q.hotspot_id;
         if (!hotspotId) {
           throw Errors.VALIDATION_FAILED('hotspot_id is required (query parameter or body field)', [{ field: 'hotspot_id', message: 'is required' }]);
         }
-        const result = await engine.signIn.voucher({
-          hotspotId, code: body.code, mac: body.mac, ip: body.ip || remoteIp, ssid: body.ssid ?? '',
+        // Terms, hand-back and the no-JavaScript 303 (web/portal) around the sign-in itself.
+        return portalAnswer(engine, ctx, hotspotId, async () => {
+          const result = await engine.signIn.voucher({
+            hotspotId, code: body.code, mac: body.mac, ip: body.ip || remoteIp, ssid: body.ssid ?? '',
+          });
+          return result;
         });
-        return { status: 200, body: result };
       },
     }),
   ];

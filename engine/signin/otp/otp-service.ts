@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { AppError, Errors } from '../../errors.js';
+import { offeredMethods, type PortalMethod } from '../portal-settings.js';
 import type { HotspotService } from '../../hotspots/hotspot-service.js';
 import { newId, normalizeMac } from '../../ids.js';
 import type { Logger } from '../../logger.js';
@@ -73,10 +74,10 @@ export class OtpService implements DeliveryReceiver {
   }
 
   async request(r: OtpRequestInput): Promise<OtpSent> {
-    const { tenantId, settings } = await this.hotspot(r.hotspotId);
+    const { tenantId, settings, hotspotMethods } = await this.hotspot(r.hotspotId);
     const method = METHOD_OF[r.channel];
     const reject = (e: AppError): AppError => this.refuse(tenantId, r.hotspotId, method, e);
-    if (!settings.methods.includes(method)) throw reject(Errors.METHOD_NOT_ALLOWED_HERE(method));
+    if (!offeredMethods(hotspotMethods, settings.methods).includes(method)) throw reject(Errors.METHOD_NOT_ALLOWED_HERE(method));
     const mac = normalizeMac(r.mac);
     if (!mac) throw reject(Errors.INVALID_MAC(r.mac));
     let identity: string;
@@ -190,10 +191,10 @@ export class OtpService implements DeliveryReceiver {
     this.metrics.inc('otp_fallback_total', 'sms_failed');
   }
 
-  private async hotspot(hotspotId: string): Promise<{ tenantId: string; settings: SignInSettings }> {
+  private async hotspot(hotspotId: string): Promise<{ tenantId: string; settings: SignInSettings; hotspotMethods: PortalMethod[] }> {
     const hs = await this.hotspots.ref(hotspotId);
     if (!hs) throw Errors.HOTSPOT_NOT_FOUND();
-    return { tenantId: hs.tenantId, settings: await this.settings.get(hs.tenantId) };
+    return { tenantId: hs.tenantId, settings: await this.settings.get(hs.tenantId), hotspotMethods: hs.portal.methods };
   }
 
   /** Sends through the tenant's provider; false when none is configured or it refused (logged without secrets). */

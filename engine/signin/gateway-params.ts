@@ -1,0 +1,177 @@
+import { isIP } from 'node:net';
+import { Errors } from '../errors.js';
+import { normalizeMac } from '../ids.js';
+
+/**
+ * What a gateway put in the URL it redirected the guest's browser to, by
+ * family (docs/portal-gateways.md has an example URL of each). MAC
+ * authentication puts nothing there: the NAS asks RADIUS by MAC, so it has
+ * no entry here and a request without gateway parameters is that case.
+ */
+export type GatewayParams = UamParams | MikrotikParams | OpenNdsParams;
+
+/** CoovaChilli / ChilliSpot UAM: `res uamip uamport challenge mac ip called nasid userurl`. */
+export interface UamParams {
+  kind: 'uam';
+  uamip: string;
+  uamport: number;
+  /** 16 bytes as 32 hex digits, as chilli sends it. */
+  challenge: string;
+  mac: string | null;
+  ip: string;
+  called: string;
+  nasid: string;
+  userurl: string;
+}
+
+/** MikroTik hotspot login form: `link-login-only link-orig mac ip`. */
+export interface MikrotikParams {
+  kind: 'mikrotik';
+  loginUrl: string;
+  origUrl: string;
+  mac: string | null;
+  ip: string;
+}
+
+/**
+ * openNDS FAS. Level 0 sends the token itself (`tok`) and an `authaction`
+ * URL; level 1 sends only `hid` (a hash of the token) and `gatewayaddress`,
+ * and the token to hand back is sha256(hid + faskey).
+ */
+export interface OpenNdsParams {
+  kind: 'opennds';
+  level: 0 | 1;
+  /** http://<gatewayaddress>/<authdir>/ */
+  authUrl: string;
+  tok: string;
+  hid: string;
+  redir: string;
+  mac: string | null;
+  ip: string;
+  gatewayname: string;
+}
+
+/** Every query name a family uses: these travel with the page as the `gateway` field. */
+const NAMES = [
+  'res', 'uamip', 'uamport', 'challenge', 'called', 'nasid', 'userurl', 'sessionid', 'md',
+  'link-login-only', 'link-login', 'link-orig', 'link-orig-esc',
+  'clientip', 'clientmac', 'gatewayname', 'gatewayaddress', 'tok', 'hid', 'redir', 'authaction', 'authdir', 'originurl',
+  'mac', 'ip',
+] as const;
+const NAME_SET: ReadonlySet<string> = new Set(NAMES);
+const MAX_VALUE = 2000;
+
+type Source = URLSearchParams | Record<string, unknown>;
+
+function get(src: Source, name: string): string {
+  const v = src instanceof URLSearchParams ? src.get(name) : src[name];
+  return typeof v === 'string' ? v.slice(0, MAX_VALUE) : '';
+}
+
+function bad(field: string, message: string): never {
+  throw Errors.VALIDATION_FAILED(`gateway parameter ${field} ${message}`, [{ field: `gateway.${field}`, message }]);
+}
+
+/** An http(s) URL, else a validation error: the browser is sent there, so never javascript: or data:. */
+function httpUrl(field: string, raw: string): string {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    return bad(field, 'must be an http or https URL');
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') bad(field, 'must be an http or https URL');
+  return u.toString();
+}
+
+/** A MAC as gateways write it (chilli: 5C-1D-D9-20-A0-C1); a randomised (locally administered) one is as good as any. */
+function macOf(raw: string): string | null {
+  return raw ? normalizeMac(raw) : null;
+}
+
+/**
+ * Reads a gateway's redirect parameters from a query string or a JSON
+ * `gateway` object. Returns null when none of the families is present (MAC
+ * authentication, or a guest who opened the page by hand). Throws
+ * validation_failed for a family present with unusable values: the hand-back
+ * sends the browser to addresses built from them.
+ */
+export function parseGatewayParams(src: Source): GatewayParams | null {
+  if (get(src, 'uamip') && get(src, 'challenge')) {
+    const uamip = get(src, 'uamip');
+    if (isIP(uamip) === 0) bad('uamip', 'must be an IP address');
+    const port = Number(get(src, 'uamport') || '3990');
+    if (!Number.isInteger(port) || port < 1 || port > 65535) bad('uamport', 'must be a TCP port');
+    const challenge = get(src, 'challenge').toLowerCase();
+    if (!/^[0-9a-f]{32}$/.test(challenge)) bad('challenge', 'must be 32 hexadecimal digits');
+    const userurl = get(src, 'userurl');
+    return {
+      kind: 'uam', uamip, uamport: port, challenge, mac: macOf(get(src, 'mac')), ip: get(src, 'ip'),
+      called: get(src, 'called'), nasid: get(src, 'nasid'), userurl: userurl ? httpUrl('userurl', userurl) : '',
+    };
+  }
+  const loginOnly = get(src, 'link-login-only');
+  if (loginOnly) {
+    const orig = get(src, 'link-orig');
+    return {
+      kind: 'mikrotik', loginUrl: httpUrl('link-login-only', loginOnly), origUrl: orig ? httpUrl('link-orig', orig) : '',
+      mac: macOf(get(src, 'mac')), ip: get(src, 'ip'),
+    };
+  }
+  const tok = get(src, 'tok');
+  const hid = get(src, 'hid');
+  if (tok || hid) {
+    if (!/^[0-9A-Za-z]{1,128}$/.test(tok || hid)) bad(tok ? 'tok' : 'hid', 'must be letters and digits');
+    const authUrl = openNdsAuthUrl(src);
+    const redir = get(src, 'redir') || get(src, 'originurl');
+    return {
+      kind: 'opennds', level: tok ? 0 : 1, authUrl, tok, hid, redir: redir ? httpUrl('redir', redir) : '',
+      mac: macOf(get(src, 'clientmac')), ip: get(src, 'clientip'), gatewayname: get(src, 'gatewayname'),
+    };
+  }
+  return null;
+}
+
+/**
+ * The gateway's authentication URL. Level 0 sends `authaction`
+ * (http://gw:2050/opennds_auth/?clientip=...; its own query is cut off, the
+ * rest of it arrives as our parameters); level 1 sends `gatewayaddress`
+ * (ip:port) and optionally `authdir`.
+ */
+function openNdsAuthUrl(src: Source): string {
+  const action = get(src, 'authaction');
+  if (action) {
+    const u = new URL(httpUrl('authaction', action));
+    return `${u.protocol}//${u.host}${u.pathname}`;
+  }
+  const address = get(src, 'gatewayaddress');
+  if (!address || !/^[0-9A-Za-z.:[\]-]{1,64}$/.test(address)) bad('gatewayaddress', 'must be host:port of the gateway');
+  const dir = get(src, 'authdir') || 'opennds_auth';
+  if (!/^[0-9A-Za-z_-]{1,64}$/.test(dir)) bad('authdir', 'must be a directory name');
+  return httpUrl('gatewayaddress', `http://${address}/${dir}/`);
+}
+
+/**
+ * The gateway parameters of a request, as one query string: what the page
+ * carries as its hidden `gateway` field so a form POST (and the state kept
+ * after it) still knows where to hand the guest back. Only known names pass.
+ */
+export function gatewayQuery(src: Source): string {
+  const out = new URLSearchParams();
+  for (const name of NAMES) {
+    const v = get(src, name);
+    if (v) out.set(name, v);
+  }
+  return out.toString();
+}
+
+/** A `gateway` field as the page or a JSON caller sends it (query string or object) as parameters. */
+export function gatewayFrom(field: unknown): URLSearchParams | Record<string, unknown> | null {
+  if (typeof field === 'string') return field ? new URLSearchParams(field) : null;
+  if (field !== null && typeof field === 'object' && !Array.isArray(field)) {
+    const picked: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(field)) if (NAME_SET.has(k)) picked[k] = v;
+    return picked;
+  }
+  return null;
+}

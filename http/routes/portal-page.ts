@@ -1,0 +1,291 @@
+import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
+import { brotliCompress, constants as zc, gzip } from 'node:zlib';
+import {
+  AppError, Errors, gatewayQuery, handbackUrl, normalizeMac, offeredMethods, parseGatewayParams, projectPath,
+  type Engine, type GatewayParams, type Handback, type HotspotRef, type PortalRecord,
+} from '../../engine/index.js';
+import type { Reply } from '../respond.js';
+import type { PortalHeaders, Route, RouteContext } from '../router.js';
+
+type Lang = 'tr' | 'en';
+type Messages = Record<string, string>;
+type View = Record<string, unknown>;
+
+const brotli = promisify(brotliCompress);
+const gz = promisify(gzip);
+
+/** The page's sources (web/portal), read once at start-up. */
+interface Assets { template: Node[]; css: string; js: string; messages: Record<Lang, Messages> }
+
+function loadAssets(): Assets {
+  const read = (f: string): string => readFileSync(projectPath('web', 'portal', f), 'utf8');
+  return {
+    template: compileTemplate(read('page.html')), css: read('portal.css'), js: read('portal.js'),
+    messages: { tr: JSON.parse(read('messages.tr.json')) as Messages, en: JSON.parse(read('messages.en.json')) as Messages },
+  };
+}
+
+const ESC: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+const esc = (v: unknown): string => String(v ?? '').replace(/[&<>"']/g, (c) => ESC[c]!);
+
+/** A parsed template: text, a value ({{x}} escaped, {{{x}}} raw), or a section shown when its value is (not) truthy. */
+type Node = string | { v: string; raw: boolean } | { s: string; when: boolean; body: Node[] };
+
+/**
+ * Parses a logic-less template once, at start-up: {{#x}}..{{/x}} shown when x
+ * is truthy, {{^x}}..{{/x}} when not, {{{x}}} raw, {{x}} HTML-escaped.
+ * Sections of one name do not nest.
+ */
+export function compileTemplate(tpl: string): Node[] {
+  const nodes: Node[] = [];
+  const re = /\{\{([#^])(\w+)\}\}([\s\S]*?)\{\{\/\2\}\}|\{\{\{(\w+)\}\}\}|\{\{(\w+)\}\}/g;
+  let at = 0;
+  for (let m = re.exec(tpl); m; m = re.exec(tpl)) {
+    if (m.index > at) nodes.push(tpl.slice(at, m.index));
+    if (m[2]) nodes.push({ s: m[2], when: m[1] === '#', body: compileTemplate(m[3]!) });
+    else if (m[4]) nodes.push({ v: m[4], raw: true });
+    else nodes.push({ v: m[5]!, raw: false });
+    at = re.lastIndex;
+  }
+  if (at < tpl.length) nodes.push(tpl.slice(at));
+  return nodes;
+}
+
+/** Renders a compiled template with a view. */
+export function renderTemplate(nodes: Node[], view: View): string {
+  let out = '';
+  for (const n of nodes) {
+    if (typeof n === 'string') out += n;
+    else if ('s' in n) out += Boolean(view[n.s]) === n.when ? renderTemplate(n.body, view) : '';
+    else out += n.raw ? String(view[n.v] ?? '') : esc(view[n.v]);
+  }
+  return out;
+}
+
+/** ?lang=tr|en, else the first of Accept-Language's tags (by q) that is Turkish or English, else Turkish. */
+export function pickLang(param: string | null, acceptLanguage: string): Lang {
+  if (param === 'tr' || param === 'en') return param;
+  const tags = acceptLanguage.split(',').map((part, i) => {
+    const [tag = '', ...opts] = part.trim().toLowerCase().split(';');
+    const q = opts.map((o) => o.trim()).find((o) => o.startsWith('q='));
+    return { lang: tag.split('-')[0], q: q ? Number(q.slice(2)) || 0 : 1, i };
+  }).filter((t) => t.q > 0).sort((a, b) => b.q - a.q || a.i - b.i);
+  for (const t of tags) if (t.lang === 'tr' || t.lang === 'en') return t.lang;
+  return 'tr';
+}
+
+/** Which field an error is about, for the error summary's link (GOV.UK pattern). */
+const ERROR_FIELD: Record<string, string> = {
+  voucher_not_found: 'code', voucher_expired: 'code', voucher_exhausted: 'code', voucher_ssid_not_allowed: 'code',
+  validation_failed: 'code', terms_not_accepted: 'accept_terms', phone_invalid: 'phone', phone_prefix_blocked: 'phone',
+};
+
+/** An error body as a sentence of the catalogue; unknown codes get the generic one. */
+export function errorSentence(m: Messages, body: Record<string, unknown>): string {
+  const code = String(body.error ?? 'internal');
+  const text = m[`err_${code}`] ?? m.err_internal!;
+  return text.replace('{attempts}', String(body.attempts_left ?? '')).replace('{wait}', String(body.retry_after ?? ''));
+}
+
+/** An http(s) URL or null: where we may send a browser. */
+function safeUrl(raw: string | null | undefined): string | null {
+  if (!raw) return null;
+  try {
+    const u = new URL(raw);
+    return u.protocol === 'http:' || u.protocol === 'https:' ? u.toString() : null;
+  } catch {
+    return null;
+  }
+}
+
+function originalUrl(gw: GatewayParams | null, query: URLSearchParams): string | null {
+  const fromGw = gw ? (gw.kind === 'uam' ? gw.userurl : gw.kind === 'mikrotik' ? gw.origUrl : gw.redir) : '';
+  return safeUrl(fromGw || query.get('url') || query.get('userurl'));
+}
+
+function gatewayOf(src: URLSearchParams): GatewayParams | null {
+  try {
+    return parseGatewayParams(src);
+  } catch {
+    return null; // unusable gateway parameters: the page still works, without a hand-back
+  }
+}
+
+const hiddenInput = (name: string, value: string): string => `<input type="hidden" name="${esc(name)}" value="${esc(value)}">`;
+
+interface PageInput {
+  lang: Lang;
+  query: URLSearchParams;
+  ref: HotspotRef | null;
+  hotspotId: string;
+  record: PortalRecord | null;
+  /** An error to show without a record (hotspot_not_found). */
+  errorCode: string | null;
+  /** The methods the hotspot's tenant offers (its sign-in settings). */
+  tenantMethods: readonly string[];
+}
+
+/** Builds the page's HTML for one request. Exported for tests. */
+export function renderPage(a: Assets, p: PageInput): string {
+  const m = a.messages[p.lang];
+  const other: Lang = p.lang === 'tr' ? 'en' : 'tr';
+  const otherQuery = new URLSearchParams(p.query);
+  otherQuery.set('lang', other);
+  const ref = p.ref;
+  const settings = ref?.portal;
+  const gatewayStr = p.record?.gateway ?? gatewayQuery(p.query);
+  const gw = gatewayOf(new URLSearchParams(gatewayStr));
+  const mac = p.record?.mac || normalizeMac(p.query.get('mac') ?? '') || gw?.mac || '';
+  const ip = p.record?.ip ?? (p.query.get('ip') || gw?.ip || '');
+  const ssid = p.record?.ssid ?? (p.query.get('ssid') ?? '');
+  const name = settings?.display_name ?? '';
+  const next = safeUrl(ref?.redirectUrl) ?? originalUrl(gw, p.query);
+
+  const outcome = p.record?.outcome;
+  const errorBody = outcome && !outcome.ok ? outcome.body : p.errorCode ? { error: p.errorCode } : null;
+  const errorCode = errorBody ? String(errorBody.error) : '';
+  const success = outcome?.ok ? outcome.body : null;
+  const handback = (success?.handback as Handback | undefined) ?? null;
+  const landing = success ? safeUrl(success.redirect_url as string | null) ?? next : next;
+  const expires = success?.expires_at ? new Date(String(success.expires_at)) : null;
+  const until = expires && ref
+    ? new Intl.DateTimeFormat(p.lang === 'tr' ? 'tr-TR' : 'en-GB', { hour: '2-digit', minute: '2-digit', timeZone: ref.timezone }).format(expires)
+    : '';
+  const methods = new Set(offeredMethods(settings?.methods ?? [], p.tenantMethods));
+  const deviceKnown = mac !== '';
+  const showForms = Boolean(ref) && deviceKnown && !success;
+  const termsText = settings?.terms ? (settings.terms[p.lang] ?? settings.terms[other] ?? '') : '';
+  const channels = ['sms_otp', 'msgapp_otp'].filter((x) => methods.has(x as never));
+
+  const view: View = {
+    lang: p.lang, title: m.title, css: a.css, js: a.js,
+    colorsCss: `:root{${settings?.primary_color ? `--p:${settings.primary_color};` : ''}${settings?.accent_color ? `--a:${settings.accent_color}` : ''}}`,
+    logo: settings?.logo ?? '', welcome: name ? m.welcome!.replace('{name}', name) : m.title,
+    otherLang: other, otherLangName: m.other_lang, otherLangUrl: `?${otherQuery}`,
+    errorTitle: m.error_title, errorMessage: errorBody ? errorSentence(m, errorBody) : '', errorField: ERROR_FIELD[errorCode] ?? 'main',
+    codeError: ERROR_FIELD[errorCode] === 'code', termsError: errorCode === 'terms_not_accepted',
+    deviceUnknown: ref && !deviceKnown && !success ? m.device_unknown : '',
+    success: Boolean(success), successTitle: m.success_title, successBody: until ? m.success_body!.replace('{until}', until) : m.success_body_plain,
+    hbMethod: handback?.method ?? 'GET', hbUrl: handback?.url ?? '',
+    hbFields: handback ? Object.entries(handback.fields).map(([k, v]) => hiddenInput(k, v)).join('') : '',
+    nextUrl: success && !handback ? landing ?? '' : '',
+    refreshUrl: success ? (handback ? (handback.method === 'GET' ? handbackUrl(handback) : '') : landing ?? '') : '',
+    continueLabel: m.continue, continueAuto: m.continue_auto, goesOn: Boolean(handback ?? (success && landing)),
+    multi: [methods.has('voucher'), channels.length > 0, methods.has('email')].filter(Boolean).length > 1,
+    forms: showForms, termsText, termsRequired: settings?.terms_required === true, termsTitle: m.terms_title, termsAccept: m.terms_accept,
+    voucher: methods.has('voucher'), methodVoucher: m.method_voucher, voucherLabel: m.voucher_label, voucherHint: m.voucher_hint,
+    voucherAction: `/api/v1/hotspot-portal/voucher/verify?hotspot_id=${encodeURIComponent(p.hotspotId)}`,
+    hidden: [hiddenInput('mac', mac), hiddenInput('ip', ip), hiddenInput('ssid', ssid), hiddenInput('lang', p.lang),
+      gatewayStr ? hiddenInput('gateway', gatewayStr) : ''].join(''),
+    code: '', connectLabel: m.connect,
+    otp: channels.length > 0 || methods.has('email'), needsJs: m.needs_js,
+    phone: channels.length > 0, methodPhone: m.method_phone, phoneLabel: m.phone_label, phoneHint: m.phone_hint,
+    bothChannels: channels.length === 2, onlyChannel: channels[0] === 'msgapp_otp' ? 'msgapp' : 'sms',
+    channelLabel: m.channel_label, channelSms: m.channel_sms, channelMsgapp: m.channel_msgapp,
+    email: methods.has('email'), methodEmail: m.method_email, emailLabel: m.email_label, emailHint: m.email_hint,
+    codeLabel: m.code_label, sendCode: m.send_code, verifyCode: m.verify_code,
+    // JSON inside <script>: '<' escaped so no text can close the element.
+    messagesJson: JSON.stringify(m).replace(/</g, '\\u003c'),
+    contextJson: JSON.stringify({
+      hotspot_id: p.hotspotId, mac, ip, ssid, lang: p.lang, gateway: gatewayStr, next, terms_required: settings?.terms_required === true,
+    }).replace(/</g, '\\u003c'),
+  };
+  return renderTemplate(a.template, view);
+}
+
+/** Headers every page answer carries: per device and language, never cached by a proxy. */
+const PAGE_HEADERS = {
+  'cache-control': 'no-store', vary: 'Accept-Encoding, Accept-Language', 'x-content-type-options': 'nosniff',
+  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; connect-src 'self'; form-action *; base-uri 'none'; frame-ancestors 'none'",
+  'referrer-policy': 'no-referrer',
+};
+
+/** The HTML compressed as the client accepts (brotli, else gzip, else plain). */
+async function htmlReply(html: string, lang: Lang, acceptEncoding: string): Promise<Reply> {
+  const headers: Record<string, string> = { ...PAGE_HEADERS, 'content-language': lang };
+  const enc = acceptEncoding.toLowerCase();
+  let text: string | Buffer = html;
+  if (/\bbr\b/.test(enc)) {
+    text = await brotli(Buffer.from(html), { params: { [zc.BROTLI_PARAM_QUALITY]: 5 } });
+    headers['content-encoding'] = 'br';
+  } else if (/\bgzip\b/.test(enc)) {
+    text = await gz(Buffer.from(html), { level: 6 });
+    headers['content-encoding'] = 'gzip';
+  }
+  return { status: 200, body: null, text, contentType: 'text/html; charset=utf-8', headers };
+}
+
+/** A browser's form post (no JavaScript): form-encoded, and HTML preferred over JSON. */
+export function isBrowserForm(h: PortalHeaders): boolean {
+  if (!h.contentType.startsWith('application/x-www-form-urlencoded')) return false;
+  const html = h.accept.indexOf('text/html');
+  const json = h.accept.indexOf('application/json');
+  return html >= 0 && (json < 0 || html < json);
+}
+
+const truthy = (v: unknown): boolean => v === true || v === 'true' || v === 'on' || v === 'yes' || v === '1';
+
+/**
+ * Runs a portal sign-in (`start`) and shapes its answer: the hotspot's terms
+ * checked, `handback` added when the request carried gateway parameters, and
+ * for a browser's form post a 303 to the page with the outcome kept on the
+ * server (PortalState), errors included. JSON callers get the JSON answer or
+ * the error as before. OTP verify routes can wrap their start the same way.
+ */
+export async function portalAnswer<T extends { session_id: string; redirect_url: string | null }>(
+  engine: Engine, ctx: RouteContext, hotspotId: string, start: () => Promise<T>,
+): Promise<Reply> {
+  const body = (ctx.body ?? {}) as Record<string, unknown>;
+  const form = isBrowserForm(ctx.browser);
+  const ref = await engine.portal.ref(hotspotId);
+  const lang: Lang = body.lang === 'en' ? 'en' : 'tr';
+  let outcome: PortalRecord['outcome'];
+  try {
+    if (ref?.portal.terms_required && !truthy(body.accept_terms)) throw Errors.TERMS_NOT_ACCEPTED();
+    const result = await start();
+    const handback = ref && body.mac ? await engine.portal.handback(ref, body.gateway, result.session_id, String(body.mac), result.redirect_url) : null;
+    const answer = handback ? { ...result, handback } : result;
+    if (!form) return { status: 200, body: answer };
+    outcome = { ok: true, body: { ...answer } };
+  } catch (err) {
+    if (!form) throw err;
+    const e = err instanceof AppError ? err : Errors.INTERNAL();
+    if (!(err instanceof AppError)) engine.log.error({ err }, 'portal form sign-in failed');
+    outcome = { ok: false, status: e.status, body: e.toBody() };
+  }
+  const macRaw = typeof body.mac === 'string' ? body.mac : '';
+  const q = new URLSearchParams({ hotspot_id: hotspotId, mac: macRaw, lang });
+  if (ref) {
+    const gateway = typeof body.gateway === 'string' ? body.gateway : '';
+    const rec: PortalRecord = {
+      hs: ref.id, mac: normalizeMac(macRaw) ?? '', lang, ip: typeof body.ip === 'string' ? body.ip : '',
+      ssid: typeof body.ssid === 'string' ? body.ssid : '', gateway, outcome,
+    };
+    q.set('r', await engine.portal.save(ref.tenantId, rec));
+  } else {
+    q.set('e', 'hotspot_not_found');
+  }
+  return { status: 303, body: null, text: '', contentType: 'text/plain', headers: { location: `/portal?${q}`, 'cache-control': 'no-store' } };
+}
+
+/** The captive portal page: GET /portal on the portal surface (and / when the portal has its own port). */
+export function portalPageRoutes(engine: Engine): Route[] {
+  const assets = loadAssets();
+  const page = async ({ query, browser }: RouteContext): Promise<Reply> => {
+    const lang = pickLang(query.get('lang'), browser.acceptLanguage);
+    const hotspotId = query.get('hotspot_id') ?? '';
+    const ref = hotspotId ? await engine.portal.ref(hotspotId) : null;
+    const r = query.get('r');
+    const record = ref && r ? await engine.portal.load(ref.tenantId, r, hotspotId, query.get('mac') ?? '') : null;
+    const errorCode = !ref ? 'hotspot_not_found' : query.get('e') === 'hotspot_not_found' ? 'hotspot_not_found' : null;
+    const tenantMethods = ref ? (await engine.signInSettings.get(ref.tenantId)).methods : [];
+    return htmlReply(renderPage(assets, { lang, query, ref, hotspotId, record, errorCode, tenantMethods }), lang, browser.acceptEncoding);
+  };
+  const route = (path: string): Route => ({
+    method: 'get', path, surface: 'portal', auth: false, responseType: 'text/html',
+    summary: 'The captive portal page (server-rendered; Turkish default, ?lang=tr|en, else Accept-Language)',
+    handler: page,
+  });
+  return engine.config.portalPort !== undefined ? [route('/portal'), route('/')] : [route('/portal')];
+}

@@ -1,0 +1,145 @@
+// Enhancement only: the voucher form works without it (a form POST the server answers with 303).
+// State lives on the server; nothing is kept in cookies or storage (captive mini-browsers drop them).
+(function () {
+  'use strict';
+  var M = JSON.parse(document.getElementById('portal-messages').textContent);
+  var C = JSON.parse(document.getElementById('portal-context').textContent);
+  var $ = function (id) { return document.getElementById(id); };
+  var fmt = function (s, v) { return String(s || '').replace(/\{(\w+)\}/g, function (_, k) { return v && v[k] != null ? v[k] : ''; }); };
+  var qs = '?hotspot_id=' + encodeURIComponent(C.hotspot_id);
+  var FIELD = {
+    voucher_not_found: 'code', voucher_expired: 'code', voucher_exhausted: 'code', voucher_ssid_not_allowed: 'code',
+    terms_not_accepted: 'accept_terms', phone_invalid: 'phone', phone_prefix_blocked: 'phone', email_invalid: 'email'
+  };
+
+  function message(code, body) {
+    var key = 'err_' + code;
+    if (code === 'otp_invalid') return fmt(M[key], { attempts: body.attempts_left });
+    if (code === 'otp_rate_limited') return fmt(M[key], { wait: body.retry_after });
+    return M[key] || M.err_internal;
+  }
+  function showError(code, body, field) {
+    var link = $('error-link');
+    link.textContent = message(code, body || {});
+    link.setAttribute('href', '#' + (field || FIELD[code] || 'main'));
+    $('error-summary').hidden = false;
+    $('error-summary').focus();
+  }
+  function clearError() { $('error-summary').hidden = true; }
+  function post(path, body) {
+    return fetch(path + qs, {
+      method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(body)
+    }).then(function (r) {
+      return r.json().then(function (b) { return { status: r.status, body: b }; }, function () { return { status: r.status, body: {} }; });
+    }, function () { return { status: 0, body: { error: 'service_unavailable' } }; });
+  }
+  function termsOk() {
+    if (!C.terms_required) return true;
+    if ($('accept_terms') && $('accept_terms').checked) return true;
+    showError('terms_not_accepted', {}, 'accept_terms');
+    return false;
+  }
+  function base() {
+    var b = { mac: C.mac, hotspot_id: C.hotspot_id };
+    if (C.gateway) b.gateway = C.gateway;
+    return b;
+  }
+  function success(b) {
+    clearError();
+    var until = b.expires_at ? new Date(b.expires_at).toLocaleTimeString(C.lang, { hour: '2-digit', minute: '2-digit' }) : '';
+    $('success-body').textContent = until ? fmt(M.success_body, { until: until }) : M.success_body_plain;
+    var forms = document.querySelectorAll('main > h1:not(#success-title), main > section, main > details, main > .check, #needs-js');
+    for (var i = 0; i < forms.length; i++) forms[i].hidden = true;
+    $('success').hidden = false;
+    $('success-title').focus && $('success-title').setAttribute('tabindex', '-1');
+    var h = b.handback;
+    var next = b.redirect_url || C.next;
+    if (h) {
+      var f = $('handback');
+      f.setAttribute('method', h.method);
+      f.setAttribute('action', h.url);
+      for (var k in h.fields) {
+        var inp = document.createElement('input');
+        inp.type = 'hidden'; inp.name = k; inp.value = h.fields[k];
+        f.insertBefore(inp, f.querySelector('button'));
+      }
+      f.hidden = false;
+      $('continue-auto').hidden = false;
+      setTimeout(function () { f.submit(); }, 1500);
+    } else if (next) {
+      $('continue').href = next;
+      $('continue').hidden = false;
+      $('continue-auto').hidden = false;
+      setTimeout(function () { location.href = next; }, 1500);
+    }
+  }
+  function answer(r, field) {
+    if (r.status === 200 && r.body.status === 'authorized') return success(r.body);
+    showError(r.body.error || 'internal', r.body, field);
+  }
+
+  var i, js = document.querySelectorAll('.js-only');
+  for (i = 0; i < js.length; i++) js[i].hidden = false;
+  if ($('needs-js')) $('needs-js').hidden = true;
+
+  var vf = $('voucher-form');
+  if (vf) vf.addEventListener('submit', function (e) {
+    e.preventDefault();
+    if (!termsOk()) return;
+    var code = $('code').value.trim();
+    if (!code) return showError('code_missing', {}, 'code');
+    var b = base();
+    b.code = code; b.ssid = C.ssid; b.lang = C.lang;
+    if (C.ip) b.ip = C.ip;
+    if (C.terms_required) b.accept_terms = true;
+    post('/api/v1/hotspot-portal/voucher/verify', b).then(function (r) { answer(r, 'code'); });
+  });
+
+  // Phone and e-mail codes: request, then verify; the messaging-app channel's fate is polled from the server.
+  function otp(kind, input, path) {
+    var form = $(kind + '-form'), verify = $(kind + '-verify');
+    if (!form) return;
+    var to = '';
+    form.addEventListener('submit', function (e) {
+      e.preventDefault();
+      if (!termsOk()) return;
+      to = $(input).value.trim();
+      var b = base();
+      b[input] = to; b.lang = C.lang;
+      if (kind === 'phone') {
+        b.ssid = C.ssid;
+        var ch = form.querySelector('[name=channel]:checked') || form.querySelector('[name=channel]');
+        if (ch) b.channel = ch.value;
+      }
+      post('/api/v1/hotspot-portal/' + path + '/request', b).then(function (r) {
+        if (r.status !== 200) return showError(r.body.error || 'internal', r.body, input);
+        clearError();
+        verify.hidden = false;
+        $(kind + '-code-hint').textContent = fmt(M['code_hint_' + kind], { to: to });
+        $(kind + '-code').focus();
+        if (kind === 'phone') watch(r.body.request_id, 0);
+      });
+    });
+    verify.addEventListener('submit', function (e) {
+      e.preventDefault();
+      var code = $(kind + '-code').value.trim();
+      if (!/^[0-9]{6}$/.test(code)) return showError('code_format', {}, kind + '-code');
+      var b = base();
+      b[input] = to; b.code = code;
+      if (C.terms_required) b.accept_terms = true;
+      post('/api/v1/hotspot-portal/' + path + '/verify', b).then(function (r) { answer(r, kind + '-code'); });
+    });
+  }
+  function watch(id, n) {
+    if (!id || n > 40) return;
+    fetch('/api/v1/hotspot-portal/sms/status?request_id=' + encodeURIComponent(id), { headers: { accept: 'application/json' } })
+      .then(function (r) { return r.json(); })
+      .then(function (b) {
+        var el = $('phone-status');
+        if (b.status && M['status_' + b.status]) el.textContent = M['status_' + b.status];
+        if (b.status === 'sent') setTimeout(function () { watch(id, n + 1); }, 3000);
+      }, function () { setTimeout(function () { watch(id, n + 1); }, 3000); });
+  }
+  otp('phone', 'phone', 'sms');
+  otp('email', 'email', 'email');
+})();
