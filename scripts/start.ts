@@ -34,6 +34,7 @@ async function main(): Promise<void> {
   say('');
   say('Guest Wi-Fi engine is running.');
   say(`  API base URL   ${base}/v1   (OpenAPI: ${base}/v1/openapi.json)`);
+  say(`  portal page    ${base}/portal?hotspot_id=${demo.hotspot_id}&mac=AA:BB:CC:DD:EE:01&lang=en   (a guest's phone; sign in with the voucher below)`);
   say(`  demo tenant    ${demo.tenant_id}`);
   say(`  demo hotspot   ${demo.hotspot_id}`);
   say(`  API key        ${demo.api_key}`);
@@ -41,7 +42,8 @@ async function main(): Promise<void> {
   say('');
   say('Try:');
   say(`  curl -s -X POST ${base}/v1/vouchers -H 'X-API-Key: ${demo.api_key}' -H 'content-type: application/json' -d '{"code":"WELCOME1","max_uses":5}'`);
-  say(`  curl -s -X POST '${base}/api/v1/hotspot-portal/voucher/verify?hotspot_id=${demo.hotspot_id}' -H 'content-type: application/json' -d '{"code":"WELCOME1","mac":"AA:BB:CC:DD:EE:01","ip":"10.0.0.5"}'`);
+  say(`  curl -s -X POST '${base}/api/v1/hotspot-portal/voucher/verify?hotspot_id=${demo.hotspot_id}' -H 'content-type: application/json' -d '{"code":"WELCOME1","mac":"AA:BB:CC:DD:EE:02","ip":"10.0.0.5"}'`);
+  say('  then open the portal page above and enter WELCOME1 (the page works without JavaScript too).');
 }
 
 main().catch(fail);

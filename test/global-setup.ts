@@ -1,3 +1,4 @@
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,7 +22,28 @@ declare module 'vitest' {
 let services: LocalServices | undefined;
 let dir = '';
 
+/**
+ * Debian's programs the browser and gateway tests drive (Chromium for the
+ * pages, openNDS with dnsmasq, a DHCP client and the legacy iptables for the
+ * real gateway), installed when missing and we are root, as CI's fresh
+ * machine needs. Elsewhere those tests say what is missing.
+ */
+const TOOLS: Record<string, string> = {
+  chromium: 'chromium', opennds: 'opennds', dnsmasq: 'dnsmasq', dhclient: 'isc-dhcp-client', 'iptables-legacy': 'iptables', curl: 'curl',
+};
+
+function ensureTools(log: (l: string) => void): void {
+  const has = (bin: string): boolean => spawnSync('sh', ['-c', `command -v ${bin}`], { stdio: 'ignore' }).status === 0;
+  const missing = [...new Set(Object.entries(TOOLS).filter(([bin]) => !has(bin)).map(([, pkg]) => pkg))];
+  if (missing.length === 0 || process.getuid?.() !== 0 || !has('apt-get')) return;
+  log(`installing from Debian packages: ${missing.join(' ')}`);
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env });
+  execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...missing], { stdio: 'inherit', env });
+}
+
 export async function setup(project: TestProject): Promise<void> {
+  ensureTools((l) => process.stdout.write(`[setup] ${l}\n`));
   dir = mkdtempSync(join(tmpdir(), 'gw-test-'));
   services = await startLocalServices({ dir, ephemeral: true, database: 'gw_test', log: (l) => process.stdout.write(`[setup] ${l}\n`) });
   project.provide('redisUrl', services.redisUrl);
