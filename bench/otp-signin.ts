@@ -32,7 +32,6 @@ const TARGET_RATIO = 0.5;
 const TARGET_P99_MS = 50;
 const HOST = '127.0.0.1';
 const DEADLINE_MS = 180_000 + 4 * (DURATION_S + 5) * 1000;
-const CREDENTIALS_VAR = 'BENCH_SMS_CREDENTIALS';
 const CPU_PROF = process.env.BENCH_CPU_PROF;
 
 const undo = new Teardown();
@@ -162,7 +161,6 @@ async function main(): Promise<number> {
     const env: NodeJS.ProcessEnv = {
       PATH: process.env.PATH, REDIS_URL: local.redisUrl, DATABASE_URL: local.databaseUrl,
       JWT_SECRET: secret, HTTP_HOST: HOST, HTTP_PORT: '0', LOG_LEVEL: 'warn', RADIUS_ENABLED: 'false',
-      [CREDENTIALS_VAR]: carrierCreds,
     };
 
     // A tenant, a hotspot and unlimited vouchers, through the engine (the service runs its own sink).
@@ -182,13 +180,16 @@ async function main(): Promise<number> {
     }
 
     const prof = CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : [];
+    // A tenant's credentials are the variables named after it (engine/signin/providers/env-ref.ts).
+    const credentialsVar = `${tenantId.toUpperCase()}_SMS`;
+    env[credentialsVar] = carrierCreds;
     const service = await spawnReady(undo, 'service', [...prof, projectPath('dist', 'scripts', 'serve.js')], env);
     const client = new Client(service.ready.ports.main as number);
     undo.push(() => client.close());
     const token = await signOperatorToken(new TextEncoder().encode(secret), tenantId, ['admin'], 3600, 'bench');
     const put = await client.send('PUT', '/v1/settings/sign-in', {
       methods: ['voucher', 'sms_otp'],
-      sms: { provider: 'netgsm', base_url: carrier.url, credentials_ref: `env://${CREDENTIALS_VAR}`, sender: 'BENCHVENUE' },
+      sms: { provider: 'netgsm', base_url: carrier.url, credentials_ref: `env://${credentialsVar}`, sender: 'BENCHVENUE' },
       otp: { cooldown_sec: 0, per_identity_daily: 0, per_ip_hourly: 0, per_mac_hourly: 0, per_prefix_hourly: 0 },
     }, { authorization: `Bearer ${token}` });
     if (put.status !== 200) throw new Error(`sign-in settings refused: ${put.status} ${JSON.stringify(put.json)}`);

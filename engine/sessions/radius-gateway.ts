@@ -44,10 +44,12 @@ export class NasCommandRelay implements NasCommandPort {
  * them, and the session they name is already started.
  */
 export interface OneTimeLogins {
-  lookup(tenantId: string, username: string): Promise<{ password: string; mac: string } | null>;
+  lookup(tenantId: string, username: string): Promise<{ password: string; mac: string; hotspotId: string } | null>;
+  /** Spends it once it has let the device in. */
+  consume(tenantId: string, username: string): Promise<void>;
 }
 
-const NO_ONE_TIME_LOGINS: OneTimeLogins = { lookup: () => Promise.resolve(null) };
+const NO_ONE_TIME_LOGINS: OneTimeLogins = { lookup: () => Promise.resolve(null), consume: () => Promise.resolve() };
 
 /** The engine as the RADIUS server sees it (RadiusHandler). */
 export class RadiusGateway implements RadiusHandler {
@@ -82,8 +84,8 @@ export class RadiusGateway implements RadiusHandler {
     if (oneTime) {
       // The session started when the guest signed in on the portal: only the secret and the device are checked.
       if (!secretMatches(m, oneTime.password)) return { accept: false, reason: 'Wrong user name or password' };
-      if (mac && mac !== oneTime.mac) return { accept: false, reason: 'This login belongs to another device' };
-      mac = oneTime.mac;
+      if (mac !== oneTime.mac || nas.hotspotId !== oneTime.hotspotId) return { accept: false, reason: 'This login belongs to another device' };
+      await this.logins.consume(nas.tenantId, m.userName);
       voucherAuth = false;
     } else if (voucherAuth) {
       if (!mac) return { accept: false, reason: 'No device address (Calling-Station-Id) in the request' };

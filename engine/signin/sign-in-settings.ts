@@ -1,5 +1,7 @@
 import type { Pool } from '../store/postgres.js';
 import { Errors } from '../errors.js';
+import { isTenantEnvRef, tenantRefPrefix } from './providers/env-ref.js';
+import { checkEmailConfig, checkSmsConfig } from './providers/provider-registry.js';
 
 /** Sign-in methods, by the `auth_method` name sessions and audit records carry. */
 export const AUTH_METHODS = ['voucher', 'sms_otp', 'msgapp_otp', 'email', 'sponsor', 'pms'] as const;
@@ -104,7 +106,9 @@ export class SignInSettingsService {
 
   async put(tenantId: string, input: SignInSettingsInput): Promise<SignInSettings> {
     const value = withDefaults(input);
-    checkRefs(value);
+    checkRefs(value, tenantId);
+    const problems = [...(value.sms ? checkSmsConfig(value.sms) : []), ...(value.email ? checkEmailConfig(value.email) : [])];
+    if (problems.length) throw Errors.VALIDATION_FAILED(problems.join('; '), problems.map((message) => ({ field: 'sms', message })));
     await this.pool.query(
       `INSERT INTO sign_in_settings (tenant_id, settings) VALUES ($1, $2)
        ON CONFLICT (tenant_id) DO UPDATE SET settings = EXCLUDED.settings, updated_at = now()`,
@@ -129,13 +133,17 @@ function withDefaults(input: SignInSettingsInput): SignInSettings {
   };
 }
 
-function checkRefs(s: SignInSettings): void {
+function checkRefs(s: SignInSettings, tenantId: string): void {
   const refs: [string, string | undefined][] = [
     ['sms.credentials_ref', s.sms?.credentials_ref], ['msgapp.api_key_ref', s.msgapp.api_key_ref], ['email.smtp_url_ref', s.email?.smtp_url_ref],
   ];
   for (const [field, v] of refs) {
     if (v !== undefined && !ENV_REF.test(v)) {
       throw Errors.VALIDATION_FAILED(`${field} must be an env://NAME reference, never the secret itself`, [{ field, message: 'must match env://NAME' }]);
+    }
+    if (v !== undefined && !isTenantEnvRef(v, tenantId)) {
+      const prefix = tenantRefPrefix(tenantId);
+      throw Errors.VALIDATION_FAILED(`${field} must name one of this tenant's variables, env://${prefix}...`, [{ field, message: `must match env://${prefix}NAME` }]);
     }
   }
 }

@@ -38,6 +38,11 @@ export class UamCredentials {
     return { username, password };
   }
 
+  /** Spends a credential: the gateway logged the guest in with it (a retransmission gets the cached reply). */
+  async consume(tenantId: string, username: string): Promise<void> {
+    await this.redis.del(keys.uamCredential(tenantId, username));
+  }
+
   /** The record behind a username the gateway presents, or null (unknown or expired). */
   async lookup(tenantId: string, username: string): Promise<UamCredentialRecord | null> {
     const h = await this.redis.hgetall(keys.uamCredential(tenantId, username));

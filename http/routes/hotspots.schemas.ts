@@ -19,7 +19,8 @@ const portalSettings = {
   },
 };
 
-const redirectUrl = nullable({ type: 'string', format: 'uri', maxLength: 2000 } as const);
+// Only http(s): the portal sends the browser there (never javascript: or data:).
+const redirectUrl = nullable({ type: 'string', format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', maxLength: 2000 } as const);
 
 // Loose: the portal settings are object-or-null unions JSONSchemaType cannot express.
 export const hotspotCreate = looseRequestSchema<HotspotInput & { name: string; timezone: string }>('hotspotCreate', {

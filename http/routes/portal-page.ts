@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { brotliCompress, constants as zc, gzip } from 'node:zlib';
 import {
-  AppError, Errors, gatewayQuery, handbackUrl, normalizeMac, offeredMethods, parseGatewayParams, projectPath,
+  AppError, Errors, gatewayFrom, gatewayQuery, handbackUrl, normalizeMac, offeredMethods, parseGatewayParams, projectPath,
   type Engine, type GatewayParams, type Handback, type HotspotRef, type PortalRecord,
 } from '../../engine/index.js';
 import type { Reply } from '../respond.js';
@@ -243,6 +243,14 @@ export async function portalAnswer<T extends { session_id: string; redirect_url:
   let outcome: PortalRecord['outcome'];
   try {
     if (ref?.portal.terms_required && !truthy(body.accept_terms)) throw Errors.TERMS_NOT_ACCEPTED();
+    // The gateway's parameters are checked before anything is used: a hand-back that cannot be built
+    // must not cost a voucher use, and the gateway must be handing back the device that signs in
+    // (else one guest's sign-in could open the gateway for another device).
+    const src = gatewayFrom(body.gateway);
+    const gw = src ? parseGatewayParams(src) : null;
+    if (gw?.mac && gw.mac !== normalizeMac(String(body.mac ?? ''))) {
+      throw Errors.VALIDATION_FAILED('The gateway names another device than the one signing in', [{ field: 'mac', message: 'must be the device the gateway names' }]);
+    }
     const result = await start();
     const handback = ref && body.mac ? await engine.portal.handback(ref, body.gateway, result.session_id, String(body.mac), result.redirect_url) : null;
     const answer = handback ? { ...result, handback } : result;

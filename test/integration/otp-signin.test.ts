@@ -35,7 +35,7 @@ describe('OTP sign-in over the portal', () => {
     const v = await newTenant({ engine } as never);
     const put = await call(base, 'PUT', '/v1/settings/sign-in', {
       auth: v.apiKey,
-      body: { methods: ['voucher', 'sms_otp', 'msgapp_otp', 'email'], sms: { provider: 'netgsm', credentials_ref: 'env://NETGSM_CREDS' }, ...extra },
+      body: { methods: ['voucher', 'sms_otp', 'msgapp_otp', 'email'], sms: { provider: 'netgsm', credentials_ref: `env://${v.tenantId.toUpperCase()}_NETGSM` }, ...extra },
     });
     expect(put.status).toBe(200);
     return v;
@@ -222,13 +222,22 @@ describe('OTP sign-in over the portal', () => {
     const v = await newTenant({ engine } as never);
     const empty = await call(base, 'GET', '/v1/settings/sign-in', { auth: v.apiKey });
     expect(empty.body).toMatchObject({ methods: ['voucher'], sms: null, msgapp: { fallback_sms: false, fallback_timeout_sec: 30 }, otp: { cooldown_sec: 60 } });
+    const own = v.tenantId.toUpperCase();
     const put = await call(base, 'PUT', '/v1/settings/sign-in', {
       auth: v.apiKey,
-      body: { methods: ['sms_otp'], sms: { provider: 'netgsm', credentials_ref: 'env://NETGSM_CREDS' }, msgapp: { api_key_ref: 'env://MSGAPP_KEY', fallback_sms: true }, blocked_prefixes: ['+882'] },
+      body: { methods: ['sms_otp'], sms: { provider: 'netgsm', credentials_ref: `env://${own}_NETGSM` }, msgapp: { api_key_ref: `env://${own}_MSGAPP`, fallback_sms: true }, blocked_prefixes: ['+882'] },
     });
     expect(put.status).toBe(200);
     const got = await call(base, 'GET', '/v1/settings/sign-in', { auth: v.apiKey });
-    expect(got.body).toMatchObject({ methods: ['sms_otp'], sms: { credentials_ref: 'env://NETGSM_CREDS' }, msgapp: { api_key_ref: 'env://MSGAPP_KEY', fallback_sms: true, fallback_timeout_sec: 30 }, blocked_prefixes: ['+882'] });
+    expect(got.body).toMatchObject({ methods: ['sms_otp'], sms: { credentials_ref: `env://${own}_NETGSM` }, msgapp: { api_key_ref: `env://${own}_MSGAPP`, fallback_sms: true, fallback_timeout_sec: 30 }, blocked_prefixes: ['+882'] });
+    // A tenant names only its own variables: never the service's (DATABASE_URL would go to the carrier as a password) nor another tenant's.
+    for (const ref of ['env://DATABASE_URL', 'env://JWT_SECRET', `env://${own}_`, 'env://TN_SOMEONEELSE_NETGSM']) {
+      const r = await call(base, 'PUT', '/v1/settings/sign-in', { auth: v.apiKey, body: { sms: { provider: 'netgsm', credentials_ref: ref } } });
+      expect(r.status, ref).toBe(400);
+      expect(r.body.error).toBe('validation_failed');
+    }
+    const mail = await call(base, 'PUT', '/v1/settings/sign-in', { auth: v.apiKey, body: { email: { smtp_url_ref: 'env://SMTP_URL' } } });
+    expect(mail.status).toBe(400);
     const secret = await call(base, 'PUT', '/v1/settings/sign-in', { auth: v.apiKey, body: { sms: { provider: 'netgsm', credentials_ref: 'user:pass' } } });
     expect(secret.status).toBe(400);
     expect(secret.body.error).toBe('validation_failed');

@@ -169,7 +169,7 @@ describe('platform administration and provider resolution', () => {
     let clock = 1_000_000;
     let reads = 0;
     const source: SignInConfigSource = {
-      smsConfig: async (id) => { reads++; return id === t.tenantId ? { provider: 'netgsm', credentials_ref: `env://${ENV}`, base_url: carrier.url } : null; },
+      smsConfig: async (id) => { reads++; return id === t.tenantId ? { provider: 'netgsm', credentials_ref: `env://${t.tenantId.toUpperCase()}_SMS`, base_url: carrier.url } : null; },
       emailConfig: async (id) => (id === t.tenantId ? { from: 'wifi@otel.example' } : null),
     };
     const engine = svc.service.engine;
@@ -189,6 +189,12 @@ describe('platform administration and provider resolution', () => {
     await reg.forTenant(t.tenantId, 'sms');
     expect(reads).toBe(3);
     expect(await reg.forTenant('ten_other', 'sms')).toBeNull();
+    // A setting naming a variable outside the tenant's own (a row written before that rule) gives no sender.
+    const foreign = new ProviderRegistry({
+      config: { smsConfig: async () => ({ provider: 'netgsm', credentials_ref: 'env://DATABASE_URL', base_url: carrier.url }), emailConfig: async () => null },
+      msgapp: engine.msgappProviders, redis: engine.redis, failures: new ProviderFailures(capturingLogger().log, engine.metrics), smtpFrom: 'x@localhost', smtpUrl: undefined,
+    });
+    expect(await foreign.forTenant(t.tenantId, 'sms')).toBeNull();
     // E-mail needs an SMTP server: the tenant's own or the service-wide one.
     expect(await reg.forTenant(t.tenantId, 'email')).toBeNull();
     expect(await mk('smtp://127.0.0.1:2525').forTenant(t.tenantId, 'email')).toMatchObject({ channel: 'email', provider: 'smtp' });

@@ -53,7 +53,7 @@
     $('success').hidden = false;
     $('success-title').focus && $('success-title').setAttribute('tabindex', '-1');
     var h = b.handback;
-    var next = b.redirect_url || C.next;
+    var next = /^https?:\/\//i.test(b.redirect_url || '') ? b.redirect_url : C.next;
     if (h) {
       var f = $('handback');
       f.setAttribute('method', h.method);

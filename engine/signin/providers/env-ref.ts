@@ -12,6 +12,24 @@ export function isEnvRef(ref: string): boolean {
   return ENV_REF.test(ref);
 }
 
+/**
+ * The variables a tenant's own settings may name: `env://<TENANT ID IN CAPITALS>_...`
+ * (tenant tn_ab12 may use env://TN_AB12_NETGSM). A tenant administrator sets
+ * these references; the service's own variables (DATABASE_URL, JWT_SECRET,
+ * another tenant's credentials) must never be reachable through them, or a
+ * tenant could have them sent, as a password, to a URL of its choice.
+ * The platform administrator's provider records may name any variable.
+ */
+export function tenantRefPrefix(tenantId: string): string {
+  return `${tenantId.toUpperCase()}_`;
+}
+
+/** True when `ref` is an `env://NAME` reference a tenant's settings may hold (see tenantRefPrefix). */
+export function isTenantEnvRef(ref: string, tenantId: string): boolean {
+  const m = ENV_REF.exec(ref);
+  return m !== null && m[1]!.startsWith(tenantRefPrefix(tenantId)) && m[1]!.length > tenantRefPrefix(tenantId).length;
+}
+
 /** The variable's value, or null when the reference is malformed or the variable unset or empty. */
 export function resolveEnvRef(ref: string, env: NodeJS.ProcessEnv = process.env): string | null {
   const m = ENV_REF.exec(ref);

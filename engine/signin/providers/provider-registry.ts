@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { keys } from '../../redis/keys.js';
 import { EmailSender } from './email-sender.js';
-import { isEnvRef } from './env-ref.js';
+import { isEnvRef, isTenantEnvRef } from './env-ref.js';
 import type { MsgappProviderStore } from './msgapp-provider-store.js';
 import { msgappSender } from './msgapp-senders.js';
 import { NETGSM_CARRIER } from './netgsm-sms.js';
@@ -70,12 +70,15 @@ export class ProviderRegistry implements OtpSenders {
   private async build(tenantId: string, channel: OtpChannelName): Promise<OtpSender | null> {
     if (channel === 'sms') {
       const cfg = await this.o.config.smsConfig(tenantId);
+      // Settings are checked when saved; this guards rows written before that rule (or by hand).
+      if (cfg && !isTenantEnvRef(cfg.credentials_ref, tenantId)) return null;
       const carrier = cfg ? SMS_CARRIERS[cfg.provider] : undefined;
       return cfg && carrier ? carrier.sender(cfg, this.o.failures) : null;
     }
     if (channel === 'email') {
       const cfg = await this.o.config.emailConfig(tenantId);
       if (!cfg || (!cfg.smtp_url_ref && !this.o.smtpUrl)) return null;
+      if (cfg.smtp_url_ref && !isTenantEnvRef(cfg.smtp_url_ref, tenantId)) return null;
       return new EmailSender({ urlRef: cfg.smtp_url_ref ?? null, serviceUrl: this.o.smtpUrl, from: cfg.from || this.o.smtpFrom }, this.o.failures);
     }
     const rec = await this.o.msgapp.get(tenantId);
