@@ -3,11 +3,12 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, eventually, newTenant, startService, type Running } from '../helpers.js';
+import { afterAll, describe, expect } from 'vitest';
+import { call, type Running, serviceTest, until } from '../support/fixture.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = join('test-artifacts', 'portal');
+const it = serviceTest();
 
 /**
  * A guest on a 360 x 740 phone signs in with a voucher on the page, with
@@ -20,8 +21,6 @@ describe('portal page in a browser', () => {
   const dirs: string[] = [];
   /** One browser per JavaScript setting, each with its own fresh profile. */
   const contexts = new Map<boolean, BrowserContext>();
-  let macSeq = 0;
-  const nextMac = (): string => `02:CC:00:00:00:${(++macSeq).toString(16).padStart(2, '0')}`.toUpperCase();
 
   const open = async (javaScriptEnabled: boolean): Promise<BrowserContext> => {
     const dir = mkdtempSync(join(tmpdir(), 'gw-chromium-'));
@@ -35,25 +34,23 @@ describe('portal page in a browser', () => {
     return ctx;
   };
 
-  beforeAll(async () => {
+  it.beforeAll(({ svc: s_ }) => {
     if (!existsSync(CHROMIUM)) {
       throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium); these tests never download a browser`);
     }
     mkdirSync(SHOTS, { recursive: true });
-    svc = await startService();
+    svc = s_;
   });
   afterAll(async () => {
     for (const c of contexts.values()) await c.close().catch(() => undefined);
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
-    await svc?.stop();
   });
 
   const shot = (page: Page, name: string): Promise<Buffer> => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
 
   for (const js of [true, false]) {
     for (const lang of ['tr', 'en'] as const) {
-      it(`signs a guest in with a voucher, JavaScript ${js ? 'on' : 'off'}, ${lang}`, async () => {
-        const t = await newTenant(svc.service);
+      it(`signs a guest in with a voucher, JavaScript ${js ? 'on' : 'off'}, ${lang}`, async ({ tenant: t, mac: nextMac }) => {
         await call(svc.base, 'PUT', `/v1/hotspots/${t.hotspotId}`, { auth: t.apiKey, body: { portal: {
           display_name: 'Kafe Deniz', primary_color: '#0b5394', terms_required: true,
           terms: { tr: 'Bu ağı yasalara uygun kullanacağımı kabul ediyorum.', en: 'I will use this network lawfully.' },
@@ -88,13 +85,13 @@ describe('portal page in a browser', () => {
         await page.close();
 
         // The API lists the session once the outbox sink wrote it to Postgres.
-        await eventually(async () => (await call(svc.base, 'GET', '/v1/sessions?status=active', { auth: t.apiKey })).body.data
-          .some((s: { mac: string }) => s.mac === mac), 10_000);
+        await until(async () => (await call(svc.base, 'GET', '/v1/sessions?status=active', { auth: t.apiKey })).body.data
+          .some((s: { mac: string }) => s.mac === mac), { what: 'the session listed' });
       });
     }
   }
   for (const js of [true, false]) {
-    it(`hands the guest back to an openNDS gateway after sign-in, JavaScript ${js ? 'on' : 'off'}`, async () => {
+    it(`hands the guest back to an openNDS gateway after sign-in, JavaScript ${js ? 'on' : 'off'}`, async ({ tenant: t, mac: nextMac }) => {
       // A stand-in for the gateway's auth URL on loopback: records what the browser brings.
       const seen: string[] = [];
       const gw: Server = createServer((req, res) => {
@@ -104,7 +101,6 @@ describe('portal page in a browser', () => {
       await new Promise<void>((resolve) => gw.listen(0, '127.0.0.1', resolve));
       try {
         const port = (gw.address() as { port: number }).port;
-        const t = await newTenant(svc.service);
         await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code: 'NDS-1', max_uses: 10 } });
         const ctx = contexts.get(js) ?? await open(js);
         const page = await ctx.newPage();

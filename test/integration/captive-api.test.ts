@@ -1,20 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, newTenant, startService, type Running } from '../helpers.js';
+import { describe, expect } from 'vitest';
+import { call, type Running, serviceTest } from '../support/fixture.js';
+
+const it = serviceTest();
 
 /** RFC 8908 captive portal API on the portal surface. */
 describe('GET /api/v1/hotspot-portal/captive', () => {
   let svc: Running;
-  beforeAll(async () => {
-    svc = await startService();
-  });
-  afterAll(async () => {
-    await svc.stop();
+  it.beforeAll(({ svc: s_ }) => {
+    svc = s_;
   });
 
   const captive = (q: string): Promise<Response> => fetch(`${svc.base}/api/v1/hotspot-portal/captive?${q}`);
 
-  it('says captive with the portal URL before sign-in, and the session\'s time and bytes left after', async () => {
-    const t = await newTenant(svc.service);
+  it('says captive with the portal URL before sign-in, and the session\'s time and bytes left after', async ({ tenant: t, mac: nextMac }) => {
     // A randomised (locally administered) MAC is as good as any.
     const mac = '7A:11:22:33:44:55';
     await call(svc.base, 'PUT', `/v1/hotspots/${t.hotspotId}`, { auth: t.apiKey, body: { redirect_url: 'https://venue.example/info' } });
@@ -37,7 +35,7 @@ describe('GET /api/v1/hotspot-portal/captive', () => {
     expect(after['seconds-remaining']).toBeLessThanOrEqual(3600);
 
     // Another device at the same hotspot is still captive, with no session fields.
-    const other = await (await captive(`hotspot_id=${t.hotspotId}&mac=02:00:00:00:00:99`)).json();
+    const other = await (await captive(`hotspot_id=${t.hotspotId}&mac=${nextMac()}`)).json();
     expect(other.captive).toBe(true);
     expect(other).not.toHaveProperty('seconds-remaining');
   });

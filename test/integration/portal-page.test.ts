@@ -1,8 +1,11 @@
 import { request } from 'node:http';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, eventually, newTenant, startService, type Running } from '../helpers.js';
+import { describe, expect } from 'vitest';
+import { PORTAL_METHODS } from '../../engine/index.js';
+import { call, type Running, serviceTest, until } from '../support/fixture.js';
+
+const it = serviceTest();
 
 const VERIFY = '/api/v1/hotspot-portal/voucher/verify';
 const CHILLI = 'res=notyet&uamip=192.168.182.1&uamport=3660&challenge=5b1d296db7826a655411dcd83ee25154'
@@ -30,8 +33,6 @@ function raw(base: string, path: string, opts: { method?: string; headers?: Reco
 
 describe('the captive portal page', () => {
   let svc: Running;
-  let macSeq = 0;
-  const nextMac = (): string => `02:BB:00:00:${((++macSeq >> 8) & 0xff).toString(16).padStart(2, '0')}:${(macSeq & 0xff).toString(16).padStart(2, '0')}`.toUpperCase();
   const page = async (query: string, headers: Record<string, string> = {}): Promise<{ status: number; text: string; headers: Headers }> => {
     const r = await fetch(`${svc.base}/portal?${query}`, { headers });
     return { status: r.status, text: await r.text(), headers: r.headers };
@@ -54,15 +55,11 @@ describe('the captive portal page', () => {
     return { post, text: await r.text() };
   };
 
-  beforeAll(async () => {
-    svc = await startService();
-  });
-  afterAll(async () => {
-    await svc.stop();
+  it.beforeAll(({ svc: s_ }) => {
+    svc = s_;
   });
 
-  it('speaks Turkish by default, English on ?lang=en or Accept-Language, with labels on every control', async () => {
-    const t = await newTenant(svc.service);
+  it('speaks Turkish by default, English on ?lang=en or Accept-Language, with labels on every control', async ({ tenant: t, mac: nextMac }) => {
     const mac = nextMac();
     const tr = await page(`hotspot_id=${t.hotspotId}&mac=${mac}`);
     expect(tr.status).toBe(200);
@@ -72,6 +69,9 @@ describe('the captive portal page', () => {
     expect(tr.text).toContain(`<label for="code">${html(TR.voucher_label!)}</label>`);
     expect(tr.text).toContain(`<input type="hidden" name="mac" value="${mac}">`);
     expect(tr.text).toContain(`action="${VERIFY}?hotspot_id=${t.hotspotId}"`);
+    // A tenant with no saved sign-in settings offers the voucher only, whatever the hotspot allows.
+    expect(tr.text).not.toContain('id="phone-section"');
+    expect(tr.text).not.toContain('id="email-section"');
     const en = await page(`hotspot_id=${t.hotspotId}&mac=${mac}&lang=en`);
     expect(en.text).toContain('<html lang="en">');
     expect(en.text).toContain(`<label for="code">${html(EN.voucher_label!)}</label>`);
@@ -82,8 +82,7 @@ describe('the captive portal page', () => {
     for (const m of tr.text.matchAll(/<input type="(?:text|tel|email)" id="([^"]+)"/g)) expect(tr.text).toContain(`<label for="${m[1]}">`);
   });
 
-  it('keeps the first view under 50 KB compressed (brotli and gzip), with the hotspot\'s largest logo', async () => {
-    const t = await newTenant(svc.service);
+  it('keeps the first view under 50 KB compressed (brotli and gzip), with the hotspot\'s largest logo', async ({ tenant: t, mac: nextMac }) => {
     const logo = 'data:image/png;base64,' + Buffer.from(Array.from({ length: 17_000 }, (_, i) => (i * 7919) % 251)).toString('base64');
     await offer(t, ['voucher', 'sms_otp', 'msgapp_otp', 'email']);
     const put = await call(svc.base, 'PUT', `/v1/hotspots/${t.hotspotId}`, { auth: t.apiKey, body: { portal: {
@@ -104,8 +103,7 @@ describe('the captive portal page', () => {
     expect(plain.headers['content-encoding']).toBeUndefined();
   });
 
-  it('shows the methods and branding the hotspot allows, and needs the terms ticked where required', async () => {
-    const t = await newTenant(svc.service);
+  it('shows the methods and branding the hotspot allows, and needs the terms ticked where required', async ({ tenant: t, mac: nextMac }) => {
     await offer(t, ['voucher', 'sms_otp']);
     await call(svc.base, 'PUT', `/v1/hotspots/${t.hotspotId}`, { auth: t.apiKey, body: { portal: {
       display_name: 'Otel <Lobi>', primary_color: '#112233', methods: ['sms_otp'], terms_required: true, terms: { tr: 'Kurallar' },
@@ -132,8 +130,7 @@ describe('the captive portal page', () => {
     expect(form.text).toContain('href="#accept_terms"');
   });
 
-  it('signs in without JavaScript: form post, 303, the page shows success and hands back to the gateway', async () => {
-    const t = await newTenant(svc.service);
+  it('signs in without JavaScript: form post, 303, the page shows success and hands back to the gateway', async ({ tenant: t, mac: nextMac }) => {
     await call(svc.base, 'PUT', `/v1/hotspots/${t.hotspotId}`, { auth: t.apiKey, body: { portal: { uam_secret: 'chilli-secret' } } });
     await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code: 'NOJS1', max_uses: 5, duration_minutes: 60 } });
     const mac = nextMac();
@@ -150,12 +147,11 @@ describe('the captive portal page', () => {
     expect(other).not.toContain('192.168.182.1:3660/logon');
     expect(other).toContain('id="voucher-form"');
     // The session exists for the MAC (the API lists it once the outbox sink wrote it to Postgres).
-    await eventually(async () => (await call(svc.base, 'GET', '/v1/sessions?status=active', { auth: t.apiKey })).body.data
-      .some((s: { mac: string }) => s.mac === mac), 10_000);
+    await until(async () => (await call(svc.base, 'GET', '/v1/sessions?status=active', { auth: t.apiKey })).body.data
+      .some((s: { mac: string }) => s.mac === mac), { what: 'the session listed' });
   });
 
-  it('answers JSON callers with JSON, adding handback only when gateway parameters came along', async () => {
-    const t = await newTenant(svc.service);
+  it('answers JSON callers with JSON, adding handback only when gateway parameters came along', async ({ tenant: t, mac: nextMac }) => {
     await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code: 'JSON1', max_uses: 5 } });
     const plain = await call(svc.base, 'POST', `${VERIFY}?hotspot_id=${t.hotspotId}`, { body: { code: 'JSON1', mac: nextMac() } });
     expect(Object.keys(plain.body).sort()).toEqual(['expires_at', 'redirect_url', 'session_id', 'status', 'uses_left']);
@@ -171,8 +167,7 @@ describe('the captive portal page', () => {
     expect(JSON.parse(r.body.toString()).status).toBe('authorized');
   });
 
-  it('shows every voucher error as a sentence, in Turkish and English, linked to the field', async () => {
-    const t = await newTenant(svc.service);
+  it('shows every voucher error as a sentence, in Turkish and English, linked to the field', async ({ tenant: t, mac: nextMac }) => {
     const create = (body: Record<string, unknown>): Promise<unknown> => call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body });
     await create({ code: 'OLD', max_uses: 5, expires_at: '2020-01-01T00:00:00Z' });
     await create({ code: 'ONCE', max_uses: 1 });
@@ -180,7 +175,7 @@ describe('the captive portal page', () => {
     await create({ code: 'FINE', max_uses: 50 });
     await formPost(t.hotspotId, { code: 'ONCE', mac: nextMac() });
     const blocked = nextMac();
-    await svc.service.engine.sessions.blockMac(t.tenantId, blocked, '24h', 'test', null);
+    await svc.service.engine.blocks.block(t.tenantId, blocked, '24h', 'test', null);
     const cases: [string, Record<string, string>][] = [
       ['voucher_not_found', { code: 'NOPE', mac: nextMac() }],
       ['voucher_expired', { code: 'OLD', mac: nextMac() }],
@@ -217,12 +212,12 @@ describe('the captive portal page', () => {
     expect(Object.keys(TR).sort()).toEqual(Object.keys(EN).sort());
   });
 
-  it('keeps the UAM secret write-only on the hotspot API and validates branding', async () => {
-    const t = await newTenant(svc.service);
+  it('keeps the UAM secret write-only on the hotspot API and validates branding', async ({ tenant: t }) => {
     const put = await call(svc.base, 'PUT', `/v1/hotspots/${t.hotspotId}`, { auth: t.apiKey, body: { portal: { uam_secret: 'top-secret-1', accent_color: '#00aa00' } } });
     expect(put.status).toBe(200);
     expect(JSON.stringify(put.body)).not.toContain('top-secret-1');
-    expect(put.body.portal).toMatchObject({ uam_secret_set: true, accent_color: '#00aa00', methods: ['voucher'], uam_auth: 'chap' });
+    // A hotspot that restricts nothing allows every method (the tenant's sign-in settings narrow what a guest is offered).
+    expect(put.body.portal).toMatchObject({ uam_secret_set: true, accent_color: '#00aa00', methods: [...PORTAL_METHODS], uam_auth: 'chap' });
     const got = await call(svc.base, 'GET', `/v1/hotspots/${t.hotspotId}`, { auth: t.apiKey });
     expect(JSON.stringify(got.body)).not.toContain('top-secret-1');
     expect(got.body.portal.uam_secret_set).toBe(true);
