@@ -350,7 +350,7 @@ describe('vouchers, profiles, hotspots and NAS clients API', () => {
       expect(created.body).toEqual({
         id: expect.stringMatching(/^hs_[0-9a-z]{16}$/), name: 'Rooftop Bar', location: 'Floor 12', timezone: 'America/New_York',
         redirect_url: null, session_minutes: null, created_at: expect.stringMatching(ISO), updated_at: expect.stringMatching(ISO),
-        portal: expect.objectContaining({ methods: ['voucher'], uam_secret_set: false }),
+        portal: expect.objectContaining({ methods: ['voucher', 'sms_otp', 'msgapp_otp', 'email'], uam_secret_set: false }),
       });
       const id = created.body.id;
 
