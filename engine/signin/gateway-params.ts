@@ -165,8 +165,9 @@ const MAX_FAS = 8192;
  *   gatewayaddress=.., gatewaymac=.., originurl=.., clientif=.., themespec=..`,
  *   pairs joined by ", " and values URL-encoded (openNDS's QUERYSEPARATOR and
  *   construct_querystring); a `+` of the base64 may arrive as a space;
- * - `?fas=` is appended to `faspath` verbatim, so a faspath holding our query
- *   (`/portal?hotspot_id=hs_x`) arrives as hotspot_id `hs_x?fas=...`;
+ * - `?fas=` (level 0: `?authaction=`) is appended to `faspath` verbatim, so a
+ *   faspath holding our query (`/portal?hotspot_id=hs_x`) arrives as
+ *   hotspot_id `hs_x?fas=...`;
  * - `gatewayname` arrives with " Node:<gateway mac> " appended. With no
  *   hotspot_id in the URL the hotspot is the gatewayname without that suffix,
  *   so `gatewayname <hotspot id>` and `faspath /portal` are enough to set up.
@@ -175,7 +176,7 @@ export function unpackOpenNdsQuery(query: URLSearchParams): URLSearchParams {
   const glued = query.get('hotspot_id') ?? '';
   const at = glued.indexOf('?');
   let fas = query.get('fas');
-  if (at < 0 && fas === null) return query;
+  if (at < 0 && fas === null && (glued || !query.get('gatewayname'))) return query;
   const out = new URLSearchParams(query);
   if (at >= 0) {
     out.set('hotspot_id', glued.slice(0, at));

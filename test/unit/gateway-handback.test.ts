@@ -82,6 +82,15 @@ describe('openNDS 9 FAS level 1 as it really arrives', () => {
     expect(unpackOpenNdsQuery(new URLSearchParams(`hotspot_id=hs_given&fas=${NDS_FAS}`)).get('hotspot_id')).toBe('hs_given');
   });
 
+  it('reads level 0 the same ways: authaction glued onto a faspath query, or the hotspot in gatewayname', () => {
+    const tail = '&clientip=192.168.8.23&gatewayname=hs_cafe%20Node%3a0200000000aa%20&tok=770bfe05&redir=http%3A%2F%2Fexample.com%2F';
+    const glued = unpackOpenNdsQuery(new URLSearchParams(`hotspot_id=hs_given?authaction=http://192.168.8.1:2050/opennds_auth/?clientip=192.168.8.23${tail}`));
+    expect(glued.get('hotspot_id')).toBe('hs_given');
+    expect(parseGatewayParams(glued)).toMatchObject({ kind: 'opennds', level: 0, authUrl: 'http://192.168.8.1:2050/opennds_auth/', tok: '770bfe05' });
+    const named = unpackOpenNdsQuery(new URLSearchParams(`authaction=http://192.168.8.1:2050/opennds_auth/?clientip=192.168.8.23${tail}`));
+    expect(named.get('hotspot_id')).toBe('hs_cafe');
+  });
+
   it('reads a base64 "+" that arrived as a space, and leaves other queries as they are', () => {
     const text = 'hid=ab12, clientip=10.0.0.9, clientmac=02:00:00:00:00:01, gatewayname=hs_plus%20Node%3a0200000000aa%20, '
       + 'gatewayaddress=10.0.0.1:2050, originurl=http%3a%2f%2fexample.com%2faa~u, ';
