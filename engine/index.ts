@@ -53,6 +53,6 @@ export { checkSmsConfig, checkEmailConfig, ProviderRegistry } from './signin/pro
 export { PORTAL_METHODS, GATEWAY_KINDS, MAX_LOGO_CHARS, offeredMethods, type PortalMethod, type PortalSettings, type PortalSettingsInput } from './signin/portal-settings.js';
 export { PortalState, PORTAL_OUTCOME_TTL_SEC, type PortalRecord, type PortalOutcome, type CaptiveState } from './signin/portal-state.js';
 export { UamCredentials, type UamCredentialRecord } from './signin/uam-credential.js';
-export { parseGatewayParams, gatewayQuery, gatewayFrom, type GatewayParams } from './signin/gateway-params.js';
+export { parseGatewayParams, gatewayQuery, gatewayFrom, unpackOpenNdsQuery, type GatewayParams } from './signin/gateway-params.js';
 export { buildHandback, handbackUrl, chapResponse, papPassword, openNdsToken, type Handback } from './signin/handback.js';
 export type { HotspotRef } from './hotspots/hotspot-service.js';

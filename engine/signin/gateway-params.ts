@@ -151,6 +151,64 @@ function openNdsAuthUrl(src: Source): string {
   return httpUrl('gatewayaddress', `http://${address}/${dir}/`);
 }
 
+/** Longest `fas` value read: openNDS's own query buffer (QUERYMAXLEN 4096) base64-encoded, with room. */
+const MAX_FAS = 8192;
+
+/**
+ * A redirect query as openNDS 9 really sends it at FAS level 1, made into
+ * plain parameters the rest of the portal reads (a query without `fas` comes
+ * back unchanged). Three things seen on openNDS 9.10.0 in namespaces
+ * (test/e2e/opennds-gateway.test.ts), none of them in its FAS documentation's
+ * examples:
+ * - all parameters travel in one `fas` value: base64 of `hid=.., clientip=..,
+ *   clientmac=.., client_type=.., gatewayname=.., gatewayurl=.., version=..,
+ *   gatewayaddress=.., gatewaymac=.., originurl=.., clientif=.., themespec=..`,
+ *   pairs joined by ", " and values URL-encoded (openNDS's QUERYSEPARATOR and
+ *   construct_querystring); a `+` of the base64 may arrive as a space;
+ * - `?fas=` (level 0: `?authaction=`) is appended to `faspath` verbatim, so a
+ *   faspath holding our query (`/portal?hotspot_id=hs_x`) arrives as
+ *   hotspot_id `hs_x?fas=...`;
+ * - `gatewayname` arrives with " Node:<gateway mac> " appended. With no
+ *   hotspot_id in the URL the hotspot is the gatewayname without that suffix,
+ *   so `gatewayname <hotspot id>` and `faspath /portal` are enough to set up.
+ */
+export function unpackOpenNdsQuery(query: URLSearchParams): URLSearchParams {
+  const glued = query.get('hotspot_id') ?? '';
+  const at = glued.indexOf('?');
+  let fas = query.get('fas');
+  if (at < 0 && fas === null && (glued || !query.get('gatewayname'))) return query;
+  const out = new URLSearchParams(query);
+  if (at >= 0) {
+    out.set('hotspot_id', glued.slice(0, at));
+    for (const [k, v] of new URLSearchParams(glued.slice(at + 1))) out.set(k, v);
+    fas = out.get('fas');
+  }
+  if (fas !== null && fas.length <= MAX_FAS) {
+    out.delete('fas');
+    const text = Buffer.from(fas.replace(/ /g, '+'), 'base64').toString('utf8');
+    for (const pair of text.split(', ')) {
+      const eq = pair.indexOf('=');
+      if (eq <= 0) continue; // the "(null)(null)..." tail of unset custom parameters
+      const k = pair.slice(0, eq).trim();
+      if (!NAME_SET.has(k)) continue;
+      out.set(k, decodeOr(pair.slice(eq + 1)));
+    }
+  }
+  if (!out.get('hotspot_id')) {
+    const hs = (out.get('gatewayname') ?? '').split(' Node:')[0]!.trim();
+    if (/^[0-9A-Za-z_-]{1,64}$/.test(hs)) out.set('hotspot_id', hs);
+  }
+  return out;
+}
+
+function decodeOr(v: string): string {
+  try {
+    return decodeURIComponent(v);
+  } catch {
+    return v;
+  }
+}
+
 /**
  * The gateway parameters of a request, as one query string: what the page
  * carries as its hidden `gateway` field so a form POST (and the state kept

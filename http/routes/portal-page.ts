@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { brotliCompress, constants as zc, gzip } from 'node:zlib';
 import {
-  AppError, Errors, gatewayFrom, gatewayQuery, handbackUrl, normalizeMac, offeredMethods, parseGatewayParams, projectPath,
+  AppError, Errors, gatewayFrom, gatewayQuery, handbackUrl, normalizeMac, offeredMethods, parseGatewayParams, projectPath, unpackOpenNdsQuery,
   type Engine, type GatewayParams, type Handback, type HotspotRef, type PortalRecord,
 } from '../../engine/index.js';
 import type { Reply } from '../respond.js';
@@ -280,7 +280,9 @@ export async function portalAnswer<T extends { session_id: string; redirect_url:
 /** The captive portal page: GET /portal on the portal surface (and / when the portal has its own port). */
 export function portalPageRoutes(engine: Engine): Route[] {
   const assets = loadAssets();
-  const page = async ({ query, browser }: RouteContext): Promise<Reply> => {
+  const page = async ({ query: raw, browser }: RouteContext): Promise<Reply> => {
+    // openNDS packs its parameters (and sometimes our hotspot_id) its own way: unpacked first, so the rest reads plain names.
+    const query = unpackOpenNdsQuery(raw);
     const lang = pickLang(query.get('lang'), browser.acceptLanguage);
     const hotspotId = query.get('hotspot_id') ?? '';
     const ref = hotspotId ? await engine.portal.ref(hotspotId) : null;

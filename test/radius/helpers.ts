@@ -117,6 +117,8 @@ export interface AccessRequestSpec {
   password?: string;
   /** CHAP instead of PAP: the response to `challenge` (CHAP-Challenge; absent: the Request Authenticator) for `secret`. */
   chap?: { secret: string; challenge?: Buffer; ident?: number };
+  /** CHAP-Password (ident || 16-octet response) and CHAP-Challenge octets as given: a response computed elsewhere, as chilli relays the portal's. */
+  chapRaw?: { password: Buffer; challenge?: Buffer };
   callingStationId?: string;
   calledStationId?: string;
   framedIp?: string;
@@ -144,6 +146,10 @@ export function accessRequest(spec: AccessRequestSpec): Buffer {
     const response = createHash('md5').update(Buffer.of(ident)).update(spec.chap.secret).update(challenge).digest();
     w.bytes(Attr.CHAP_PASSWORD, Buffer.concat([Buffer.of(ident), response]));
     if (spec.chap.challenge) w.bytes(Attr.CHAP_CHALLENGE, spec.chap.challenge);
+  }
+  if (spec.chapRaw) {
+    w.bytes(Attr.CHAP_PASSWORD, spec.chapRaw.password);
+    if (spec.chapRaw.challenge) w.bytes(Attr.CHAP_CHALLENGE, spec.chapRaw.challenge);
   }
   if (spec.callingStationId !== undefined) w.string(Attr.CALLING_STATION_ID, spec.callingStationId);
   if (spec.calledStationId !== undefined) w.string(Attr.CALLED_STATION_ID, spec.calledStationId);

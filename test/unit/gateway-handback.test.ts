@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { buildHandback, chapResponse, gatewayQuery, handbackUrl, openNdsToken, papPassword, parseGatewayParams } from '../../engine/index.js';
+import {
+  buildHandback, chapResponse, gatewayQuery, handbackUrl, openNdsToken, papPassword, parseGatewayParams, unpackOpenNdsQuery,
+} from '../../engine/index.js';
 
 const md5 = (...parts: Buffer[]): Buffer => parts.reduce((h, p) => h.update(p), createHash('md5')).digest();
 
@@ -43,6 +45,62 @@ describe('gateway parameters', () => {
   it('keeps only known names when carried along as one query string', () => {
     expect(gatewayQuery(new URLSearchParams(CHILLI + '&evil=1&hotspot_id=x'))).not.toMatch(/evil|hotspot_id/);
     expect(parseGatewayParams(new URLSearchParams(gatewayQuery(new URLSearchParams(CHILLI))))).toEqual(parseGatewayParams(new URLSearchParams(CHILLI)));
+  });
+});
+
+// The redirect openNDS 9.10.0 (Debian) sent in test/e2e/opennds-gateway.test.ts's namespaces, faspath
+// "/portal?hotspot_id=hs_abc", gatewayname "hs_probe12345", FAS level 1: openNDS appends "?fas=<base64>" verbatim.
+const NDS_FAS = 'aGlkPTM4YmMxYTFmYzZhOGQyMDhkYzc3ZmFiNDdjZGVjY2RkYmJlZWZhNmNjOGQ4ZmVlZGRiMTIzMGMyNDY0MjJkMmQsIGNsaWVudGlwPTE5OC4xOC40LjM0LCBjbGllbnRtYWM9MjY6Y2Q6MTE6YTY6NjU6MzMsIGNsaWVudF90eXBlPWNwZF9jYW4sIGdhdGV3YXluYW1lPWhzX3Byb2JlMTIzNDUlMjBOb2RlJTNhYWUxNWYwZDdjMTdhJTIwLCBnYXRld2F5dXJsPWh0dHAlM2ElMmYlMmYxOTguMTguNC4xLCB2ZXJzaW9uPTkuMTAuMCwgZ2F0ZXdheWFkZHJlc3M9MTk4LjE4LjQuMToyMDUwLCBnYXRld2F5bWFjPWFlMTVmMGQ3YzE3YSwgb3JpZ2ludXJsPWh0dHAlM2ElMmYlMmYxOTguMTguMy4xJTJmeCUzZnklM2QxLCBjbGllbnRpZj1sMGYzODBhMSwgdGhlbWVzcGVjPShudWxsKSwgKG51bGwpKG51bGwpKG51bGwpKG51bGwp';
+const NDS_HID = '38bc1a1fc6a8d208dc77fab47cdeccddbbeefa6cc8d8feeddb1230c246422d2d';
+
+describe('openNDS 9 FAS level 1 as it really arrives', () => {
+  it('unpacks fas= into plain parameters and repairs a hotspot_id that openNDS glued ?fas= onto', () => {
+    const q = unpackOpenNdsQuery(new URLSearchParams(`hotspot_id=hs_abc?fas=${NDS_FAS}`));
+    expect(q.get('hotspot_id')).toBe('hs_abc');
+    expect(q.get('fas')).toBeNull();
+    expect(Object.fromEntries(q)).toMatchObject({
+      hid: NDS_HID, clientip: '198.18.4.34', clientmac: '26:cd:11:a6:65:33', gatewayname: 'hs_probe12345 Node:ae15f0d7c17a ',
+      gatewayaddress: '198.18.4.1:2050', originurl: 'http://198.18.3.1/x?y=1',
+    });
+    const gw = parseGatewayParams(q);
+    expect(gw).toEqual({
+      kind: 'opennds', level: 1, authUrl: 'http://198.18.4.1:2050/opennds_auth/', tok: '', hid: NDS_HID,
+      redir: 'http://198.18.3.1/x?y=1', mac: '26:CD:11:A6:65:33', ip: '198.18.4.34', gatewayname: 'hs_probe12345 Node:ae15f0d7c17a ',
+    });
+    // The hand-back openNDS checks: tok = sha256(hid || faskey) in hex, longer than 8 characters (its "hid mode").
+    const hb = buildHandback(gw!, { credential: null, secret: 'k3y', uamAuth: 'chap', landingUrl: null });
+    expect(handbackUrl(hb!)).toBe(`http://198.18.4.1:2050/opennds_auth/?tok=${createHash('sha256').update(NDS_HID + 'k3y').digest('hex')}`
+      + `&redir=${encodeURIComponent('http://198.18.3.1/x?y=1')}`);
+    // What the page carries in its hidden field parses to the same gateway.
+    expect(parseGatewayParams(new URLSearchParams(gatewayQuery(q)))).toEqual(gw);
+  });
+
+  it('takes the hotspot from gatewayname (without openNDS\'s " Node:<mac> ") when the URL names none', () => {
+    expect(unpackOpenNdsQuery(new URLSearchParams(`fas=${NDS_FAS}`)).get('hotspot_id')).toBe('hs_probe12345');
+    const named = Buffer.from('hid=ab12, gatewayname=Cafe%20Lobby%20Node%3a0200000000aa%20, gatewayaddress=10.0.0.1:2050, ').toString('base64');
+    expect(unpackOpenNdsQuery(new URLSearchParams(`fas=${named}`)).get('hotspot_id')).toBeNull();
+    expect(unpackOpenNdsQuery(new URLSearchParams(`hotspot_id=hs_given&fas=${NDS_FAS}`)).get('hotspot_id')).toBe('hs_given');
+  });
+
+  it('reads level 0 the same ways: authaction glued onto a faspath query, or the hotspot in gatewayname', () => {
+    const tail = '&clientip=192.168.8.23&gatewayname=hs_cafe%20Node%3a0200000000aa%20&tok=770bfe05&redir=http%3A%2F%2Fexample.com%2F';
+    const glued = unpackOpenNdsQuery(new URLSearchParams(`hotspot_id=hs_given?authaction=http://192.168.8.1:2050/opennds_auth/?clientip=192.168.8.23${tail}`));
+    expect(glued.get('hotspot_id')).toBe('hs_given');
+    expect(parseGatewayParams(glued)).toMatchObject({ kind: 'opennds', level: 0, authUrl: 'http://192.168.8.1:2050/opennds_auth/', tok: '770bfe05' });
+    const named = unpackOpenNdsQuery(new URLSearchParams(`authaction=http://192.168.8.1:2050/opennds_auth/?clientip=192.168.8.23${tail}`));
+    expect(named.get('hotspot_id')).toBe('hs_cafe');
+  });
+
+  it('reads a base64 "+" that arrived as a space, and leaves other queries as they are', () => {
+    const text = 'hid=ab12, clientip=10.0.0.9, clientmac=02:00:00:00:00:01, gatewayname=hs_plus%20Node%3a0200000000aa%20, '
+      + 'gatewayaddress=10.0.0.1:2050, originurl=http%3a%2f%2fexample.com%2faa~u, ';
+    const b64 = Buffer.from(text).toString('base64');
+    expect(b64).toContain('+');
+    const q = unpackOpenNdsQuery(new URLSearchParams(`fas=${b64}`)); // unescaped "+" in a query is a space
+    expect(q.get('originurl')).toBe('http://example.com/aa~u');
+    expect(q.get('hotspot_id')).toBe('hs_plus');
+    const plain = new URLSearchParams(CHILLI);
+    expect(unpackOpenNdsQuery(plain)).toBe(plain);
   });
 });
 
