@@ -1,6 +1,6 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import type { Locator, Page } from 'playwright-core';
-import { afterAll, expect } from 'vitest';
+import { afterAll, expect, inject } from 'vitest';
 import { signPlatformToken } from '../../engine/index.js';
 import { Code, RadiusCrypto } from '../../radius/index.js';
 import { TestNas, accessRequest } from '../radius/helpers.js';
@@ -16,7 +16,14 @@ const SMTP_REF = `E2E_SMTP_${process.pid}`;
 /** The messaging-app code is given up on after this long and goes by SMS. */
 const FALLBACK_SEC = 2;
 
-const test = serviceTest();
+/**
+ * The service keeps its Redis state in a database of its own (7) on the shared
+ * test Redis. Messaging-app fallback watches are claimed by any engine on the
+ * same Redis, as they must be in production; but other files run engines with
+ * recording senders and a clock moved hours ahead (otp-signin), which would
+ * claim this file's watches at once and send the fallback where no carrier sees it.
+ */
+const test = serviceTest(async () => ({ REDIS_URL: `${inject('redisUrl')}/7` }));
 const rc = new RadiusCrypto();
 const nextMac = macs();
 
