@@ -90,7 +90,7 @@ declare module 'ioredis' {
       prefixLimitKey: string, fallbacksKey: string,
       now: Arg, hash: string, requestId: string, channel: string, hotspotId: string, identity: string,
       codeTtlMs: Arg, stateTtlMs: Arg, cooldownMs: Arg, perIdentity: Arg, dayMs: Arg,
-      perIp: Arg, perMac: Arg, perPrefix: Arg, windowMs: Arg, fallbackDueMs: Arg, fallbackSms: Arg,
+      perIp: Arg, perMac: Arg, perPrefix: Arg, windowMs: Arg, fallbackDueMs: Arg, fallbackSms: Arg, locale: string,
       callback?: Callback<unknown[]>,
     ): Result<unknown[], Context>;
     verifyOtpV1(codeKey: string, now: Arg, hash: string, maxTries: Arg, callback?: Callback<unknown[]>): Result<unknown[], Context>;

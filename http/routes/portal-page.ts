@@ -126,6 +126,17 @@ interface PageInput {
   tenantMethods: readonly string[];
 }
 
+/**
+ * When the session ends, as the guest reads it: the time, with the date when
+ * that is not today. A 24-hour session (the default) ends at this very clock
+ * time tomorrow, and "until 23:19" read at 23:19 looks like no time at all.
+ */
+export function endTime(expires: Date, lang: Lang, timeZone: string, now = Date.now()): string {
+  const day = (d: Date): string => new Intl.DateTimeFormat('en-CA', { timeZone }).format(d);
+  const date = day(expires) === day(new Date(now)) ? {} : { day: 'numeric', month: 'long' } as const;
+  return new Intl.DateTimeFormat(lang === 'tr' ? 'tr-TR' : 'en-GB', { ...date, hour: '2-digit', minute: '2-digit', timeZone }).format(expires);
+}
+
 /** Builds the page's HTML for one request. Exported for tests. */
 export function renderPage(a: Assets, p: PageInput): string {
   const m = a.messages[p.lang];
@@ -149,9 +160,7 @@ export function renderPage(a: Assets, p: PageInput): string {
   const handback = (success?.handback as Handback | undefined) ?? null;
   const landing = success ? safeUrl(success.redirect_url as string | null) ?? next : next;
   const expires = success?.expires_at ? new Date(String(success.expires_at)) : null;
-  const until = expires && ref
-    ? new Intl.DateTimeFormat(p.lang === 'tr' ? 'tr-TR' : 'en-GB', { hour: '2-digit', minute: '2-digit', timeZone: ref.timezone }).format(expires)
-    : '';
+  const until = expires && ref ? endTime(expires, p.lang, ref.timezone) : '';
   const methods = new Set(offeredMethods(settings?.methods ?? [], p.tenantMethods));
   const deviceKnown = mac !== '';
   const showForms = Boolean(ref) && deviceKnown && !success;

@@ -44,9 +44,16 @@
     if (C.gateway) b.gateway = C.gateway;
     return b;
   }
+  // The session's end: the time, with the date when that is not today (a 24-hour session ends at
+  // this very clock time tomorrow: "until 23:19" read at 23:19 looks like no time at all).
+  function endTime(iso) {
+    var d = new Date(iso), o = { hour: '2-digit', minute: '2-digit' };
+    if (d.toDateString() !== new Date().toDateString()) { o.day = 'numeric'; o.month = 'long'; }
+    return d.toLocaleString(C.lang === 'tr' ? 'tr-TR' : 'en-GB', o);
+  }
   function success(b) {
     clearError();
-    var until = b.expires_at ? new Date(b.expires_at).toLocaleTimeString(C.lang, { hour: '2-digit', minute: '2-digit' }) : '';
+    var until = b.expires_at ? endTime(b.expires_at) : '';
     $('success-body').textContent = until ? fmt(M.success_body, { until: until }) : M.success_body_plain;
     var forms = document.querySelectorAll('main > h1:not(#success-title), main > section, main > details, main > .check, #needs-js');
     for (var i = 0; i < forms.length; i++) forms[i].hidden = true;
@@ -136,7 +143,9 @@
       .then(function (r) { return r.json(); })
       .then(function (b) {
         var el = $('phone-status');
-        if (b.status && M['status_' + b.status]) el.textContent = M['status_' + b.status];
+        // While on its way, say which channel carries it: the guest knows where to look.
+        var text = M['status_' + b.status + '_' + b.channel] || M['status_' + b.status];
+        if (text) el.textContent = text;
         if (b.status === 'sent') setTimeout(function () { watch(id, n + 1); }, 3000);
       }, function () { setTimeout(function () { watch(id, n + 1); }, 3000); });
   }

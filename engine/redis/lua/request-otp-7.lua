@@ -10,7 +10,7 @@
   decide. A limit of 0 is off (an unknown client IP, say).
 
   KEYS[1] code hash        {t:T}:otp:c:<hotspot>:<identity>   h, tries, exp, rid, ch
-  KEYS[2] request state    {t:T}:otp:r:<request id>           status, ch, hs, user, fb
+  KEYS[2] request state    {t:T}:otp:r:<request id>           status, ch, hs, user, fb, lang
   KEYS[3] identity limit   {t:T}:otp:l:user:<identity>        next (cool-down end), n, reset (day window)
   KEYS[4] client IP limit  {t:T}:otp:l:ip:<ip>
   KEYS[5] MAC limit        {t:T}:otp:l:mac:<mac>
@@ -34,6 +34,7 @@
   ARGV[15] window of the IP, MAC and prefix limits, ms
   ARGV[16] fallback due time, ms (0: no delivery watch; msgapp only)
   ARGV[17] 1: SMS fallback when the watch fires, 0: not_delivered
+  ARGV[18] the guest's language, tr | en (absent: tr): a fallback SMS sent later is in it too
 
   Returns
     {'ok'}
@@ -91,7 +92,7 @@ rcall('DEL', KEYS[1])
 rcall('HSET', KEYS[1], 'h', ARGV[2], 'tries', 0, 'exp', now + ttl, 'rid', ARGV[3], 'ch', ARGV[4])
 rcall('PEXPIRE', KEYS[1], ttl + 60000)
 
-rcall('HSET', KEYS[2], 'status', 'sent', 'ch', ARGV[4], 'hs', ARGV[5], 'user', ARGV[6], 'fb', ARGV[17])
+rcall('HSET', KEYS[2], 'status', 'sent', 'ch', ARGV[4], 'hs', ARGV[5], 'user', ARGV[6], 'fb', ARGV[17], 'lang', ARGV[18] or 'tr')
 rcall('PEXPIRE', KEYS[2], tonumber(ARGV[8]))
 local due = tonumber(ARGV[16])
 if due > 0 then rcall('ZADD', KEYS[7], due, ARGV[3]) end

@@ -102,7 +102,7 @@ export class OtpService implements DeliveryReceiver {
     const watch = r.channel === 'msgapp';
     const counted = await this.store.request({
       tenantId, hotspotId: r.hotspotId, identity, requestId, channel: r.channel, hash, ip: r.ip, mac, prefix, limits: settings.otp,
-      fallbackDueMs: watch ? now + settings.msgapp.fallback_timeout_sec * 1000 : 0, fallbackSms: settings.msgapp.fallback_sms,
+      fallbackDueMs: watch ? now + settings.msgapp.fallback_timeout_sec * 1000 : 0, fallbackSms: settings.msgapp.fallback_sms, locale: r.locale ?? 'tr',
     }, now);
     if (!counted.ok) {
       this.metrics.inc('otp_requests_total', `limited_${counted.limit}`);
@@ -183,7 +183,7 @@ export class OtpService implements DeliveryReceiver {
     const code = generateCode();
     const hash = this.hasher.hash(tenantId, st.hotspotId, st.identity, code);
     if (!await this.store.settle(tenantId, st, requestId, 'resent', hash, this.now(), 'sent')) return;
-    if (await this.send('sms', { tenantId, requestId, to: st.identity, code, locale: 'tr' })) {
+    if (await this.send('sms', { tenantId, requestId, to: st.identity, code, locale: st.locale })) {
       this.metrics.inc('otp_fallback_total', 'resent_by_sms');
       return;
     }

@@ -22,6 +22,8 @@ export interface NewCode {
   /** When the delivery watch fires (msgapp only), ms; 0: none. */
   fallbackDueMs: number;
   fallbackSms: boolean;
+  /** The guest's language, kept with the request so a fallback SMS sent later is in it too (default tr). */
+  locale?: 'tr' | 'en';
 }
 
 export type RequestOutcome = { ok: true } | { ok: false; limit: string; retryAfterMs: number };
@@ -30,7 +32,7 @@ export type VerifyOutcome =
   | { ok: false; result: 'expired' | 'locked' }
   | { ok: false; result: 'invalid'; attemptsLeft: number };
 
-export interface RequestState { status: RequestStatus; channel: OtpChannelName; hotspotId: string; identity: string; fallbackSms: boolean }
+export interface RequestState { status: RequestStatus; channel: OtpChannelName; hotspotId: string; identity: string; fallbackSms: boolean; locale: 'tr' | 'en' }
 
 /**
  * The OTP state in Redis, through its Lua scripts (engine/redis/lua/*otp*):
@@ -49,7 +51,7 @@ export class OtpStore {
       now, c.hash, c.requestId, c.channel, c.hotspotId, c.identity, CODE_TTL_MS, REQUEST_STATE_TTL_MS,
       l.cooldown_sec * 1000, l.per_identity_daily, DAY_MS,
       c.ip ? l.per_ip_hourly : 0, l.per_mac_hourly, c.prefix ? l.per_prefix_hourly : 0, HOUR_MS,
-      c.fallbackDueMs, c.fallbackSms ? 1 : 0);
+      c.fallbackDueMs, c.fallbackSms ? 1 : 0, c.locale ?? 'tr');
     if (a[0] === 'ok') return { ok: true };
     if (a[0] === 'limited') return { ok: false, limit: String(a[1]), retryAfterMs: Number(a[2]) };
     throw Errors.UNEXPECTED_SCRIPT_ANSWER('request-otp', String(a[0]));
@@ -66,9 +68,10 @@ export class OtpStore {
   }
 
   async state(tenantId: string, requestId: string): Promise<RequestState | null> {
-    const v = await this.redis.hmget(keys.otpRequest(tenantId, requestId), 'status', 'ch', 'hs', 'user', 'fb');
+    const v = await this.redis.hmget(keys.otpRequest(tenantId, requestId), 'status', 'ch', 'hs', 'user', 'fb', 'lang');
     if (!v[0]) return null;
-    return { status: v[0] as RequestStatus, channel: v[1] as OtpChannelName, hotspotId: v[2] ?? '', identity: v[3] ?? '', fallbackSms: v[4] === '1' };
+    return { status: v[0] as RequestStatus, channel: v[1] as OtpChannelName, hotspotId: v[2] ?? '', identity: v[3] ?? '', fallbackSms: v[4] === '1',
+      locale: v[5] === 'en' ? 'en' : 'tr' };
   }
 
   /** True when the request went from sent to delivered (its fallback cancelled). */
