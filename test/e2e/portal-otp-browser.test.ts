@@ -9,10 +9,9 @@ import { FakeCarrier, SMS_PATH, TYPE_C_PATH } from '../support/fake-carrier.js';
 import { call, dashed, JWT_SECRET, macs, newTenant, serviceTest, type Running, type Tenant, until } from '../support/fixture.js';
 import { SmtpListener } from '../support/smtp-listener.js';
 
-/** Environment variables the tenants' `env://` references name; set in this process, where the service runs. */
-const SMS_CRED = `E2E_NETGSM_${process.pid}`;
+/** The messaging-app provider is the platform's record: it may name any variable. */
 const MSGAPP_CRED = `E2E_MSGAPP_${process.pid}`;
-const SMTP_REF = `E2E_SMTP_${process.pid}`;
+const SMS_SECRET = 'e2euser:e2e-Sms-pass';
 /** The messaging-app code is given up on after this long and goes by SMS. */
 const FALLBACK_SEC = 2;
 
@@ -73,9 +72,7 @@ test.beforeAll(async ({ svc: s }) => {
   svc = s;
   carrier = await FakeCarrier.start();
   smtp = await SmtpListener.start();
-  process.env[SMS_CRED] = 'e2euser:e2e-Sms-pass';
   process.env[MSGAPP_CRED] = 'e2euser:e2e-Msgapp-pass';
-  process.env[SMTP_REF] = smtp.urlWithLogin('wifi', 'mail-pass');
   platform = await signPlatformToken(new TextEncoder().encode(JWT_SECRET), 600);
   browser = await launchPhone();
 });
@@ -89,6 +86,10 @@ afterAll(async () => {
 /** A venue offering every code method, its carrier the fake one, with terms to accept, and a NAS. */
 async function venue(): Promise<{ t: Tenant; nas: Nas }> {
   const t = await newTenant(svc.service, 'Kafe Deniz');
+  // A tenant's own settings may name only the variables named after it.
+  const own = t.tenantId.toUpperCase();
+  process.env[`${own}_NETGSM`] = SMS_SECRET;
+  process.env[`${own}_SMTP`] = smtp.urlWithLogin('wifi', 'mail-pass');
   const put = async (path: string, body: unknown, opts: { auth?: string; bearer?: string }) => {
     const r = await call(svc.base, 'PUT', path, { ...opts, body });
     expect(r.status, `${path}: ${JSON.stringify(r.body)}`).toBe(200);
@@ -99,9 +100,9 @@ async function venue(): Promise<{ t: Tenant; nas: Nas }> {
   } }, { auth: t.apiKey });
   await put('/v1/settings/sign-in', {
     methods: ['voucher', 'sms_otp', 'msgapp_otp', 'email'],
-    sms: { provider: 'netgsm', base_url: carrier.url, credentials_ref: `env://${SMS_CRED}` },
+    sms: { provider: 'netgsm', base_url: carrier.url, credentials_ref: `env://${own}_NETGSM` },
     msgapp: { fallback_sms: true, fallback_timeout_sec: FALLBACK_SEC },
-    email: { smtp_url_ref: `env://${SMTP_REF}`, from: 'wifi@kafe-deniz.example' },
+    email: { smtp_url_ref: `env://${own}_SMTP`, from: 'wifi@kafe-deniz.example' },
   }, { auth: t.apiKey });
   // Type C answers "00" to every send and never calls back: the code is never delivered.
   await put(`/admin/msgapp-providers/${t.tenantId}`, { type: 'C', enabled: true, api_key_ref: `env://${MSGAPP_CRED}`, base_url: carrier.url }, { bearer: platform });
@@ -213,7 +214,7 @@ for (const lang of ['tr', 'en'] as const) {
     await until(() => carrier.lastCode(smsPhone.e164) !== null, { what: 'SMS at the fake carrier' });
     const sms = carrier.to(SMS_PATH).filter((r) => r.json?.no === smsPhone.domestic);
     expect(sms).toHaveLength(1);
-    expect(sms[0]!.headers.authorization).toBe(`Basic ${Buffer.from(process.env[SMS_CRED]!).toString('base64')}`);
+    expect(sms[0]!.headers.authorization).toBe(`Basic ${Buffer.from(SMS_SECRET).toString('base64')}`);
     expect(sms[0]!.json.msg).toContain(ui.smsText);
     const code = carrier.lastCode(smsPhone.e164)!;
 
