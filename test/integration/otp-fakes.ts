@@ -1,6 +1,7 @@
 import {
   Engine, createLogger, loadConfig, type OtpChannelName, type OtpDecision, type OtpMessage, type OtpSender, type SendResult, type VerifiedIdentity,
 } from '../../engine/index.js';
+import { inject } from 'vitest';
 import { testEnv } from '../support/fixture.js';
 
 /** A sender per channel that records every message; `refuse` makes it answer as a provider that said no. */
@@ -31,13 +32,16 @@ export interface OtpTestEngine {
 
 /**
  * An engine (no actor threads, no sink) with recording senders, a session
- * starter that only records, and the given clock; started.
+ * starter that only records, and the given clock; started. It keeps its Redis
+ * state in a database of its own (`redisDb`): messaging-app fallback watches
+ * are claimed by any engine on the same Redis, as they must be in production,
+ * and an engine whose clock is hours ahead would fire other files' watches.
  */
-export async function otpEngine(now: () => number, pollMs = 50): Promise<OtpTestEngine> {
+export async function otpEngine(now: () => number, pollMs = 50, redisDb = 3): Promise<OtpTestEngine> {
   const senders = { sms: new RecordingSender('sms'), msgapp: new RecordingSender('msgapp'), email: new RecordingSender('email') };
   const started: VerifiedIdentity[] = [];
   const decisions: OtpDecision[] = [];
-  const engine = new Engine(loadConfig(testEnv()), createLogger('silent'), {
+  const engine = new Engine(loadConfig(testEnv({ REDIS_URL: `${inject('redisUrl')}/${redisDb}` })), createLogger('silent'), {
     now, actors: false, sink: false,
     otp: {
       senders: { forTenant: async (_t, ch) => senders[ch] },

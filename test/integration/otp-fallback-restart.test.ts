@@ -16,7 +16,7 @@ describe('OTP fallback across engine processes', () => {
     let clock = Date.now();
     const device = mac(1, 0x20);
     // The process that takes the request never polls (its timer is an hour) and then stops.
-    const a = await otpEngine(() => clock, 3_600_000);
+    const a = await otpEngine(() => clock, 3_600_000, 4);
     engines.push(a);
     const tenant = await a.engine.tenants.create(`Fallback ${Math.random().toString(36).slice(2, 8)}`);
     const hs = await a.engine.hotspots.create(tenant.id, { name: 'Lobby', timezone: 'Europe/Istanbul' });
@@ -29,8 +29,8 @@ describe('OTP fallback across engine processes', () => {
     engines.shift();
 
     // Two fresh processes poll the same Redis; the watch is due once the clock passes 30 s.
-    const b = await otpEngine(() => clock);
-    const c = await otpEngine(() => clock);
+    const b = await otpEngine(() => clock, 50, 4);
+    const c = await otpEngine(() => clock, 50, 4);
     engines.push(b, c);
     await new Promise((r) => setTimeout(r, 200));
     expect(b.senders.sms.sent.length + c.senders.sms.sent.length).toBe(0);
