@@ -214,7 +214,7 @@ export class ActorHost {
     switch (m.t) {
       case 'auth': return this.reply(m.id, await a.auth(m));
       case 'acct': await a.acct(m); return this.reply(m.id, { done: true });
-      case 'started': await a.started(m.mac, m.replaced); return this.reply(m.id, { done: true });
+      case 'started': await a.started(m.mac, m.replaced, m.coa === true); return this.reply(m.id, { done: true });
       case 'disconnect': return this.reply(m.id, await a.disconnect(m));
       case 'extend': return this.reply(m.id, await a.extend(m));
       case 'live': return this.reply(m.id, await a.live(m.sid));

@@ -258,17 +258,32 @@ export class HotspotActor {
   }
 
   /**
-   * A sign-in replaced a live session of the device: the use script has
-   * ended it (end record queued); forget it, announce its end, watch the new.
+   * A sign-in started a session outside the actor. A live session of the device it replaced the use script
+   * has ended (end record queued): forget it, announce its end. Watch the new; with `coa`, tell the NAS.
    */
-  async started(mac: string, replaced: string): Promise<void> {
+  async started(mac: string, replaced: string, coa = false): Promise<void> {
     if (replaced) {
       const old = this.bySid.get(replaced);
       if (old) this.forget(old);
       await this.ctx.store.keepRefAfterEnd(this.tenant, replaced);
       this.ctx.emit({ name: 'session.end', tenant: this.tenant, hs: this.hs, sid: replaced, mac, atMs: this.ctx.now(), reason: 'replaced' });
     }
-    await this.reload(mac);
+    const s = await this.reload(mac);
+    if (coa && s) this.reauthorize(s);
+  }
+
+  /**
+   * A CoA-Request naming the device as a MAC-authentication NAS does (Calling-Station-Id, the bare MAC as
+   * User-Name) with the new Session-Timeout: a NAS holding a walled-garden session for it opens access now,
+   * not at the next association. No nasId: the relay picks the hotspot's NAS. A NAK (Error-Cause 503: it
+   * holds no session for the device) or a time-out is normal: the NAS asks by MAC when the device associates.
+   */
+  private reauthorize(s: TimedSession): void {
+    const bare = s.mac.replace(/:/g, '').toLowerCase();
+    const to = { nasId: s.nasId, nasUser: s.nasUser || bare, mac: s.mac, acctId: '', ip: '' };
+    void this.tellNas('coa', to, secondsLeft(s.untilMs, this.ctx.now())).then((r) => {
+      if (r.outcome !== 'ack') this.ctx.log.debug({ sid: s.sid, result: r }, 'CoA after a MAC-authentication sign-in not acknowledged');
+    });
   }
 
   /** The wheel says this session's time (or idle deadline) has come. */

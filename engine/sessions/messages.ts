@@ -50,8 +50,13 @@ export interface StartedMsg extends ToActor {
   id: number;
   sid: string;
   mac: string;
-  /** A session this one replaced at the same hotspot, to be ended. */
+  /** A session this one replaced at the same hotspot, to be ended; '' for none. */
   replaced: string;
+  /**
+   * Send the hotspot's NAS a CoA naming the device (MAC authentication): a NAS
+   * that holds a walled-garden session for it re-authorises it at once.
+   */
+  coa?: boolean;
 }
 
 export interface DisconnectMsg extends ToActor {

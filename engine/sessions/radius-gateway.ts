@@ -92,7 +92,7 @@ export class RadiusGateway implements RadiusHandler {
       // With CHAP the NAS proves the code as its own secret (a login page sending the code as user name and password).
       if (m.chap && !chapMatches(m.chap, m.userName)) return { accept: false, reason: 'Wrong user name or password' };
       try {
-        await this.signIn.voucher({ hotspotId: nas.hotspotId, code: m.userName, mac, ip: m.framedIp ?? '', ssid: m.ssid ?? '' });
+        await this.signIn.voucher({ hotspotId: nas.hotspotId, code: m.userName, mac, ip: m.framedIp ?? '', ssid: m.ssid ?? '', viaNas: true });
       } catch (err) {
         if (err instanceof AppError && err.status < 500) return { accept: false, reason: rejectText(err) };
         throw err;

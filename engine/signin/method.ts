@@ -11,6 +11,8 @@ export interface SignInRequest {
   mac: string;
   ip: string;
   ssid: string;
+  /** The NAS itself asked (a code in an Access-Request): it learns of the session from its answer, so no CoA. */
+  viaNas?: boolean;
 }
 
 /** What the pipeline has settled when it hands over to a method. */

@@ -96,8 +96,10 @@ export class SignInPipeline {
     const s = result.session;
     if (!s.reused) {
       this.actors.wake(ctx.tenantId, hotspot.id, hotspot.timezone);
-      if (s.replaced) {
-        this.actors.request({ t: 'started', tenant: ctx.tenantId, hs: hotspot.id, tz: hotspot.timezone, sid: s.sessionId, mac, replaced: s.replaced })
+      // MAC authentication: the NAS may hold the device in a walled garden until it next asks; the actor's CoA opens it now.
+      const coa = hotspot.portal.gateway === 'mac_auth' && req.viaNas !== true;
+      if (s.replaced || coa) {
+        this.actors.request({ t: 'started', tenant: ctx.tenantId, hs: hotspot.id, tz: hotspot.timezone, sid: s.sessionId, mac, replaced: s.replaced, ...(coa ? { coa } : {}) })
           .catch(() => undefined);
       }
     }

@@ -3,6 +3,7 @@ import { AppError, Errors } from '../../engine/errors.js';
 import type { HotspotRef } from '../../engine/hotspots/hotspot-service.js';
 import type { SignInDecision } from '../../engine/signin/decision-sink.js';
 import type { SignInContext, SignInMethod, StartedSession, StartOutcome } from '../../engine/signin/method.js';
+import { portalSettingsOf } from '../../engine/signin/portal-settings.js';
 import { SignInPipeline, type SessionActors } from '../../engine/signin/sign-in-pipeline.js';
 
 /**
@@ -10,10 +11,13 @@ import { SignInPipeline, type SessionActors } from '../../engine/signin/sign-in-
  * what it loads, retries, tells the actors and records for each outcome.
  */
 describe('SignInPipeline', () => {
-  const hotspot: HotspotRef = { id: 'hs_1', tenantId: 'tn_1', timezone: 'Europe/Istanbul', redirectUrl: 'https://example.com/', sessionMinutes: null };
+  const hotspot: HotspotRef = {
+    id: 'hs_1', tenantId: 'tn_1', timezone: 'Europe/Istanbul', redirectUrl: 'https://example.com/', sessionMinutes: null,
+    portal: portalSettingsOf(null, null), uamSecret: null,
+  };
   const session = (over: Partial<StartedSession> = {}): StartedSession => ({ sessionId: 'sess_1', untilMs: 1_000, reused: false, replaced: '', ...over });
 
-  function setup(outcomes: StartOutcome[], limit?: () => Promise<void>) {
+  function setup(outcomes: StartOutcome[], limit?: () => Promise<void>, ref: HotspotRef = hotspot) {
     const decisions: SignInDecision[] = [];
     const actorCalls: unknown[] = [];
     const loads: string[] = [];
@@ -31,11 +35,11 @@ describe('SignInPipeline', () => {
       settled: (o) => { settled.push(o); },
     };
     const pipeline = new SignInPipeline(
-      { ref: (id) => Promise.resolve(id === hotspot.id ? hotspot : null) },
+      { ref: (id) => Promise.resolve(id === ref.id ? ref : null) },
       { loadIntoRedis: (t, runId) => { loads.push(`${t} ${runId}`); return Promise.resolve(0); } },
       actors, { record: (d) => { decisions.push(d); } }, () => 42);
-    const run = (mac = '02-aa-00-00-00-01', tenant?: string) =>
-      pipeline.run(method, { hotspotId: 'hs_1', mac, ip: '10.0.0.1', ssid: 'Guest' }, 'input', tenant);
+    const run = (mac = '02-aa-00-00-00-01', tenant?: string, viaNas?: boolean) =>
+      pipeline.run(method, { hotspotId: 'hs_1', mac, ip: '10.0.0.1', ssid: 'Guest', viaNas }, 'input', tenant);
     return { run, decisions, actorCalls, loads, seen, settled };
   }
 
@@ -52,6 +56,19 @@ describe('SignInPipeline', () => {
     await replaced.run();
     expect(replaced.actorCalls[1]).toEqual({ t: 'started', tenant: 'tn_1', hs: 'hs_1', tz: 'Europe/Istanbul', sid: 'sess_1', mac: '02:AA:00:00:00:01', replaced: 'sess_0' });
     const reused = setup([{ kind: 'started', session: session({ reused: true }) }]);
+    await reused.run();
+    expect(reused.actorCalls).toEqual([]);
+  });
+
+  it('a new session at a MAC-authentication hotspot goes to the actor for its CoA; not when the NAS asked, nor when given back', async () => {
+    const macAuth: HotspotRef = { ...hotspot, portal: { ...hotspot.portal, gateway: 'mac_auth' } };
+    const fresh = setup([{ kind: 'started', session: session() }], undefined, macAuth);
+    await fresh.run();
+    expect(fresh.actorCalls[1]).toEqual({ t: 'started', tenant: 'tn_1', hs: 'hs_1', tz: 'Europe/Istanbul', sid: 'sess_1', mac: '02:AA:00:00:00:01', replaced: '', coa: true });
+    const viaNas = setup([{ kind: 'started', session: session() }], undefined, macAuth);
+    await viaNas.run(undefined, undefined, true);
+    expect(viaNas.actorCalls).toEqual([['wake', 'tn_1', 'hs_1', 'Europe/Istanbul']]);
+    const reused = setup([{ kind: 'started', session: session({ reused: true }) }], undefined, macAuth);
     await reused.run();
     expect(reused.actorCalls).toEqual([]);
   });
