@@ -25,10 +25,9 @@ export const STOP_GRACE_MS = 10_000;
  */
 const SWEEP_MS = 5_000;
 /**
- * How long an Access-Request may trust the daily usage an actor last read.
- * Usage only grows through accounting, which checks the quota atomically in
- * Redis and returns the new total; the re-read covers the device's traffic
- * at the tenant's other hotspots, whose actors report to the same counter.
+ * How long an Access-Request may trust the daily usage an actor last read. Usage only grows through
+ * accounting, which checks the quota atomically in Redis and returns the new total; the re-read covers
+ * the device's traffic at the tenant's other hotspots, whose actors report to the same counter.
  */
 const DAILY_FRESH_MS = 10_000;
 
@@ -273,10 +272,9 @@ export class HotspotActor {
   }
 
   /**
-   * A CoA-Request naming the device as a MAC-authentication NAS does (Calling-Station-Id, the bare MAC as
-   * User-Name) with the new Session-Timeout: a NAS holding a walled-garden session for it opens access now,
-   * not at the next association. No nasId: the relay picks the hotspot's NAS. A NAK (Error-Cause 503: it
-   * holds no session for the device) or a time-out is normal: the NAS asks by MAC when the device associates.
+   * A CoA naming the device as a MAC-authentication NAS does (Calling-Station-Id, User-Name the bare MAC):
+   * a NAS holding a walled-garden session for it opens access now, not at the next association. A NAK
+   * (503: no such session) or a time-out is normal. docs/portal-gateways.md, "MAC authentication".
    */
   private reauthorize(s: TimedSession): void {
     const bare = s.mac.replace(/:/g, '').toLowerCase();
