@@ -3,7 +3,6 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { createLogger, DEFAULT_CODE_FORMAT, Engine, loadConfig, projectPath } from '../engine/index.js';
@@ -11,6 +10,7 @@ import { newId } from '../engine/ids.js';
 import { keys, OUTBOX_GROUP } from '../engine/redis/keys.js';
 import { createRedis } from '../engine/redis/scripts.js';
 import { startLocalServices } from '../scripts/local-services.js';
+import { say, stopChild, Teardown, watchReady } from './bench-kit.js';
 
 /**
  * Scenario: the outbox sink, which carries every session start (and every
@@ -64,7 +64,6 @@ const TARGET_RATE = 50_000;
 const TARGET_LAG_S = 2;
 const DEADLINE_MS = 600_000;
 
-const say = (line: string): void => { process.stderr.write(line + '\n'); };
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 interface Site { tenant: string; hotspot: string; codes: string[] }
@@ -128,46 +127,7 @@ async function loadRole(): Promise<void> {
 
 /* ------------------------------------------------------------------ helpers */
 
-const undo: (() => Promise<void> | void)[] = [];
-let tearingDown: Promise<void> | undefined;
-function teardown(): Promise<void> {
-  tearingDown ??= (async () => {
-    for (const step of undo.reverse()) {
-      try { await step(); } catch (err) { say(`teardown: ${(err as Error).message}`); }
-    }
-  })();
-  return tearingDown;
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  await new Promise<void>((resolve) => {
-    const kill = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    child.once('exit', () => { clearTimeout(kill); resolve(); });
-    child.kill('SIGTERM');
-  });
-}
-
-/** Starts a child and collects its JSON stdout lines; resolves once one says ready. */
-async function startChild(name: string, child: ChildProcess): Promise<{ child: ChildProcess; ready: Record<string, any>; messages: Record<string, any>[] }> {
-  undo.push(() => stopChild(child));
-  const messages: Record<string, any>[] = [];
-  const lines = createInterface({ input: child.stdout! });
-  let shown = 0;
-  const ready = await new Promise<Record<string, any>>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} not ready within 60 s`)), 60_000);
-    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`${name} exited with ${code} before it was ready`)); });
-    lines.on('line', (line) => {
-      try {
-        const msg = JSON.parse(line);
-        if (msg.ready) { clearTimeout(timer); resolve(msg); return; }
-        if (msg.done) { messages.push(msg); return; }
-      } catch { /* not JSON */ }
-      if (shown++ < 5) say(`  [${name}] ${line}`);
-    });
-  });
-  return { child, ready, messages };
-}
+const undo = new Teardown();
 
 /** utime + stime of a process, in clock ticks (1/100 s). */
 function cpuTicks(pid: number): number {
@@ -354,9 +314,9 @@ async function main(): Promise<number> {
     let loadOk = 0;
     if (!SKIP_LAG) {
       const prof = CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : [];
-      const service = await startChild('service', spawn(process.execPath, [...prof, projectPath('dist', 'scripts', 'serve.js')], { env, stdio: ['ignore', 'pipe', 'inherit'] }));
+      const service = await watchReady(undo, 'service', spawn(process.execPath, [...prof, projectPath('dist', 'scripts', 'serve.js')], { env, stdio: ['ignore', 'pipe', 'inherit'] }));
       const base = `http://127.0.0.1:${service.ready.ports.main}`;
-      const load = await startChild('load', fork(fileURLToPath(import.meta.url), [], {
+      const load = await watchReady(undo, 'load', fork(fileURLToPath(import.meta.url), [], {
         env: { ...env, BENCH_ROLE: 'load', BENCH_LOAD: JSON.stringify({ redisUrl: local.redisUrl, sites, rate: RATE, seconds: LOAD_S }) },
         stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
       }));
@@ -423,7 +383,7 @@ async function main(): Promise<number> {
       `exactly once, chains valid (target: drain >= ${TARGET_RATE}/s, lag max <= ${TARGET_LAG_S} s) ${pass ? 'PASS' : 'FAIL'}\n`);
     return pass ? 0 : 2;
   } finally {
-    await teardown();
+    await undo.run();
   }
 }
 
@@ -434,13 +394,7 @@ if (process.env.BENCH_ROLE === 'load') {
   const again = spawnSync(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`, ...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit' });
   process.exitCode = again.status ?? 1;
 } else {
-  const abort = (why: string): void => {
-    say(`audit-sink: ${why}; stopping`);
-    void teardown().finally(() => process.exit(1));
-  };
-  setTimeout(() => abort(`still running after ${DEADLINE_MS / 1000} s`), DEADLINE_MS).unref();
-  process.once('SIGINT', () => abort('interrupted'));
-  process.once('SIGTERM', () => abort('terminated'));
+  undo.guard('audit-sink', DEADLINE_MS);
   main().then((code) => { process.exitCode = code; }, (err: Error) => {
     say(`audit-sink failed: ${err.stack ?? err.message}`);
     process.exitCode = 1;

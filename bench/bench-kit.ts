@@ -41,12 +41,17 @@ export class Teardown {
   }
 }
 
-/** Starts a node child and waits for its `{"ready":true,...}` stdout line. Other lines are logs: the first few are shown. */
-export async function spawnReady(
-  teardown: Teardown, name: string, args: string[], env: NodeJS.ProcessEnv,
-): Promise<{ child: ChildProcess; ready: Record<string, any> }> {
-  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'inherit'] });
+/** A child bench process: its `{"ready":true,...}` line, and the `{"done":true,...}` lines it prints later. */
+export interface ReadyChild { child: ChildProcess; ready: Record<string, any>; messages: Record<string, any>[] }
+
+/**
+ * Waits for a child's `{"ready":true,...}` stdout line (60 s at most) and keeps
+ * collecting its `{"done":true,...}` lines; other lines are logs, the first few
+ * shown. The child is stopped at teardown.
+ */
+export async function watchReady(teardown: Teardown, name: string, child: ChildProcess): Promise<ReadyChild> {
   teardown.push(() => stopChild(child));
+  const messages: Record<string, any>[] = [];
   const lines = createInterface({ input: child.stdout! });
   let shown = 0;
   const ready = await new Promise<Record<string, any>>((resolve, reject) => {
@@ -56,11 +61,17 @@ export async function spawnReady(
       try {
         const msg = JSON.parse(line);
         if (msg.ready) { clearTimeout(timer); resolve(msg); return; }
+        if (msg.done) { messages.push(msg); return; }
       } catch { /* not JSON */ }
       if (shown++ < 5) say(`  [${name}] ${line}`);
     });
   });
-  return { child, ready };
+  return { child, ready, messages };
+}
+
+/** Starts a node child (stdout piped) and waits for it to say it is ready (watchReady). */
+export function spawnReady(teardown: Teardown, name: string, args: string[], env: NodeJS.ProcessEnv): Promise<ReadyChild> {
+  return watchReady(teardown, name, spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'inherit'] }));
 }
 
 export async function stopChild(child: ChildProcess): Promise<void> {
