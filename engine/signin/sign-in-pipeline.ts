@@ -1,7 +1,7 @@
 import { AppError, Errors } from '../errors.js';
 import type { HotspotRef } from '../hotspots/hotspot-service.js';
 import { normalizeMac } from '../ids.js';
-import type { StartedMsg } from '../sessions/messages.js';
+import type { SessionActors } from '../sessions/actor-ports.js';
 import type { DecisionSink } from './decision-sink.js';
 import type { SignInContext, SignInMethod, SignInRequest, StartedSession, StartOutcome } from './method.js';
 
@@ -18,12 +18,8 @@ export interface TenantLoader {
   loadIntoRedis(tenantId: string, runId: string): Promise<number>;
 }
 
-/** The part of the actor pool a sign-in uses (ActorPool, or a stand-in where no actors run). */
-export interface SessionActors {
-  /** Makes sure the hotspot's actor runs (its sweep ends the session on time). */
-  wake(tenant: string, hs: string, tz: string): void;
-  request(msg: Omit<StartedMsg, 'id'>): Promise<unknown>;
-}
+/** The part of the actor pool's port a sign-in uses: wake the hotspot's actor, tell it of a started session. */
+export type SignInActors = Pick<SessionActors, 'wake' | 'request'>;
 
 /**
  * The one sign-in path every method goes through: MAC normalisation, hotspot
@@ -51,7 +47,7 @@ export class SignInPipeline {
   constructor(
     private readonly hotspots: HotspotLookup,
     private readonly loader: TenantLoader,
-    private readonly actors: SessionActors,
+    private readonly actors: SignInActors,
     private readonly decisions: DecisionSink,
     private readonly now: () => number,
   ) {}

@@ -2,14 +2,14 @@ import { Redis } from 'ioredis';
 import type { Metrics } from '../metrics.js';
 import type { DecisionSink } from './decision-sink.js';
 import { IdentityMethod, type CheckedIdentity, type PreCheckedMethod, type Started, type TermsSource } from './identity-method.js';
-import { SignInPipeline, type HotspotLookup, type SessionActors, type TenantLoader } from './sign-in-pipeline.js';
+import { SignInPipeline, type HotspotLookup, type SignInActors, type TenantLoader } from './sign-in-pipeline.js';
 import { VoucherMethod, type Authorized, type VerifyRequest } from './voucher-method.js';
 
 export interface SignInDeps {
   redis: Redis;
   hotspots: HotspotLookup;
   loader: TenantLoader;
-  actors: SessionActors;
+  actors: SignInActors;
   decisions: DecisionSink;
   metrics: Metrics;
   /** Per-method session terms from hotspot settings (HOTSPOT_DEFAULT_TERMS until those exist). */

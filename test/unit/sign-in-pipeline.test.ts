@@ -4,7 +4,7 @@ import type { HotspotRef } from '../../engine/hotspots/hotspot-service.js';
 import type { SignInDecision } from '../../engine/signin/decision-sink.js';
 import type { SignInContext, SignInMethod, StartedSession, StartOutcome } from '../../engine/signin/method.js';
 import { portalSettingsOf } from '../../engine/signin/portal-settings.js';
-import { SignInPipeline, type SessionActors } from '../../engine/signin/sign-in-pipeline.js';
+import { SignInPipeline, type SignInActors } from '../../engine/signin/sign-in-pipeline.js';
 
 /**
  * The pipeline's own steps, with a scripted method in place of a Lua script:
@@ -23,7 +23,7 @@ describe('SignInPipeline', () => {
     const loads: string[] = [];
     const seen: SignInContext[] = [];
     const settled: StartOutcome[] = [];
-    const actors: SessionActors = {
+    const actors: SignInActors = {
       wake: (tenant, hs, tz) => { actorCalls.push(['wake', tenant, hs, tz]); },
       request: (msg) => { actorCalls.push(msg); return Promise.resolve(null); },
     };
