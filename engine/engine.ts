@@ -153,11 +153,10 @@ export class Engine {
       smtpUrl: config.smtpUrl, smtpFrom: config.smtpFrom, now,
     });
     this.signInSettings.onChange((tenantId) => this.otpSenders.invalidate(tenantId));
-    const otpDecisions: OtpDecisionSink = options.otp?.decisions ?? ((d) => decisions.record(d));
     this.otp = new OtpService(this.redis, this.hotspots, this.signInSettings, new OtpHasher(config.otpKey), {
       senders: options.otp?.senders ?? this.otpSenders,
       sessions: options.otp?.sessions ?? this.signIn,
-      decisions: otpDecisions,
+      decisions: options.otp?.decisions ?? decisions,
     }, this.metrics, log.child({ component: 'otp' }), now);
     this.otpPoller = new OtpFallbackPoller(this.otp, log.child({ component: 'otp-fallback' }), now, options.otp?.pollMs);
     this.otpDelivery = new DeliveryCallbacks(this.msgappProviders, this.otpSenders, log.child({ component: 'otp-delivery' }), this.otp);

@@ -51,7 +51,7 @@ export async function otpEngine(now: () => number, pollMs = 50, redisDb = 3): Pr
           return { status: 'authorized', session_id: `sess_${started.length}`, expires_at: new Date(now() + 3_600_000).toISOString(), redirect_url: null };
         },
       },
-      decisions: (d) => decisions.push(d),
+      decisions: { record: (d) => { decisions.push(d); } },
       pollMs,
     },
   });

@@ -154,7 +154,7 @@ export class OtpService implements DeliveryReceiver {
     }
     const method = METHOD_OF[r.channel];
     const answer = await this.ports.sessions.start({ tenantId, hotspotId: v.hotspotId, mac, ip: v.ip, ssid: v.ssid, method, username: identity });
-    this.ports.decisions({ tenantId, hotspotId: v.hotspotId, method, outcome: 'accept', reason: '', at: this.now() });
+    this.ports.decisions.record({ tenantId, hotspotId: v.hotspotId, method, outcome: 'accept', reason: '', at: this.now() });
     return answer;
   }
 
@@ -216,7 +216,7 @@ export class OtpService implements DeliveryReceiver {
 
   /** Records a refusal as an auth.failure decision and hands the error back to throw. */
   private refuse(tenantId: string, hotspotId: string, method: AuthMethod & VerifiedIdentity['method'], e: AppError): AppError {
-    this.ports.decisions({ tenantId, hotspotId, method, outcome: 'reject', reason: e.code, at: this.now() });
+    this.ports.decisions.record({ tenantId, hotspotId, method, outcome: 'reject', reason: e.code, at: this.now() });
     return e;
   }
 }

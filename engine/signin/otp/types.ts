@@ -1,5 +1,3 @@
-import { Errors } from '../../errors.js';
-
 /** The guest the OTP verify route proved, handed to the session start. */
 export interface VerifiedIdentity {
   tenantId: string;
@@ -21,21 +19,8 @@ export interface SessionStarter {
   start(id: VerifiedIdentity): Promise<{ status: 'authorized'; session_id: string; expires_at: string; redirect_url: string | null }>;
 }
 
-/** One sign-in decision of the OTP flows, for the dashboard's auth.success / auth.failure counts. */
-export interface OtpDecision {
-  tenantId: string;
-  hotspotId: string;
-  method: VerifiedIdentity['method'];
-  outcome: 'accept' | 'reject';
-  /** The error code of a refusal (`otp_invalid`, `otp_rate_limited`, ...); '' for an accept. */
-  reason: string;
-  at: number;
-}
-
-/** Where decisions go; the sign-in pipeline's decision sink plugs in here. */
-export type OtpDecisionSink = (d: OtpDecision) => void;
-
-/** Until the pipeline is wired: OTP codes can be requested and checked, but no session starts. */
-export const NO_SESSION_STARTER: SessionStarter = {
-  start: () => Promise.reject(Errors.SERVICE_UNAVAILABLE('OTP sign-in')),
-};
+/**
+ * The OTP flows record their refusals (a wrong code, a limit) in the sign-in
+ * pipeline's decision sink, the same one every method's decisions go to.
+ */
+export type { DecisionSink as OtpDecisionSink, SignInDecision as OtpDecision } from '../decision-sink.js';
