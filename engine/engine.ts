@@ -90,7 +90,7 @@ export class Engine {
   readonly otpSenders: ProviderRegistry;
   /** Checks providers' delivery callbacks and tells the OTP service. */
   readonly otpDelivery: DeliveryCallbacks;
-  /** Portal page (helper I): outcomes of form posts, gateway hand-back, the RFC 8908 view. */
+  /** Portal page: outcomes of form posts, gateway hand-back, the RFC 8908 view. */
   readonly uamCredentials: UamCredentials;
   readonly portal: PortalState;
   private readonly runSink: boolean;

@@ -98,7 +98,7 @@ export const Errors = {
   BLOCK_NOT_FOUND: def(() => ['block_not_found', 404, 'This MAC is not blocked']),
   INVALID_MAC: def((mac: string) => ['invalid_mac', 400, `Not a MAC address: ${JSON.stringify(mac)}`]),
 
-  // OTP sign-in (engine/signin/otp/, issue 10 contract): bodies are {error, message, ...fields}.
+  // OTP sign-in (engine/signin/otp/): bodies are {error, message, ...fields}.
   PHONE_INVALID: def(() => ['phone_invalid', 400, 'Not a phone number; write it with the country code, e.g. +905321234567']),
   EMAIL_INVALID: def(() => ['email_invalid', 400, 'Not an e-mail address']),
   PHONE_PREFIX_BLOCKED: def(() => ['phone_prefix_blocked', 403, 'Codes cannot be sent to numbers of this country or range here']),
@@ -109,7 +109,7 @@ export const Errors = {
   OTP_EXPIRED: def(() => ['otp_expired', 410, 'No valid code: it was never sent, already used, or is older than 5 minutes; request a new one']),
   OTP_LOCKED: def(() => ['otp_locked', 423, 'Too many wrong codes; request a new one']),
   OTP_REQUEST_NOT_FOUND: def(() => ['otp_request_not_found', 404, 'No such code request (or it is too old)']),
-  // Portal page and gateway hand-back (helper I)
+  // Portal page and gateway hand-back
   TERMS_NOT_ACCEPTED: def(() => ['terms_not_accepted', 400, 'Accept the terms of use to continue']),
 
   // Time-stamping (RFC 3161). Not sent as HTTP errors: an evidence pack records them per day in its manifest.

@@ -49,7 +49,7 @@ export type {
 export type { MsgappProvider, MsgappProviderInput, MsgappType } from './signin/providers/msgapp-provider.js';
 export { DELIVERY_PROVIDERS, type DeliveryProvider } from './signin/providers/delivery-callbacks.js';
 export { checkSmsConfig, checkEmailConfig, ProviderRegistry } from './signin/providers/provider-registry.js';
-// Portal page and gateway hand-back (helper I)
+// Portal page and gateway hand-back
 export { PORTAL_METHODS, GATEWAY_KINDS, MAX_LOGO_CHARS, offeredMethods, type PortalMethod, type PortalSettings, type PortalSettingsInput } from './signin/portal-settings.js';
 export { PortalState, PORTAL_OUTCOME_TTL_SEC, type PortalRecord, type PortalOutcome, type CaptiveState } from './signin/portal-state.js';
 export { UamCredentials, type UamCredentialRecord } from './signin/uam-credential.js';

@@ -53,7 +53,7 @@ export const keys = {
   // --- OTP providers (engine/signin/providers) ---
   /** String: our OTP request id for a provider's message id, so its delivery callback can name the request; expires. */
   otpProviderRef: (tenantId: string, provider: string, providerRef: string) => `${tag(tenantId)}:otp:pref:${provider}:${providerRef}`,
-  // --- Portal page and gateway hand-back (helper I) ---
+  // --- Portal page and gateway hand-back ---
   /** String (JSON): a no-JavaScript form post's outcome, shown by the page it redirects to; short TTL, id unguessable. */
   portalOutcome: (tenantId: string, id: string) => `${tag(tenantId)}:po:${id}`,
   /** Hash: a one-time gateway credential (UAM / MikroTik log-in over RADIUS) by its username; short TTL. */

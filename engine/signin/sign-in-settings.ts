@@ -25,7 +25,7 @@ export interface MsgappSettings {
 }
 export interface EmailSettings { smtp_url_ref?: string; from?: string }
 
-/** OTP abuse limits (issue 10 item 7); 0 turns a limit off. */
+/** OTP abuse limits; 0 turns a limit off. */
 export interface OtpLimits {
   /** Wait between two sends to one phone or address. */
   cooldown_sec: number;
@@ -41,7 +41,7 @@ export interface OtpLimits {
   prefix_digits: number;
 }
 
-/** Session settings for one method (issue 10 item 8); absent fields fall back to the hotspot's. */
+/** Session settings for one method; absent fields fall back to the hotspot's. */
 export interface MethodSession {
   session_minutes?: number; bandwidth_down_mbps?: number; bandwidth_up_mbps?: number;
   daily_quota_mb?: number; session_quota_mb?: number;
@@ -62,7 +62,7 @@ export const DEFAULT_OTP_LIMITS: Readonly<OtpLimits> = {
   cooldown_sec: 60, per_identity_daily: 10, per_ip_hourly: 20, per_mac_hourly: 10, per_prefix_hourly: 300, prefix_digits: 5,
 };
 
-/** A tenant that never saved settings offers vouchers only, as before issue 10. */
+/** A tenant that never saved settings offers vouchers only, as before phone and e-mail sign-in existed. */
 export function defaultSettings(): SignInSettings {
   return {
     methods: ['voucher'], sms: null, msgapp: { fallback_sms: false, fallback_timeout_sec: 30 }, email: null,

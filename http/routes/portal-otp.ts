@@ -36,7 +36,7 @@ function withRetryAfter(run: (ctx: Ctx) => Promise<Reply>): (ctx: Ctx) => Promis
 }
 
 /**
- * OTP sign-in on the captive portal (issue 10 contract): no credentials; the
+ * OTP sign-in on the captive portal: no credentials; the
  * hotspot (body field or query parameter) names the tenant. JSON or a plain
  * form POST, as for voucher verify.
  */

@@ -2,7 +2,7 @@ import type { Engine } from '../../engine/index.js';
 import { route, type Route } from '../router.js';
 import { signInSettings } from './sign-in-schemas.js';
 
-/** A tenant's sign-in settings (issue 10): methods, senders (references only), OTP limits, prefixes. */
+/** A tenant's sign-in settings: methods, senders (references only), OTP limits, prefixes. */
 export function signInSettingsRoutes(engine: Engine): Route[] {
   return [
     route({

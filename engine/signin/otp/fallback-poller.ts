@@ -5,7 +5,7 @@ import type { OtpService } from './otp-service.js';
 const CLAIM_BATCH = 100;
 
 /**
- * Fires the messaging-app delivery watches that are due (issue 10 item 5).
+ * Fires the messaging-app delivery watches that are due.
  * The watches live in Redis (one sorted set per tenant, plus an index of
  * tenants that scheduled one), not in this process: a restarted engine, or
  * any other engine process, picks them up on its next tick. The claim script

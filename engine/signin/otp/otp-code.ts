@@ -1,10 +1,10 @@
 import { createHmac, randomInt } from 'node:crypto';
 
-/** Digits in a code (issue 10: six). */
+/** Digits in a code. */
 export const CODE_DIGITS = 6;
 /** How long a code is valid, ms: the contract's `expires_in` is 300 s (the template says 5 minutes). */
 export const CODE_TTL_MS = 300_000;
-/** Wrong tries that kill a code (issue 10 item 7). */
+/** Wrong tries that kill a code. */
 export const MAX_TRIES = 5;
 
 /** A code of six decimal digits from the CSPRNG (crypto.randomInt draws without modulo bias). */

@@ -49,7 +49,7 @@ const REQUEST_ID = /^(otp_[0-9a-z]{16})\.(tn_[0-9a-z]+)$/;
 const METHOD_OF: Record<OtpChannelName, VerifiedIdentity['method']> = { sms: 'sms_otp', msgapp: 'msgapp_otp', email: 'email' };
 
 /**
- * OTP sign-in by SMS, messaging app and e-mail (issue 10 items 3, 5, 6, 7):
+ * OTP sign-in by SMS, messaging app and e-mail:
  * limits and code state are atomic in Redis (OtpStore's scripts), sending
  * goes through the OtpSenders port, the session start through SessionStarter.
  * Also the DeliveryReceiver the providers' callback routes call.
@@ -115,7 +115,7 @@ export class OtpService implements DeliveryReceiver {
       this.metrics.inc('otp_requests_total', `sent_${r.channel}`);
       return { status: 'sent', channel: r.channel, expires_in: CODE_TTL_MS / 1000, request_id: requestId };
     }
-    // Refused outright: for the messaging app that is "not delivered" at once (issue 10 item 5).
+    // Refused outright: for the messaging app that is "not delivered" at once.
     if (watch && settings.msgapp.fallback_sms && await this.store.settle(tenantId, state, requestId, 'resent', hash, this.now(), 'sent')) {
       this.metrics.inc('otp_fallback_total', 'refused_resent');
       if (await this.send('sms', msg)) {

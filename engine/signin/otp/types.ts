@@ -11,9 +11,9 @@ export interface VerifiedIdentity {
 }
 
 /**
- * The port the OTP verify route uses to start the session once the code was
- * consumed; the lead implements it with the sign-in pipeline. Returns the
- * voucher verify success body shape minus uses_left.
+ * How the OTP service starts the session once the code was consumed:
+ * SignInService.start, the sign-in pipeline with the identity method (tests
+ * plug in a recorder). Answers the voucher verify success body minus uses_left.
  */
 export interface SessionStarter {
   start(id: VerifiedIdentity): Promise<{ status: 'authorized'; session_id: string; expires_at: string; redirect_url: string | null }>;

@@ -1,4 +1,4 @@
--- A tenant's sign-in settings (issue 10): which methods its hotspots offer, the SMS,
+-- A tenant's sign-in settings: which methods its hotspots offer, the SMS,
 -- messaging-app and e-mail senders (credentials only as env://NAME references, never
 -- values), the OTP abuse limits, allowed and blocked dial prefixes, and per-method
 -- session settings. One JSON document per tenant, read through SignInSettingsService,
