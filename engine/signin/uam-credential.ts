@@ -3,6 +3,9 @@ import type { Redis } from 'ioredis';
 import { keys } from '../redis/keys.js';
 import type { GatewayCredential } from './handback.js';
 
+/** What issue() makes: 'g' and 18 characters of lower-case base64url with - and _ as x. */
+const ONE_TIME_NAME = /^g[a-z0-9x]{18}$/;
+
 /** What a one-time gateway credential stands for. */
 export interface UamCredentialRecord {
   password: string;
@@ -43,8 +46,13 @@ export class UamCredentials {
     await this.redis.del(keys.uamCredential(tenantId, username));
   }
 
-  /** The record behind a username the gateway presents, or null (unknown or expired). */
+  /**
+   * The record behind a username the gateway presents, or null (unknown or expired). A name that
+   * cannot be one of ours (a voucher code sent as PAP or CHAP) is answered without asking Redis:
+   * RADIUS asks this before every code sign-in.
+   */
   async lookup(tenantId: string, username: string): Promise<UamCredentialRecord | null> {
+    if (!ONE_TIME_NAME.test(username)) return null;
     const h = await this.redis.hgetall(keys.uamCredential(tenantId, username));
     if (!h.password || !h.sid || !h.mac || !h.hs) return null;
     return { password: h.password, sessionId: h.sid, mac: h.mac, hotspotId: h.hs };
