@@ -47,7 +47,7 @@ export function buildOpenApi(routes: Route[]): Record<string, unknown> {
     if (r.bodySchema) answers['400'] = { description: 'invalid_json or validation_failed', content: errorContent };
     if (r.auth) answers['401'] = { description: 'unauthorized: missing, invalid, expired or revoked credentials', content: errorContent };
     const forbidden = [
-      ...(r.module ? [`module_not_licensed: the ${r.module} module is not licensed`] : []),
+      ...(r.module ? [`module_not_licensed: the ${typeof r.module === 'string' ? r.module : r.module.join(' or ')} module is not licensed`] : []),
       ...(r.auth && r.method !== 'get' ? ['forbidden: a JWT without the admin role may only read'] : []),
     ];
     if (forbidden.length) answers['403'] = { description: forbidden.join('; '), content: errorContent };

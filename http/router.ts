@@ -57,8 +57,8 @@ export interface Route<B = unknown, Q = unknown, R = unknown> {
   platform?: boolean;
   /** Request headers the handler reads (lower-case names), copied synchronously as uWS requires. */
   headers?: string[];
-  /** A licensed module the tenant must have, else 403. */
-  module?: string;
+  /** A licensed module the tenant must have, else 403; a list: any one of them (a package that includes the feature). */
+  module?: string | readonly string[];
   bodySchema?: RequestSchema<B>;
   querySchema?: RequestSchema<Q>;
   /** The success body's shape, for the OpenAPI document only. */
@@ -136,6 +136,7 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
     const validateBody = route.bodySchema ? validators.body(route.bodySchema) : undefined;
     const validateQuery = route.querySchema ? validators.query(route.querySchema) : undefined;
     const hasBody = route.method === 'post' || route.method === 'put';
+    const modules = route.module === undefined ? null : typeof route.module === 'string' ? [route.module] : route.module;
 
     app[route.method](route.path, (res: HttpResponse, req) => {
       const ex: Exchange = { res, aborted: false };
@@ -173,7 +174,7 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
           const raw = await bodyPromise;
           const principal = route.auth ? await engine.credentials.authenticate({ authorization, apiKey }) : NO_PRINCIPAL;
           const platform = route.platform ? await engine.credentials.authenticatePlatform({ authorization, apiKey }) : null;
-          if (route.module && !principal.tenant.modules.includes(route.module)) throw Errors.MODULE_NOT_LICENSED(route.module);
+          if (modules && !modules.some((m) => principal.tenant.modules.includes(m))) throw Errors.MODULE_NOT_LICENSED(modules.join(' or '));
           // Roles (the JWT `roles` claim): admin may change anything; a token with other roles only reads. API keys act as admin.
           if (route.auth && route.method !== 'get' && !principal.roles.includes('admin')) throw Errors.FORBIDDEN('This change needs the admin role');
           let q: unknown = undefined;

@@ -4,6 +4,9 @@ import { mount, Traffic, type Route, type Surface } from './router.js';
 import { adminRoutes } from './routes/admin.js';
 import { complianceRoutes } from './routes/compliance.js';
 import { dashboardRoutes } from './routes/dashboard.js';
+import { dashboardOpsRoutes } from './routes/dashboard-ops.js';
+import { decisionRoutes } from './routes/decisions.js';
+import { streamRoutes } from './routes/streams.js';
 import { hotspotRoutes } from './routes/hotspots.js';
 import { opsRoutes } from './routes/ops.js';
 import { otpDeliveryRoutes } from './routes/otp-delivery.js';
@@ -30,9 +33,10 @@ export interface HttpServer {
 export function allRoutes(engine: Engine): Route[] {
   let doc: Record<string, unknown> | undefined;
   const routes: Route[] = [
-    ...hotspotRoutes(engine), ...voucherRoutes(engine), ...sessionRoutes(engine), ...complianceRoutes(engine), ...portalRoutes(engine), ...dashboardRoutes(),
+    ...hotspotRoutes(engine), ...voucherRoutes(engine), ...sessionRoutes(engine), ...complianceRoutes(engine), ...portalRoutes(engine), ...dashboardRoutes(engine),
     ...portalPageRoutes(engine), ...captiveRoutes(engine), ...portalOtpRoutes(engine), ...signInSettingsRoutes(engine),
     ...adminRoutes(engine), ...otpDeliveryRoutes(engine),
+    ...dashboardOpsRoutes(engine), ...decisionRoutes(engine), ...streamRoutes(engine),
   ];
   const ops = opsRoutes(engine, () => (doc ??= buildOpenApi([...routes, ...ops])));
   return [...ops, ...routes];

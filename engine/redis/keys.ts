@@ -58,6 +58,31 @@ export const keys = {
   portalOutcome: (tenantId: string, id: string) => `${tag(tenantId)}:po:${id}`,
   /** Hash: a one-time gateway credential (UAM / MikroTik log-in over RADIUS) by its username; short TTL. */
   uamCredential: (tenantId: string, username: string) => `${tag(tenantId)}:uam:${username}`,
+  // --- Domain events and dashboard activity (engine/events/, engine/dashboard/; docs/events.md, docs/dashboard-api.md) ---
+  /** Stream: the tenant's domain events (engine/events/types.ts), queued atomically with the change; trimmed to about EVENTS_MAXLEN. */
+  events: (tenantId: string) => `${tag(tenantId)}:ev`,
+  /** Hash: activity counted in one minute (floor(ms / 60000)), fields ACTIVITY of records.ts; expires after ACTIVITY_TTL.minute. */
+  activityMinute: (tenantId: string, minute: number) => `${tag(tenantId)}:am:${minute}`,
+  /** Hash: activity counted in one hour (floor(ms / 3600000)), fields ACTIVITY; expires after ACTIVITY_TTL.hour. */
+  activityHour: (tenantId: string, hour: number) => `${tag(tenantId)}:ah:${hour}`,
+  /** String counter: sign-in decisions in one 10-second step (floor(ms / 10000)), for decisions_1m; expires after ACTIVITY_TTL.step. */
+  decisionStep: (tenantId: string, step: number) => `${tag(tenantId)}:ad:${step}`,
+  /** Stream: the latest sign-in decisions (the dashboard's `decisions` list); trimmed to about DECISIONS_MAXLEN. */
+  decisions: (tenantId: string) => `${tag(tenantId)}:dec`,
+  /** Hash: MAC -> number of its live sessions (at any hotspot); HLEN = devices online. +1 at start, -1 at end, field removed at 0. */
+  liveDevices: (tenantId: string) => `${tag(tenantId)}:ldev`,
+  /** Hash: "<hotspot>|<ssid>" -> live sessions; +1 at start, -1 at end. */
+  liveBySsid: (tenantId: string) => `${tag(tenantId)}:lss`,
+  /** Hash: "<hotspot>|<access point>" -> live sessions, the AP as accounting names it (GRANT.apName); moved when it changes, -1 at end. */
+  liveByAp: (tenantId: string) => `${tag(tenantId)}:lap`,
+  /** Hash: NAS client id -> last packet received from it (ms). */
+  nasSeen: (tenantId: string) => `${tag(tenantId)}:nas:seen`,
+  /** Hash: one NAS client's ports: port key -> JSON (docs/dashboard-api.md, switches/{id}/ports). */
+  nasPorts: (tenantId: string, nasId: string) => `${tag(tenantId)}:nas:p:${nasId}`,
+  /** Hash: device MAC -> its latest posture verdict, "<verdict> <ms> <hotspot or ''>". */
+  posture: (tenantId: string) => `${tag(tenantId)}:pos`,
+  /** Hash: verdict (pass, fail, drift) -> devices whose latest verdict it is. */
+  postureCounts: (tenantId: string) => `${tag(tenantId)}:pos:n`,
 } as const;
 
 /**

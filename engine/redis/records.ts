@@ -150,3 +150,38 @@ export interface OperatorAuditRecord {
 
 export type OutboxRecordShape =
   | SessionStartRecord | LegacyVoucherUseRecord | SessionEndRecord | SessionExtendRecord | OperatorAuditRecord;
+
+/**
+ * Dashboard activity, counted as it happens into per-minute and per-hour
+ * hashes (keys.activityMinute / keys.activityHour) by the Lua scripts that
+ * make the change (session start, end, accounting) and by the decision sink
+ * (engine/dashboard/). Readers sum a window of buckets: the cost of a tile
+ * does not grow with the number of sessions. A field is counted tenant-wide
+ * and again per hotspot as `<field>@<hotspot id>` (perSite); decisions also
+ * per method as `<field>#<auth method>` (perMethod) and rejects per reason as
+ * `r:<reason>` (rejectReason).
+ */
+export const ACTIVITY = {
+  /** Sessions started. */
+  starts: 'start',
+  /** Sessions ended (any reason). */
+  ends: 'end',
+  /** Sum of ended sessions' durations, s. */
+  durationSec: 'dur',
+  /** Accounting deltas, bytes (downloaded by the guest = in, as the sessions API counts them). */
+  bytesIn: 'bin',
+  bytesOut: 'bout',
+  /** Sign-in decisions: accepted, rejected, and rejected for a reason on our side (an HTTP status >= 500: engine, store or provider failure). */
+  accepts: 'acc',
+  rejects: 'rej',
+  errors: 'err',
+  /** Posture verdicts received that were fail or drift. */
+  postureFail: 'pfail',
+} as const;
+
+export const perSite = (field: string, hotspotId: string): string => `${field}@${hotspotId}`;
+export const perMethod = (field: string, method: string): string => `${field}#${method}`;
+export const rejectReason = (reason: string): string => `r:${reason}`;
+
+/** Seconds each activity key lives after its last write: long enough for the widest window read from it. */
+export const ACTIVITY_TTL = { step: 180, minute: 2 * 3600 + 120, hour: 25 * 3600 + 600 } as const;

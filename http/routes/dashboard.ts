@@ -1,10 +1,11 @@
+import { DASHBOARD_MODULES, type Engine } from '../../engine/index.js';
 import { route, type Route } from '../router.js';
 import { responseSchema } from '../schemas.js';
 
 const tenantMe = responseSchema('tenantMe', { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' }, modules: { type: 'array', items: { type: 'string' } } } });
 
 /** Tenant-scoped operations API, under /api/v1/tenants/me/ (see /v1/openapi.json). */
-export function dashboardRoutes(): Route[] {
+export function dashboardRoutes(_engine: Engine): Route[] {
   return [
     route({
       method: 'get', path: '/api/v1/tenants/me', surface: 'dashboard', auth: true, responseSchema: tenantMe,
