@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import { AuditLog } from './audit/audit-log.js';
 import { AuditService } from './audit/audit-service.js';
 import { runRetention } from './audit/retention.js';
+import { EventLog } from './events/event-log.js';
 import { DailySummary } from './compliance/daily-summary.js';
 import { EvidencePackService } from './compliance/evidence-pack-service.js';
 import { TimestampStore } from './compliance/timestamp-store.js';
@@ -93,6 +94,8 @@ export class Engine {
   /** Portal page: outcomes of form posts, gateway hand-back, the RFC 8908 view. */
   readonly uamCredentials: UamCredentials;
   readonly portal: PortalState;
+  /** Appends domain events made outside Lua scripts to the tenant's event stream (engine/events/). */
+  readonly events: EventLog;
   private readonly runSink: boolean;
   private retentionTimer: NodeJS.Timeout | undefined;
 
@@ -100,6 +103,7 @@ export class Engine {
     const now = options.now ?? Date.now;
     this.runSink = options.sink ?? true;
     this.redis = createRedis(config.redisUrl, log);
+    this.events = new EventLog(this.redis, now);
     this.pool = createPool(config.databaseUrl, log);
     // Built first: the services below tell them of changes through constructor callbacks.
     this.sink = new SinkWorker({ redisUrl: config.redisUrl, databaseUrl: config.databaseUrl, nodeId: config.nodeId, logLevel: config.logLevel },
