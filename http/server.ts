@@ -17,6 +17,7 @@ import { portalOtpRoutes } from './routes/portal-otp.js';
 import { signInSettingsRoutes } from './routes/sign-in-settings.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { voucherRoutes } from './routes/vouchers.js';
+import { webAppRoutes } from './routes/web-app.js';
 import { compileValidators } from './schemas.js';
 import { loadUws, type TemplatedApp, type us_listen_socket } from './uws.js';
 
@@ -36,7 +37,7 @@ export function allRoutes(engine: Engine): Route[] {
     ...hotspotRoutes(engine), ...voucherRoutes(engine), ...sessionRoutes(engine), ...complianceRoutes(engine), ...portalRoutes(engine), ...dashboardRoutes(engine),
     ...portalPageRoutes(engine), ...captiveRoutes(engine), ...portalOtpRoutes(engine), ...signInSettingsRoutes(engine),
     ...adminRoutes(engine), ...otpDeliveryRoutes(engine),
-    ...dashboardOpsRoutes(engine), ...decisionRoutes(engine), ...streamRoutes(engine),
+    ...dashboardOpsRoutes(engine), ...decisionRoutes(engine), ...streamRoutes(engine), ...webAppRoutes(engine),
   ];
   const ops = opsRoutes(engine, () => (doc ??= buildOpenApi([...routes, ...ops])));
   return [...ops, ...routes];
