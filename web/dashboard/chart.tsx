@@ -2,6 +2,9 @@ import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 
+/** Counts per minute are whole: the y axis steps by whole numbers only. */
+const COUNT_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000];
+
 export interface Series {
   label: string;
   /** Stroke colour; each series also has its own dash so colour is never the only difference. */
@@ -29,7 +32,7 @@ export function MinuteChart(props: { title: string; summary: string; times: numb
       legend: { show: true, live: false },
       cursor: { show: false },
       scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
-      axes: [{ stroke: '#0b0c0c', grid: { stroke: '#e1e1e1' } }, { stroke: '#0b0c0c', grid: { stroke: '#e1e1e1' }, size: 44 }],
+      axes: [{ stroke: '#0b0c0c', grid: { stroke: '#e1e1e1' } }, { stroke: '#0b0c0c', grid: { stroke: '#e1e1e1' }, size: 44, incrs: COUNT_STEPS }],
       series: [{}, ...props.series.map((s) => ({ label: s.label, stroke: s.stroke, width: 2, dash: s.dash, points: { show: false } }))],
     };
     const u = new uPlot(opts, [props.times, ...props.series.map((s) => s.values)], el);
