@@ -19,7 +19,7 @@ export interface Series {
  * canvases); it follows its box's width. The canvas is hidden from assistive
  * technology: `summary` says in words what it shows.
  */
-export function MinuteChart(props: { title: string; summary: string; times: number[]; series: Series[]; height?: number }): preact.JSX.Element {
+export function MinuteChart(props: { title: string; summary: string; locale: string; times: number[]; series: Series[]; height?: number }): preact.JSX.Element {
   const box = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
   const shape = props.series.map((s) => s.label).join('|');
@@ -32,7 +32,7 @@ export function MinuteChart(props: { title: string; summary: string; times: numb
       legend: { show: true, live: false },
       cursor: { show: false },
       scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
-      axes: [{ stroke: '#0b0c0c', grid: { stroke: '#e1e1e1' } }, { stroke: '#0b0c0c', grid: { stroke: '#e1e1e1' }, size: 44, incrs: COUNT_STEPS }],
+      axes: [{ stroke: '#0b0c0c', grid: { stroke: '#e1e1e1' }, values: (_u, ticks) => ticks.map((x) => timeOfDay(props.locale, x)) }, { stroke: '#0b0c0c', grid: { stroke: '#e1e1e1' }, size: 44, incrs: COUNT_STEPS }],
       series: [{}, ...props.series.map((s) => ({ label: s.label, stroke: s.stroke, width: 2, dash: s.dash, points: { show: false } }))],
     };
     const u = new uPlot(opts, [props.times, ...props.series.map((s) => s.values)], el);
@@ -44,7 +44,7 @@ export function MinuteChart(props: { title: string; summary: string; times: numb
       u.destroy();
       plot.current = null;
     };
-  }, [shape]);
+  }, [shape, props.locale]);
 
   useEffect(() => {
     plot.current?.setData([props.times, ...props.series.map((s) => s.values)]);
@@ -58,6 +58,9 @@ export function MinuteChart(props: { title: string; summary: string; times: numb
     </figure>
   );
 }
+
+/** An x tick in the operator's language ("14:05", "2:05 PM"), not uPlot's own English format. */
+const timeOfDay = (locale: string, sec: number): string => new Date(sec * 1000).toLocaleTimeString(locale, { hour: '2-digit', minute: '2-digit' });
 
 /** Minute starts (ISO) as uPlot's x values (seconds). */
 export const toSeconds = (minutes: string[]): number[] => minutes.map((m) => Date.parse(m) / 1000);

@@ -51,10 +51,22 @@ export class StreamHub {
       this.lines.set(name, { es: null, up: false, opened: false, failures: 0, timer: undefined });
       void this.open(name);
     }
+    addEventListener('online', this.onOnline);
   }
+
+  /** Back on the network: retry the streams that are down now rather than at the end of their back-off. */
+  private readonly onOnline = (): void => {
+    for (const [name, line] of this.lines) {
+      if (line.es || line.up) continue;
+      clearTimeout(line.timer);
+      line.failures = 0;
+      void this.open(name);
+    }
+  };
 
   stop(): void {
     this.stopped = true;
+    removeEventListener('online', this.onOnline);
     for (const line of this.lines.values()) {
       clearTimeout(line.timer);
       line.es?.close();

@@ -35,7 +35,7 @@ export function LiveSessions(props: { res: Resource<ActiveSessions>; siteName(id
             <div><dt>{t('live_avg')}</dt><dd>{duration(locale, t, data.summary.avg_duration_sec_24h)}</dd></div>
             <div><dt>{t('live_bw')}</dt><dd>{`${data.bandwidth_mbps.toLocaleString(locale, { maximumFractionDigits: 2 })} Mbps`}</dd></div>
           </dl>
-          {chart && <MinuteChart title={t('live_chart')} summary={t('live_chart_sum', { a: sum('connects'), b: sum('disconnects') })}
+          {chart && <MinuteChart locale={locale} title={t('live_chart')} summary={t('live_chart_sum', { a: sum('connects'), b: sum('disconnects') })}
             times={chart.times} series={chart.series} />}
           <div class="split">
             <table>

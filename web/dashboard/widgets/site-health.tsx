@@ -51,7 +51,7 @@ export function SiteHealth(props: { sites: Resource<Sites>; metrics: Resource<Si
               })}
             </tbody>
           </table>
-          {chart && <MinuteChart title={t('sites_chart')} height={150} times={chart.times} series={chart.series}
+          {chart && <MinuteChart locale={locale} title={t('sites_chart')} height={150} times={chart.times} series={chart.series}
             summary={t('sites_chart_sum', { a: sum(chart.series[0]?.values), b: sum(chart.series[1]?.values) })} />}
         </>
       )}
