@@ -43,8 +43,8 @@ export function Dashboard(props: { session: Session }): preact.JSX.Element {
       timer = setTimeout(() => setEpoch((e) => e + 1), RESYNC_DEBOUNCE_MS);
     };
     const offs = STREAMS.map((name) => h.subscribe(name, (inv) => { if (inv.kind === 'resync') resync(); }));
-    h.onStatus(setStatus);
     h.start();
+    h.onStatus(setStatus);
     setHub(h);
     return () => {
       clearTimeout(timer);

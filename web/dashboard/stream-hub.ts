@@ -85,7 +85,7 @@ export class StreamHub {
     return () => set.delete(fn);
   }
 
-  /** Calls `fn` now and whenever a stream goes up or down. */
+  /** Calls `fn` now and whenever a stream goes up or down (after start(): before it, every stream reads as down). */
   onStatus(fn: (s: StreamStatus) => void): () => void {
     this.statusListeners.add(fn);
     fn(this.status());

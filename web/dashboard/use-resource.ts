@@ -41,8 +41,9 @@ export interface Resource<T> {
 export function useResource<T>(fetcher: (signal: AbortSignal) => Promise<T>, opts: { everyMs?: number; stream?: StreamName; deps?: unknown[] }): Resource<T> {
   const { hub, status, epoch } = useContext(LiveContext);
   const streamDown = opts.stream !== undefined && status !== null && !status[opts.stream];
-  // With a stream, poll only while it is down (or before the hub reports): the stream says when data changed.
-  const everyMs = opts.stream ? (streamDown || !status ? WIDGET_POLL_MS : null) : (opts.everyMs ?? WIDGET_POLL_MS);
+  // With a stream, poll only while it is down: the stream says when data changed. Before the streams start there is
+  // one fetch and no poll, so their start (optimistically up) does not restart the loop and abort that fetch.
+  const everyMs = opts.stream ? (streamDown ? WIDGET_POLL_MS : null) : (opts.everyMs ?? WIDGET_POLL_MS);
   const [state, setState] = useState<{ data: T | null; error: unknown; updatedAt: number }>({ data: null, error: null, updatedAt: 0 });
   const kick = useRef<() => void>(() => undefined);
   const fetchRef = useRef(fetcher);
@@ -75,14 +76,15 @@ export function useResource<T>(fetcher: (signal: AbortSignal) => Promise<T>, opt
     };
     kick.current = () => void run();
     void run();
-    const unsubscribe = opts.stream && hub ? hub.subscribe(opts.stream, () => void run()) : undefined;
     return () => {
       stopped = true;
       clearTimeout(timer);
       ctl.abort();
-      unsubscribe?.();
     };
-  }, [hub, everyMs, epoch, opts.stream, ...(opts.deps ?? [])]);
+  }, [everyMs, epoch, ...(opts.deps ?? [])]);
+
+  // Subscribed apart from the loop: the hub's arrival is no reason to refetch.
+  useEffect(() => (opts.stream && hub ? hub.subscribe(opts.stream, () => kick.current()) : undefined), [hub, opts.stream]);
 
   return { ...state, everyMs, streamDown, reload: () => kick.current() };
 }
