@@ -77,7 +77,7 @@ export class StreamHub {
     this.statusListeners.clear();
   }
 
-  /** Calls `fn` for every invalidation of the stream (and with kind `resync` after a reconnect). */
+  /** Calls `fn` for every invalidation of the stream, with kind `connected` when it first opens and `resync` after a reconnect. */
   subscribe(name: StreamName, fn: (inv: Invalidation) => void): () => void {
     let set = this.listeners.get(name);
     if (!set) this.listeners.set(name, (set = new Set()));
@@ -116,11 +116,14 @@ export class StreamHub {
     const es = new EventSource(`${PREFIX}stream/${name}?token=${encodeURIComponent(token)}`);
     line.es = es;
     es.onopen = () => {
+      // Back after a drop, or open at last after failed tries: events may have been missed, everything is refetched.
+      // A first open refetches only this stream's widgets: they were fetched before it, and a change may fall between.
+      const missed = line.opened || line.failures > 0;
       line.failures = 0;
       line.up = true;
-      this.emitStatus();
-      if (line.opened) this.emit(name, { kind: 'resync', ts: new Date().toISOString() });
       line.opened = true;
+      this.emitStatus();
+      this.emit(name, { kind: missed ? 'resync' : 'connected', ts: new Date().toISOString() });
     };
     es.onmessage = (e: MessageEvent<string>) => {
       let inv: Invalidation;
