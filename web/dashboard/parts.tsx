@@ -26,7 +26,7 @@ export function Freshness(props: { res: Pick<Resource<unknown>, 'error' | 'updat
   const { error, updatedAt, everyMs, streamDown } = props.res;
   const [now, setNow] = useState(Date.now);
   const late = everyMs !== null && updatedAt > 0 && now - updatedAt > everyMs * LATE_PERIODS;
-  const stale = error !== null || streamDown || late || (updatedAt === 0 && error !== null);
+  const stale = error !== null || streamDown || late;
   useEffect(() => {
     const timer = setInterval(() => setNow(Date.now()), stale ? 1_000 : 5_000);
     return () => clearInterval(timer);

@@ -38,29 +38,30 @@ export function LiveSessions(props: { res: Resource<ActiveSessions>; siteName(id
           {chart && <MinuteChart locale={locale} title={t('live_chart')} summary={t('live_chart_sum', { a: sum('connects'), b: sum('disconnects') })}
             times={chart.times} series={chart.series} />}
           <div class="split">
-            <table>
-              <caption>{t('by_ssid')}</caption>
-              <thead><tr><th>{t('col_ssid')}</th><th>{t('col_site')}</th><th class="num">{t('col_active')}</th></tr></thead>
-              <tbody>
-                {data.by_ssid.length === 0 && <tr><td colSpan={3}>{t('live_none')}</td></tr>}
-                {data.by_ssid.slice(0, TOP).map((r) => (
-                  <tr key={`${r.hotspot_id}|${r.ssid}`}><td>{r.ssid}</td><td>{props.siteName(r.hotspot_id)}</td><td class="num">{num(locale, r.active)}</td></tr>
-                ))}
-              </tbody>
-            </table>
-            <table>
-              <caption>{t('by_ap')}</caption>
-              <thead><tr><th>{t('col_ap')}</th><th>{t('col_site')}</th><th class="num">{t('col_active')}</th></tr></thead>
-              <tbody>
-                {data.by_ap.length === 0 && <tr><td colSpan={3}>{t('live_none')}</td></tr>}
-                {data.by_ap.slice(0, TOP).map((r) => (
-                  <tr key={`${r.hotspot_id}|${r.ap}`}><td>{r.ap}</td><td>{props.siteName(r.hotspot_id)}</td><td class="num">{num(locale, r.active)}</td></tr>
-                ))}
-              </tbody>
-            </table>
+            <CountTable caption={t('by_ssid')} nameHeader={t('col_ssid')} siteName={props.siteName}
+              rows={data.by_ssid.map((r) => ({ name: r.ssid, site: r.hotspot_id, active: r.active }))} />
+            <CountTable caption={t('by_ap')} nameHeader={t('col_ap')} siteName={props.siteName}
+              rows={data.by_ap.map((r) => ({ name: r.ap, site: r.hotspot_id, active: r.active }))} />
           </div>
         </>
       )}
     </Widget>
+  );
+}
+
+/** Live sessions per SSID or per access point: the busiest rows, each with its site. */
+function CountTable(props: { caption: string; nameHeader: string; rows: { name: string; site: string; active: number }[]; siteName(id: string): string }): preact.JSX.Element {
+  const { t, locale } = useDash();
+  return (
+    <table>
+      <caption>{props.caption}</caption>
+      <thead><tr><th>{props.nameHeader}</th><th>{t('col_site')}</th><th class="num">{t('col_active')}</th></tr></thead>
+      <tbody>
+        {props.rows.length === 0 && <tr><td colSpan={3}>{t('live_none')}</td></tr>}
+        {props.rows.slice(0, TOP).map((r) => (
+          <tr key={`${r.site}|${r.name}`}><td>{r.name}</td><td>{props.siteName(r.site)}</td><td class="num">{num(locale, r.active)}</td></tr>
+        ))}
+      </tbody>
+    </table>
   );
 }
