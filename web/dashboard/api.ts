@@ -4,8 +4,8 @@ import { request, type RequestOptions } from '../shared/index.js';
 export const DASHBOARD_API = '/api/v1/tenants/me/';
 
 /** GET a dashboard path. */
-export const get = <T,>(path: string, signal: AbortSignal, query?: RequestOptions['query']): Promise<T> =>
+export const get = <T>(path: string, signal: AbortSignal, query?: RequestOptions['query']): Promise<T> =>
   request<T>(DASHBOARD_API + path, { signal, query });
 
 /** POST a dashboard path (moving an incident). */
-export const post = <T,>(path: string): Promise<T> => request<T>(DASHBOARD_API + path, { method: 'POST' });
+export const post = <T>(path: string): Promise<T> => request<T>(DASHBOARD_API + path, { method: 'POST' });
