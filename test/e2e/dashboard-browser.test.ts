@@ -12,7 +12,7 @@ import { call, newTenant, serviceTest, spawnService, testEnv, type Running, type
 
 const it = serviceTest();
 const DASH = [...DEFAULT_MODULES, 'dashboard'];
-/** The top strip refreshes every 10 s (spec §8); a figure must follow a change within that, plus a request's and a render's time. */
+/** The top strip refreshes every 10 s ("Dashboard KPI refresh: 10 s"); a figure must follow a change within that, plus a request's and a render's time. */
 const TILE_DEADLINE_MS = 10_000 + 3_000;
 
 /** A port free right now on loopback. */

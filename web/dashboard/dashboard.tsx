@@ -16,7 +16,7 @@ import { SiteHealth } from './widgets/site-health.js';
 import { SwitchPortMap } from './widgets/switch-ports.js';
 import { TopologyWidget } from './widgets/topology.js';
 
-/** The top strip and the grid tiles refresh this often (spec §8, dashboard KPI refresh). */
+/** The top strip and the grid tiles refresh this often (the interface's limit "Dashboard KPI refresh: 10 s"). */
 export const KPI_REFRESH_MS = 10_000;
 /** Reconnects of several streams at once become one full refetch. */
 const RESYNC_DEBOUNCE_MS = 300;

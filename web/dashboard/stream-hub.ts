@@ -5,7 +5,7 @@ import type { StreamToken } from './types.js';
 export const STREAMS = ['live-sessions', 'incidents', 'audit', 'jit-approvals'] as const;
 export type StreamName = (typeof STREAMS)[number];
 
-/** One invalidation: what changed, never the data itself (spec §6.2). */
+/** One invalidation: what changed, never the data itself ("an invalidation signal {kind, ts, site_id?} with no data payload"). */
 export interface Invalidation {
   kind: string;
   ts: string;

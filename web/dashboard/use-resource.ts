@@ -11,8 +11,10 @@ export interface LiveValue {
 }
 export const LiveContext = createContext<LiveValue>({ hub: null, status: null, epoch: 0 });
 
-/** Widgets without a stream, and stream widgets while their stream is down, refetch this often (spec §8). */
+/** Widgets without a stream, and stream widgets while their stream is down, refetch this often (the interface's limit "Dashboard widget polling: 60 s"). */
 export const WIDGET_POLL_MS = 60_000;
+/** Past this, a request counts as failed (shown as "could not be reached") and the next poll tries again. */
+const FETCH_TIMEOUT_MS = 15_000;
 
 export interface Resource<T> {
   data: T | null;
@@ -54,7 +56,7 @@ export function useResource<T>(fetcher: (signal: AbortSignal) => Promise<T>, opt
     let busy = false;
     let dirty = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const ctl = new AbortController();
+    let ctl: AbortController | null = null;
     const run = async (): Promise<void> => {
       if (busy) {
         dirty = true;
@@ -64,11 +66,17 @@ export function useResource<T>(fetcher: (signal: AbortSignal) => Promise<T>, opt
       clearTimeout(timer);
       do {
         dirty = false;
+        // A request the service never answers is given up, so one hung connection cannot freeze the widget.
+        const mine = new AbortController();
+        ctl = mine;
+        const deadline = setTimeout(() => mine.abort(new DOMException('no answer', 'TimeoutError')), FETCH_TIMEOUT_MS);
         try {
-          const data = await fetchRef.current(ctl.signal);
+          const data = await fetchRef.current(mine.signal);
           if (!stopped) setState({ data, error: null, updatedAt: Date.now() });
         } catch (error) {
           if (!stopped && (error as Error).name !== 'AbortError') setState((s) => ({ ...s, error }));
+        } finally {
+          clearTimeout(deadline);
         }
       } while (dirty && !stopped);
       busy = false;
@@ -79,7 +87,7 @@ export function useResource<T>(fetcher: (signal: AbortSignal) => Promise<T>, opt
     return () => {
       stopped = true;
       clearTimeout(timer);
-      ctl.abort();
+      ctl?.abort();
     };
   }, [everyMs, epoch, ...(opts.deps ?? [])]);
 
