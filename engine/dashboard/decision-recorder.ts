@@ -141,14 +141,15 @@ export class DecisionRecorder implements DecisionSink {
 
 /**
  * The catalogue's codes with a 5xx status, read once at start-up by making
- * each error (argument-taking makers get none: only code and status are
- * read). A maker that cannot run without its arguments is skipped.
+ * each error with placeholder arguments (a code and its status never depend
+ * on them; test/unit/docs.test.ts reads the codes the same way). A maker
+ * that cannot run with them is skipped.
  */
 function serverSideCodes(): Set<string> {
   const out = new Set<string>();
-  for (const make of Object.values(Errors) as (() => AppError)[]) {
+  for (const make of Object.values(Errors) as ((...a: unknown[]) => AppError)[]) {
     try {
-      const e = make();
+      const e = make('x', [], 0, 0);
       if (e instanceof AppError && e.status >= 500) out.add(e.code);
     } catch {
       // needs its arguments: not a status we can read this way
