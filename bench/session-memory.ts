@@ -65,7 +65,7 @@ async function engineChild(n: number): Promise<void> {
     const batch = inputs[h]!;
     const store = { loadLive: async () => batch.map((x) => sessionFromHash(x)!), dailyUsed: async () => 0 } as unknown as SessionStore;
     const actor = new HotspotActor('tn_bench', `hs_bench${h}`, 'Europe/Istanbul', {
-      store, wheel, log, now: () => now, nas: async () => ({ outcome: 'ack' }), emit: () => undefined, mirror,
+      store, wheel, log, now: () => now, nas: async () => ({ outcome: 'ack' }), mirror,
     });
     await actor.load();
     actors.push(actor);
