@@ -183,5 +183,5 @@ export const perSite = (field: string, hotspotId: string): string => `${field}@$
 export const perMethod = (field: string, method: string): string => `${field}#${method}`;
 export const rejectReason = (reason: string): string => `r:${reason}`;
 
-/** Seconds each activity key lives after its last write: long enough for the widest window read from it. */
+/** Seconds each activity key lives after its first write (a bucket is written only during its own minute, hour or step): long enough for the widest window read from it. */
 export const ACTIVITY_TTL = { step: 180, minute: 2 * 3600 + 120, hour: 25 * 3600 + 600 } as const;

@@ -37,15 +37,25 @@ local function emitEvent(k, type, ts, site, data)
     'type', type, 'ts', tostring(ts), 'site', site, 'data', cjson.encode(data))
 end
 
+-- The bucket's lifetime is set when a script creates one of its tenant-wide
+-- fields, not on every write: a field that already existed means the bucket
+-- did, and every writer (these scripts, the decision recorder's MULTI) sets the
+-- lifetime in the same atomic step that creates a bucket. A bucket is written
+-- only during its own minute or hour, so counted from its first write it still
+-- outlives the widest window read from it (ACTIVITY_TTL); and accounting, the
+-- most frequent writer, saves two commands a call.
 local function countActivity(k, hs, ...)
   local f = {...}
   for b = 1, 2 do
     local key = b == 1 and k.minute or k.hour
+    local created = false
     for i = 1, #f, 2 do
-      rcall('HINCRBY', key, f[i], f[i + 1])
+      if rcall('HINCRBY', key, f[i], f[i + 1]) == f[i + 1] then created = true end
       rcall('HINCRBY', key, f[i] .. '@' .. hs, f[i + 1])
     end
-    rcall('EXPIRE', key, b == 1 and ACTIVITY_TTL_MINUTE or ACTIVITY_TTL_HOUR)
+    if created then
+      rcall('EXPIRE', key, b == 1 and ACTIVITY_TTL_MINUTE or ACTIVITY_TTL_HOUR)
+    end
   end
 end
 
