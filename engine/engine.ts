@@ -19,7 +19,9 @@ import { DisabledActors, type SessionActors } from './sessions/actor-ports.js';
 import { BlockService } from './sessions/block-service.js';
 import { NasCommandRelay, RadiusGateway } from './sessions/radius-gateway.js';
 import { SessionService } from './sessions/session-service.js';
-import { MetricsDecisionSink } from './signin/decision-sink.js';
+import { DecisionReader } from './dashboard/decision-reader.js';
+import { DecisionRecorder } from './dashboard/decision-recorder.js';
+import { MetricsDecisionSink, rejectsOnly } from './signin/decision-sink.js';
 import { OtpFallbackPoller } from './signin/otp/fallback-poller.js';
 import { OtpHasher } from './signin/otp/otp-code.js';
 import { OtpService } from './signin/otp/otp-service.js';
@@ -96,6 +98,10 @@ export class Engine {
   readonly portal: PortalState;
   /** Appends domain events made outside Lua scripts to the tenant's event stream (engine/events/). */
   readonly events: EventLog;
+  /** Dashboard activity: every sign-in decision (portal, OTP, RADIUS) counted, listed and emitted (engine/dashboard/). */
+  readonly decisions: DecisionRecorder;
+  /** The dashboard's `decisions` call: the latest decisions and their aggregates. */
+  readonly decisionReader: DecisionReader;
   private readonly runSink: boolean;
   private retentionTimer: NodeJS.Timeout | undefined;
 
@@ -126,7 +132,10 @@ export class Engine {
         })
       : null;
     const actors = this.actors ?? new DisabledActors();
-    const decisions = new MetricsDecisionSink(this.metrics);
+    // Dashboard activity: decisions go to Redis (counts, the decisions list, auth.* events) and to the Prometheus counter.
+    this.decisions = new DecisionRecorder(this.redis, log.child({ component: 'decisions' }), this.metrics, new MetricsDecisionSink(this.metrics));
+    const decisions = this.decisions;
+    this.decisionReader = new DecisionReader(this.redis, now);
     this.signIn = new SignInService({
       redis: this.redis, hotspots: this.hotspots, loader: this.vouchers, actors, decisions,
       metrics: this.metrics, terms: new SettingsTerms(this.signInSettings), now,
@@ -134,7 +143,7 @@ export class Engine {
     });
     this.sessions = new SessionService(this.pool, this.redis, actors, this.hotspots, this.blocks, now);
     this.uamCredentials = new UamCredentials(this.redis);
-    this.radius = new RadiusGateway(this.nas, actors, this.signIn, relay, this.uamCredentials);
+    this.radius = new RadiusGateway(this.nas, actors, this.signIn, relay, this.uamCredentials, decisions, now);
     this.audit = new AuditService(this.pool);
     this.auditLog = new AuditLog(this.redis, now);
     this.evidencePacks = new EvidencePackService({
@@ -160,7 +169,8 @@ export class Engine {
     this.otp = new OtpService(this.redis, this.hotspots, this.signInSettings, new OtpHasher(config.otpKey), {
       senders: options.otp?.senders ?? this.otpSenders,
       sessions: options.otp?.sessions ?? this.signIn,
-      decisions: options.otp?.decisions ?? decisions,
+      // Its sign-ins start through the pipeline, which records their accepts: only its rejects come from it.
+      decisions: options.otp?.decisions ?? (options.otp?.sessions ? decisions : rejectsOnly(decisions)),
     }, this.metrics, log.child({ component: 'otp' }), now);
     this.otpPoller = new OtpFallbackPoller(this.otp, log.child({ component: 'otp-fallback' }), now, options.otp?.pollMs);
     this.otpDelivery = new DeliveryCallbacks(this.msgappProviders, this.otpSenders, log.child({ component: 'otp-delivery' }), this.otp);
@@ -221,6 +231,7 @@ export class Engine {
     await this.evidencePacks.close();
     this.nas.stop();
     await this.sink.stop();
+    await this.decisions.close(); // dashboard activity: the last decisions written
     this.redis.disconnect();
     await this.pool.end();
   }
