@@ -51,6 +51,25 @@ export interface OneTimeLogins {
 
 const NO_ONE_TIME_LOGINS: OneTimeLogins = { lookup: () => Promise.resolve(null), consume: () => Promise.resolve() };
 
+/** The port fields of a request or accounting record (both messages have them). */
+export interface NasPortFields {
+  nasPort?: number;
+  nasPortId?: string;
+  calledStationId?: string;
+  apName?: string;
+}
+
+/**
+ * Who spoke and through which port, for the dashboard's switches and
+ * topology (engine/dashboard/nas-presence.ts). Called on every packet:
+ * must not await or throw.
+ */
+export interface NasPresencePort {
+  saw(nas: NasRecord, m: NasPortFields): void;
+}
+
+const NO_PRESENCE: NasPresencePort = { saw: () => undefined };
+
 /** The engine as the RADIUS server sees it (RadiusHandler). */
 export class RadiusGateway implements RadiusHandler {
   constructor(
@@ -59,6 +78,7 @@ export class RadiusGateway implements RadiusHandler {
     private readonly signIn: SignInService,
     private readonly relay: NasCommandRelay,
     private readonly logins: OneTimeLogins = NO_ONE_TIME_LOGINS,
+    private readonly presence: NasPresencePort = NO_PRESENCE,
   ) {}
 
   /** radius/ plugs its CoA client in here at start-up. */
@@ -72,6 +92,7 @@ export class RadiusGateway implements RadiusHandler {
 
   async authorize(m: AccessRequestMsg): Promise<AccessDecision> {
     const nas = this.registry.get(m.nas.id) ?? { ...m.nas, timezone: 'UTC' };
+    this.presence.saw(nas, m);
     let mac = m.mac;
     // A user name and password (PAP) or CHAP response: a portal's one-time UAM login, or a voucher code
     // as User-Name, which is the same atomic redemption as the portal's. MAC authentication sends the
@@ -113,6 +134,7 @@ export class RadiusGateway implements RadiusHandler {
 
   async account(m: AccountingMsg): Promise<void> {
     const nas = this.registry.get(m.nas.id) ?? { ...m.nas, timezone: 'UTC' };
+    this.presence.saw(nas, m);
     await this.actors.request({
       t: 'acct', tenant: nas.tenantId, hs: nas.hotspotId, tz: nas.timezone, nasId: nas.id, status: m.status,
       mac: m.mac, userName: m.userName, acctSessionId: m.acctSessionId, inOctets: m.inputOctets, outOctets: m.outputOctets,
