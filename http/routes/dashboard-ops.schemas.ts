@@ -4,6 +4,9 @@ import { nullable, oneOf, refTo, requestSchema, responseSchema } from '../schema
 const str = { type: 'string' } as const;
 const time = { type: 'string', format: 'date-time' } as const;
 const int = { type: 'integer' } as const;
+/** An array of objects with these fields: every list on these paths. */
+const objects = (properties: Record<string, unknown>, description?: string) =>
+  ({ type: 'array', ...(description ? { description } : {}), items: { type: 'object', properties } });
 
 export const incidentQuery = requestSchema<{ state?: Exclude<IncidentFilter, undefined>; limit: number }>('incidentQuery', {
   type: 'object', additionalProperties: false, required: [],
@@ -50,24 +53,18 @@ const switchFields = {
 
 export const switchList = responseSchema('switchList', {
   type: 'object',
-  properties: { data: { type: 'array', items: { type: 'object', properties: { ...switchFields, hotspot_id: str } } } },
+  properties: { data: objects({ ...switchFields, hotspot_id: str }) },
 });
 
 export const switchPorts = responseSchema('switchPorts', {
   type: 'object',
   properties: {
     switch_id: str,
-    data: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: {
-          port: { type: 'string', description: 'NAS-Port-Id, else Called-Station-Id, else NAS-Port' },
-          nas_port: nullable(int), nas_port_id: nullable(str), called_station_id: nullable(str), last_seen_at: time,
-          active_sessions: { type: 'integer', description: 'live sessions at the access point this port belongs to' },
-        },
-      },
-    },
+    data: objects({
+      port: { type: 'string', description: 'NAS-Port-Id, else Called-Station-Id, else NAS-Port' },
+      nas_port: nullable(int), nas_port_id: nullable(str), called_station_id: nullable(str), last_seen_at: time,
+      active_sessions: { type: 'integer', description: 'live sessions at the access point this port belongs to' },
+    }),
   },
 });
 
@@ -75,25 +72,10 @@ export const topology = responseSchema('topology', {
   type: 'object',
   properties: {
     tenant: { type: 'object', properties: { id: str, name: str } },
-    sites: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: {
-          id: str, name: str,
-          nas: {
-            type: 'array',
-            items: {
-              type: 'object',
-              properties: {
-                ...switchFields,
-                access_points: { type: 'array', items: { type: 'object', properties: { id: str, active_sessions: int } } },
-              },
-            },
-          },
-        },
-      },
-    },
+    sites: objects({
+      id: str, name: str,
+      nas: objects({ ...switchFields, access_points: objects({ id: str, active_sessions: int }) }),
+    }),
   },
 });
 
@@ -105,18 +87,12 @@ export const auditQuery = requestSchema<{ limit: number; before?: string }>('aud
 export const auditPage = responseSchema('auditPage', {
   type: 'object',
   properties: {
-    data: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: {
-          id: str, event_type: str, timestamp: time, session_id: nullable(str), hotspot_id: nullable(str), mac_address: nullable(str),
-          ip_address: nullable(str), username: nullable({ type: 'string', description: 'phone numbers masked' }), auth_method: nullable(str),
-          ssid: nullable(str), actor: nullable({ type: 'string', description: 'the operator for operator actions; null for a guest\'s own' }),
-          hash_chain_value: { type: 'string', description: 'sha256:<hex>' },
-        },
-      },
-    },
+    data: objects({
+      id: str, event_type: str, timestamp: time, session_id: nullable(str), hotspot_id: nullable(str), mac_address: nullable(str),
+      ip_address: nullable(str), username: nullable({ type: 'string', description: 'phone numbers masked' }), auth_method: nullable(str),
+      ssid: nullable(str), actor: nullable({ type: 'string', description: 'the operator for operator actions; null for a guest\'s own' }),
+      hash_chain_value: { type: 'string', description: 'sha256:<hex>' },
+    }),
     next_before: nullable({ type: 'string', description: 'pass as `before` for the next (older) page; null on the last' }),
   },
 });
@@ -124,10 +100,6 @@ export const auditPage = responseSchema('auditPage', {
 export const jitApprovals = responseSchema('jitApprovals', {
   type: 'object',
   properties: {
-    data: {
-      type: 'array',
-      description: 'empty until sponsor sign-in exists',
-      items: { type: 'object', properties: { id: str, site_id: str, guest: str, sponsor: str, requested_at: time, expires_at: time } },
-    },
+    data: objects({ id: str, site_id: str, guest: str, sponsor: str, requested_at: time, expires_at: time }, 'empty until sponsor sign-in exists'),
   },
 });
