@@ -3,6 +3,14 @@ import { AuditLog } from './audit/audit-log.js';
 import { AuditService } from './audit/audit-service.js';
 import { runRetention } from './audit/retention.js';
 import { EventLog } from './events/event-log.js';
+import { AuditPages } from './dashboard/audit-pages.js';
+import { IncidentService } from './dashboard/incident-service.js';
+import { IncidentWatch } from './dashboard/incident-watch.js';
+import { JitApprovals } from './dashboard/jit-approvals.js';
+import { NasPresence } from './dashboard/nas-presence.js';
+import { NetworkView } from './dashboard/network-view.js';
+import { PostureService } from './dashboard/posture-service.js';
+import { ProviderFailureWindow } from './dashboard/provider-failure-window.js';
 import { DailySummary } from './compliance/daily-summary.js';
 import { EvidencePackService } from './compliance/evidence-pack-service.js';
 import { TimestampStore } from './compliance/timestamp-store.js';
@@ -102,6 +110,16 @@ export class Engine {
   readonly decisions: DecisionRecorder;
   /** The dashboard's `decisions` call: the latest decisions and their aggregates. */
   readonly decisionReader: DecisionReader;
+  // Dashboard operations (engine/dashboard/): incidents and their detectors, posture, NAS presence,
+  // switches and topology, audit paging, JIT approvals.
+  readonly incidents: IncidentService;
+  private readonly incidentWatch: IncidentWatch;
+  readonly posture: PostureService;
+  /** Which NAS clients speak and through which ports; fed by the RADIUS gateway on every packet. */
+  readonly presence: NasPresence;
+  readonly network: NetworkView;
+  readonly auditPages: AuditPages;
+  readonly jitApprovals: JitApprovals;
   private readonly runSink: boolean;
   private retentionTimer: NodeJS.Timeout | undefined;
 
@@ -122,6 +140,19 @@ export class Engine {
     this.bandwidthProfiles = new BandwidthProfileService(this.pool);
     this.vouchers = new VoucherService(this.pool, this.redis, now, this.bandwidthProfiles, new VoucherLoader(this.pool, this.redis, this.blocks));
     this.signInSettings = new SignInSettingsService(this.pool, now);
+    // Dashboard operations: built before the RADIUS gateway and the OTP senders, which report to them.
+    const limits = config.incidents;
+    this.incidents = new IncidentService(this.pool, this.events);
+    this.posture = new PostureService(this.redis, this.hotspots, now);
+    this.presence = new NasPresence(this.redis, log.child({ component: 'nas-presence' }), limits.nasSilentSec * 1000, now);
+    this.network = new NetworkView(this.pool, this.redis, limits.nasSilentSec * 1000, now);
+    this.auditPages = new AuditPages(this.pool);
+    this.jitApprovals = new JitApprovals();
+    const providerFailures = new ProviderFailureWindow(limits.providerFailures, limits.providerWindowSec * 1000, now);
+    this.incidentWatch = new IncidentWatch({
+      tenants: this.tenants, nas: this.nas, incidents: this.incidents, events: this.events, providerFailures,
+      redis: this.redis, pool: this.pool, thresholds: limits, log: log.child({ component: 'incident-watch' }), now,
+    });
 
     // The actors reach the NAS through the relay; radius/ plugs its CoA client into it later (setNasControl).
     const relay = new NasCommandRelay(this.nas, log.child({ component: 'radius-gateway' }));
@@ -143,7 +174,7 @@ export class Engine {
     });
     this.sessions = new SessionService(this.pool, this.redis, actors, this.hotspots, this.blocks, now);
     this.uamCredentials = new UamCredentials(this.redis);
-    this.radius = new RadiusGateway(this.nas, actors, this.signIn, relay, this.uamCredentials, decisions, now);
+    this.radius = new RadiusGateway(this.nas, actors, this.signIn, relay, this.uamCredentials, decisions, this.presence, now);
     this.audit = new AuditService(this.pool);
     this.auditLog = new AuditLog(this.redis, now);
     this.evidencePacks = new EvidencePackService({
@@ -162,7 +193,8 @@ export class Engine {
     this.msgappProviders = new MsgappProviderStore(this.pool, (tenantId) => this.otpSenders.invalidate(tenantId));
     this.otpSenders = new ProviderRegistry({
       config: senderConfig, msgapp: this.msgappProviders, redis: this.redis,
-      failures: new ProviderFailures(log.child({ component: 'otp-providers' }), this.metrics),
+      failures: new ProviderFailures(log.child({ component: 'otp-providers' }), this.metrics,
+        (tenantId, provider, code) => providerFailures.record(tenantId, provider, code)),
       smtpUrl: config.smtpUrl, smtpFrom: config.smtpFrom, now,
     });
     this.signInSettings.onChange((tenantId) => this.otpSenders.invalidate(tenantId));
@@ -185,6 +217,8 @@ export class Engine {
     for (const t of await this.tenants.list()) await this.tenants.ensureRedis(t.id);
     await this.nas.start();
     this.otpPoller.start(); // OTP sign-in: fallback watches survive restarts in Redis
+    this.presence.start(); // dashboard operations
+    this.incidentWatch.start();
     if (this.actors) await this.wakeLiveHotspots(this.actors);
     if (this.runSink) {
       this.sink.start();
@@ -227,6 +261,8 @@ export class Engine {
   async close(): Promise<void> {
     if (this.retentionTimer) clearInterval(this.retentionTimer);
     await this.otpPoller.stop(); // OTP sign-in
+    await this.incidentWatch.stop(); // dashboard operations
+    await this.presence.close();
     await this.actors?.close();
     await this.evidencePacks.close();
     this.nas.stop();

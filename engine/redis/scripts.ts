@@ -44,6 +44,9 @@ const SCRIPTS = [
   { file: 'mark-otp-delivered-2.lua', name: 'markOtpDeliveredV1', numberOfKeys: 2 },
   { file: 'claim-otp-fallbacks-1.lua', name: 'claimOtpFallbacksV1', numberOfKeys: 1 },
   { file: 'settle-otp-fallback-3.lua', name: 'settleOtpFallbackV1', numberOfKeys: 3 },
+  // Dashboard operations (engine/dashboard/): posture verdicts, NAS presence
+  { file: 'record-posture-5.lua', name: 'recordPostureV1', numberOfKeys: 5 },
+  { file: 'mark-nas-seen-2.lua', name: 'markNasSeenV1', numberOfKeys: 2 },
 ] as const;
 
 type Arg = string | number;
@@ -116,6 +119,13 @@ declare module 'ioredis' {
       requestId: string, outcome: 'resent' | 'not_delivered', hash: string, now: Arg, codeTtlMs: Arg, expect: 'sent' | 'resent_by_sms',
       callback?: Callback<unknown[]>,
     ): Result<unknown[], Context>;
+    // Dashboard operations (engine/dashboard/)
+    recordPostureV1(
+      postureKey: string, countsKey: string, minuteKey: string, hourKey: string, eventsKey: string,
+      mac: string, verdict: string, now: Arg, hotspotId: string, minuteTtl: Arg, hourTtl: Arg, maxlen: Arg, reason: string,
+      callback?: Callback<string>,
+    ): Result<string, Context>;
+    markNasSeenV1(seenKey: string, eventsKey: string, silentMs: Arg, maxlen: Arg, ...nasIdHotspotMs: Arg[]): Result<number, Context>;
   }
 }
 

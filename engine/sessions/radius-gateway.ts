@@ -61,6 +61,25 @@ const REJECT_CODES: Readonly<Record<string, string>> = {
   'Session data quota used up': 'session_quota',
 };
 
+/** The port fields of a request or accounting record (both messages have them). */
+export interface NasPortFields {
+  nasPort?: number;
+  nasPortId?: string;
+  calledStationId?: string;
+  apName?: string;
+}
+
+/**
+ * Who spoke and through which port, for the dashboard's switches and
+ * topology (engine/dashboard/nas-presence.ts). Called on every packet:
+ * must not await or throw.
+ */
+export interface NasPresencePort {
+  saw(nas: NasRecord, m: NasPortFields): void;
+}
+
+const NO_PRESENCE: NasPresencePort = { saw: () => undefined };
+
 /** The engine as the RADIUS server sees it (RadiusHandler). */
 export class RadiusGateway implements RadiusHandler {
   constructor(
@@ -71,6 +90,7 @@ export class RadiusGateway implements RadiusHandler {
     private readonly logins: OneTimeLogins = NO_ONE_TIME_LOGINS,
     /** Every answer is a decision for the dashboard (source radius); a voucher redemption's is recorded by the sign-in pipeline. */
     private readonly decisions: DecisionSink = NO_DECISIONS,
+    private readonly presence: NasPresencePort = NO_PRESENCE,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -85,6 +105,7 @@ export class RadiusGateway implements RadiusHandler {
 
   async authorize(m: AccessRequestMsg): Promise<AccessDecision> {
     const nas = this.registry.get(m.nas.id) ?? { ...m.nas, timezone: 'UTC' };
+    this.presence.saw(nas, m);
     let mac = m.mac;
     // A user name and password (PAP) or CHAP response: a portal's one-time UAM login, or a voucher code
     // as User-Name, which is the same atomic redemption as the portal's. MAC authentication sends the
@@ -140,6 +161,7 @@ export class RadiusGateway implements RadiusHandler {
 
   async account(m: AccountingMsg): Promise<void> {
     const nas = this.registry.get(m.nas.id) ?? { ...m.nas, timezone: 'UTC' };
+    this.presence.saw(nas, m);
     await this.actors.request({
       t: 'acct', tenant: nas.tenantId, hs: nas.hotspotId, tz: nas.timezone, nasId: nas.id, status: m.status,
       mac: m.mac, userName: m.userName, acctSessionId: m.acctSessionId, inOctets: m.inputOctets, outOctets: m.outputOctets,
