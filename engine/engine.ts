@@ -3,6 +3,7 @@ import { AuditLog } from './audit/audit-log.js';
 import { AuditService } from './audit/audit-service.js';
 import { runRetention } from './audit/retention.js';
 import { EventLog } from './events/event-log.js';
+import { DashboardReadModels } from './dashboard/read-models.js';
 import { DailySummary } from './compliance/daily-summary.js';
 import { EvidencePackService } from './compliance/evidence-pack-service.js';
 import { TimestampStore } from './compliance/timestamp-store.js';
@@ -96,6 +97,8 @@ export class Engine {
   readonly portal: PortalState;
   /** Appends domain events made outside Lua scripts to the tenant's event stream (engine/events/). */
   readonly events: EventLog;
+  /** Dashboard read models: overview, kpis-extra, sessions/active, sites, sites/metrics (engine/dashboard/). */
+  readonly readModels: DashboardReadModels;
   private readonly runSink: boolean;
   private retentionTimer: NodeJS.Timeout | undefined;
 
@@ -165,6 +168,11 @@ export class Engine {
     this.otpPoller = new OtpFallbackPoller(this.otp, log.child({ component: 'otp-fallback' }), now, options.otp?.pollMs);
     this.otpDelivery = new DeliveryCallbacks(this.msgappProviders, this.otpSenders, log.child({ component: 'otp-delivery' }), this.otp);
     this.portal = new PortalState(this.redis, this.hotspots, this.uamCredentials, now);
+    // Dashboard read models. PLACEHOLDER until the incidents service is wired at merge: no open incidents.
+    this.readModels = new DashboardReadModels({
+      redis: this.redis, pool: this.pool, hotspots: this.hotspots, now,
+      incidents: { openIncidents: async () => 0, openIncidentSites: async () => new Set<string>() },
+    });
     this.metrics.gauge('live_sessions_in_actors', 'Live sessions held by hotspot actors', () => this.actors?.liveSessions ?? 0);
     this.metrics.counterFrom('radius_auth_mirror_hits_total', 'Access-Requests answered on the main thread from an actor\'s published accept (no hop)', () => this.actors?.mirrorHits ?? 0);
   }

@@ -56,3 +56,7 @@ export { UamCredentials, type UamCredentialRecord } from './signin/uam-credentia
 export { parseGatewayParams, gatewayQuery, gatewayFrom, unpackOpenNdsQuery, type GatewayParams } from './signin/gateway-params.js';
 export { buildHandback, handbackUrl, chapResponse, papPassword, openNdsToken, type Handback } from './signin/handback.js';
 export type { HotspotRef } from './hotspots/hotspot-service.js';
+// Dashboard read models (engine/dashboard/)
+export type { Overview, KpisExtra, IncidentCounts } from './dashboard/overview.js';
+export type { LivePanel } from './dashboard/live-panel.js';
+export type { SiteSummary, SiteMetrics, SiteHealth } from './dashboard/sites.js';
