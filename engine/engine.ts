@@ -4,6 +4,7 @@ import { AuditService } from './audit/audit-service.js';
 import { runRetention } from './audit/retention.js';
 import { EventLog } from './events/event-log.js';
 import { DashboardReadModels } from './dashboard/read-models.js';
+import { SiteDirectory } from './dashboard/site-directory.js';
 import { DailySummary } from './compliance/daily-summary.js';
 import { EvidencePackService } from './compliance/evidence-pack-service.js';
 import { TimestampStore } from './compliance/timestamp-store.js';
@@ -170,7 +171,7 @@ export class Engine {
     this.portal = new PortalState(this.redis, this.hotspots, this.uamCredentials, now);
     // Dashboard read models. PLACEHOLDER until the incidents service is wired at merge: no open incidents.
     this.readModels = new DashboardReadModels({
-      redis: this.redis, pool: this.pool, hotspots: this.hotspots, now,
+      redis: this.redis, sites: new SiteDirectory(this.pool, this.hotspots, now), now,
       incidents: { openIncidents: async () => 0, openIncidentSites: async () => new Set<string>() },
     });
     this.metrics.gauge('live_sessions_in_actors', 'Live sessions held by hotspot actors', () => this.actors?.liveSessions ?? 0);

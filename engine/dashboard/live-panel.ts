@@ -3,7 +3,7 @@ import { keys } from '../redis/keys.js';
 import { ACTIVITY } from '../redis/records.js';
 import { activityWindow, bucketStart, MINUTE_MS, readWindow } from './activity-reader.js';
 import { ReadBatch } from './read-batch.js';
-import { readLiveCounts, type SiteDirectory } from './site-directory.js';
+import { readLiveCounts, type SiteSource } from './site-directory.js';
 
 /** `GET sessions/active`: the console's live panel (docs/dashboard-api.md). */
 export interface LivePanel {
@@ -54,7 +54,7 @@ export function mbpsOfMinute(bytes: number): number {
  * filling, and would read low). One pipeline of a fixed size.
  */
 export class LivePanelModel {
-  constructor(private readonly redis: Redis, private readonly sites: SiteDirectory, private readonly now: () => number) {}
+  constructor(private readonly redis: Redis, private readonly sites: SiteSource, private readonly now: () => number) {}
 
   async read(tenantId: string): Promise<LivePanel> {
     const now = this.now();

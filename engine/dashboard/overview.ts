@@ -4,7 +4,7 @@ import { ACTIVITY } from '../redis/records.js';
 import { activityWindow, percent, readDecisions1m, readWindow } from './activity-reader.js';
 import type { AuditLag } from './audit-lag.js';
 import { ReadBatch } from './read-batch.js';
-import { readLiveCounts, readNasOnline, type SiteDirectory } from './site-directory.js';
+import { readLiveCounts, readNasOnline, type SiteSource } from './site-directory.js';
 
 /** `GET dashboard/overview` (docs/dashboard-api.md). */
 export interface Overview {
@@ -54,7 +54,7 @@ const FIELDS_15M = [ACTIVITY.accepts, ACTIVITY.rejects, ACTIVITY.errors];
 export class OverviewModel {
   constructor(
     private readonly redis: Redis,
-    private readonly sites: SiteDirectory,
+    private readonly sites: SiteSource,
     private readonly auditLag: AuditLag,
     private readonly incidents: IncidentCounts,
     private readonly now: () => number,

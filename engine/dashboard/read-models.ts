@@ -1,16 +1,14 @@
 import type { Redis } from 'ioredis';
-import type { HotspotService } from '../hotspots/hotspot-service.js';
-import type { Pool } from '../store/postgres.js';
 import { AuditLag } from './audit-lag.js';
 import { LivePanelModel, type LivePanel } from './live-panel.js';
 import { OverviewModel, type IncidentCounts, type KpisExtra, type Overview } from './overview.js';
-import { SiteDirectory } from './site-directory.js';
+import type { SiteSource } from './site-directory.js';
 import { SitesModel, type SiteMetrics, type SiteSummary } from './sites.js';
 
 export interface ReadModelDeps {
   redis: Redis;
-  pool: Pool;
-  hotspots: HotspotService;
+  /** The tenant's hotspots and NAS clients (SiteDirectory). */
+  sites: SiteSource;
   incidents: IncidentCounts;
   now?: () => number;
 }
@@ -28,7 +26,7 @@ export class DashboardReadModels {
 
   constructor(deps: ReadModelDeps) {
     const now = deps.now ?? Date.now;
-    const sites = new SiteDirectory(deps.pool, deps.hotspots, now);
+    const sites = deps.sites;
     this.overviewModel = new OverviewModel(deps.redis, sites, new AuditLag(deps.redis), deps.incidents, now);
     this.livePanel = new LivePanelModel(deps.redis, sites, now);
     this.sitesModel = new SitesModel(deps.redis, sites, deps.incidents, now);

@@ -1,13 +1,18 @@
-import type { Hotspot, HotspotService } from '../hotspots/hotspot-service.js';
+import type { HotspotService } from '../hotspots/hotspot-service.js';
 import { keys } from '../redis/keys.js';
 import type { Pool } from '../store/postgres.js';
 import type { ReadBatch, Slot } from './read-batch.js';
 
 /** A tenant's sites (hotspots) and NAS clients, as the read models need them. */
 export interface Sites {
-  hotspots: readonly Hotspot[];
+  hotspots: readonly { id: string; name: string; location: string; timezone: string }[];
   /** Every NAS client of the tenant, with its hotspot. */
   nas: readonly { id: string; hotspotId: string }[];
+}
+
+/** Where the read models learn a tenant's sites (SiteDirectory; tests give fixed ones). */
+export interface SiteSource {
+  get(tenantId: string): Promise<Sites>;
 }
 
 /** A NAS is online when a packet of it came within this long (docs/dashboard-api.md, `switches`). */
@@ -21,7 +26,7 @@ const MAX_TENANTS = 10_000;
  * another process shows within CACHE_MS. The promise is cached, so a burst
  * of requests for one tenant makes one query.
  */
-export class SiteDirectory {
+export class SiteDirectory implements SiteSource {
   private readonly cache = new Map<string, { at: number; sites: Promise<Sites> }>();
 
   constructor(private readonly pool: Pool, private readonly hotspots: HotspotService, private readonly now: () => number = Date.now) {}
@@ -42,7 +47,10 @@ export class SiteDirectory {
       this.hotspots.list(tenantId),
       this.pool.query<{ id: string; hotspot_id: string }>('SELECT id, hotspot_id FROM nas_clients WHERE tenant_id = $1 ORDER BY created_at, id', [tenantId]),
     ]);
-    return { hotspots, nas: rows.map((r) => ({ id: r.id, hotspotId: r.hotspot_id })) };
+    return {
+      hotspots: hotspots.map((h) => ({ id: h.id, name: h.name, location: h.location, timezone: h.timezone })),
+      nas: rows.map((r) => ({ id: r.id, hotspotId: r.hotspot_id })),
+    };
   }
 }
 

@@ -5,7 +5,7 @@ import { activityWindow, bucketStart, readWindow } from './activity-reader.js';
 import { liveCounts } from './live-panel.js';
 import type { IncidentCounts } from './overview.js';
 import { ReadBatch } from './read-batch.js';
-import { readLiveCounts, readNasOnline, type SiteDirectory } from './site-directory.js';
+import { readLiveCounts, readNasOnline, type SiteSource } from './site-directory.js';
 
 export type SiteHealth = 'ok' | 'degraded' | 'down';
 
@@ -56,7 +56,7 @@ export function siteHealth(nasTotal: number, nasOnline: number, openIncident: bo
 export class SitesModel {
   constructor(
     private readonly redis: Redis,
-    private readonly sites: SiteDirectory,
+    private readonly sites: SiteSource,
     private readonly incidents: IncidentCounts,
     private readonly now: () => number,
   ) {}
