@@ -11,6 +11,8 @@ import { NasPresence } from './dashboard/nas-presence.js';
 import { NetworkView } from './dashboard/network-view.js';
 import { PostureService } from './dashboard/posture-service.js';
 import { ProviderFailureWindow } from './dashboard/provider-failure-window.js';
+import { DashboardReadModels } from './dashboard/read-models.js';
+import { SiteDirectory } from './dashboard/site-directory.js';
 import { DailySummary } from './compliance/daily-summary.js';
 import { EvidencePackService } from './compliance/evidence-pack-service.js';
 import { TimestampStore } from './compliance/timestamp-store.js';
@@ -120,6 +122,8 @@ export class Engine {
   readonly network: NetworkView;
   readonly auditPages: AuditPages;
   readonly jitApprovals: JitApprovals;
+  /** Dashboard read models: overview, kpis-extra, sessions/active, sites, sites/metrics (engine/dashboard/). */
+  readonly readModels: DashboardReadModels;
   private readonly runSink: boolean;
   private retentionTimer: NodeJS.Timeout | undefined;
 
@@ -207,6 +211,11 @@ export class Engine {
     this.otpPoller = new OtpFallbackPoller(this.otp, log.child({ component: 'otp-fallback' }), now, options.otp?.pollMs);
     this.otpDelivery = new DeliveryCallbacks(this.msgappProviders, this.otpSenders, log.child({ component: 'otp-delivery' }), this.otp);
     this.portal = new PortalState(this.redis, this.hotspots, this.uamCredentials, now);
+    // Dashboard read models: counters from Redis, open incidents from the incident service.
+    this.readModels = new DashboardReadModels({
+      redis: this.redis, sites: new SiteDirectory(this.pool, this.hotspots, now), now,
+      incidents: { openIncidents: (t) => this.incidents.countOpen(t), openIncidentSites: (t) => this.incidents.openSites(t) },
+    });
     this.metrics.gauge('live_sessions_in_actors', 'Live sessions held by hotspot actors', () => this.actors?.liveSessions ?? 0);
     this.metrics.counterFrom('radius_auth_mirror_hits_total', 'Access-Requests answered on the main thread from an actor\'s published accept (no hop)', () => this.actors?.mirrorHits ?? 0);
   }

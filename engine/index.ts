@@ -62,3 +62,7 @@ export { POSTURE_VERDICTS, type PostureVerdict, type PostureInput, type PostureR
 export type { Switch, SwitchPort, Topology } from './dashboard/network-view.js';
 export type { AuditEntry } from './dashboard/audit-pages.js';
 export type { JitApproval } from './dashboard/jit-approvals.js';
+// Dashboard read models (engine/dashboard/)
+export type { Overview, KpisExtra, IncidentCounts } from './dashboard/overview.js';
+export type { LivePanel } from './dashboard/live-panel.js';
+export type { SiteSummary, SiteMetrics, SiteHealth } from './dashboard/sites.js';

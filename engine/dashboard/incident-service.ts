@@ -99,6 +99,13 @@ export class IncidentService {
     return Number(rows[0]?.n ?? 0);
   }
 
+  /** The sites (hotspot ids) that have an open incident: a site's health shows it. */
+  async openSites(tenantId: string): Promise<ReadonlySet<string>> {
+    const { rows } = await this.pool.query<{ site_id: string }>(
+      "SELECT DISTINCT site_id FROM incidents WHERE tenant_id = $1 AND state <> 'resolved' AND site_id IS NOT NULL", [tenantId]);
+    return new Set(rows.map((r) => r.site_id));
+  }
+
   /** The open incidents of one kind, for a detector that resolves them itself. */
   async openOfKind(tenantId: string, kind: IncidentKind): Promise<Incident[]> {
     const { rows } = await this.pool.query<Row>(

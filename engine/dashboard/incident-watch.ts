@@ -7,7 +7,7 @@ import { ACTIVITY } from '../redis/records.js';
 import type { Pool } from '../store/postgres.js';
 import { DASHBOARD_MODULES, type Tenant } from '../tenants/tenant-service.js';
 import type { IncidentKind, IncidentService } from './incident-service.js';
-import { outboxLagMs } from './outbox-lag.js';
+import { AuditLag } from './audit-lag.js';
 import type { ProviderFailureWindow } from './provider-failure-window.js';
 
 export interface IncidentWatchPorts {
@@ -147,7 +147,8 @@ export class IncidentWatch {
 
   /** The audit chain in Postgres behind its queue by more than the limit. */
   private async anchorLag(tenantId: string, now: number): Promise<void> {
-    const lag = await outboxLagMs(this.ports.redis, tenantId, now);
+    const oldest = await new AuditLag(this.ports.redis).oldestUnwritten(tenantId);
+    const lag = oldest === null ? 0 : Math.max(0, now - oldest);
     if (lag <= this.t.anchorLagMin * MINUTE) return;
     await this.raise(tenantId, 'audit_anchor_lag', 'outbox', 'critical',
       `Audit chain ${Math.floor(lag / MINUTE)} min behind: records wait in Redis for Postgres`, { lag_min: Math.floor(lag / MINUTE) });
