@@ -225,6 +225,92 @@ describe('operator console in a browser', () => {
     await page.close();
   });
 
+  it('block from the live panel and lift it; add and edit a hotspot and its NAS (secret shown once); save sign-in settings; audit chain and evidence pack', async () => {
+    const page = await browser.context.newPage();
+    await signIn(page, t.apiKey, EN);
+    const code = `BLK${randomBytes(3).toString('hex').toUpperCase()}`;
+    expect((await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code, max_uses: 5 } })).status).toBe(201);
+    const mac = randomMac();
+    expect((await call(svc.base, 'POST', `/api/v1/hotspot-portal/voucher/verify?hotspot_id=${t.hotspotId}`, { body: { code, mac, ip: '10.20.0.9' } })).status).toBe(200);
+
+    await go(page, EN, 'live');
+    await page.getByRole('button', { name: `Block device ${mac}` }).click();
+    const dialog = page.getByRole('dialog', { name: `End the session of ${mac} and block the device` });
+    await dialog.getByLabel('7 days').check();
+    await dialog.getByRole('button', { name: `Block device ${mac}` }).click();
+    await page.getByText(`Device ${mac} blocked.`).waitFor();
+    const blocks = async (): Promise<{ mac: string; duration: string }[]> => (await call(svc.base, 'GET', '/v1/blocks', { auth: t.apiKey })).body.data;
+    expect((await blocks()).filter((b) => b.mac === mac)).toEqual([expect.objectContaining({ mac, duration: '7d' })]);
+
+    await go(page, EN, 'blocks');
+    await page.getByRole('cell', { name: mac, exact: true }).waitFor();
+    await shot(page, 'blocks-with-block-en');
+    await page.getByRole('button', { name: `Remove block on ${mac}` }).click();
+    await page.getByRole('dialog').getByRole('button', { name: `Remove block on ${mac}` }).click();
+    await page.getByText(`Block on ${mac} removed.`).waitFor();
+    expect((await blocks()).filter((b) => b.mac === mac)).toEqual([]);
+
+    await go(page, EN, 'hotspots');
+    const name = `Terrace ${randomBytes(2).toString('hex')}`;
+    await page.getByLabel('Name', { exact: true }).last().fill(name);
+    await page.getByLabel('Location', { exact: true }).last().fill('Floor 3');
+    await page.getByLabel('Time zone', { exact: true }).last().fill('Europe/Istanbul');
+    await page.getByRole('button', { name: 'Add hotspot' }).click();
+    await page.getByText(`Hotspot ${name} added.`).waitFor();
+    await page.getByRole('button', { name: `Edit hotspot ${name}` }).click();
+    const edit = page.getByRole('region', { name: `Edit hotspot ${name}` });
+    await edit.getByLabel('Name', { exact: true }).fill(`${name} Roof`);
+    await edit.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('cell', { name: `${name} Roof`, exact: true }).waitFor();
+    const hs = ((await call(svc.base, 'GET', '/v1/hotspots', { auth: t.apiKey })).body.data as { id: string; name: string; location: string }[])
+      .find((h) => h.name === `${name} Roof`);
+    expect(hs).toMatchObject({ location: 'Floor 3' });
+
+    await page.getByRole('button', { name: `NAS clients of ${name} Roof` }).click();
+    const ip = randomLoopback();
+    await page.getByLabel('NAS IP address').fill(ip);
+    await page.getByLabel('NAS name').fill('core-switch');
+    await page.getByRole('button', { name: 'Add NAS client' }).click();
+    const secret = page.getByLabel(`RADIUS shared secret of ${ip}. It is shown only now`, { exact: false });
+    await secret.waitFor();
+    const shown = await secret.innerText();
+    expect(shown).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    await page.getByRole('cell', { name: ip, exact: true }).waitFor();
+    await shot(page, 'hotspots-nas-secret-en');
+    const listed = (await call(svc.base, 'GET', `/v1/hotspots/${hs!.id}/nas-clients`, { auth: t.apiKey }));
+    expect(listed.body.data).toEqual([expect.objectContaining({ ip, name: 'core-switch' })]);
+    expect(JSON.stringify(listed.body)).not.toContain(shown);
+    // Shown once: gone when the page is left and opened again.
+    await go(page, EN, 'guests');
+    await go(page, EN, 'hotspots');
+    await page.getByRole('button', { name: `NAS clients of ${name} Roof` }).click();
+    await page.getByRole('cell', { name: ip, exact: true }).waitFor();
+    expect(await page.getByText(shown).count()).toBe(0);
+
+    await go(page, EN, 'signInSettings');
+    await page.getByLabel('Wait before the SMS fallback (seconds)').fill('45');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('Sign-in settings saved.').waitFor();
+    const settings = (await call(svc.base, 'GET', '/v1/settings/sign-in', { auth: t.apiKey })).body;
+    expect(settings.msgapp.fallback_timeout_sec).toBe(45);
+    expect(settings.methods).toContain('voucher');
+
+    // Today's chain holds this tenant's sign-ins and operator changes once the sink has stored them.
+    await go(page, EN, 'compliance');
+    for (let i = 0; ; i++) {
+      await page.getByRole('button', { name: 'Show' }).click();
+      const verdict = await page.getByText(/^The chain of \d{4}-\d{2}-\d{2} verifies: \d+ records/).count();
+      if (verdict > 0) break;
+      if (i > 20) throw new Error(`no verified chain: ${await page.locator('main').innerText()}`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    await shot(page, 'compliance-chain-en');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download evidence pack' }).click()]);
+    expect(download.suggestedFilename()).toMatch(/\.zip$/);
+    await page.getByText(/^Evidence pack .*\.zip downloaded\.$/).waitFor();
+    await page.close();
+  });
+
   it('every page in Turkish and English, chosen by the operator and remembered; every control named', async () => {
     for (const [lang, w] of [['en', EN], ['tr', TR]] as const) {
       const page = await browser.context.newPage();
