@@ -2,7 +2,7 @@ import { signOperatorToken, type Engine } from '../../engine/index.js';
 import { route, type Route } from '../router.js';
 import { requestSchema, responseSchema } from '../schemas.js';
 
-/** How long a console or dashboard session lasts: the contract's operator-token lifetime (spec §5: 3600 s). */
+/** How long a console or dashboard session lasts: the contract gives operator tokens "lifetime shown as 3600 s". */
 export const SESSION_TTL_SEC = 3600;
 
 const sessionCreate = requestSchema<{ api_key: string }>('authSessionCreate', {

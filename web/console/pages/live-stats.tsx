@@ -2,7 +2,7 @@ import { api, ApiError, usePoll } from '../../shared/index.js';
 import { TimeChart } from '../chart.js';
 import { bytes, hms, useConsole } from '../ui.js';
 
-/** Spec §8: the console's session panel refreshes every 5 s. */
+/** The contract's limit: "Console session panel refresh: 5 s". */
 export const LIVE_REFRESH_MS = 5_000;
 
 /** The statistics endpoint's refusals that are not failures: a tenant without the dashboard package (403), a service without the endpoint (404). */

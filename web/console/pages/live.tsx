@@ -7,7 +7,7 @@ const LIST_LIMIT = 500;
 
 type Pending = { kind: 'extend' | 'block' | 'disconnect'; s: SessionRow } | null;
 
-/** The live session panel (spec §4.5): statistics, then every active session with disconnect, extend and block. */
+/** The live session panel ("refreshes every 5 seconds and has summary cards"): statistics, then every active session with disconnect, extend and block. */
 export function LivePage(): preact.JSX.Element {
   const { t, say, locale } = useConsole();
   const sessions = usePoll((signal) => api.sessions.list({ status: 'active', limit: LIST_LIMIT }, signal), LIVE_REFRESH_MS);
