@@ -218,10 +218,23 @@ describe('operator console in a browser', () => {
     await stranger.getByRole('heading', { name: 'Sessions (0)' }).waitFor();
     await stranger.close();
 
+    // A token the service refuses (401) sends the page back to sign-in, saying why.
+    await page.evaluate(() => {
+      const s = JSON.parse(sessionStorage.getItem('gw.session')!) as { token: string };
+      sessionStorage.setItem('gw.session', JSON.stringify({ ...s, token: `${s.token.slice(0, -4)}AAAA` }));
+    });
+    await page.getByRole('navigation').getByRole('link', { name: EN.blocks, exact: true }).click();
+    await page.getByText('Your session has ended. Sign in again.').waitFor();
+    await page.getByLabel(EN.key).waitFor();
+    expect(await page.evaluate(() => sessionStorage.getItem('gw.session'))).toBeNull();
+    await signIn(page, t.apiKey, EN);
+
     // Sign-out forgets the session: the form is back, and a reload stays signed out.
     await page.getByRole('button', { name: EN.signOut }).click();
     await page.getByLabel(EN.key).waitFor();
     expect(await page.evaluate(() => sessionStorage.getItem('gw.session'))).toBeNull();
+    await page.reload();
+    await page.getByLabel(EN.key).waitFor();
     await page.close();
   });
 
