@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_MODULES } from '../../engine/index.js';
 import { AcctStatusType, Attr, Code, attributeValue } from '../../radius/index.js';
 import { DynamicAuthListener, type DaRequest } from '../radius/dynamic-auth-listener.js';
 import { TestNas, accessRequest, accountingRequest } from '../radius/helpers.js';
@@ -52,7 +53,8 @@ describe('operator console in a browser', () => {
     requireChromium();
     mkdirSync(SHOTS, { recursive: true });
     svc = await startService();
-    t = await newTenant(svc.service, 'Console Venue');
+    // With the dashboard package: the live panel's statistics come from the dashboard API.
+    t = await newTenant(svc.service, 'Console Venue', [...DEFAULT_MODULES, 'dashboard']);
     other = await newTenant(svc.service, 'Other Venue');
     // The hotspot's NAS on its own loopback address: RADIUS client, and its RFC 5176 listener on coa_port.
     for (let attempt = 0; !nas; attempt++) {
@@ -161,7 +163,7 @@ describe('operator console in a browser', () => {
 
     // The live panel is open before the guest arrives: the session must come in by the panel's own refresh.
     await go(page, EN, 'live');
-    await page.getByRole('heading', { name: /^Sessions/ }).waitFor();
+    await page.getByRole('heading', { name: /^Sessions \(\d+\)$/ }).waitFor();
     const mac = randomMac();
     const verified = await call(svc.base, 'POST', `/api/v1/hotspot-portal/voucher/verify?hotspot_id=${t.hotspotId}`, {
       body: { code: codes[0], mac, ip: '10.20.0.7', ssid: 'Guest' },
@@ -172,6 +174,17 @@ describe('operator console in a browser', () => {
     await row.waitFor({ timeout: LIVE_WITHIN_MS });
     expect(Date.now() - arrived).toBeLessThanOrEqual(LIVE_WITHIN_MS);
     await nasSees(mac, `acct-${mac}`);
+    // The statistics: from the dashboard API where the service has it; else a sentence says they are not offered.
+    const stats = await call(svc.base, 'GET', '/api/v1/tenants/me/sessions/active', { auth: t.apiKey });
+    if (stats.status === 200) {
+      await page.getByText("Today's logins").waitFor();
+      await page.getByRole('img', { name: 'Connects and disconnects per minute, last hour' }).waitFor();
+      await page.getByRole('table', { name: 'Sessions per SSID' }).waitFor();
+      await page.getByRole('table', { name: 'Load per access point' }).waitFor();
+    } else {
+      expect(stats.status).toBe(404);
+      await page.getByText('This service does not offer live statistics yet').waitFor();
+    }
     await shot(page, 'live-session-en');
 
     // Extend by one hour: asked, confirmed, and the NAS receives a signed CoA-Request for this device.

@@ -28,6 +28,7 @@ export function LiveStats(props: { fallbackActive: number | null }): preact.JSX.
     <div class="card"><div class="what">{label}</div><div class="value">{value}</div><div class="what">{what}</div></div>
   );
   const n = (x: number): string => x.toLocaleString(locale);
+  const empty = <tr><td colSpan={2}>{t('none_yet')}</td></tr>;
   return (
     <section aria-label={t('l_card_active')}>
       <div class="cards">
@@ -45,17 +46,17 @@ export function LiveStats(props: { fallbackActive: number | null }): preact.JSX.
             <h2 id="ssid-title">{t('l_by_ssid')}</h2>
             <table aria-labelledby="ssid-title">
               <thead><tr><th scope="col">{t('l_col_ssid')}</th><th scope="col" class="num">{t('l_col_active')}</th></tr></thead>
-              <tbody>{s.by_ssid.map((r) => <tr key={`${r.hotspot_id}/${r.ssid}`}><td>{r.ssid}</td><td class="num">{n(r.active)}</td></tr>)}</tbody>
+              <tbody>{s.by_ssid.length === 0 ? empty : s.by_ssid.map((r) => <tr key={`${r.hotspot_id}/${r.ssid}`}><td>{r.ssid}</td><td class="num">{n(r.active)}</td></tr>)}</tbody>
             </table>
             <h2 id="ap-title">{t('l_by_ap')}</h2>
             <table aria-labelledby="ap-title">
               <thead><tr><th scope="col">{t('l_col_ap')}</th><th scope="col" class="num">{t('l_col_active')}</th></tr></thead>
-              <tbody>{s.by_ap.map((r) => <tr key={`${r.hotspot_id}/${r.ap}`}><td>{r.ap}</td><td class="num">{n(r.active)}</td></tr>)}</tbody>
+              <tbody>{s.by_ap.length === 0 ? empty : s.by_ap.map((r) => <tr key={`${r.hotspot_id}/${r.ap}`}><td>{r.ap}</td><td class="num">{n(r.active)}</td></tr>)}</tbody>
             </table>
           </div>
           <div>
             <h2>{t('l_rate')}</h2>
-            <TimeChart label={t('l_rate')} times={s.per_minute.map((m) => Date.parse(m.minute) / 1000)} series={[
+            <TimeChart label={t('l_rate')} locale={locale} times={s.per_minute.map((m) => Date.parse(m.minute) / 1000)} series={[
               { label: t('l_connects'), color: '#00703c', values: s.per_minute.map((m) => m.connects) },
               { label: t('l_disconnects'), color: '#b10e1e', values: s.per_minute.map((m) => m.disconnects) },
             ]} />
