@@ -17,6 +17,7 @@ import { portalOtpRoutes } from './routes/portal-otp.js';
 import { signInSettingsRoutes } from './routes/sign-in-settings.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { voucherRoutes } from './routes/vouchers.js';
+import { webAppRoutes } from './routes/web-app.js';
 import { compileValidators } from './schemas.js';
 import { loadUws, type TemplatedApp, type us_listen_socket } from './uws.js';
 
@@ -36,11 +37,21 @@ export function allRoutes(engine: Engine): Route[] {
     ...hotspotRoutes(engine), ...voucherRoutes(engine), ...sessionRoutes(engine), ...complianceRoutes(engine), ...portalRoutes(engine), ...dashboardRoutes(engine),
     ...portalPageRoutes(engine), ...captiveRoutes(engine), ...portalOtpRoutes(engine), ...signInSettingsRoutes(engine),
     ...adminRoutes(engine), ...otpDeliveryRoutes(engine),
-    ...dashboardOpsRoutes(engine), ...decisionRoutes(engine), ...streamRoutes(engine),
+    ...dashboardOpsRoutes(engine), ...decisionRoutes(engine), ...streamRoutes(engine), ...webAppRoutes(engine),
   ];
   const ops = opsRoutes(engine, () => (doc ??= buildOpenApi([...routes, ...ops])));
   return [...ops, ...routes];
 }
+
+/**
+ * What a page served on its own port calls besides its own surface, same
+ * origin (its CSP allows no other): the console's pages use the public API
+ * (sign-in included) and the dashboard API; the dashboard signs in through
+ * the public API. Those routes stay on the main listener as well.
+ */
+const PAGE_CALLS: Partial<Record<Surface, readonly Surface[]>> = { console: ['public', 'dashboard'], dashboard: ['public'] };
+/** An API route (under /v1/ or /api/; not another surface's page) that the page of surface `s` calls. */
+const pageCalls = (s: Surface, r: Route): boolean => PAGE_CALLS[s]?.includes(r.surface) === true && /^\/(v1|api)\//.test(r.path);
 
 /**
  * Starts the HTTP listeners: one for every surface by default, plus one per
@@ -57,7 +68,7 @@ export async function startHttp(engine: Engine, log: Logger): Promise<HttpServer
 
   const listeners: [string, Route[], number][] = [
     ['main', routes.filter((r) => !separate.has(r.surface)), cfg.httpPort],
-    ...[...separate].map(([s, port]): [string, Route[], number] => [s, routes.filter((r) => r.surface === s), port]),
+    ...[...separate].map(([s, port]): [string, Route[], number] => [s, routes.filter((r) => r.surface === s || pageCalls(s, r)), port]),
   ];
   const sockets: us_listen_socket[] = [];
   const ports: Record<string, number> = {};

@@ -34,10 +34,22 @@ export interface PhoneBrowser {
 
 /** Chromium at the phone viewport, on a throw-away profile; `executable` may be a wrapper (e.g. one entering a network namespace). */
 export async function launchPhone(opts: { javaScriptEnabled?: boolean; executable?: string } = {}): Promise<PhoneBrowser> {
+  return launch(PHONE_VIEWPORT, opts);
+}
+
+/** An operator's laptop: the console's screenshots are taken at this size. */
+export const DESKTOP_VIEWPORT = { width: 1440, height: 900 } as const;
+
+/** Chromium at a desktop viewport (1440 x 900 unless given), on a throw-away profile. */
+export async function launchDesktop(viewport: { width: number; height: number } = DESKTOP_VIEWPORT): Promise<PhoneBrowser> {
+  return launch(viewport, {});
+}
+
+async function launch(viewport: { width: number; height: number }, opts: { javaScriptEnabled?: boolean; executable?: string }): Promise<PhoneBrowser> {
   const dir = mkdtempSync(join(tmpdir(), 'gw-chromium-'));
   try {
     const context = await chromium.launchPersistentContext(dir, {
-      executablePath: opts.executable ?? CHROMIUM, headless: true, javaScriptEnabled: opts.javaScriptEnabled ?? true, viewport: PHONE_VIEWPORT,
+      executablePath: opts.executable ?? CHROMIUM, headless: true, javaScriptEnabled: opts.javaScriptEnabled ?? true, viewport,
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
         '--disable-component-update', '--disable-sync'],
     });

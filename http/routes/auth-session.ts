@@ -1,0 +1,62 @@
+import { signOperatorToken, type Engine } from '../../engine/index.js';
+import { route, type Route } from '../router.js';
+import { requestSchema, responseSchema } from '../schemas.js';
+
+/** How long a console or dashboard session lasts: the contract gives operator tokens "lifetime shown as 3600 s". */
+export const SESSION_TTL_SEC = 3600;
+
+const sessionCreate = requestSchema<{ api_key: string }>('authSessionCreate', {
+  type: 'object', additionalProperties: false, required: ['api_key'],
+  properties: { api_key: { type: 'string', minLength: 1, maxLength: 4096, description: 'An API key (gwk_...) or an operator JWT' } },
+});
+
+const sessionCreated = responseSchema('authSession', {
+  type: 'object',
+  properties: {
+    token: { type: 'string', description: 'An operator JWT (HS256); send it as Authorization: Bearer' },
+    expires_at: { type: 'string', format: 'date-time' },
+    tenant: { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' }, modules: { type: 'array', items: { type: 'string' } } } },
+    roles: { type: 'array', items: { type: 'string' } },
+  },
+});
+
+/** The `exp` of a JWT that has already been verified; null when it has none (cannot happen: exp is required). */
+function expOf(jwt: string): number | null {
+  try {
+    const payload = JSON.parse(Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString('utf8')) as { exp?: unknown };
+    return typeof payload.exp === 'number' ? payload.exp : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * POST /api/v1/auth/session: the console's and dashboard's sign-in. On the
+ * public surface, which never has a port of its own, so that both pages reach
+ * it wherever they are served (http/server.ts PAGE_CALLS). The
+ * pages never keep the long-lived API key: they trade it here for an
+ * operator JWT of one hour, kept in the tab's sessionStorage. An API key
+ * gives role admin (API keys act as admin); a pasted JWT keeps its roles
+ * and never gains time: the new token ends no later than the one presented.
+ */
+export function authSessionRoutes(engine: Engine): Route[] {
+  return [
+    route({
+      method: 'post', path: '/api/v1/auth/session', surface: 'public', auth: false, bodySchema: sessionCreate,
+      responseSchema: sessionCreated, status: 201,
+      summary: 'Exchange an API key (or an operator JWT) for a one-hour operator JWT; the console and dashboard sign-in',
+      errors: { 401: 'unauthorized: the key or token is unknown, revoked, expired or invalid' },
+      handler: async ({ body }) => {
+        const key = body.api_key.trim();
+        const isKey = key.startsWith('gwk_');
+        const principal = await engine.credentials.authenticate(isKey ? { authorization: '', apiKey: key } : { authorization: `Bearer ${key}`, apiKey: '' });
+        const now = Math.floor(Date.now() / 1000);
+        const limit = isKey ? now + SESSION_TTL_SEC : Math.min(now + SESSION_TTL_SEC, expOf(key) ?? now + SESSION_TTL_SEC);
+        const roles = isKey ? ['admin'] : principal.roles;
+        const token = await signOperatorToken(engine.config.jwtSecret, principal.tenant.id, roles, Math.max(1, limit - now), principal.subject || 'console');
+        const { id, name, modules } = principal.tenant;
+        return { status: 201, headers: { 'cache-control': 'no-store' }, body: { token, expires_at: new Date(Math.max(now + 1, limit) * 1000).toISOString(), tenant: { id, name, modules }, roles } };
+      },
+    }),
+  ];
+}

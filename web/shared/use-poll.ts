@@ -1,0 +1,48 @@
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+
+export interface Poll<T> {
+  data: T | null;
+  /** The last failure (kept until a fetch succeeds); the page shows it as a sentence. */
+  error: unknown;
+  /** When data last arrived (ms since epoch); 0 before the first answer. */
+  updatedAt: number;
+  /** Fetches now (after an action), without waiting for the next tick. */
+  reload(): void;
+}
+
+/**
+ * Fetches at once and then every `everyMs`, one request at a time: a slow
+ * answer delays the next tick rather than piling requests up. Data from an
+ * older request never overwrites a newer one. `deps` restart it (a filter).
+ */
+export function usePoll<T>(fetcher: (signal: AbortSignal) => Promise<T>, everyMs: number | null, deps: unknown[] = []): Poll<T> {
+  const [state, setState] = useState<{ data: T | null; error: unknown; updatedAt: number }>({ data: null, error: null, updatedAt: 0 });
+  const kick = useRef<() => void>(() => undefined);
+  useEffect(() => {
+    let stopped = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let ctl: AbortController | null = null;
+    const tick = async (): Promise<void> => {
+      clearTimeout(timer);
+      ctl?.abort();
+      const mine = new AbortController();
+      ctl = mine;
+      try {
+        const data = await fetcher(mine.signal);
+        if (!stopped && ctl === mine) setState({ data, error: null, updatedAt: Date.now() });
+      } catch (error) {
+        if (!stopped && ctl === mine && (error as Error).name !== 'AbortError') setState((s) => ({ ...s, error }));
+      }
+      if (!stopped && ctl === mine && everyMs !== null) timer = setTimeout(() => void tick(), everyMs);
+    };
+    kick.current = () => void tick();
+    void tick();
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+      ctl?.abort();
+    };
+  }, deps);
+  const reload = useCallback(() => kick.current(), []);
+  return { ...state, reload };
+}
