@@ -46,6 +46,19 @@ export interface Config {
   smtpFrom: string;
   /** TLS_CERT_FILE and TLS_KEY_FILE (PEM): the HTTP listeners serve HTTPS themselves (RFC 8908 wants HTTPS); undefined: plain HTTP. */
   tls: { certFile: string; keyFile: string } | undefined;
+  /** The dashboard's SSE streams (http/sse.ts, engine/events/). */
+  streams: StreamSettings;
+}
+
+export interface StreamSettings {
+  /** A client whose unsent bytes pass this is dropped (STREAM_MAX_BUFFERED_BYTES). */
+  maxBufferedBytes: number;
+  /** A client that stays backed up this long is dropped, whatever it owes (STREAM_MAX_BACKED_UP_MS). */
+  maxBackedUpMs: number;
+  /** Comment heartbeat interval (STREAM_HEARTBEAT_MS). */
+  heartbeatMs: number;
+  /** At most one event per kind per this window and client (STREAM_COALESCE_MS; 0: no coalescing). */
+  coalesceMs: number;
 }
 
 export class ConfigError extends Error {
@@ -155,6 +168,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     smtpUrl: optionalUrl('SMTP_URL', ['smtp:', 'smtps:']),
     smtpFrom: env.SMTP_FROM || 'Guest Wi-Fi <no-reply@localhost>',
     tls: tlsFiles(env, problems),
+    streams: {
+      maxBufferedBytes: int('STREAM_MAX_BUFFERED_BYTES', 64 * 1024, 256, 16 * 1024 * 1024),
+      maxBackedUpMs: int('STREAM_MAX_BACKED_UP_MS', 30_000, 100, 600_000),
+      heartbeatMs: int('STREAM_HEARTBEAT_MS', 15_000, 10, 300_000),
+      coalesceMs: int('STREAM_COALESCE_MS', 500, 0, 60_000),
+    },
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

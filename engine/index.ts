@@ -56,3 +56,7 @@ export { UamCredentials, type UamCredentialRecord } from './signin/uam-credentia
 export { parseGatewayParams, gatewayQuery, gatewayFrom, unpackOpenNdsQuery, type GatewayParams } from './signin/gateway-params.js';
 export { buildHandback, handbackUrl, chapResponse, papPassword, openNdsToken, type Handback } from './signin/handback.js';
 export type { HotspotRef } from './hotspots/hotspot-service.js';
+// Streams: the event fan-out and the dashboard's invalidation streams (engine/events/), stream tokens
+export { STREAM_NAMES, STREAM_KINDS, type StreamName, type Invalidation, type InvalidationListener, type InvalidationStreams } from './events/invalidation-streams.js';
+export { signStreamToken, STREAM_TOKEN_TTL_SEC } from './tenants/credentials.js';
+export type { StreamSettings } from './config.js';
