@@ -180,6 +180,7 @@ export class SseBroker {
 
   constructor(private readonly streams: InvalidationStreams, readonly settings: StreamSettings, private readonly metrics: Metrics, private readonly log: Logger) {
     metrics.gauge('stream_clients', 'Dashboard stream (SSE) clients connected to this process', () => this.clients);
+    metrics.gauge('stream_clients_backed_up', 'Stream clients whose socket did not take the last write (events wait for them, bounded)', () => this.backedUp.size);
     metrics.counter('stream_clients_dropped_total', 'Stream clients dropped for not reading: buffer (unsent bytes past STREAM_MAX_BUFFERED_BYTES) or stalled (backed up past STREAM_MAX_BACKED_UP_MS)', 'reason');
   }
 
