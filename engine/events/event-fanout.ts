@@ -137,9 +137,10 @@ export class EventFanout {
     if (this.running) return;
     this.running = true;
     this.reader = new Redis(this.redisUrl, {
-      // Commands wait out a lost connection instead of failing after a few tries; the read loop
-      // rebuilds an interrupted XREAD itself (with the latest ids), so none is resent blindly.
-      maxRetriesPerRequest: null,
+      // Every command fails as soon as the connection is lost (and while it is being re-made), the
+      // XREAD in flight included: the loop then rebuilds it from the ids it delivered last. (With
+      // retries and no resend, ioredis would drop the XREAD in flight without settling it.)
+      maxRetriesPerRequest: 0,
       autoResendUnfulfilledCommands: false,
       connectionName: 'event-fanout',
     });
