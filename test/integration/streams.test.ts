@@ -1,7 +1,7 @@
 import { describe, expect } from 'vitest';
 import { DEFAULT_MODULES, signOperatorToken, signStreamToken } from '../../engine/index.js';
 import {
-  call, JWT_SECRET, keys, newTenant, newVoucher, type Running, serviceTest, spawnService, type Tenant, testEnv, until,
+  call, JWT_SECRET, keys, newTenant, newVoucher, type Running, serviceTest, spawnService, startService, type Tenant, testEnv, until,
 } from '../support/fixture.js';
 import { openStream, type SseConnection } from '../support/sse-client.js';
 
@@ -208,6 +208,25 @@ describe('dashboard streams', () => {
     if ((await redis.xlen(keys.events(t.tenantId))) === 0) skip('the session scripts of this build write no events');
     const f = await c.waitFor((x) => x.data !== undefined, 5000, 'session_started');
     expect(JSON.parse(f.data!)).toEqual({ kind: 'session_started', ts: expect.any(String), site_id: t.hotspotId });
+  });
+
+  test('a service that stops ends its streams cleanly instead of leaving them hanging', async () => {
+    const other = await startService({ RADIUS_ENABLED: 'false' });
+    let stopped = false;
+    try {
+      const t = await newTenant(other.service, 'Closing Venue', [...DEFAULT_MODULES, 'dashboard']);
+      const c = await openStream(other.base, `${ME}/stream/audit`, { 'x-api-key': t.apiKey });
+      open.push(c);
+      expect(c.status).toBe(200);
+      const ended = c.ended.then(() => Date.now());
+      const at = Date.now();
+      await other.stop();
+      stopped = true;
+      expect(await ended - at).toBeLessThan(5000);
+      expect(other.service.engine.fanout.tenantCount).toBe(0);
+    } finally {
+      if (!stopped) await other.stop();
+    }
   });
 
   test('an event made in one engine process reaches a client of another', async () => {
