@@ -48,6 +48,8 @@ export interface Config {
   tls: { certFile: string; keyFile: string } | undefined;
   /** When the engine raises incidents itself (engine/dashboard/incident-watch.ts). */
   incidents: IncidentThresholds;
+  /** The dashboard's SSE streams (http/sse.ts, engine/events/). */
+  streams: StreamSettings;
 }
 
 /** The incident detectors' thresholds (INCIDENT_* variables); tests set short ones. */
@@ -69,6 +71,17 @@ export interface IncidentThresholds {
   providerWindowSec: number;
   /** Time-stamp failures and dead letters of this window, s, raise `tsa_failure` and `audit_dead_letters`. */
   recentSec: number;
+}
+
+export interface StreamSettings {
+  /** A client whose unsent bytes pass this is dropped (STREAM_MAX_BUFFERED_BYTES). */
+  maxBufferedBytes: number;
+  /** A client that stays backed up this long is dropped, whatever it owes (STREAM_MAX_BACKED_UP_MS). */
+  maxBackedUpMs: number;
+  /** Comment heartbeat interval (STREAM_HEARTBEAT_MS). */
+  heartbeatMs: number;
+  /** At most one event per kind per this window and client (STREAM_COALESCE_MS; 0: no coalescing). */
+  coalesceMs: number;
 }
 
 export class ConfigError extends Error {
@@ -189,6 +202,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       providerFailures: int('INCIDENT_PROVIDER_FAILURES', 5, 1, 100_000),
       providerWindowSec: int('INCIDENT_PROVIDER_WINDOW_SEC', 300, 1, 86_400),
       recentSec: int('INCIDENT_RECENT_SEC', 3600, 1, 7 * 86_400),
+    },
+    streams: {
+      maxBufferedBytes: int('STREAM_MAX_BUFFERED_BYTES', 64 * 1024, 256, 16 * 1024 * 1024),
+      maxBackedUpMs: int('STREAM_MAX_BACKED_UP_MS', 30_000, 100, 600_000),
+      heartbeatMs: int('STREAM_HEARTBEAT_MS', 15_000, 10, 300_000),
+      coalesceMs: int('STREAM_COALESCE_MS', 500, 0, 60_000),
     },
   };
   if (problems.length > 0) throw new ConfigError(problems);

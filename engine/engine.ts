@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import { AuditLog } from './audit/audit-log.js';
 import { AuditService } from './audit/audit-service.js';
 import { runRetention } from './audit/retention.js';
+import { EventFanout } from './events/event-fanout.js';
 import { EventLog } from './events/event-log.js';
 import { AuditPages } from './dashboard/audit-pages.js';
 import { IncidentService } from './dashboard/incident-service.js';
@@ -13,6 +14,7 @@ import { PostureService } from './dashboard/posture-service.js';
 import { ProviderFailureWindow } from './dashboard/provider-failure-window.js';
 import { DashboardReadModels } from './dashboard/read-models.js';
 import { SiteDirectory } from './dashboard/site-directory.js';
+import { InvalidationStreams } from './events/invalidation-streams.js';
 import { DailySummary } from './compliance/daily-summary.js';
 import { EvidencePackService } from './compliance/evidence-pack-service.js';
 import { TimestampStore } from './compliance/timestamp-store.js';
@@ -124,6 +126,10 @@ export class Engine {
   readonly jitApprovals: JitApprovals;
   /** Dashboard read models: overview, kpis-extra, sessions/active, sites, sites/metrics (engine/dashboard/). */
   readonly readModels: DashboardReadModels;
+  /** Streams: this process's one reader of the tenants' event streams, handing events to local listeners. */
+  readonly fanout: EventFanout;
+  /** Streams: the dashboard's coalesced invalidations per tenant and stream, over the fan-out (http/sse.ts serves them). */
+  readonly streams: InvalidationStreams;
   private readonly runSink: boolean;
   private retentionTimer: NodeJS.Timeout | undefined;
 
@@ -132,6 +138,11 @@ export class Engine {
     this.runSink = options.sink ?? true;
     this.redis = createRedis(config.redisUrl, log);
     this.events = new EventLog(this.redis, now);
+    // Streams: the reader connects on the first listener only, so a process serving no stream holds no blocked connection.
+    this.fanout = new EventFanout(config.redisUrl, this.redis, log.child({ component: 'event-fanout' }));
+    this.streams = new InvalidationStreams(this.fanout, config.streams.coalesceMs);
+    this.metrics.gauge('event_fanout_tenants', 'Tenants whose event streams this process reads (they have stream listeners here)', () => this.fanout.tenantCount);
+    this.metrics.counterFrom('event_fanout_events_total', 'Domain events the fan-out handed to listeners in this process', () => this.fanout.delivered);
     this.pool = createPool(config.databaseUrl, log);
     // Built first: the services below tell them of changes through constructor callbacks.
     this.sink = new SinkWorker({ redisUrl: config.redisUrl, databaseUrl: config.databaseUrl, nodeId: config.nodeId, logLevel: config.logLevel },
@@ -268,6 +279,8 @@ export class Engine {
   }
 
   async close(): Promise<void> {
+    this.streams.close(); // streams: their clients are ended first, then the reader goes
+    await this.fanout.close();
     if (this.retentionTimer) clearInterval(this.retentionTimer);
     await this.otpPoller.stop(); // OTP sign-in
     await this.incidentWatch.stop(); // dashboard operations

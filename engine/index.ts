@@ -66,3 +66,7 @@ export type { JitApproval } from './dashboard/jit-approvals.js';
 export type { Overview, KpisExtra, IncidentCounts } from './dashboard/overview.js';
 export type { LivePanel } from './dashboard/live-panel.js';
 export type { SiteSummary, SiteMetrics, SiteHealth } from './dashboard/sites.js';
+// Streams: the event fan-out and the dashboard's invalidation streams (engine/events/), stream tokens
+export { STREAM_NAMES, STREAM_KINDS, type StreamName, type Invalidation, type InvalidationListener, type InvalidationStreams } from './events/invalidation-streams.js';
+export { signStreamToken, STREAM_TOKEN_TTL_SEC } from './tenants/credentials.js';
+export type { StreamSettings } from './config.js';
