@@ -1,7 +1,7 @@
 import { describe, expect } from 'vitest';
 import { DEFAULT_MODULES, signOperatorToken, signStreamToken } from '../../engine/index.js';
 import {
-  call, JWT_SECRET, keys, newTenant, newVoucher, type Running, serviceTest, spawnService, startService, type Tenant, testEnv, until,
+  call, JWT_SECRET, newTenant, newVoucher, type Running, serviceTest, spawnService, startService, type Tenant, testEnv, until,
 } from '../support/fixture.js';
 import { openStream, type SseConnection } from '../support/sse-client.js';
 
