@@ -30,7 +30,8 @@ const CRLF = Buffer.from('\r\n');
 const EMPTY = Buffer.alloc(0);
 const HEAD_END = Buffer.from('\r\n\r\n');
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-const BAD_VALUE = /[\r\n\0]/;
+// Header values are ASCII here (keys, tokens, base64): no control character can split the request.
+const BAD_VALUE = /[^\t\x20-\x7e]/;
 const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})/;
 
 export interface HttpAnswer {
@@ -144,7 +145,12 @@ class Origin {
   constructor(readonly tls: boolean, readonly host: string, readonly port: number) {}
 
   run(ex: Exchange): void {
-    const conn = this.idle.pop();
+    let conn = this.idle.pop();
+    // One the server has just ended (its close not yet seen) would fail the request: skip it.
+    while (conn && !conn.usable()) {
+      conn.destroy();
+      conn = this.idle.pop();
+    }
     if (conn) conn.start(ex);
     else if (this.open < MAX_SOCKETS) this.connect().start(ex);
     else this.waiting.push(ex);
@@ -216,6 +222,10 @@ class Conn {
     this.buf = EMPTY;
     this.bodyAt = -1;
     this.socket.write(ex.data);
+  }
+
+  usable(): boolean {
+    return !this.dead && this.socket.writable;
   }
 
   destroy(): void {
