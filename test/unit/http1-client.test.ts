@@ -1,4 +1,9 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer as createTcpServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Http1Client } from '../../engine/signin/providers/http1-client.js';
@@ -135,6 +140,44 @@ describe('Http1Client', () => {
     it('something that is not HTTP', async () => {
       reply = 'SSH-2.0-OpenSSH\r\n\r\n';
       await expect(client.post(`${rawBase}/x`, {}, '{}', 2000, 1024)).rejects.toThrow(/not an HTTP/);
+    });
+  });
+  describe('over TLS (the carriers\' production addresses are https)', () => {
+    let dir = '';
+    let cert = '';
+    let https: ReturnType<typeof createHttpsServer>;
+    let tlsBase = '';
+    beforeAll(async () => {
+      dir = mkdtempSync(join(tmpdir(), 'h1-tls-'));
+      execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1',
+        '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
+      cert = readFileSync(join(dir, 'cert.pem'), 'utf8');
+      https = createHttpsServer({ key: readFileSync(join(dir, 'key.pem')), cert }, (req, res) => {
+        req.resume();
+        req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(`{"port":${req.socket.remotePort}}`));
+      });
+      await new Promise<void>((r) => https.listen(0, '127.0.0.1', r));
+      tlsBase = `https://localhost:${(https.address() as AddressInfo).port}`;
+    });
+    afterAll(async () => {
+      await new Promise<void>((r) => { https.close(() => r()); https.closeAllConnections(); });
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('posts over a checked certificate and keeps the connection', async () => {
+      const trusting = new Http1Client({ ca: cert });
+      try {
+        const a = await trusting.post(`${tlsBase}/sms/rest/v2/otp`, {}, '{}', 5000, 1024);
+        const b = await trusting.post(`${tlsBase}/sms/rest/v2/otp`, {}, '{}', 5000, 1024);
+        expect(a.status).toBe(200);
+        expect(JSON.parse(text(b))).toEqual(JSON.parse(text(a)));
+      } finally {
+        trusting.closeIdle();
+      }
+    });
+
+    it('refuses a certificate it cannot check, by default', async () => {
+      await expect(client.post(`${tlsBase}/x`, {}, '{}', 5000, 1024)).rejects.toThrow(/self[- ]signed|certificate/i);
     });
   });
 });

@@ -58,9 +58,16 @@ interface Exchange {
   done: boolean;
 }
 
+export interface Http1ClientOptions {
+  /** Certificates to trust instead of Node's bundled CAs (tests with a local HTTPS server); absent: the default. */
+  ca?: string | Buffer;
+}
+
 export class Http1Client {
   private readonly origins = new Map<string, Origin>();
   private readonly targets = new Map<string, Target>();
+
+  constructor(private readonly options: Http1ClientOptions = {}) {}
 
   /**
    * POSTs `body` to `url` with `headers` (lower-case names, no content-length);
@@ -106,7 +113,7 @@ export class Http1Client {
     const key = `${u.protocol}//${u.host}`;
     let origin = this.origins.get(key);
     if (!origin) {
-      origin = new Origin(tls, host, port);
+      origin = new Origin(tls, host, port, this.options.ca);
       this.origins.set(key, origin);
     }
     t = { origin, start: `POST ${u.pathname}${u.search} HTTP/1.1\r\nhost: ${u.host}\r\n` };
@@ -142,7 +149,7 @@ class Origin {
   private readonly waiting: Exchange[] = [];
   private open = 0;
 
-  constructor(readonly tls: boolean, readonly host: string, readonly port: number) {}
+  constructor(readonly tls: boolean, readonly host: string, readonly port: number, private readonly ca: string | Buffer | undefined) {}
 
   run(ex: Exchange): void {
     let conn = this.idle.pop();
@@ -185,7 +192,9 @@ class Origin {
   private connect(): Conn {
     this.open++;
     const socket = this.tls
-      ? tlsConnect({ host: this.host, port: this.port, servername: isIP(this.host) ? undefined : this.host, ALPNProtocols: ['http/1.1'] })
+      ? tlsConnect({
+        host: this.host, port: this.port, servername: isIP(this.host) ? undefined : this.host, ALPNProtocols: ['http/1.1'], ca: this.ca,
+      })
       : netConnect({ host: this.host, port: this.port });
     socket.setNoDelay(true);
     return new Conn(socket, this);
