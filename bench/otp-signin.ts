@@ -77,11 +77,11 @@ class Client {
  * answering `{"code":"00","jobid":...}`. The code in `msg` goes to whoever waits for that number.
  *
  * Raw HTTP/1.1 on a TCP server rather than node:http: the carrier is a stand-in for a remote
- * service, yet it runs in this process on the cores the service is measured on. node:http's
- * server cost about as much CPU per SMS as one of the driver's requests, so a pair (two
- * requests and an SMS) weighed three verifies' worth of load-driver CPU where the target allows
- * two. This one reads only what it must: the request line, Authorization, Content-Length and
- * the two fields it needs from the body.
+ * service, yet it runs in this process on the cores the service is measured on. With node:http's
+ * server the CPU outside the service, Redis and Postgres (mostly this process) came to 2.4
+ * verifies' worth per pair (bench/results/otp-signin.md, 2026-11-25 00:29), where the target
+ * allows two for everything. This one reads only what it must: the request line, Authorization,
+ * Content-Length and the two fields it needs from the body.
  */
 async function fakeCarrier(expectedAuth: string): Promise<{ url: string; codeFor(no: string): Promise<string>; sent: () => number }> {
   const waiting = new Map<string, (code: string) => void>();
