@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { createLogger, DEFAULT_CODE_FORMAT, Engine, loadConfig, projectPath } from '../engine/index.js';
+import { activityKeys } from '../engine/events/activity-keys.js';
 import { newId } from '../engine/ids.js';
 import { keys, OUTBOX_GROUP } from '../engine/redis/keys.js';
 import { createRedis } from '../engine/redis/scripts.js';
@@ -18,7 +19,7 @@ import { say, stopChild, Teardown, watchReady } from './bench-kit.js';
  * voucher_uses, sessions and vouchers tables and the per-tenant hash chain.
  *
  * (a) Drain rate. With no sink running, N session starts are queued through
- *     the real use-voucher-8.lua (the records are exactly what production
+ *     the real use-voucher-14.lua (the records are exactly what production
  *     queues) across a few tenants; then an engine with its OutboxSink starts
  *     in this process, and we time until every stream is empty (an entry is
  *     deleted only after its transaction committed) -> records/s.
@@ -37,7 +38,7 @@ import { say, stopChild, Teardown, watchReady } from './bench-kit.js';
  *
  * Knobs (environment): BENCH_RECORDS (200000), BENCH_TENANTS (4),
  * BENCH_ENDS=1 (every session of (a) is also ended, through the real
- * end-session-4.lua, before the sink starts: (a) then drains twice
+ * end-session-10.lua, before the sink starts: (a) then drains twice
  * BENCH_RECORDS records, half of them ends, as a day's traffic has them),
  * BENCH_RATE (5000 per second), BENCH_LOAD_SECONDS (20), BENCH_SKIP_LAG=1,
  * BENCH_HISTORY_DAYS (0; e.g. 729: that many past daily partitions of
@@ -77,17 +78,19 @@ function mac(phase: number, n: number): string {
 /** One session start through the production script; resolves to its outcome ('ok' expected) and session id. */
 async function useVoucher(redis: Redis, s: Site, code: string, m: string): Promise<[outcome: string, sid: string]> {
   const sid = newId('sess_');
-  const r = await redis.useVoucherV5(
+  const now = Date.now();
+  const r = await redis.useVoucherV6(
     keys.voucher(s.tenant, code), keys.voucherDevices(s.tenant, code), keys.grant(s.tenant, s.hotspot, m),
     keys.outbox(s.tenant), keys.loaded(s.tenant), keys.live(s.tenant, s.hotspot), keys.sessionRef(s.tenant, sid),
-    keys.block(s.tenant, m), Date.now(), m, s.hotspot, '10.20.0.1', 'Guest', sid, 1440, 900);
+    keys.block(s.tenant, m), ...activityKeys(s.tenant, now), now, m, s.hotspot, '10.20.0.1', 'Guest', sid, 1440, 900);
   return [String(r[0]), sid];
 }
 
 /** That session's end through the production script, as a device's Accounting-Stop ends it; resolves to its outcome ('ended'). */
 async function endSession(redis: Redis, s: Site, sid: string, m: string): Promise<string> {
-  const r = await redis.endSessionV1(keys.grant(s.tenant, s.hotspot, m), keys.live(s.tenant, s.hotspot), keys.sessionRef(s.tenant, sid),
-    keys.outbox(s.tenant), sid, Date.now(), 'user_request', s.hotspot, m, '');
+  const now = Date.now();
+  const r = await redis.endSessionV2(keys.grant(s.tenant, s.hotspot, m), keys.live(s.tenant, s.hotspot), keys.sessionRef(s.tenant, sid),
+    keys.outbox(s.tenant), ...activityKeys(s.tenant, now), sid, now, 'user_request', s.hotspot, m, '');
   return String(r[0]);
 }
 
@@ -266,7 +269,7 @@ async function main(): Promise<number> {
       }
     }
     if (bad) throw new Error(`${bad} of ${RECORDS} script calls did not answer ok`);
-    say(`  queued ${RECORDS} records through use-voucher-8.lua in ${fmt((Date.now() - fillAt) / 1000)} s`);
+    say(`  queued ${RECORDS} records through use-voucher-14.lua in ${fmt((Date.now() - fillAt) / 1000)} s`);
     if (ENDS) {
       const endAt = Date.now();
       for (let i = 0; i < RECORDS;) {
@@ -275,7 +278,7 @@ async function main(): Promise<number> {
         bad += (await Promise.all(chunk)).filter((r) => r !== 'ended').length;
       }
       if (bad) throw new Error(`${bad} of ${RECORDS} end-session calls did not answer ended`);
-      say(`  queued ${RECORDS} ends through end-session-4.lua in ${fmt((Date.now() - endAt) / 1000)} s`);
+      say(`  queued ${RECORDS} ends through end-session-10.lua in ${fmt((Date.now() - endAt) / 1000)} s`);
     }
     filler.disconnect();
     const drained = ENDS ? 2 * RECORDS : RECORDS;

@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { createLogger } from '../engine/logger.js';
+import { activityKeys } from '../engine/events/activity-keys.js';
 import { keys } from '../engine/redis/keys.js';
 import { defineScripts, serverRunId } from '../engine/redis/scripts.js';
 import { AuthMirrorWriter } from '../engine/sessions/auth-mirror.js';
@@ -64,7 +65,7 @@ async function engineChild(n: number): Promise<void> {
     const batch = inputs[h]!;
     const store = { loadLive: async () => batch.map((x) => sessionFromHash(x)!), dailyUsed: async () => 0 } as unknown as SessionStore;
     const actor = new HotspotActor('tn_bench', `hs_bench${h}`, 'Europe/Istanbul', {
-      store, wheel, log, now: () => now, nas: async () => ({ outcome: 'ack' }), emit: () => undefined, mirror,
+      store, wheel, log, now: () => now, nas: async () => ({ outcome: 'ack' }), mirror,
     });
     await actor.load();
     actors.push(actor);
@@ -102,14 +103,15 @@ async function redisBytes(redis: Redis, n: number): Promise<number> {
     const p = redis.pipeline();
     for (let j = i; j < Math.min(n, i + 2000); j++) {
       const h = hashFor(j, now);
-      (p as unknown as Redis).useVoucherV5(keys.voucher(t, 'BENCH'), keys.voucherDevices(t, 'BENCH'), keys.grant(t, h.hs!, h.mac!),
-        keys.outbox(t), keys.loaded(t), keys.live(t, h.hs!), keys.sessionRef(t, h.sid!), keys.block(t, h.mac!),
+      (p as unknown as Redis).useVoucherV6(keys.voucher(t, 'BENCH'), keys.voucherDevices(t, 'BENCH'), keys.grant(t, h.hs!, h.mac!),
+        keys.outbox(t), keys.loaded(t), keys.live(t, h.hs!), keys.sessionRef(t, h.sid!), keys.block(t, h.mac!), ...activityKeys(t, now),
         now, h.mac!, h.hs!, h.ip!, h.ssid!, h.sid!, 60, 900);
     }
     await p.exec();
   }
-  // The outbox is drained to Postgres in normal running; the live state is what stays.
-  await redis.del(keys.outbox(t));
+  // The outbox is drained to Postgres in normal running, and the event stream is trimmed to a
+  // fixed length (EVENTS_MAXLEN) whatever the number of sessions: the live state is what stays.
+  await redis.del(keys.outbox(t), keys.events(t));
   return ((await mem()) - before) / n;
 }
 

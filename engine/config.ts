@@ -46,6 +46,42 @@ export interface Config {
   smtpFrom: string;
   /** TLS_CERT_FILE and TLS_KEY_FILE (PEM): the HTTP listeners serve HTTPS themselves (RFC 8908 wants HTTPS); undefined: plain HTTP. */
   tls: { certFile: string; keyFile: string } | undefined;
+  /** When the engine raises incidents itself (engine/dashboard/incident-watch.ts). */
+  incidents: IncidentThresholds;
+  /** The dashboard's SSE streams (http/sse.ts, engine/events/). */
+  streams: StreamSettings;
+}
+
+/** The incident detectors' thresholds (INCIDENT_* variables); tests set short ones. */
+export interface IncidentThresholds {
+  /** How often every process runs the detectors, ms. */
+  watchMs: number;
+  /** A NAS heard from before and silent this long, s, is `nas_silent` (and offline on the dashboard). */
+  nasSilentSec: number;
+  /** Rejected sign-ins of a tenant in one minute above this, and above surgeRejectPct of its decisions: `signin_failure_surge`. */
+  surgeRejects: number;
+  surgeRejectPct: number;
+  /** Errors above this share (%) of at least errorMinDecisions decisions in 5 minutes: `error_rate_spike`. */
+  errorRatePct: number;
+  errorMinDecisions: number;
+  /** The oldest audit record not yet in Postgres older than this, min: `audit_anchor_lag`. */
+  anchorLagMin: number;
+  /** An OTP provider failing this often within providerWindowSec in one process: `otp_provider_failing`. */
+  providerFailures: number;
+  providerWindowSec: number;
+  /** Time-stamp failures and dead letters of this window, s, raise `tsa_failure` and `audit_dead_letters`. */
+  recentSec: number;
+}
+
+export interface StreamSettings {
+  /** A client whose unsent bytes pass this is dropped (STREAM_MAX_BUFFERED_BYTES). */
+  maxBufferedBytes: number;
+  /** A client that stays backed up this long is dropped, whatever it owes (STREAM_MAX_BACKED_UP_MS). */
+  maxBackedUpMs: number;
+  /** Comment heartbeat interval (STREAM_HEARTBEAT_MS). */
+  heartbeatMs: number;
+  /** At most one event per kind per this window and client (STREAM_COALESCE_MS; 0: no coalescing). */
+  coalesceMs: number;
 }
 
 export class ConfigError extends Error {
@@ -155,6 +191,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     smtpUrl: optionalUrl('SMTP_URL', ['smtp:', 'smtps:']),
     smtpFrom: env.SMTP_FROM || 'Guest Wi-Fi <no-reply@localhost>',
     tls: tlsFiles(env, problems),
+    incidents: {
+      watchMs: int('INCIDENT_WATCH_MS', 30_000, 100, 3_600_000),
+      nasSilentSec: int('INCIDENT_NAS_SILENT_SEC', 300, 1, 86_400),
+      surgeRejects: int('INCIDENT_SURGE_REJECTS', 50, 1, 1_000_000),
+      surgeRejectPct: int('INCIDENT_SURGE_REJECT_PCT', 50, 0, 100),
+      errorRatePct: int('INCIDENT_ERROR_RATE_PCT', 5, 0, 100),
+      errorMinDecisions: int('INCIDENT_ERROR_MIN_DECISIONS', 20, 1, 1_000_000),
+      anchorLagMin: int('INCIDENT_ANCHOR_LAG_MIN', 10, 1, 1440),
+      providerFailures: int('INCIDENT_PROVIDER_FAILURES', 5, 1, 100_000),
+      providerWindowSec: int('INCIDENT_PROVIDER_WINDOW_SEC', 300, 1, 86_400),
+      recentSec: int('INCIDENT_RECENT_SEC', 3600, 1, 7 * 86_400),
+    },
+    streams: {
+      maxBufferedBytes: int('STREAM_MAX_BUFFERED_BYTES', 64 * 1024, 256, 16 * 1024 * 1024),
+      maxBackedUpMs: int('STREAM_MAX_BACKED_UP_MS', 30_000, 100, 600_000),
+      heartbeatMs: int('STREAM_HEARTBEAT_MS', 15_000, 10, 300_000),
+      coalesceMs: int('STREAM_COALESCE_MS', 500, 0, 60_000),
+    },
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

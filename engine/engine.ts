@@ -2,7 +2,19 @@ import { Redis } from 'ioredis';
 import { AuditLog } from './audit/audit-log.js';
 import { AuditService } from './audit/audit-service.js';
 import { runRetention } from './audit/retention.js';
+import { EventFanout } from './events/event-fanout.js';
 import { EventLog } from './events/event-log.js';
+import { AuditPages } from './dashboard/audit-pages.js';
+import { IncidentService } from './dashboard/incident-service.js';
+import { IncidentWatch } from './dashboard/incident-watch.js';
+import { JitApprovals } from './dashboard/jit-approvals.js';
+import { NasPresence } from './dashboard/nas-presence.js';
+import { NetworkView } from './dashboard/network-view.js';
+import { PostureService } from './dashboard/posture-service.js';
+import { ProviderFailureWindow } from './dashboard/provider-failure-window.js';
+import { DashboardReadModels } from './dashboard/read-models.js';
+import { SiteDirectory } from './dashboard/site-directory.js';
+import { InvalidationStreams } from './events/invalidation-streams.js';
 import { DailySummary } from './compliance/daily-summary.js';
 import { EvidencePackService } from './compliance/evidence-pack-service.js';
 import { TimestampStore } from './compliance/timestamp-store.js';
@@ -19,7 +31,9 @@ import { DisabledActors, type SessionActors } from './sessions/actor-ports.js';
 import { BlockService } from './sessions/block-service.js';
 import { NasCommandRelay, RadiusGateway } from './sessions/radius-gateway.js';
 import { SessionService } from './sessions/session-service.js';
-import { MetricsDecisionSink } from './signin/decision-sink.js';
+import { DecisionReader } from './dashboard/decision-reader.js';
+import { DecisionRecorder } from './dashboard/decision-recorder.js';
+import { MetricsDecisionSink, rejectsOnly } from './signin/decision-sink.js';
 import { OtpFallbackPoller } from './signin/otp/fallback-poller.js';
 import { OtpHasher } from './signin/otp/otp-code.js';
 import { OtpService } from './signin/otp/otp-service.js';
@@ -96,6 +110,26 @@ export class Engine {
   readonly portal: PortalState;
   /** Appends domain events made outside Lua scripts to the tenant's event stream (engine/events/). */
   readonly events: EventLog;
+  /** Dashboard activity: every sign-in decision (portal, OTP, RADIUS) counted, listed and emitted (engine/dashboard/). */
+  readonly decisions: DecisionRecorder;
+  /** The dashboard's `decisions` call: the latest decisions and their aggregates. */
+  readonly decisionReader: DecisionReader;
+  // Dashboard operations (engine/dashboard/): incidents and their detectors, posture, NAS presence,
+  // switches and topology, audit paging, JIT approvals.
+  readonly incidents: IncidentService;
+  private readonly incidentWatch: IncidentWatch;
+  readonly posture: PostureService;
+  /** Which NAS clients speak and through which ports; fed by the RADIUS gateway on every packet. */
+  readonly presence: NasPresence;
+  readonly network: NetworkView;
+  readonly auditPages: AuditPages;
+  readonly jitApprovals: JitApprovals;
+  /** Dashboard read models: overview, kpis-extra, sessions/active, sites, sites/metrics (engine/dashboard/). */
+  readonly readModels: DashboardReadModels;
+  /** Streams: this process's one reader of the tenants' event streams, handing events to local listeners. */
+  readonly fanout: EventFanout;
+  /** Streams: the dashboard's coalesced invalidations per tenant and stream, over the fan-out (http/sse.ts serves them). */
+  readonly streams: InvalidationStreams;
   private readonly runSink: boolean;
   private retentionTimer: NodeJS.Timeout | undefined;
 
@@ -104,6 +138,11 @@ export class Engine {
     this.runSink = options.sink ?? true;
     this.redis = createRedis(config.redisUrl, log);
     this.events = new EventLog(this.redis, now);
+    // Streams: the reader connects on the first listener only, so a process serving no stream holds no blocked connection.
+    this.fanout = new EventFanout(config.redisUrl, this.redis, log.child({ component: 'event-fanout' }));
+    this.streams = new InvalidationStreams(this.fanout, config.streams.coalesceMs);
+    this.metrics.gauge('event_fanout_tenants', 'Tenants whose event streams this process reads (they have stream listeners here)', () => this.fanout.tenantCount);
+    this.metrics.counterFrom('event_fanout_events_total', 'Domain events the fan-out handed to listeners in this process', () => this.fanout.delivered);
     this.pool = createPool(config.databaseUrl, log);
     // Built first: the services below tell them of changes through constructor callbacks.
     this.sink = new SinkWorker({ redisUrl: config.redisUrl, databaseUrl: config.databaseUrl, nodeId: config.nodeId, logLevel: config.logLevel },
@@ -116,6 +155,19 @@ export class Engine {
     this.bandwidthProfiles = new BandwidthProfileService(this.pool);
     this.vouchers = new VoucherService(this.pool, this.redis, now, this.bandwidthProfiles, new VoucherLoader(this.pool, this.redis, this.blocks));
     this.signInSettings = new SignInSettingsService(this.pool, now);
+    // Dashboard operations: built before the RADIUS gateway and the OTP senders, which report to them.
+    const limits = config.incidents;
+    this.incidents = new IncidentService(this.pool, this.events);
+    this.posture = new PostureService(this.redis, this.hotspots, now);
+    this.presence = new NasPresence(this.redis, log.child({ component: 'nas-presence' }), limits.nasSilentSec * 1000, now);
+    this.network = new NetworkView(this.pool, this.redis, limits.nasSilentSec * 1000, now);
+    this.auditPages = new AuditPages(this.pool);
+    this.jitApprovals = new JitApprovals();
+    const providerFailures = new ProviderFailureWindow(limits.providerFailures, limits.providerWindowSec * 1000, now);
+    this.incidentWatch = new IncidentWatch({
+      tenants: this.tenants, nas: this.nas, incidents: this.incidents, events: this.events, providerFailures,
+      redis: this.redis, pool: this.pool, thresholds: limits, log: log.child({ component: 'incident-watch' }), now,
+    });
 
     // The actors reach the NAS through the relay; radius/ plugs its CoA client into it later (setNasControl).
     const relay = new NasCommandRelay(this.nas, log.child({ component: 'radius-gateway' }));
@@ -126,7 +178,10 @@ export class Engine {
         })
       : null;
     const actors = this.actors ?? new DisabledActors();
-    const decisions = new MetricsDecisionSink(this.metrics);
+    // Dashboard activity: decisions go to Redis (counts, the decisions list, auth.* events) and to the Prometheus counter.
+    this.decisions = new DecisionRecorder(this.redis, log.child({ component: 'decisions' }), this.metrics, new MetricsDecisionSink(this.metrics));
+    const decisions = this.decisions;
+    this.decisionReader = new DecisionReader(this.redis, now);
     this.signIn = new SignInService({
       redis: this.redis, hotspots: this.hotspots, loader: this.vouchers, actors, decisions,
       metrics: this.metrics, terms: new SettingsTerms(this.signInSettings), now,
@@ -134,7 +189,7 @@ export class Engine {
     });
     this.sessions = new SessionService(this.pool, this.redis, actors, this.hotspots, this.blocks, now);
     this.uamCredentials = new UamCredentials(this.redis);
-    this.radius = new RadiusGateway(this.nas, actors, this.signIn, relay, this.uamCredentials);
+    this.radius = new RadiusGateway(this.nas, actors, this.signIn, relay, this.uamCredentials, decisions, this.presence, now);
     this.audit = new AuditService(this.pool);
     this.auditLog = new AuditLog(this.redis, now);
     this.evidencePacks = new EvidencePackService({
@@ -153,18 +208,25 @@ export class Engine {
     this.msgappProviders = new MsgappProviderStore(this.pool, (tenantId) => this.otpSenders.invalidate(tenantId));
     this.otpSenders = new ProviderRegistry({
       config: senderConfig, msgapp: this.msgappProviders, redis: this.redis,
-      failures: new ProviderFailures(log.child({ component: 'otp-providers' }), this.metrics),
+      failures: new ProviderFailures(log.child({ component: 'otp-providers' }), this.metrics,
+        (tenantId, provider, code) => providerFailures.record(tenantId, provider, code)),
       smtpUrl: config.smtpUrl, smtpFrom: config.smtpFrom, now,
     });
     this.signInSettings.onChange((tenantId) => this.otpSenders.invalidate(tenantId));
     this.otp = new OtpService(this.redis, this.hotspots, this.signInSettings, new OtpHasher(config.otpKey), {
       senders: options.otp?.senders ?? this.otpSenders,
       sessions: options.otp?.sessions ?? this.signIn,
-      decisions: options.otp?.decisions ?? decisions,
+      // Its sign-ins start through the pipeline, which records their accepts: only its rejects come from it.
+      decisions: options.otp?.decisions ?? (options.otp?.sessions ? decisions : rejectsOnly(decisions)),
     }, this.metrics, log.child({ component: 'otp' }), now);
     this.otpPoller = new OtpFallbackPoller(this.otp, log.child({ component: 'otp-fallback' }), now, options.otp?.pollMs);
     this.otpDelivery = new DeliveryCallbacks(this.msgappProviders, this.otpSenders, log.child({ component: 'otp-delivery' }), this.otp);
     this.portal = new PortalState(this.redis, this.hotspots, this.uamCredentials, now);
+    // Dashboard read models: counters from Redis, open incidents from the incident service.
+    this.readModels = new DashboardReadModels({
+      redis: this.redis, sites: new SiteDirectory(this.pool, this.hotspots, now), now,
+      incidents: { openIncidents: (t) => this.incidents.countOpen(t), openIncidentSites: (t) => this.incidents.openSites(t) },
+    });
     this.metrics.gauge('live_sessions_in_actors', 'Live sessions held by hotspot actors', () => this.actors?.liveSessions ?? 0);
     this.metrics.counterFrom('radius_auth_mirror_hits_total', 'Access-Requests answered on the main thread from an actor\'s published accept (no hop)', () => this.actors?.mirrorHits ?? 0);
   }
@@ -175,6 +237,8 @@ export class Engine {
     for (const t of await this.tenants.list()) await this.tenants.ensureRedis(t.id);
     await this.nas.start();
     this.otpPoller.start(); // OTP sign-in: fallback watches survive restarts in Redis
+    this.presence.start(); // dashboard operations
+    this.incidentWatch.start();
     if (this.actors) await this.wakeLiveHotspots(this.actors);
     if (this.runSink) {
       this.sink.start();
@@ -215,12 +279,17 @@ export class Engine {
   }
 
   async close(): Promise<void> {
+    this.streams.close(); // streams: their clients are ended first, then the reader goes
+    await this.fanout.close();
     if (this.retentionTimer) clearInterval(this.retentionTimer);
     await this.otpPoller.stop(); // OTP sign-in
+    await this.incidentWatch.stop(); // dashboard operations
+    await this.presence.close();
     await this.actors?.close();
     await this.evidencePacks.close();
     this.nas.stop();
     await this.sink.stop();
+    await this.decisions.close(); // dashboard activity: the last decisions written
     this.redis.disconnect();
     await this.pool.end();
   }

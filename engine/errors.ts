@@ -83,6 +83,12 @@ export const Errors = {
   CODE_SPACE_EXHAUSTED: def(() => ['code_space_exhausted', 409, 'Could not generate enough unique codes; use a longer code length']),
   UNKNOWN_BANDWIDTH_PROFILE: def((name: string) => ['unknown_bandwidth_profile', 400, `No bandwidth profile named ${name}`]),
   TENANT_NOT_FOUND: def(() => ['tenant_not_found', 404, 'No such tenant']),
+  /** The dashboard's records (an incident, a NAS): another tenant's are as unknown as ones that never existed. */
+  RECORD_NOT_FOUND: def((what: string) => ['not_found', 404, `No such ${what}`]),
+  INCIDENT_TRANSITION_INVALID: def((from: string, to: string) => [
+    'incident_transition_invalid', 409, `An incident in state ${from} cannot move to ${to}: states only move forward, and resolved is the end`,
+    { state: from },
+  ]),
 
   // Portal voucher verification: the bodies are exactly the contract's: {error: voucher_not_found},
   // {error: voucher_expired, expired_at}, {error: voucher_exhausted, max_uses, current_uses}.

@@ -56,3 +56,17 @@ export { UamCredentials, type UamCredentialRecord } from './signin/uam-credentia
 export { parseGatewayParams, gatewayQuery, gatewayFrom, unpackOpenNdsQuery, type GatewayParams } from './signin/gateway-params.js';
 export { buildHandback, handbackUrl, chapResponse, papPassword, openNdsToken, type Handback } from './signin/handback.js';
 export type { HotspotRef } from './hotspots/hotspot-service.js';
+// Dashboard operations (engine/dashboard/): incidents, posture, switches and topology, audit paging, JIT approvals
+export { INCIDENT_STATES, INCIDENT_KINDS, INCIDENT_SEVERITIES, type Incident, type IncidentState, type IncidentKind, type IncidentFilter } from './dashboard/incident-service.js';
+export { POSTURE_VERDICTS, type PostureVerdict, type PostureInput, type PostureReceived } from './dashboard/posture-service.js';
+export type { Switch, SwitchPort, Topology } from './dashboard/network-view.js';
+export type { AuditEntry } from './dashboard/audit-pages.js';
+export type { JitApproval } from './dashboard/jit-approvals.js';
+// Dashboard read models (engine/dashboard/)
+export type { Overview, KpisExtra, IncidentCounts } from './dashboard/overview.js';
+export type { LivePanel } from './dashboard/live-panel.js';
+export type { SiteSummary, SiteMetrics, SiteHealth } from './dashboard/sites.js';
+// Streams: the event fan-out and the dashboard's invalidation streams (engine/events/), stream tokens
+export { STREAM_NAMES, STREAM_KINDS, type StreamName, type Invalidation, type InvalidationListener, type InvalidationStreams } from './events/invalidation-streams.js';
+export { signStreamToken, STREAM_TOKEN_TTL_SEC } from './tenants/credentials.js';
+export type { StreamSettings } from './config.js';

@@ -48,7 +48,7 @@ export function buildOpenApi(routes: Route[]): Record<string, unknown> {
     if (r.auth) answers['401'] = { description: 'unauthorized: missing, invalid, expired or revoked credentials', content: errorContent };
     const forbidden = [
       ...(r.module ? [`module_not_licensed: the ${typeof r.module === 'string' ? r.module : r.module.join(' or ')} module is not licensed`] : []),
-      ...(r.auth && r.method !== 'get' ? ['forbidden: a JWT without the admin role may only read'] : []),
+      ...(r.auth && r.method !== 'get' && !r.readOnly ? ['forbidden: a JWT without the admin role may only read'] : []),
     ];
     if (forbidden.length) answers['403'] = { description: forbidden.join('; '), content: errorContent };
     for (const [status, description] of Object.entries(r.errors ?? {})) {

@@ -57,6 +57,10 @@ export interface Route<B = unknown, Q = unknown, R = unknown> {
   platform?: boolean;
   /** Request headers the handler reads (lower-case names), copied synchronously as uWS requires. */
   headers?: string[];
+  /** Takes a stream-only token in `?token=` when no credential header is sent (EventSource cannot send headers); auth must be true. */
+  streamToken?: boolean;
+  /** A POST that changes nothing (minting a stream token): any role may call it, not only admin. */
+  readOnly?: boolean;
   /** A licensed module the tenant must have, else 403; a list: any one of them (a package that includes the feature). */
   module?: string | readonly string[];
   bodySchema?: RequestSchema<B>;
@@ -74,8 +78,14 @@ export interface Route<B = unknown, Q = unknown, R = unknown> {
   audit?(ctx: RouteContext<B, Q>, out: R): AuditNote | null;
 }
 
-/** A reply whose JSON body is an R. */
-export type Answer<R> = Reply & { body: R };
+/**
+ * A reply whose JSON body is an R. With `takeover` the route answers
+ * itself, for a response that outlives the handler (a server-sent-event
+ * stream): the router has checked credentials, module and query and writes
+ * nothing; `takeover` gets the exchange at once (in the same turn as the
+ * handler's return) and owns it from then on (onAborted, writes, end).
+ */
+export type Answer<R> = Reply & { body: R; takeover?: (ex: Exchange) => void };
 
 /** A route, typed from its own schemas and handler (see Route). */
 export function route<B = undefined, Q = undefined, R = unknown>(r: Route<B, Q, R>): Route {
@@ -147,6 +157,7 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
       const credentialed = route.auth || route.platform === true;
       const authorization = credentialed ? req.getHeader('authorization') : '';
       const apiKey = credentialed ? req.getHeader('x-api-key') : '';
+      const streamToken = route.streamToken ? query.get('token') ?? '' : '';
       const headers: Record<string, string> = {};
       if (route.headers) for (const h of route.headers) headers[h] = req.getHeader(h);
       const contentType = hasBody ? req.getHeader('content-type') : '';
@@ -172,11 +183,11 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
         let closeConnection = false;
         try {
           const raw = await bodyPromise;
-          const principal = route.auth ? await engine.credentials.authenticate({ authorization, apiKey }) : NO_PRINCIPAL;
+          const principal = route.auth ? await engine.credentials.authenticate({ authorization, apiKey, streamToken }) : NO_PRINCIPAL;
           const platform = route.platform ? await engine.credentials.authenticatePlatform({ authorization, apiKey }) : null;
           if (modules && !modules.some((m) => principal.tenant.modules.includes(m))) throw Errors.MODULE_NOT_LICENSED(modules.join(' or '));
           // Roles (the JWT `roles` claim): admin may change anything; a token with other roles only reads. API keys act as admin.
-          if (route.auth && route.method !== 'get' && !principal.roles.includes('admin')) throw Errors.FORBIDDEN('This change needs the admin role');
+          if (route.auth && route.method !== 'get' && !route.readOnly && !principal.roles.includes('admin')) throw Errors.FORBIDDEN('This change needs the admin role');
           let q: unknown = undefined;
           if (validateQuery) {
             q = Object.fromEntries(query);
@@ -191,7 +202,10 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
             validateBody(undefined);
           }
           const ctx = { params, query, body, q, principal, remoteIp, platform, headers, raw, browser };
-          reply = await route.handler(ctx);
+          const answer = await route.handler(ctx);
+          // Not counted in `traffic` from here: a stream ends when its client goes, not with a request's work.
+          if (answer.takeover) return answer.takeover(ex);
+          reply = answer;
           if (reply.stream) return await sendStream(ex, reply, log);
           const note = route.audit && reply.status < 300 ? route.audit(ctx, reply.body) : null;
           // The change is in the audit chain's queue before the operator hears it succeeded.

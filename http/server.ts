@@ -44,6 +44,16 @@ export function allRoutes(engine: Engine): Route[] {
 }
 
 /**
+ * What a page served on its own port calls besides its own surface, same
+ * origin (its CSP allows no other): the console's pages use the public API
+ * (sign-in included) and the dashboard API; the dashboard signs in through
+ * the public API. Those routes stay on the main listener as well.
+ */
+const PAGE_CALLS: Partial<Record<Surface, readonly Surface[]>> = { console: ['public', 'dashboard'], dashboard: ['public'] };
+/** An API route (under /v1/ or /api/; not another surface's page) that the page of surface `s` calls. */
+const pageCalls = (s: Surface, r: Route): boolean => PAGE_CALLS[s]?.includes(r.surface) === true && /^\/(v1|api)\//.test(r.path);
+
+/**
  * Starts the HTTP listeners: one for every surface by default, plus one per
  * surface that has its own port in the config (that surface then leaves the
  * main listener, so a guest-facing portal port serves nothing else).
@@ -58,7 +68,7 @@ export async function startHttp(engine: Engine, log: Logger): Promise<HttpServer
 
   const listeners: [string, Route[], number][] = [
     ['main', routes.filter((r) => !separate.has(r.surface)), cfg.httpPort],
-    ...[...separate].map(([s, port]): [string, Route[], number] => [s, routes.filter((r) => r.surface === s), port]),
+    ...[...separate].map(([s, port]): [string, Route[], number] => [s, routes.filter((r) => r.surface === s || pageCalls(s, r)), port]),
   ];
   const sockets: us_listen_socket[] = [];
   const ports: Record<string, number> = {};

@@ -1,6 +1,6 @@
 import { normalizeMac, type AccessRequestMsg, type ChapResponse, type NasRecord } from '../engine/index.js';
 import { Attr } from './attributes.js';
-import { HEADER_LENGTH, readIPv4, readString } from './codec.js';
+import { HEADER_LENGTH, readIPv4, readString, readUint32 } from './codec.js';
 import type { RadiusCrypto } from './radius-crypto.js';
 
 /**
@@ -27,6 +27,7 @@ export function readAccessRequest(buf: Buffer, len: number, nas: NasRecord, cryp
   let challengeAt = -1;
   let framedIp: string | undefined;
   let nasPortId: string | undefined;
+  let nasPort: number | undefined;
   let proxyState = 0;
   for (let at = HEADER_LENGTH; at < len; at += buf[at + 1]!) {
     switch (buf[at]) {
@@ -38,6 +39,12 @@ export function readAccessRequest(buf: Buffer, len: number, nas: NasRecord, cryp
       case Attr.CALLING_STATION_ID: calling = readString(buf, at); break;
       case Attr.CALLED_STATION_ID: called = readString(buf, at); break;
       case Attr.NAS_PORT_ID: nasPortId = readString(buf, at); break;
+      case Attr.NAS_PORT: {
+        // RFC 2865 §5.5: 4 octets. Only shown on the dashboard, so a malformed one is left out, not a reason to drop.
+        const n = readUint32(buf, at);
+        if (n >= 0) nasPort = n;
+        break;
+      }
       case Attr.FRAMED_IP_ADDRESS: {
         const ip = readIPv4(buf, at);
         if (ip === null) return null;
@@ -77,6 +84,8 @@ export function readAccessRequest(buf: Buffer, len: number, nas: NasRecord, cryp
     framedIp,
     ssid: ssidOf(called),
     nasPortId,
+    nasPort,
+    calledStationId: called || undefined,
   };
 }
 

@@ -62,6 +62,8 @@ export function readAccountingRequest(buf: Buffer, len: number, nas: NasRecord):
   let acctSessionId = '';
   let framedIp: string | undefined;
   let apName: string | undefined;
+  let nasPortId: string | undefined;
+  let nasPort: number | undefined;
   let inOctets = 0, outOctets = 0, inGiga = 0, outGiga = 0;
   let sessionTime = 0, delayTime = 0, cause = 0;
   for (let at = HEADER_LENGTH; at < len; at += buf[at + 1]!) {
@@ -72,6 +74,13 @@ export function readAccountingRequest(buf: Buffer, len: number, nas: NasRecord):
       case Attr.CALLED_STATION_ID: called = readString(buf, at); continue;
       case Attr.ACCT_SESSION_ID: acctSessionId = readString(buf, at); continue;
       case Attr.NAS_IDENTIFIER: apName = readString(buf, at); continue;
+      case Attr.NAS_PORT_ID: nasPortId = readString(buf, at); continue;
+      case Attr.NAS_PORT: {
+        // Only shown on the dashboard: a malformed one is left out, not a reason to drop the record.
+        const n = readUint32(buf, at);
+        if (n >= 0) nasPort = n;
+        continue;
+      }
       case Attr.FRAMED_IP_ADDRESS: {
         const ip = readIPv4(buf, at);
         if (ip === null) return DropReason.INVALID_ATTRIBUTE;
@@ -109,6 +118,9 @@ export function readAccountingRequest(buf: Buffer, len: number, nas: NasRecord):
     endReason: END_REASONS.get(TERMINATE_CAUSES[cause] ?? ''),
     delayTime,
     apName,
+    nasPort,
+    nasPortId,
+    calledStationId: called || undefined,
   };
 }
 

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { signOperatorToken } from '../engine/index.js';
+import { DASHBOARD_MODULES, DEFAULT_MODULES, signOperatorToken } from '../engine/index.js';
 import { withLocalDefaults } from './local-services.js';
 import { fail, runService, stopOnSignals } from './serve.js';
 
@@ -23,7 +23,8 @@ async function main(): Promise<void> {
   let demo: { tenant_id: string; api_key: string; hotspot_id: string } | undefined;
   if (existsSync(demoFile)) demo = JSON.parse(readFileSync(demoFile, 'utf8'));
   if (!demo || !(await engine.tenants.get(demo.tenant_id))) {
-    const tenant = await engine.tenants.create('Demo Venue');
+    // Licensed for the dashboard too, so every page can be tried.
+    const tenant = await engine.tenants.create('Demo Venue', [...DEFAULT_MODULES, DASHBOARD_MODULES[0]]);
     const { apiKey } = await engine.tenants.createApiKey(tenant.id, 'demo');
     const hotspot = await engine.hotspots.create(tenant.id, { name: 'Demo Lobby', location: 'Main entrance', timezone: 'Europe/Istanbul' });
     demo = { tenant_id: tenant.id, api_key: apiKey, hotspot_id: hotspot.id };
@@ -31,10 +32,16 @@ async function main(): Promise<void> {
   }
   const jwt = await signOperatorToken(engine.config.jwtSecret, demo.tenant_id, ['admin'], 3600, 'demo');
   const base = `http://127.0.0.1:${service.http.ports.main ?? engine.config.httpPort}`;
+  const page = (surface: 'console' | 'dashboard'): string => {
+    const own = service.http.ports[surface];
+    return own === undefined ? `${base}/${surface}` : `http://127.0.0.1:${own}/`;
+  };
   say('');
   say('Guest Wi-Fi engine is running.');
   say(`  API base URL   ${base}/v1   (OpenAPI: ${base}/v1/openapi.json)`);
   say(`  portal page    ${base}/portal?hotspot_id=${demo.hotspot_id}&mac=AA:BB:CC:DD:EE:01&lang=en   (a guest's phone; sign in with the voucher below)`);
+  say(`  console        ${page('console')}   (operators: sign in with the API key below)`);
+  say(`  dashboard      ${page('dashboard')}   (the operations dashboard; same sign-in)`);
   say(`  demo tenant    ${demo.tenant_id}`);
   say(`  demo hotspot   ${demo.hotspot_id}`);
   say(`  API key        ${demo.api_key}`);

@@ -13,8 +13,8 @@ export type AuthMethod = 'voucher' | 'sms_otp' | 'msgapp_otp' | 'email' | 'spons
 /**
  * The fields of a session's grant hash, `keys.grant(tenant, hotspot, mac)`.
  * Written whole by the session start (lua/includes/session-start.lua); the
- * accounting fields by account-session-2.lua, `nas`/`nuser` by
- * remember-nas-1.lua, `until` by extend-session-3.lua.
+ * accounting fields by account-session-5.lua, `nas`/`nuser` by
+ * remember-nas-1.lua, `until` by extend-session-10.lua.
  */
 export const GRANT = {
   /** Session id (sess_...). */
@@ -101,7 +101,7 @@ export interface LegacyVoucherUseRecord extends Omit<SessionStartRecord, 'type' 
   method?: string;
 }
 
-/** Queued by lua/includes/session-end-record.lua: end-session-4.lua, and the start that replaces a session. */
+/** Queued by lua/includes/session-end-record.lua: end-session-10.lua, and the start that replaces a session. */
 export interface SessionEndRecord {
   type: 'session_end';
   sid: string;
@@ -119,7 +119,7 @@ export interface SessionEndRecord {
   by: string;
 }
 
-/** Queued by extend-session-3.lua. */
+/** Queued by extend-session-10.lua. */
 export interface SessionExtendRecord {
   type: 'session_extend';
   sid: string;
@@ -183,5 +183,5 @@ export const perSite = (field: string, hotspotId: string): string => `${field}@$
 export const perMethod = (field: string, method: string): string => `${field}#${method}`;
 export const rejectReason = (reason: string): string => `r:${reason}`;
 
-/** Seconds each activity key lives after its last write: long enough for the widest window read from it. */
+/** Seconds each activity key lives after its first write (a bucket is written only during its own minute, hour or step): long enough for the widest window read from it. */
 export const ACTIVITY_TTL = { step: 180, minute: 2 * 3600 + 120, hour: 25 * 3600 + 600 } as const;

@@ -23,25 +23,40 @@ const SCRIPTS = [
   // quota fallback (old ARGV[10], 0 from every caller) is gone, so the method is ARGV[10].
   // V4: a replaced session is ended by the script itself (its end record queued with its bytes).
   // V5: the start is the method-neutral session_start record (no use id, no method argument).
-  { file: 'use-voucher-8.lua', name: 'useVoucherV5', numberOfKeys: 8 },
+  // V6: the start (and the end of a replaced session) emits its domain event and counts the dashboard's
+  // activity: six more KEYS (includes/activity.lua).
+  { file: 'use-voucher-14.lua', name: 'useVoucherV6', numberOfKeys: 14 },
   { file: 'remove-voucher-2.lua', name: 'removeVoucherV1', numberOfKeys: 2 },
   // V2: totals per Acct-Session-Id, the status as ARGV[8], and whether the id is the session's current one.
-  { file: 'account-session-2.lua', name: 'accountSessionV2', numberOfKeys: 2 },
-  { file: 'end-session-4.lua', name: 'endSessionV1', numberOfKeys: 4 },
-  { file: 'extend-session-3.lua', name: 'extendSessionV1', numberOfKeys: 3 },
+  // V3: byte deltas counted into the activity buckets, the live-per-AP hash moved (three more KEYS).
+  { file: 'account-session-5.lua', name: 'accountSessionV3', numberOfKeys: 5 },
+  // V2 (both): the domain event, and for the end the activity counters, written in the script.
+  { file: 'end-session-10.lua', name: 'endSessionV2', numberOfKeys: 10 },
+  { file: 'extend-session-4.lua', name: 'extendSessionV2', numberOfKeys: 4 },
   { file: 'renew-lease-1.lua', name: 'renewLeaseV1', numberOfKeys: 1 },
   { file: 'remember-nas-1.lua', name: 'rememberNasV1', numberOfKeys: 1 },
   { file: 'raise-uses-1.lua', name: 'raiseUsesV1', numberOfKeys: 1 },
-  { file: 'start-session-6.lua', name: 'startSessionV1', numberOfKeys: 6 },
+  // V2: the start emits its domain event and counts the dashboard's activity (six more KEYS).
+  { file: 'start-session-12.lua', name: 'startSessionV2', numberOfKeys: 12 },
   // OTP sign-in (engine/signin/otp/)
   { file: 'request-otp-7.lua', name: 'requestOtpV1', numberOfKeys: 7 },
   { file: 'verify-otp-1.lua', name: 'verifyOtpV1', numberOfKeys: 1 },
   { file: 'mark-otp-delivered-2.lua', name: 'markOtpDeliveredV1', numberOfKeys: 2 },
   { file: 'claim-otp-fallbacks-1.lua', name: 'claimOtpFallbacksV1', numberOfKeys: 1 },
   { file: 'settle-otp-fallback-3.lua', name: 'settleOtpFallbackV1', numberOfKeys: 3 },
+  // Dashboard operations (engine/dashboard/): posture verdicts, NAS presence
+  { file: 'record-posture-5.lua', name: 'recordPostureV1', numberOfKeys: 5 },
+  { file: 'mark-nas-seen-2.lua', name: 'markNasSeenV1', numberOfKeys: 2 },
 ] as const;
 
 type Arg = string | number;
+
+/**
+ * The six KEYS of includes/activity.lua, in its order: event stream, this
+ * minute's and this hour's activity buckets, live devices, live per SSID,
+ * live per AP. Built by activityKeys (engine/events/activity-keys.ts).
+ */
+export type ActivityKeys = [events: string, minute: string, hour: string, devices: string, bySsid: string, byAp: string];
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
@@ -51,34 +66,37 @@ declare module 'ioredis' {
       minutes: Arg, downKbps: Arg, upKbps: Arg, quotaMb: Arg, profile: string, code: string, sessionQuotaMb: Arg,
       callback?: Callback<number>,
     ): Result<number, Context>;
-    useVoucherV5(
+    useVoucherV6(
       voucherKey: string, devicesKey: string, grantKey: string, outboxKey: string, loadedKey: string,
       liveKey: string, sessionRefKey: string, blockKey: string,
+      eventsKey: string, minuteKey: string, hourKey: string, liveDevicesKey: string, liveBySsidKey: string, liveByApKey: string,
       now: Arg, mac: string, hotspotId: string, ip: string, ssid: string,
       sessionId: string, defaultMinutes: Arg, idleSec: Arg,
       callback?: Callback<unknown[]>,
     ): Result<unknown[], Context>;
     removeVoucherV1(voucherKey: string, devicesKey: string, id: string, callback?: Callback<number>): Result<number, Context>;
-    accountSessionV2(
-      grantKey: string, dailyKey: string,
+    accountSessionV3(
+      grantKey: string, dailyKey: string, minuteKey: string, hourKey: string, liveByApKey: string,
       now: Arg, acctSessionId: string, inOctets: Arg, outOctets: Arg, ip: string, ap: string, signal: string,
       status: 'start' | 'interim' | 'stop',
       callback?: Callback<unknown[]>,
     ): Result<unknown[], Context>;
-    endSessionV1(
+    endSessionV2(
       grantKey: string, liveKey: string, sessionRefKey: string, outboxKey: string,
+      eventsKey: string, minuteKey: string, hourKey: string, liveDevicesKey: string, liveBySsidKey: string, liveByApKey: string,
       sid: string, now: Arg, reason: string, hotspotId: string, mac: string, by: string,
       callback?: Callback<unknown[]>,
     ): Result<unknown[], Context>;
-    extendSessionV1(
-      grantKey: string, liveKey: string, outboxKey: string, sid: string, now: Arg, minutes: Arg, by: string,
+    extendSessionV2(
+      grantKey: string, liveKey: string, outboxKey: string, eventsKey: string, sid: string, now: Arg, minutes: Arg, by: string,
       callback?: Callback<unknown[]>,
     ): Result<unknown[], Context>;
     renewLeaseV1(leaseKey: string, owner: string, ttlMs: Arg, callback?: Callback<number>): Result<number, Context>;
     rememberNasV1(grantKey: string, sid: string, nasId: string, nasUser: string, callback?: Callback<number>): Result<number, Context>;
     raiseUsesV1(voucherKey: string, voucherId: string, uses: Arg, callback?: Callback<number>): Result<number, Context>;
-    startSessionV1(
+    startSessionV2(
       grantKey: string, outboxKey: string, loadedKey: string, liveKey: string, sessionRefKey: string, blockKey: string,
+      eventsKey: string, minuteKey: string, hourKey: string, liveDevicesKey: string, liveBySsidKey: string, liveByApKey: string,
       now: Arg, mac: string, hotspotId: string, ip: string, ssid: string, sessionId: string,
       minutes: Arg, idleSec: Arg, method: string, user: string,
       downKbps: Arg, upKbps: Arg, quotaMb: Arg, sessionQuotaMb: Arg, profile: string,
@@ -101,6 +119,13 @@ declare module 'ioredis' {
       requestId: string, outcome: 'resent' | 'not_delivered', hash: string, now: Arg, codeTtlMs: Arg, expect: 'sent' | 'resent_by_sms',
       callback?: Callback<unknown[]>,
     ): Result<unknown[], Context>;
+    // Dashboard operations (engine/dashboard/)
+    recordPostureV1(
+      postureKey: string, countsKey: string, minuteKey: string, hourKey: string, eventsKey: string,
+      mac: string, verdict: string, now: Arg, hotspotId: string, minuteTtl: Arg, hourTtl: Arg, maxlen: Arg, reason: string,
+      callback?: Callback<string>,
+    ): Result<string, Context>;
+    markNasSeenV1(seenKey: string, eventsKey: string, silentMs: Arg, maxlen: Arg, ...nasIdHotspotMs: Arg[]): Result<number, Context>;
   }
 }
 

@@ -4,7 +4,7 @@ import type { Logger } from '../logger.js';
 import { keys } from '../redis/keys.js';
 import { AuthMirrorWriter } from './auth-mirror.js';
 import { HotspotActor, type ActorContext, type TimedSession } from './hotspot-actor.js';
-import type { FromThread, NasCommand, ReplyValue, Request, SessionEvent, ToThread } from './messages.js';
+import type { FromThread, NasCommand, ReplyValue, Request, ToThread } from './messages.js';
 import type { NasCommandResult } from './ports.js';
 import { SessionStore } from './session-store.js';
 import { TimerWheel } from './timer-wheel.js';
@@ -90,7 +90,6 @@ export class ActorHost {
         this.nasWaiters.set(id, resolve);
         this.post({ t: 'nas', id, ...cmd });
       }),
-      emit: (ev: Omit<SessionEvent, 't'>) => this.post({ t: 'event', ...ev }),
     };
   }
 

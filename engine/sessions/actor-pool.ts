@@ -218,8 +218,6 @@ export class ActorPool implements SessionActors, AcceptMirror {
           (result) => this.send(t, { t: 'nas_result', id: m.id, result }),
           () => this.send(t, { t: 'nas_result', id: m.id, result: { outcome: 'timeout' } }));
         return;
-      // Nothing listens yet; webhooks and live streams will.
-      case 'event': return;
       case 'stats': t.sessions = m.sessions; t.actors = m.actors; return;
     }
   }

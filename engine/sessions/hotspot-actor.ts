@@ -3,7 +3,7 @@ import { localDay } from '../util/local-day.js';
 import type { MirroredAccept } from './auth-mirror.js';
 import { decide, secondsLeft } from './decide.js';
 import type { AccessDecision, NasCommandResult } from './ports.js';
-import type { AcctMsg, AuthMsg, DisconnectMsg, ExtendMsg, LiveView, NasCommand, SessionEvent } from './messages.js';
+import type { AcctMsg, AuthMsg, DisconnectMsg, ExtendMsg, LiveView, NasCommand } from './messages.js';
 import type { EndReason, LiveSession, SessionStore } from './session-store.js';
 import type { TimerWheel } from './timer-wheel.js';
 
@@ -38,7 +38,6 @@ export interface ActorContext {
   now(): number;
   /** Sends a Disconnect/CoA through the main thread's NAS client. */
   nas(cmd: Omit<NasCommand, 't' | 'id'>): Promise<NasCommandResult>;
-  emit(ev: Omit<SessionEvent, 't'>): void;
   log: Logger;
   /** Where the thread's accepts are published for the main thread (AuthMirrorWriter); absent in tools that host actors alone. */
   mirror?: {
@@ -258,14 +257,13 @@ export class HotspotActor {
 
   /**
    * A sign-in started a session outside the actor. A live session of the device it replaced the use script
-   * has ended (end record queued): forget it, announce its end. Watch the new; with `coa`, tell the NAS.
+   * has ended (end record and session.end event queued): forget it. Watch the new; with `coa`, tell the NAS.
    */
   async started(mac: string, replaced: string, coa = false): Promise<void> {
     if (replaced) {
       const old = this.bySid.get(replaced);
       if (old) this.forget(old);
       await this.ctx.store.keepRefAfterEnd(this.tenant, replaced);
-      this.ctx.emit({ name: 'session.end', tenant: this.tenant, hs: this.hs, sid: replaced, mac, atMs: this.ctx.now(), reason: 'replaced' });
     }
     const s = await this.reload(mac);
     if (coa && s) this.reauthorize(s);
@@ -317,9 +315,7 @@ export class HotspotActor {
       }
       const mac = await this.ctx.store.macOf(this.tenant, sid);
       const at = Math.min(now, untilMs);
-      if (await this.ctx.store.end(this.tenant, this.hs, mac ?? '-', sid, at, 'session_timeout', '')) {
-        this.ctx.emit({ name: 'session.end', tenant: this.tenant, hs: this.hs, sid, mac: mac ?? '', atMs: at, reason: 'session_timeout' });
-      }
+      await this.ctx.store.end(this.tenant, this.hs, mac ?? '-', sid, at, 'session_timeout', '');
     }
   }
 
@@ -329,7 +325,6 @@ export class HotspotActor {
     const at = Math.min(atMs, this.ctx.now());
     const ended = await this.ctx.store.end(this.tenant, this.hs, s.mac, s.sid, at, reason, by);
     if (!ended) return false;
-    this.ctx.emit({ name: 'session.end', tenant: this.tenant, hs: this.hs, sid: s.sid, mac: s.mac, atMs: at, reason });
     if (tellNas) {
       void this.tellNas('disconnect', s).then((r) => {
         // RFC 5176 §3.5: Error-Cause 503 (Session Context Not Found): the NAS has no such session; nothing to retry.

@@ -148,18 +148,6 @@ export interface NasResultMsg {
   result: NasCommandResult;
 }
 
-/** A session event for webhooks and live streams. */
-export interface SessionEvent {
-  t: 'event';
-  name: 'session.start' | 'session.end';
-  tenant: string;
-  hs: string;
-  sid: string;
-  mac: string;
-  atMs: number;
-  reason?: string;
-}
-
 /** Periodic counts from a thread. */
 export interface ThreadStats {
   t: 'stats';
@@ -167,7 +155,7 @@ export interface ThreadStats {
   actors: number;
 }
 
-export type FromThread = Reply | NasCommand | SessionEvent | ThreadStats;
+export type FromThread = Reply | NasCommand | ThreadStats;
 export type ToThread = Request | NasResultMsg;
 
 /**

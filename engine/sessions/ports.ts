@@ -33,6 +33,9 @@ export interface AccessRequestMsg {
   /** From Called-Station-Id ("AA-BB-..:SSID") when the NAS sends it. */
   ssid?: string;
   nasPortId?: string;
+  /** NAS-Port and Called-Station-Id as sent: the dashboard's port map (engine/dashboard/nas-presence.ts). */
+  nasPort?: number;
+  calledStationId?: string;
 }
 
 /** A CHAP-Password with the challenge it answers (RFC 2865 §5.3, §5.40). */
@@ -89,6 +92,10 @@ export interface AccountingMsg {
   /** Extra console fields the NAS sent (ap name, signal) when known. */
   apName?: string;
   signalDbm?: number;
+  /** NAS-Port, NAS-Port-Id and Called-Station-Id as sent: the dashboard's port map (engine/dashboard/nas-presence.ts). */
+  nasPort?: number;
+  nasPortId?: string;
+  calledStationId?: string;
 }
 
 /** How a NAS answered a Disconnect-Request or CoA-Request (RFC 5176). */

@@ -4,6 +4,7 @@ import { normalizeMac } from '../ids.js';
 import type { Logger } from '../logger.js';
 import { timingSafeEqual } from 'node:crypto';
 import { chapMatches } from '../signin/chap.js';
+import type { DecisionMethod, DecisionSink } from '../signin/decision-sink.js';
 import type { SignInService } from '../signin/sign-in-service.js';
 import type { AcceptMirror, NasCommandPort, SessionActors } from './actor-ports.js';
 import type { NasCommand } from './messages.js';
@@ -50,6 +51,34 @@ export interface OneTimeLogins {
 }
 
 const NO_ONE_TIME_LOGINS: OneTimeLogins = { lookup: () => Promise.resolve(null), consume: () => Promise.resolve() };
+const NO_DECISIONS: DecisionSink = { record: () => undefined };
+
+/** The dashboard's reason code for each of decide()'s reject texts (engine/sessions/decide.ts). */
+const REJECT_CODES: Readonly<Record<string, string>> = {
+  'No device address in the request': 'no_device_address',
+  'Please sign in on the portal': 'not_signed_in',
+  'Daily data quota used up': 'daily_quota',
+  'Session data quota used up': 'session_quota',
+};
+
+/** The port fields of a request or accounting record (both messages have them). */
+export interface NasPortFields {
+  nasPort?: number;
+  nasPortId?: string;
+  calledStationId?: string;
+  apName?: string;
+}
+
+/**
+ * Who spoke and through which port, for the dashboard's switches and
+ * topology (engine/dashboard/nas-presence.ts). Called on every packet:
+ * must not await or throw.
+ */
+export interface NasPresencePort {
+  saw(nas: NasRecord, m: NasPortFields): void;
+}
+
+const NO_PRESENCE: NasPresencePort = { saw: () => undefined };
 
 /** The engine as the RADIUS server sees it (RadiusHandler). */
 export class RadiusGateway implements RadiusHandler {
@@ -59,6 +88,10 @@ export class RadiusGateway implements RadiusHandler {
     private readonly signIn: SignInService,
     private readonly relay: NasCommandRelay,
     private readonly logins: OneTimeLogins = NO_ONE_TIME_LOGINS,
+    /** Every answer is a decision for the dashboard (source radius); a voucher redemption's is recorded by the sign-in pipeline. */
+    private readonly decisions: DecisionSink = NO_DECISIONS,
+    private readonly presence: NasPresencePort = NO_PRESENCE,
+    private readonly now: () => number = Date.now,
   ) {}
 
   /** radius/ plugs its CoA client in here at start-up. */
@@ -72,6 +105,7 @@ export class RadiusGateway implements RadiusHandler {
 
   async authorize(m: AccessRequestMsg): Promise<AccessDecision> {
     const nas = this.registry.get(m.nas.id) ?? { ...m.nas, timezone: 'UTC' };
+    this.presence.saw(nas, m);
     let mac = m.mac;
     // A user name and password (PAP) or CHAP response: a portal's one-time UAM login, or a voucher code
     // as User-Name, which is the same atomic redemption as the portal's. MAC authentication sends the
@@ -83,14 +117,16 @@ export class RadiusGateway implements RadiusHandler {
     const oneTime = voucherAuth ? await this.logins.lookup(nas.tenantId, m.userName) : null;
     if (oneTime) {
       // The session started when the guest signed in on the portal: only the secret and the device are checked.
-      if (!secretMatches(m, oneTime.password)) return { accept: false, reason: 'Wrong user name or password' };
-      if (mac !== oneTime.mac || nas.hotspotId !== oneTime.hotspotId) return { accept: false, reason: 'This login belongs to another device' };
+      if (!secretMatches(m, oneTime.password)) return this.noted(nas, 'uam_login', 'wrong_password', { accept: false, reason: 'Wrong user name or password' });
+      if (mac !== oneTime.mac || nas.hotspotId !== oneTime.hotspotId) {
+        return this.noted(nas, 'uam_login', 'wrong_device', { accept: false, reason: 'This login belongs to another device' });
+      }
       await this.logins.consume(nas.tenantId, m.userName);
       voucherAuth = false;
     } else if (voucherAuth) {
-      if (!mac) return { accept: false, reason: 'No device address (Calling-Station-Id) in the request' };
+      if (!mac) return this.noted(nas, 'voucher', 'no_device_address', { accept: false, reason: 'No device address (Calling-Station-Id) in the request' });
       // With CHAP the NAS proves the code as its own secret (a login page sending the code as user name and password).
-      if (m.chap && !chapMatches(m.chap, m.userName)) return { accept: false, reason: 'Wrong user name or password' };
+      if (m.chap && !chapMatches(m.chap, m.userName)) return this.noted(nas, 'voucher', 'wrong_password', { accept: false, reason: 'Wrong user name or password' });
       try {
         await this.signIn.voucher({ hotspotId: nas.hotspotId, code: m.userName, mac, ip: m.framedIp ?? '', ssid: m.ssid ?? '', viaNas: true });
       } catch (err) {
@@ -99,20 +135,33 @@ export class RadiusGateway implements RadiusHandler {
       }
     }
     mac ||= userMac ?? '';
+    const method: DecisionMethod = oneTime ? 'uam_login' : 'mac_auth';
     // A device the actor accepted a moment ago, through the same NAS: its answer, without the hop to the
     // actor's thread. Not after a redemption, which the actor has yet to take in (its 'started' message).
     if (!voucherAuth && mac) {
       const mirrored = this.actors.mirroredAccept(nas.tenantId, nas.hotspotId, mac, nas.id, m.userName);
-      if (mirrored) return mirrored;
+      if (mirrored) return this.noted(nas, method, '', mirrored);
     }
-    return this.actors.request<AccessDecision>({
+    const decision = await this.actors.request<AccessDecision>({
       t: 'auth', tenant: nas.tenantId, hs: nas.hotspotId, tz: nas.timezone, nasId: nas.id, mac, userName: m.userName,
       ip: m.framedIp, ssid: m.ssid,
     });
+    // After a redemption the pipeline has recorded the decision already.
+    if (voucherAuth) return decision;
+    return this.noted(nas, method, decision.accept ? '' : REJECT_CODES[decision.reason] ?? 'rejected', decision);
+  }
+
+  /** Records an answer as a RADIUS decision (an object and a push onto the recorder's buffer) and hands it back. */
+  private noted(nas: { tenantId: string; hotspotId: string }, method: DecisionMethod, reason: string, d: AccessDecision): AccessDecision {
+    this.decisions.record({
+      tenantId: nas.tenantId, hotspotId: nas.hotspotId, method, outcome: d.accept ? 'accept' : 'reject', reason, at: this.now(), source: 'radius',
+    });
+    return d;
   }
 
   async account(m: AccountingMsg): Promise<void> {
     const nas = this.registry.get(m.nas.id) ?? { ...m.nas, timezone: 'UTC' };
+    this.presence.saw(nas, m);
     await this.actors.request({
       t: 'acct', tenant: nas.tenantId, hs: nas.hotspotId, tz: nas.timezone, nasId: nas.id, status: m.status,
       mac: m.mac, userName: m.userName, acctSessionId: m.acctSessionId, inOctets: m.inputOctets, outOctets: m.outputOctets,

@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { activityBuckets, activityKeys } from '../events/activity-keys.js';
 import { keys } from '../redis/keys.js';
 import { GRANT as G, type GrantHash } from '../redis/records.js';
 
@@ -135,8 +136,8 @@ export class SessionStore {
 
   async account(tenant: string, hs: string, mac: string, day: string, nowMs: number, acctId: string,
     inOctets: number, outOctets: number, ip: string, ap: string, signal: string, status: 'start' | 'interim' | 'stop'): Promise<AccountOutcome> {
-    const r = await this.redis.accountSessionV2(keys.grant(tenant, hs, mac), keys.dailyUsage(tenant, mac, day),
-      nowMs, acctId, inOctets, outOctets, ip, ap, signal, status);
+    const r = await this.redis.accountSessionV3(keys.grant(tenant, hs, mac), keys.dailyUsage(tenant, mac, day),
+      ...activityBuckets(tenant, nowMs), keys.liveByAp(tenant), nowMs, acctId, inOctets, outOctets, ip, ap, signal, status);
     const kind = String(r[0]);
     if (kind === 'none') return { kind: 'none' };
     return {
@@ -156,14 +157,14 @@ export class SessionStore {
 
   /** Ends a session once; false when it had already ended. */
   async end(tenant: string, hs: string, mac: string, sid: string, nowMs: number, reason: EndReason, by: string): Promise<boolean> {
-    const r = await this.redis.endSessionV1(keys.grant(tenant, hs, mac), keys.live(tenant, hs), keys.sessionRef(tenant, sid),
-      keys.outbox(tenant), sid, nowMs, reason, hs, mac, by);
+    const r = await this.redis.endSessionV2(keys.grant(tenant, hs, mac), keys.live(tenant, hs), keys.sessionRef(tenant, sid),
+      keys.outbox(tenant), ...activityKeys(tenant, nowMs), sid, nowMs, reason, hs, mac, by);
     return r[0] === 'ended';
   }
 
   /** New end time in ms, or null when the session is not live. */
   async extend(tenant: string, hs: string, mac: string, sid: string, nowMs: number, minutes: number, by: string): Promise<number | null> {
-    const r = await this.redis.extendSessionV1(keys.grant(tenant, hs, mac), keys.live(tenant, hs), keys.outbox(tenant), sid, nowMs, minutes, by);
+    const r = await this.redis.extendSessionV2(keys.grant(tenant, hs, mac), keys.live(tenant, hs), keys.outbox(tenant), keys.events(tenant), sid, nowMs, minutes, by);
     return r[0] === 'extended' ? Number(r[1]) : null;
   }
 }

@@ -1,16 +1,34 @@
 import type { Metrics } from '../metrics.js';
 import type { AuthMethod } from './method.js';
 
+/** Where a decision was made: the portal's voucher form, an OTP code, or a NAS's Access-Request. */
+export type DecisionSource = 'portal' | 'otp' | 'radius';
+
+/**
+ * How the guest tried to get in: a sign-in method, or for an Access-Request
+ * that is no sign-in of its own, `mac_auth` (a device the NAS asks about by
+ * its MAC: allowed while it has a live session) or `uam_login` (the one-time
+ * login a portal handed a UAM gateway).
+ */
+export type DecisionMethod = AuthMethod | 'mac_auth' | 'uam_login';
+
 /** One sign-in decision, as the dashboard counts them. */
 export interface SignInDecision {
   tenantId: string;
   hotspotId: string;
-  method: AuthMethod;
+  method: DecisionMethod;
   outcome: 'accept' | 'reject';
   /** '' for an accept; the error code for a reject (voucher_exhausted, device_blocked, otp_rate_limited, ...). */
   reason: string;
   /** ms */
   at: number;
+  /** Unset: `portal` for a voucher, `otp` for the other methods (decisionSource). */
+  source?: DecisionSource;
+}
+
+/** A decision's source, its default filled in. */
+export function decisionSource(d: SignInDecision): DecisionSource {
+  return d.source ?? (d.method === 'voucher' ? 'portal' : 'otp');
 }
 
 /**
@@ -20,6 +38,15 @@ export interface SignInDecision {
  */
 export interface DecisionSink {
   record(d: SignInDecision): void;
+}
+
+/**
+ * Passes on only the rejects: for the OTP service when its sessions start
+ * through the sign-in pipeline, which records the accept itself (the
+ * service's own accept would count every OTP sign-in twice).
+ */
+export function rejectsOnly(sink: DecisionSink): DecisionSink {
+  return { record: (d) => { if (d.outcome === 'reject') sink.record(d); } };
 }
 
 /** Counts decisions by method, outcome and reason: `signin_decisions_total{decision="voucher accept "}`. */

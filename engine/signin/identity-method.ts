@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { Errors } from '../errors.js';
 import type { HotspotRef } from '../hotspots/hotspot-service.js';
+import { activityKeys } from '../events/activity-keys.js';
 import { newId } from '../ids.js';
 import { keys } from '../redis/keys.js';
 import type { AuthMethod, SessionTerms, SignInContext, SignInMethod, StartedSession, StartOutcome } from './method.js';
@@ -36,7 +37,7 @@ export const HOTSPOT_DEFAULT_TERMS: TermsSource = { termsFor: () => Promise.reso
 
 /**
  * The start of a guest whose method has checked them already: only the
- * block check and the method-neutral session start (start-session-6.lua),
+ * block check and the method-neutral session start (start-session-12.lua),
  * with the session's terms from the hotspot's settings for that method.
  * Every such method (SMS, messaging app, e-mail codes; later sponsor and
  * room) signs in through this one file.
@@ -62,8 +63,8 @@ export class IdentityMethod implements SignInMethod<CheckedIdentity, StartedSess
     let a: unknown[];
     try {
       const sid = newId('sess_');
-      a = await this.redis.startSessionV1(keys.grant(t, hs, ctx.mac), keys.outbox(t), keys.loaded(t), keys.live(t, hs),
-        keys.sessionRef(t, sid), keys.block(t, ctx.mac), ctx.now, ctx.mac, hs, ctx.ip, ctx.ssid, sid,
+      a = await this.redis.startSessionV2(keys.grant(t, hs, ctx.mac), keys.outbox(t), keys.loaded(t), keys.live(t, hs),
+        keys.sessionRef(t, sid), keys.block(t, ctx.mac), ...activityKeys(t, ctx.now), ctx.now, ctx.mac, hs, ctx.ip, ctx.ssid, sid,
         minutes, x.idleSec || this.defaults.idleSec, this.name, id.username,
         x.downKbps ?? 0, x.upKbps ?? 0, x.quotaMb ?? 0, x.sessionQuotaMb ?? 0, x.profile ?? '');
     } catch (err) {

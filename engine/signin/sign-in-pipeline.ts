@@ -63,8 +63,11 @@ export class SignInPipeline {
     const hotspot = await this.hotspots.ref(req.hotspotId);
     if (!hotspot || (expectTenant !== undefined && hotspot.tenantId !== expectTenant)) throw Errors.HOTSPOT_NOT_FOUND();
     const ctx: SignInContext = { hotspot, tenantId: hotspot.tenantId, mac, ip: req.ip, ssid: req.ssid, now: this.now() };
-    const decide = (outcome: 'accept' | 'reject', reason: string): void =>
-      this.decisions.record({ tenantId: ctx.tenantId, hotspotId: hotspot.id, method: method.name, outcome, reason, at: ctx.now });
+    // A code a NAS sent as User-Name is a RADIUS decision; otherwise the method's own source (portal or OTP).
+    const viaNas = req.viaNas === true;
+    const decide = (outcome: 'accept' | 'reject', reason: string): void => this.decisions.record(viaNas
+      ? { tenantId: ctx.tenantId, hotspotId: hotspot.id, method: method.name, outcome, reason, at: ctx.now, source: 'radius' }
+      : { tenantId: ctx.tenantId, hotspotId: hotspot.id, method: method.name, outcome, reason, at: ctx.now });
 
     let result: StartOutcome<S>;
     try {

@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import { Errors, type AppError } from '../errors.js';
+import { activityKeys } from '../events/activity-keys.js';
 import { newId } from '../ids.js';
 import type { Metrics } from '../metrics.js';
 import { keys } from '../redis/keys.js';
@@ -26,7 +27,7 @@ interface VoucherSession extends StartedSession {
 
 /**
  * The voucher way in. The checks (expiry, SSID, remaining uses), the use
- * counter and the session start are one Lua script (use-voucher-8.lua), so a
+ * counter and the session start are one Lua script (use-voucher-14.lua), so a
  * voucher is never used more than max_uses and no guest gets in without the
  * start record queued; this class only prepares its arguments and maps its
  * answer onto the spec's bodies.
@@ -50,9 +51,9 @@ export class VoucherMethod implements SignInMethod<{ code: string }, VoucherSess
     let a: unknown[];
     try {
       const sid = newId('sess_');
-      a = await this.redis.useVoucherV5(
+      a = await this.redis.useVoucherV6(
         keys.voucher(t, input.code), keys.voucherDevices(t, input.code), keys.grant(t, hs, ctx.mac), keys.outbox(t), keys.loaded(t),
-        keys.live(t, hs), keys.sessionRef(t, sid), keys.block(t, ctx.mac),
+        keys.live(t, hs), keys.sessionRef(t, sid), keys.block(t, ctx.mac), ...activityKeys(t, ctx.now),
         ctx.now, ctx.mac, hs, ctx.ip, ctx.ssid, sid, minutes, this.defaults.idleSec);
     } catch (err) {
       throw Errors.SERVICE_UNAVAILABLE('Voucher store').withCause(err);

@@ -1,25 +1,31 @@
 import { Redis } from 'ioredis';
+import { EventLog } from '../events/event-log.js';
 import { keys } from '../redis/keys.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import { daysToFile, PartitionCache } from '../audit/chain-writer.js';
+import { daysToFile, PartitionCache, type AuditEntry } from '../audit/chain-writer.js';
 import { auditEntriesOf, writeOutbox, type OutboxRecord, type VoucherCount } from './outbox-writer.js';
 import type { Pool } from './postgres.js';
 
 /**
  * Stores one batch of outbox records in one Postgres transaction (the day
  * partitions it needs made first), then brings voucher counters in Redis up
- * to what Postgres counts.
+ * to what Postgres counts and tells each tenant's event stream that audit
+ * entries were written (audit.written), so a reader of the audit stream
+ * refetches only once Postgres has the rows.
  */
 export class BatchWriter {
   private readonly partitions = new PartitionCache();
+  private readonly events: EventLog;
 
   constructor(
     private readonly redis: Redis,
     private readonly pool: Pool,
     private readonly log: Logger,
     private readonly metrics: Metrics,
-  ) {}
+  ) {
+    this.events = new EventLog(redis);
+  }
 
   /** Our cache of partitions made is wrong (one is missing): they are made again on the next write. */
   forgetPartitions(): void {
@@ -35,12 +41,39 @@ export class BatchWriter {
       const { written, counters } = await writeOutbox(client, records, audit);
       await client.query('COMMIT');
       this.metrics.inc('outbox_records_written_total', '', written);
-      if (counters.length) await this.raiseRedisCounters(counters);
+      await Promise.all([counters.length ? this.raiseRedisCounters(counters) : undefined, audit.length ? this.auditWritten(audit) : undefined]);
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);
       throw err;
     } finally {
       client.release();
+    }
+  }
+
+  /**
+   * One audit.written event per tenant of a committed batch: how many audit
+   * entries it held and the first and last of their ids, in stream order (a
+   * batch delivered again after a crash says so again: readers only
+   * refetch). Best effort, like the counters: the entries are stored; a
+   * failure here is only logged.
+   */
+  private async auditWritten(audit: AuditEntry[]): Promise<void> {
+    const byTenant = new Map<string, { count: number; first: string; last: string; site: string | null }>();
+    for (const e of audit) {
+      const t = byTenant.get(e.tenant_id);
+      if (!t) byTenant.set(e.tenant_id, { count: 1, first: e.id, last: e.id, site: e.hotspot_id || null });
+      else {
+        t.count += 1;
+        t.last = e.id;
+        // The site only when every entry of the tenant's batch was at that one.
+        if (t.site !== e.hotspot_id) t.site = null;
+      }
+    }
+    try {
+      await Promise.all([...byTenant].map(([tenant, t]) =>
+        this.events.append(tenant, 'audit.written', t.site, { count: t.count, first_id: t.first, last_id: t.last })));
+    } catch (err) {
+      this.log.warn({ err: (err as Error).message }, 'could not append audit.written events after a commit');
     }
   }
 

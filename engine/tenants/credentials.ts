@@ -7,7 +7,8 @@ export interface Principal {
   tenant: Tenant;
   subject: string;
   roles: string[];
-  via: 'jwt' | 'api_key';
+  /** stream_token: a stream-only token (`?token=` on the dashboard's streams, nowhere else). */
+  via: 'jwt' | 'api_key' | 'stream_token';
 }
 
 /** The platform administration role: above tenants, on /admin/ routes only. */
@@ -23,7 +24,14 @@ export interface PlatformPrincipal {
 export interface PresentedCredentials {
   authorization: string;
   apiKey: string;
+  /** The `?token=` of a route that takes stream tokens (EventSource cannot send headers); used when no header is sent. */
+  streamToken?: string;
 }
+
+/** The `scope` claim of a stream-only token. */
+export const STREAM_SCOPE = 'stream';
+/** How long a stream token is good for: long enough to open (and after a drop reopen) a stream, short enough to leak little from a URL. */
+export const STREAM_TOKEN_TTL_SEC = 300;
 
 /**
  * Checks operator credentials: a JWT (HS256 only, `exp` and `tenant_id`
@@ -41,6 +49,7 @@ export class CredentialVerifier {
       if (!m) throw Errors.UNAUTHORIZED('Authorization header must be "Bearer <token>"');
       token = m[1]!;
     }
+    if (!token && !creds.apiKey && creds.streamToken) return this.verifyJwt(creds.streamToken, 'stream');
     const apiKey = creds.apiKey || (token.startsWith('gwk_') ? token : '');
     if (apiKey) {
       const tenantId = await this.tenants.tenantForApiKey(apiKey);
@@ -49,7 +58,16 @@ export class CredentialVerifier {
       return { tenant, subject: apiKey.slice(0, 12), roles: ['admin'], via: 'api_key' };
     }
     if (!token) throw Errors.UNAUTHORIZED('Send a JWT as "Authorization: Bearer <token>" or an API key as "X-API-Key"');
-    return this.verifyJwt(token);
+    return this.verifyJwt(token, 'operator');
+  }
+
+  /**
+   * A stream-only token for the principal (POST .../stream-token): its
+   * tenant and roles, scope `stream`, good for STREAM_TOKEN_TTL_SEC.
+   */
+  async mintStreamToken(p: Principal): Promise<{ token: string; expires_in: number }> {
+    const token = await signStreamToken(this.secret, p.tenant.id, p.roles, STREAM_TOKEN_TTL_SEC, `${p.via}:${p.subject}`);
+    return { token, expires_in: STREAM_TOKEN_TTL_SEC };
   }
 
   /**
@@ -72,13 +90,20 @@ export class CredentialVerifier {
     if (typeof payload.iat === 'number' && payload.iat > Date.now() / 1000 + this.leewaySec) {
       throw Errors.UNAUTHORIZED('JWT claim invalid: "iat" is in the future');
     }
+    if (payload['scope'] === STREAM_SCOPE) throw Errors.UNAUTHORIZED('A stream token opens the dashboard streams only');
     if (payload['tenant_id'] !== undefined) throw Errors.PLATFORM_ONLY('this token belongs to a tenant');
     const roles = Array.isArray(payload['roles']) ? payload['roles'].filter((r): r is string => typeof r === 'string') : [];
     if (!roles.includes(PLATFORM_ADMIN)) throw Errors.PLATFORM_ONLY(`the token lacks the ${PLATFORM_ADMIN} role`);
     return { subject: typeof payload.sub === 'string' ? payload.sub : '', roles };
   }
 
-  private async verifyJwt(token: string): Promise<Principal> {
+  /**
+   * An operator JWT, or with `want` stream a stream token. Each is refused
+   * where the other belongs: a stream token sits in URLs (and so in logs and
+   * browser history), so it must open nothing but a stream; an operator
+   * token is never taken from a URL.
+   */
+  private async verifyJwt(token: string, want: 'operator' | 'stream'): Promise<Principal> {
     let payload;
     try {
       // algorithms pins HS256: "none", RS256 with the secret as a public key, etc. are all refused.
@@ -97,18 +122,31 @@ export class CredentialVerifier {
     if (typeof payload.iat === 'number' && payload.iat > Date.now() / 1000 + this.leewaySec) {
       throw Errors.UNAUTHORIZED('JWT claim invalid: "iat" is in the future');
     }
+    const isStream = payload['scope'] === STREAM_SCOPE;
+    if (want === 'stream' && !isStream) throw Errors.UNAUTHORIZED('?token= takes a stream token (POST /api/v1/tenants/me/stream-token), not an operator token');
+    if (want === 'operator' && isStream) throw Errors.UNAUTHORIZED('A stream token opens the dashboard streams only');
     const tenantId = payload['tenant_id'];
     if (typeof tenantId !== 'string' || tenantId === '') throw Errors.UNAUTHORIZED('JWT claim tenant_id must be a non-empty string');
     const tenant = await this.tenants.get(tenantId);
     if (!tenant) throw Errors.UNAUTHORIZED('JWT names an unknown tenant');
     const roles = Array.isArray(payload['roles']) ? payload['roles'].filter((r): r is string => typeof r === 'string') : [];
-    return { tenant, subject: typeof payload.sub === 'string' ? payload.sub : '', roles, via: 'jwt' };
+    return { tenant, subject: typeof payload.sub === 'string' ? payload.sub : '', roles, via: isStream ? 'stream_token' : 'jwt' };
   }
 }
 
 /** Signs an operator token as the contract defines it: HS256, claims sub, tenant_id, roles, iat, exp. */
 export async function signOperatorToken(secret: Uint8Array, tenantId: string, roles: string[], ttlSec: number, sub = 'cli'): Promise<string> {
   return new SignJWT({ tenant_id: tenantId, roles })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setSubject(sub)
+    .setIssuedAt()
+    .setExpirationTime(Math.floor(Date.now() / 1000) + ttlSec)
+    .sign(secret);
+}
+
+/** Signs a stream-only token: HS256, claims sub, tenant_id, roles, scope `stream`, iat, exp. */
+export async function signStreamToken(secret: Uint8Array, tenantId: string, roles: string[], ttlSec: number, sub: string): Promise<string> {
+  return new SignJWT({ tenant_id: tenantId, roles, scope: STREAM_SCOPE })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setSubject(sub)
     .setIssuedAt()

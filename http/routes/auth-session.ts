@@ -2,7 +2,7 @@ import { signOperatorToken, type Engine } from '../../engine/index.js';
 import { route, type Route } from '../router.js';
 import { requestSchema, responseSchema } from '../schemas.js';
 
-/** How long a console or dashboard session lasts: the contract's operator-token lifetime (spec §5: 3600 s). */
+/** How long a console or dashboard session lasts: the contract gives operator tokens "lifetime shown as 3600 s". */
 export const SESSION_TTL_SEC = 3600;
 
 const sessionCreate = requestSchema<{ api_key: string }>('authSessionCreate', {
@@ -31,7 +31,9 @@ function expOf(jwt: string): number | null {
 }
 
 /**
- * POST /api/v1/auth/session: the console's and dashboard's sign-in. The
+ * POST /api/v1/auth/session: the console's and dashboard's sign-in. On the
+ * public surface, which never has a port of its own, so that both pages reach
+ * it wherever they are served (http/server.ts PAGE_CALLS). The
  * pages never keep the long-lived API key: they trade it here for an
  * operator JWT of one hour, kept in the tab's sessionStorage. An API key
  * gives role admin (API keys act as admin); a pasted JWT keeps its roles
@@ -40,7 +42,7 @@ function expOf(jwt: string): number | null {
 export function authSessionRoutes(engine: Engine): Route[] {
   return [
     route({
-      method: 'post', path: '/api/v1/auth/session', surface: 'console', auth: false, bodySchema: sessionCreate,
+      method: 'post', path: '/api/v1/auth/session', surface: 'public', auth: false, bodySchema: sessionCreate,
       responseSchema: sessionCreated, status: 201,
       summary: 'Exchange an API key (or an operator JWT) for a one-hour operator JWT; the console and dashboard sign-in',
       errors: { 401: 'unauthorized: the key or token is unknown, revoked, expired or invalid' },

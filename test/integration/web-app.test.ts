@@ -2,7 +2,7 @@ import { get as httpGet } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { describe, expect } from 'vitest';
 import { signOperatorToken } from '../../engine/index.js';
-import { call, JWT_SECRET, serviceTest } from '../support/fixture.js';
+import { call, JWT_SECRET, newTenant, serviceTest, startService } from '../support/fixture.js';
 
 const SECRET = new TextEncoder().encode(JWT_SECRET);
 const test = serviceTest();
@@ -79,5 +79,34 @@ describe('web apps', () => {
       expect(refused.body.error).toBe('unauthorized');
     }
     expect((await call(svc.base, 'POST', '/api/v1/auth/session', { body: {} })).status).toBe(400);
+  });
+  test('on their own ports each app is also at /, with the APIs its page calls on the same origin; the main port keeps them', async () => {
+    const split = await startService({ CONSOLE_PORT: '0', DASHBOARD_PORT: '0', RADIUS_ENABLED: 'false' });
+    try {
+      const { ports } = split.service.http;
+      const st = await newTenant(split.service);
+      for (const app of ['console', 'dashboard'] as const) {
+        const base = `http://127.0.0.1:${ports[app]}`;
+        for (const path of ['/', `/${app}`]) {
+          const page = await get(base, path);
+          expect(page.status, `${app} ${path}`).toBe(200);
+          expect(await page.text()).toContain(`/${app}/assets/main-`);
+        }
+        const session = await call(base, 'POST', '/api/v1/auth/session', { body: { api_key: st.apiKey } });
+        expect(session.status, app).toBe(201);
+        expect((await call(base, 'GET', '/api/v1/tenants/me', { bearer: session.body.token })).body.id).toBe(st.tenantId);
+        // The other app's page is not here, nor the portal or the ops routes.
+        expect((await get(base, `/${app === 'console' ? 'dashboard' : 'console'}`)).status).toBe(404);
+        expect((await get(base, '/healthz')).status).toBe(404);
+      }
+      const consoleBase = `http://127.0.0.1:${ports.console}`;
+      expect((await call(consoleBase, 'GET', '/v1/sessions?status=active', { auth: st.apiKey })).status).toBe(200);
+      // The main listener still serves the public and sign-in routes, but no longer the pages.
+      expect((await call(split.base, 'POST', '/api/v1/auth/session', { body: { api_key: st.apiKey } })).status).toBe(201);
+      expect((await get(split.base, '/console')).status).toBe(404);
+      expect((await get(split.base, '/')).status).toBe(404);
+    } finally {
+      await split.stop();
+    }
   });
 });

@@ -1,13 +1,16 @@
 import type { Redis } from 'ioredis';
+import { activityBuckets } from '../../engine/events/activity-keys.js';
 import { describe, expect } from 'vitest';
 import { keys, luaTest as it, mac } from '../support/lua.js';
 import { putVoucher, useVoucher } from '../fixtures/lua-voucher.js';
 
 const MB = 1_048_576;
 const DAY = '20261122';
+/** The tenant a key is tagged with ({t:<tenant>}): the activity keys go with the grant's tenant. */
+const tenantOf = (key: string): string => /^\{t:([^}]+)\}/.exec(key)![1]!;
 
-/** account-session-2.lua: one Accounting-Request against a live session, its quotas checked atomically. */
-describe('account-session-2.lua', () => {
+/** account-session-5.lua: one Accounting-Request against a live session, its quotas checked atomically. */
+describe('account-session-5.lua', () => {
   /** A live session of device n from a voucher with the given daily quota (MB). */
   const session = async (redis: Redis, t: string, n: number, quotaMb = 0): Promise<{ grant: string; daily: string; sid: string }> => {
     await putVoucher(redis, t, 'ACCT', { id: 'vch_acct', max: 10, quotaMb });
@@ -17,7 +20,7 @@ describe('account-session-2.lua', () => {
   };
   const account = (redis: Redis, s: { grant: string; daily: string }, now: number, acctId: string, tin: number, tout: number, ip = '', ap = '', signal = '',
     status: 'start' | 'interim' | 'stop' = 'interim') =>
-    redis.accountSessionV2(s.grant, s.daily, now, acctId, tin, tout, ip, ap, signal, status);
+    redis.accountSessionV3(s.grant, s.daily, ...activityBuckets(tenantOf(s.grant), now), keys.liveByAp(tenantOf(s.grant)), now, acctId, tin, tout, ip, ap, signal, status);
 
   it("answers {'none'} for a device without a session, and writes nothing", async ({ redis, tenant: t }) => {
     const s = { grant: keys.grant(t, 'hs_lua', mac(9)), daily: keys.dailyUsage(t, mac(9), DAY) };

@@ -1,17 +1,18 @@
 import type { Redis } from 'ioredis';
+import { activityKeys } from '../../engine/events/activity-keys.js';
 import { describe, expect } from 'vitest';
 import { keys, luaTest as it, mac } from '../support/lua.js';
 import { outbox, putVoucher, useVoucher } from '../fixtures/lua-voucher.js';
 
-/** end-session-4.lua: a session ends exactly once, with its end record queued. */
-describe('end-session-4.lua', () => {
+/** end-session-10.lua: a session ends exactly once, with its end record queued. */
+describe('end-session-10.lua', () => {
   const started = async (redis: Redis, t: string, n: number): Promise<{ sid: string }> => {
     await putVoucher(redis, t, 'END', { id: 'vch_end', max: 10 });
     const used = await useVoucher(redis, t, 'END', { now: 1_000, mac: mac(n), ip: '10.2.0.1', ssid: 'Guest' });
     return { sid: String(used[1]) };
   };
   const end = (redis: Redis, t: string, sid: string, m: string, reason: string, now = 5_000) =>
-    redis.endSessionV1(keys.grant(t, 'hs_lua', m), keys.live(t, 'hs_lua'), keys.sessionRef(t, sid), keys.outbox(t), sid, now, reason, 'hs_lua', m, 'op_1');
+    redis.endSessionV2(keys.grant(t, 'hs_lua', m), keys.live(t, 'hs_lua'), keys.sessionRef(t, sid), keys.outbox(t), ...activityKeys(t, now), sid, now, reason, 'hs_lua', m, 'op_1');
 
   it('ends once: grant and live entry gone, the reference kept an hour, one end record; the second call is gone', async ({ redis, tenant: t }) => {
     const { sid } = await started(redis, t, 1);

@@ -3,15 +3,15 @@ import { describe, expect } from 'vitest';
 import { keys, luaTest as it, mac } from '../support/lua.js';
 import { outbox, putVoucher, useVoucher } from '../fixtures/lua-voucher.js';
 
-/** extend-session-3.lua: a live session's end moves, counted from the later of its end and now. */
-describe('extend-session-3.lua', () => {
+/** extend-session-4.lua: a live session's end moves, counted from the later of its end and now. */
+describe('extend-session-4.lua', () => {
   const started = async (redis: Redis, t: string, n: number): Promise<{ sid: string; until: number }> => {
     await putVoucher(redis, t, 'EXT', { id: 'vch_ext', max: 10, minutes: 60 });
     const used = await useVoucher(redis, t, 'EXT', { now: 1_000, mac: mac(n) });
     return { sid: String(used[1]), until: Number(used[2]) };
   };
   const extend = (redis: Redis, t: string, sid: string, m: string, now: number, minutes: number) =>
-    redis.extendSessionV1(keys.grant(t, 'hs_lua', m), keys.live(t, 'hs_lua'), keys.outbox(t), sid, now, minutes, 'op_2');
+    redis.extendSessionV2(keys.grant(t, 'hs_lua', m), keys.live(t, 'hs_lua'), keys.outbox(t), keys.events(t), sid, now, minutes, 'op_2');
 
   it('adds to the current end while it is ahead, in the grant, the live set and one extend record', async ({ redis, tenant: t }) => {
     const { sid, until } = await started(redis, t, 1);

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { activityKeys } from '../../engine/events/activity-keys.js';
 import { describe, expect } from 'vitest';
 import { serverRunId } from '../../engine/redis/scripts.js';
 import { keys, luaTenant, luaTest as it, mac } from '../support/lua.js';
@@ -9,14 +10,14 @@ import { outbox, putVoucher, useVoucher, type UseArgs } from '../fixtures/lua-vo
  * the only place a use is counted, so every refusal must leave the counter,
  * the devices hash, the grant and the outbox exactly as they were.
  */
-describe('use-voucher-8.lua', () => {
+describe('use-voucher-14.lua', () => {
   let redis: Redis;
   it.beforeAll(({ redis: r }) => { redis = r; });
 
   const use = (t: string, code: string, a: UseArgs): Promise<unknown[]> => useVoucher(redis, t, code, a);
   /**
    * An 'ok' answer's common part: ok, session id, grant until, current uses,
-   * max uses, reused. use-voucher-8 adds the replaced session to a new use.
+   * max uses, reused. use-voucher-14 adds the replaced session to a new use.
    */
   const ok = (r: unknown[]): unknown[] => {
     expect(r[0], JSON.stringify(r)).toBe('ok');
@@ -225,7 +226,8 @@ describe('use-voucher-8.lua', () => {
     }]);
     // The old session is no longer live; a later end of it (a racing sweep) finds it gone.
     expect(await redis.zscore(keys.live(t, 'hs_lua'), String(first[1]))).toBeNull();
-    expect(await redis.endSessionV1(keys.grant(t, 'hs_lua', mac(1)), keys.live(t, 'hs_lua'), keys.sessionRef(t, String(first[1])), keys.outbox(t),
+    expect(await redis.endSessionV2(keys.grant(t, 'hs_lua', mac(1)), keys.live(t, 'hs_lua'), keys.sessionRef(t, String(first[1])), keys.outbox(t),
+      ...activityKeys(t, now + 2_000),
       String(first[1]), now + 2_000, 'session_timeout', 'hs_lua', mac(1), '')).toEqual(['gone']);
   });
 
@@ -271,7 +273,7 @@ describe('use-voucher-8.lua', () => {
   });
 });
 
-describe('use-voucher-8.lua: block list', () => {
+describe('use-voucher-14.lua: block list', () => {
   let redis: Redis;
   it.beforeAll(({ redis: r }) => { redis = r; });
 

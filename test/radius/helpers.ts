@@ -123,6 +123,7 @@ export interface AccessRequestSpec {
   calledStationId?: string;
   framedIp?: string;
   nasPortId?: string;
+  nasPort?: number;
   /** 'good' (default), 'bad' (one bit flipped) or 'none'. */
   messageAuthenticator?: 'good' | 'bad' | 'none';
   authenticator?: Buffer;
@@ -155,6 +156,7 @@ export function accessRequest(spec: AccessRequestSpec): Buffer {
   if (spec.calledStationId !== undefined) w.string(Attr.CALLED_STATION_ID, spec.calledStationId);
   if (spec.framedIp !== undefined) w.ipv4(Attr.FRAMED_IP_ADDRESS, spec.framedIp);
   if (spec.nasPortId !== undefined) w.string(Attr.NAS_PORT_ID, spec.nasPortId);
+  if (spec.nasPort !== undefined) w.uint32(Attr.NAS_PORT, spec.nasPort);
   for (const ps of spec.proxyStates ?? []) w.bytes(Attr.PROXY_STATE, ps);
   const pkt = w.finishAccessRequest(spec.secret);
   if (ma === 'bad') pkt[22] ^= 0x01; // first octet of the Message-Authenticator value
@@ -177,6 +179,8 @@ export interface AccountingSpec {
   terminateCause?: number;
   delayTime?: number;
   nasIdentifier?: string;
+  nasPort?: number;
+  nasPortId?: string;
   messageAuthenticator?: boolean;
   proxyStates?: Buffer[];
 }
@@ -190,6 +194,8 @@ export function accountingRequest(spec: AccountingSpec): Buffer {
   if (spec.callingStationId !== undefined) w.string(Attr.CALLING_STATION_ID, spec.callingStationId);
   if (spec.calledStationId !== undefined) w.string(Attr.CALLED_STATION_ID, spec.calledStationId);
   if (spec.nasIdentifier !== undefined) w.string(Attr.NAS_IDENTIFIER, spec.nasIdentifier);
+  if (spec.nasPort !== undefined) w.uint32(Attr.NAS_PORT, spec.nasPort);
+  if (spec.nasPortId !== undefined) w.string(Attr.NAS_PORT_ID, spec.nasPortId);
   w.string(Attr.ACCT_SESSION_ID, spec.acctSessionId ?? 'acct-1');
   if (spec.inputOctets !== undefined) w.uint32(Attr.ACCT_INPUT_OCTETS, spec.inputOctets);
   if (spec.outputOctets !== undefined) w.uint32(Attr.ACCT_OUTPUT_OCTETS, spec.outputOctets);

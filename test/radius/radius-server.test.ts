@@ -60,7 +60,7 @@ describe('RadiusServer over UDP on 127.0.0.1', () => {
       expect(reply).not.toBeNull();
       expect(handler.accessMsgs).toEqual([{
         nas, mac: 'AA:BB:CC:DD:EE:0F', userName: 'guest', password: 'V0UCH3R', framedIp: '10.1.2.3',
-        ssid: 'Hotel Guest', nasPortId: 'wlan0',
+        ssid: 'Hotel Guest', nasPortId: 'wlan0', calledStationId: '00-11-22-33-44-55:Hotel Guest',
       }]);
 
       const len = checkFraming(reply!);
@@ -265,6 +265,7 @@ describe('RadiusServer over UDP on 127.0.0.1', () => {
         inputOctets: 3 * 2 ** 32 + 7, // downloaded by the guest = Acct-Output-* (counted at the NAS port)
         outputOctets: 1 * 2 ** 32 + 1000,
         sessionTime: 1800, endReason: 'idle_timeout', delayTime: 2, apName: 'ap-lobby-1',
+        calledStationId: '00-11-22-33-44-55:Hotel Guest',
       }]);
       stored.resolve();
       const reply = (await client.next())!.msg;

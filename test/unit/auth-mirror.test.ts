@@ -150,7 +150,7 @@ describe('auth mirror', () => {
     } as unknown as SessionStore;
     const { writer, reader } = pair();
     const wheel = new TimerWheel<TimedSession>(now);
-    const ctx: ActorContext = { store, wheel, log: createLogger('silent'), now: () => Date.now(), nas: async () => ({ outcome: 'ack' }), emit: () => undefined, mirror: writer };
+    const ctx: ActorContext = { store, wheel, log: createLogger('silent'), now: () => Date.now(), nas: async () => ({ outcome: 'ack' }), mirror: writer };
     const actor = new HotspotActor('tn_1', 'hs_1', 'UTC', ctx);
     await actor.load();
     const asked = actor.auth({ t: 'auth', id: 1, tenant: 'tn_1', hs: 'hs_1', tz: 'UTC', nasId: 'nas_1', mac: device, userName: 'guest' });

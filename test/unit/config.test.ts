@@ -21,6 +21,13 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ ...env, RADIUS_HOST: 'localhost' })).toThrow(/RADIUS_HOST="localhost" must be an IP address to listen on$/m);
   });
 
+  it('bounds the dashboard streams: defaults, overrides, and no bound of 0 that would drop every client', () => {
+    expect(loadConfig(env).streams).toEqual({ maxBufferedBytes: 65536, maxBackedUpMs: 30_000, heartbeatMs: 15_000, coalesceMs: 500 });
+    expect(loadConfig({ ...env, STREAM_MAX_BUFFERED_BYTES: '2048', STREAM_COALESCE_MS: '0' }).streams).toMatchObject({ maxBufferedBytes: 2048, coalesceMs: 0 });
+    expect(() => loadConfig({ ...env, STREAM_MAX_BUFFERED_BYTES: '0' })).toThrow(/STREAM_MAX_BUFFERED_BYTES="0" must be an integer from 256/);
+    expect(() => loadConfig({ ...env, STREAM_HEARTBEAT_MS: 'soon' })).toThrow(/STREAM_HEARTBEAT_MS="soon"/);
+  });
+
   it('names every bad value at once', () => {
     expect(() => loadConfig({ ...env, RADIUS_ENABLED: 'nope', HTTP_HOST: 'x y', HTTP_PORT: '70000' })).toThrow(/RADIUS_ENABLED[\s\S]*HTTP_HOST|HTTP_HOST[\s\S]*RADIUS_ENABLED/);
   });

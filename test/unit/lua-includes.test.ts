@@ -39,8 +39,9 @@ describe('Lua includes', () => {
     expect(scripts.length).toBeGreaterThan(5);
     for (const f of scripts) expect(readScript(f), f).not.toMatch(/^--- @include/m);
     // The session-end record is built in one fragment, which both its users carry.
-    for (const f of ['end-session-4.lua', 'use-voucher-8.lua', 'start-session-6.lua']) {
-      expect(readScript(f).match(/local function queueSessionEnd/g), f).toHaveLength(1);
+    for (const f of ['end-session-10.lua', 'use-voucher-14.lua', 'start-session-12.lua']) {
+      expect(readScript(f).match(/local function recordSessionEnd/g), f).toHaveLength(1);
+      expect(readScript(f).match(/local function emitEvent/g), f).toHaveLength(1);
     }
   });
 });

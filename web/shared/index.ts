@@ -7,3 +7,4 @@ export { Layout, LangSelect, type NavItem } from './layout.js';
 export { SignIn } from './sign-in.js';
 export { usePoll, type Poll } from './use-poll.js';
 export { Shell, mountApp, useHashRoute, type ShellProps } from './app-shell.js';
+export * from './public-api.js';

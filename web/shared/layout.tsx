@@ -47,11 +47,11 @@ export function Layout(props: {
 /** The language choice; labelled in the current language, each option named in its own. */
 export function LangSelect(props: { lang: Lang; setLang(l: Lang): void; label: string; names: Record<Lang, string> }): preact.JSX.Element {
   return (
-    <label class="lang">
-      <span>{props.label}</span>
-      <select value={props.lang} onChange={(e) => props.setLang((e.target as HTMLSelectElement).value as Lang)}>
+    <span class="lang">
+      <label for="lang-select">{props.label}</label>
+      <select id="lang-select" value={props.lang} onChange={(e) => props.setLang((e.target as HTMLSelectElement).value as Lang)}>
         {LANGS.map((l) => <option key={l} value={l} lang={l}>{props.names[l]}</option>)}
       </select>
-    </label>
+    </span>
   );
 }

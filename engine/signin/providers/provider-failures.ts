@@ -19,12 +19,15 @@ export interface Failure {
  * may say our credentials were rejected.
  */
 export class ProviderFailures {
-  constructor(private readonly log: Logger, private readonly metrics: Metrics) {
+  /** `observe` hears of each failure too (the dashboard's otp_provider_failing incident); it must not throw. */
+  constructor(private readonly log: Logger, private readonly metrics: Metrics,
+    private readonly observe: (tenantId: string, provider: string, code: string) => void = () => undefined) {
     metrics.counter(PROVIDER_ERRORS_METRIC, 'OTP sends a provider refused or that failed on the way, by provider and error code', 'provider,code');
   }
 
   report(channel: OtpChannelName, provider: string, msg: OtpMessage, f: Failure): SendResult {
     this.metrics.inc(PROVIDER_ERRORS_METRIC, labelValues(provider, f.code));
+    this.observe(msg.tenantId, provider, f.code);
     this.log.warn({ channel, provider, code: f.code, meaning: f.meaning, tenant_id: msg.tenantId, request_id: msg.requestId },
       `${channel} provider ${provider} refused the send: code ${f.code} (${f.meaning})`);
     return { ok: false, provider, code: f.code, retryable: f.retryable, detail: f.meaning };

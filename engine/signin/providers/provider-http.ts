@@ -1,17 +1,17 @@
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { Http1Client } from './http1-client.js';
 
 /**
  * The one HTTP client of the providers: a JSON POST with a deadline. A guest
  * waits on the portal page for the answer, so a provider that hangs costs at
  * most `timeoutMs`, then counts as a retryable failure.
  *
- * node:http with keep-alive rather than fetch: in bench/otp-signin's profile,
+ * Http1Client rather than fetch or node:http: in bench/otp-signin's profile
  * fetch (undici, web streams, its AbortSignal) took about a fifth of the
- * service's CPU per phone sign-in. The agents are the process's connection
- * pools to the providers, as fetch's global dispatcher was.
+ * service's CPU per phone sign-in, and node:http's client, which replaced it,
+ * still about a quarter of the busy time (http1-client.ts says why). The
+ * client holds the process's keep-alive connections to the providers.
  */
-const agents = { http: new HttpAgent({ keepAlive: true, maxSockets: 64 }), https: new HttpsAgent({ keepAlive: true, maxSockets: 64 }) };
+const client = new Http1Client();
 /** Answers larger than this are not providers' JSON: cut off rather than buffered. */
 const MAX_ANSWER_BYTES = 64 * 1024;
 export interface ProviderAnswer {
@@ -23,37 +23,14 @@ export interface ProviderAnswer {
 export const PROVIDER_TIMEOUT_MS = 10_000;
 
 /** POSTs `body` as JSON; throws on network failure or time-out (the caller maps that to a SendResult). */
-export function postJson(url: string, headers: Record<string, string>, body: unknown, timeoutMs = PROVIDER_TIMEOUT_MS): Promise<ProviderAnswer> {
-  const u = new URL(url);
-  const tls = u.protocol === 'https:';
-  if (!tls && u.protocol !== 'http:') return Promise.reject(new Error(`not an http(s) URL: ${u.protocol}`));
-  const data = Buffer.from(JSON.stringify(body));
-  return new Promise((resolve, reject) => {
-    const req = (tls ? httpsRequest : httpRequest)(u, {
-      method: 'POST', agent: tls ? agents.https : agents.http,
-      headers: { 'content-type': 'application/json', accept: 'application/json', 'content-length': data.length, ...headers },
-    }, (res: IncomingMessage) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (c: Buffer) => {
-        size += c.length;
-        if (size > MAX_ANSWER_BYTES) { req.destroy(new Error(`answer larger than ${MAX_ANSWER_BYTES} bytes`)); return; }
-        chunks.push(c);
-      });
-      res.on('error', reject);
-      res.on('end', () => {
-        let json: unknown = null;
-        try { json = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { /* not JSON: the caller reports the status */ }
-        resolve({ status: res.statusCode ?? 0, json });
-      });
-    });
-    // One deadline for the whole exchange (connect, send, answer), like the AbortSignal it replaces.
-    const timer = setTimeout(() => req.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { name: 'TimeoutError' })), timeoutMs);
-    req.on('close', () => clearTimeout(timer));
-    req.on('error', reject);
-    req.end(data);
-  });
+export async function postJson(url: string, headers: Record<string, string>, body: unknown, timeoutMs = PROVIDER_TIMEOUT_MS): Promise<ProviderAnswer> {
+  const a = await client.post(url, { ...headers, ...JSON_HEADERS }, JSON.stringify(body), timeoutMs, MAX_ANSWER_BYTES);
+  let json: unknown = null;
+  try { json = JSON.parse(a.body.toString('utf8')); } catch { /* not JSON: the caller reports the status */ }
+  return { status: a.status, json };
 }
+
+const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/json' } as const;
 
 /** A field of a JSON object answer as a string ('' when absent). */
 export function field(json: unknown, name: string): string {

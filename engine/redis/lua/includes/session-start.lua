@@ -5,16 +5,19 @@
   guest is authorised unless its session_start record is queued with it.
   Grant and record fields: engine/redis/records.ts (GRANT, SessionStartRecord).
 
-  startSession(grantKey, liveKey, refKey, outboxKey, s)
+  startSession(grantKey, liveKey, refKey, outboxKey, k, s)
+    k: activityKeys(...) (includes/activity.lua)
     s: sid, hs, mac, now (ms, number), untilMs (number), method, user, vid
        ('' none), down, up, quota, squota, idle, profile, ip, ssid
     Writes the grant, the live set entry, the session ref and the
-    session_start record; returns '' or the id of the device's previous live
-    session at the hotspot, which it has ended (its end record queued first).
+    session_start record, emits session.start and counts the start (starts,
+    the device and its SSID live); returns '' or the id of the device's
+    previous live session at the hotspot, which it has ended (its end record
+    and event queued first).
 ]]
 --- @include "session-end-record"
 
-local function startSession(grantKey, liveKey, refKey, outboxKey, s)
+local function startSession(grantKey, liveKey, refKey, outboxKey, k, s)
   -- A device has one session per hotspot: a previous live one ends here, once
   -- (removal from the live set is the guard, as in end-session), with the bytes
   -- and details its grant holds before the grant is rewritten. One whose time
@@ -26,7 +29,7 @@ local function startSession(grantKey, liveKey, refKey, outboxKey, s)
     local oldUntil = old.untilMs or s.now
     local reason, at = 'replaced', s.now
     if oldUntil <= s.now then reason, at = 'session_timeout', oldUntil end
-    queueSessionEnd(outboxKey, replaced, s.hs, s.mac, tostring(at), reason, old, '')
+    recordSessionEnd(k, outboxKey, replaced, s.hs, s.mac, tostring(at), reason, old, '')
   end
 
   rcall('DEL', grantKey)
@@ -41,5 +44,10 @@ local function startSession(grantKey, liveKey, refKey, outboxKey, s)
   rcall('XADD', outboxKey, '*', 'type', 'session_start', 'rec', cjson.encode({
     type = 'session_start', sid = s.sid, hs = s.hs, mac = s.mac, ip = s.ip, ssid = s.ssid,
     at = tostring(s.now), ['until'] = tostring(s.untilMs), user = s.user, method = s.method, vid = s.vid}))
+  emitEvent(k, 'session.start', s.now, s.hs, {session_id = s.sid, mac = s.mac, method = s.method, hotspot_id = s.hs})
+  countActivity(k, s.hs, 'start', 1)
+  -- No access point yet: accounting names it, and moves the session there (account-session-5.lua).
+  moveLive(k.devices, s.mac, 1)
+  moveLive(k.ssid, s.hs .. '|' .. s.ssid, 1)
   return replaced
 end

@@ -4,8 +4,8 @@
 
   The checks (block, expiry, SSID, remaining uses), the counter increment and
   the session start (includes/session-start.lua: the grant, the live set, the
-  session ref and the session_start record that carries the start to
-  Postgres) happen in one script. So two devices using the same code at once
+  session ref, the session_start record that carries the start to Postgres,
+  the session.start event and the dashboard's counters) happen in one script. So two devices using the same code at once
   can never push the counter past max_uses, and no guest is authorised
   without its session-start record queued. Records: engine/redis/records.ts.
 
@@ -18,6 +18,13 @@
   KEYS[6] hotspot live zset      {t:T}:live:<hotspot>
   KEYS[7] session ref            {t:T}:sr:<new session id>
   KEYS[8] block marker           {t:T}:blk:<mac>
+  KEYS[9] event stream          {t:T}:ev
+  KEYS[10] activity, this minute  {t:T}:am:<floor(now / 60000)>
+  KEYS[11] activity, this hour    {t:T}:ah:<floor(now / 3600000)>
+  KEYS[12] live devices hash      {t:T}:ldev
+  KEYS[13] live per SSID hash     {t:T}:lss
+  KEYS[14] live per AP hash       {t:T}:lap
+                                 (includes/activity.lua; engine/events/activity-keys.ts)
 
   ARGV[1] now, ms since epoch
   ARGV[2] MAC (canonical)
@@ -103,7 +110,7 @@ if dur <= 0 then dur = tonumber(ARGV[7]) end
 local untilMs = now + dur * 60000
 
 rcall('HSET', KEYS[2], mac, sid)
-local replaced = startSession(KEYS[3], KEYS[6], KEYS[7], KEYS[4], {
+local replaced = startSession(KEYS[3], KEYS[6], KEYS[7], KEYS[4], activityKeys(9), {
   sid = sid, hs = ARGV[3], mac = mac, now = now, untilMs = untilMs, method = 'voucher', user = v[11], vid = id,
   down = v[7], up = v[8], quota = v[9],
   -- Only the voucher sets a session quota. A definition written before

@@ -11,6 +11,13 @@
   KEYS[4] hotspot live zset      {t:T}:live:<hotspot>
   KEYS[5] session ref            {t:T}:sr:<new session id>
   KEYS[6] block marker           {t:T}:blk:<mac>
+  KEYS[7] event stream          {t:T}:ev
+  KEYS[8] activity, this minute  {t:T}:am:<floor(now / 60000)>
+  KEYS[9] activity, this hour    {t:T}:ah:<floor(now / 3600000)>
+  KEYS[10] live devices hash      {t:T}:ldev
+  KEYS[11] live per SSID hash     {t:T}:lss
+  KEYS[12] live per AP hash       {t:T}:lap
+                                 (includes/activity.lua; engine/events/activity-keys.ts)
 
   ARGV[1] now, ms since epoch
   ARGV[2] MAC (canonical)
@@ -49,7 +56,7 @@ end
 
 local now = tonumber(ARGV[1])
 local untilMs = now + tonumber(ARGV[7]) * 60000
-local replaced = startSession(KEYS[1], KEYS[4], KEYS[5], KEYS[2], {
+local replaced = startSession(KEYS[1], KEYS[4], KEYS[5], KEYS[2], activityKeys(7), {
   sid = ARGV[6], hs = ARGV[3], mac = ARGV[2], now = now, untilMs = untilMs, method = ARGV[9], user = ARGV[10], vid = '',
   down = ARGV[11], up = ARGV[12], quota = ARGV[13], squota = ARGV[14], idle = ARGV[8], profile = ARGV[15],
   ip = ARGV[4], ssid = ARGV[5]})

@@ -1,5 +1,6 @@
 --[[
-  Extends a live session by a number of minutes and queues the audit record.
+  Extends a live session by a number of minutes, queues the audit record and
+  emits session.extend (engine/events/types.ts).
   The new end is counted from the later of the current end and now.
 
   Grant fields and the session_extend record: engine/redis/records.ts.
@@ -7,6 +8,7 @@
   KEYS[1] session (grant) hash   {t:T}:g:<hotspot>:<mac>
   KEYS[2] hotspot live zset      {t:T}:live:<hotspot>
   KEYS[3] outbox stream          {t:T}:outbox
+  KEYS[4] event stream           {t:T}:ev
 
   ARGV[1] session id
   ARGV[2] now, ms
@@ -18,6 +20,8 @@
     {'gone'}                      not a live session
 ]]
 local rcall = redis.call
+-- engine/events/types.ts EVENTS_MAXLEN (test/unit/activity-constants.test.ts)
+local EVENTS_MAXLEN = 200000
 
 local g = rcall('HMGET', KEYS[1], 'sid', 'until', 'hs', 'mac', 'ip', 'ssid', 'user', 'method')
 if g[1] ~= ARGV[1] or not rcall('ZSCORE', KEYS[2], ARGV[1]) then
@@ -33,4 +37,7 @@ rcall('XADD', KEYS[3], '*', 'type', 'session_extend', 'rec', cjson.encode({
   type = 'session_extend', sid = ARGV[1], hs = g[3], mac = g[4], at = ARGV[2],
   minutes = ARGV[3], ['until'] = tostring(untilMs), ip = g[5] or '', ssid = g[6] or '', user = g[7] or '',
   method = g[8] or '', by = ARGV[4]}))
+rcall('XADD', KEYS[4], 'MAXLEN', '~', EVENTS_MAXLEN, '*', 'type', 'session.extend', 'ts', ARGV[2], 'site', g[3],
+  'data', cjson.encode({session_id = ARGV[1], mac = g[4], method = g[8] or '', hotspot_id = g[3],
+    minutes = tonumber(ARGV[3]), ['until'] = untilMs, by = ARGV[4]}))
 return {'extended', tostring(untilMs)}

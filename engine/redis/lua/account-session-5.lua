@@ -15,10 +15,18 @@
   (or the first seen). Only its Stop ends the session: a late Stop from the
   access point the device has left counts its last bytes, and that is all.
 
+  The byte deltas are counted into the dashboard's activity buckets (bin,
+  bout, tenant-wide and per hotspot), and a session whose current access
+  point changes moves in the live-per-AP hash (includes/activity.lua).
+
   Grant fields: engine/redis/records.ts (GRANT).
 
   KEYS[1] session (grant) hash   {t:T}:g:<hotspot>:<mac>
   KEYS[2] daily usage counter    {t:T}:dq:<mac>:<yyyymmdd, hotspot local day>
+  KEYS[3] activity, this minute  {t:T}:am:<floor(now / 60000)>
+  KEYS[4] activity, this hour    {t:T}:ah:<floor(now / 3600000)>
+  KEYS[5] live per AP hash       {t:T}:lap
+                                 (includes/activity.lua; engine/events/activity-keys.ts)
 
   ARGV[1] now, ms
   ARGV[2] Acct-Session-Id
@@ -36,14 +44,16 @@
     {'daily_quota', sid, bytes_in, bytes_out, daily_bytes, last_activity_ms, current}
 ]]
 local rcall = redis.call
+--- @include "activity"
 local MB = 1048576
 
 local aidKey = 'a:' .. ARGV[2]
-local g = rcall('HMGET', KEYS[1], 'sid', 'aid', 'ain', 'aout', 'bin', 'bout', 'quota', 'squota', 'last', aidKey)
+local g = rcall('HMGET', KEYS[1], 'sid', 'aid', 'ain', 'aout', 'bin', 'bout', 'quota', 'squota', 'last', aidKey, 'hs', 'ap')
 local sid = g[1]
 if not sid then
   return {'none'}
 end
+local hs = g[11] or ''
 local now = tonumber(ARGV[1])
 local tin = tonumber(ARGV[3])
 local tout = tonumber(ARGV[4])
@@ -80,7 +90,14 @@ if current then
   fields[#fields + 1] = 'aid'; fields[#fields + 1] = aid
   fields[#fields + 1] = aidKey; fields[#fields + 1] = tin .. ' ' .. tout
   if ARGV[5] ~= '' then fields[#fields + 1] = 'ip'; fields[#fields + 1] = ARGV[5] end
-  if ARGV[6] ~= '' then fields[#fields + 1] = 'ap'; fields[#fields + 1] = ARGV[6] end
+  if ARGV[6] ~= '' then
+    fields[#fields + 1] = 'ap'; fields[#fields + 1] = ARGV[6]
+    local was = g[12] or ''
+    if was ~= ARGV[6] then
+      moveLive(KEYS[5], hs .. '|' .. ARGV[6], 1)
+      if was ~= '' then moveLive(KEYS[5], hs .. '|' .. was, -1) end
+    end
+  end
   if ARGV[7] ~= '' then fields[#fields + 1] = 'signal'; fields[#fields + 1] = ARGV[7] end
 else
   -- Kept after its Stop too: a retransmission of that Stop (a new Acct-Delay-Time) adds nothing.
@@ -88,6 +105,14 @@ else
 end
 rcall('HSET', KEYS[1], unpack(fields))
 if g[3] then rcall('HDEL', KEYS[1], 'ain', 'aout') end
+
+if din + dout > 0 then
+  -- Only activityKeys' bucket keys are set in `k`: this script touches no stream or other live hash.
+  local k = {minute = KEYS[3], hour = KEYS[4]}
+  if din > 0 and dout > 0 then countActivity(k, hs, 'bin', din, 'bout', dout)
+  elseif din > 0 then countActivity(k, hs, 'bin', din)
+  else countActivity(k, hs, 'bout', dout) end
+end
 
 local daily = rcall('INCRBY', KEYS[2], din + dout)
 rcall('EXPIRE', KEYS[2], 172800)

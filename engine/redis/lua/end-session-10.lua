@@ -1,15 +1,23 @@
 --[[
-  Ends a session exactly once and queues its end record
-  (includes/session-end-record.lua; fields: engine/redis/records.ts).
+  Ends a session exactly once: queues its end record, emits session.end and
+  counts the end (includes/session-end-record.lua; fields:
+  engine/redis/records.ts).
 
   Removal from the hotspot's live set is the once-only guard: whoever removes
   the id writes the end record; any later attempt (a retransmitted Stop, a
-  sweep racing an operator) gets 'gone' and writes nothing.
+  sweep racing an operator) gets 'gone' and writes and counts nothing.
 
   KEYS[1] session (grant) hash   {t:T}:g:<hotspot>:<mac>
   KEYS[2] hotspot live zset      {t:T}:live:<hotspot>
   KEYS[3] session ref            {t:T}:sr:<session id>
   KEYS[4] outbox stream          {t:T}:outbox
+  KEYS[5] event stream          {t:T}:ev
+  KEYS[6] activity, this minute  {t:T}:am:<floor(now / 60000)>
+  KEYS[7] activity, this hour    {t:T}:ah:<floor(now / 3600000)>
+  KEYS[8] live devices hash      {t:T}:ldev
+  KEYS[9] live per SSID hash     {t:T}:lss
+  KEYS[10] live per AP hash       {t:T}:lap
+                                 (includes/activity.lua; engine/events/activity-keys.ts)
 
   ARGV[1] session id
   ARGV[2] now, ms
@@ -39,5 +47,5 @@ end
 -- The id -> device reference outlives the session by an hour, so an operator
 -- acting on a session that just ended is told it ended, not that it never was.
 rcall('PEXPIRE', KEYS[3], 3600000)
-queueSessionEnd(KEYS[4], ARGV[1], ARGV[4], ARGV[5], ARGV[2], ARGV[3], e, ARGV[6])
+recordSessionEnd(activityKeys(5), KEYS[4], ARGV[1], ARGV[4], ARGV[5], ARGV[2], ARGV[3], e, ARGV[6])
 return {'ended', e.bin, e.bout, e.created}

@@ -1,0 +1,54 @@
+import type { Redis } from 'ioredis';
+import { AuditLag } from './audit-lag.js';
+import { LivePanelModel, type LivePanel } from './live-panel.js';
+import { OverviewModel, type IncidentCounts, type KpisExtra, type Overview } from './overview.js';
+import type { SiteSource } from './site-directory.js';
+import { SitesModel, type SiteMetrics, type SiteSummary } from './sites.js';
+
+export interface ReadModelDeps {
+  redis: Redis;
+  /** The tenant's hotspots and NAS clients (SiteDirectory). */
+  sites: SiteSource;
+  incidents: IncidentCounts;
+  now?: () => number;
+}
+
+/**
+ * The dashboard's read models: what the GET paths of docs/dashboard-api.md
+ * answer with for overview, kpis-extra, sessions/active, sites and
+ * sites/metrics. Each answer is computed from counters the writers keep as
+ * things happen; none scans sessions.
+ */
+export class DashboardReadModels {
+  private readonly overviewModel: OverviewModel;
+  private readonly livePanel: LivePanelModel;
+  private readonly sitesModel: SitesModel;
+
+  constructor(deps: ReadModelDeps) {
+    const now = deps.now ?? Date.now;
+    const sites = deps.sites;
+    this.overviewModel = new OverviewModel(deps.redis, sites, new AuditLag(deps.redis), deps.incidents, now);
+    this.livePanel = new LivePanelModel(deps.redis, sites, now);
+    this.sitesModel = new SitesModel(deps.redis, sites, deps.incidents, now);
+  }
+
+  overview(tenantId: string): Promise<Overview> {
+    return this.overviewModel.overview(tenantId);
+  }
+
+  kpisExtra(tenantId: string): Promise<KpisExtra> {
+    return this.overviewModel.kpisExtra(tenantId);
+  }
+
+  activeSessions(tenantId: string): Promise<LivePanel> {
+    return this.livePanel.read(tenantId);
+  }
+
+  sites(tenantId: string): Promise<{ data: SiteSummary[] }> {
+    return this.sitesModel.list(tenantId);
+  }
+
+  siteMetrics(tenantId: string): Promise<{ data: SiteMetrics[]; generated_at: string }> {
+    return this.sitesModel.metrics(tenantId);
+  }
+}

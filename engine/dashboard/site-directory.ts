@@ -1,0 +1,67 @@
+import type { HotspotService } from '../hotspots/hotspot-service.js';
+import { keys } from '../redis/keys.js';
+import type { Pool } from '../store/postgres.js';
+import type { ReadBatch, Slot } from './read-batch.js';
+
+/** A tenant's sites (hotspots) and NAS clients, as the read models need them. */
+export interface Sites {
+  hotspots: readonly { id: string; name: string; location: string; timezone: string }[];
+  /** Every NAS client of the tenant, with its hotspot. */
+  nas: readonly { id: string; hotspotId: string }[];
+}
+
+/** Where the read models learn a tenant's sites (SiteDirectory; tests give fixed ones). */
+export interface SiteSource {
+  get(tenantId: string): Promise<Sites>;
+}
+
+/** A NAS is online when a packet of it came within this long (docs/dashboard-api.md, `switches`). */
+export const NAS_ONLINE_MS = 5 * 60_000;
+const CACHE_MS = 5_000;
+const MAX_TENANTS = 10_000;
+
+/**
+ * The tenant's hotspots and NAS clients, cached for a few seconds: the
+ * dashboard polls every 10 s per open tab, and a site added in this or
+ * another process shows within CACHE_MS. The promise is cached, so a burst
+ * of requests for one tenant makes one query.
+ */
+export class SiteDirectory implements SiteSource {
+  private readonly cache = new Map<string, { at: number; sites: Promise<Sites> }>();
+
+  constructor(private readonly pool: Pool, private readonly hotspots: HotspotService, private readonly now: () => number = Date.now) {}
+
+  get(tenantId: string): Promise<Sites> {
+    const hit = this.cache.get(tenantId);
+    if (hit && this.now() - hit.at < CACHE_MS) return hit.sites;
+    const sites = this.load(tenantId);
+    if (this.cache.size >= MAX_TENANTS) this.cache.clear();
+    this.cache.set(tenantId, { at: this.now(), sites });
+    // A failed load is not kept: the next request asks again.
+    sites.catch(() => { if (this.cache.get(tenantId)?.sites === sites) this.cache.delete(tenantId); });
+    return sites;
+  }
+
+  private async load(tenantId: string): Promise<Sites> {
+    const [hotspots, { rows }] = await Promise.all([
+      this.hotspots.list(tenantId),
+      this.pool.query<{ id: string; hotspot_id: string }>('SELECT id, hotspot_id FROM nas_clients WHERE tenant_id = $1 ORDER BY created_at, id', [tenantId]),
+    ]);
+    return {
+      hotspots: hotspots.map((h) => ({ id: h.id, name: h.name, location: h.location, timezone: h.timezone })),
+      nas: rows.map((r) => ({ id: r.id, hotspotId: r.hotspot_id })),
+    };
+  }
+}
+
+/** Queues the live session count of each hotspot: grants whose end (the live set's score, ms) is after `now`. */
+export function readLiveCounts(batch: ReadBatch, tenantId: string, hotspotIds: readonly string[], now: number): Slot<number[]> {
+  const slots = hotspotIds.map((h) => batch.countAbove(keys.live(tenantId, h), now));
+  return () => slots.map((s) => s());
+}
+
+/** Queues whether each NAS is online: its keys.nasSeen entry within NAS_ONLINE_MS of `now`. */
+export function readNasOnline(batch: ReadBatch, tenantId: string, nasIds: readonly string[], now: number): Slot<boolean[]> {
+  const seen = batch.numbers(keys.nasSeen(tenantId), nasIds);
+  return () => seen().map((at) => at > 0 && now - at <= NAS_ONLINE_MS);
+}

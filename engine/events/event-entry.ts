@@ -1,0 +1,41 @@
+import { EVENT_FIELD, EVENT_TYPES, type DomainEvent, type EventType } from './types.js';
+
+const KNOWN_TYPES: ReadonlySet<string> = new Set(EVENT_TYPES);
+
+/**
+ * One entry of a tenant's events stream (keys.events) as XREAD/XRANGE give
+ * it, `id` and the flat field list, read into a DomainEvent. Null for an
+ * entry of a type this build does not know: a newer writer's event (during a
+ * rolling deploy) is skipped, not mistaken for another. A `data` that is no
+ * JSON object reads as {}: readers of this stream only need the type, time
+ * and site, and one bad entry must not stop the reader.
+ */
+export function parseEventEntry(tenantId: string, id: string, fields: readonly string[]): DomainEvent | null {
+  let type = '';
+  let ts = Number.NaN;
+  let site = '';
+  let raw = '';
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const v = fields[i + 1]!;
+    switch (fields[i]) {
+      case EVENT_FIELD.type: type = v; break;
+      case EVENT_FIELD.ts: ts = Number(v); break;
+      case EVENT_FIELD.site: site = v; break;
+      case EVENT_FIELD.data: raw = v; break;
+    }
+  }
+  if (!KNOWN_TYPES.has(type)) return null;
+  // The id's time part is when Redis added the entry: a fallback for an entry without a usable ts.
+  if (!Number.isFinite(ts)) ts = Number(id.slice(0, id.indexOf('-')));
+  return { id, tenantId, type: type as EventType, ts, siteId: site === '' ? null : site, data: parseData(raw) };
+}
+
+function parseData(raw: string): Record<string, unknown> {
+  if (raw === '') return {};
+  try {
+    const v: unknown = JSON.parse(raw);
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}

@@ -1,0 +1,160 @@
+import { Errors } from '../errors.js';
+import type { EventFanout } from './event-fanout.js';
+import type { DomainEvent, EventType } from './types.js';
+
+/** The dashboard's streams (docs/dashboard-api.md, Streams), by the last part of their path. */
+export const STREAM_NAMES = ['incidents', 'audit', 'live-sessions', 'jit-approvals'] as const;
+export type StreamName = (typeof STREAM_NAMES)[number];
+
+/** Per stream: the event types it carries, and the `kind` each is sent as. Other types do not reach it. */
+export const STREAM_KINDS: Readonly<Record<StreamName, Readonly<Partial<Record<EventType, string>>>>> = {
+  'live-sessions': { 'session.start': 'session_started', 'session.end': 'session_ended', 'session.extend': 'session_extended' },
+  incidents: { 'incident.raised': 'incident_raised', 'incident.updated': 'incident_updated' },
+  audit: { 'audit.written': 'audit_appended' },
+  'jit-approvals': { 'jit.requested': 'jit_requested', 'jit.decided': 'jit_decided' },
+};
+
+/**
+ * "Refetch what `kind` concerns": one or more events of a kind, coalesced.
+ * `siteId` is the site when every event it stands for was at that one site,
+ * else null; `id` and `ts` are the newest event's.
+ */
+export interface Invalidation {
+  kind: string;
+  ts: number;
+  siteId: string | null;
+  id: string;
+}
+
+export interface InvalidationListener {
+  invalidate(inv: Invalidation): void;
+  /** The engine is closing: no more invalidations will come. */
+  end(): void;
+}
+
+/** One kind's window: the first event goes out at once; those within the next windowMs go out as one at its end. */
+interface KindWindow {
+  timer: NodeJS.Timeout | null;
+  pending: boolean;
+  siteId: string | null;
+  id: string;
+  ts: number;
+}
+
+/**
+ * One tenant's stream in this process: maps the tenant's events to kinds and
+ * coalesces them, so a burst of a thousand sign-ins becomes a handful of
+ * invalidations (a leading one at once, then at most one per kind per
+ * window), whatever number of clients listen. Coalescing here, once per
+ * tenant and stream rather than per client, gives every client the same
+ * bound and lets the HTTP layer encode each invalidation once.
+ */
+class StreamHub {
+  readonly listeners = new Set<InvalidationListener>();
+  private readonly windows = new Map<string, KindWindow>();
+  unsubscribe: () => void = () => undefined;
+
+  constructor(private readonly kinds: Readonly<Partial<Record<EventType, string>>>, private readonly windowMs: number) {}
+
+  onEvent(e: DomainEvent): void {
+    const kind = this.kinds[e.type];
+    if (kind === undefined) return;
+    if (this.windowMs === 0) {
+      this.emit({ kind, ts: e.ts, siteId: e.siteId, id: e.id });
+      return;
+    }
+    let w = this.windows.get(kind);
+    if (!w) this.windows.set(kind, (w = { timer: null, pending: false, siteId: null, id: '', ts: 0 }));
+    if (w.timer === null) {
+      this.emit({ kind, ts: e.ts, siteId: e.siteId, id: e.id });
+      this.arm(kind, w);
+      return;
+    }
+    // null (tenant-wide, or several sites) absorbs: once the window holds two sites it names none.
+    w.siteId = w.pending && w.siteId !== e.siteId ? null : e.siteId;
+    w.pending = true;
+    w.id = e.id;
+    w.ts = e.ts;
+  }
+
+  dispose(): void {
+    this.unsubscribe();
+    for (const w of this.windows.values()) if (w.timer) clearTimeout(w.timer);
+    this.windows.clear();
+  }
+
+  private arm(kind: string, w: KindWindow): void {
+    w.timer = setTimeout(() => {
+      if (!w.pending) {
+        w.timer = null;
+        return;
+      }
+      w.pending = false;
+      this.emit({ kind, ts: w.ts, siteId: w.siteId, id: w.id });
+      this.arm(kind, w);
+    }, this.windowMs);
+    w.timer.unref();
+  }
+
+  private emit(inv: Invalidation): void {
+    for (const l of this.listeners) l.invalidate(inv);
+  }
+}
+
+/**
+ * The dashboard's invalidation streams of this process, over the event
+ * fan-out: a tenant's stream is read while someone listens to it here.
+ */
+export class InvalidationStreams {
+  private readonly hubs = new Map<string, StreamHub>();
+
+  /** @param windowMs coalescing window per kind (STREAM_COALESCE_MS; 0: none, every event goes out). */
+  constructor(private readonly fanout: EventFanout, private readonly windowMs: number) {}
+
+  /** Streams listened to now (tenant and stream pairs). */
+  get hubCount(): number {
+    return this.hubs.size;
+  }
+
+  /**
+   * Listens to one stream of a tenant. Resolves, with the function that
+   * stops listening, once every event written from now on will reach the
+   * listener; 503 service_unavailable when Redis cannot say where the
+   * tenant's events stand.
+   */
+  async subscribe(tenantId: string, stream: StreamName, listener: InvalidationListener): Promise<() => void> {
+    const key = `${tenantId}\n${stream}`;
+    let hub = this.hubs.get(key);
+    if (!hub) {
+      const created = new StreamHub(STREAM_KINDS[stream], this.windowMs);
+      created.unsubscribe = this.fanout.subscribe(tenantId, (e) => created.onEvent(e));
+      this.hubs.set(key, created);
+      hub = created;
+    }
+    const joined = hub;
+    joined.listeners.add(listener);
+    const leave = (): void => {
+      joined.listeners.delete(listener);
+      if (joined.listeners.size === 0 && this.hubs.get(key) === joined) {
+        this.hubs.delete(key);
+        joined.dispose();
+      }
+    };
+    try {
+      await this.fanout.ready(tenantId);
+    } catch (err) {
+      leave();
+      throw Errors.SERVICE_UNAVAILABLE('The event stream').withCause(err);
+    }
+    return leave;
+  }
+
+  /** Ends every listener (the engine is closing). */
+  close(): void {
+    for (const hub of this.hubs.values()) {
+      for (const l of hub.listeners) l.end();
+      hub.dispose();
+    }
+    this.hubs.clear();
+  }
+}

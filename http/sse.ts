@@ -1,0 +1,274 @@
+import type { Engine, Invalidation, InvalidationListener, InvalidationStreams, Logger, StreamName, StreamSettings } from '../engine/index.js';
+import type { Exchange } from './respond.js';
+
+/** The reconnect delay EventSource is told to use. */
+const RETRY_MS = 5000;
+const HEARTBEAT = Buffer.from(': hb\n\n');
+/**
+ * Written from onWritable when nothing is waiting: uWS leaves its own buffer
+ * alone while a handler is registered, and drains it only when the handler
+ * writes. An empty comment line is the smallest write a client ignores.
+ */
+const NUDGE = Buffer.from(':\n');
+
+type Metrics = Engine['metrics'];
+type DropReason = 'buffer' | 'stalled';
+
+/** One invalidation as the wire carries it: `id:` and `data: {kind, ts, site_id?}`; about 50 bytes of data. */
+export function encodeInvalidation(inv: Invalidation): Buffer {
+  const ts = new Date(inv.ts).toISOString();
+  const data = inv.siteId === null ? { kind: inv.kind, ts } : { kind: inv.kind, ts, site_id: inv.siteId };
+  return Buffer.from(`id: ${inv.id}\ndata: ${JSON.stringify(data)}\n\n`);
+}
+
+/**
+ * One EventSource connection. Back-pressure, as uWS reports it: write()
+ * returns false when the socket did not take everything, and uWS keeps the
+ * rest in a buffer of its own that it never bounds. From then on the client
+ * is "backed up": nothing more goes to uWS until onWritable, and what comes
+ * meanwhile waits here, counted. uWS does not say how much of a refused
+ * write it sent (getWriteOffset moves only with tryEnd), so `held` counts
+ * all of every refused write: an upper bound that is cleared when a write
+ * is taken whole. A client is dropped once held plus waiting bytes pass
+ * maxBufferedBytes, or when it stays backed up longer than maxBackedUpMs,
+ * so a client that reads nothing costs at most that bound, never more.
+ */
+class SseClient {
+  private waiting: Buffer[] = [];
+  private waitingBytes = 0;
+  private held = 0;
+  /** When the client backed up (ms); 0 while the socket takes everything. */
+  backedUpSince = 0;
+  private done = false;
+
+  constructor(private readonly ex: Exchange, private readonly broker: SseBroker, readonly channel: SseChannel) {}
+
+  /** Status, headers and the first bytes (the retry hint, and resync after a reconnect) in one cork. */
+  start(first: Buffer): void {
+    const res = this.ex.res;
+    // Replaces the router's handler (uWS keeps one).
+    res.onAborted(() => {
+      this.ex.aborted = true;
+      this.finish();
+    });
+    res.onWritable(() => this.drain());
+    let ok = true;
+    res.cork(() => {
+      res.writeStatus('200 OK');
+      res.writeHeader('content-type', 'text/event-stream; charset=utf-8');
+      res.writeHeader('cache-control', 'no-cache, no-transform');
+      // Proxies that buffer responses (nginx) would hold the events back.
+      res.writeHeader('x-accel-buffering', 'no');
+      ok = res.write(first);
+    });
+    if (!ok) this.backUp(first.length);
+  }
+
+  send(frame: Buffer): void {
+    if (this.done) return;
+    if (this.backedUpSince !== 0) {
+      this.waiting.push(frame);
+      this.waitingBytes += frame.length;
+      this.checkBound();
+      return;
+    }
+    let ok = true;
+    this.ex.res.cork(() => { ok = this.ex.res.write(frame); });
+    if (!ok) this.backUp(frame.length);
+  }
+
+  /** Drops the client when it has been backed up since before `since`. */
+  stalledSince(since: number): void {
+    if (this.backedUpSince !== 0 && this.backedUpSince < since) this.drop('stalled');
+  }
+
+  /** The engine is closing: a clean end of the response; EventSource reconnects elsewhere. */
+  end(): void {
+    if (this.done) return;
+    this.ex.res.cork(() => this.ex.res.end());
+    this.ex.aborted = true;
+    this.finish();
+  }
+
+  private backUp(bytes: number): void {
+    this.held += bytes;
+    if (this.backedUpSince === 0) {
+      this.backedUpSince = Date.now();
+      this.broker.backedUp.add(this);
+    }
+    this.checkBound();
+  }
+
+  private checkBound(): void {
+    if (this.held + this.waitingBytes > this.broker.settings.maxBufferedBytes) this.drop('buffer');
+  }
+
+  /** onWritable: hand uWS what waited (or a nudge, so it drains its own buffer); true once it took all. */
+  private drain(): boolean {
+    if (this.done) return true;
+    const chunk = this.waiting.length === 0 ? NUDGE : this.waiting.length === 1 ? this.waiting[0]! : Buffer.concat(this.waiting, this.waitingBytes);
+    this.waiting = [];
+    this.waitingBytes = 0;
+    let ok = true;
+    this.ex.res.cork(() => { ok = this.ex.res.write(chunk); });
+    if (!ok) {
+      this.backUp(chunk.length);
+      return false;
+    }
+    this.held = 0;
+    this.backedUpSince = 0;
+    this.broker.backedUp.delete(this);
+    return true;
+  }
+
+  private drop(reason: DropReason): void {
+    if (this.done) return;
+    this.broker.dropped(reason);
+    this.ex.aborted = true;
+    this.finish();
+    // Closes the socket at once (uWS discards its buffer for it); onAborted then finds the client finished.
+    this.ex.res.close();
+  }
+
+  private finish(): void {
+    if (this.done) return;
+    this.done = true;
+    this.waiting = [];
+    this.broker.left(this);
+  }
+}
+
+/**
+ * The clients of one tenant's stream in this process: one listener of the
+ * engine's invalidations, so each invalidation is encoded once and written
+ * to every client.
+ */
+class SseChannel implements InvalidationListener {
+  readonly clients = new Set<SseClient>();
+  /** Clients, and requests that joined but have not taken over their response yet. */
+  members = 0;
+  ready: Promise<void> = Promise.resolve();
+  ended = false;
+  leave: () => void = () => undefined;
+
+  constructor(readonly key: string) {}
+
+  invalidate(inv: Invalidation): void {
+    if (this.clients.size === 0) return;
+    const frame = encodeInvalidation(inv);
+    for (const c of this.clients) c.send(frame);
+  }
+
+  end(): void {
+    this.ended = true;
+    for (const c of [...this.clients]) c.end();
+  }
+}
+
+/**
+ * The dashboard's server-sent-event clients of this process
+ * (docs/dashboard-api.md, Streams): channels per tenant and stream, the
+ * heartbeat, and the bounds on clients that stop reading.
+ */
+export class SseBroker {
+  private readonly channels = new Map<string, SseChannel>();
+  /** Clients backed up now, checked against maxBackedUpMs. */
+  readonly backedUp = new Set<SseClient>();
+  private clients = 0;
+  private heartbeat: NodeJS.Timeout | null = null;
+  private sweep: NodeJS.Timeout | null = null;
+
+  constructor(private readonly streams: InvalidationStreams, readonly settings: StreamSettings, private readonly metrics: Metrics, private readonly log: Logger) {
+    metrics.gauge('stream_clients', 'Dashboard stream (SSE) clients connected to this process', () => this.clients);
+    metrics.gauge('stream_clients_backed_up', 'Stream clients whose socket did not take the last write (events wait for them, bounded)', () => this.backedUp.size);
+    metrics.counter('stream_clients_dropped_total', 'Stream clients dropped for not reading: buffer (unsent bytes past STREAM_MAX_BUFFERED_BYTES) or stalled (backed up past STREAM_MAX_BACKED_UP_MS)', 'reason');
+  }
+
+  /**
+   * Joins the tenant's stream. Resolves once every event written from now on
+   * will reach the client, with the function that takes over the response
+   * (it must be called, in the same turn: it also releases the place when
+   * the client has gone meanwhile). 503 when Redis cannot be read.
+   */
+  async join(tenantId: string, stream: StreamName): Promise<(ex: Exchange, resync: boolean) => void> {
+    const key = `${tenantId}\n${stream}`;
+    let ch = this.channels.get(key);
+    if (!ch || ch.ended) {
+      const created = new SseChannel(key);
+      created.ready = this.streams.subscribe(tenantId, stream, created).then(
+        (leave) => { created.leave = leave; },
+        (err: unknown) => {
+          if (this.channels.get(key) === created) this.channels.delete(key);
+          throw err;
+        });
+      this.channels.set(key, created);
+      ch = created;
+    }
+    const channel = ch;
+    channel.members++;
+    try {
+      await channel.ready;
+    } catch (err) {
+      channel.members--;
+      throw err;
+    }
+    return (ex, resync) => this.attach(channel, ex, resync);
+  }
+
+  /** A client went (aborted, dropped or ended). */
+  left(client: SseClient): void {
+    this.backedUp.delete(client);
+    client.channel.clients.delete(client);
+    this.clients--;
+    this.release(client.channel);
+    if (this.clients === 0) this.stopTimers();
+  }
+
+  dropped(reason: DropReason): void {
+    this.metrics.inc('stream_clients_dropped_total', reason);
+    this.log.debug({ reason }, 'stream client dropped: it does not read');
+  }
+
+  private attach(channel: SseChannel, ex: Exchange, resync: boolean): void {
+    if (ex.aborted) {
+      this.release(channel);
+      return;
+    }
+    const client = new SseClient(ex, this, channel);
+    channel.clients.add(client);
+    this.clients++;
+    this.startTimers();
+    const first = resync
+      ? `retry: ${RETRY_MS}\n\ndata: ${JSON.stringify({ kind: 'resync', ts: new Date().toISOString() })}\n\n`
+      : `retry: ${RETRY_MS}\n\n`;
+    client.start(Buffer.from(first));
+    if (channel.ended) client.end();
+  }
+
+  private release(channel: SseChannel): void {
+    if (--channel.members > 0) return;
+    if (this.channels.get(channel.key) === channel) this.channels.delete(channel.key);
+    channel.leave();
+  }
+
+  private startTimers(): void {
+    if (this.heartbeat) return;
+    const { heartbeatMs, maxBackedUpMs } = this.settings;
+    this.heartbeat = setInterval(() => {
+      for (const ch of this.channels.values()) for (const c of ch.clients) c.send(HEARTBEAT);
+    }, heartbeatMs);
+    this.sweep = setInterval(() => {
+      const since = Date.now() - maxBackedUpMs;
+      for (const c of [...this.backedUp]) c.stalledSince(since);
+    }, Math.min(1000, Math.max(50, maxBackedUpMs / 4)));
+    this.heartbeat.unref();
+    this.sweep.unref();
+  }
+
+  private stopTimers(): void {
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    if (this.sweep) clearInterval(this.sweep);
+    this.heartbeat = null;
+    this.sweep = null;
+  }
+}

@@ -1,0 +1,78 @@
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { describe, expect } from 'vitest';
+import { DecisionRecorder } from '../../engine/dashboard/decision-recorder.js';
+import { activityBuckets, stepOf } from '../../engine/events/activity-keys.js';
+import { createLogger } from '../../engine/logger.js';
+import { Metrics } from '../../engine/metrics.js';
+import { MetricsDecisionSink, rejectsOnly, type SignInDecision } from '../../engine/signin/decision-sink.js';
+import { keys, storesTest as test } from '../support/fixture.js';
+
+/** engine/dashboard/decision-recorder.ts against the real Redis: what one flush writes, and a Redis that is away. */
+describe('DecisionRecorder', () => {
+  const AT = 1_790_000_000_000 - (1_790_000_000_000 % 3_600_000) + 5_000;
+  const decision = (tenantId: string, over: Partial<SignInDecision>): SignInDecision =>
+    ({ tenantId, hotspotId: 'hs_rec', method: 'voucher', outcome: 'accept', reason: '', at: AT, ...over });
+
+  test('one flush: steps, counts per site, method and reason, errors for 5xx reasons, the list and the events; sources filled in', async ({ redis }) => {
+    const t = `tn_rec${randomBytes(5).toString('hex')}`;
+    const metrics = new Metrics();
+    const rec = new DecisionRecorder(redis, createLogger('silent'), metrics, new MetricsDecisionSink(metrics));
+    rec.record(decision(t, {}));
+    rec.record(decision(t, { method: 'sms_otp', at: AT + 10_000 }));
+    rec.record(decision(t, { method: 'sms_otp', outcome: 'reject', reason: 'otp_send_failed' }));
+    rec.record(decision(t, { outcome: 'reject', reason: 'voucher_expired', hotspotId: 'hs_two', source: 'radius' }));
+    await rec.close();
+
+    const [minute, hour] = activityBuckets(t, AT);
+    const expected = {
+      acc: '2', 'acc@hs_rec': '2', 'acc#voucher': '1', 'acc#sms_otp': '1',
+      rej: '2', 'rej@hs_rec': '1', 'rej@hs_two': '1', 'rej#sms_otp': '1', 'rej#voucher': '1',
+      err: '1', 'err@hs_rec': '1', 'r:otp_send_failed': '1', 'r:voucher_expired': '1',
+    };
+    expect(await redis.hgetall(minute)).toEqual(expected);
+    expect(await redis.hgetall(hour)).toEqual(expected);
+    expect(await redis.get(keys.decisionStep(t, stepOf(AT)))).toBe('3');
+    expect(await redis.get(keys.decisionStep(t, stepOf(AT) + 1))).toBe('1');
+    expect(await redis.ttl(keys.decisionStep(t, stepOf(AT)))).toBeGreaterThan(100);
+
+    const list = (await redis.xrange(keys.decisions(t), '-', '+')).map(([, f]) => f);
+    expect(list).toEqual([
+      ['at', String(AT), 'outcome', 'accept', 'method', 'voucher', 'reason', '', 'hotspot', 'hs_rec', 'source', 'portal'],
+      ['at', String(AT + 10_000), 'outcome', 'accept', 'method', 'sms_otp', 'reason', '', 'hotspot', 'hs_rec', 'source', 'otp'],
+      ['at', String(AT), 'outcome', 'reject', 'method', 'sms_otp', 'reason', 'otp_send_failed', 'hotspot', 'hs_rec', 'source', 'otp'],
+      ['at', String(AT), 'outcome', 'reject', 'method', 'voucher', 'reason', 'voucher_expired', 'hotspot', 'hs_two', 'source', 'radius'],
+    ]);
+    const events = (await redis.xrange(keys.events(t), '-', '+')).map(([, f]) => [f[1], f[5], JSON.parse(f[7]!)]);
+    expect(events).toEqual([
+      ['auth.success', 'hs_rec', { hotspot_id: 'hs_rec', method: 'voucher', source: 'portal' }],
+      ['auth.success', 'hs_rec', { hotspot_id: 'hs_rec', method: 'sms_otp', source: 'otp' }],
+      ['auth.failure', 'hs_rec', { hotspot_id: 'hs_rec', method: 'sms_otp', reason: 'otp_send_failed', source: 'otp' }],
+      ['auth.failure', 'hs_two', { hotspot_id: 'hs_two', method: 'voucher', reason: 'voucher_expired', source: 'radius' }],
+    ]);
+    // The Prometheus counter still counts each decision as it is recorded.
+    expect(metrics.value(MetricsDecisionSink.METRIC, 'sms_otp reject otp_send_failed')).toBe(1);
+    await redis.del(minute, hour, keys.decisions(t), keys.events(t), keys.decisionStep(t, stepOf(AT)), keys.decisionStep(t, stepOf(AT) + 1));
+  });
+
+  test('with Redis away, record() neither throws nor waits; the lost flush is counted', async () => {
+    const dead = new Redis('redis://127.0.0.1:1', { maxRetriesPerRequest: 0, lazyConnect: true, enableOfflineQueue: false, retryStrategy: () => null });
+    dead.on('error', () => undefined);
+    const metrics = new Metrics();
+    const rec = new DecisionRecorder(dead, createLogger('silent'), metrics, { record: () => undefined });
+    const t0 = performance.now();
+    for (let i = 0; i < 1000; i++) rec.record(decision('tn_away', { at: AT + i }));
+    expect(performance.now() - t0).toBeLessThan(200);
+    await rec.close();
+    expect(metrics.value('dashboard_decision_flush_errors_total')).toBe(1);
+    dead.disconnect();
+  });
+
+  test('rejectsOnly passes rejects on and drops accepts', () => {
+    const seen: SignInDecision[] = [];
+    const sink = rejectsOnly({ record: (d) => { seen.push(d); } });
+    sink.record(decision('tn_x', {}));
+    sink.record(decision('tn_x', { outcome: 'reject', reason: 'otp_invalid' }));
+    expect(seen.map((d) => d.reason)).toEqual(['otp_invalid']);
+  });
+});

@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { readScript } from '../../engine/redis/scripts.js';
+import { EVENTS_MAXLEN } from '../../engine/events/types.js';
+import { ACTIVITY, ACTIVITY_TTL } from '../../engine/redis/records.js';
+
+/**
+ * Lua cannot import TypeScript: the scripts that write events and activity
+ * carry the limits and field names as literals. These must stay what
+ * engine/events/types.ts and engine/redis/records.ts say.
+ */
+describe('Lua activity constants', () => {
+  const constant = (lua: string, name: string): number => Number(new RegExp(`local ${name} = (\\d+)`).exec(lua)?.[1]);
+
+  it('the stream bound and the bucket lifetimes match the TypeScript contract', () => {
+    for (const f of ['use-voucher-14.lua', 'start-session-12.lua', 'end-session-10.lua', 'extend-session-4.lua']) {
+      expect(constant(readScript(f), 'EVENTS_MAXLEN'), f).toBe(EVENTS_MAXLEN);
+    }
+    const act = readScript('account-session-5.lua');
+    expect(constant(act, 'ACTIVITY_TTL_MINUTE')).toBe(ACTIVITY_TTL.minute);
+    expect(constant(act, 'ACTIVITY_TTL_HOUR')).toBe(ACTIVITY_TTL.hour);
+  });
+
+  it('the field names the scripts count are the ACTIVITY names', () => {
+    const lua = readScript('use-voucher-14.lua') + readScript('account-session-5.lua');
+    for (const field of [ACTIVITY.starts, ACTIVITY.ends, ACTIVITY.durationSec, ACTIVITY.bytesIn, ACTIVITY.bytesOut]) {
+      expect(lua, field).toContain(`'${field}', `);
+    }
+  });
+});

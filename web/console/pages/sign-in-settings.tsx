@@ -1,0 +1,52 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api, usePoll, type SignInSettings } from '../../shared/index.js';
+import { Field, OutcomeLine, useAction, useConsole } from '../ui.js';
+
+const METHODS = ['voucher', 'sms_otp', 'msgapp_otp', 'email', 'sponsor', 'pms'] as const;
+
+/**
+ * The tenant's sign-in settings: which methods guests are offered, the
+ * messaging-app SMS fallback, and the pause between two codes. The whole
+ * document is read and written back (PUT replaces it), so the parts this page
+ * does not show (senders, prefixes, per-method sessions) are kept as they are.
+ */
+export function SignInSettingsPage(): preact.JSX.Element {
+  const { t, say } = useConsole();
+  const current = usePoll((signal) => api.signInSettings.get(signal), null);
+  const [doc, setDoc] = useState<SignInSettings | null>(null);
+  const act = useAction();
+  useEffect(() => { if (current.data) setDoc(current.data); }, [current.data]);
+
+  if (current.error && !doc) return <><h1>{t('s_title')}</h1><p class="error-summary" role="alert">{say(current.error)}</p></>;
+  if (!doc) return <h1>{t('s_title')}</h1>;
+  const toggle = (m: string, on: boolean): void => setDoc({ ...doc, methods: on ? [...doc.methods, m] : doc.methods.filter((x) => x !== m) });
+  const num = (e: Event): number => Number((e.target as HTMLInputElement).value);
+  return (
+    <>
+      <h1>{t('s_title')}</h1>
+      <form onSubmit={(e) => { e.preventDefault(); void act.run(async () => { setDoc(await api.signInSettings.put(doc)); return t('s_saved'); }); }}>
+        <fieldset>
+          <legend>{t('s_methods')}</legend>
+          {METHODS.map((m) => (
+            <label class="inline" key={m}>
+              <input type="checkbox" checked={doc.methods.includes(m)} onChange={(e) => toggle(m, (e.target as HTMLInputElement).checked)} /> {t(`s_method_${m}`)}
+            </label>
+          ))}
+        </fieldset>
+        <label class="inline">
+          <input type="checkbox" checked={doc.msgapp.fallback_sms === true}
+            onChange={(e) => setDoc({ ...doc, msgapp: { ...doc.msgapp, fallback_sms: (e.target as HTMLInputElement).checked } })} /> {t('s_fallback')}
+        </label>
+        <Field id="s-timeout" label={t('s_fallback_timeout')}>
+          <input id="s-timeout" type="number" min={1} max={600} value={doc.msgapp.fallback_timeout_sec ?? 30}
+            onInput={(e) => setDoc({ ...doc, msgapp: { ...doc.msgapp, fallback_timeout_sec: num(e) } })} />
+        </Field>
+        <Field id="s-cooldown" label={t('s_cooldown')}>
+          <input id="s-cooldown" type="number" min={0} max={3600} value={doc.otp.cooldown_sec} onInput={(e) => setDoc({ ...doc, otp: { ...doc.otp, cooldown_sec: num(e) } })} />
+        </Field>
+        <p><button type="submit" disabled={act.busy}>{t('save')}</button></p>
+      </form>
+      <OutcomeLine outcome={act.outcome} />
+    </>
+  );
+}

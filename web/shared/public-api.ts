@@ -1,0 +1,119 @@
+import { download, request } from './api.js';
+
+/**
+ * Typed calls of the public API (/v1), the console paths (/api/v1) and the
+ * dashboard API (/api/v1/tenants/me) that the pages use. Shapes as the
+ * service's OpenAPI document (/v1/openapi.json) gives them; fields the pages
+ * do not read are left out.
+ */
+
+export interface Page<T> { data: T[]; total: number; limit: number; offset: number }
+
+export type ConsoleVoucherStatus = 'created' | 'activated' | 'used' | 'expired';
+export interface ConsoleVoucher {
+  id: string; code: string; status: ConsoleVoucherStatus; max_uses: number | null; current_uses: number;
+  created_at: string; expires_at: string | null; bandwidth_profile: string | null; notes: string | null;
+}
+export interface CodeFormat {
+  charset?: 'alphanumeric' | 'numeric'; length?: number; group_size?: number; separator?: string; letter_case?: 'upper' | 'lower'; prefix?: string;
+}
+export interface VoucherBatchInput {
+  count: number; max_uses: number | null; expires_at?: string | null; bandwidth_profile?: string; daily_quota_mb?: number | null;
+  duration_minutes?: number; notes?: string; format?: CodeFormat;
+}
+export interface VoucherInput {
+  code?: string; max_uses: number | null; duration_minutes?: number; bandwidth_down_mbps?: number; bandwidth_up_mbps?: number;
+  expires_at?: string | null; notes?: string;
+}
+
+export interface SessionRow {
+  id: string; mac: string; ip: string | null; username: string | null; auth_method: string; started_at: string; duration_seconds: number;
+  bytes_in: number; bytes_out: number; hotspot_id: string; status: 'active' | 'ended' | 'disconnected'; expires_at: string;
+  ended_at: string | null; end_reason: string | null; ssid: string | null; ap_name: string | null; signal_strength: number | null;
+}
+export type ExtendBy = { preset: '1h' | '4h' | '24h' } | { minutes: number };
+export type BlockDuration = '24h' | '7d' | 'permanent';
+export interface Block { mac: string; duration: BlockDuration; until: string | null; session_id: string }
+
+/** GET /api/v1/tenants/me/sessions/active (docs/dashboard-api.md). */
+export interface ActiveSessionsStats {
+  summary: { active_sessions: number; logins_24h: number; bytes_total_24h: number; avg_duration_sec_24h: number };
+  by_ssid: { hotspot_id: string; ssid: string; active: number }[];
+  by_ap: { hotspot_id: string; ap: string; active: number }[];
+  per_minute: { minute: string; connects: number; disconnects: number }[];
+  bandwidth_mbps: number;
+  generated_at: string;
+}
+
+export interface Hotspot { id: string; name: string; location: string; timezone: string; redirect_url: string | null; session_minutes: number | null; created_at: string }
+export interface HotspotInput { name?: string; location?: string; timezone?: string }
+export interface NasClient { id: string; hotspot_id: string; ip: string; name: string | null; coa_port: number; require_message_authenticator: boolean; created_at: string }
+export interface NasClientInput { ip: string; secret: string; name?: string; coa_port?: number }
+
+export interface Guest {
+  mac: string; first_seen: string; last_seen: string; sessions: number; active_sessions: number; bytes_in: number; bytes_out: number;
+  blocked: boolean; last_username: string | null; last_auth_method: string;
+}
+
+export interface SignInSettings {
+  methods: string[];
+  msgapp: { fallback_sms?: boolean; fallback_timeout_sec?: number; [k: string]: unknown };
+  otp: { cooldown_sec: number; per_identity_daily: number; per_ip_hourly: number; per_mac_hourly: number; per_prefix_hourly: number; prefix_digits: number };
+  [k: string]: unknown;
+}
+
+export interface AuditRecord {
+  seq: number; event_type: string; timestamp: string; session_id: string | null; mac_address: string | null; username: string | null;
+  auth_method: string | null; ssid: string | null; hotspot_id: string | null; hash_chain_value: string;
+}
+export interface AuditChainDay {
+  date: string; count: number; chain_valid: boolean;
+  first_break: { seq: number; id: string; problem: string; detail: string } | null;
+  records: AuditRecord[];
+}
+
+const enc = encodeURIComponent;
+
+export const api = {
+  vouchers: {
+    list: (q: { status?: ConsoleVoucherStatus; limit?: number; offset?: number }, signal?: AbortSignal) =>
+      request<Page<ConsoleVoucher>>('/api/v1/vouchers', { query: q, signal }),
+    createBatch: (body: VoucherBatchInput) =>
+      request<{ vouchers: { id: string; code: string; status: 'created' }[] }>('/api/v1/vouchers', { method: 'POST', body }),
+    createOne: (body: VoucherInput) => request<{ id: string; code: string }>('/v1/vouchers', { method: 'POST', body }),
+    remove: (id: string) => request<{ id: string; code: string }>(`/v1/vouchers/${enc(id)}`, { method: 'DELETE' }),
+    profiles: () => request<Record<string, { down_mbps: number; up_mbps: number; daily_quota_mb: number | null }>>('/v1/bandwidth-profiles'),
+  },
+  sessions: {
+    list: (q: { status?: 'active' | 'ended' | 'disconnected'; limit?: number; offset?: number }, signal?: AbortSignal) =>
+      request<Page<SessionRow>>('/v1/sessions', { query: q, signal }),
+    extend: (id: string, by: ExtendBy) => request<{ id: string; expires_at: string }>(`/v1/sessions/${enc(id)}/extend`, { method: 'POST', body: by }),
+    block: (id: string, duration: BlockDuration) => request<Block>(`/v1/sessions/${enc(id)}/block`, { method: 'POST', body: { duration } }),
+    disconnect: (id: string) => request<{ id: string; status: 'disconnected' }>(`/v1/sessions/${enc(id)}`, { method: 'DELETE' }),
+    stats: (signal?: AbortSignal) => request<ActiveSessionsStats>('/api/v1/tenants/me/sessions/active', { signal }),
+  },
+  blocks: {
+    list: (signal?: AbortSignal) => request<{ data: Block[] }>('/v1/blocks', { signal }),
+    remove: (mac: string) => request<{ mac: string }>(`/v1/blocks/${enc(mac)}`, { method: 'DELETE' }),
+  },
+  hotspots: {
+    list: (signal?: AbortSignal) => request<{ data: Hotspot[] }>('/v1/hotspots', { signal }),
+    create: (body: HotspotInput) => request<Hotspot>('/v1/hotspots', { method: 'POST', body }),
+    update: (id: string, body: HotspotInput) => request<Hotspot>(`/v1/hotspots/${enc(id)}`, { method: 'PUT', body }),
+    nasClients: (id: string, signal?: AbortSignal) => request<{ data: NasClient[] }>(`/v1/hotspots/${enc(id)}/nas-clients`, { signal }),
+    addNasClient: (id: string, body: NasClientInput) => request<NasClient>(`/v1/hotspots/${enc(id)}/nas-clients`, { method: 'POST', body }),
+  },
+  guests: {
+    find: (mac: string, signal?: AbortSignal) => request<{ data: Guest[] }>('/v1/guests', { query: { mac }, signal }),
+    history: (mac: string, days: number, signal?: AbortSignal) =>
+      request<{ mac: string; days: number; data: SessionRow[] }>(`/v1/guests/${enc(mac)}/history`, { query: { days }, signal }),
+  },
+  signInSettings: {
+    get: (signal?: AbortSignal) => request<SignInSettings>('/v1/settings/sign-in', { signal }),
+    put: (body: SignInSettings) => request<SignInSettings>('/v1/settings/sign-in', { method: 'PUT', body }),
+  },
+  compliance: {
+    auditChain: (date: string, signal?: AbortSignal) => request<AuditChainDay>('/v1/compliance/audit-chain', { query: { date }, signal }),
+    evidencePack: (from: string, to: string) => download('/v1/compliance/5651/export', { from, to }),
+  },
+};
