@@ -32,14 +32,8 @@ export interface KpisExtra {
   generated_at: string;
 }
 
-export interface ActiveSessions {
-  summary: { active_sessions: number; logins_24h: number; bytes_total_24h: number; avg_duration_sec_24h: number };
-  by_ssid: { hotspot_id: string; ssid: string; active: number }[];
-  by_ap: { hotspot_id: string; ap: string; active: number }[];
-  per_minute: { minute: string; connects: number; disconnects: number }[];
-  bandwidth_mbps: number;
-  generated_at: string;
-}
+/** sessions/active: the console's live panel reads the same body; one type for both. */
+export type { ActiveSessionsStats as ActiveSessions } from '../shared/public-api.js';
 
 export type SiteHealth = 'ok' | 'degraded' | 'down';
 
