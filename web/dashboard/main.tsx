@@ -1,15 +1,11 @@
 import '../shared/styles.css';
-import { mountApp, Shell, useT } from '../shared/index.js';
-import { dashboardMessages, type DashboardKey } from './messages.js';
-
-/** The dashboard's placeholder page: signed in, it names itself. The dashboard helper replaces this entry. */
-function Overview(): preact.JSX.Element {
-  const t = useT<DashboardKey>();
-  return <h1>{t('dashboard_heading')}</h1>;
-}
+import './dashboard.css';
+import { mountApp, Shell } from '../shared/index.js';
+import { Dashboard } from './dashboard.js';
+import { dashboardMessages } from './messages.js';
 
 mountApp(
   <Shell catalogue={dashboardMessages} titleKey="app_dashboard"
     nav={(t) => [{ path: '/overview', label: t('nav_overview') }]}
-    page={() => <Overview />} />,
+    page={(_route, session) => <Dashboard session={session} />} />,
 );
