@@ -30,8 +30,12 @@ export function startBroadcastServer(host: string, port: number): Promise<{ port
   app.get('/broadcast', (res, req) => {
     const id = req.getQuery('id') ?? '';
     const frame = Buffer.from(`id: ${id}\ndata: ${JSON.stringify({ kind: 'session_started', ts: new Date().toISOString() })}\n\n`);
-    for (const c of clients) c.cork(() => { c.write(frame); });
-    res.cork(() => { res.end(String(clients.size)); });
+    const n = clients.size;
+    res.cork(() => { res.end(String(n)); });
+    // Not inside this handler: uWS has this request's socket corked meanwhile, and a cork of another
+    // socket then does not hold its writes together (chunk header and frame would go in two sends,
+    // twice the syscalls and twice the client's reads). The service writes from an ioredis callback.
+    setImmediate(() => { for (const c of clients) c.cork(() => { c.write(frame); }); });
   });
   app.any('/*', (res) => { res.cork(() => { res.writeStatus('404 Not Found').end(); }); });
   return new Promise((resolve, reject) => {
