@@ -1,0 +1,315 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createLogger, DEFAULT_CODE_FORMAT, DEFAULT_MODULES, Engine, loadConfig, projectPath, signStreamToken } from '../engine/index.js';
+import { startLocalServices } from '../scripts/local-services.js';
+import { benchMac, cpuTicks, percentile, say, stopChild, Teardown, watchReady, withCpu, type CpuUse, type ReadyChild } from './bench-kit.js';
+
+/**
+ * Scenario (issue 11): 10,000 dashboard stream clients on ONE service process,
+ * all on one tenant's `/stream/live-sessions?token=...`; a guest signs in
+ * through portal verify; how long until the invalidation reached every one
+ * of them (p50/p99 over SIGNINS sign-ins). Yardstick in the same run: a bare
+ * uWebSockets.js server (sse-broadcast-server.ts) writing one ~50-byte frame
+ * to 10,000 held responses, timed from the request that triggers it to the
+ * last client's read (run before and after the service's phase). Beside it: portal verify's rate (wrk, 100 connections)
+ * with no stream clients, with the 10,000 connected, and with none again.
+ *
+ * Sign-ins are GAP_MS apart, more than the service's coalescing window
+ * (STREAM_COALESCE_MS, 500 ms): each is then a leading edge and goes out at
+ * once; a sign-in inside a window would wait for the window's end by design.
+ * The k-th invalidation id to arrive is the k-th sign-in's (each sign-in
+ * starts one session; nothing else writes to the tenant meanwhile).
+ *
+ * Clients are raw TCP sockets in CLIENT_PROCS child processes (sse-clients.ts).
+ * 10,000 sockets need more descriptors than a default shell gives: the
+ * service, the yardstick and the client processes are started through
+ * `sh -c 'ulimit -n FD_LIMIT'` (root may raise the hard limit; otherwise the
+ * hard limit is used) and the limit each got, read from /proc, is printed.
+ *
+ * One summary line on stdout; exit 0 pass, 2 a target missed, 1 errors (a
+ * client that failed to connect or missed an invalidation, a non-200 verify).
+ * Bounded: a guard stops everything after a few minutes. Knobs: BENCH_CLIENTS
+ * (10000), BENCH_SIGNINS (30), BENCH_GAP_MS (800), BENCH_DURATION (verify's
+ * seconds per wrk run, 10), BENCH_CLIENT_PROCS (2).
+ */
+
+const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 10_000);
+const CLIENT_PROCS = Number(process.env.BENCH_CLIENT_PROCS ?? 2);
+const SIGNINS = Number(process.env.BENCH_SIGNINS ?? 30);
+const GAP_MS = Number(process.env.BENCH_GAP_MS ?? 800);
+const VERIFY_S = Number(process.env.BENCH_DURATION ?? 10);
+const TARGET_P99_MS = 250;
+/** "Unaffected": verify's rate with the clients connected at least this share of its rate without. */
+const TARGET_RATE_RATIO = 0.9;
+const FD_LIMIT = CLIENTS + 4096;
+const HOST = '127.0.0.1';
+const VERIFY_PATH = '/api/v1/hotspot-portal/voucher/verify';
+const STREAM_PATH = '/api/v1/tenants/me/stream/live-sessions';
+
+const undo = new Teardown();
+undo.guard('sse-fanout', 240_000 + 3 * SIGNINS * GAP_MS + 4 * (VERIFY_S + 5) * 1000);
+
+const now = (): number => performance.timeOrigin + performance.now();
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const fmt = (x: number): string => x.toFixed(1);
+
+/** A node child started through a shell that raises its descriptor limit first. */
+function spawnWithFds(name: string, args: string[], env: NodeJS.ProcessEnv, stdin: 'pipe' | 'ignore' = 'ignore'): Promise<ReadyChild> {
+  const script = `ulimit -n ${FD_LIMIT} 2>/dev/null || ulimit -n "$(ulimit -Hn)"; exec "$0" "$@"`;
+  return watchReady(undo, name, spawn('sh', ['-c', script, process.execPath, ...args], { env, stdio: [stdin, 'pipe', 'inherit'] }));
+}
+
+/** The soft "Max open files" of a process. */
+function fdLimit(pid: number): string {
+  const line = readFileSync(`/proc/${pid}/limits`, 'utf8').split('\n').find((l) => l.startsWith('Max open files'));
+  return line?.split(/\s+/)[3] ?? '?';
+}
+
+/** Per frame id: connections that got it, when the last did, when the first did (ms, wall clock). */
+type Seen = Map<string, [number, number, number]>;
+
+/** CLIENTS stream connections spread over CLIENT_PROCS processes. */
+class ClientGroup {
+  private constructor(private readonly procs: ReadyChild[], readonly connected: number, readonly failed: number, readonly firstError?: string) {}
+
+  static async open(port: number, path: string): Promise<ClientGroup> {
+    const per = Math.ceil(CLIENTS / CLIENT_PROCS);
+    const procs = await Promise.all(Array.from({ length: CLIENT_PROCS }, (_, i) =>
+      spawnWithFds(`clients ${i}`, [projectPath('dist', 'bench', 'sse-clients.js'), HOST, String(port), path, String(Math.min(per, CLIENTS - i * per))],
+        { PATH: process.env.PATH }, 'pipe')));
+    const sum = (k: 'connected' | 'failed'): number => procs.reduce((s, p) => s + Number(p.ready[k]), 0);
+    say(`  ${sum('connected')} stream clients connected in ${CLIENT_PROCS} processes (fd limit ${fdLimit(procs[0]!.child.pid!)} each)`);
+    return new ClientGroup(procs, sum('connected'), sum('failed'), procs.find((p) => p.ready.firstError)?.ready.firstError);
+  }
+
+  /** What every process saw since the last report, merged; and how many connections are still open. */
+  async report(): Promise<{ seen: Seen; open: number }> {
+    const before = this.procs.map((p) => p.messages.length);
+    for (const p of this.procs) p.child.stdin!.write('report\n');
+    const until = Date.now() + 30_000;
+    while (this.procs.some((p, i) => p.messages.length <= before[i]!)) {
+      if (Date.now() > until) throw new Error('stream clients did not report within 30 s');
+      await sleep(20);
+    }
+    const seen: Seen = new Map();
+    let open = 0;
+    for (const p of this.procs) {
+      const m = p.messages[p.messages.length - 1]!;
+      open += Number(m.open);
+      for (const [id, [n, last, first]] of Object.entries(m.ids as Record<string, [number, number, number]>)) {
+        const s = seen.get(id);
+        seen.set(id, s ? [s[0] + n, Math.max(s[1], last), Math.min(s[2], first)] : [n, last, first]);
+      }
+    }
+    return { seen, open };
+  }
+
+  /** CPU ticks (1/100 s) of the client processes so far. */
+  ticks(): number {
+    return this.procs.reduce((s, p) => s + cpuTicks(p.child.pid!), 0);
+  }
+
+  async close(): Promise<void> {
+    for (const p of this.procs) p.child.stdin!.write('close\n');
+    await Promise.all(this.procs.map((p) => stopChild(p.child)));
+  }
+}
+
+/**
+ * Per event: ms from its trigger to the last client's read; events some
+ * client missed; CPU ms per event of the server (the service's includes the
+ * verify itself and its idle threads) and of all client processes, which
+ * move much less with the neighbours' load than the times do.
+ */
+interface Fanout { latencies: number[]; missed: number; serverCpuMs: number; clientCpuMs: number }
+
+function fanout(sent: number[], ids: string[], seen: Seen, clients: number): Fanout {
+  const out: Fanout = { latencies: [], missed: 0, serverCpuMs: 0, clientCpuMs: 0 };
+  ids.forEach((id, k) => {
+    const s = seen.get(id);
+    if (!s || s[0] !== clients) out.missed++;
+    if (s) out.latencies.push(s[1] - sent[k]!);
+  });
+  out.latencies.sort((a, b) => a - b);
+  return out;
+}
+
+const describe = (f: Fanout): string => `p50 ${fmt(percentile(f.latencies, 50))} p99 ${fmt(percentile(f.latencies, 99))} max ${fmt(f.latencies[f.latencies.length - 1] ?? NaN)} ms, ` +
+  `cpu ms per event server ${fmt(f.serverCpuMs)} clients ${fmt(f.clientCpuMs)}`;
+
+/** Runs `fn` (which triggers SIGNINS events) and charges the CPU meanwhile to each event. */
+async function chargeCpu(serverPid: number, clients: ClientGroup, fn: () => Promise<void>): Promise<{ serverCpuMs: number; clientCpuMs: number }> {
+  const s0 = cpuTicks(serverPid), c0 = clients.ticks();
+  await fn();
+  return { serverCpuMs: ((cpuTicks(serverPid) - s0) * 10) / SIGNINS, clientCpuMs: ((clients.ticks() - c0) * 10) / SIGNINS };
+}
+
+/** wrk on portal verify with bench/portal-verify.lua: requests/s and non-2xx or socket errors. */
+async function wrk(port: number, hotspotId: string, codesFile: string, run: number, seconds: number): Promise<{ rps: number; bad: number; p99Ms: number }> {
+  const args = ['-t1', '-c100', `-d${seconds}s`, '--timeout', '5s', '-s', projectPath('bench', 'portal-verify.lua'),
+    `http://${HOST}:${port}${VERIFY_PATH}`, '--', hotspotId, codesFile, String(run)];
+  const child = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  const line = out.split('\n').find((l) => l.startsWith('WRK_JSON '));
+  if (code !== 0 || !line) throw new Error(`wrk failed (exit ${code}): ${out.slice(-300)}`);
+  const w = JSON.parse(line.slice('WRK_JSON '.length));
+  return { rps: w.requests / (w.duration_us / 1e6), bad: w.status + w.connect + w.read + w.write + w.timeout, p99Ms: w.p99_us / 1000 };
+}
+
+async function seed(env: NodeJS.ProcessEnv): Promise<{ tenantId: string; hotspotId: string; codes: string[] }> {
+  const engine = new Engine(loadConfig(env), createLogger('warn', 2), { sink: false, actors: false });
+  try {
+    await engine.start();
+    const tenant = await engine.tenants.create('Bench arena', [...DEFAULT_MODULES, 'dashboard']);
+    const hs = await engine.hotspots.create(tenant.id, { name: 'Gate A', timezone: 'Europe/Istanbul' });
+    const rows = await engine.vouchers.createBatch(tenant.id, {
+      count: 200, format: DEFAULT_CODE_FORMAT, max_uses: null, expires_at: null, bandwidth_profile: null,
+      daily_quota_mb: null, session_quota_mb: null, duration_minutes: null, bandwidth_down_mbps: null, bandwidth_up_mbps: null, ssids: [], notes: null,
+    }, 'bench');
+    return { tenantId: tenant.id, hotspotId: hs.id, codes: rows.map((r) => r.code) };
+  } finally {
+    await engine.close();
+  }
+}
+
+/** The yardstick: the bare uWS broadcast to CLIENTS held responses, SIGNINS times. */
+async function yardstick(): Promise<Fanout> {
+  const server = await spawnWithFds('broadcast server', [projectPath('dist', 'bench', 'sse-broadcast-server.js')], { PATH: process.env.PATH });
+  const port = server.ready.port as number;
+  const clients = await ClientGroup.open(port, '/stream');
+  try {
+    if (clients.failed) throw new Error(`${clients.failed} clients of the bare server failed: ${clients.firstError}`);
+    const sent: number[] = [];
+    const ids: string[] = [];
+    const cpu = await chargeCpu(server.child.pid!, clients, async () => {
+      for (let k = 0; k < SIGNINS; k++) {
+        ids.push(`b${k}`);
+        sent.push(now());
+        const r = await fetch(`http://${HOST}:${port}/broadcast?id=b${k}`);
+        if (Number(await r.text()) !== clients.connected) throw new Error('the bare server holds fewer responses than clients connected');
+        await sleep(Math.max(0, sent[k]! + GAP_MS - now()));
+      }
+      await sleep(500); // the last broadcast's reads
+    });
+    return { ...fanout(sent, ids, (await clients.report()).seen, clients.connected), ...cpu };
+  } finally {
+    await clients.close();
+    await stopChild(server.child);
+  }
+}
+
+async function main(): Promise<number> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-sse-fanout-'));
+  undo.push(() => rmSync(dir, { recursive: true, force: true }));
+  try {
+    say(`sse-fanout: ${CLIENTS} clients in ${CLIENT_PROCS} processes, ${SIGNINS} sign-ins ${GAP_MS} ms apart, verify ${VERIFY_S} s per wrk run`);
+    // The yardstick runs before and after the service, so a drift of the neighbours' load weighs on both sides alike.
+    const bareRuns: Fanout[] = [];
+    const bareRun = async (): Promise<void> => {
+      const b = await yardstick();
+      bareRuns.push(b);
+      say(`  bare uWS broadcast to all (run ${bareRuns.length}): ${describe(b)}, missed ${b.missed}`);
+    };
+    await bareRun();
+
+    const local = await startLocalServices({ dir, ephemeral: true });
+    undo.push(() => local.stop());
+    const secret = randomBytes(48).toString('base64url');
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH, REDIS_URL: local.redisUrl, DATABASE_URL: local.databaseUrl,
+      JWT_SECRET: secret, HTTP_HOST: HOST, HTTP_PORT: '0', LOG_LEVEL: 'warn', RADIUS_ENABLED: 'false',
+    };
+    const { tenantId, hotspotId, codes } = await seed(env);
+    const codesFile = join(dir, 'codes.txt');
+    writeFileSync(codesFile, codes.join('\n') + '\n');
+    const service = await spawnWithFds('service', [projectPath('dist', 'scripts', 'serve.js')], env);
+    const port = service.ready.ports.main as number;
+    say(`  service fd limit ${fdLimit(service.child.pid!)}`);
+    const pids = {
+      server: service.child.pid!,
+      redis: Number(readFileSync(join(dir, 'redis', 'redis.pid'), 'utf8').trim()),
+      postgres: Number(readFileSync(join(dir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]),
+    };
+    // With clients connected, their processes' share of "rest" is shown apart: on 2 cores it is CPU the service cannot have.
+    const rate = async (label: string, run: number, clients?: ClientGroup): Promise<{ rps: number; bad: number; p99Ms: number; cpu: CpuUse }> => {
+      const c0 = clients?.ticks() ?? 0;
+      const [r, cpu] = await withCpu(pids, () => wrk(port, hotspotId, codesFile, run, VERIFY_S));
+      const ofClients = clients ? `, of which stream clients ${Math.round((clients.ticks() - c0) / VERIFY_S)}` : '';
+      say(`  verify ${label}: ${fmt(r.rps)}/s, p99 ${fmt(r.p99Ms)} ms, bad ${r.bad}; cpu % server ${cpu.server}, redis ${cpu.redis}, postgres ${cpu.postgres}, ` +
+        `rest ${cpu.rest}${ofClients}, idle ${cpu.idle}`);
+      return { ...r, cpu };
+    };
+
+    await wrk(port, hotspotId, codesFile, 1, 2); // warm-up
+    const before = await rate('with no stream clients', 2);
+
+    const token = await signStreamToken(new TextEncoder().encode(secret), tenantId, ['viewer'], 900, 'bench');
+    const clients = await ClientGroup.open(port, `${STREAM_PATH}?token=${token}`);
+    let signin: Fanout;
+    let during: Awaited<ReturnType<typeof rate>>;
+    let badSignins = 0;
+    let stillOpen = 0;
+    try {
+      if (clients.failed) throw new Error(`${clients.failed} stream clients failed: ${clients.firstError}`);
+      await clients.report(); // starts the counts from here
+      const sent: number[] = [];
+      const [charged, cpu] = await withCpu(pids, () => chargeCpu(pids.server, clients, async () => {
+        for (let k = 0; k < SIGNINS; k++) {
+          sent.push(now());
+          const r = await fetch(`http://${HOST}:${port}${VERIFY_PATH}`, {
+            method: 'POST', headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ hotspot_id: hotspotId, code: codes[k % codes.length], mac: benchMac(0x0a, 1, k) }),
+          });
+          const body = await r.text();
+          if (r.status !== 200 || !body.includes('authorized')) { badSignins++; say(`  sign-in ${k}: ${r.status} ${body.slice(0, 200)}`); }
+          await sleep(Math.max(0, sent[k]! + GAP_MS - now()));
+        }
+        await sleep(500); // the last invalidation's reads
+      }));
+      const { seen, open } = await clients.report();
+      // The k-th id to reach any client is the k-th sign-in's.
+      const ids = [...seen.entries()].sort((a, b) => a[1][2] - b[1][2]).map(([id]) => id);
+      if (ids.length !== SIGNINS) say(`  ${ids.length} invalidation ids for ${SIGNINS} sign-ins`);
+      signin = { ...fanout(sent, ids.slice(0, SIGNINS), seen, clients.connected), ...charged };
+      signin.missed += Math.max(0, SIGNINS - ids.length);
+      say(`  sign-in to invalidation at all ${clients.connected}: ${describe(signin)}, missed ${signin.missed}, open ${open}; ` +
+        `cpu % server ${cpu.server}, redis ${cpu.redis}, rest ${cpu.rest}, idle ${cpu.idle}`);
+      during = await rate(`with ${clients.connected} stream clients`, 3, clients);
+      stillOpen = (await clients.report()).open;
+      say(`  stream clients still open after the verify load: ${stillOpen}`);
+    } finally {
+      await clients.close();
+    }
+    await sleep(1000);
+    const after = await rate('with no stream clients again', 4);
+
+    await stopChild(service.child);
+    await bareRun();
+    const bare: Fanout = {
+      latencies: bareRuns.flatMap((b) => b.latencies).sort((a, b) => a - b), missed: bareRuns.reduce((n, b) => n + b.missed, 0),
+      serverCpuMs: bareRuns.reduce((n, b) => n + b.serverCpuMs, 0) / bareRuns.length, clientCpuMs: bareRuns.reduce((n, b) => n + b.clientCpuMs, 0) / bareRuns.length,
+    };
+    const rateRatio = during.rps / ((before.rps + after.rps) / 2);
+    const p99 = percentile(signin.latencies, 99);
+    const bareP99 = percentile(bare.latencies, 99);
+    const errors = signin.missed + bare.missed + badSignins + before.bad + during.bad + after.bad + (clients.connected - stillOpen);
+    const pass = p99 <= TARGET_P99_MS && rateRatio >= TARGET_RATE_RATIO;
+    const verdict = errors ? 'ERRORS' : pass ? 'PASS' : 'FAIL';
+    process.stdout.write(`sse-fanout: ${clients.connected} clients | sign-in to all: ${describe(signin)} (target p99 <= ${TARGET_P99_MS} ms) | ` +
+      `bare uWS broadcast to all: ${describe(bare)} | p99 ratio ${(p99 / bareP99).toFixed(2)}, server cpu ratio ${(signin.serverCpuMs / bare.serverCpuMs).toFixed(2)} | verify/s ${fmt(before.rps)} without clients, ` +
+      `${fmt(during.rps)} with, ${fmt(after.rps)} without again: ${rateRatio.toFixed(2)} (target >= ${TARGET_RATE_RATIO}) | errors ${errors} ${verdict}\n`);
+    return errors ? 1 : pass ? 0 : 2;
+  } finally {
+    await undo.run();
+  }
+}
+
+main().then((code) => { process.exitCode = code; }, (err: Error) => {
+  say(`sse-fanout failed: ${err.stack ?? err.message}`);
+  process.exitCode = 1;
+});
