@@ -1,11 +1,14 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_MODULES, signOperatorToken } from '../../engine/index.js';
-import { AcctStatusType, Code, decodePacket } from '../../radius/index.js';
-import { TestNas, accessRequest, accountingRequest, sleep, type AccessRequestSpec, type AccountingSpec } from '../radius/helpers.js';
+import { Code } from '../../radius/index.js';
+import { sleep } from '../radius/helpers.js';
 import { FakeCarrier } from '../support/fake-carrier.js';
 import { call, dashed, JWT_SECRET, keys, macs, newTenant, startService, until, type Running, type Tenant } from '../support/fixture.js';
 import { openStream, type SseConnection } from '../support/sse-client.js';
+import {
+  byCount, checkMinutes, decisions1m, expectBandwidth, lastCompleteMinute, MIN, pct, ScenarioNas, sum, type Counted, type DecisionRow,
+} from './dashboard-scenario-kit.js';
 
 /**
  * Every dashboard tile against a known scenario (issue 11, Must show): one
@@ -22,31 +25,23 @@ import { openStream, type SseConnection } from '../support/sse-client.js';
  * the expectation, never the verdict.
  */
 const ME = '/api/v1/tenants/me';
-const MIN = 60_000;
 const SECRET = new TextEncoder().encode(JWT_SECRET);
 /** Sign-ins sent at once through the portal: the burst the live-sessions stream must coalesce. */
 const BURST = 8;
 
-interface Nas { id: string; ip: string; secret: string; radius: TestNas; hotspotId: string; next(): number }
-/** An accounting packet's byte delta (download + upload) and when it may have been counted: between send and reply. */
-interface Counted { bytes: number; from: number; to: number }
-interface DecisionRow { id: string; at: string; outcome: string; method: string; reason: string; hotspot_id: string; source: string }
-
 describe('dashboard tiles against a known scenario', () => {
   let svc: Running;
   let carrier: FakeCarrier;
-  let ports: { auth: number; acct: number };
-  const nases: Nas[] = [];
+  const nases: ScenarioNas[] = [];
   const mac = macs();
   const suffix = randomBytes(4).toString('hex').toUpperCase();
 
   beforeAll(async () => {
     svc = await startService({ ACTOR_THREADS: '2' });
-    ports = svc.service.radiusPorts;
     carrier = await FakeCarrier.start();
   });
   afterAll(async () => {
-    for (const n of nases) await n.radius.close();
+    for (const n of nases) await n.close();
     await carrier?.close();
     await svc?.stop();
   });
@@ -64,59 +59,6 @@ describe('dashboard tiles against a known scenario', () => {
   };
   const voucher = async (t: Tenant, prefix: string, body: Record<string, unknown>): Promise<string> =>
     (await ok(t, 'POST', '/v1/vouchers', { code: `${prefix}-${suffix}`, duration_minutes: 60, ...body }, 201)).code;
-
-  /** A NAS client of the hotspot on a free loopback address, with a UDP socket there. */
-  async function addNas(t: Tenant, hotspotId: string, name: string): Promise<Nas> {
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const ip = `127.${randomInt(16, 250)}.${randomInt(0, 256)}.${randomInt(2, 255)}`;
-      const secret = `s3cret-${randomBytes(12).toString('hex')}`;
-      const r = await api(t, 'POST', `/v1/hotspots/${hotspotId}/nas-clients`, { ip, secret, name });
-      if (r.status === 409) continue; // another file's NAS has this address
-      expect(r.status, JSON.stringify(r.body)).toBe(201);
-      let id = randomInt(0, 256);
-      const nas = { id: r.body.id as string, ip, secret, hotspotId, radius: await TestNas.open(ip), next: () => (id = (id + 1) & 255) };
-      nases.push(nas);
-      return nas;
-    }
-    throw new Error('no free loopback address for a test NAS');
-  }
-
-  /** Sends a datagram from the NAS and returns the code of the reply with the same Identifier. */
-  async function ask(nas: Nas, pkt: Buffer, port: number): Promise<number> {
-    await nas.radius.send(pkt, port);
-    for (;;) {
-      const got = await nas.radius.next(5000);
-      expect(got, 'a RADIUS reply').not.toBeNull();
-      if (got!.msg[1] === pkt[1]) return decodePacket(got!.msg)!.code;
-    }
-  }
-  const access = (nas: Nas, spec: Omit<AccessRequestSpec, 'secret' | 'id'>) =>
-    ask(nas, accessRequest({ secret: nas.secret, id: nas.next(), ...spec }), ports.auth);
-  const macAuth = (nas: Nas, m: string) => {
-    const bare = m.replace(/:/g, '').toLowerCase();
-    return access(nas, { userName: bare, password: bare, callingStationId: dashed(m) });
-  };
-  /**
-   * Start, then running totals as Interim-Updates (and a Stop when `stop`), recording each
-   * packet's byte delta and its send/reply window for the bandwidth tile.
-   */
-  async function traffic(nas: Nas, m: string, at: Omit<AccountingSpec, 'secret'>, totals: [number, number][], stop: boolean, counted: Counted[]): Promise<void> {
-    const send = async (status: number, inOctets: number, outOctets: number) => {
-      const from = Date.now();
-      expect(await ask(nas, accountingRequest({
-        secret: nas.secret, id: nas.next(), status, callingStationId: dashed(m), acctSessionId: `acct-${m}`,
-        inputOctets: inOctets, outputOctets: outOctets, ...at, ...(status === AcctStatusType.STOP ? { terminateCause: 1 } : {}),
-      }), ports.acct)).toBe(Code.ACCOUNTING_RESPONSE);
-      return { from, to: Date.now() };
-    };
-    await send(AcctStatusType.START, 0, 0);
-    let seen = 0;
-    for (const [i, [inOctets, outOctets]] of totals.entries()) {
-      const w = await send(i === totals.length - 1 && stop ? AcctStatusType.STOP : AcctStatusType.INTERIM_UPDATE, inOctets, outOctets);
-      counted.push({ bytes: inOctets + outOctets - seen, ...w });
-      seen = inOctets + outOctets;
-    }
-  }
 
   const portal = (hotspotId: string, code: string, m: string, ssid?: string) =>
     call(svc.base, 'POST', `/api/v1/hotspot-portal/voucher/verify?hotspot_id=${hotspotId}`, { body: { code, mac: m, ip: '10.30.0.5', ...(ssid ? { ssid } : {}) } });
@@ -148,10 +90,17 @@ describe('dashboard tiles against a known scenario', () => {
     const B = await newTenant(svc.service, 'Kiosk', [...DEFAULT_MODULES, 'dashboard']);
     const H1 = A.hotspotId;
     const H2 = (await svc.service.engine.hotspots.create(A.tenantId, { name: 'South stand', timezone: 'UTC' })).id;
+    const addNas = async (t: Tenant, hotspotId: string, name: string) => {
+      const nas = await ScenarioNas.add(svc.base, svc.service.radiusPorts, t.apiKey, hotspotId, name);
+      nases.push(nas);
+      return nas;
+    };
     const [nas1, nas2, nasB] = [await addNas(A, H1, 'sw-north'), await addNas(A, H2, 'sw-south'), await addNas(B, B.hotspotId, 'sw-kiosk')];
-    process.env[`${A.tenantId.toUpperCase()}_NETGSM`] = 'scenario:sms-pass';
+    // A tenant's settings may name only the variables named after it.
+    const smsCredential = `${A.tenantId.toUpperCase()}_NETGSM`;
+    process.env[smsCredential] = 'scenario:sms-pass';
     await ok(A, 'PUT', '/v1/settings/sign-in', {
-      methods: ['voucher', 'sms_otp'], sms: { provider: 'netgsm', base_url: carrier.url, credentials_ref: `env://${A.tenantId.toUpperCase()}_NETGSM` },
+      methods: ['voucher', 'sms_otp'], sms: { provider: 'netgsm', base_url: carrier.url, credentials_ref: `env://${smsCredential}` },
     });
     const multi = await voucher(A, 'MULTI', { max_uses: null });
     const single = await voucher(A, 'ONE', { max_uses: 1 });
@@ -165,7 +114,7 @@ describe('dashboard tiles against a known scenario', () => {
     const countedA: Counted[] = [];
     const countedB: Counted[] = [];
     const sid: Record<string, string> = {};
-    let burst = { ms: 0, frames: 0 };
+    const burst = { ms: 0, frames: 0 };
 
     try {
       // ---- Tenant A.
@@ -192,27 +141,27 @@ describe('dashboard tiles against a known scenario', () => {
         await refused(verify(code === '000000' ? '111111' : '000000'), 'otp_invalid');
         sid.d5 = await signedIn(verify(code));
         // A voucher code as a PAP login at NAS 2, from an access point naming the SSID.
-        expect(await access(nas2, { userName: multi, password: multi, callingStationId: dashed(d6), calledStationId: 'AA-BB-CC-00-02-01:Fans', nasPort: 21 }))
+        expect(await nas2.access({ userName: multi, password: multi, callingStationId: dashed(d6), calledStationId: 'AA-BB-CC-00-02-01:Fans', nasPort: 21 }))
           .toBe(Code.ACCESS_ACCEPT);
 
         // M: three refusals at the portal, three over RADIUS.
         await refused(portal(H1, `NOPE-${suffix}`, mac(), 'Guest'), 'voucher_not_found');
         await refused(portal(H2, single, mac()), 'voucher_exhausted');
         await refused(portal(H1, expired, mac()), 'voucher_expired');
-        expect(await access(nas1, { userName: multi, chap: { secret: 'not-the-code' }, callingStationId: dashed(mac()) })).toBe(Code.ACCESS_REJECT);
-        expect(await macAuth(nas2, mac())).toBe(Code.ACCESS_REJECT);
+        expect(await nas1.access({ userName: multi, chap: { secret: 'not-the-code' }, callingStationId: dashed(mac()) })).toBe(Code.ACCESS_REJECT);
+        expect(await nas2.macAuth(mac())).toBe(Code.ACCESS_REJECT);
 
         // A session's duration counts whole seconds: past one, so the average duration tile has something to average.
         await sleep(1_100);
         // Accounting: bytes, access points (NAS-Identifier) and ports; two of the ends are Stops.
         const [b1, b2] = bursters as [string, string];
-        await traffic(nas1, b1, { nasIdentifier: 'ap-north-1', calledStationId: 'AA-BB-CC-00-01-01:Guest', nasPort: 11 },
+        await nas1.traffic(b1, { nasIdentifier: 'ap-north-1', calledStationId: 'AA-BB-CC-00-01-01:Guest', nasPort: 11 },
           [[1_000_000, 5_000_000], [2_000_000, 8_000_000]], true, countedA);
-        await traffic(nas1, b2, { nasIdentifier: 'ap-north-2', nasPortId: 'Gi1/0/2', calledStationId: 'AA-BB-CC-00-01-02:Guest', nasPort: 12 },
+        await nas1.traffic(b2, { nasIdentifier: 'ap-north-2', nasPortId: 'Gi1/0/2', calledStationId: 'AA-BB-CC-00-01-02:Guest', nasPort: 12 },
           [[700_000, 3_000_000]], false, countedA);
-        await traffic(nas2, d3, { nasIdentifier: 'ap-south-1', calledStationId: 'AA-BB-CC-00-02-01:Fans', nasPort: 21 },
+        await nas2.traffic(d3, { nasIdentifier: 'ap-south-1', calledStationId: 'AA-BB-CC-00-02-01:Fans', nasPort: 21 },
           [[600_000, 4_000_000]], false, countedA);
-        await traffic(nas2, d6, { nasIdentifier: 'ap-south-1', calledStationId: 'AA-BB-CC-00-02-01:Fans', nasPort: 21 },
+        await nas2.traffic(d6, { nasIdentifier: 'ap-south-1', calledStationId: 'AA-BB-CC-00-02-01:Fans', nasPort: 21 },
           [[100_000, 1_000_000], [300_000, 1_500_000]], true, countedA);
         // The third end: an operator's disconnect; and one extension.
         expect(await sessionCall(A, 'DELETE', `/v1/sessions/${sid.d4}`)).toMatchObject({ status: 'disconnected', reason: 'admin_disconnect' });
@@ -233,8 +182,8 @@ describe('dashboard tiles against a known scenario', () => {
         await signedIn(portal(B.hotspotId, multiB, e1, 'Guest'));
         await signedIn(portal(B.hotspotId, multiB, e2, 'Guest'));
         await refused(portal(B.hotspotId, `NOPE-${suffix}`, mac()), 'voucher_not_found');
-        expect(await macAuth(nasB, mac())).toBe(Code.ACCESS_REJECT);
-        await traffic(nasB, e1, { nasIdentifier: 'ap-kiosk', calledStationId: 'AA-BB-CC-00-0B-01:Guest', nasPort: 1 },
+        expect(await nasB.macAuth(mac())).toBe(Code.ACCESS_REJECT);
+        await nasB.traffic(e1, { nasIdentifier: 'ap-kiosk', calledStationId: 'AA-BB-CC-00-0B-01:Guest', nasPort: 1 },
           [[50_000, 200_000], [100_000, 400_000]], true, countedB);
         await posture(B, mac(), 'drift', B.hotspotId);
       };
@@ -351,7 +300,7 @@ describe('dashboard tiles against a known scenario', () => {
         { id: nas2.id, name: 'sw-south', hotspot_id: H2, ip: nas2.ip, online: true, last_seen_at: expect.any(String) },
       ]);
       expect(switches.data.every(seenAt)).toBe(true);
-      const portsOf = async (nas: Nas) => {
+      const portsOf = async (nas: ScenarioNas) => {
         let body: { switch_id: string; data: Record<string, any>[] } = { switch_id: '', data: [] };
         await until(async () => (body = await read(viewerA, `switches/${nas.id}/ports`)).data.every((p) => p.active_sessions >= 0)
           && body.data.length === (nas === nas1 ? 2 : 1), { what: `ports of ${nas.id}`, seen: () => body });
@@ -369,7 +318,7 @@ describe('dashboard tiles against a known scenario', () => {
         data: [{ port: 'AA-BB-CC-00-02-01:Fans', nas_port: 21, nas_port_id: null, called_station_id: 'AA-BB-CC-00-02-01:Fans', last_seen_at: expect.any(String), active_sessions: 1 }],
       });
       expect((await call(svc.base, 'GET', `${ME}/switches/${nasB.id}/ports`, { bearer: viewerA })).status).toBe(404);
-      const sw = (nas: Nas) => ({ id: nas.id, name: nas === nas1 ? 'sw-north' : 'sw-south', ip: nas.ip, online: true, last_seen_at: expect.any(String) });
+      const sw = (nas: ScenarioNas) => ({ id: nas.id, name: nas === nas1 ? 'sw-north' : 'sw-south', ip: nas.ip, online: true, last_seen_at: expect.any(String) });
       expect(await read(viewerA, 'topology')).toEqual({
         tenant: { id: A.tenantId, name: expect.stringMatching(/^Stadium /) },
         sites: [
@@ -448,6 +397,7 @@ describe('dashboard tiles against a known scenario', () => {
       }
     } finally {
       for (const s of streams) s.close();
+      delete process.env[smsCredential];
     }
   });
 
@@ -472,50 +422,3 @@ describe('dashboard tiles against a known scenario', () => {
     return rows;
   }
 });
-
-/** Decisions in the last six 10-second steps at `now` (the current one included). */
-function decisions1m(rows: DecisionRow[], now: number): number {
-  const step = Math.floor(now / 10_000);
-  return rows.filter((d) => Math.floor(Date.parse(d.at) / 10_000) > step - 6).length;
-}
-
-/** A site's decisions of one outcome in the minute before `now`'s (the last complete one). */
-function lastCompleteMinute(rows: DecisionRow[], now: number, outcome: string, site: string): number {
-  const minute = Math.floor(now / MIN) - 1;
-  return rows.filter((d) => d.outcome === outcome && d.hotspot_id === site && Math.floor(Date.parse(d.at) / MIN) === minute).length;
-}
-
-/** 60 consecutive minutes, oldest first, the current one (at `now`) last. */
-function checkMinutes(perMinute: { minute: string }[], now: number): void {
-  expect(perMinute).toHaveLength(60);
-  const last = Math.floor(now / MIN);
-  expect(perMinute.map((m) => Date.parse(m.minute))).toEqual(Array.from({ length: 60 }, (_, i) => (last - 59 + i) * MIN));
-}
-
-/**
- * bandwidth_mbps is the bytes counted in the minute before `now`'s, as Mbit/s. A packet whose
- * send/reply window lies in one minute was counted there; one straddling a boundary may be in
- * either, which widens the expectation to a range.
- */
-function expectBandwidth(mbps: number, counted: Counted[], now: number, nonZero = false): void {
-  const minute = Math.floor(now / MIN) - 1;
-  let lo = 0, hi = 0;
-  for (const c of counted) {
-    const [a, b] = [Math.floor(c.from / MIN), Math.floor(c.to / MIN)];
-    if (a === minute && b === minute) lo += c.bytes;
-    if (a <= minute && minute <= b) hi += c.bytes;
-  }
-  const rate = (bytes: number) => Math.round((bytes * 8) / 60 / 1000) / 1000;
-  // After the scenario's last minute, that minute holds at least its last packet: the check is not a trivial 0 <= 0.
-  if (nonZero) expect(hi).toBeGreaterThan(0);
-  expect(mbps).toBeGreaterThanOrEqual(rate(lo));
-  expect(mbps).toBeLessThanOrEqual(rate(hi));
-}
-
-const sum = <K extends string>(rows: Record<K, number>[], k: K): number => rows.reduce((a, r) => a + r[k], 0);
-const pct = (part: number, whole: number): number => Math.round((part / whole) * 10_000) / 100;
-/** The read models' order of live counts: most first, then by hotspot and name. */
-function byCount<T extends { hotspot_id: string; active: number }>(rows: T[]): T[] {
-  const name = (r: T) => String((r as Record<string, unknown>).ssid ?? (r as Record<string, unknown>).ap);
-  return [...rows].sort((a, b) => b.active - a.active || a.hotspot_id.localeCompare(b.hotspot_id) || name(a).localeCompare(name(b)));
-}
