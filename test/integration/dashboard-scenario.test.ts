@@ -28,6 +28,17 @@ const ME = '/api/v1/tenants/me';
 const SECRET = new TextEncoder().encode(JWT_SECRET);
 /** Sign-ins sent at once through the portal: the burst the live-sessions stream must coalesce. */
 const BURST = 8;
+/*
+ * Tenant A, sites H1 (NAS sw-north) and H2 (NAS sw-south):
+ *   N = BURST + 4 sessions: BURST portal at H1 (Guest: b1, b2, ...), portal at H2 (d3 Fans, d4 on a single-use
+ *       voucher), SMS code at H1 (d5 Guest), voucher code as PAP at H2 (d6 Fans); plus one MAC-auth accept (d3)
+ *   M = 6 refusals: unknown, used-up and expired vouchers at the portal, a wrong SMS code, CHAP with the wrong
+ *       secret at H1, MAC-auth of a device never signed in at H2
+ *   K = 3 ends: Stops of b1 (ap-north-1) and d6 (ap-south-1), an operator's DELETE of d4; b2 extended
+ *   live: BURST - 1 + d5 at H1, d3 at H2; accounting bytes for b1, b2 (ap-north-2), d3 and d6
+ *   posture: pass, fail, drift, and a device going fail -> pass
+ * Tenant B (one site): two sessions (one stopped), an unknown voucher, a MAC-auth refusal, one drift.
+ */
 
 describe('dashboard tiles against a known scenario', () => {
   let svc: Running;
@@ -143,6 +154,8 @@ describe('dashboard tiles against a known scenario', () => {
         // A voucher code as a PAP login at NAS 2, from an access point naming the SSID.
         expect(await nas2.access({ userName: multi, password: multi, callingStationId: dashed(d6), calledStationId: 'AA-BB-CC-00-02-01:Fans', nasPort: 21 }))
           .toBe(Code.ACCESS_ACCEPT);
+        // A signed-in device asked about by its MAC: accepted, a decision (and so a login on the tiles, as documented), no new session.
+        expect(await nas2.macAuth(d3)).toBe(Code.ACCESS_ACCEPT);
 
         // M: three refusals at the portal, three over RADIUS.
         await refused(portal(H1, `NOPE-${suffix}`, mac(), 'Guest'), 'voucher_not_found');
@@ -228,9 +241,10 @@ describe('dashboard tiles against a known scenario', () => {
       expect(auditA.every((e) => e.hotspot_id === null || e.hotspot_id === H1 || e.hotspot_id === H2)).toBe(true);
 
       // ---- Tenant A's numbers.
-      const decA = await checkDecisions(viewerA, 18, [
+      const decA = await checkDecisions(viewerA, 19, [
         ...Array.from({ length: BURST }, () => `accept portal voucher - ${H1}`),
         `accept portal voucher - ${H2}`, `accept portal voucher - ${H2}`, `accept otp sms_otp - ${H1}`, `accept radius voucher - ${H2}`,
+        `accept radius mac_auth - ${H2}`,
         `reject otp sms_otp otp_invalid ${H1}`, `reject portal voucher voucher_not_found ${H1}`, `reject portal voucher voucher_exhausted ${H2}`,
         `reject portal voucher voucher_expired ${H1}`, `reject radius voucher wrong_password ${H1}`, `reject radius mac_auth not_signed_in ${H2}`,
       ], ['not_signed_in', 'otp_invalid', 'voucher_exhausted', 'voucher_expired', 'voucher_not_found', 'wrong_password'].map((reason) => ({ reason, count: 1 })));
@@ -242,8 +256,8 @@ describe('dashboard tiles against a known scenario', () => {
       const overview = await read(viewerA, 'dashboard/overview');
       expect(overview).toEqual({
         active_sessions: BURST + 1, decisions_1m: decisions1m(decA, Date.parse(overview.generated_at)), switches_online: 2, incidents_open: 0,
-        posture_fail_24h: 3, active_guest_count: BURST + 1, login_count_24h: BURST + 4, login_fail_count_24h: 6,
-        auth_success_pct_24h: pct(BURST + 4, BURST + 10), error_rate_pct: 0, audit_anchor_lag_min: 0, generated_at: expect.any(String),
+        posture_fail_24h: 3, active_guest_count: BURST + 1, login_count_24h: BURST + 5, login_fail_count_24h: 6,
+        auth_success_pct_24h: pct(BURST + 5, BURST + 11), error_rate_pct: 0, audit_anchor_lag_min: 0, generated_at: expect.any(String),
       });
       expect(await read(viewerA, 'dashboard/kpis-extra')).toEqual({
         edge_health_pct: 100, posture_compliance_pct: 50, nas_total: 2, nas_online: 2, posture_devices: 4, posture_pass: 2, generated_at: expect.any(String),
@@ -261,7 +275,7 @@ describe('dashboard tiles against a known scenario', () => {
       const durations = ended.reduce((a, e) => a + Number(e.data.duration_sec), 0);
       const panel = await read(viewerA, 'sessions/active');
       expect(panel.summary).toEqual({
-        active_sessions: BURST + 1, logins_24h: BURST + 4, bytes_total_24h: bytes.H1.in + bytes.H1.out + bytes.H2.in + bytes.H2.out,
+        active_sessions: BURST + 1, logins_24h: BURST + 5, bytes_total_24h: bytes.H1.in + bytes.H1.out + bytes.H2.in + bytes.H2.out,
         avg_duration_sec_24h: Math.round(durations / 3),
       });
       expect(panel.by_ssid).toEqual(byCount([{ hotspot_id: H1, ssid: 'Guest', active: BURST }, { hotspot_id: H2, ssid: 'Fans', active: 1 }]));
@@ -283,7 +297,7 @@ describe('dashboard tiles against a known scenario', () => {
       const [m1, m2] = metrics.data;
       for (const [m, site, name, live, signins, failures, b, aps] of [
         [m1, H1, 'Lobby', BURST, BURST + 1, 4, bytes.H1, [{ ap: 'ap-north-2', active: 1 }]],
-        [m2, H2, 'South stand', 1, 3, 2, bytes.H2, [{ ap: 'ap-south-1', active: 1 }]],
+        [m2, H2, 'South stand', 1, 4, 2, bytes.H2, [{ ap: 'ap-south-1', active: 1 }]],
       ] as const) {
         expect(m).toEqual({
           site_id: site, name, active_sessions: live,
