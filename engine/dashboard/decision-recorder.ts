@@ -6,7 +6,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { keys } from '../redis/keys.js';
 import { ACTIVITY, ACTIVITY_TTL, perMethod, perSite, rejectReason } from '../redis/records.js';
-import { decisionSource, type DecisionSink, type SignInDecision } from '../signin/decision-sink.js';
+import { decisionSource, isSignIn, type DecisionSink, type SignInDecision } from '../signin/decision-sink.js';
 
 /** How often buffered decisions are written. */
 export const DECISION_FLUSH_MS = 250;
@@ -106,14 +106,16 @@ export class DecisionRecorder implements DecisionSink {
       const step = stepOf(d.at);
       steps.set(step, (steps.get(step) ?? 0) + 1);
       const accept = d.outcome === 'accept';
-      const fields = accept ? [ACTIVITY.accepts] : SERVER_SIDE.has(d.reason) ? [ACTIVITY.rejects, ACTIVITY.errors] : [ACTIVITY.rejects];
+      const outcome = accept ? ACTIVITY.accepts : ACTIVITY.rejects;
+      // A NAS checking a device again counts per method and reason, not as a login (isSignIn).
+      const fields = !isSignIn(d.method) ? [] : !accept && SERVER_SIDE.has(d.reason) ? [outcome, ACTIVITY.errors] : [outcome];
       const [minute, hour] = activityBuckets(tenantId, d.at);
       for (const [key, ttl] of [[minute, ACTIVITY_TTL.minute], [hour, ACTIVITY_TTL.hour]] as const) {
         for (const f of fields) {
           count(key, ttl, f);
           count(key, ttl, perSite(f, d.hotspotId));
         }
-        count(key, ttl, perMethod(fields[0]!, d.method));
+        count(key, ttl, perMethod(outcome, d.method));
         if (!accept) count(key, ttl, rejectReason(d.reason));
       }
       const source = decisionSource(d);

@@ -12,6 +12,18 @@ export type DecisionSource = 'portal' | 'otp' | 'radius';
  */
 export type DecisionMethod = AuthMethod | 'mac_auth' | 'uam_login';
 
+/**
+ * Whether a decision was a guest signing in (a method of their own) rather
+ * than a NAS checking a device again (`mac_auth`, `uam_login`). Only sign-ins
+ * feed the login and failure tiles and the failure-surge incident: in a
+ * MAC-auth venue every device that joins the network is refused until its
+ * guest signs in, and a stadium's gates opening would read as thousands of
+ * failed logins.
+ */
+export function isSignIn(method: DecisionMethod): method is AuthMethod {
+  return method !== 'mac_auth' && method !== 'uam_login';
+}
+
 /** One sign-in decision, as the dashboard counts them. */
 export interface SignInDecision {
   tenantId: string;

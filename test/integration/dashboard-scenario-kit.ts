@@ -100,9 +100,13 @@ export function decisions1m(rows: DecisionRow[], now: number): number {
 }
 
 /** A site's decisions of one outcome in the minute before `now`'s (the last complete one). */
+const NO_SIGN_IN = new Set(['mac_auth', 'uam_login']);
+
 export function lastCompleteMinute(rows: DecisionRow[], now: number, outcome: string, site: string): number {
   const minute = Math.floor(now / MIN) - 1;
-  return rows.filter((d) => d.outcome === outcome && d.hotspot_id === site && Math.floor(Date.parse(d.at) / MIN) === minute).length;
+  // Sign-ins only: a NAS asking again about a device (mac_auth, uam_login) is a decision but no sign-in.
+  return rows.filter((d) => d.outcome === outcome && d.hotspot_id === site && !NO_SIGN_IN.has(d.method)
+    && Math.floor(Date.parse(d.at) / MIN) === minute).length;
 }
 
 /** 60 consecutive minutes, oldest first, the current one (at `now`) last. */
