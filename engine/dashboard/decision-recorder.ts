@@ -1,11 +1,11 @@
 import type { Redis } from 'ioredis';
 import { activityBuckets, stepOf } from '../events/activity-keys.js';
-import { DECISIONS_MAXLEN, EVENT_FIELD, EVENTS_MAXLEN } from '../events/types.js';
+import { DECISIONS_MAXLEN, EVENTS_MAXLEN } from '../events/types.js';
 import { AppError, Errors } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { keys } from '../redis/keys.js';
-import { ACTIVITY, ACTIVITY_TTL, perMethod, perSite, rejectReason } from '../redis/records.js';
+import { ACTIVITY, ACTIVITY_TTL } from '../redis/records.js';
 import { decisionSource, isSignIn, type DecisionSink, type SignInDecision } from '../signin/decision-sink.js';
 
 /** How often buffered decisions are written. */
@@ -24,9 +24,9 @@ const SERVER_SIDE = serverSideCodes();
  *
  * record() is on the guest's path (a portal verify, an Access-Request): it
  * only pushes onto an in-memory buffer, never awaits and never throws. A
- * timer writes the buffer every DECISION_FLUSH_MS in one MULTI per tenant
- * (counts summed first, so a burst of a thousand accepts is a handful of
- * HINCRBYs plus one XADD per decision to each stream). Every engine process
+ * timer writes the buffer every DECISION_FLUSH_MS with one script call per
+ * tenant (record-decisions-5.lua: counts summed in Redis, one XADD per
+ * decision to each stream). Every engine process
  * has its own recorder: the counts add up across processes. A failed write
  * loses that flush's decisions (logged and counted), rather than blocking
  * sign-ins or growing memory while Redis is away.
@@ -92,52 +92,34 @@ export class DecisionRecorder implements DecisionSink {
     }));
   }
 
-  /** One MULTI (the tenant's keys share its hash slot): the counts, the list and the events appear together. */
+  /**
+   * One script call per run of decisions in one 10-second step (a flush
+   * spans one step, at a step's edge two): the list, the events and the
+   * counts appear together, and the client encodes one command per step
+   * rather than two stream writes per decision.
+   */
   private async writeTenant(tenantId: string, list: SignInDecision[]): Promise<void> {
-    const steps = new Map<number, number>();
-    const buckets = new Map<string, { ttl: number; fields: Map<string, number> }>();
-    const count = (key: string, ttl: number, field: string): void => {
-      let b = buckets.get(key);
-      if (!b) buckets.set(key, b = { ttl, fields: new Map() });
-      b.fields.set(field, (b.fields.get(field) ?? 0) + 1);
-    };
-    const m = this.redis.multi();
+    // Runs of consecutive decisions in one step, so the list and the events keep the order decisions were made in.
+    const runs: [step: number, decisions: SignInDecision[]][] = [];
     for (const d of list) {
       const step = stepOf(d.at);
-      steps.set(step, (steps.get(step) ?? 0) + 1);
-      const accept = d.outcome === 'accept';
-      const outcome = accept ? ACTIVITY.accepts : ACTIVITY.rejects;
-      // A NAS checking a device again counts per method and reason, not as a login (isSignIn).
-      const fields = !isSignIn(d.method) ? [] : !accept && SERVER_SIDE.has(d.reason) ? [outcome, ACTIVITY.errors] : [outcome];
-      const [minute, hour] = activityBuckets(tenantId, d.at);
-      for (const [key, ttl] of [[minute, ACTIVITY_TTL.minute], [hour, ACTIVITY_TTL.hour]] as const) {
-        for (const f of fields) {
-          count(key, ttl, f);
-          count(key, ttl, perSite(f, d.hotspotId));
-        }
-        count(key, ttl, perMethod(outcome, d.method));
-        if (!accept) count(key, ttl, rejectReason(d.reason));
+      const last = runs[runs.length - 1];
+      if (last && last[0] === step) last[1].push(d);
+      else runs.push([step, [d]]);
+    }
+    for (const [step, decisions] of runs) {
+      const args: (string | number)[] = [];
+      for (const d of decisions) {
+        // A NAS asking again about a device counts per method and reason, not as a login (isSignIn).
+        const flags = !isSignIn(d.method) ? '' : d.outcome === 'reject' && SERVER_SIDE.has(d.reason) ? 'se' : 's';
+        args.push(d.at, d.outcome, d.method, d.reason, d.hotspotId, decisionSource(d), flags);
       }
-      const source = decisionSource(d);
-      m.xadd(keys.decisions(tenantId), 'MAXLEN', '~', DECISIONS_MAXLEN, '*',
-        'at', String(d.at), 'outcome', d.outcome, 'method', d.method, 'reason', d.reason, 'hotspot', d.hotspotId, 'source', source);
-      const data = accept
-        ? { hotspot_id: d.hotspotId, method: d.method, source }
-        : { hotspot_id: d.hotspotId, method: d.method, reason: d.reason, source };
-      m.xadd(keys.events(tenantId), 'MAXLEN', '~', EVENTS_MAXLEN, '*', EVENT_FIELD.type, accept ? 'auth.success' : 'auth.failure',
-        EVENT_FIELD.ts, String(d.at), EVENT_FIELD.site, d.hotspotId, EVENT_FIELD.data, JSON.stringify(data));
+      const [minute, hour] = activityBuckets(tenantId, decisions[0]!.at);
+      await this.redis.recordDecisionsV1(
+        keys.decisions(tenantId), keys.events(tenantId), minute, hour, keys.decisionStep(tenantId, step),
+        DECISIONS_MAXLEN, EVENTS_MAXLEN, ACTIVITY_TTL.minute, ACTIVITY_TTL.hour, ACTIVITY_TTL.step,
+        ACTIVITY.accepts, ACTIVITY.rejects, ACTIVITY.errors, ...args);
     }
-    for (const [step, n] of steps) {
-      m.incrby(keys.decisionStep(tenantId, step), n);
-      m.expire(keys.decisionStep(tenantId, step), ACTIVITY_TTL.step);
-    }
-    for (const [key, b] of buckets) {
-      for (const [f, n] of b.fields) m.hincrby(key, f, n);
-      m.expire(key, b.ttl);
-    }
-    const results = await m.exec();
-    const failed = results?.find(([err]) => err);
-    if (!results || failed) throw failed?.[0] ?? new Error('transaction discarded');
   }
 }
 

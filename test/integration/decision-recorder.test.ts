@@ -5,6 +5,7 @@ import { DecisionRecorder } from '../../engine/dashboard/decision-recorder.js';
 import { activityBuckets, stepOf } from '../../engine/events/activity-keys.js';
 import { createLogger } from '../../engine/logger.js';
 import { Metrics } from '../../engine/metrics.js';
+import { defineScripts } from '../../engine/redis/scripts.js';
 import { MetricsDecisionSink, rejectsOnly, type SignInDecision } from '../../engine/signin/decision-sink.js';
 import { keys, storesTest as test } from '../support/fixture.js';
 
@@ -17,6 +18,7 @@ describe('DecisionRecorder', () => {
   test('one flush: steps, counts per site, method and reason, errors for 5xx reasons, the list and the events; sources filled in', async ({ redis }) => {
     const t = `tn_rec${randomBytes(5).toString('hex')}`;
     const metrics = new Metrics();
+    defineScripts(redis); // the recorder writes through record-decisions-5.lua, as the engine's connection has it
     const rec = new DecisionRecorder(redis, createLogger('silent'), metrics, new MetricsDecisionSink(metrics));
     rec.record(decision(t, {}));
     rec.record(decision(t, { method: 'sms_otp', at: AT + 10_000 }));
@@ -58,6 +60,7 @@ describe('DecisionRecorder', () => {
   test('with Redis away, record() neither throws nor waits; the lost flush is counted', async () => {
     const dead = new Redis('redis://127.0.0.1:1', { maxRetriesPerRequest: 0, lazyConnect: true, enableOfflineQueue: false, retryStrategy: () => null });
     dead.on('error', () => undefined);
+    defineScripts(dead);
     const metrics = new Metrics();
     const rec = new DecisionRecorder(dead, createLogger('silent'), metrics, { record: () => undefined });
     const t0 = performance.now();

@@ -1,0 +1,75 @@
+--[[
+  Records a batch of sign-in decisions of one tenant that fall in one
+  10-second step (engine/dashboard/decision-recorder.ts): each decision
+  listed and emitted as auth.success / auth.failure, the batch counted into
+  the step counter and the activity buckets, all in one step. One call per
+  batch instead of two stream writes and a handful of counters per
+  decision: the client encodes one command, not dozens (the recorder's
+  share of a portal verify's CPU, measured in bench/portal-verify).
+
+  Records: engine/redis/records.ts (ACTIVITY, perSite, perMethod,
+  rejectReason); event fields: engine/events/types.ts (EVENT_FIELD).
+
+  KEYS[1] the tenant's decisions stream   {t:T}:dec
+  KEYS[2] the tenant's event stream       {t:T}:ev
+  KEYS[3] activity of the step's minute   {t:T}:am:<minute>
+  KEYS[4] activity of the step's hour     {t:T}:ah:<hour>
+  KEYS[5] the step's decision counter     {t:T}:ad:<step>
+
+  ARGV[1] decisions stream MAXLEN (approximate)
+  ARGV[2] events stream MAXLEN (approximate)
+  ARGV[3] minute bucket TTL, s
+  ARGV[4] hour bucket TTL, s
+  ARGV[5] step counter TTL, s
+  ARGV[6..8] the ACTIVITY field names for accepts, rejects and errors
+  then per decision, 7 values: at (ms), outcome (accept|reject), method,
+  reason ('' for an accept), hotspot id, source (portal|otp|radius), flags
+  ('s' when it was a sign-in, counted as an accept or reject; 'e' too when
+  a reject was our failure, counted as an error)
+
+  Returns the number of decisions recorded.
+]]
+local rcall = redis.call
+local ACC, REJ, ERR = ARGV[6], ARGV[7], ARGV[8]
+local counts = {}
+local function add(field)
+  counts[field] = (counts[field] or 0) + 1
+end
+
+local n = 0
+for i = 9, #ARGV, 7 do
+  local at, outcome, method, reason, hs, source, flags = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5], ARGV[i + 6]
+  local accept = outcome == 'accept'
+  local field = accept and ACC or REJ
+  if string.find(flags, 's', 1, true) then
+    add(field)
+    add(field .. '@' .. hs)
+    if string.find(flags, 'e', 1, true) then
+      add(ERR)
+      add(ERR .. '@' .. hs)
+    end
+  end
+  add(field .. '#' .. method)
+  local data
+  if accept then
+    data = cjson.encode({hotspot_id = hs, method = method, source = source})
+  else
+    add('r:' .. reason)
+    data = cjson.encode({hotspot_id = hs, method = method, reason = reason, source = source})
+  end
+  rcall('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*',
+    'at', at, 'outcome', outcome, 'method', method, 'reason', reason, 'hotspot', hs, 'source', source)
+  rcall('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '*',
+    'type', accept and 'auth.success' or 'auth.failure', 'ts', at, 'site', hs, 'data', data)
+  n = n + 1
+end
+
+for field, c in pairs(counts) do
+  rcall('HINCRBY', KEYS[3], field, c)
+  rcall('HINCRBY', KEYS[4], field, c)
+end
+rcall('EXPIRE', KEYS[3], ARGV[3])
+rcall('EXPIRE', KEYS[4], ARGV[4])
+rcall('INCRBY', KEYS[5], n)
+rcall('EXPIRE', KEYS[5], ARGV[5])
+return n
