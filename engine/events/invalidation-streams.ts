@@ -32,6 +32,15 @@ export interface InvalidationListener {
   end(): void;
 }
 
+/**
+ * During a sustained burst a stream's broadcasts may take at most about 1/STRETCH of the thread:
+ * a window that closes with events pending is followed by one at least STRETCH times as long as
+ * the last broadcast took. With 10,000 clients a broadcast costs ~150-200 ms of the main thread
+ * (bench/sse-fanout), and two a second took a third of the core sign-ins need; a quiet stream's
+ * first event still goes out at once.
+ */
+const STRETCH = 10;
+
 /** One kind's window: the first event goes out at once; those within the next windowMs go out as one at its end. */
 interface KindWindow {
   timer: NodeJS.Timeout | null;
@@ -52,6 +61,8 @@ interface KindWindow {
 class StreamHub {
   readonly listeners = new Set<InvalidationListener>();
   private readonly windows = new Map<string, KindWindow>();
+  /** How long the last broadcast to every listener took, ms. */
+  private lastCostMs = 0;
   unsubscribe: () => void = () => undefined;
 
   constructor(private readonly kinds: Readonly<Partial<Record<EventType, string>>>, private readonly windowMs: number) {}
@@ -67,7 +78,7 @@ class StreamHub {
     if (!w) this.windows.set(kind, (w = { timer: null, pending: false, siteId: null, id: '', ts: 0 }));
     if (w.timer === null) {
       this.emit({ kind, ts: e.ts, siteId: e.siteId, id: e.id });
-      this.arm(kind, w);
+      this.arm(kind, w, this.windowMs);
       return;
     }
     // null (tenant-wide, or several sites) absorbs: once the window holds two sites it names none.
@@ -83,7 +94,7 @@ class StreamHub {
     this.windows.clear();
   }
 
-  private arm(kind: string, w: KindWindow): void {
+  private arm(kind: string, w: KindWindow, delayMs: number): void {
     w.timer = setTimeout(() => {
       if (!w.pending) {
         w.timer = null;
@@ -91,13 +102,16 @@ class StreamHub {
       }
       w.pending = false;
       this.emit({ kind, ts: w.ts, siteId: w.siteId, id: w.id });
-      this.arm(kind, w);
-    }, this.windowMs);
+      // Still busy: the next window stretches with what broadcasting costs (STRETCH).
+      this.arm(kind, w, Math.max(this.windowMs, this.lastCostMs * STRETCH));
+    }, delayMs);
     w.timer.unref();
   }
 
   private emit(inv: Invalidation): void {
+    const started = performance.now();
     for (const l of this.listeners) l.invalidate(inv);
+    this.lastCostMs = performance.now() - started;
   }
 }
 

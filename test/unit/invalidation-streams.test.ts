@@ -99,3 +99,28 @@ describe('InvalidationStreams: coalescing per kind', () => {
     expect(fanout.listeners.has('t2')).toBe(false);
   });
 });
+
+describe('InvalidationStreams: a sustained burst stretches the window with what broadcasting costs', () => {
+  it('a listener that takes 30 ms per invalidation gets a window of at least 300 ms while events keep coming', async () => {
+    const fanout = new FakeFanout();
+    const streams = new InvalidationStreams(fanout as unknown as EventFanout, 20);
+    const at: number[] = [];
+    const spin = (ms: number): void => {
+      const end = performance.now() + ms;
+      while (performance.now() < end) { /* a broadcast to many clients */ }
+    };
+    await streams.subscribe('t1', 'live-sessions', { invalidate: () => { at.push(performance.now()); spin(30); }, end: () => undefined });
+    const started = performance.now();
+    let n = 0;
+    while (performance.now() - started < 900) {
+      fanout.let('t1', 'session.start', 'hs_1', `${Date.now()}-${n++}`);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    streams.close();
+    // Without the stretch a 20 ms window would give about 900 / 50 = 18 broadcasts.
+    expect(at.length).toBeGreaterThanOrEqual(2);
+    expect(at.length).toBeLessThanOrEqual(6);
+    // After the leading one and the first window, broadcasts are at least 10 x 30 ms apart.
+    for (let i = 2; i < at.length; i++) expect(at[i]! - at[i - 1]!).toBeGreaterThanOrEqual(290);
+  });
+});
