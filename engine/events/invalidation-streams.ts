@@ -40,6 +40,11 @@ export interface InvalidationListener {
  * first event still goes out at once.
  */
 const STRETCH = 10;
+/**
+ * The stretch's ceiling: on a machine short of CPU a broadcast can take far longer, and ten times
+ * that would hold changes back for many seconds (bench/sse-fanout with a competing load).
+ */
+const MAX_STRETCHED_MS = 2_000;
 
 /** One kind's window: the first event goes out at once; those within the next windowMs go out as one at its end. */
 interface KindWindow {
@@ -103,7 +108,7 @@ class StreamHub {
       w.pending = false;
       this.emit({ kind, ts: w.ts, siteId: w.siteId, id: w.id });
       // Still busy: the next window stretches with what broadcasting costs (STRETCH).
-      this.arm(kind, w, Math.max(this.windowMs, this.lastCostMs * STRETCH));
+      this.arm(kind, w, Math.max(this.windowMs, Math.min(this.lastCostMs * STRETCH, MAX_STRETCHED_MS)));
     }, delayMs);
     w.timer.unref();
   }
