@@ -29,7 +29,7 @@ let dir = '';
  * machine needs. Elsewhere those tests say what is missing.
  */
 const TOOLS: Record<string, string> = {
-  chromium: 'chromium', opennds: 'opennds', dnsmasq: 'dnsmasq', dhclient: 'isc-dhcp-client', 'iptables-legacy': 'iptables', curl: 'curl',
+  chromium: 'chromium', opennds: 'opennds', dnsmasq: 'dnsmasq', dhclient: 'isc-dhcp-client', 'iptables-legacy': 'iptables', curl: 'curl', python3: 'python3',
 };
 
 function ensureTools(log: (l: string) => void): void {
