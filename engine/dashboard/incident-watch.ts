@@ -42,10 +42,13 @@ export class IncidentWatch {
   private running: Promise<void> | null = null;
   private readonly now: () => number;
   private readonly t: IncidentThresholds;
+  /** The same measure of the audit backlog as the overview's audit_anchor_lag_min. */
+  private readonly auditLag: AuditLag;
 
   constructor(private readonly ports: IncidentWatchPorts) {
     this.now = ports.now ?? Date.now;
     this.t = ports.thresholds;
+    this.auditLag = new AuditLag(ports.redis);
   }
 
   start(): void {
@@ -147,7 +150,7 @@ export class IncidentWatch {
 
   /** The audit chain in Postgres behind its queue by more than the limit. */
   private async anchorLag(tenantId: string, now: number): Promise<void> {
-    const oldest = await new AuditLag(this.ports.redis).oldestUnwritten(tenantId);
+    const oldest = await this.auditLag.oldestUnwritten(tenantId);
     const lag = oldest === null ? 0 : Math.max(0, now - oldest);
     if (lag <= this.t.anchorLagMin * MINUTE) return;
     await this.raise(tenantId, 'audit_anchor_lag', 'outbox', 'critical',
