@@ -14,6 +14,8 @@ export interface DecisionView {
   reason: string;
   hotspot_id: string;
   source: DecisionSource;
+  /** Decisions the row stands for: 1 for a sign-in; a NAS's alike re-checks of one flush (mac_auth, uam_login) are one row. */
+  count: number;
 }
 
 export interface DecisionsPage {
@@ -106,6 +108,6 @@ function view(id: string, f: string[]): DecisionView {
   for (let i = 0; i + 1 < f.length; i += 2) m[f[i]!] = f[i + 1]!;
   return {
     id, at: new Date(Number(m.at)).toISOString(), outcome: m.outcome === 'accept' ? 'accept' : 'reject', method: m.method ?? '',
-    reason: m.reason ?? '', hotspot_id: m.hotspot ?? '', source: (m.source ?? 'portal') as DecisionSource,
+    reason: m.reason ?? '', hotspot_id: m.hotspot ?? '', source: (m.source ?? 'portal') as DecisionSource, count: Number(m.count ?? 1),
   };
 }

@@ -12,27 +12,47 @@ import { decisionSource, isSignIn, type DecisionSink, type SignInDecision } from
 export const DECISION_FLUSH_MS = 250;
 /** Decisions held at most between flushes (Redis away): past it new ones are dropped and counted, never queued without limit. */
 const MAX_BUFFERED = 100_000;
+/** Re-check groups held at most between flushes (one per tenant, step, hotspot, method, outcome, reason). */
+const MAX_GROUPS = 10_000;
+/**
+ * Entries per script call: a flush after a burst (or after Redis was away)
+ * holds tens of thousands, and one call with all of them would spread
+ * hundreds of thousands of arguments through ioredis (a RangeError there
+ * leaves its auto-pipeline a reply short, which crashed the process).
+ */
+export const ENTRIES_PER_CALL = 500;
 
 /** The error codes whose catalogue status is 5xx: a reject for one of them is our failure (ACTIVITY.errors), not the guest's. */
 const SERVER_SIDE = serverSideCodes();
 
+/** Alike re-checks of one flush, folded into one entry: the newest one, and how many. */
+interface Folded { d: SignInDecision; count: number }
+
 /**
- * The dashboard's DecisionSink: every sign-in decision (portal, OTP, RADIUS)
- * counted into the tenant's activity buckets and 10-second steps, listed in
- * its decisions stream, and emitted as auth.success / auth.failure on its
- * event stream (docs/events.md).
+ * The dashboard's DecisionSink: every decision (portal, OTP, RADIUS)
+ * counted into the tenant's activity buckets and 10-second steps and listed
+ * in its decisions stream; every sign-in also emitted as auth.success /
+ * auth.failure on its event stream (docs/events.md).
+ *
+ * A NAS asking again about a device (mac_auth, uam_login: isSignIn) is most
+ * of a MAC-auth venue's RADIUS traffic, tens of thousands a second at a
+ * stadium. Those are folded in memory: one entry per flush, tenant, step,
+ * hotspot, method, outcome and reason, with its count, and no event. A row
+ * and an event per packet had halved the Access-Request rate.
  *
  * record() is on the guest's path (a portal verify, an Access-Request): it
- * only pushes onto an in-memory buffer, never awaits and never throws. A
- * timer writes the buffer every DECISION_FLUSH_MS with one script call per
- * tenant (record-decisions-5.lua: counts summed in Redis, one XADD per
- * decision to each stream). Every engine process
- * has its own recorder: the counts add up across processes. A failed write
- * loses that flush's decisions (logged and counted), rather than blocking
- * sign-ins or growing memory while Redis is away.
+ * only pushes onto an in-memory buffer (or bumps a count), never awaits and
+ * never throws. A timer writes every DECISION_FLUSH_MS, one script call per
+ * tenant and step (record-decisions-5.lua: counts summed in Redis, one XADD
+ * per entry to the list and one per sign-in to the events), at most
+ * ENTRIES_PER_CALL entries a call. Every engine process has its own
+ * recorder: the counts add up across processes. A failed write loses that
+ * flush's decisions (logged and counted), rather than blocking sign-ins or
+ * growing memory while Redis is away.
  */
 export class DecisionRecorder implements DecisionSink {
   private buffer: SignInDecision[] = [];
+  private folded = new Map<string, Folded>();
   private flushing: Promise<void> | null = null;
   private readonly timer: NodeJS.Timeout;
 
@@ -51,6 +71,21 @@ export class DecisionRecorder implements DecisionSink {
 
   record(d: SignInDecision): void {
     this.also.record(d);
+    if (!isSignIn(d.method)) {
+      const key = `${d.tenantId}\n${stepOf(d.at)}\n${d.hotspotId}\n${d.method}\n${d.outcome}\n${d.reason}\n${d.source ?? ''}`;
+      const f = this.folded.get(key);
+      if (f) {
+        f.d = d;
+        f.count++;
+        return;
+      }
+      if (this.folded.size < MAX_GROUPS) {
+        this.folded.set(key, { d, count: 1 });
+        return;
+      }
+      this.metrics.inc('dashboard_decisions_dropped_total');
+      return;
+    }
     if (this.buffer.length >= MAX_BUFFERED) {
       this.metrics.inc('dashboard_decisions_dropped_total');
       return;
@@ -61,9 +96,11 @@ export class DecisionRecorder implements DecisionSink {
   /** Writes what is buffered; one flush at a time (a slow one lets the next tick's decisions wait for the one after). */
   flush(): Promise<void> {
     if (this.flushing) return this.flushing;
-    if (this.buffer.length === 0) return Promise.resolve();
-    const batch = this.buffer;
+    if (this.buffer.length === 0 && this.folded.size === 0) return Promise.resolve();
+    const batch: Folded[] = this.buffer.map((d) => ({ d, count: 1 }));
+    for (const f of this.folded.values()) batch.push(f);
     this.buffer = [];
+    this.folded = new Map();
     this.flushing = this.write(batch).finally(() => { this.flushing = null; });
     return this.flushing;
   }
@@ -75,47 +112,47 @@ export class DecisionRecorder implements DecisionSink {
     await this.flush();
   }
 
-  private async write(batch: SignInDecision[]): Promise<void> {
-    const byTenant = new Map<string, SignInDecision[]>();
-    for (const d of batch) {
-      const list = byTenant.get(d.tenantId);
-      if (list) list.push(d);
-      else byTenant.set(d.tenantId, [d]);
+  private async write(batch: Folded[]): Promise<void> {
+    const byTenant = new Map<string, Folded[]>();
+    for (const f of batch) {
+      const list = byTenant.get(f.d.tenantId);
+      if (list) list.push(f);
+      else byTenant.set(f.d.tenantId, [f]);
     }
     await Promise.all([...byTenant].map(async ([tenantId, list]) => {
       try {
         await this.writeTenant(tenantId, list);
       } catch (err) {
         this.metrics.inc('dashboard_decision_flush_errors_total');
-        this.log.warn({ tenant: tenantId, lost: list.length, err: (err as Error).message }, 'could not record sign-in decisions for the dashboard');
+        this.log.warn({ tenant: tenantId, lost: list.reduce((n, f) => n + f.count, 0), err: (err as Error).message }, 'could not record sign-in decisions for the dashboard');
       }
     }));
   }
 
   /**
-   * One script call per run of decisions in one 10-second step (a flush
-   * spans one step, at a step's edge two): the list, the events and the
-   * counts appear together, and the client encodes one command per step
-   * rather than two stream writes per decision.
+   * One script call per run of entries in one 10-second step (a flush spans
+   * one step, at a step's edge two), cut at ENTRIES_PER_CALL: the list, the
+   * events and the counts appear together, and the client encodes one
+   * command per run rather than two stream writes per decision.
    */
-  private async writeTenant(tenantId: string, list: SignInDecision[]): Promise<void> {
-    // Runs of consecutive decisions in one step, so the list and the events keep the order decisions were made in.
-    const runs: [step: number, decisions: SignInDecision[]][] = [];
-    for (const d of list) {
-      const step = stepOf(d.at);
+  private async writeTenant(tenantId: string, list: Folded[]): Promise<void> {
+    // Runs of consecutive entries in one step, so the list and the events keep the order decisions were made in.
+    const runs: [step: number, entries: Folded[]][] = [];
+    for (const f of list) {
+      const step = stepOf(f.d.at);
       const last = runs[runs.length - 1];
-      if (last && last[0] === step) last[1].push(d);
-      else runs.push([step, [d]]);
+      if (last && last[0] === step && last[1].length < ENTRIES_PER_CALL) last[1].push(f);
+      else runs.push([step, [f]]);
     }
-    for (const [step, decisions] of runs) {
+    for (const [step, entries] of runs) {
       const args: (string | number)[] = [];
-      for (const d of decisions) {
+      for (const { d, count } of entries) {
         // A NAS asking again about a device counts per method and reason, not as a login (isSignIn).
         const flags = !isSignIn(d.method) ? '' : d.outcome === 'reject' && SERVER_SIDE.has(d.reason) ? 'se' : 's';
-        args.push(d.at, d.outcome, d.method, d.reason, d.hotspotId, decisionSource(d), flags);
+        args.push(d.at, d.outcome, d.method, d.reason, d.hotspotId, decisionSource(d), flags, count);
       }
-      const [minute, hour] = activityBuckets(tenantId, decisions[0]!.at);
-      await this.redis.recordDecisionsV1(
+      const [minute, hour] = activityBuckets(tenantId, entries[0]!.d.at);
+      await this.redis.recordDecisionsV2(
         keys.decisions(tenantId), keys.events(tenantId), minute, hour, keys.decisionStep(tenantId, step),
         DECISIONS_MAXLEN, EVENTS_MAXLEN, ACTIVITY_TTL.minute, ACTIVITY_TTL.hour, ACTIVITY_TTL.step,
         ACTIVITY.accepts, ACTIVITY.rejects, ACTIVITY.errors, ...args);

@@ -13,6 +13,8 @@ const FLUSH_MS = 1_000;
 const MAX_PORTS_PER_NAS = 4_096;
 /** A NAS's port map expires this long after its last write: ports of a NAS gone for good disappear. */
 const PORTS_TTL_SEC = 7 * 86_400;
+/** NASes (and ports) per command of a flush: bounded, so no command spreads an unbounded argument list. */
+const NAS_PER_CALL = 500;
 
 /** One port of a NAS as keys.nasPorts holds it (JSON), and the dashboard shows it. */
 export interface NasPortRecord {
@@ -106,11 +108,17 @@ export class NasPresence implements NasPresencePort {
     this.batch = new Map();
     const p = this.redis.pipeline();
     for (const [tenantId, b] of batch) {
-      if (b.seen.size > 0) {
-        const args: (string | number)[] = [];
-        for (const [nasId, s] of b.seen) args.push(nasId, s.hotspotId, s.at);
-        p.markNasSeenV1(keys.nasSeen(tenantId), keys.events(tenantId), this.silentMs, EVENTS_MAXLEN, ...args);
+      // At most NAS_PER_CALL NASes a call: a venue with thousands of access points as NASes must not spread
+      // tens of thousands of arguments through one command.
+      let args: (string | number)[] = [];
+      for (const [nasId, s] of b.seen) {
+        args.push(nasId, s.hotspotId, s.at);
+        if (args.length === NAS_PER_CALL * 3) {
+          p.markNasSeenV1(keys.nasSeen(tenantId), keys.events(tenantId), this.silentMs, EVENTS_MAXLEN, ...args);
+          args = [];
+        }
       }
+      if (args.length > 0) p.markNasSeenV1(keys.nasSeen(tenantId), keys.events(tenantId), this.silentMs, EVENTS_MAXLEN, ...args);
       const byNas = new Map<string, string[]>();
       for (const { nasId, record } of b.ports.values()) {
         const fields = byNas.get(nasId) ?? [];
@@ -119,7 +127,7 @@ export class NasPresence implements NasPresencePort {
       }
       for (const [nasId, fields] of byNas) {
         const key = keys.nasPorts(tenantId, nasId);
-        p.hset(key, ...fields);
+        for (let i = 0; i < fields.length; i += NAS_PER_CALL * 2) p.hset(key, ...fields.slice(i, i + NAS_PER_CALL * 2));
         p.expire(key, PORTS_TTL_SEC);
       }
     }

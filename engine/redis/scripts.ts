@@ -48,7 +48,8 @@ const SCRIPTS = [
   { file: 'record-posture-5.lua', name: 'recordPostureV1', numberOfKeys: 5 },
   { file: 'mark-nas-seen-2.lua', name: 'markNasSeenV1', numberOfKeys: 2 },
   // Dashboard activity: buffered sign-in decisions (engine/dashboard/decision-recorder.ts)
-  { file: 'record-decisions-5.lua', name: 'recordDecisionsV1', numberOfKeys: 5 },
+  // V2: an entry carries a count (a NAS's alike re-checks folded into one), and only sign-ins emit events.
+  { file: 'record-decisions-5.lua', name: 'recordDecisionsV2', numberOfKeys: 5 },
 ] as const;
 
 type Arg = string | number;
@@ -128,7 +129,7 @@ declare module 'ioredis' {
       callback?: Callback<string>,
     ): Result<string, Context>;
     markNasSeenV1(seenKey: string, eventsKey: string, silentMs: Arg, maxlen: Arg, ...nasIdHotspotMs: Arg[]): Result<number, Context>;
-    recordDecisionsV1(
+    recordDecisionsV2(
       decisionsKey: string, eventsKey: string, minuteKey: string, hourKey: string, stepKey: string,
       decisionsMaxlen: Arg, eventsMaxlen: Arg, minuteTtl: Arg, hourTtl: Arg, stepTtl: Arg, acc: string, rej: string, err: string,
       ...decisions: Arg[]

@@ -27,6 +27,7 @@ const decisionList = responseSchema('decisionList', {
           reason: { type: 'string', description: "'' for an accept; the error code (voucher_exhausted, otp_invalid, ...) or the RADIUS reject reason (not_signed_in, daily_quota, ...)" },
           hotspot_id: { type: 'string' },
           source: { enum: ['portal', 'otp', 'radius'] },
+          count: { type: 'integer', minimum: 1, description: 'Decisions the row stands for: 1 for a sign-in; the alike answers to a NAS asking again about devices (mac_auth, uam_login: same hotspot, outcome and reason) within a quarter second are one row' },
         },
       },
     },

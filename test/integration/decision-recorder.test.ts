@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import { describe, expect } from 'vitest';
 import { DecisionRecorder } from '../../engine/dashboard/decision-recorder.js';
 import { activityBuckets, stepOf } from '../../engine/events/activity-keys.js';
+import { DECISIONS_MAXLEN } from '../../engine/events/types.js';
 import { createLogger } from '../../engine/logger.js';
 import { Metrics } from '../../engine/metrics.js';
 import { defineScripts } from '../../engine/redis/scripts.js';
@@ -40,10 +41,10 @@ describe('DecisionRecorder', () => {
 
     const list = (await redis.xrange(keys.decisions(t), '-', '+')).map(([, f]) => f);
     expect(list).toEqual([
-      ['at', String(AT), 'outcome', 'accept', 'method', 'voucher', 'reason', '', 'hotspot', 'hs_rec', 'source', 'portal'],
-      ['at', String(AT + 10_000), 'outcome', 'accept', 'method', 'sms_otp', 'reason', '', 'hotspot', 'hs_rec', 'source', 'otp'],
-      ['at', String(AT), 'outcome', 'reject', 'method', 'sms_otp', 'reason', 'otp_send_failed', 'hotspot', 'hs_rec', 'source', 'otp'],
-      ['at', String(AT), 'outcome', 'reject', 'method', 'voucher', 'reason', 'voucher_expired', 'hotspot', 'hs_two', 'source', 'radius'],
+      ['at', String(AT), 'outcome', 'accept', 'method', 'voucher', 'reason', '', 'hotspot', 'hs_rec', 'source', 'portal', 'count', '1'],
+      ['at', String(AT + 10_000), 'outcome', 'accept', 'method', 'sms_otp', 'reason', '', 'hotspot', 'hs_rec', 'source', 'otp', 'count', '1'],
+      ['at', String(AT), 'outcome', 'reject', 'method', 'sms_otp', 'reason', 'otp_send_failed', 'hotspot', 'hs_rec', 'source', 'otp', 'count', '1'],
+      ['at', String(AT), 'outcome', 'reject', 'method', 'voucher', 'reason', 'voucher_expired', 'hotspot', 'hs_two', 'source', 'radius', 'count', '1'],
     ]);
     const events = (await redis.xrange(keys.events(t), '-', '+')).map(([, f]) => [f[1], f[5], JSON.parse(f[7]!)]);
     expect(events).toEqual([
@@ -55,6 +56,54 @@ describe('DecisionRecorder', () => {
     // The Prometheus counter still counts each decision as it is recorded.
     expect(metrics.value(MetricsDecisionSink.METRIC, 'sms_otp reject otp_send_failed')).toBe(1);
     await redis.del(minute, hour, keys.decisions(t), keys.events(t), keys.decisionStep(t, stepOf(AT)), keys.decisionStep(t, stepOf(AT) + 1));
+  });
+
+  test("a NAS's re-checks are folded: one row per hotspot, method, outcome and reason with its count, counted, no events", async ({ redis }) => {
+    const t = `tn_rec${randomBytes(5).toString('hex')}`;
+    defineScripts(redis);
+    const rec = new DecisionRecorder(redis, createLogger('silent'), new Metrics(), { record: () => undefined });
+    for (let i = 0; i < 1000; i++) rec.record(decision(t, { method: 'mac_auth', source: 'radius', at: AT + i }));
+    for (let i = 0; i < 3; i++) rec.record(decision(t, { method: 'mac_auth', source: 'radius', outcome: 'reject', reason: 'not_signed_in', hotspotId: 'hs_two', at: AT + i }));
+    rec.record(decision(t, { method: 'uam_login', source: 'radius', at: AT + 7 }));
+    rec.record(decision(t, { method: 'sms_otp', at: AT + 8 }));
+    await rec.close();
+
+    const [minute] = activityBuckets(t, AT);
+    // Re-checks count per method and reason, never as logins (acc/rej are sign-ins only).
+    expect(await redis.hgetall(minute)).toEqual({
+      acc: '1', 'acc@hs_rec': '1', 'acc#sms_otp': '1', 'acc#mac_auth': '1000', 'acc#uam_login': '1',
+      'rej#mac_auth': '3', 'r:not_signed_in': '3',
+    });
+    expect(await redis.get(keys.decisionStep(t, stepOf(AT)))).toBe('1005');
+    const list = (await redis.xrange(keys.decisions(t), '-', '+')).map(([, f]) => f);
+    expect(list).toEqual([
+      ['at', String(AT + 8), 'outcome', 'accept', 'method', 'sms_otp', 'reason', '', 'hotspot', 'hs_rec', 'source', 'otp', 'count', '1'],
+      ['at', String(AT + 999), 'outcome', 'accept', 'method', 'mac_auth', 'reason', '', 'hotspot', 'hs_rec', 'source', 'radius', 'count', '1000'],
+      ['at', String(AT + 2), 'outcome', 'reject', 'method', 'mac_auth', 'reason', 'not_signed_in', 'hotspot', 'hs_two', 'source', 'radius', 'count', '3'],
+      ['at', String(AT + 7), 'outcome', 'accept', 'method', 'uam_login', 'reason', '', 'hotspot', 'hs_rec', 'source', 'radius', 'count', '1'],
+    ]);
+    const events = (await redis.xrange(keys.events(t), '-', '+')).map(([, f]) => f[1]);
+    expect(events).toEqual(['auth.success']);
+    await redis.del(minute, activityBuckets(t, AT)[1], keys.decisions(t), keys.events(t), keys.decisionStep(t, stepOf(AT)));
+  });
+
+  test('a flush of 30,000 sign-ins goes out in bounded calls: every one listed, counted and emitted, the process unharmed', async ({ redis }) => {
+    // One call with them all spread 210,000 arguments through ioredis, whose auto-pipeline then crashed the process.
+    const t = `tn_rec${randomBytes(5).toString('hex')}`;
+    defineScripts(redis);
+    const metrics = new Metrics();
+    const rec = new DecisionRecorder(redis, createLogger('silent'), metrics, { record: () => undefined });
+    const N = 30_000;
+    for (let i = 0; i < N; i++) rec.record(decision(t, { at: AT + (i % 5_000) }));
+    await rec.close();
+    expect(metrics.value('dashboard_decision_flush_errors_total')).toBe(0);
+    // The list keeps about its newest DECISIONS_MAXLEN (trimmed by whole nodes); the events all of them.
+    expect(await redis.xlen(keys.decisions(t))).toBeGreaterThanOrEqual(DECISIONS_MAXLEN);
+    expect(await redis.xlen(keys.events(t))).toBe(N);
+    expect(await redis.get(keys.decisionStep(t, stepOf(AT)))).toBe(String(N));
+    expect(await redis.hget(activityBuckets(t, AT)[0], 'acc')).toBe(String(N));
+    expect(await redis.ping()).toBe('PONG');
+    await redis.del(...activityBuckets(t, AT), keys.decisions(t), keys.events(t), keys.decisionStep(t, stepOf(AT)));
   });
 
   test('with Redis away, record() neither throws nor waits; the lost flush is counted', async () => {

@@ -65,7 +65,7 @@ export interface SwitchPorts {
 }
 
 export interface Decisions {
-  data: { id: string; at: string; outcome: 'accept' | 'reject'; method: string; reason: string | null; hotspot_id: string; source: string }[];
+  data: { id: string; at: string; outcome: 'accept' | 'reject'; method: string; reason: string | null; hotspot_id: string; source: string; count: number }[];
   decisions_1m: number;
   fail_reasons: { reason: string; count: number }[];
 }

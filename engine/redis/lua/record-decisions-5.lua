@@ -1,11 +1,19 @@
 --[[
-  Records a batch of sign-in decisions of one tenant that fall in one
-  10-second step (engine/dashboard/decision-recorder.ts): each decision
-  listed and emitted as auth.success / auth.failure, the batch counted into
-  the step counter and the activity buckets, all in one step. One call per
-  batch instead of two stream writes and a handful of counters per
+  Records a batch of decisions of one tenant that fall in one 10-second
+  step (engine/dashboard/decision-recorder.ts), all in one step: each entry
+  listed, each sign-in also emitted as auth.success / auth.failure, and the
+  batch counted into the step counter and the activity buckets. One call
+  per batch instead of two stream writes and a handful of counters per
   decision: the client encodes one command, not dozens (the recorder's
   share of a portal verify's CPU, measured in bench/portal-verify).
+
+  An entry stands for `count` decisions: 1 for a sign-in; for a NAS asking
+  again about a device (mac_auth, uam_login, flags without 's') the number of
+  alike answers the recorder folded into it (same hotspot, method, outcome
+  and reason in one flush). Such an entry is listed once, with its count,
+  and emits no event: a MAC-auth venue's re-checks are most of its RADIUS
+  traffic, and an event or a list row per packet cost the Access-Request
+  path half its rate (bench/results/radius-vs-freeradius.md).
 
   Records: engine/redis/records.ts (ACTIVITY, perSite, perMethod,
   rejectReason); event fields: engine/events/types.ts (EVENT_FIELD).
@@ -22,46 +30,51 @@
   ARGV[4] hour bucket TTL, s
   ARGV[5] step counter TTL, s
   ARGV[6..8] the ACTIVITY field names for accepts, rejects and errors
-  then per decision, 7 values: at (ms), outcome (accept|reject), method,
-  reason ('' for an accept), hotspot id, source (portal|otp|radius), flags
-  ('s' when it was a sign-in, counted as an accept or reject; 'e' too when
-  a reject was our failure, counted as an error)
+  then per entry, 8 values: at (ms; of the last decision folded in),
+  outcome (accept|reject), method, reason ('' for an accept), hotspot id,
+  source (portal|otp|radius), flags ('s' when it was a sign-in: counted as an
+  accept or reject, and emitted; 'e' too when a reject was our failure,
+  counted as an error), count (decisions the entry stands for, >= 1)
 
-  Returns the number of decisions recorded.
+  Returns the number of decisions recorded (the entries' counts summed).
 ]]
 local rcall = redis.call
 local ACC, REJ, ERR = ARGV[6], ARGV[7], ARGV[8]
 local counts = {}
-local function add(field)
-  counts[field] = (counts[field] or 0) + 1
+local n = 0
+local function add(field, c)
+  counts[field] = (counts[field] or 0) + c
 end
 
-local n = 0
-for i = 9, #ARGV, 7 do
+for i = 9, #ARGV, 8 do
   local at, outcome, method, reason, hs, source, flags = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5], ARGV[i + 6]
+  local c = tonumber(ARGV[i + 7])
   local accept = outcome == 'accept'
   local field = accept and ACC or REJ
-  if string.find(flags, 's', 1, true) then
-    add(field)
-    add(field .. '@' .. hs)
+  local signIn = string.find(flags, 's', 1, true)
+  if signIn then
+    add(field, c)
+    add(field .. '@' .. hs, c)
     if string.find(flags, 'e', 1, true) then
-      add(ERR)
-      add(ERR .. '@' .. hs)
+      add(ERR, c)
+      add(ERR .. '@' .. hs, c)
     end
   end
-  add(field .. '#' .. method)
-  local data
-  if accept then
-    data = cjson.encode({hotspot_id = hs, method = method, source = source})
-  else
-    add('r:' .. reason)
-    data = cjson.encode({hotspot_id = hs, method = method, reason = reason, source = source})
-  end
+  add(field .. '#' .. method, c)
+  if not accept then add('r:' .. reason, c) end
   rcall('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*',
-    'at', at, 'outcome', outcome, 'method', method, 'reason', reason, 'hotspot', hs, 'source', source)
-  rcall('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '*',
-    'type', accept and 'auth.success' or 'auth.failure', 'ts', at, 'site', hs, 'data', data)
-  n = n + 1
+    'at', at, 'outcome', outcome, 'method', method, 'reason', reason, 'hotspot', hs, 'source', source, 'count', c)
+  if signIn then
+    local data
+    if accept then
+      data = cjson.encode({hotspot_id = hs, method = method, source = source})
+    else
+      data = cjson.encode({hotspot_id = hs, method = method, reason = reason, source = source})
+    end
+    rcall('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '*',
+      'type', accept and 'auth.success' or 'auth.failure', 'ts', at, 'site', hs, 'data', data)
+  end
+  n = n + c
 end
 
 for field, c in pairs(counts) do
