@@ -13,7 +13,7 @@ export type AuthMethod = 'voucher' | 'sms_otp' | 'msgapp_otp' | 'email' | 'spons
 /**
  * The fields of a session's grant hash, `keys.grant(tenant, hotspot, mac)`.
  * Written whole by the session start (lua/includes/session-start.lua); the
- * accounting fields by account-session-5.lua, `nas`/`nuser` by
+ * accounting fields by account-session-3.lua, `nas`/`nuser` by
  * remember-nas-1.lua, `until` by extend-session-10.lua.
  */
 export const GRANT = {

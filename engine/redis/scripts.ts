@@ -29,7 +29,8 @@ const SCRIPTS = [
   { file: 'remove-voucher-2.lua', name: 'removeVoucherV1', numberOfKeys: 2 },
   // V2: totals per Acct-Session-Id, the status as ARGV[8], and whether the id is the session's current one.
   // V3: byte deltas counted into the activity buckets, the live-per-AP hash moved (three more KEYS).
-  { file: 'account-session-5.lua', name: 'accountSessionV3', numberOfKeys: 5 },
+  // V4: the deltas returned for the caller to count (engine/events/activity-tally.ts), the buckets' KEYS gone.
+  { file: 'account-session-3.lua', name: 'accountSessionV4', numberOfKeys: 3 },
   // V2 (both): the domain event, and for the end the activity counters, written in the script.
   { file: 'end-session-10.lua', name: 'endSessionV2', numberOfKeys: 10 },
   { file: 'extend-session-4.lua', name: 'extendSessionV2', numberOfKeys: 4 },
@@ -78,8 +79,8 @@ declare module 'ioredis' {
       callback?: Callback<unknown[]>,
     ): Result<unknown[], Context>;
     removeVoucherV1(voucherKey: string, devicesKey: string, id: string, callback?: Callback<number>): Result<number, Context>;
-    accountSessionV3(
-      grantKey: string, dailyKey: string, minuteKey: string, hourKey: string, liveByApKey: string,
+    accountSessionV4(
+      grantKey: string, dailyKey: string, liveByApKey: string,
       now: Arg, acctSessionId: string, inOctets: Arg, outOctets: Arg, ip: string, ap: string, signal: string,
       status: 'start' | 'interim' | 'stop',
       callback?: Callback<unknown[]>,

@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
-import { activityBuckets, activityKeys } from '../events/activity-keys.js';
+import { activityKeys } from '../events/activity-keys.js';
+import { ActivityTally } from '../events/activity-tally.js';
 import { keys } from '../redis/keys.js';
 import { GRANT as G, type GrantHash } from '../redis/records.js';
 
@@ -78,7 +79,16 @@ export function sessionFromHash(h: GrantHash): LiveSession | null {
  * durable truth (AOF); an actor's memory is a copy it can always rebuild.
  */
 export class SessionStore {
+  /** Accounting's byte counts for the dashboard, written once a second (made on the first accounting). */
+  private tally: ActivityTally | undefined;
+
   constructor(private readonly redis: Redis) {}
+
+  /** Writes the accounting byte counts summed so far and stops their timer. */
+  async close(): Promise<void> {
+    await this.tally?.close();
+    this.tally = undefined;
+  }
 
   /** Every live session of a hotspot, for an actor starting (or restarting after a crash). */
   async loadLive(tenant: string, hs: string): Promise<LiveSession[]> {
@@ -136,10 +146,11 @@ export class SessionStore {
 
   async account(tenant: string, hs: string, mac: string, day: string, nowMs: number, acctId: string,
     inOctets: number, outOctets: number, ip: string, ap: string, signal: string, status: 'start' | 'interim' | 'stop'): Promise<AccountOutcome> {
-    const r = await this.redis.accountSessionV3(keys.grant(tenant, hs, mac), keys.dailyUsage(tenant, mac, day),
-      ...activityBuckets(tenant, nowMs), keys.liveByAp(tenant), nowMs, acctId, inOctets, outOctets, ip, ap, signal, status);
+    const r = await this.redis.accountSessionV4(keys.grant(tenant, hs, mac), keys.dailyUsage(tenant, mac, day),
+      keys.liveByAp(tenant), nowMs, acctId, inOctets, outOctets, ip, ap, signal, status);
     const kind = String(r[0]);
     if (kind === 'none') return { kind: 'none' };
+    (this.tally ??= new ActivityTally(this.redis)).add(tenant, hs, nowMs, Number(r[7]), Number(r[8]));
     return {
       kind: kind as 'ok', sid: String(r[1]), bytesIn: Number(r[2]), bytesOut: Number(r[3]), daily: Number(r[4]),
       lastMs: Number(r[5]), current: r[6] === 1,

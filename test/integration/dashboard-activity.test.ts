@@ -116,6 +116,8 @@ describe('dashboard activity: a known scenario', () => {
     expect(await redisOf().hget(keys.liveByAp(t.tenantId), `${t.hotspotId}|ap-north`)).toBe('2');
     for (const m of devices.slice(0, 2)) expect(await acct(m, AcctStatusType.STOP, 1_500, 400)).toBe(Code.ACCOUNTING_RESPONSE);
     await until(async () => Number(await hourSum(t.tenantId, from, Date.now(), 'end')) === 2);
+    // Accounting's bytes reach the buckets with the actor thread's next tally flush (every second).
+    await until(async () => Number(await hourSum(t.tenantId, from, Date.now(), 'bout')) === 3_000);
     await svc.service.engine.decisions.flush();
     const to = Date.now();
 

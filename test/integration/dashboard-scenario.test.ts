@@ -275,6 +275,10 @@ describe('dashboard tiles against a known scenario', () => {
       const elapsedSec = (Date.now() - started) / 1000;
       expect(ended.every((e) => Number(e.data.duration_sec) >= 1 && Number(e.data.duration_sec) <= elapsedSec)).toBe(true);
       const durations = ended.reduce((a, e) => a + Number(e.data.duration_sec), 0);
+      // Accounting's bytes reach the buckets with each actor thread's next tally flush (every second).
+      const totalA = bytes.H1.in + bytes.H1.out + bytes.H2.in + bytes.H2.out;
+      const totalsNow = async () => [(await read(viewerA, 'sessions/active')).summary.bytes_total_24h, (await read(viewerB, 'sessions/active')).summary.bytes_total_24h];
+      await until(async () => (await totalsNow()).join() === `${totalA},500000`, { what: 'the accounting bytes counted', seen: totalsNow });
       const panel = await read(viewerA, 'sessions/active');
       expect(panel.summary).toEqual({
         active_sessions: BURST + 1, logins_24h: BURST + 4, bytes_total_24h: bytes.H1.in + bytes.H1.out + bytes.H2.in + bytes.H2.out,

@@ -1,5 +1,4 @@
 import type { Redis } from 'ioredis';
-import { activityBuckets } from '../../engine/events/activity-keys.js';
 import { describe, expect } from 'vitest';
 import { keys, luaTest as it, mac } from '../support/lua.js';
 import { putVoucher, useVoucher } from '../fixtures/lua-voucher.js';
@@ -9,8 +8,8 @@ const DAY = '20261122';
 /** The tenant a key is tagged with ({t:<tenant>}): the activity keys go with the grant's tenant. */
 const tenantOf = (key: string): string => /^\{t:([^}]+)\}/.exec(key)![1]!;
 
-/** account-session-5.lua: one Accounting-Request against a live session, its quotas checked atomically. */
-describe('account-session-5.lua', () => {
+/** account-session-3.lua: one Accounting-Request against a live session, its quotas checked atomically. */
+describe('account-session-3.lua', () => {
   /** A live session of device n from a voucher with the given daily quota (MB). */
   const session = async (redis: Redis, t: string, n: number, quotaMb = 0): Promise<{ grant: string; daily: string; sid: string }> => {
     await putVoucher(redis, t, 'ACCT', { id: 'vch_acct', max: 10, quotaMb });
@@ -18,9 +17,21 @@ describe('account-session-5.lua', () => {
     expect(used[0]).toBe('ok');
     return { grant: keys.grant(t, 'hs_lua', mac(n)), daily: keys.dailyUsage(t, mac(n), DAY), sid: String(used[1]) };
   };
-  const account = (redis: Redis, s: { grant: string; daily: string }, now: number, acctId: string, tin: number, tout: number, ip = '', ap = '', signal = '',
+  const accountRaw = (redis: Redis, s: { grant: string; daily: string }, now: number, acctId: string, tin: number, tout: number, ip = '', ap = '', signal = '',
     status: 'start' | 'interim' | 'stop' = 'interim') =>
-    redis.accountSessionV3(s.grant, s.daily, ...activityBuckets(tenantOf(s.grant), now), keys.liveByAp(tenantOf(s.grant)), now, acctId, tin, tout, ip, ap, signal, status);
+    redis.accountSessionV4(s.grant, s.daily, keys.liveByAp(tenantOf(s.grant)), now, acctId, tin, tout, ip, ap, signal, status);
+  /** The reply without its two byte deltas (the test below checks those). */
+  const account = async (...a: Parameters<typeof accountRaw>) => (await accountRaw(...a)).slice(0, 7);
+
+  it('returns the bytes each request added: the difference, 0 for a retransmit, all of it after the counters went back', async ({ redis, tenant: t }) => {
+    const s = await session(redis, t, 7);
+    expect((await accountRaw(redis, s, 2_000, 'a1', 1_000, 2_000)).slice(7)).toEqual([1_000, 2_000]);
+    expect((await accountRaw(redis, s, 3_000, 'a1', 1_000, 2_000)).slice(7)).toEqual([0, 0]);
+    expect((await accountRaw(redis, s, 4_000, 'a1', 1_200, 2_000)).slice(7)).toEqual([200, 0]);
+    expect((await accountRaw(redis, s, 5_000, 'a1', 500, 100)).slice(7)).toEqual([500, 100]);
+    // The daily counter has its lifetime from its first write.
+    expect(await redis.ttl(s.daily)).toBeGreaterThan(172_000);
+  });
 
   it("answers {'none'} for a device without a session, and writes nothing", async ({ redis, tenant: t }) => {
     const s = { grant: keys.grant(t, 'hs_lua', mac(9)), daily: keys.dailyUsage(t, mac(9), DAY) };

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { describe, expect } from 'vitest';
 import { activityBuckets, activityKeys } from '../../engine/events/activity-keys.js';
 import { EVENT_FIELD } from '../../engine/events/types.js';
+import { SessionStore } from '../../engine/sessions/session-store.js';
 import { keys, luaTenant, luaTest as it, mac } from '../support/lua.js';
 import { putVoucher, startSession, useVoucher } from '../fixtures/lua-voucher.js';
 
@@ -31,9 +32,13 @@ describe('session scripts: events and activity counters', () => {
   const end = (redis: Redis, t: string, sid: string, m: string, now: number, reason = 'user_request', hs = 'hs_lua') =>
     redis.endSessionV2(keys.grant(t, hs, m), keys.live(t, hs), keys.sessionRef(t, sid), keys.outbox(t), ...activityKeys(t, now),
       sid, now, reason, hs, m, '');
-  const account = (redis: Redis, t: string, m: string, now: number, acctId: string, tin: number, tout: number, ap = '', status: 'start' | 'interim' | 'stop' = 'interim') =>
-    redis.accountSessionV3(keys.grant(t, 'hs_lua', m), keys.dailyUsage(t, m, '20261122'), ...activityBuckets(t, now), keys.liveByAp(t),
-      now, acctId, tin, tout, '', ap, '', status);
+  // Through the SessionStore, whose tally counts the script's byte deltas into the buckets (written at close).
+  const account = async (redis: Redis, t: string, m: string, now: number, acctId: string, tin: number, tout: number, ap = '', status: 'start' | 'interim' | 'stop' = 'interim') => {
+    const store = new SessionStore(redis);
+    const r = await store.account(t, 'hs_lua', m, '20261122', now, acctId, tin, tout, '', ap, '', status);
+    await store.close();
+    return r;
+  };
 
   it('a voucher start: one session.start event, start counted tenant-wide and per hotspot in both buckets, device and SSID live', async ({ redis, tenant: t }) => {
     await putVoucher(redis, t, 'ACT', { id: 'vch_act', max: 5 });

@@ -46,7 +46,7 @@ local function startSession(grantKey, liveKey, refKey, outboxKey, k, s)
     at = tostring(s.now), ['until'] = tostring(s.untilMs), user = s.user, method = s.method, vid = s.vid}))
   emitEvent(k, 'session.start', s.now, s.hs, {session_id = s.sid, mac = s.mac, method = s.method, hotspot_id = s.hs})
   countActivity(k, s.hs, 'start', 1)
-  -- No access point yet: accounting names it, and moves the session there (account-session-5.lua).
+  -- No access point yet: accounting names it, and moves the session there (account-session-3.lua).
   moveLive(k.devices, s.mac, 1)
   moveLive(k.ssid, s.hs .. '|' .. s.ssid, 1)
   return replaced

@@ -15,17 +15,21 @@
   (or the first seen). Only its Stop ends the session: a late Stop from the
   access point the device has left counts its last bytes, and that is all.
 
-  The byte deltas are counted into the dashboard's activity buckets (bin,
-  bout, tenant-wide and per hotspot), and a session whose current access
-  point changes moves in the live-per-AP hash (includes/activity.lua).
+  A session whose current access point changes moves in the live-per-AP
+  hash (includes/activity.lua). The byte deltas are returned: the caller
+  sums them into the dashboard's activity buckets once a second
+  (engine/events/activity-tally.ts), which is not this script's work
+  because each redis.call from Lua has its own cost, and eight HINCRBYs per
+  Interim-Update cost Redis three times the rest of the script.
+
+  Every call costs a handful of commands (HMGET, HSET, INCRBY, and EXPIRE
+  only when the daily counter is new): it runs for every Interim-Update.
 
   Grant fields: engine/redis/records.ts (GRANT).
 
   KEYS[1] session (grant) hash   {t:T}:g:<hotspot>:<mac>
   KEYS[2] daily usage counter    {t:T}:dq:<mac>:<yyyymmdd, hotspot local day>
-  KEYS[3] activity, this minute  {t:T}:am:<floor(now / 60000)>
-  KEYS[4] activity, this hour    {t:T}:ah:<floor(now / 3600000)>
-  KEYS[5] live per AP hash       {t:T}:lap
+  KEYS[3] live per AP hash       {t:T}:lap
                                  (includes/activity.lua; engine/events/activity-keys.ts)
 
   ARGV[1] now, ms
@@ -37,11 +41,12 @@
   ARGV[7] signal dBm ('' unknown)
   ARGV[8] status: start, interim or stop
 
-  Returns, with current = 1 when ARGV[2] is the session's current Acct-Session-Id
+  Returns, with current = 1 when ARGV[2] is the session's current Acct-Session-Id,
+  and delta_in, delta_out the bytes this request added (0 for a retransmit)
     {'none'}                                                    no live session for this device
-    {'ok', sid, bytes_in, bytes_out, daily_bytes, last_activity_ms, current}
-    {'session_quota', sid, bytes_in, bytes_out, daily_bytes, last_activity_ms, current}
-    {'daily_quota', sid, bytes_in, bytes_out, daily_bytes, last_activity_ms, current}
+    {'ok', sid, bytes_in, bytes_out, daily_bytes, last_activity_ms, current, delta_in, delta_out}
+    {'session_quota', ...the same}
+    {'daily_quota', ...the same}
 ]]
 local rcall = redis.call
 --- @include "activity"
@@ -94,8 +99,8 @@ if current then
     fields[#fields + 1] = 'ap'; fields[#fields + 1] = ARGV[6]
     local was = g[12] or ''
     if was ~= ARGV[6] then
-      moveLive(KEYS[5], hs .. '|' .. ARGV[6], 1)
-      if was ~= '' then moveLive(KEYS[5], hs .. '|' .. was, -1) end
+      moveLive(KEYS[3], hs .. '|' .. ARGV[6], 1)
+      if was ~= '' then moveLive(KEYS[3], hs .. '|' .. was, -1) end
     end
   end
   if ARGV[7] ~= '' then fields[#fields + 1] = 'signal'; fields[#fields + 1] = ARGV[7] end
@@ -106,24 +111,18 @@ end
 rcall('HSET', KEYS[1], unpack(fields))
 if g[3] then rcall('HDEL', KEYS[1], 'ain', 'aout') end
 
-if din + dout > 0 then
-  -- Only activityKeys' bucket keys are set in `k`: this script touches no stream or other live hash.
-  local k = {minute = KEYS[3], hour = KEYS[4]}
-  if din > 0 and dout > 0 then countActivity(k, hs, 'bin', din, 'bout', dout)
-  elseif din > 0 then countActivity(k, hs, 'bin', din)
-  else countActivity(k, hs, 'bout', dout) end
-end
-
 local daily = rcall('INCRBY', KEYS[2], din + dout)
-rcall('EXPIRE', KEYS[2], 172800)
+-- Only this script writes the counter, so a value equal to this delta means it was just made: its lifetime is set
+-- then, not on every Interim (an existing counter at 0 gets it again, harmlessly).
+if daily == din + dout then rcall('EXPIRE', KEYS[2], 172800) end
 
 local flag = current and 1 or 0
+local kind = 'ok'
 local squota = tonumber(g[8]) or 0
-if squota > 0 and bin + bout >= squota * MB then
-  return {'session_quota', sid, bin, bout, daily, last, flag}
-end
 local quota = tonumber(g[7]) or 0
-if quota > 0 and daily >= quota * MB then
-  return {'daily_quota', sid, bin, bout, daily, last, flag}
+if squota > 0 and bin + bout >= squota * MB then
+  kind = 'session_quota'
+elseif quota > 0 and daily >= quota * MB then
+  kind = 'daily_quota'
 end
-return {'ok', sid, bin, bout, daily, last, flag}
+return {kind, sid, bin, bout, daily, last, flag, din, dout}
