@@ -2,16 +2,30 @@ import { Errors } from '../errors.js';
 import type { EventFanout } from './event-fanout.js';
 import type { DomainEvent, EventType } from './types.js';
 
-/** The dashboard's streams (docs/dashboard-api.md, Streams), by the last part of their path. */
-export const STREAM_NAMES = ['incidents', 'audit', 'live-sessions', 'jit-approvals'] as const;
+/**
+ * The dashboard's streams (docs/dashboard-api.md, Streams), by the last part
+ * of their path: the spec's four, and `all`, which carries every kind of the
+ * four on one connection. A browser keeps at most six HTTP/1.1 connections
+ * per host, so a page holding four streams open left two for everything else
+ * (a second dashboard tab, the console beside it, every fetch): the
+ * dashboard page opens `all`. Kinds are unique across streams, so a client
+ * tells them apart by `kind`.
+ */
+export const STREAM_NAMES = ['incidents', 'audit', 'live-sessions', 'jit-approvals', 'all'] as const;
 export type StreamName = (typeof STREAM_NAMES)[number];
 
-/** Per stream: the event types it carries, and the `kind` each is sent as. Other types do not reach it. */
-export const STREAM_KINDS: Readonly<Record<StreamName, Readonly<Partial<Record<EventType, string>>>>> = {
+type KindMap = Readonly<Partial<Record<EventType, string>>>;
+const SPEC_STREAMS: Readonly<Record<Exclude<StreamName, 'all'>, KindMap>> = {
   'live-sessions': { 'session.start': 'session_started', 'session.end': 'session_ended', 'session.extend': 'session_extended' },
   incidents: { 'incident.raised': 'incident_raised', 'incident.updated': 'incident_updated' },
   audit: { 'audit.written': 'audit_appended' },
   'jit-approvals': { 'jit.requested': 'jit_requested', 'jit.decided': 'jit_decided' },
+};
+
+/** Per stream: the event types it carries, and the `kind` each is sent as. Other types do not reach it. */
+export const STREAM_KINDS: Readonly<Record<StreamName, KindMap>> = {
+  ...SPEC_STREAMS,
+  all: Object.assign({}, ...Object.values(SPEC_STREAMS)) as KindMap,
 };
 
 /**

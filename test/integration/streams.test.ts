@@ -73,6 +73,16 @@ describe('dashboard streams', () => {
     expect(incidents!.events().map((e) => e.kind)).toEqual(['incident_raised']);
   });
 
+  test('stream/all carries every kind of the four streams on one connection, and nothing else', async () => {
+    const t = await dashboardTenant(svc);
+    const all = await stream(`${ME}/stream/all?token=${await mint(t)}`);
+    expect(all.status).toBe(200);
+    for (const type of ['session.start', 'audit.written', 'posture.verdict', 'jit.requested', 'incident.raised', 'auth.success'] as const) await append(t, type);
+    await until(() => all.events().length >= 4, { what: 'four kinds on stream/all', seen: () => all.events() });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(all.events().map((e) => e.kind).sort()).toEqual(['audit_appended', 'incident_raised', 'jit_requested', 'session_started']);
+  });
+
   test('a burst of 1,000 events gives each client a handful, the last naming the newest event', async () => {
     const t = await dashboardTenant(svc);
     const other = await svc.service.engine.hotspots.create(t.tenantId, { name: 'Gate B', timezone: 'UTC' });

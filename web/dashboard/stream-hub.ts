@@ -1,7 +1,7 @@
 import { request } from '../shared/index.js';
 import type { StreamToken } from './types.js';
 
-/** The dashboard's four invalidation streams (docs/dashboard-api.md, Streams). */
+/** The dashboard's four invalidation streams (docs/dashboard-api.md, Streams); the page reads them all through `stream/all`. */
 export const STREAMS = ['live-sessions', 'incidents', 'audit', 'jit-approvals'] as const;
 export type StreamName = (typeof STREAMS)[number];
 
@@ -17,62 +17,63 @@ export type StreamStatus = Record<StreamName, boolean>;
 const PREFIX = '/api/v1/tenants/me/';
 /** Reconnect back-off: quick after a blip, at most half a minute while the service is away. */
 const BACKOFF_MS = [1_000, 2_000, 5_000, 10_000, 30_000] as const;
-/** A stream token is only checked when a stream opens; one is reused by all four streams until shortly before it expires. */
+/** A stream token is only checked when a stream opens; one is reused until shortly before it expires. */
 const TOKEN_MARGIN_MS = 15_000;
 
-interface Line {
-  es: EventSource | null;
-  up: boolean;
-  /** Opened at least once: the next open is a reconnect, and events may have been missed. */
-  opened: boolean;
-  failures: number;
-  timer: ReturnType<typeof setTimeout> | undefined;
-}
+/** Which of the four streams each kind belongs to (docs/dashboard-api.md, Streams); `all` carries them all. */
+const KIND_STREAM: Readonly<Record<string, StreamName>> = {
+  session_started: 'live-sessions', session_ended: 'live-sessions', session_extended: 'live-sessions',
+  incident_raised: 'incidents', incident_updated: 'incidents',
+  audit_appended: 'audit',
+  jit_requested: 'jit-approvals', jit_decided: 'jit-approvals',
+};
 
 /**
- * Keeps the four EventSource connections open and tells the widgets when to
- * refetch. Every event, whatever its kind, means "refetch what this stream
- * covers"; `resync` and every reopen after a drop mean the same, because
- * events may have been missed while it was down. A dropped stream is not left
- * to the browser's own retry: that would resend an expired `?token=` forever.
- * It is closed, and reopened with a fresh token after a back-off.
+ * Keeps one EventSource open on `stream/all` (every kind of the four streams)
+ * and tells the widgets when to refetch. One connection, not four: a browser
+ * keeps at most six HTTP/1.1 connections per host, and four long-lived
+ * streams per tab starved a second tab, or the console beside it, of the
+ * rest. Every event means "refetch what its stream covers"; `resync` and
+ * every reopen after a drop mean that for all four, because events may have
+ * been missed while it was down. A dropped stream is not left to the
+ * browser's own retry: that would resend an expired `?token=` forever. It
+ * is closed, and reopened with a fresh token after a back-off.
  */
 export class StreamHub {
-  private readonly lines = new Map<StreamName, Line>();
+  private es: EventSource | null = null;
+  private up = false;
+  /** Opened at least once: the next open is a reconnect, and events may have been missed. */
+  private opened = false;
+  private failures = 0;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private started = false;
   private readonly listeners = new Map<StreamName, Set<(inv: Invalidation) => void>>();
   private readonly statusListeners = new Set<(s: StreamStatus) => void>();
   private token: { value: string; until: number } | null = null;
   private tokenPending: Promise<string> | null = null;
   private stopped = false;
 
-  /** Starts every stream; `stop()` closes them all. */
+  /** Opens the stream; `stop()` closes it. */
   start(): void {
-    for (const name of STREAMS) {
-      this.lines.set(name, { es: null, up: false, opened: false, failures: 0, timer: undefined });
-      void this.open(name);
-    }
+    this.started = true;
+    void this.open();
     addEventListener('online', this.onOnline);
   }
 
-  /** Back on the network: retry the streams that are down now rather than at the end of their back-off. */
+  /** Back on the network: retry now rather than at the end of the back-off. */
   private readonly onOnline = (): void => {
-    for (const [name, line] of this.lines) {
-      if (line.es || line.up) continue;
-      clearTimeout(line.timer);
-      line.failures = 0;
-      void this.open(name);
-    }
+    if (this.es || this.up || !this.started) return;
+    clearTimeout(this.timer);
+    this.failures = 0;
+    void this.open();
   };
 
   stop(): void {
     this.stopped = true;
     removeEventListener('online', this.onOnline);
-    for (const line of this.lines.values()) {
-      clearTimeout(line.timer);
-      line.es?.close();
-      line.es = null;
-    }
-    this.lines.clear();
+    clearTimeout(this.timer);
+    this.es?.close();
+    this.es = null;
     this.listeners.clear();
     this.statusListeners.clear();
   }
@@ -85,7 +86,7 @@ export class StreamHub {
     return () => set.delete(fn);
   }
 
-  /** Calls `fn` now and whenever a stream goes up or down (after start(): before it, every stream reads as down). */
+  /** Calls `fn` now and whenever the stream goes up or down (after start(): before it, every stream reads as down). */
   onStatus(fn: (s: StreamStatus) => void): () => void {
     this.statusListeners.add(fn);
     fn(this.status());
@@ -93,37 +94,35 @@ export class StreamHub {
   }
 
   status(): StreamStatus {
+    // Until its first attempt fails, the stream counts as up: the page does not flash "interrupted" while it connects.
+    const up = this.started && (this.up || (!this.opened && this.failures === 0));
     const s = {} as StreamStatus;
-    for (const name of STREAMS) {
-      const line = this.lines.get(name);
-      // Until its first attempt fails, a stream counts as up: the page does not flash "interrupted" while it connects.
-      s[name] = line ? line.up || (!line.opened && line.failures === 0) : false;
-    }
+    for (const name of STREAMS) s[name] = up;
     return s;
   }
 
-  private async open(name: StreamName): Promise<void> {
-    const line = this.lines.get(name);
-    if (!line || this.stopped) return;
+  private async open(): Promise<void> {
+    if (this.stopped) return;
     let token: string;
     try {
       token = await this.streamToken();
     } catch {
-      this.retry(name, line);
+      this.retry();
       return;
     }
     if (this.stopped) return;
-    const es = new EventSource(`${PREFIX}stream/${name}?token=${encodeURIComponent(token)}`);
-    line.es = es;
+    const es = new EventSource(`${PREFIX}stream/all?token=${encodeURIComponent(token)}`);
+    this.es = es;
     es.onopen = () => {
       // Back after a drop, or open at last after failed tries: events may have been missed, everything is refetched.
-      // A first open refetches only this stream's widgets: they were fetched before it, and a change may fall between.
-      const missed = line.opened || line.failures > 0;
-      line.failures = 0;
-      line.up = true;
-      line.opened = true;
+      // A first open is `connected`: the widgets fetched before it, and a change may fall between.
+      const missed = this.opened || this.failures > 0;
+      this.failures = 0;
+      this.up = true;
+      this.opened = true;
       this.emitStatus();
-      this.emit(name, { kind: missed ? 'resync' : 'connected', ts: new Date().toISOString() });
+      const inv = { kind: missed ? 'resync' : 'connected', ts: new Date().toISOString() };
+      for (const name of STREAMS) this.emit(name, inv);
     };
     es.onmessage = (e: MessageEvent<string>) => {
       let inv: Invalidation;
@@ -132,28 +131,29 @@ export class StreamHub {
       } catch {
         return; // not an invalidation: nothing to refetch for it
       }
-      this.emit(name, inv);
+      const name = KIND_STREAM[inv.kind];
+      if (name) this.emit(name, inv);
+      else for (const n of STREAMS) this.emit(n, inv); // resync, or a kind this page does not know yet: refetch all
     };
     es.onerror = () => {
       es.close();
-      if (line.es === es) line.es = null;
+      if (this.es === es) this.es = null;
       // A refused token (401) looks the same as a drop from here: mint a new one on the next try.
       this.token = null;
-      this.retry(name, line);
+      this.retry();
     };
   }
 
-  private retry(name: StreamName, line: Line): void {
+  private retry(): void {
     if (this.stopped) return;
-    line.up = false;
-    const wait = BACKOFF_MS[Math.min(line.failures, BACKOFF_MS.length - 1)]!;
-    line.failures += 1;
+    this.up = false;
+    const wait = BACKOFF_MS[Math.min(this.failures, BACKOFF_MS.length - 1)]!;
+    this.failures += 1;
     this.emitStatus();
-    clearTimeout(line.timer);
-    line.timer = setTimeout(() => void this.open(name), wait);
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.open(), wait);
   }
 
-  /** One token for all four streams: the four opens at start-up share one request. */
   private streamToken(): Promise<string> {
     if (this.token && this.token.until > Date.now()) return Promise.resolve(this.token.value);
     this.tokenPending ??= request<StreamToken>(`${PREFIX}stream-token`, { method: 'POST' })
