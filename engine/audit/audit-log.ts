@@ -7,7 +7,7 @@ export type OperatorEvent =
   | 'voucher_created' | 'voucher_batch_created' | 'voucher_deleted'
   | 'hotspot_created' | 'hotspot_updated' | 'nas_client_added'
   | 'device_blocked' | 'device_unblocked' | 'bandwidth_profile_changed'
-  | 'incident_updated';
+  | 'incident_updated' | 'sign_in_settings_changed';
 
 /**
  * Queues operator actions for the audit chain through the same outbox as

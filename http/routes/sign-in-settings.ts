@@ -14,6 +14,8 @@ export function signInSettingsRoutes(engine: Engine): Route[] {
       method: 'put', path: '/v1/settings/sign-in', surface: 'public', auth: true, bodySchema: signInSettings,
       summary: "Replace the tenant's sign-in settings (admin); parts left out take their defaults",
       handler: async ({ principal, body }) => ({ status: 200, body: await engine.signInSettings.put(principal.tenant.id, body) }),
+      // Who may sign in, and how, is a compliance question: the settings as now stored (senders only as env:// references).
+      audit: (_ctx, out) => ({ event: 'sign_in_settings_changed', details: { settings: out } }),
     }),
   ];
 }

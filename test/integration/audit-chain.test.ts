@@ -70,6 +70,25 @@ describe('audit chain', () => {
     expect((await call(svc.base, 'GET', '/v1/compliance/audit-chain?date=2026-13-01', { auth: t.apiKey })).status).toBe(400);
   });
 
+  test('a change of the sign-in settings enters the chain, naming who and what (references, never a secret)', async ({ svc, db }) => {
+    const t = await newTenant(svc.service);
+    const ref = `env://${t.tenantId.toUpperCase()}_NETGSM`;
+    const put = await call(svc.base, 'PUT', '/v1/settings/sign-in', {
+      auth: t.apiKey, body: { methods: ['voucher', 'sms_otp'], sms: { provider: 'netgsm', credentials_ref: ref } } });
+    expect(put.status).toBe(200);
+    await until(async () => (await db.query('SELECT count(*)::int AS n FROM audit_records WHERE tenant_id = $1', [t.tenantId])).rows[0].n === 1);
+    const day = await call(svc.base, 'GET', `/v1/compliance/audit-chain?date=${new Date().toISOString().slice(0, 10)}`, { auth: t.apiKey });
+    expect(day.body.chain_valid).toBe(true);
+    expect(day.body.records).toHaveLength(1);
+    const rec = day.body.records[0];
+    expect(rec.event_type).toBe('sign_in_settings_changed');
+    expect(rec.details).toMatchObject({ by: expect.stringMatching(/^api_key:/), settings: { methods: ['voucher', 'sms_otp'], sms: { provider: 'netgsm', credentials_ref: ref } } });
+    // A refused change is not recorded.
+    expect((await call(svc.base, 'PUT', '/v1/settings/sign-in', { auth: t.apiKey, body: { methods: ['carrier_pigeon'] } })).status).toBe(400);
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await db.query('SELECT count(*)::int AS n FROM audit_records WHERE tenant_id = $1', [t.tenantId])).rows[0].n).toBe(1);
+  });
+
   test('an edited record is named by the verifier and the day API', async ({ svc, db }) => {
     const t = await tenantWithHistory(7);
     await db.query("UPDATE audit_records SET ip_address = '10.66.6.6' WHERE tenant_id = $1 AND seq = 4", [t.tenantId]);
