@@ -86,16 +86,23 @@ export class VoucherService {
     return created;
   }
 
-  async list(tenantId: string, filter: StatusFilter | undefined, limit: number, offset: number): Promise<Page<VoucherRow & { uses: number }>> {
-    const where = filter ? `AND ${statusCondition(filter)}` : '';
+  /** A page of the tenant's vouchers, newest first; `text` keeps those whose code or notes contain it, in any case. */
+  async list(tenantId: string, filter: StatusFilter | undefined, limit: number, offset: number, text?: string): Promise<Page<VoucherRow & { uses: number }>> {
+    let where = filter ? `AND ${statusCondition(filter)}` : '';
+    const args: unknown[] = [tenantId];
+    if (text) {
+      // The text is data, never a pattern: LIKE's own characters are escaped.
+      args.push(`%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+      where += ` AND (v.code ILIKE $${args.length} OR v.notes ILIKE $${args.length})`;
+    }
     const { rows } = await this.pool.query<VoucherRow & { total: number }>(
       `SELECT v.*, count(*) OVER () AS total FROM vouchers v
        WHERE v.tenant_id = $1 AND v.deleted_at IS NULL ${where}
-       ORDER BY v.created_at DESC, v.id LIMIT $2 OFFSET $3`, [tenantId, limit, offset]);
+       ORDER BY v.created_at DESC, v.id LIMIT $${args.length + 1} OFFSET $${args.length + 2}`, [...args, limit, offset]);
     let total = rows[0]?.total ?? 0;
     if (rows.length === 0 && offset > 0) {
       const c = await this.pool.query<{ n: number }>(
-        `SELECT count(*) AS n FROM vouchers v WHERE v.tenant_id = $1 AND v.deleted_at IS NULL ${where}`, [tenantId]);
+        `SELECT count(*) AS n FROM vouchers v WHERE v.tenant_id = $1 AND v.deleted_at IS NULL ${where}`, args);
       total = c.rows[0]?.n ?? 0;
     }
     // Redis has the exact counter; Postgres may lag it by the outbox sink's delay.

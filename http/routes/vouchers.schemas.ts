@@ -81,9 +81,12 @@ export const bandwidthProfile = requestSchema<Omit<BandwidthProfile, 'daily_quot
   properties: { down_mbps: mbps, up_mbps: mbps, daily_quota_mb: nullable(quotaMb) },
 });
 
-export const voucherList = requestSchema<Paged & { status?: StatusFilter }>('voucherList', {
+export const voucherList = requestSchema<Paged & { status?: StatusFilter; q?: string }>('voucherList', {
   type: 'object', additionalProperties: false, required: [],
-  properties: { status: oneOf(STATUS_FILTERS), ...page },
+  properties: {
+    status: oneOf(STATUS_FILTERS), ...page,
+    q: { type: 'string', minLength: 1, maxLength: 64, description: 'Only vouchers whose code or notes contain this text (any case)' },
+  },
 });
 
 export const voucher = responseSchema('voucher', {

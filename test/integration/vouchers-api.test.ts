@@ -207,6 +207,22 @@ describe('vouchers, profiles, hotspots and NAS clients API', () => {
       expect(list.body.data.find((v: { id: string }) => v.id === activated)).toMatchObject({ current_uses: 1, max_uses: 3 });
     });
 
+    test('q searches codes and notes of every voucher, in any case, LIKE characters taken literally', async ({ tenant: t }) => {
+      for (const code of ['GATE-A-1', 'GATE-B-2', 'LOBBY-3']) expect((await api('POST', '/v1/vouchers', t.apiKey, { code })).status).toBe(201);
+      const batch = await api('POST', '/api/v1/vouchers', t.apiKey, { count: 2, notes: 'Conference Hall B' });
+      const odd = await api('POST', '/api/v1/vouchers', t.apiKey, { count: 1, notes: 'promo 50%_off' });
+      expect([batch.status, odd.status]).toEqual([201, 201]);
+      const codes = async (q: string, path = '/api/v1/vouchers') =>
+        ((await api('GET', `${path}?q=${encodeURIComponent(q)}`, t.apiKey)).body.data as { code: string }[]).map((v) => v.code).sort();
+      expect(await codes('gate')).toEqual(['GATE-A-1', 'GATE-B-2']);
+      expect(await codes('hall b')).toEqual(batch.body.vouchers.map((v: { code: string }) => v.code).sort());
+      expect(await codes('%')).toEqual([odd.body.vouchers[0].code]);
+      expect(await codes('%_', '/v1/vouchers')).toEqual([odd.body.vouchers[0].code]);
+      const page = await api('GET', '/v1/vouchers?q=GATE&limit=1', t.apiKey);
+      expect([page.body.data.length, page.body.total]).toEqual([1, 2]);
+      expect((await api('GET', `/v1/vouchers?q=${'x'.repeat(65)}`, t.apiKey)).status).toBe(400);
+    });
+
     test('pages with limit and offset and reports the total', async ({ tenant: t }) => {
       const all: string[] = [];
       for (let i = 0; i < 5; i++) all.push((await api('POST', '/v1/vouchers', t.apiKey, { code: `PAGE-${i}` })).body.id);

@@ -76,7 +76,8 @@ const enc = encodeURIComponent;
 
 export const api = {
   vouchers: {
-    list: (q: { status?: ConsoleVoucherStatus; limit?: number; offset?: number }, signal?: AbortSignal) =>
+    /** `q`: only codes or notes containing it (the server searches them all, not just the page). */
+    list: (q: { status?: ConsoleVoucherStatus; q?: string; limit?: number; offset?: number }, signal?: AbortSignal) =>
       request<Page<ConsoleVoucher>>('/api/v1/vouchers', { query: q, signal }),
     createBatch: (body: VoucherBatchInput) =>
       request<{ vouchers: { id: string; code: string; status: 'created' }[] }>('/api/v1/vouchers', { method: 'POST', body }),
