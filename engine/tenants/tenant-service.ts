@@ -90,6 +90,13 @@ export class TenantService {
     return (rowCount ?? 0) > 0;
   }
 
+  /** Whether the key with this id (gwk_ and 8 hex digits) belongs to the tenant and is not revoked. */
+  async apiKeyLive(tenantId: string, keyId: string): Promise<boolean> {
+    if (!/^gwk_[0-9a-f]{8}$/.test(keyId)) return false;
+    const { rows } = await this.pool.query('SELECT 1 FROM api_keys WHERE id = $1 AND tenant_id = $2 AND revoked_at IS NULL', [keyId, tenantId]);
+    return rows.length === 1;
+  }
+
   /** The tenant a presented API key belongs to, or null when the key is unknown, malformed or revoked. */
   async tenantForApiKey(presented: string): Promise<string | null> {
     const m = /^(gwk_[0-9a-f]{8})_([A-Za-z0-9_-]{43})$/.exec(presented);

@@ -1,4 +1,4 @@
-import { signOperatorToken, type Engine } from '../../engine/index.js';
+import { Errors, signOperatorToken, type Engine } from '../../engine/index.js';
 import { route, type Route } from '../router.js';
 import { requestSchema, responseSchema } from '../schemas.js';
 
@@ -17,6 +17,7 @@ const sessionCreated = responseSchema('authSession', {
     expires_at: { type: 'string', format: 'date-time' },
     tenant: { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' }, modules: { type: 'array', items: { type: 'string' } } } },
     roles: { type: 'array', items: { type: 'string' } },
+    renewable: { type: 'boolean', description: 'Begun with an API key: POST /api/v1/auth/session/refresh gives it another hour while the key is not revoked' },
   },
 });
 
@@ -30,6 +31,12 @@ function expOf(jwt: string): number | null {
   }
 }
 
+/** The 201 both calls answer: the token, when it ends (s), and whose it is. */
+function sessionAnswer(token: string, expSec: number, tenant: { id: string; name: string; modules: string[] }, roles: string[], renewable: boolean) {
+  const { id, name, modules } = tenant;
+  return { status: 201, headers: { 'cache-control': 'no-store' }, body: { token, expires_at: new Date(expSec * 1000).toISOString(), tenant: { id, name, modules }, roles, renewable } };
+}
+
 /**
  * POST /api/v1/auth/session: the console's and dashboard's sign-in. On the
  * public surface, which never has a port of its own, so that both pages reach
@@ -38,6 +45,9 @@ function expOf(jwt: string): number | null {
  * operator JWT of one hour, kept in the tab's sessionStorage. An API key
  * gives role admin (API keys act as admin); a pasted JWT keeps its roles
  * and never gains time: the new token ends no later than the one presented.
+ * POST /api/v1/auth/session/refresh gives a session begun with an API key
+ * another hour while the key is not revoked: the pages call it before their
+ * token runs out, so a dashboard on a wall screen stays signed in.
  */
 export function authSessionRoutes(engine: Engine): Route[] {
   return [
@@ -54,8 +64,22 @@ export function authSessionRoutes(engine: Engine): Route[] {
         const limit = isKey ? now + SESSION_TTL_SEC : Math.min(now + SESSION_TTL_SEC, expOf(key) ?? now + SESSION_TTL_SEC);
         const roles = isKey ? ['admin'] : principal.roles;
         const token = await signOperatorToken(engine.config.jwtSecret, principal.tenant.id, roles, Math.max(1, limit - now), principal.subject || 'console');
-        const { id, name, modules } = principal.tenant;
-        return { status: 201, headers: { 'cache-control': 'no-store' }, body: { token, expires_at: new Date(Math.max(now + 1, limit) * 1000).toISOString(), tenant: { id, name, modules }, roles } };
+        return sessionAnswer(token, Math.max(now + 1, limit), principal.tenant, roles, isKey);
+      },
+    }),
+    route({
+      method: 'post', path: '/api/v1/auth/session/refresh', surface: 'public', auth: true, readOnly: true, responseSchema: sessionCreated, status: 201,
+      summary: 'A session begun with an API key, one hour more while that key is not revoked (a wall screen stays signed in)',
+      errors: { 401: 'unauthorized: not a session token, begun from a pasted JWT (which never gains time), or its API key is revoked' },
+      handler: async ({ principal }) => {
+        // A session made from an API key carries the key's id as `sub`; it lives as long as the key does, an hour at a
+        // time, so revoking the key ends every page signed in with it within the hour.
+        if (principal.via !== 'jwt' || !(await engine.tenants.apiKeyLive(principal.tenant.id, principal.subject))) {
+          throw Errors.UNAUTHORIZED('This session cannot be extended: sign in again');
+        }
+        const now = Math.floor(Date.now() / 1000);
+        const token = await signOperatorToken(engine.config.jwtSecret, principal.tenant.id, principal.roles, SESSION_TTL_SEC, principal.subject);
+        return sessionAnswer(token, now + SESSION_TTL_SEC, principal.tenant, principal.roles, true);
       },
     }),
   ];

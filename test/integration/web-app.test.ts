@@ -64,6 +64,38 @@ describe('web apps', () => {
     expect((await call(svc.base, 'GET', '/api/v1/tenants/me', { bearer: r.body.token })).body.id).toBe(tenant.tenantId);
   });
 
+  test('a session begun with an API key is refreshed an hour at a time until the key is revoked; no other credential refreshes', async ({ svc, tenant }) => {
+    const first = await call(svc.base, 'POST', '/api/v1/auth/session', { body: { api_key: tenant.apiKey } });
+    expect(first.body.renewable).toBe(true);
+    await new Promise((r) => setTimeout(r, 1100)); // a new iat: a different token
+    const before = Date.now();
+    const next = await call(svc.base, 'POST', '/api/v1/auth/session/refresh', { bearer: first.body.token });
+    expect(next.status).toBe(201);
+    expect(next.headers.get('cache-control')).toBe('no-store');
+    expect(next.body).toMatchObject({ roles: ['admin'], tenant: { id: tenant.tenantId }, renewable: true });
+    expect(next.body.token).not.toBe(first.body.token);
+    expect(Date.parse(next.body.expires_at) - before).toBeGreaterThan(3590_000);
+    expect((await call(svc.base, 'GET', '/v1/vouchers', { bearer: next.body.token })).status).toBe(200);
+    // A refreshed session refreshes again.
+    expect((await call(svc.base, 'POST', '/api/v1/auth/session/refresh', { bearer: next.body.token })).status).toBe(201);
+
+    // A pasted JWT never gains time; nor does a stream token, or the API key itself (it needs no session).
+    const viewer = await signOperatorToken(SECRET, tenant.tenantId, ['viewer'], 600);
+    const pasted = await call(svc.base, 'POST', '/api/v1/auth/session', { body: { api_key: viewer } });
+    expect(pasted.body.renewable).toBe(false);
+    const stream = await call(svc.base, 'POST', '/api/v1/tenants/me/stream-token', { bearer: first.body.token });
+    for (const creds of [{ bearer: pasted.body.token }, { bearer: viewer }, { auth: tenant.apiKey }]) {
+      const r = await call(svc.base, 'POST', '/api/v1/auth/session/refresh', creds);
+      expect(r.status, JSON.stringify(creds)).toBe(401);
+      expect(r.body.error).toBe('unauthorized');
+    }
+    expect((await call(svc.base, `POST`, `/api/v1/auth/session/refresh?token=${stream.body.token}`)).status).toBe(401);
+
+    // Revoking the key ends it: the token still works until its hour is up, but is not refreshed.
+    expect(await svc.service.engine.tenants.revokeApiKey(tenant.tenantId, tenant.apiKey.slice(0, 12))).toBe(true);
+    expect((await call(svc.base, 'POST', '/api/v1/auth/session/refresh', { bearer: next.body.token })).status).toBe(401);
+  });
+
   test('a pasted JWT keeps its roles and never outlives itself; bad keys and platform tokens get 401', async ({ svc, tenant }) => {
     const viewer = await signOperatorToken(SECRET, tenant.tenantId, ['viewer'], 600);
     const r = await call(svc.base, 'POST', '/api/v1/auth/session', { body: { api_key: ` ${viewer} ` } });

@@ -1,11 +1,14 @@
 import { render, type ComponentChildren } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import { onUnauthorized } from './api.js';
+import { onUnauthorized, request } from './api.js';
 import { I18nContext, initialLang, localeOf, saveLang, translator, type Catalogue, type Lang } from './i18n.js';
 import { LangSelect, Layout, type NavItem } from './layout.js';
 import { sharedMessages, type SharedKey } from './messages.js';
-import { clearSession, loadSession, remainingMs, type Session } from './session.js';
+import { clearSession, loadSession, refresh, REFRESH_BEFORE_MS, remainingMs, type Session } from './session.js';
 import { SignIn } from './sign-in.js';
+
+/** A refresh that failed on the network is tried again this often, until the session ends. */
+const RETRY_REFRESH_MS = 60_000;
 
 /** The current hash route ('#/vouchers' -> '/vouchers'); pages are addressed by hash so the server serves one HTML. */
 export function useHashRoute(fallback: string): string {
@@ -52,6 +55,19 @@ export function Shell<M extends Record<string, string>>(props: ShellProps<M>): p
   useEffect(() => {
     if (!session) return;
     const timer = setTimeout(() => { clearSession(); setSession(null); setNotice('session_expired'); }, Math.max(0, remainingMs(session)));
+    return () => clearTimeout(timer);
+  }, [session]);
+  // A session begun with an API key is refreshed before it ends (a dashboard on a wall screen stays up); a failed try
+  // (the network) is retried each minute until the end, a refusal (the key revoked) signs out as any 401 does.
+  useEffect(() => {
+    if (!session?.renewable) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const attempt = (): void => {
+      refresh((path) => request<Session>(path, { method: 'POST' })).then(setSession, () => {
+        if (remainingMs(session) > RETRY_REFRESH_MS) timer = setTimeout(attempt, RETRY_REFRESH_MS);
+      });
+    };
+    timer = setTimeout(attempt, Math.max(0, remainingMs(session) - REFRESH_BEFORE_MS));
     return () => clearTimeout(timer);
   }, [session]);
 

@@ -17,6 +17,8 @@ export interface Session {
   expires_at: string;
   tenant: Tenant;
   roles: string[];
+  /** Begun with an API key: refreshable an hour at a time while the key lives (POST /api/v1/auth/session/refresh). */
+  renewable?: boolean;
 }
 
 const KEY = 'gw.session';
@@ -48,6 +50,9 @@ export function clearSession(): void {
   }
 }
 
+/** How long before its end a renewable session is refreshed: early enough for a retry or two. */
+export const REFRESH_BEFORE_MS = 5 * 60_000;
+
 /** Milliseconds until the session ends (negative once it has). */
 export const remainingMs = (s: Session, now = Date.now()): number => Date.parse(s.expires_at) - now;
 
@@ -57,6 +62,17 @@ export const remainingMs = (s: Session, now = Date.now()): number => Date.parse(
  */
 export async function exchange(key: string, post: (path: string, body: unknown) => Promise<Session>): Promise<Session> {
   const s = await post('/api/v1/auth/session', { api_key: key.trim() });
+  saveSession(s);
+  return s;
+}
+
+/**
+ * Another hour for a renewable session; the new token replaces the old in
+ * sessionStorage. A refusal (401: the API key was revoked) signs the page
+ * out, as any 401 does.
+ */
+export async function refresh(post: (path: string) => Promise<Session>): Promise<Session> {
+  const s = await post('/api/v1/auth/session/refresh');
   saveSession(s);
   return s;
 }
