@@ -163,7 +163,8 @@ export class Engine {
     this.network = new NetworkView(this.pool, this.redis, limits.nasSilentSec * 1000, now);
     this.auditPages = new AuditPages(this.pool);
     this.jitApprovals = new JitApprovals();
-    const providerFailures = new ProviderFailureWindow(limits.providerFailures, limits.providerWindowSec * 1000, now);
+    const providerFailures = new ProviderFailureWindow(this.redis, limits.providerFailures, limits.providerWindowSec * 1000,
+      log.child({ component: 'provider-failures' }), now);
     this.incidentWatch = new IncidentWatch({
       tenants: this.tenants, nas: this.nas, incidents: this.incidents, events: this.events, providerFailures,
       redis: this.redis, pool: this.pool, thresholds: limits, log: log.child({ component: 'incident-watch' }), now,

@@ -186,12 +186,12 @@ export class IncidentWatch {
       { failures: n, last_error: rows[0]?.last_error ?? null });
   }
 
-  /** OTP providers this process saw fail repeatedly, since the last resolve of each. */
+  /** OTP providers failing repeatedly (every process's sends counted), since the last resolve of each. */
   private async providers(tenantId: string): Promise<void> {
     const { providerFailures, incidents } = this.ports;
-    for (const f of providerFailures.failing(tenantId)) {
+    for (const f of await providerFailures.failing(tenantId)) {
       const resolved = await incidents.lastResolved(tenantId, 'otp_provider_failing', f.provider);
-      const still = resolved === null ? f : providerFailures.failing(tenantId, resolved).find((x) => x.provider === f.provider);
+      const still = resolved === null ? f : (await providerFailures.failing(tenantId, resolved)).find((x) => x.provider === f.provider);
       if (!still) continue;
       await this.raise(tenantId, 'otp_provider_failing', f.provider, 'warning',
         `OTP provider ${f.provider} failing: ${still.failures} failed sends in ${Math.round(this.t.providerWindowSec / 60)} min (last code ${still.code})`,

@@ -1,45 +1,61 @@
-/** Tenants x providers remembered at most: a bound, not a figure any real installation reaches. */
-const MAX_TRACKED = 10_000;
+import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { Logger } from '../logger.js';
+import { keys } from '../redis/keys.js';
+
+/** Failures kept per tenant and provider: the threshold is a handful; a flood of them needs no more than this to count. */
+const MAX_KEPT = 1_000;
 
 /**
- * OTP provider failures of the last few minutes in this process
- * (ProviderFailures tells it of each), for the `otp_provider_failing`
- * detector. Kept in memory: a provider that fails, fails for every engine
- * process sending through it, so each process sees it on its own; raising
- * the incident is idempotent across processes.
+ * OTP provider failures of the last few minutes (ProviderFailures tells it
+ * of each), for the `otp_provider_failing` detector, counted in Redis so
+ * every engine process sees every process's failures: behind a load
+ * balancer a provider failing five times in five minutes may fail only once
+ * or twice in each process, and a count per process would never raise it.
+ *
+ * record() is on a guest's path (a failed send): it never waits and never
+ * throws; a failure Redis does not take is logged and lost.
  */
 export class ProviderFailureWindow {
-  /** "<tenant> <provider>" -> the times of its latest failures (at most `threshold`), oldest first. */
-  private readonly recent = new Map<string, { tenantId: string; provider: string; code: string; at: number[] }>();
-
-  constructor(private readonly threshold: number, private readonly windowMs: number, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly redis: Redis,
+    private readonly threshold: number,
+    private readonly windowMs: number,
+    private readonly log?: Logger,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   record(tenantId: string, provider: string, code: string): void {
-    const key = `${tenantId} ${provider}`;
-    let r = this.recent.get(key);
-    if (!r) {
-      if (this.recent.size >= MAX_TRACKED) this.prune();
-      this.recent.set(key, (r = { tenantId, provider, code, at: [] }));
-    }
-    r.code = code;
-    r.at.push(this.now());
-    if (r.at.length > this.threshold) r.at.shift();
+    const at = this.now();
+    const set = keys.otpProviderFailures(tenantId, provider);
+    const codes = keys.otpProviderFailing(tenantId);
+    const ttlSec = Math.ceil(this.windowMs / 1000) + 60;
+    this.redis.multi()
+      .zadd(set, at, `${at}:${randomBytes(4).toString('hex')}`)
+      .zremrangebyscore(set, '-inf', at - this.windowMs)
+      .zremrangebyrank(set, 0, -MAX_KEPT - 1)
+      .expire(set, ttlSec)
+      .hset(codes, provider, code)
+      .expire(codes, ttlSec)
+      .exec()
+      .catch((err: Error) => this.log?.warn({ tenant: tenantId, provider, err: err.message }, 'could not count an OTP provider failure'));
   }
 
-  /** The tenant's providers that failed `threshold` times within the window after `sinceMs`. */
-  failing(tenantId: string, sinceMs = 0): { provider: string; failures: number; code: string }[] {
+  /** The tenant's providers that failed `threshold` times within the window after `sinceMs`, with their last code. */
+  async failing(tenantId: string, sinceMs = 0): Promise<{ provider: string; failures: number; code: string }[]> {
     const from = Math.max(sinceMs, this.now() - this.windowMs);
+    const codes = await this.redis.hgetall(keys.otpProviderFailing(tenantId));
+    const providers = Object.keys(codes);
+    if (providers.length === 0) return [];
+    const p = this.redis.pipeline();
+    for (const provider of providers) p.zcount(keys.otpProviderFailures(tenantId, provider), `(${from}`, '+inf');
+    const counts = (await p.exec()) ?? [];
     const out: { provider: string; failures: number; code: string }[] = [];
-    for (const r of this.recent.values()) {
-      if (r.tenantId !== tenantId) continue;
-      const failures = r.at.filter((t) => t > from).length;
-      if (failures >= this.threshold) out.push({ provider: r.provider, failures, code: r.code });
-    }
+    providers.forEach((provider, i) => {
+      const [err, n] = counts[i] ?? [null, 0];
+      if (err) throw err;
+      if (Number(n) >= this.threshold) out.push({ provider, failures: Number(n), code: codes[provider]! });
+    });
     return out;
-  }
-
-  private prune(): void {
-    const from = this.now() - this.windowMs;
-    for (const [key, r] of this.recent) if ((r.at[r.at.length - 1] ?? 0) <= from) this.recent.delete(key);
   }
 }

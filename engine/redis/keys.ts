@@ -53,6 +53,10 @@ export const keys = {
   // --- OTP providers (engine/signin/providers) ---
   /** String: our OTP request id for a provider's message id, so its delivery callback can name the request; expires. */
   otpProviderRef: (tenantId: string, provider: string, providerRef: string) => `${tag(tenantId)}:otp:pref:${provider}:${providerRef}`,
+  /** Sorted set: one OTP provider's failed sends of the last few minutes (members `<ms>:<random>`, scored by ms), every process's. */
+  otpProviderFailures: (tenantId: string, provider: string) => `${tag(tenantId)}:otp:pfail:${provider}`,
+  /** Hash: provider -> its last failure's code, for the providers that failed lately (expires with the window). */
+  otpProviderFailing: (tenantId: string) => `${tag(tenantId)}:otp:pfail`,
   // --- Portal page and gateway hand-back ---
   /** String (JSON): a no-JavaScript form post's outcome, shown by the page it redirects to; short TTL, id unguessable. */
   portalOutcome: (tenantId: string, id: string) => `${tag(tenantId)}:po:${id}`,

@@ -10,7 +10,7 @@ import { OUTBOX_GROUP, keys } from '../../engine/redis/keys.js';
 import { ACTIVITY } from '../../engine/redis/records.js';
 import { TenantService, type Tenant } from '../../engine/tenants/tenant-service.js';
 import type { Pool } from '../../engine/store/postgres.js';
-import { poolTest as test } from '../support/fixture.js';
+import { poolTest as test, until } from '../support/fixture.js';
 
 /**
  * The incident detectors against the real Redis and Postgres, with short
@@ -32,7 +32,7 @@ async function rig(pool: Pool, redis: Redis, modules = ['dashboard']): Promise<R
   const tenant = await tenants.create(`Watch ${Math.random().toString(36).slice(2, 8)}`, modules);
   const events = new EventLog(redis);
   const incidents = new IncidentService(pool, events);
-  const window = new ProviderFailureWindow(LIMITS.providerFailures, LIMITS.providerWindowSec * 1000);
+  const window = new ProviderFailureWindow(redis, LIMITS.providerFailures, LIMITS.providerWindowSec * 1000);
   const nas = new Map<string, { tenantId: string; hotspotId: string }>();
   const watch = (now?: number) => new IncidentWatch({
     tenants: { list: async () => [tenant] }, nas: { get: (id) => nas.get(id) ?? null }, incidents, events, providerFailures: window,
@@ -151,16 +151,21 @@ describe('incident detectors', () => {
     ]);
   });
 
-  test('an OTP provider failing repeatedly, per tenant and provider', async ({ pool, redis }) => {
+  test('an OTP provider failing repeatedly, per tenant and provider, counted across engine processes', async ({ pool, redis }) => {
     const r = await rig(pool, redis);
     const other = await rig(pool, redis);
     const t = r.tenant.id;
+    // Another process's window: its failures count with this one's.
+    const elsewhere = new ProviderFailureWindow(redis, LIMITS.providerFailures, LIMITS.providerWindowSec * 1000);
     r.window.record(t, 'netgsm', 'network');
-    r.window.record(t, 'netgsm', 'network');
+    elsewhere.record(t, 'netgsm', 'network');
     r.window.record(other.tenant.id, 'netgsm', 'network');
+    r.window.record(t, 'verimor', 'network');
+    await until(async () => (await r.window.failing(t, 0)).length === 0 && (await redis.zcard(keys.otpProviderFailures(t, 'netgsm'))) === 2);
     await r.watch().check(t);
     expect(await r.incidents.countOpen(t)).toBe(0);
-    r.window.record(t, 'netgsm', '30');
+    elsewhere.record(t, 'netgsm', '30');
+    await until(async () => (await r.window.failing(t)).length === 1);
     await r.watch().check(t);
     await other.watch().check(other.tenant.id);
     expect((await r.incidents.list(t, 'open', 10)).map((i) => [i.kind, i.subject, i.details.code])).toEqual([['otp_provider_failing', 'netgsm', '30']]);
