@@ -27,9 +27,10 @@ const MAX_BUCKETS = 20_000;
  * thread); the counts of several threads and processes add up in Redis.
  */
 export class ActivityTally {
-  /** bucket key -> field -> bytes; and each bucket key's lifetime. */
-  private pending = new Map<string, Map<string, number>>();
+  /** tenant -> bucket key -> field -> bytes; and each bucket key's lifetime. */
+  private pending = new Map<string, Map<string, Map<string, number>>>();
   private ttl = new Map<string, number>();
+  private buckets = 0;
   private flushing: Promise<void> | null = null;
   private readonly timer: NodeJS.Timeout;
 
@@ -42,8 +43,10 @@ export class ActivityTally {
   add(tenantId: string, hotspotId: string, atMs: number, bytesIn: number, bytesOut: number): void {
     if (bytesIn <= 0 && bytesOut <= 0) return;
     const [minute, hour] = activityBuckets(tenantId, atMs);
-    this.count(minute, ACTIVITY_TTL.minute, hotspotId, bytesIn, bytesOut);
-    this.count(hour, ACTIVITY_TTL.hour, hotspotId, bytesIn, bytesOut);
+    let tenant = this.pending.get(tenantId);
+    if (!tenant) this.pending.set(tenantId, (tenant = new Map()));
+    this.count(tenant, minute, ACTIVITY_TTL.minute, hotspotId, bytesIn, bytesOut);
+    this.count(tenant, hour, ACTIVITY_TTL.hour, hotspotId, bytesIn, bytesOut);
   }
 
   /** Writes what is summed; one flush at a time. */
@@ -54,6 +57,7 @@ export class ActivityTally {
     const ttl = this.ttl;
     this.pending = new Map();
     this.ttl = new Map();
+    this.buckets = 0;
     this.flushing = this.write(pending, ttl).finally(() => { this.flushing = null; });
     return this.flushing;
   }
@@ -65,11 +69,12 @@ export class ActivityTally {
     await this.flush();
   }
 
-  private count(key: string, ttlSec: number, hotspotId: string, bytesIn: number, bytesOut: number): void {
-    let fields = this.pending.get(key);
+  private count(tenant: Map<string, Map<string, number>>, key: string, ttlSec: number, hotspotId: string, bytesIn: number, bytesOut: number): void {
+    let fields = tenant.get(key);
     if (!fields) {
-      if (this.pending.size >= MAX_BUCKETS) return;
-      this.pending.set(key, (fields = new Map()));
+      if (this.buckets >= MAX_BUCKETS) return;
+      this.buckets++;
+      tenant.set(key, (fields = new Map()));
       this.ttl.set(key, ttlSec);
     }
     if (bytesIn > 0) {
@@ -82,23 +87,25 @@ export class ActivityTally {
     }
   }
 
-  private async write(pending: Map<string, Map<string, number>>, ttl: Map<string, number>): Promise<void> {
-    // A pipeline, not a transaction: each bucket's counts are independent, and every key of a tenant
-    // shares its hash tag, so under Redis Cluster a tenant's part goes to one node.
-    const p = this.redis.pipeline();
-    for (const [key, fields] of pending) {
-      for (const [field, n] of fields) p.hincrby(key, field, n);
-      // Set on every write of the bucket: written only during its own minute or hour (and up to a flush after),
-      // so it still outlives the widest window read from it.
-      p.expire(key, ttl.get(key)!);
-    }
-    try {
-      const results = (await p.exec()) ?? [];
-      const failed = results.find(([err]) => err);
-      if (failed) throw failed[0];
-    } catch (err) {
-      this.log?.warn({ buckets: pending.size, err: (err as Error).message }, 'could not write accounting bytes to the activity buckets');
-    }
+  private async write(pending: Map<string, Map<string, Map<string, number>>>, ttl: Map<string, number>): Promise<void> {
+    // One pipeline per tenant, not a transaction: each bucket's counts are independent, and a tenant's keys share
+    // its hash tag, so under Redis Cluster each pipeline goes to one node.
+    await Promise.all([...pending].map(async ([tenantId, buckets]) => {
+      const p = this.redis.pipeline();
+      for (const [key, fields] of buckets) {
+        for (const [field, n] of fields) p.hincrby(key, field, n);
+        // Set on every write of the bucket: written only during its own minute or hour (and up to a flush after),
+        // so it still outlives the widest window read from it.
+        p.expire(key, ttl.get(key)!);
+      }
+      try {
+        const results = (await p.exec()) ?? [];
+        const failed = results.find(([err]) => err);
+        if (failed) throw failed[0];
+      } catch (err) {
+        this.log?.warn({ tenant: tenantId, err: (err as Error).message }, 'could not write accounting bytes to the activity buckets');
+      }
+    }));
   }
 }
 
