@@ -106,8 +106,13 @@ export class NasPresence implements NasPresencePort {
     if (this.batch.size === 0) return;
     const batch = this.batch;
     this.batch = new Map();
-    const p = this.redis.pipeline();
-    for (const [tenantId, b] of batch) {
+    // One pipeline per tenant: a tenant's keys share its hash tag, so under Redis Cluster each goes to one node.
+    await Promise.all([...batch].map(([tenantId, b]) => this.writeTenant(tenantId, b)));
+  }
+
+  private async writeTenant(tenantId: string, b: TenantBatch): Promise<void> {
+    try {
+      const p = this.redis.pipeline();
       // At most NAS_PER_CALL NASes a call: a venue with thousands of access points as NASes must not spread
       // tens of thousands of arguments through one command.
       let args: (string | number)[] = [];
@@ -130,14 +135,12 @@ export class NasPresence implements NasPresencePort {
         for (let i = 0; i < fields.length; i += NAS_PER_CALL * 2) p.hset(key, ...fields.slice(i, i + NAS_PER_CALL * 2));
         p.expire(key, PORTS_TTL_SEC);
       }
-    }
-    try {
       const results = (await p.exec()) ?? [];
       const failed = results.find(([err]) => err);
       if (failed) throw failed[0];
     } catch (err) {
       // Lost until the NAS's next packet after the throttle: presence is a dashboard's view, never a session's state.
-      this.log.warn({ err: (err as Error).message }, 'NAS presence write failed');
+      this.log.warn({ tenant: tenantId, err: (err as Error).message }, 'NAS presence write failed');
     }
   }
 }
