@@ -55,7 +55,13 @@ export class OtpCodeMethod implements SignInMethod<CodeInput, CodeSession, Start
   async start(ctx: SignInContext, input: CodeInput): Promise<StartOutcome<CodeSession>> {
     const terms: ChannelTerms[] = [];
     for (const c of this.channels) {
-      terms.push({ ...c, ...resolveTerms(await this.terms.termsFor(ctx.hotspot, c.method), ctx.hotspot, this.defaults) });
+      // Spelled out, not `{ ...c, ...x }`: Node 20 copies a second spread source through the runtime,
+      // 7-11 us for this object against 0.1 us for the literal (measured; bench/results/otp-signin.md).
+      const x = resolveTerms(await this.terms.termsFor(ctx.hotspot, c.method), ctx.hotspot, this.defaults);
+      terms.push({
+        channel: c.channel, method: c.method, minutes: x.minutes, idleSec: x.idleSec, downKbps: x.downKbps, upKbps: x.upKbps,
+        quotaMb: x.quotaMb, sessionQuotaMb: x.sessionQuotaMb, profile: x.profile,
+      });
     }
     let r: Awaited<ReturnType<OtpStore['use']>>;
     try {
