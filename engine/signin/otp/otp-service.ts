@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { AppError, Errors } from '../../errors.js';
-import { offeredMethods, type PortalMethod } from '../portal-settings.js';
+import type { PortalMethod } from '../portal-settings.js';
 import type { HotspotService } from '../../hotspots/hotspot-service.js';
 import { newId, normalizeMac } from '../../ids.js';
 import type { Logger } from '../../logger.js';
@@ -83,7 +83,8 @@ export class OtpService implements DeliveryReceiver {
     const { tenantId, settings, hotspotMethods } = await this.hotspot(r.hotspotId);
     const method = METHOD_OF[r.channel];
     const reject = (e: AppError): AppError => this.refuse(tenantId, r.hotspotId, method, e);
-    if (!offeredMethods(hotspotMethods, settings.methods).includes(method)) throw reject(Errors.METHOD_NOT_ALLOWED_HERE(method));
+    // offeredMethods(hotspotMethods, settings.methods).includes(method), without the array it builds per request.
+    if (!hotspotMethods.includes(method) || !settings.methods.includes(method)) throw reject(Errors.METHOD_NOT_ALLOWED_HERE(method));
     const mac = normalizeMac(r.mac);
     if (!mac) throw reject(Errors.INVALID_MAC(r.mac));
     let identity: string;
@@ -151,7 +152,10 @@ export class OtpService implements DeliveryReceiver {
    * refuses before (a malformed MAC or identity).
    */
   async verify(v: OtpVerifyInput): Promise<OtpAuthorized> {
-    const { tenantId } = await this.hotspot(v.hotspotId);
+    // Only the tenant is needed here (the pipeline reads the method's settings): no settings read.
+    const hs = await this.hotspots.ref(v.hotspotId);
+    if (!hs) throw Errors.HOTSPOT_NOT_FOUND();
+    const tenantId = hs.tenantId;
     const fallbackMethod = v.kind === 'email' ? 'email' : 'sms_otp';
     const reject = (e: AppError): AppError => this.refuse(tenantId, v.hotspotId, fallbackMethod, e);
     const mac = normalizeMac(v.mac);
