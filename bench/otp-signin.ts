@@ -252,8 +252,11 @@ async function main(): Promise<number> {
     const measure = async (name: string, go: () => Promise<Phase>): Promise<[Phase, CpuUse]> => {
       await closedLoop(2, CONNECTIONS, name === 'verify' ? verify(++run) : pair(++run)); // warm-up
       const own = process.cpuUsage();
+      const from = process.hrtime.bigint() / 1000n;
       const [p, cpu] = await withCpu(pids, go);
       const ownUs = process.cpuUsage(own);
+      // The profile's timestamps are CLOCK_MONOTONIC microseconds, as hrtime's: these cut the phase out of it.
+      if (CPU_PROF) say(`  profile window: node dist/bench/cpu-profile-summary.js <file> --from ${from} --to ${process.hrtime.bigint() / 1000n} --requests ${p.done}`);
       const rate = p.done / p.seconds;
       const us = (pct: number): string => ((pct * 1e4) / Math.max(1, rate)).toFixed(0);
       say(`  ${name.padEnd(22)} ${rate.toFixed(0).padStart(6)}/s  p50 ${percentile(p.latencies, 50).toFixed(1)} ms  p99 ${percentile(p.latencies, 99).toFixed(1)} ms` +

@@ -33,7 +33,7 @@ import { NasCommandRelay, RadiusGateway } from './sessions/radius-gateway.js';
 import { SessionService } from './sessions/session-service.js';
 import { DecisionReader } from './dashboard/decision-reader.js';
 import { DecisionRecorder } from './dashboard/decision-recorder.js';
-import { MetricsDecisionSink, rejectsOnly } from './signin/decision-sink.js';
+import { MetricsDecisionSink } from './signin/decision-sink.js';
 import { OtpFallbackPoller } from './signin/otp/fallback-poller.js';
 import { OtpHasher } from './signin/otp/otp-code.js';
 import { OtpService } from './signin/otp/otp-service.js';
@@ -217,8 +217,9 @@ export class Engine {
     this.otp = new OtpService(this.redis, this.hotspots, this.signInSettings, new OtpHasher(config.otpKey), {
       senders: options.otp?.senders ?? this.otpSenders,
       sessions: options.otp?.sessions ?? this.signIn,
-      // Its sign-ins start through the pipeline, which records their accepts: only its rejects come from it.
-      decisions: options.otp?.decisions ?? (options.otp?.sessions ? decisions : rejectsOnly(decisions)),
+      // A code's outcome is recorded by the pipeline its verify runs through; the service records only
+      // what it refuses before that (limits, a send that failed, a malformed identity), all rejects.
+      decisions: options.otp?.decisions ?? decisions,
     }, this.metrics, log.child({ component: 'otp' }), now);
     this.otpPoller = new OtpFallbackPoller(this.otp, log.child({ component: 'otp-fallback' }), now, options.otp?.pollMs);
     this.otpDelivery = new DeliveryCallbacks(this.msgappProviders, this.otpSenders, log.child({ component: 'otp-delivery' }), this.otp);

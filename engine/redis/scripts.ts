@@ -41,7 +41,8 @@ const SCRIPTS = [
   { file: 'start-session-12.lua', name: 'startSessionV2', numberOfKeys: 12 },
   // OTP sign-in (engine/signin/otp/)
   { file: 'request-otp-7.lua', name: 'requestOtpV1', numberOfKeys: 7 },
-  { file: 'verify-otp-1.lua', name: 'verifyOtpV1', numberOfKeys: 1 },
+  // The code check and the session start in one script (it replaced verify-otp-1.lua + start-session-12.lua for codes).
+  { file: 'use-otp-13.lua', name: 'useOtpV1', numberOfKeys: 13 },
   { file: 'mark-otp-delivered-2.lua', name: 'markOtpDeliveredV1', numberOfKeys: 2 },
   { file: 'claim-otp-fallbacks-1.lua', name: 'claimOtpFallbacksV1', numberOfKeys: 1 },
   { file: 'settle-otp-fallback-3.lua', name: 'settleOtpFallbackV1', numberOfKeys: 3 },
@@ -115,7 +116,12 @@ declare module 'ioredis' {
       perIp: Arg, perMac: Arg, perPrefix: Arg, windowMs: Arg, fallbackDueMs: Arg, fallbackSms: Arg, locale: string,
       callback?: Callback<unknown[]>,
     ): Result<unknown[], Context>;
-    verifyOtpV1(codeKey: string, now: Arg, hash: string, maxTries: Arg, callback?: Callback<unknown[]>): Result<unknown[], Context>;
+    useOtpV1(
+      codeKey: string, grantKey: string, outboxKey: string, loadedKey: string, liveKey: string, sessionRefKey: string, blockKey: string,
+      eventsKey: string, minuteKey: string, hourKey: string, liveDevicesKey: string, liveBySsidKey: string, liveByApKey: string,
+      now: Arg, hash: string, maxTries: Arg, mac: string, hotspotId: string, ip: string, ssid: string, sessionId: string, user: string,
+      ...terms: Arg[]
+    ): Result<unknown[], Context>;
     markOtpDeliveredV1(requestKey: string, fallbacksKey: string, requestId: string, channel: string, callback?: Callback<string>): Result<string, Context>;
     claimOtpFallbacksV1(fallbacksKey: string, now: Arg, leaseMs: Arg, limit: Arg, callback?: Callback<string[]>): Result<string[], Context>;
     settleOtpFallbackV1(

@@ -58,15 +58,13 @@ export class IdentityMethod implements SignInMethod<CheckedIdentity, StartedSess
   async start(ctx: SignInContext, id: CheckedIdentity): Promise<StartOutcome> {
     const t = ctx.tenantId;
     const hs = ctx.hotspot.id;
-    const x = await this.terms.termsFor(ctx.hotspot, this.name);
-    const minutes = x.minutes || ctx.hotspot.sessionMinutes || this.defaults.sessionMinutes;
+    const x = resolveTerms(await this.terms.termsFor(ctx.hotspot, this.name), ctx.hotspot, this.defaults);
     let a: unknown[];
     try {
       const sid = newId('sess_');
       a = await this.redis.startSessionV2(keys.grant(t, hs, ctx.mac), keys.outbox(t), keys.loaded(t), keys.live(t, hs),
         keys.sessionRef(t, sid), keys.block(t, ctx.mac), ...activityKeys(t, ctx.now), ctx.now, ctx.mac, hs, ctx.ip, ctx.ssid, sid,
-        minutes, x.idleSec || this.defaults.idleSec, this.name, id.username,
-        x.downKbps ?? 0, x.upKbps ?? 0, x.quotaMb ?? 0, x.sessionQuotaMb ?? 0, x.profile ?? '');
+        x.minutes, x.idleSec, this.name, id.username, x.downKbps, x.upKbps, x.quotaMb, x.sessionQuotaMb, x.profile);
     } catch (err) {
       throw Errors.SERVICE_UNAVAILABLE('Session store').withCause(err);
     }
@@ -81,6 +79,23 @@ export class IdentityMethod implements SignInMethod<CheckedIdentity, StartedSess
   }
 
   answer(ctx: SignInContext, s: StartedSession): Started {
-    return { status: 'authorized', session_id: s.sessionId, expires_at: new Date(s.untilMs).toISOString(), redirect_url: ctx.hotspot.redirectUrl };
+    return startedAnswer(ctx, s);
   }
+}
+
+/**
+ * A method's terms with what it leaves out filled in: the hotspot's session
+ * length, else the service default; the service's idle time-out; no
+ * bandwidth or quota limits. Shared by every pre-checked method's start.
+ */
+export function resolveTerms(x: Partial<SessionTerms>, hotspot: HotspotRef, defaults: { sessionMinutes: number; idleSec: number }): SessionTerms {
+  return {
+    minutes: x.minutes || hotspot.sessionMinutes || defaults.sessionMinutes, idleSec: x.idleSec || defaults.idleSec,
+    downKbps: x.downKbps ?? 0, upKbps: x.upKbps ?? 0, quotaMb: x.quotaMb ?? 0, sessionQuotaMb: x.sessionQuotaMb ?? 0, profile: x.profile ?? '',
+  };
+}
+
+/** The answer of a pre-checked sign-in (the voucher verify success body without uses_left). */
+export function startedAnswer(ctx: SignInContext, s: StartedSession): Started {
+  return { status: 'authorized', session_id: s.sessionId, expires_at: new Date(s.untilMs).toISOString(), redirect_url: ctx.hotspot.redirectUrl };
 }

@@ -48,6 +48,12 @@ export interface StartedSession {
   reused: boolean;
   /** A live session of the same device at the same hotspot that the new one replaced (ended in the same script), or ''. */
   replaced: string;
+  /**
+   * The method the session started with, when the atomic step found it out
+   * itself (a phone code learns there whether it went by SMS or messaging
+   * app); unset: the method's name. The accept decision carries it.
+   */
+  method?: AuthMethod;
 }
 
 /**

@@ -65,9 +65,9 @@ export class SignInPipeline {
     const ctx: SignInContext = { hotspot, tenantId: hotspot.tenantId, mac, ip: req.ip, ssid: req.ssid, now: this.now() };
     // A code a NAS sent as User-Name is a RADIUS decision; otherwise the method's own source (portal or OTP).
     const viaNas = req.viaNas === true;
-    const decide = (outcome: 'accept' | 'reject', reason: string): void => this.decisions.record(viaNas
-      ? { tenantId: ctx.tenantId, hotspotId: hotspot.id, method: method.name, outcome, reason, at: ctx.now, source: 'radius' }
-      : { tenantId: ctx.tenantId, hotspotId: hotspot.id, method: method.name, outcome, reason, at: ctx.now });
+    const decide = (outcome: 'accept' | 'reject', reason: string, name = method.name): void => this.decisions.record(viaNas
+      ? { tenantId: ctx.tenantId, hotspotId: hotspot.id, method: name, outcome, reason, at: ctx.now, source: 'radius' }
+      : { tenantId: ctx.tenantId, hotspotId: hotspot.id, method: name, outcome, reason, at: ctx.now });
 
     let result: StartOutcome<S>;
     try {
@@ -102,7 +102,7 @@ export class SignInPipeline {
           .catch(() => undefined);
       }
     }
-    decide('accept', '');
+    decide('accept', '', s.method);
     return method.answer(ctx, s);
   }
 

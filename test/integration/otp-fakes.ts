@@ -1,6 +1,8 @@
 import {
-  Engine, createLogger, loadConfig, type OtpChannelName, type OtpDecision, type OtpMessage, type OtpSender, type SendResult, type VerifiedIdentity,
+  Engine, createLogger, loadConfig, type OtpChannelName, type OtpDecision, type OtpMessage, type OtpSender, type SendResult, type SessionStarter,
+  type VerifiedIdentity,
 } from '../../engine/index.js';
+import { keys } from '../../engine/redis/keys.js';
 import { inject } from 'vitest';
 import { testEnv } from '../support/fixture.js';
 
@@ -31,30 +33,35 @@ export interface OtpTestEngine {
 }
 
 /**
- * An engine (no actor threads, no sink) with recording senders, a session
- * starter that only records, and the given clock; started. It keeps its Redis
- * state in a database of its own (`redisDb`): messaging-app fallback watches
- * are claimed by any engine on the same Redis, as they must be in production,
- * and an engine whose clock is hours ahead would fire other files' watches.
+ * An engine (no actor threads, no sink) with recording senders and the given
+ * clock; started. Sessions start for real (a code's check and its session
+ * start are one script): `started` records each guest a code signed in, as
+ * its session's grant in Redis says, and `decisions` every sign-in decision
+ * the engine recorded (the OTP service's refusals and the pipeline's
+ * outcomes), in order. It keeps its Redis state in a database of its own
+ * (`redisDb`): messaging-app fallback watches are claimed by any engine on
+ * the same Redis, as they must be in production, and an engine whose clock is
+ * hours ahead would fire other files' watches.
  */
 export async function otpEngine(now: () => number, pollMs = 50, redisDb = 3): Promise<OtpTestEngine> {
   const senders = { sms: new RecordingSender('sms'), msgapp: new RecordingSender('msgapp'), email: new RecordingSender('email') };
   const started: VerifiedIdentity[] = [];
   const decisions: OtpDecision[] = [];
-  const engine = new Engine(loadConfig(testEnv({ REDIS_URL: `${inject('redisUrl')}/${redisDb}` })), createLogger('silent'), {
-    now, actors: false, sink: false,
-    otp: {
-      senders: { forTenant: async (_t, ch) => senders[ch] },
-      sessions: {
-        start: async (id) => {
-          started.push(id);
-          return { status: 'authorized', session_id: `sess_${started.length}`, expires_at: new Date(now() + 3_600_000).toISOString(), redirect_url: null };
-        },
-      },
-      decisions: { record: (d) => { decisions.push(d); } },
-      pollMs,
+  const sessions: SessionStarter = {
+    code: async (c) => {
+      const answer = await engine.signIn.code(c);
+      const method = await engine.redis.hget(keys.grant(c.tenantId, c.hotspotId, c.mac), 'method');
+      started.push({ tenantId: c.tenantId, hotspotId: c.hotspotId, mac: c.mac, ip: c.ip, ssid: c.ssid, method: method as VerifiedIdentity['method'], username: c.username });
+      return answer;
     },
+  };
+  const engine: Engine = new Engine(loadConfig(testEnv({ REDIS_URL: `${inject('redisUrl')}/${redisDb}` })), createLogger('silent'), {
+    now, actors: false, sink: false, otp: { senders: { forTenant: async (_t, ch) => senders[ch] }, sessions, pollMs },
   });
+  // Every decision, whoever records it: the dashboard's recorder gets them all and still writes them.
+  const recorder = engine.decisions;
+  const record = recorder.record.bind(recorder);
+  recorder.record = (d) => { decisions.push(d); record(d); };
   await engine.start();
   return { engine, senders, started, decisions };
 }

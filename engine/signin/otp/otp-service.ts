@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { AppError, Errors } from '../../errors.js';
-import { offeredMethods, type PortalMethod } from '../portal-settings.js';
+import type { PortalMethod } from '../portal-settings.js';
 import type { HotspotService } from '../../hotspots/hotspot-service.js';
 import { newId, normalizeMac } from '../../ids.js';
 import type { Logger } from '../../logger.js';
@@ -35,7 +35,7 @@ export interface OtpVerifyInput {
 }
 
 export interface OtpSent { status: 'sent'; channel: OtpChannelName; expires_in: number; request_id: string }
-export type OtpAuthorized = Awaited<ReturnType<SessionStarter['start']>>;
+export type OtpAuthorized = Awaited<ReturnType<SessionStarter['code']>>;
 
 export interface OtpPorts {
   senders: OtpSenders;
@@ -48,10 +48,16 @@ const REQUEST_ID = /^(otp_[0-9a-z]{16})\.(tn_[0-9a-z]+)$/;
 
 const METHOD_OF: Record<OtpChannelName, VerifiedIdentity['method']> = { sms: 'sms_otp', msgapp: 'msgapp_otp', email: 'email' };
 
+/** otp_verify_total's outcome for a verify's refusal, by error code (a code refused, or a blocked device whose code stays alive). */
+const VERIFY_OUTCOME: Partial<Record<string, string>> = {
+  otp_invalid: 'invalid', otp_expired: 'expired', otp_locked: 'locked', device_blocked: 'blocked',
+};
+
 /**
  * OTP sign-in by SMS, messaging app and e-mail:
  * limits and code state are atomic in Redis (OtpStore's scripts), sending
- * goes through the OtpSenders port, the session start through SessionStarter.
+ * goes through the OtpSenders port, the code check with the session start
+ * through SessionStarter.
  * Also the DeliveryReceiver the providers' callback routes call.
  */
 export class OtpService implements DeliveryReceiver {
@@ -77,7 +83,8 @@ export class OtpService implements DeliveryReceiver {
     const { tenantId, settings, hotspotMethods } = await this.hotspot(r.hotspotId);
     const method = METHOD_OF[r.channel];
     const reject = (e: AppError): AppError => this.refuse(tenantId, r.hotspotId, method, e);
-    if (!offeredMethods(hotspotMethods, settings.methods).includes(method)) throw reject(Errors.METHOD_NOT_ALLOWED_HERE(method));
+    // offeredMethods(hotspotMethods, settings.methods).includes(method), without the array it builds per request.
+    if (!hotspotMethods.includes(method) || !settings.methods.includes(method)) throw reject(Errors.METHOD_NOT_ALLOWED_HERE(method));
     const mac = normalizeMac(r.mac);
     if (!mac) throw reject(Errors.INVALID_MAC(r.mac));
     let identity: string;
@@ -138,24 +145,33 @@ export class OtpService implements DeliveryReceiver {
     return { status: st.status, channel: st.channel };
   }
 
+  /**
+   * Checks the presented code and starts the session in one atomic step
+   * (SessionStarter: the sign-in pipeline with OtpCodeMethod). The pipeline
+   * records the decision for the code's outcome; this records only what it
+   * refuses before (a malformed MAC or identity).
+   */
   async verify(v: OtpVerifyInput): Promise<OtpAuthorized> {
-    const { tenantId } = await this.hotspot(v.hotspotId);
+    // Only the tenant is needed here (the pipeline reads the method's settings): no settings read.
+    const hs = await this.hotspots.ref(v.hotspotId);
+    if (!hs) throw Errors.HOTSPOT_NOT_FOUND();
+    const tenantId = hs.tenantId;
     const fallbackMethod = v.kind === 'email' ? 'email' : 'sms_otp';
     const reject = (e: AppError): AppError => this.refuse(tenantId, v.hotspotId, fallbackMethod, e);
     const mac = normalizeMac(v.mac);
     if (!mac) throw reject(Errors.INVALID_MAC(v.mac));
     const identity = v.kind === 'email' ? normalizeEmail(v.to) : normalizePhone(v.to);
     if (!identity) throw reject(v.kind === 'email' ? Errors.EMAIL_INVALID() : Errors.PHONE_INVALID());
-    const hash = this.hasher.hash(tenantId, v.hotspotId, identity, v.code.trim());
-    const r = await this.store.verify(tenantId, v.hotspotId, identity, hash, this.now());
-    this.metrics.inc('otp_verify_total', r.ok ? 'ok' : r.result);
-    if (!r.ok) {
-      throw reject(r.result === 'invalid' ? Errors.OTP_INVALID(r.attemptsLeft) : r.result === 'locked' ? Errors.OTP_LOCKED() : Errors.OTP_EXPIRED());
+    const codeHash = this.hasher.hash(tenantId, v.hotspotId, identity, v.code.trim());
+    try {
+      const answer = await this.ports.sessions.code({ tenantId, hotspotId: v.hotspotId, mac, ip: v.ip, ssid: v.ssid, kind: v.kind, username: identity, codeHash });
+      this.metrics.inc('otp_verify_total', 'ok');
+      return answer;
+    } catch (err) {
+      const outcome = err instanceof AppError ? VERIFY_OUTCOME[err.code] : undefined;
+      if (outcome) this.metrics.inc('otp_verify_total', outcome);
+      throw err;
     }
-    const method = METHOD_OF[r.channel];
-    const answer = await this.ports.sessions.start({ tenantId, hotspotId: v.hotspotId, mac, ip: v.ip, ssid: v.ssid, method, username: identity });
-    this.ports.decisions.record({ tenantId, hotspotId: v.hotspotId, method, outcome: 'accept', reason: '', at: this.now() });
-    return answer;
   }
 
   /** DeliveryReceiver: the provider confirmed delivery; a pending fallback is cancelled in the same step. */

@@ -1,6 +1,8 @@
 import type { Redis } from 'ioredis';
 import { Errors } from '../../errors.js';
+import { activityKeys } from '../../events/activity-keys.js';
 import { keys } from '../../redis/keys.js';
+import type { SessionTerms } from '../method.js';
 import type { OtpChannelName } from '../providers/types.js';
 import type { OtpLimits } from '../sign-in-settings.js';
 import { CODE_TTL_MS, MAX_TRIES } from './otp-code.js';
@@ -27,10 +29,34 @@ export interface NewCode {
 }
 
 export type RequestOutcome = { ok: true } | { ok: false; limit: string; retryAfterMs: number };
-export type VerifyOutcome =
-  | { ok: true; channel: OtpChannelName; requestId: string }
-  | { ok: false; result: 'expired' | 'locked' }
-  | { ok: false; result: 'invalid'; attemptsLeft: number };
+/** The auth methods a code signs in with, by the channel that carried it. */
+export type OtpMethod = 'sms_otp' | 'msgapp_otp' | 'email';
+
+/** A session's terms if the code turns out to have gone by `channel` (SessionTerms, resolved: no field left out). */
+export interface ChannelTerms extends SessionTerms {
+  channel: OtpChannelName;
+  method: OtpMethod;
+}
+
+/** A presented code, with everything the start needs should it match. */
+export interface CodeUse {
+  tenantId: string; hotspotId: string; identity: string;
+  /** Keyed hash of the presented code (OtpHasher). */
+  hash: string;
+  /** Canonical MAC. */
+  mac: string; ip: string; ssid: string;
+  /** The new session's id (fresh per call). */
+  sessionId: string;
+  now: number;
+  /** One group per channel the code may have gone by (a phone code: SMS or messaging app). */
+  terms: ChannelTerms[];
+}
+
+export type UseOutcome =
+  | { kind: 'started'; sessionId: string; untilMs: number; replaced: string; method: OtpMethod; requestId: string }
+  | { kind: 'invalid'; attemptsLeft: number }
+  | { kind: 'expired' | 'locked' | 'blocked' }
+  | { kind: 'not_loaded'; runId: string };
 
 export interface RequestState { status: RequestStatus; channel: OtpChannelName; hotspotId: string; identity: string; fallbackSms: boolean; locale: 'tr' | 'en' }
 
@@ -57,13 +83,28 @@ export class OtpStore {
     throw Errors.UNEXPECTED_SCRIPT_ANSWER('request-otp', String(a[0]));
   }
 
-  async verify(tenantId: string, hotspotId: string, identity: string, hash: string, now: number): Promise<VerifyOutcome> {
-    const a = await this.redis.verifyOtpV1(keys.otpCode(tenantId, hotspotId, identity), now, hash, MAX_TRIES);
+  /**
+   * Checks a presented code and, on a match, consumes it and starts the
+   * device's session in the same script (use-otp-13.lua): the code is used
+   * up if and only if the session starts.
+   */
+  async use(u: CodeUse): Promise<UseOutcome> {
+    const t = u.tenantId;
+    const terms: (string | number)[] = [];
+    for (const g of u.terms) {
+      terms.push(g.channel, g.method, g.minutes, g.idleSec, g.downKbps, g.upKbps, g.quotaMb, g.sessionQuotaMb, g.profile);
+    }
+    const a = await this.redis.useOtpV1(keys.otpCode(t, u.hotspotId, u.identity), keys.grant(t, u.hotspotId, u.mac), keys.outbox(t),
+      keys.loaded(t), keys.live(t, u.hotspotId), keys.sessionRef(t, u.sessionId), keys.block(t, u.mac), ...activityKeys(t, u.now),
+      u.now, u.hash, MAX_TRIES, u.mac, u.hotspotId, u.ip, u.ssid, u.sessionId, u.identity, ...terms);
     switch (a[0]) {
-      case 'ok': return { ok: true, channel: String(a[1]) as OtpChannelName, requestId: String(a[2]) };
-      case 'invalid': return { ok: false, result: 'invalid', attemptsLeft: Number(a[1]) };
-      case 'expired': case 'locked': return { ok: false, result: a[0] };
-      default: throw Errors.UNEXPECTED_SCRIPT_ANSWER('verify-otp', String(a[0]));
+      case 'ok':
+        return { kind: 'started', sessionId: String(a[1]), untilMs: Number(a[2]), replaced: String(a[3] ?? ''), method: String(a[4]) as OtpMethod,
+          requestId: String(a[5] ?? '') };
+      case 'invalid': return { kind: 'invalid', attemptsLeft: Number(a[1]) };
+      case 'not_loaded': return { kind: 'not_loaded', runId: String(a[1]) };
+      case 'expired': case 'locked': case 'blocked': return { kind: a[0] };
+      default: throw Errors.UNEXPECTED_SCRIPT_ANSWER('use-otp', String(a[0]));
     }
   }
 

@@ -11,12 +11,31 @@ export interface VerifiedIdentity {
 }
 
 /**
- * How the OTP service starts the session once the code was consumed:
- * SignInService.start, the sign-in pipeline with the identity method (tests
- * plug in a recorder). Answers the voucher verify success body minus uses_left.
+ * A presented code on its way to the sign-in: who (`username`, the normalised
+ * phone or e-mail), where, and the keyed hash of the code.
+ */
+export interface CodeClaim {
+  tenantId: string;
+  hotspotId: string;
+  mac: string;
+  ip: string;
+  ssid: string;
+  kind: 'phone' | 'email';
+  username: string;
+  /** OtpHasher's keyed hash of the code as presented. */
+  codeHash: string;
+}
+
+/**
+ * How the OTP service signs a guest in with a presented code:
+ * SignInService.code, the sign-in pipeline with OtpCodeMethod, where the code
+ * check and the session start are one atomic step. Answers the voucher verify
+ * success body minus uses_left; a code refused (otp_invalid with
+ * attempts_left, otp_expired, otp_locked) or a blocked device is thrown as
+ * its AppError.
  */
 export interface SessionStarter {
-  start(id: VerifiedIdentity): Promise<{ status: 'authorized'; session_id: string; expires_at: string; redirect_url: string | null }>;
+  code(claim: CodeClaim): Promise<{ status: 'authorized'; session_id: string; expires_at: string; redirect_url: string | null }>;
 }
 
 /**
