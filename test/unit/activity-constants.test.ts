@@ -12,7 +12,7 @@ describe('Lua activity constants', () => {
   const constant = (lua: string, name: string): number => Number(new RegExp(`local ${name} = (\\d+)`).exec(lua)?.[1]);
 
   it('the stream bound and the bucket lifetimes match the TypeScript contract', () => {
-    for (const f of ['use-voucher-14.lua', 'start-session-12.lua', 'end-session-10.lua', 'extend-session-4.lua']) {
+    for (const f of ['use-voucher-14.lua', 'start-session-12.lua', 'use-otp-13.lua', 'end-session-10.lua', 'extend-session-4.lua']) {
       expect(constant(readScript(f), 'EVENTS_MAXLEN'), f).toBe(EVENTS_MAXLEN);
     }
     const act = readScript('use-voucher-14.lua');
