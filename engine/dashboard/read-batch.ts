@@ -55,8 +55,14 @@ export class ReadBatch {
 
   /** HMGET, each field as a number (0 when absent). With no fields nothing is sent. */
   numbers(key: string, fields: readonly string[]): Slot<number[]> {
-    if (fields.length === 0) return () => [];
-    return this.slot('hmget', [key], fields, (v) => (v as unknown[]).map(num));
+    const each = this.numbersEach([key], fields);
+    return () => each()[0] ?? [];
+  }
+
+  /** The same fields of each hash (one HMGET each, the fields sent once), as numbers (0 when absent). */
+  numbersEach(keys: readonly string[], fields: readonly string[]): Slot<number[][]> {
+    if (fields.length === 0 || keys.length === 0) return () => keys.map(() => []);
+    return this.slot('hmget', keys, fields, (v) => (v as unknown[][]).map((row) => row.map(num)));
   }
 
   /** GET of a counter on each key (0 when absent), as one MGET. */
@@ -65,9 +71,10 @@ export class ReadBatch {
     return this.slot('mget', keys, [], (v) => (v as unknown[]).map(num));
   }
 
-  /** ZCOUNT key (min, +inf]: members scored above `min`. */
-  countAbove(key: string, min: number): Slot<number> {
-    return this.slot('zcount', [key], [`(${min}`, '+inf'], num);
+  /** ZCOUNT of each key (min, +inf]: members scored above `min`. */
+  countsAbove(keys: readonly string[], min: number): Slot<number[]> {
+    if (keys.length === 0) return () => [];
+    return this.slot('zcount', keys, [`(${min}`, '+inf'], (v) => (v as unknown[]).map(num));
   }
 
   hlen(key: string): Slot<number> {

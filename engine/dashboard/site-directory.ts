@@ -51,8 +51,7 @@ export class SiteDirectory implements SiteSource {
 
 /** Queues the live session count of each hotspot: grants whose end (the live set's score, ms) is after `now`. */
 export function readLiveCounts(batch: ReadBatch, tenantId: string, hotspotIds: readonly string[], now: number): Slot<number[]> {
-  const slots = hotspotIds.map((h) => batch.countAbove(keys.live(tenantId, h), now));
-  return () => slots.map((s) => s());
+  return batch.countsAbove(hotspotIds.map((h) => keys.live(tenantId, h)), now);
 }
 
 /** Queues whether each NAS is online: its keys.nasSeen entry within NAS_ONLINE_MS of `now`. */

@@ -15,23 +15,24 @@ describe('read-batch-n.lua', () => {
     await redis.set(keys.decisionStep(t, 3), 4);
     await redis.zadd(keys.live(t, 'hs_a'), 10, 'a', 20, 'b', 30, 'c');
     await redis.hset(keys.liveByAp(t), 'hs_a|ap-1', 2, 'hs_a|ap-2', 0);
-    const k = [keys.activityHour(t, 1), keys.decisionStep(t, 1), keys.decisionStep(t, 2), keys.decisionStep(t, 3),
-      keys.live(t, 'hs_a'), keys.liveByAp(t), keys.liveByAp(t), keys.activityHour(t, 2)];
+    await redis.zadd(keys.live(t, 'hs_b'), 5, 'd', 50, 'e');
+    const k = [keys.activityHour(t, 1), keys.activityHour(t, 2), keys.decisionStep(t, 1), keys.decisionStep(t, 2), keys.decisionStep(t, 3),
+      keys.live(t, 'hs_a'), keys.live(t, 'hs_b'), keys.live(t, 'hs_c'), keys.liveByAp(t), keys.liveByAp(t), keys.activityHour(t, 1)];
     const reply = await redis.readBatchV1(k.length, ...k,
-      'hmget', 1, 3, 'acc', 'missing', 'bytes',
+      'hmget', 2, 3, 'acc', 'missing', 'bytes',
       'mget', 3, 0,
-      'zcount', 1, 2, '(10', '+inf',
+      'zcount', 3, 2, '(10', '+inf',
       'hlen', 1, 0,
       'hgetall', 1, 0,
       'hmget', 1, 1, 'half');
     // Values are not converted in Lua: a counter beyond 2^53 and a float come back as stored.
     expect(reply).toEqual([
-      ['7', null, '12345678901234567'],
+      [['7', null, '12345678901234567'], [null, null, null]],
       ['3', null, '4'],
-      2,
+      [2, 1, 0],
       2,
       ['hs_a|ap-1', '2', 'hs_a|ap-2', '0'],
-      [null],
+      [['0.5']],
     ]);
   });
 

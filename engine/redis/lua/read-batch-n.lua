@@ -17,15 +17,18 @@
 
   ARGV       the reads, one after another, each as
              op, nkeys, nargs, arg 1 .. arg nargs
-    hmget    1 key (hash), args: fields      -> HMGET reply (nil for an absent field)
+    hmget    nkeys keys (hashes), args: fields -> per key, its HMGET reply (nil for an absent field)
     mget     nkeys keys (strings), no args   -> MGET reply
-    zcount   1 key (sorted set), args: min, max -> integer
+    zcount   nkeys keys (sorted sets), args: min, max -> per key, its ZCOUNT
     hlen     1 key (hash), no args           -> integer
     hgetall  1 key (hash), no args           -> flat field, value list
     lag      1 key (the outbox stream), args: the sink's consumer group
              -> { first id or nil, 1 when the group exists else 0,
                   smallest pending id or nil, first id after the group's last-delivered-id or nil }
              (engine/dashboard/audit-lag.ts dates the backlog from them)
+
+  A read of many keys names its fields (or bounds) once: the activity
+  windows read the same fields of 15 to 60 buckets.
 
   Returns a list with one entry per read, in order.
   Error: `ERR read-batch: unknown op <op>` for an op not listed above.
@@ -60,11 +63,14 @@ while i <= #ARGV do
   local key = KEYS[k]
   local reply
   if op == 'hmget' then
-    reply = rcall('HMGET', key, unpack(ARGV, i + 3, i + 2 + na))
+    local fields = { unpack(ARGV, i + 3, i + 2 + na) }
+    reply = {}
+    for j = k, k + nk - 1 do reply[#reply + 1] = rcall('HMGET', KEYS[j], unpack(fields)) end
   elseif op == 'mget' then
     reply = rcall('MGET', unpack(KEYS, k, k + nk - 1))
   elseif op == 'zcount' then
-    reply = rcall('ZCOUNT', key, ARGV[i + 3], ARGV[i + 4])
+    reply = {}
+    for j = k, k + nk - 1 do reply[#reply + 1] = rcall('ZCOUNT', KEYS[j], ARGV[i + 3], ARGV[i + 4]) end
   elseif op == 'hlen' then
     reply = rcall('HLEN', key)
   elseif op == 'hgetall' then
