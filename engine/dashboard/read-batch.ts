@@ -28,10 +28,10 @@ export function ensureReadScript(redis: Redis): void {
  *
  * The number of keys is fixed by the request (windows, hotspots, NAS), never
  * by the number of live sessions. Every key read is the caller's tenant's, so
- * all of them share one hash tag (one cluster slot). The call goes in a
- * pipeline of one so that the connection's auto-pipelining and the script's
- * NOSCRIPT fallback work as for any other command. The script is read-only
- * and atomic: the reads of one answer see one moment of Redis.
+ * all of them share one hash tag (one cluster slot). The call is sent as a
+ * pipeline of one, as the reads always were: nothing of an answer goes to
+ * Redis on its own (dashboard-read-models.test.ts counts it). The script is
+ * read-only and atomic: the reads of one answer see one moment of Redis.
  */
 export class ReadBatch {
   private readonly keys: string[] = [];
