@@ -10,6 +10,7 @@ import { IncidentWatch } from './dashboard/incident-watch.js';
 import { JitApprovals } from './dashboard/jit-approvals.js';
 import { NasPresence } from './dashboard/nas-presence.js';
 import { NetworkView } from './dashboard/network-view.js';
+import { OpenIncidents } from './dashboard/open-incidents.js';
 import { PostureService } from './dashboard/posture-service.js';
 import { ProviderFailureWindow } from './dashboard/provider-failure-window.js';
 import { DashboardReadModels } from './dashboard/read-models.js';
@@ -224,10 +225,9 @@ export class Engine {
     this.otpPoller = new OtpFallbackPoller(this.otp, log.child({ component: 'otp-fallback' }), now, options.otp?.pollMs);
     this.otpDelivery = new DeliveryCallbacks(this.msgappProviders, this.otpSenders, log.child({ component: 'otp-delivery' }), this.otp);
     this.portal = new PortalState(this.redis, this.hotspots, this.uamCredentials, now);
-    // Dashboard read models: counters from Redis, open incidents from the incident service.
+    // Dashboard read models: counters from Redis, open incidents from the incident service (cached a few seconds).
     this.readModels = new DashboardReadModels({
-      redis: this.redis, sites: new SiteDirectory(this.pool, this.hotspots, now), now,
-      incidents: { openIncidents: (t) => this.incidents.countOpen(t), openIncidentSites: (t) => this.incidents.openSites(t) },
+      redis: this.redis, sites: new SiteDirectory(this.pool, this.hotspots, now), now, incidents: new OpenIncidents(this.incidents, now),
     });
     this.metrics.gauge('live_sessions_in_actors', 'Live sessions held by hotspot actors', () => this.actors?.liveSessions ?? 0);
     this.metrics.counterFrom('radius_auth_mirror_hits_total', 'Access-Requests answered on the main thread from an actor\'s published accept (no hop)', () => this.actors?.mirrorHits ?? 0);

@@ -70,8 +70,8 @@ export class WindowCounts {
  */
 export function readWindow(batch: ReadBatch, tenantId: string, w: ActivityWindow, fields: readonly string[]): Slot<WindowCounts> {
   const key = w.unit === 'minute' ? keys.activityMinute : keys.activityHour;
-  const slots = w.buckets.map((b) => batch.numbers(key(tenantId, b), fields));
-  return () => new WindowCounts(w, fields, slots.map((s) => s()));
+  const rows = batch.numbersEach(w.buckets.map((b) => key(tenantId, b)), fields);
+  return () => new WindowCounts(w, fields, rows());
 }
 
 /** Sign-in decisions in the last minute (docs/dashboard-api.md: the last six 10-second steps). */

@@ -51,7 +51,7 @@ export function mbpsOfMinute(bytes: number): number {
  * The console's live session panel: summary cards, live counts per SSID and
  * access point, connects and disconnects per minute for the last hour, and
  * the bandwidth of the last complete minute (the current one is still
- * filling, and would read low). One pipeline of a fixed size.
+ * filling, and would read low). One read script call of a fixed size (ReadBatch).
  */
 export class LivePanelModel {
   constructor(private readonly redis: Redis, private readonly sites: SiteSource, private readonly now: () => number) {}

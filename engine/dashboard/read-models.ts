@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { AuditLag } from './audit-lag.js';
 import { LivePanelModel, type LivePanel } from './live-panel.js';
+import { ensureReadScript } from './read-batch.js';
 import { OverviewModel, type IncidentCounts, type KpisExtra, type Overview } from './overview.js';
 import type { SiteSource } from './site-directory.js';
 import { SitesModel, type SiteMetrics, type SiteSummary } from './sites.js';
@@ -27,6 +28,7 @@ export class DashboardReadModels {
   constructor(deps: ReadModelDeps) {
     const now = deps.now ?? Date.now;
     const sites = deps.sites;
+    ensureReadScript(deps.redis);
     this.overviewModel = new OverviewModel(deps.redis, sites, new AuditLag(deps.redis), deps.incidents, now);
     this.livePanel = new LivePanelModel(deps.redis, sites, now);
     this.sitesModel = new SitesModel(deps.redis, sites, deps.incidents, now);

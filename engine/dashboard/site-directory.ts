@@ -2,6 +2,7 @@ import type { HotspotService } from '../hotspots/hotspot-service.js';
 import { keys } from '../redis/keys.js';
 import type { Pool } from '../store/postgres.js';
 import type { ReadBatch, Slot } from './read-batch.js';
+import { TenantCache } from './tenant-cache.js';
 
 /** A tenant's sites (hotspots) and NAS clients, as the read models need them. */
 export interface Sites {
@@ -18,7 +19,6 @@ export interface SiteSource {
 /** A NAS is online when a packet of it came within this long (docs/dashboard-api.md, `switches`). */
 export const NAS_ONLINE_MS = 5 * 60_000;
 const CACHE_MS = 5_000;
-const MAX_TENANTS = 10_000;
 
 /**
  * The tenant's hotspots and NAS clients, cached for a few seconds: the
@@ -27,19 +27,14 @@ const MAX_TENANTS = 10_000;
  * of requests for one tenant makes one query.
  */
 export class SiteDirectory implements SiteSource {
-  private readonly cache = new Map<string, { at: number; sites: Promise<Sites> }>();
+  private readonly cache: TenantCache<Sites>;
 
-  constructor(private readonly pool: Pool, private readonly hotspots: HotspotService, private readonly now: () => number = Date.now) {}
+  constructor(private readonly pool: Pool, private readonly hotspots: HotspotService, now: () => number = Date.now) {
+    this.cache = new TenantCache(CACHE_MS, (tenantId) => this.load(tenantId), now);
+  }
 
   get(tenantId: string): Promise<Sites> {
-    const hit = this.cache.get(tenantId);
-    if (hit && this.now() - hit.at < CACHE_MS) return hit.sites;
-    const sites = this.load(tenantId);
-    if (this.cache.size >= MAX_TENANTS) this.cache.clear();
-    this.cache.set(tenantId, { at: this.now(), sites });
-    // A failed load is not kept: the next request asks again.
-    sites.catch(() => { if (this.cache.get(tenantId)?.sites === sites) this.cache.delete(tenantId); });
-    return sites;
+    return this.cache.get(tenantId);
   }
 
   private async load(tenantId: string): Promise<Sites> {
@@ -56,8 +51,7 @@ export class SiteDirectory implements SiteSource {
 
 /** Queues the live session count of each hotspot: grants whose end (the live set's score, ms) is after `now`. */
 export function readLiveCounts(batch: ReadBatch, tenantId: string, hotspotIds: readonly string[], now: number): Slot<number[]> {
-  const slots = hotspotIds.map((h) => batch.countAbove(keys.live(tenantId, h), now));
-  return () => slots.map((s) => s());
+  return batch.countsAbove(hotspotIds.map((h) => keys.live(tenantId, h)), now);
 }
 
 /** Queues whether each NAS is online: its keys.nasSeen entry within NAS_ONLINE_MS of `now`. */

@@ -51,7 +51,7 @@ export function siteHealth(nasTotal: number, nasOnline: number, openIncident: bo
 /**
  * The tenant's sites: their health (`sites`) and their activity
  * (`sites/metrics`), read per hotspot from the perSite fields of the same
- * buckets the tenant-wide tiles read, in one pipeline.
+ * buckets the tenant-wide tiles read, in one read script call (ReadBatch).
  */
 export class SitesModel {
   constructor(

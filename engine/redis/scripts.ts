@@ -52,6 +52,9 @@ const SCRIPTS = [
   // Dashboard activity: buffered sign-in decisions (engine/dashboard/decision-recorder.ts)
   // V2: an entry carries a count (a NAS's alike re-checks folded into one), and only sign-ins emit events.
   { file: 'record-decisions-5.lua', name: 'recordDecisionsV2', numberOfKeys: 5 },
+  // Dashboard reads (engine/dashboard/read-batch.ts): a request's reads in one command. The key
+  // count is the caller's (the tenant's sites, NAS and windows), so it is passed first: numberOfKeys null.
+  { file: 'read-batch-n.lua', name: 'readBatchV1', numberOfKeys: null },
 ] as const;
 
 type Arg = string | number;
@@ -141,6 +144,8 @@ declare module 'ioredis' {
       decisionsMaxlen: Arg, eventsMaxlen: Arg, minuteTtl: Arg, hourTtl: Arg, stepTtl: Arg, acc: string, rej: string, err: string,
       ...decisions: Arg[]
     ): Result<number, Context>;
+    /** numKeys, then that many keys, then the reads (lua/read-batch-n.lua): one reply per read. */
+    readBatchV1(numKeys: number, ...keysThenReads: Arg[]): Result<unknown[], Context>;
   }
 }
 
@@ -169,12 +174,12 @@ export function readScript(file: string, dir: string = LUA_DIR): string {
   return resolve(file, readFileSync(join(dir, file), 'utf8'));
 }
 
-let sources: { name: string; numberOfKeys: number; lua: string }[] | undefined;
+let sources: { name: string; numberOfKeys: number | null; lua: string }[] | undefined;
 
 /** Registers every script on a connection. Reads the files once per process. */
 export function defineScripts(redis: Redis): void {
   sources ??= SCRIPTS.map((s) => ({ name: s.name, numberOfKeys: s.numberOfKeys, lua: readScript(s.file) }));
-  for (const s of sources) redis.defineCommand(s.name, { numberOfKeys: s.numberOfKeys, lua: s.lua });
+  for (const s of sources) redis.defineCommand(s.name, { numberOfKeys: s.numberOfKeys ?? undefined, lua: s.lua });
 }
 
 /**

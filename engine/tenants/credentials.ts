@@ -1,4 +1,4 @@
-import { jwtVerify, SignJWT, errors as joseErrors } from 'jose';
+import { jwtVerify, SignJWT, errors as joseErrors, type JWTPayload } from 'jose';
 import { Errors } from '../errors.js';
 import type { TenantService, Tenant } from './tenant-service.js';
 
@@ -32,6 +32,8 @@ export interface PresentedCredentials {
 export const STREAM_SCOPE = 'stream';
 /** How long a stream token is good for: long enough to open (and after a drop reopen) a stream, short enough to leak little from a URL. */
 export const STREAM_TOKEN_TTL_SEC = 300;
+/** Past this many distinct tokens verified within their lifetime the cache starts over (each is verified again). */
+const MAX_VERIFIED_TOKENS = 10_000;
 
 /**
  * Checks operator credentials: a JWT (HS256 only, `exp` and `tenant_id`
@@ -40,7 +42,20 @@ export const STREAM_TOKEN_TTL_SEC = 300;
  * can use either header with a key.
  */
 export class CredentialVerifier {
+  /**
+   * The secret imported once as an HMAC verify key: given the raw bytes, jose
+   * imports them again on every verify, which a profile of the dashboard's
+   * overview showed as about a third of a request's JWT cost.
+   */
+  private verifyKey: Promise<CryptoKey> | null = null;
+  /** Verified tokens' payloads until their exp plus leeway, in seconds (verifiedPayload). */
+  private readonly verified = new Map<string, { until: number; payload: JWTPayload }>();
+
   constructor(private readonly tenants: TenantService, private readonly secret: Uint8Array, private readonly leewaySec: number) {}
+
+  private hmacKey(): Promise<CryptoKey> {
+    return (this.verifyKey ??= crypto.subtle.importKey('raw', new Uint8Array(this.secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']));
+  }
 
   async authenticate(creds: PresentedCredentials): Promise<Principal> {
     let token = '';
@@ -83,7 +98,7 @@ export class CredentialVerifier {
     if (!m) throw Errors.UNAUTHORIZED('Send a platform JWT as "Authorization: Bearer <token>"');
     let payload;
     try {
-      ({ payload } = await jwtVerify(m[1]!, this.secret, { algorithms: ['HS256'], clockTolerance: this.leewaySec, requiredClaims: ['exp'] }));
+      ({ payload } = await jwtVerify(m[1]!, await this.hmacKey(), { algorithms: ['HS256'], clockTolerance: this.leewaySec, requiredClaims: ['exp'] }));
     } catch (err) {
       throw Errors.UNAUTHORIZED(err instanceof joseErrors.JWTExpired ? 'JWT has expired' : 'JWT is invalid');
     }
@@ -106,12 +121,7 @@ export class CredentialVerifier {
   private async verifyJwt(token: string, want: 'operator' | 'stream'): Promise<Principal> {
     let payload;
     try {
-      // algorithms pins HS256: "none", RS256 with the secret as a public key, etc. are all refused.
-      ({ payload } = await jwtVerify(token, this.secret, {
-        algorithms: ['HS256'],
-        clockTolerance: this.leewaySec,
-        requiredClaims: ['exp', 'tenant_id'],
-      }));
+      payload = await this.verifiedPayload(token);
     } catch (err) {
       const why = err instanceof joseErrors.JWTExpired ? 'JWT has expired'
         : err instanceof joseErrors.JWTClaimValidationFailed ? `JWT claim invalid: ${err.message}`
@@ -131,6 +141,31 @@ export class CredentialVerifier {
     if (!tenant) throw Errors.UNAUTHORIZED('JWT names an unknown tenant');
     const roles = Array.isArray(payload['roles']) ? payload['roles'].filter((r): r is string => typeof r === 'string') : [];
     return { tenant, subject: typeof payload.sub === 'string' ? payload.sub : '', roles, via: isStream ? 'stream_token' : 'jwt' };
+  }
+
+  /**
+   * The payload of a token whose signature and times (exp, nbf) jose
+   * checked, kept until the token expires: the dashboard polls with the same
+   * token every few seconds, and each jose verify is an HMAC job on the libuv
+   * thread pool (a hop there and back that, on a busy machine, waits for a
+   * core). Only what cannot change before exp is skipped on a hit (the
+   * signature, and nbf, already passed); every other check above, and the
+   * tenant lookup, run on every request. Bounded by MAX_VERIFIED_TOKENS.
+   */
+  private async verifiedPayload(token: string): Promise<JWTPayload> {
+    const hit = this.verified.get(token);
+    // jose's own rule: expired once the clock (whole seconds) reaches exp + leeway.
+    if (hit && Math.floor(Date.now() / 1000) < hit.until) return hit.payload;
+    if (hit) this.verified.delete(token);
+    // algorithms pins HS256: "none", RS256 with the secret as a public key, etc. are all refused.
+    const { payload } = await jwtVerify(token, await this.hmacKey(), {
+      algorithms: ['HS256'],
+      clockTolerance: this.leewaySec,
+      requiredClaims: ['exp', 'tenant_id'],
+    });
+    if (this.verified.size >= MAX_VERIFIED_TOKENS) this.verified.clear();
+    this.verified.set(token, { until: (payload.exp ?? 0) + this.leewaySec, payload });
+    return payload;
   }
 }
 
