@@ -4,7 +4,9 @@ import { createServer as createNetServer, type Socket } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { createLogger, DEFAULT_CODE_FORMAT, Engine, loadConfig, projectPath, signOperatorToken } from '../engine/index.js';
+import { keys } from '../engine/redis/keys.js';
 import { startLocalServices } from '../scripts/local-services.js';
 import { benchMac, percentile, say, spawnReady, Teardown, withCpu, type CpuUse } from './bench-kit.js';
 
@@ -18,7 +20,9 @@ import { benchMac, percentile, say, spawnReady, Teardown, withCpu, type CpuUse }
  * Phases: (1) voucher verify, closed loop, CONNECTIONS at once, DURATION s: rate V.
  * (2) phone pairs, closed loop, the same concurrency: rate O; target O >= 0.5 V.
  * (3) phone pairs offered at a fixed half of O per second (open loop, latency counted from
- * when a pair was due, so a stall is not hidden): target p99 <= 50 ms at that load.
+ * when a pair was due, so a stall is not hidden): target p99 <= 50 ms at that load. It
+ * starts once the outbox sink has caught up with phase (2) and after a warm-up at that rate:
+ * the target is a steady half load, not the drain of a saturating burst.
  *
  * Every pair uses its own phone number and MAC, and the tenant's OTP abuse limits are
  * switched off (all requests come from 127.0.0.1), so each pair is the full success path:
@@ -179,12 +183,25 @@ async function openLoop(seconds: number, perSecond: number, one: (i: number) => 
   return phase;
 }
 
+/** Waits until the outbox stream is empty (the sink took everything), at most `limitMs`. */
+async function drained(redis: Redis, outbox: string, limitMs: number): Promise<void> {
+  const until = Date.now() + limitMs;
+  let left = await redis.xlen(outbox);
+  while (left > 0 && Date.now() < until) {
+    await new Promise((r) => setTimeout(r, 200));
+    left = await redis.xlen(outbox);
+  }
+  say(`  outbox before the half-rate phase: ${left === 0 ? 'drained' : `${left} records still queued after ${limitMs / 1000} s`}`);
+}
+
 async function main(): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-otp-signin-'));
   undo.push(() => rmSync(dir, { recursive: true, force: true }));
   try {
     const local = await startLocalServices({ dir, ephemeral: true });
     undo.push(() => local.stop());
+    const redis = new Redis(local.redisUrl, { maxRetriesPerRequest: 2 });
+    undo.push(() => { redis.disconnect(); });
     const secret = randomBytes(48).toString('base64url');
     const carrierCreds = `bench:${randomBytes(8).toString('hex')}`;
     const carrier = await fakeCarrier(`Basic ${Buffer.from(carrierCreds).toString('base64')}`);
@@ -249,8 +266,8 @@ async function main(): Promise<number> {
       redis: Number(readFileSync(join(dir, 'redis', 'redis.pid'), 'utf8').trim()),
       postgres: Number(readFileSync(join(dir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]),
     };
-    const measure = async (name: string, go: () => Promise<Phase>): Promise<[Phase, CpuUse]> => {
-      await closedLoop(2, CONNECTIONS, name === 'verify' ? verify(++run) : pair(++run)); // warm-up
+    const measure = async (name: string, go: () => Promise<Phase>, warmUp?: () => Promise<unknown>): Promise<[Phase, CpuUse]> => {
+      await (warmUp ? warmUp() : closedLoop(2, CONNECTIONS, name === 'verify' ? verify(++run) : pair(++run)));
       const own = process.cpuUsage();
       const from = process.hrtime.bigint() / 1000n;
       const [p, cpu] = await withCpu(pids, go);
@@ -271,7 +288,12 @@ async function main(): Promise<number> {
     const [o] = await measure('otp pairs', () => closedLoop(DURATION_S, CONNECTIONS, pair(++run)));
     const vRate = v.done / v.seconds, oRate = o.done / o.seconds;
     const offered = Math.max(1, Math.floor(oRate / 2));
-    const [fixed] = await measure(`otp pairs at ${offered}/s`, () => openLoop(DURATION_S, offered, pair(++run)));
+    // The latency target is for a steady half load: the closed loop leaves the outbox sink tens of thousands of
+    // records behind, and measured on top of that backlog (as until 2026-11-25) the p99 was the drain's, not the
+    // pairs'. So: wait for the sink to catch up (bounded), and warm up at the offered rate, not at saturation.
+    await drained(redis, keys.outbox(tenantId), 60_000);
+    const [fixed] = await measure(`otp pairs at ${offered}/s`, () => openLoop(DURATION_S, offered, pair(++run)),
+      () => openLoop(2, offered, pair(++run)));
     const p99 = percentile(fixed.latencies, 99);
     const ratio = oRate / vRate;
     const errors = v.errors + o.errors + fixed.errors;
