@@ -1,7 +1,6 @@
 import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
@@ -10,8 +9,7 @@ import { activityKeys } from '../engine/events/activity-keys.js';
 import { newId } from '../engine/ids.js';
 import { keys, OUTBOX_GROUP } from '../engine/redis/keys.js';
 import { createRedis } from '../engine/redis/scripts.js';
-import { startLocalServices } from '../scripts/local-services.js';
-import { say, stopChild, Teardown, watchReady } from './bench-kit.js';
+import { localStack, say, stopChild, Teardown, watchReady } from './bench-kit.js';
 
 /**
  * Scenario: the outbox sink, which carries every session start (and every
@@ -201,19 +199,12 @@ const fmt = (x: number, digits = 1): string => x.toFixed(digits);
 /* ------------------------------------------------------------------ main */
 
 async function main(): Promise<number> {
-  const dir = mkdtempSync(join(tmpdir(), 'bench-audit-sink-'));
-  undo.push(() => rmSync(dir, { recursive: true, force: true }));
   try {
-    const local = await startLocalServices({ dir, ephemeral: true });
-    undo.push(() => local.stop());
-    const env: NodeJS.ProcessEnv = {
-      PATH: process.env.PATH, REDIS_URL: local.redisUrl, DATABASE_URL: local.databaseUrl,
-      JWT_SECRET: randomBytes(48).toString('base64url'), HTTP_HOST: '127.0.0.1', HTTP_PORT: '0', LOG_LEVEL: 'warn',
-      NODE_ID: 'bench-audit-sink', RADIUS_ENABLED: 'false',
-    };
+    const stack = await localStack('audit-sink', undo);
+    const { local } = stack;
+    const env: NodeJS.ProcessEnv = { ...stack.env, NODE_ID: 'bench-audit-sink', RADIUS_ENABLED: 'false' };
     const pids = {
-      redis: Number(readFileSync(join(dir, 'redis', 'redis.pid'), 'utf8').trim()),
-      postgres: Number(readFileSync(join(dir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]),
+      ...stack.pids(),
     };
     say(`audit-sink: ${RECORDS} records over ${TENANTS} tenants; then ${RATE}/s for ${LOAD_S} s; ` +
       `nproc ${spawnSync('nproc').stdout.toString().trim()}, node ${process.version}, load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);

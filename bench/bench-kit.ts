@@ -1,6 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { startLocalServices, type LocalServices } from '../scripts/local-services.js';
 
 /**
  * What every HTTP bench in this folder shares: child processes started and
@@ -141,4 +145,36 @@ export function benchMac(prefix: number, run: number, n: number): string {
 export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+/** A bench's own Redis and PostgreSQL (localStack). */
+export interface LocalStack {
+  /** The temporary folder holding both, removed at teardown. */
+  dir: string;
+  local: LocalServices;
+  /** The service's environment for them: a fresh JWT secret, HTTP on an ephemeral loopback port, warn logs. */
+  env: NodeJS.ProcessEnv;
+  /** The two servers' process ids, for withCpu. */
+  pids(): { redis: number; postgres: number };
+}
+
+/**
+ * A throw-away Redis and PostgreSQL in a temporary folder, stopped and
+ * removed at teardown, and the service's environment pointing at them:
+ * what every bench that runs the service starts from.
+ */
+export async function localStack(name: string, teardown: Teardown): Promise<LocalStack> {
+  const dir = mkdtempSync(join(tmpdir(), `bench-${name}-`));
+  teardown.push(() => rmSync(dir, { recursive: true, force: true }));
+  const local = await startLocalServices({ dir, ephemeral: true });
+  teardown.push(() => local.stop());
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH, REDIS_URL: local.redisUrl, DATABASE_URL: local.databaseUrl,
+    JWT_SECRET: randomBytes(48).toString('base64url'), HTTP_HOST: '127.0.0.1', HTTP_PORT: '0', LOG_LEVEL: 'warn',
+  };
+  const pids = (): { redis: number; postgres: number } => ({
+    redis: Number(readFileSync(join(dir, 'redis', 'redis.pid'), 'utf8').trim()),
+    postgres: Number(readFileSync(join(dir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]),
+  });
+  return { dir, local, env, pids };
 }

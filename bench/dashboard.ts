@@ -1,14 +1,9 @@
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request, type IncomingMessage } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { createLogger, DEFAULT_MODULES, Engine, loadConfig, projectPath, signOperatorToken } from '../engine/index.js';
 import { keys } from '../engine/redis/keys.js';
 import { ACTIVITY, perSite } from '../engine/redis/records.js';
-import { startLocalServices } from '../scripts/local-services.js';
-import { percentile, say, spawnReady, Teardown, withCpu, type CpuUse } from './bench-kit.js';
+import { localStack, percentile, say, spawnReady, Teardown, withCpu, type CpuUse } from './bench-kit.js';
 
 /**
  * Scenario: `GET /api/v1/tenants/me/dashboard/overview` for a tenant with 100
@@ -120,15 +115,10 @@ async function seed(redis: Redis, t: BenchTenant, now: number): Promise<void> {
 }
 
 async function main(): Promise<number> {
-  const dir = mkdtempSync(join(tmpdir(), 'bench-dashboard-'));
-  undo.push(() => rmSync(dir, { recursive: true, force: true }));
   try {
-    const local = await startLocalServices({ dir, ephemeral: true });
-    undo.push(() => local.stop());
-    const env: NodeJS.ProcessEnv = {
-      PATH: process.env.PATH, REDIS_URL: local.redisUrl, DATABASE_URL: local.databaseUrl,
-      JWT_SECRET: randomBytes(48).toString('base64url'), HTTP_HOST: HOST, HTTP_PORT: '0', LOG_LEVEL: 'warn', RADIUS_ENABLED: 'false',
-    };
+    const stack = await localStack('dashboard', undo);
+    const { local } = stack;
+    const env: NodeJS.ProcessEnv = { ...stack.env, HTTP_HOST: HOST, RADIUS_ENABLED: 'false' };
 
     // Tenants, sites and NAS clients, through the engine (the service runs its own sink).
     const tenants: BenchTenant[] = [];
@@ -172,8 +162,7 @@ async function main(): Promise<number> {
 
     const pids = {
       server: service.child.pid!,
-      redis: Number(readFileSync(join(dir, 'redis', 'redis.pid'), 'utf8').trim()),
-      postgres: Number(readFileSync(join(dir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]),
+      ...stack.pids(),
     };
     const one = (t: BenchTenant) => async (): Promise<void> => {
       const r = await get(port, t.token);

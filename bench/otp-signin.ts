@@ -1,14 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { Agent, request, type IncomingMessage } from 'node:http';
 import { createServer as createNetServer, type Socket } from 'node:net';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { createLogger, DEFAULT_CODE_FORMAT, Engine, loadConfig, projectPath, signOperatorToken } from '../engine/index.js';
 import { keys } from '../engine/redis/keys.js';
-import { startLocalServices } from '../scripts/local-services.js';
-import { benchMac, percentile, say, spawnReady, Teardown, withCpu, type CpuUse } from './bench-kit.js';
+import { localStack, benchMac, percentile, say, spawnReady, Teardown, withCpu, type CpuUse } from './bench-kit.js';
 
 /**
  * Scenario: a guest signs in by phone. A pair is `POST /api/v1/hotspot-portal/sms/request`,
@@ -195,20 +191,15 @@ async function drained(redis: Redis, outbox: string, limitMs: number): Promise<v
 }
 
 async function main(): Promise<number> {
-  const dir = mkdtempSync(join(tmpdir(), 'bench-otp-signin-'));
-  undo.push(() => rmSync(dir, { recursive: true, force: true }));
   try {
-    const local = await startLocalServices({ dir, ephemeral: true });
-    undo.push(() => local.stop());
+    const stack = await localStack('otp-signin', undo);
+    const { local } = stack;
     const redis = new Redis(local.redisUrl, { maxRetriesPerRequest: 2 });
     undo.push(() => { redis.disconnect(); });
-    const secret = randomBytes(48).toString('base64url');
+    const secret = stack.env.JWT_SECRET!;
     const carrierCreds = `bench:${randomBytes(8).toString('hex')}`;
     const carrier = await fakeCarrier(`Basic ${Buffer.from(carrierCreds).toString('base64')}`);
-    const env: NodeJS.ProcessEnv = {
-      PATH: process.env.PATH, REDIS_URL: local.redisUrl, DATABASE_URL: local.databaseUrl,
-      JWT_SECRET: secret, HTTP_HOST: HOST, HTTP_PORT: '0', LOG_LEVEL: 'warn', RADIUS_ENABLED: 'false',
-    };
+    const env: NodeJS.ProcessEnv = { ...stack.env, HTTP_HOST: HOST, RADIUS_ENABLED: 'false' };
 
     // A tenant, a hotspot and unlimited vouchers, through the engine (the service runs its own sink).
     const engine = new Engine(loadConfig(env), createLogger('warn', 2), { sink: false, actors: false });
@@ -263,8 +254,7 @@ async function main(): Promise<number> {
 
     const pids = {
       server: service.child.pid!,
-      redis: Number(readFileSync(join(dir, 'redis', 'redis.pid'), 'utf8').trim()),
-      postgres: Number(readFileSync(join(dir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]),
+      ...stack.pids(),
     };
     const measure = async (name: string, go: () => Promise<Phase>, warmUp?: () => Promise<unknown>): Promise<[Phase, CpuUse]> => {
       await (warmUp ? warmUp() : closedLoop(2, CONNECTIONS, name === 'verify' ? verify(++run) : pair(++run)));

@@ -1,12 +1,9 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { createLogger, DEFAULT_CODE_FORMAT, Engine, loadConfig, projectPath } from '../engine/index.js';
-import { startLocalServices } from '../scripts/local-services.js';
-import { benchMac as mac, say, spawnReady as spawnChild, Teardown, withCpu, type CpuUse } from './bench-kit.js';
+import { localStack, benchMac as mac, say, spawnReady as spawnChild, Teardown, withCpu, type CpuUse } from './bench-kit.js';
 
 const undo = new Teardown();
 const spawnReady = (name: string, args: string[], env: NodeJS.ProcessEnv) => spawnChild(undo, name, args, env);
@@ -135,15 +132,10 @@ const fmt = (x: number, digits = 1): string => x.toFixed(digits);
 
 async function main(): Promise<number> {
   ensureWrk();
-  const dir = mkdtempSync(join(tmpdir(), 'bench-portal-verify-'));
-  undo.push(() => rmSync(dir, { recursive: true, force: true }));
   try {
-    const local = await startLocalServices({ dir, ephemeral: true });
-    undo.push(() => local.stop());
-    const env: NodeJS.ProcessEnv = {
-      PATH: process.env.PATH, REDIS_URL: local.redisUrl, DATABASE_URL: local.databaseUrl,
-      JWT_SECRET: randomBytes(48).toString('base64url'), HTTP_HOST: HOST, HTTP_PORT: '0', LOG_LEVEL: 'warn',
-    };
+    const stack = await localStack('portal-verify', undo);
+    const { dir } = stack;
+    const env: NodeJS.ProcessEnv = { ...stack.env, HTTP_HOST: HOST };
     const { hotspotId, codes } = await seed(env);
     const codesFile = join(dir, 'codes.txt');
     writeFileSync(codesFile, codes.join('\n') + '\n');
@@ -156,8 +148,7 @@ async function main(): Promise<number> {
     };
     const pids = {
       server: 0,
-      redis: Number(readFileSync(join(dir, 'redis', 'redis.pid'), 'utf8').trim()),
-      postgres: Number(readFileSync(join(dir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]),
+      ...stack.pids(),
     };
 
     // One request by hand: the scenario must be the success path, or the figures mean nothing.

@@ -1,11 +1,8 @@
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createLogger, DEFAULT_CODE_FORMAT, DEFAULT_MODULES, Engine, loadConfig, projectPath, signStreamToken } from '../engine/index.js';
-import { startLocalServices } from '../scripts/local-services.js';
-import { benchMac, cpuTicks, percentile, say, stopChild, Teardown, watchReady, withCpu, type CpuUse, type ReadyChild } from './bench-kit.js';
+import { localStack, benchMac, cpuTicks, percentile, say, stopChild, Teardown, watchReady, withCpu, type CpuUse, type ReadyChild } from './bench-kit.js';
 
 /**
  * Scenario (issue 11): 10,000 dashboard stream clients on ONE service process,
@@ -204,8 +201,6 @@ async function yardstick(): Promise<Fanout> {
 }
 
 async function main(): Promise<number> {
-  const dir = mkdtempSync(join(tmpdir(), 'bench-sse-fanout-'));
-  undo.push(() => rmSync(dir, { recursive: true, force: true }));
   try {
     say(`sse-fanout: ${CLIENTS} clients in ${CLIENT_PROCS} processes, ${SIGNINS} sign-ins ${GAP_MS} ms apart, verify ${VERIFY_S} s per wrk run`);
     // The yardstick runs before and after the service, so a drift of the neighbours' load weighs on both sides alike.
@@ -217,13 +212,10 @@ async function main(): Promise<number> {
     };
     await bareRun();
 
-    const local = await startLocalServices({ dir, ephemeral: true });
-    undo.push(() => local.stop());
-    const secret = randomBytes(48).toString('base64url');
-    const env: NodeJS.ProcessEnv = {
-      PATH: process.env.PATH, REDIS_URL: local.redisUrl, DATABASE_URL: local.databaseUrl,
-      JWT_SECRET: secret, HTTP_HOST: HOST, HTTP_PORT: '0', LOG_LEVEL: 'warn', RADIUS_ENABLED: 'false',
-    };
+    const stack = await localStack('sse-fanout', undo);
+    const { dir } = stack;
+    const secret = stack.env.JWT_SECRET!;
+    const env: NodeJS.ProcessEnv = { ...stack.env, HTTP_HOST: HOST, RADIUS_ENABLED: 'false' };
     const { tenantId, hotspotId, codes } = await seed(env);
     const codesFile = join(dir, 'codes.txt');
     writeFileSync(codesFile, codes.join('\n') + '\n');
@@ -232,8 +224,7 @@ async function main(): Promise<number> {
     say(`  service fd limit ${fdLimit(service.child.pid!)}`);
     const pids = {
       server: service.child.pid!,
-      redis: Number(readFileSync(join(dir, 'redis', 'redis.pid'), 'utf8').trim()),
-      postgres: Number(readFileSync(join(dir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]),
+      ...stack.pids(),
     };
     // With clients connected, their processes' share of "rest" is shown apart: on 2 cores it is CPU the service cannot have.
     const rate = async (label: string, run: number, clients?: ClientGroup): Promise<{ rps: number; bad: number; p99Ms: number; cpu: CpuUse }> => {
