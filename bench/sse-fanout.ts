@@ -12,7 +12,8 @@ import { localStack, benchMac, cpuTicks, percentile, say, stopChild, Teardown, w
  * uWebSockets.js server (sse-broadcast-server.ts) writing one ~50-byte frame
  * to 10,000 held responses, timed from the request that triggers it to the
  * last client's read (run before and after the service's phase). Beside it: portal verify's rate (wrk, 100 connections)
- * with no stream clients, with the 10,000 connected, and with none again.
+ * in alternating phases, without stream clients and with the 10,000 connected (ROUNDS times), each with-phase set
+ * against the mean of the without-phases on both sides of it.
  *
  * Sign-ins are GAP_MS apart, more than the service's coalescing window
  * (STREAM_COALESCE_MS, 500 ms): each is then a leading edge and goes out at
@@ -30,7 +31,10 @@ import { localStack, benchMac, cpuTicks, percentile, say, stopChild, Teardown, w
  * client that failed to connect or missed an invalidation, a non-200 verify).
  * Bounded: a guard stops everything after a few minutes. Knobs: BENCH_CLIENTS
  * (10000), BENCH_SIGNINS (30), BENCH_GAP_MS (800), BENCH_DURATION (verify's
- * seconds per wrk run, 10), BENCH_CLIENT_PROCS (2).
+ * seconds per wrk run, 10), BENCH_ROUNDS (verify phases with clients, 2),
+ * BENCH_CLIENT_PROCS (2), BENCH_CPU_PROF (a folder: the
+ * service runs with --cpu-prof and writes its threads' profiles there; each
+ * verify phase prints its window for cpu-profile-summary's --from/--to).
  */
 
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 10_000);
@@ -38,16 +42,18 @@ const CLIENT_PROCS = Number(process.env.BENCH_CLIENT_PROCS ?? 2);
 const SIGNINS = Number(process.env.BENCH_SIGNINS ?? 30);
 const GAP_MS = Number(process.env.BENCH_GAP_MS ?? 800);
 const VERIFY_S = Number(process.env.BENCH_DURATION ?? 10);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const TARGET_P99_MS = 250;
 /** "Unaffected": verify's rate with the clients connected at least this share of its rate without. */
 const TARGET_RATE_RATIO = 0.9;
 const FD_LIMIT = CLIENTS + 4096;
+const CPU_PROF = process.env.BENCH_CPU_PROF;
 const HOST = '127.0.0.1';
 const VERIFY_PATH = '/api/v1/hotspot-portal/voucher/verify';
 const STREAM_PATH = '/api/v1/tenants/me/stream/live-sessions';
 
 const undo = new Teardown();
-undo.guard('sse-fanout', 240_000 + 3 * SIGNINS * GAP_MS + 4 * (VERIFY_S + 5) * 1000);
+undo.guard('sse-fanout', 240_000 + 3 * SIGNINS * GAP_MS + (2 * ROUNDS + 2) * (VERIFY_S + 20) * 1000);
 
 const now = (): number => performance.timeOrigin + performance.now();
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -144,6 +150,38 @@ async function chargeCpu(serverPid: number, clients: ClientGroup, fn: () => Prom
   return { serverCpuMs: ((cpuTicks(serverPid) - s0) * 10) / SIGNINS, clientCpuMs: ((clients.ticks() - c0) * 10) / SIGNINS };
 }
 
+/**
+ * SIGNINS sign-ins through portal verify, GAP_MS apart, with the clients connected: per sign-in, the time until its
+ * invalidation reached every client, and the CPU charged to each.
+ */
+async function signinLatency(port: number, hotspotId: string, codes: string[], pids: { server: number; redis: number; postgres: number }, clients: ClientGroup): Promise<{ signin: Fanout; bad: number }> {
+  await clients.report(); // starts the counts from here
+  const sent: number[] = [];
+  let bad = 0;
+  const [charged, cpu] = await withCpu(pids, () => chargeCpu(pids.server, clients, async () => {
+    for (let k = 0; k < SIGNINS; k++) {
+      sent.push(now());
+      const r = await fetch(`http://${HOST}:${port}${VERIFY_PATH}`, {
+        method: 'POST', headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ hotspot_id: hotspotId, code: codes[k % codes.length], mac: benchMac(0x0a, 1, k) }),
+      });
+      const body = await r.text();
+      if (r.status !== 200 || !body.includes('authorized')) { bad++; say(`  sign-in ${k}: ${r.status} ${body.slice(0, 200)}`); }
+      await sleep(Math.max(0, sent[k]! + GAP_MS - now()));
+    }
+    await sleep(500); // the last invalidation's reads
+  }));
+  const { seen, open } = await clients.report();
+  // The k-th id to reach any client is the k-th sign-in's.
+  const ids = [...seen.entries()].sort((a, b) => a[1][2] - b[1][2]).map(([id]) => id);
+  if (ids.length !== SIGNINS) say(`  ${ids.length} invalidation ids for ${SIGNINS} sign-ins`);
+  const signin = { ...fanout(sent, ids.slice(0, SIGNINS), seen, clients.connected), ...charged };
+  signin.missed += Math.max(0, SIGNINS - ids.length);
+  say(`  sign-in to invalidation at all ${clients.connected}: ${describe(signin)}, missed ${signin.missed}, open ${open}; ` +
+    `cpu % server ${cpu.server}, redis ${cpu.redis}, rest ${cpu.rest}, idle ${cpu.idle}`);
+  return { signin, bad };
+}
+
 /** wrk on portal verify with bench/portal-verify.lua: requests/s and non-2xx or socket errors. */
 async function wrk(port: number, hotspotId: string, codesFile: string, run: number, seconds: number): Promise<{ rps: number; bad: number; p99Ms: number }> {
   const args = ['-t1', '-c100', `-d${seconds}s`, '--timeout', '5s', '-s', projectPath('bench', 'portal-verify.lua'),
@@ -219,7 +257,8 @@ async function main(): Promise<number> {
     const { tenantId, hotspotId, codes } = await seed(env);
     const codesFile = join(dir, 'codes.txt');
     writeFileSync(codesFile, codes.join('\n') + '\n');
-    const service = await spawnWithFds('service', [projectPath('dist', 'scripts', 'serve.js')], env);
+    const prof = CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : [];
+    const service = await spawnWithFds('service', [...prof, projectPath('dist', 'scripts', 'serve.js')], env);
     const port = service.ready.ports.main as number;
     say(`  service fd limit ${fdLimit(service.child.pid!)}`);
     const pids = {
@@ -229,7 +268,10 @@ async function main(): Promise<number> {
     // With clients connected, their processes' share of "rest" is shown apart: on 2 cores it is CPU the service cannot have.
     const rate = async (label: string, run: number, clients?: ClientGroup): Promise<{ rps: number; bad: number; p99Ms: number; cpu: CpuUse }> => {
       const c0 = clients?.ticks() ?? 0;
+      // The profile's timestamps are CLOCK_MONOTONIC microseconds, as hrtime's.
+      const from = process.hrtime.bigint() / 1000n;
       const [r, cpu] = await withCpu(pids, () => wrk(port, hotspotId, codesFile, run, VERIFY_S));
+      if (CPU_PROF) say(`  profile window of "verify ${label}": --from ${from} --to ${process.hrtime.bigint() / 1000n} --requests ${Math.round(r.rps * VERIFY_S)}`);
       const ofClients = clients ? `, of which stream clients ${Math.round((clients.ticks() - c0) / VERIFY_S)}` : '';
       say(`  verify ${label}: ${fmt(r.rps)}/s, p99 ${fmt(r.p99Ms)} ms, bad ${r.bad}; cpu % server ${cpu.server}, redis ${cpu.redis}, postgres ${cpu.postgres}, ` +
         `rest ${cpu.rest}${ofClients}, idle ${cpu.idle}`);
@@ -237,63 +279,55 @@ async function main(): Promise<number> {
     };
 
     await wrk(port, hotspotId, codesFile, 1, 2); // warm-up
-    const before = await rate('with no stream clients', 2);
+    // Verify's rate alternates: without clients, with them, without, ... (ROUNDS with-phases). Each with-phase is set
+    // against the mean of the without-phases on both sides of it, so a drift of the machine or of the service (every
+    // verify starts one more live session) weighs on both sides alike.
+    let run = 2;
+    const without = [await rate('with no stream clients', run++)];
+    const withClients: Awaited<ReturnType<typeof rate>>[] = [];
 
     const token = await signStreamToken(new TextEncoder().encode(secret), tenantId, ['viewer'], 900, 'bench');
-    const clients = await ClientGroup.open(port, `${STREAM_PATH}?token=${token}`);
-    let signin: Fanout;
-    let during: Awaited<ReturnType<typeof rate>>;
+    let signin: Fanout | null = null;
     let badSignins = 0;
-    let stillOpen = 0;
-    try {
-      if (clients.failed) throw new Error(`${clients.failed} stream clients failed: ${clients.firstError}`);
-      await clients.report(); // starts the counts from here
-      const sent: number[] = [];
-      const [charged, cpu] = await withCpu(pids, () => chargeCpu(pids.server, clients, async () => {
-        for (let k = 0; k < SIGNINS; k++) {
-          sent.push(now());
-          const r = await fetch(`http://${HOST}:${port}${VERIFY_PATH}`, {
-            method: 'POST', headers: { 'content-type': 'application/json' },
-            body: JSON.stringify({ hotspot_id: hotspotId, code: codes[k % codes.length], mac: benchMac(0x0a, 1, k) }),
-          });
-          const body = await r.text();
-          if (r.status !== 200 || !body.includes('authorized')) { badSignins++; say(`  sign-in ${k}: ${r.status} ${body.slice(0, 200)}`); }
-          await sleep(Math.max(0, sent[k]! + GAP_MS - now()));
+    let lostClients = 0;
+    let connected = 0;
+    for (let round = 1; round <= ROUNDS; round++) {
+      const clients = await ClientGroup.open(port, `${STREAM_PATH}?token=${token}`);
+      try {
+        if (clients.failed) throw new Error(`${clients.failed} stream clients failed: ${clients.firstError}`);
+        connected = clients.connected;
+        if (round === 1) {
+          const measured = await signinLatency(port, hotspotId, codes, pids, clients);
+          signin = measured.signin;
+          badSignins = measured.bad;
         }
-        await sleep(500); // the last invalidation's reads
-      }));
-      const { seen, open } = await clients.report();
-      // The k-th id to reach any client is the k-th sign-in's.
-      const ids = [...seen.entries()].sort((a, b) => a[1][2] - b[1][2]).map(([id]) => id);
-      if (ids.length !== SIGNINS) say(`  ${ids.length} invalidation ids for ${SIGNINS} sign-ins`);
-      signin = { ...fanout(sent, ids.slice(0, SIGNINS), seen, clients.connected), ...charged };
-      signin.missed += Math.max(0, SIGNINS - ids.length);
-      say(`  sign-in to invalidation at all ${clients.connected}: ${describe(signin)}, missed ${signin.missed}, open ${open}; ` +
-        `cpu % server ${cpu.server}, redis ${cpu.redis}, rest ${cpu.rest}, idle ${cpu.idle}`);
-      during = await rate(`with ${clients.connected} stream clients`, 3, clients);
-      stillOpen = (await clients.report()).open;
-      say(`  stream clients still open after the verify load: ${stillOpen}`);
-    } finally {
-      await clients.close();
+        withClients.push(await rate(`with ${clients.connected} stream clients (round ${round})`, run++, clients));
+        const open = (await clients.report()).open;
+        say(`  stream clients still open after the verify load: ${open}`);
+        lostClients += clients.connected - open;
+      } finally {
+        await clients.close();
+      }
+      await sleep(1000);
+      without.push(await rate(`with no stream clients (after round ${round})`, run++));
     }
-    await sleep(1000);
-    const after = await rate('with no stream clients again', 4);
-
     await stopChild(service.child);
     await bareRun();
     const bare: Fanout = {
       latencies: bareRuns.flatMap((b) => b.latencies).sort((a, b) => a - b), missed: bareRuns.reduce((n, b) => n + b.missed, 0),
       serverCpuMs: bareRuns.reduce((n, b) => n + b.serverCpuMs, 0) / bareRuns.length, clientCpuMs: bareRuns.reduce((n, b) => n + b.clientCpuMs, 0) / bareRuns.length,
     };
-    const rateRatio = during.rps / ((before.rps + after.rps) / 2);
-    const p99 = percentile(signin.latencies, 99);
+    const ratios = withClients.map((w, k) => w.rps / ((without[k]!.rps + without[k + 1]!.rps) / 2));
+    const rateRatio = ratios.reduce((a, b) => a + b, 0) / ratios.length;
+    const p99 = percentile(signin!.latencies, 99);
     const bareP99 = percentile(bare.latencies, 99);
-    const errors = signin.missed + bare.missed + badSignins + before.bad + during.bad + after.bad + (clients.connected - stillOpen);
+    const errors = signin!.missed + bare.missed + badSignins + [...without, ...withClients].reduce((n, r) => n + r.bad, 0) + lostClients;
     const pass = p99 <= TARGET_P99_MS && rateRatio >= TARGET_RATE_RATIO;
     const verdict = errors ? 'ERRORS' : pass ? 'PASS' : 'FAIL';
-    process.stdout.write(`sse-fanout: ${clients.connected} clients | sign-in to all: ${describe(signin)} (target p99 <= ${TARGET_P99_MS} ms) | ` +
-      `bare uWS broadcast to all: ${describe(bare)} | p99 ratio ${(p99 / bareP99).toFixed(2)}, server cpu ratio ${(signin.serverCpuMs / bare.serverCpuMs).toFixed(2)} | verify/s ${fmt(before.rps)} without clients, ` +
-      `${fmt(during.rps)} with, ${fmt(after.rps)} without again: ${rateRatio.toFixed(2)} (target >= ${TARGET_RATE_RATIO}) | errors ${errors} ${verdict}\n`);
+    process.stdout.write(`sse-fanout: ${connected} clients | sign-in to all: ${describe(signin!)} (target p99 <= ${TARGET_P99_MS} ms) | ` +
+      `bare uWS broadcast to all: ${describe(bare)} | p99 ratio ${(p99 / bareP99).toFixed(2)}, server cpu ratio ${(signin!.serverCpuMs / bare.serverCpuMs).toFixed(2)} | ` +
+      `verify/s without clients ${without.map((r) => fmt(r.rps)).join(', ')}; with ${withClients.map((r) => fmt(r.rps)).join(', ')}: ` +
+      `${ratios.map((r) => r.toFixed(2)).join(', ')}, mean ${rateRatio.toFixed(2)} (target >= ${TARGET_RATE_RATIO}) | errors ${errors} ${verdict}\n`);
     return errors ? 1 : pass ? 0 : 2;
   } finally {
     await undo.run();
