@@ -117,6 +117,15 @@ describe('dashboard site rows and audit words in a browser', () => {
       expect((await call(svc.base, 'DELETE', `/v1/sessions/${first}`, { auth: t.apiKey })).status).toBe(200);
       await agree('1');
 
+      // An incident at the site makes its health Degraded: the incidents stream brings that too, well within the poll.
+      const health = page.getByRole('region', { name: SITE_WORDS.en.sites }).getByRole('row', { name: /^Lobby/ }).getByRole('cell').nth(1);
+      expect(await text(health)).toBe('OK');
+      const raisedAt = Date.now();
+      await svc.service.engine.incidents.raise(t.tenantId, { kind: 'nas_silent', subject: `nas_site_row_${t.hotspotId}`, siteId: t.hotspotId,
+        severity: 'warning', title: 'A NAS of Lobby is silent', details: {} });
+      await expect.poll(() => text(health), { timeout: ROW_DEADLINE_MS, interval: 100 }).toBe('Degraded');
+      expect(Date.now() - raisedAt).toBeLessThan(ROW_DEADLINE_MS);
+
       const invalidations = (await page.evaluate(() => window.__invalidations ?? 0)) - before.invalidations;
       // A 60 s poll of each falls due at most once per elapsed minute, on top of what the stream caused.
       const polls = Math.ceil((Date.now() - startedAt) / 60_000);

@@ -22,6 +22,12 @@ export const KPI_REFRESH_MS = 10_000;
 const RESYNC_DEBOUNCE_MS = 300;
 /** What a site row shows changes with sessions (its active count) and incidents (its health). */
 const SITES_STREAMS: readonly StreamName[] = ['live-sessions', 'incidents'];
+/**
+ * The service answers a site's `degraded` for an open incident from a cache
+ * up to 2 s old (docs/dashboard-api.md, Freshness): the rows refetch this
+ * long after an incident's invalidation, so that one fetch sees the change.
+ */
+const SITES_SETTLE = { incidents: 2_000 + 250 } as const;
 
 /**
  * The operations dashboard. The streams open once the first overview has
@@ -75,7 +81,7 @@ function Board(props: { admin: boolean; status: StreamStatus | null; onReady(): 
   // The site rows' live counts follow the same session invalidations as the live sessions widget (and health an
   // incident's), so a row does not show 0 beside a tile's 2 for up to a minute; the 60 s poll stays, for what changes
   // with no event (a NAS falling silent, the last minute's sign-ins and failures) and as the fallback.
-  const sites = useResource((s) => get<Sites>('sites', s), { stream: SITES_STREAMS, everyMs: WIDGET_POLL_MS });
+  const sites = useResource((s) => get<Sites>('sites', s), { stream: SITES_STREAMS, settleMs: SITES_SETTLE, everyMs: WIDGET_POLL_MS });
   const metrics = useResource((s) => get<SiteMetrics>('sites/metrics', s), { stream: 'live-sessions', everyMs: WIDGET_POLL_MS });
   const switches = useResource((s) => get<{ data: Switch[] }>('switches', s), {});
   const topology = useResource((s) => get<Topology>('topology', s), {});

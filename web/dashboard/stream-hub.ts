@@ -28,6 +28,9 @@ const KIND_STREAM: Readonly<Record<string, StreamName>> = {
   jit_requested: 'jit-approvals', jit_decided: 'jit-approvals',
 };
 
+/** The one stream an invalidation's kind belongs to; null for kinds that concern them all (`connected`, `resync`, unknown). */
+export const streamOf = (kind: string): StreamName | null => KIND_STREAM[kind] ?? null;
+
 /**
  * Keeps one EventSource open on `stream/all` (every kind of the four streams)
  * and tells the widgets when to refetch. One connection, not four: a browser
