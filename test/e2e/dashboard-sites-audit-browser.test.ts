@@ -1,9 +1,9 @@
 import type { Locator, Page } from 'playwright-core';
-import { afterAll, describe, expect } from 'vitest';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { DEFAULT_MODULES } from '../../engine/index.js';
-import { launchDesktop, requireChromium, type PhoneBrowser } from '../support/browser.js';
-import { dashShot, dashShots, signIn, tileValue, WALL_VIEWPORT, WORDS, type Lang } from '../support/dashboard-page.js';
-import { call, newTenant, serviceTest, type Running, type Tenant } from '../support/fixture.js';
+import type { PhoneBrowser } from '../support/browser.js';
+import { dashBrowser, dashShot, portalGuest, signIn, tileValue, WALL_VIEWPORT, WORDS, type Lang } from '../support/dashboard-page.js';
+import { call, newTenant, newVoucher, serviceTest, type Running, type Tenant } from '../support/fixture.js';
 
 const it = serviceTest();
 const DASH = [...DEFAULT_MODULES, 'dashboard'];
@@ -41,37 +41,23 @@ declare global {
  * it, in English and Turkish. Screenshots go to test-artifacts/dashboard/.
  */
 describe('dashboard site rows and audit words in a browser', () => {
-  let svc: Running;
   let browser: PhoneBrowser;
-
-  it.beforeAll(async ({ svc: s }) => {
-    requireChromium();
-    dashShots();
-    svc = s;
-    browser = await launchDesktop(WALL_VIEWPORT);
-  });
+  beforeAll(async () => { browser = await dashBrowser(); });
   afterAll(async () => { await browser?.close(); });
 
-  const dashTenant = (name: string): Promise<Tenant> => newTenant(svc.service, name, DASH);
-  const voucher = async (t: Tenant): Promise<string> => {
-    const code = `SITE-${Math.random().toString(36).slice(2, 8).toUpperCase()}`;
-    const r = await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code, max_uses: null, duration_minutes: 60 } });
-    expect(r.status).toBe(201);
-    return code;
-  };
-  const guest = async (t: Tenant, code: string, mac: string): Promise<string> => {
-    const r = await call(svc.base, 'POST', `/api/v1/hotspot-portal/voucher/verify?hotspot_id=${t.hotspotId}`, { body: { code, mac, ip: '10.41.0.9', ssid: 'Guest' } });
-    expect(r.status, JSON.stringify(r.body)).toBe(200);
-    return r.body.session_id as string;
+  /** A dashboard tenant, a voucher its guests share, and a guest's sign-in through the portal. */
+  const venue = async (svc: Running, name: string): Promise<{ t: Tenant; guest(mac: string): Promise<string> }> => {
+    const t = await newTenant(svc.service, name, DASH);
+    const { code } = await newVoucher(svc.base, t, { duration_minutes: 60 });
+    return { t, guest: (mac) => portalGuest(svc.base, t.hotspotId, code, mac) };
   };
   /** The Active cell of the tenant's one site (the fixture's "Lobby") in the site-health table. */
   const siteActive = (page: Page, lang: Lang): Locator =>
     page.getByRole('region', { name: SITE_WORDS[lang].sites }).getByRole('row', { name: /^Lobby/ }).getByRole('cell').nth(2);
   const text = async (l: Locator): Promise<string> => ((await l.count()) > 0 ? ((await l.textContent()) ?? '').trim() : '');
 
-  it('shows a sign-in on the site row within seconds, agreeing with the tile, at one fetch per invalidation at most', async ({ mac }) => {
-    const t = await dashTenant('Site Row Venue');
-    const code = await voucher(t);
+  it('shows a sign-in on the site row within seconds, agreeing with the tile, at one fetch per invalidation at most', async ({ svc, mac }) => {
+    const { t, guest } = await venue(svc, 'Site Row Venue');
     const page = await browser.context.newPage();
     // Counts what the page's one EventSource (stream/all) receives: the bound on the rows' refetches.
     await page.addInitScript(() => {
@@ -110,9 +96,9 @@ describe('dashboard site rows and audit words in a browser', () => {
         await expect.poll(() => tileValue(page, WORDS.en.active), { timeout: TILE_DEADLINE_MS, interval: 250 }).toBe(want);
         expect(await text(row)).toBe(await tileValue(page, WORDS.en.active));
       };
-      const first = await guest(t, code, mac());
+      const first = await guest(mac());
       await agree('1');
-      await guest(t, code, mac());
+      await guest(mac());
       await agree('2');
       expect((await call(svc.base, 'DELETE', `/v1/sessions/${first}`, { auth: t.apiKey })).status).toBe(200);
       await agree('1');
@@ -141,10 +127,9 @@ describe('dashboard site rows and audit words in a browser', () => {
     }
   }, 120_000);
 
-  it('says each audit event in words with its code beside it, in English and Turkish', async ({ mac }) => {
-    const t = await dashTenant('Audit Words Venue');
-    const code = await voucher(t);
-    await guest(t, code, mac());
+  it('says each audit event in words with its code beside it, in English and Turkish', async ({ svc, mac }) => {
+    const { t, guest } = await venue(svc, 'Audit Words Venue');
+    await guest(mac());
     const page = await browser.context.newPage();
     try {
       await signIn(page, svc.base, t.apiKey, 'en');

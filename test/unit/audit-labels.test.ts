@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { RECORD } from '../../engine/redis/records.js';
-import { auditEntriesOf } from '../../engine/store/outbox-writer.js';
+import { auditEntriesOf, type OutboxRecord } from '../../engine/store/outbox-writer.js';
 import { auditTypeKey, auditTypeLabel } from '../../web/dashboard/audit-label.js';
 import { translator } from '../../web/shared/i18n.js';
 import { sharedMessages } from '../../web/shared/messages.js';
@@ -35,7 +35,7 @@ function literalUnion(file: string, alias: string): string[] {
 function engineAuditTypes(): string[] {
   const operator = literalUnion(fileURLToPath(new URL('../../engine/audit/audit-log.ts', import.meta.url)), 'OperatorEvent');
   const base = { sid: 'sess_1', hs: 'hs_1', mac: '02:00:00:00:00:01', at: '1764000000000', until: '1764003600000', minutes: '30' };
-  const records = Object.values(RECORD).flatMap((type) =>
+  const records = Object.values(RECORD).flatMap((type): OutboxRecord[] =>
     type === RECORD.audit ? operator.map((event) => ({ tenant: 'tn_1', f: { ...base, type, rid: `op_${event}`, event } })) : [{ tenant: 'tn_1', f: { ...base, type } }]);
   return [...new Set(auditEntriesOf(records).map((e) => e.event_type))].sort();
 }
