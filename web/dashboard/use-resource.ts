@@ -46,7 +46,8 @@ export interface Resource<T> {
  * a fetch marks the data dirty and causes exactly one more fetch when it
  * ends, so a burst of events costs two requests, not one per event, and a
  * fast stream cannot starve the fetch by aborting it over and over. A
- * page-wide refetch (`epoch`) and a stream's reconnect refetch too.
+ * page-wide refetch (`epoch`, which the page makes when a stream reconnects)
+ * refetches too.
  */
 export function useResource<T>(fetcher: (signal: AbortSignal) => Promise<T>, opts: {
   everyMs?: number; stream?: StreamName | readonly StreamName[]; settleMs?: Partial<Record<StreamName, number>>; deps?: unknown[];
