@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, describe, expect } from 'vitest';
 import { DEFAULT_MODULES } from '../../engine/index.js';
-import { launchDesktop, requireChromium, type PhoneBrowser } from '../support/browser.js';
+import type { PhoneBrowser } from '../support/browser.js';
 import {
-  countTransfer, DASH_SHOTS, dashShot, dashShots, heapUsed, signIn, tile, tileValue, WALL_VIEWPORT, WORDS, type Lang,
+  countTransfer, DASH_SHOTS, dashBrowser, dashShot, heapUsed, portalGuest, signIn, tile, tileValue, WALL_VIEWPORT, WORDS, type Lang,
 } from '../support/dashboard-page.js';
 import { call, newTenant, serviceTest, spawnService, testEnv, type Running, type ServiceProcess, type Tenant } from '../support/fixture.js';
 
@@ -35,10 +35,8 @@ describe('dashboard page in a browser', () => {
   let browser: PhoneBrowser;
 
   it.beforeAll(async ({ svc: s }) => {
-    requireChromium();
-    dashShots();
     svc = s;
-    browser = await launchDesktop(WALL_VIEWPORT);
+    browser = await dashBrowser();
   });
   afterAll(async () => { await browser?.close(); });
 
@@ -49,12 +47,8 @@ describe('dashboard page in a browser', () => {
     expect(r.status).toBe(201);
     return code;
   };
-  /** A guest signs in through the portal's verify call, as the portal page does; resolves to the session id. */
-  const guest = async (t: Tenant, code: string, mac: string, hotspotId = t.hotspotId, ssid = 'Guest'): Promise<string> => {
-    const r = await call(svc.base, 'POST', `/api/v1/hotspot-portal/voucher/verify?hotspot_id=${hotspotId}`, { body: { code, mac, ip: '10.40.0.9', ssid } });
-    expect(r.status, JSON.stringify(r.body)).toBe(200);
-    return r.body.session_id as string;
-  };
+  const guest = (t: Tenant, code: string, mac: string, hotspotId = t.hotspotId, ssid = 'Guest'): Promise<string> =>
+    portalGuest(svc.base, hotspotId, code, mac, ssid);
   /** Milliseconds until the tile shows `want`, failing past the deadline. */
   const tileBecomes = async (page: Page, label: string, want: string, deadline = TILE_DEADLINE_MS): Promise<number> => {
     const start = Date.now();

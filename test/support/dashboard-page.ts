@@ -1,6 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BrowserContext, CDPSession, Locator, Page } from 'playwright-core';
+import { expect } from 'vitest';
+import { launchDesktop, requireChromium, type PhoneBrowser } from './browser.js';
+import { call } from './service.js';
 
 /**
  * Driving the operations dashboard (web/dashboard/) in the browser of
@@ -28,6 +31,20 @@ export const WORDS = {
 
 export function dashShots(): void {
   mkdirSync(DASH_SHOTS, { recursive: true });
+}
+
+/** A dashboard test file's Chromium at the wall screen's size (saying what is missing when there is none), its screenshots' folder made. */
+export async function dashBrowser(): Promise<PhoneBrowser> {
+  requireChromium();
+  dashShots();
+  return launchDesktop(WALL_VIEWPORT);
+}
+
+/** A guest signs in through the portal's verify call, as the portal page does; resolves to the session id. */
+export async function portalGuest(base: string, hotspotId: string, code: string, mac: string, ssid = 'Guest'): Promise<string> {
+  const r = await call(base, 'POST', `/api/v1/hotspot-portal/voucher/verify?hotspot_id=${hotspotId}`, { body: { code, mac, ip: '10.40.0.9', ssid } });
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return r.body.session_id as string;
 }
 
 /** A full-page screenshot saved as DASH_SHOTS/<name>.png. */

@@ -3,10 +3,10 @@ import { ApiError, errorSentence, type Session } from '../shared/index.js';
 import { get } from './api.js';
 import type { DashboardKey } from './messages.js';
 import { useDash } from './parts.js';
-import { StreamHub, STREAMS, type StreamStatus } from './stream-hub.js';
+import { StreamHub, STREAMS, type StreamName, type StreamStatus } from './stream-hub.js';
 import { GridTiles, TopStrip } from './tiles.js';
 import type { ActiveSessions, Audit, Decisions, Incidents, JitApprovals, KpisExtra, Overview, SiteMetrics, Sites, Switch, Topology } from './types.js';
-import { LiveContext, useResource, type LiveValue } from './use-resource.js';
+import { LiveContext, useResource, WIDGET_POLL_MS, type LiveValue } from './use-resource.js';
 import { AuditTimeline } from './widgets/audit.js';
 import { FailReasons } from './widgets/fail-reasons.js';
 import { IncidentQueue } from './widgets/incidents.js';
@@ -20,6 +20,14 @@ import { TopologyWidget } from './widgets/topology.js';
 export const KPI_REFRESH_MS = 10_000;
 /** Reconnects of several streams at once become one full refetch. */
 const RESYNC_DEBOUNCE_MS = 300;
+/** What a site row shows changes with sessions (its active count) and incidents (its health). */
+const SITES_STREAMS: readonly StreamName[] = ['live-sessions', 'incidents'];
+/**
+ * The service answers a site's `degraded` for an open incident from a cache
+ * up to 2 s old (docs/dashboard-api.md, Freshness): the rows refetch this
+ * long after an incident's invalidation, so that one fetch sees the change.
+ */
+const SITES_SETTLE = { incidents: 2_000 + 250 } as const;
 
 /**
  * The operations dashboard. The streams open once the first overview has
@@ -70,8 +78,11 @@ function Board(props: { admin: boolean; status: StreamStatus | null; onReady(): 
   const audit = useResource((s) => get<Audit>('audit', s, { limit: 15 }), { stream: 'audit' });
   const sessions = useResource((s) => get<ActiveSessions>('sessions/active', s), { stream: 'live-sessions' });
   const jit = useResource((s) => get<JitApprovals>('jit-approvals', s), { stream: 'jit-approvals' });
-  const sites = useResource((s) => get<Sites>('sites', s), {});
-  const metrics = useResource((s) => get<SiteMetrics>('sites/metrics', s), {});
+  // The site rows' live counts follow the same session invalidations as the live sessions widget (and health an
+  // incident's), so a row does not show 0 beside a tile's 2 for up to a minute; the 60 s poll stays, for what changes
+  // with no event (a NAS falling silent, the last minute's sign-ins and failures) and as the fallback.
+  const sites = useResource((s) => get<Sites>('sites', s), { stream: SITES_STREAMS, settleMs: SITES_SETTLE, everyMs: WIDGET_POLL_MS });
+  const metrics = useResource((s) => get<SiteMetrics>('sites/metrics', s), { stream: 'live-sessions', everyMs: WIDGET_POLL_MS });
   const switches = useResource((s) => get<{ data: Switch[] }>('switches', s), {});
   const topology = useResource((s) => get<Topology>('topology', s), {});
   const decisions = useResource((s) => get<Decisions>('decisions', s, { limit: 1 }), {});

@@ -21,9 +21,9 @@ const LATE_PERIODS = 2.5;
  * is down, or when no refresh has landed for 2.5 periods. The age ticks every
  * second only while the sign shows.
  */
-export function Freshness(props: { res: Pick<Resource<unknown>, 'error' | 'updatedAt' | 'everyMs' | 'streamDown'> }): preact.JSX.Element {
+export function Freshness(props: { res: Pick<Resource<unknown>, 'error' | 'updatedAt' | 'everyMs' | 'streamDown' | 'live'> }): preact.JSX.Element {
   const { t, locale, raw } = useDash();
-  const { error, updatedAt, everyMs, streamDown } = props.res;
+  const { error, updatedAt, everyMs, streamDown, live } = props.res;
   const [now, setNow] = useState(Date.now);
   const late = everyMs !== null && updatedAt > 0 && now - updatedAt > everyMs * LATE_PERIODS;
   const stale = error !== null || streamDown || late;
@@ -31,7 +31,7 @@ export function Freshness(props: { res: Pick<Resource<unknown>, 'error' | 'updat
     const timer = setInterval(() => setNow(Date.now()), stale ? 1_000 : 5_000);
     return () => clearInterval(timer);
   }, [stale]);
-  const when = everyMs === null ? t('live_updates') : t('every_s', { n: everyMs / 1000 });
+  const when = everyMs === null ? t('live_updates') : live ? t('live_and_every_s', { n: everyMs / 1000 }) : t('every_s', { n: everyMs / 1000 });
   if (!stale) {
     return <p class="fresh meta">{updatedAt > 0 ? `${t('updated', { time: clock(locale, updatedAt) })} · ${when}` : when}</p>;
   }

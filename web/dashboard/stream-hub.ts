@@ -28,6 +28,9 @@ const KIND_STREAM: Readonly<Record<string, StreamName>> = {
   jit_requested: 'jit-approvals', jit_decided: 'jit-approvals',
 };
 
+/** The one stream an invalidation's kind belongs to; null for kinds that concern them all (`connected`, `resync`, unknown). */
+export const streamOf = (kind: string): StreamName | null => KIND_STREAM[kind] ?? null;
+
 /**
  * Keeps one EventSource open on `stream/all` (every kind of the four streams)
  * and tells the widgets when to refetch. One connection, not four: a browser
@@ -78,12 +81,30 @@ export class StreamHub {
     this.statusListeners.clear();
   }
 
-  /** Calls `fn` for every invalidation of the stream, with kind `connected` when it first opens and `resync` after a reconnect. */
-  subscribe(name: StreamName, fn: (inv: Invalidation) => void): () => void {
-    let set = this.listeners.get(name);
-    if (!set) this.listeners.set(name, (set = new Set()));
-    set.add(fn);
-    return () => set.delete(fn);
+  /**
+   * Calls `fn` for every invalidation of the stream, or of any of the
+   * streams, with kind `connected` when it first opens and `resync` after a
+   * reconnect. An invalidation that concerns several of them (`connected`,
+   * `resync`, a kind this page does not know) calls `fn` once, not once per
+   * stream: a widget that follows two streams costs one refetch per
+   * invalidation, like one that follows one.
+   */
+  subscribe(names: StreamName | readonly StreamName[], fn: (inv: Invalidation) => void): () => void {
+    const list: readonly StreamName[] = typeof names === 'string' ? [names] : names;
+    // emit() hands one message's invalidation to every stream as the same object: seeing it again is the same message.
+    let last: Invalidation | null = null;
+    const once = list.length === 1 ? fn : (inv: Invalidation): void => {
+      if (inv === last) return;
+      last = inv;
+      fn(inv);
+    };
+    const sets = list.map((name) => {
+      let set = this.listeners.get(name);
+      if (!set) this.listeners.set(name, (set = new Set()));
+      set.add(once);
+      return set;
+    });
+    return () => { for (const set of sets) set.delete(once); };
   }
 
   /** Calls `fn` now and whenever the stream goes up or down (after start(): before it, every stream reads as down). */

@@ -1,6 +1,6 @@
 import { createContext } from 'preact';
 import { useContext, useEffect, useRef, useState } from 'preact/hooks';
-import type { StreamHub, StreamName, StreamStatus } from './stream-hub.js';
+import { streamOf, type StreamHub, type StreamName, type StreamStatus } from './stream-hub.js';
 
 /** The page's stream hub and the streams' current state, for the widgets below it. */
 export interface LiveValue {
@@ -26,26 +26,39 @@ export interface Resource<T> {
   everyMs: number | null;
   /** The stream it follows is down (it is polled meanwhile). */
   streamDown: boolean;
+  /** It follows a stream that is up: changes show as they happen (and, with `everyMs` too, it is polled as well). */
+  live: boolean;
   /** Fetches now (after an action). */
   reload(): void;
 }
 
 /**
  * One piece of the page's data: fetched at once, then every `everyMs`, or,
- * with `stream`, whenever that stream invalidates it (and every 60 s while
- * the stream is down). Never more than one request at a time: an
- * invalidation that arrives during a fetch marks the data dirty and causes
- * exactly one more fetch when it ends, so a burst of events costs two
- * requests, not one per event, and a fast stream cannot starve the fetch by
- * aborting it over and over. A page-wide refetch (`epoch`) and a stream's
- * reconnect refetch too.
+ * with `stream`, whenever that stream (or one of those streams) invalidates
+ * it, and every 60 s while the stream is down. With both `stream` and
+ * `everyMs` it is polled every `everyMs` whether the stream is up or not:
+ * for data that also changes with no event (a "last minute" count).
+ * `settleMs` delays the refetch for a stream's own invalidations, for data
+ * the service answers from a short cache that may still hold the state
+ * before the change (one refetch after the cache's age, not one too early).
+ *
+ * Never more than one request at a time: an invalidation that arrives during
+ * a fetch marks the data dirty and causes exactly one more fetch when it
+ * ends, so a burst of events costs two requests, not one per event, and a
+ * fast stream cannot starve the fetch by aborting it over and over. A
+ * page-wide refetch (`epoch`, which the page makes when a stream reconnects)
+ * refetches too.
  */
-export function useResource<T>(fetcher: (signal: AbortSignal) => Promise<T>, opts: { everyMs?: number; stream?: StreamName; deps?: unknown[] }): Resource<T> {
+export function useResource<T>(fetcher: (signal: AbortSignal) => Promise<T>, opts: {
+  everyMs?: number; stream?: StreamName | readonly StreamName[]; settleMs?: Partial<Record<StreamName, number>>; deps?: unknown[];
+}): Resource<T> {
   const { hub, status, epoch } = useContext(LiveContext);
-  const streamDown = opts.stream !== undefined && status !== null && !status[opts.stream];
-  // With a stream, poll only while it is down: the stream says when data changed. Before the streams start there is
-  // one fetch and no poll, so their start (optimistically up) does not restart the loop and abort that fetch.
-  const everyMs = opts.stream ? (streamDown ? WIDGET_POLL_MS : null) : (opts.everyMs ?? WIDGET_POLL_MS);
+  const streams: readonly StreamName[] = opts.stream === undefined ? [] : typeof opts.stream === 'string' ? [opts.stream] : opts.stream;
+  const streamDown = status !== null && streams.some((name) => !status[name]);
+  // With a stream, poll only while it is down (unless told to poll anyway): the stream says when data changed. Before
+  // the streams start there is one fetch and no poll, so their start (optimistically up) does not restart the loop and
+  // abort that fetch.
+  const everyMs = streams.length > 0 ? (opts.everyMs ?? (streamDown ? WIDGET_POLL_MS : null)) : (opts.everyMs ?? WIDGET_POLL_MS);
   const [state, setState] = useState<{ data: T | null; error: unknown; updatedAt: number }>({ data: null, error: null, updatedAt: 0 });
   const kick = useRef<() => void>(() => undefined);
   const fetchRef = useRef(fetcher);
@@ -91,8 +104,33 @@ export function useResource<T>(fetcher: (signal: AbortSignal) => Promise<T>, opt
     };
   }, [everyMs, epoch, ...(opts.deps ?? [])]);
 
-  // Subscribed apart from the loop: the hub's arrival is no reason to refetch.
-  useEffect(() => (opts.stream && hub ? hub.subscribe(opts.stream, () => kick.current()) : undefined), [hub, opts.stream]);
+  // Subscribed apart from the loop: the hub's arrival is no reason to refetch. A `resync` is left to the page, which
+  // refetches everything (`epoch`) a moment later; fetching for it here too would fetch twice for one invalidation.
+  const streamKey = streams.join();
+  const settleRef = useRef(opts.settleMs);
+  settleRef.current = opts.settleMs;
+  useEffect(() => {
+    if (streams.length === 0 || !hub) return undefined;
+    const waiting = new Set<ReturnType<typeof setTimeout>>();
+    const off = hub.subscribe(streams, (inv) => {
+      if (inv.kind === 'resync') return;
+      const stream = streamOf(inv.kind);
+      const wait = stream ? settleRef.current?.[stream] ?? 0 : 0;
+      if (wait <= 0) {
+        kick.current();
+        return;
+      }
+      const timer = setTimeout(() => {
+        waiting.delete(timer);
+        kick.current();
+      }, wait);
+      waiting.add(timer);
+    });
+    return () => {
+      off();
+      for (const timer of waiting) clearTimeout(timer);
+    };
+  }, [hub, streamKey]);
 
-  return { ...state, everyMs, streamDown, reload: () => kick.current() };
+  return { ...state, everyMs, streamDown, live: streams.length > 0 && hub !== null && !streamDown, reload: () => kick.current() };
 }

@@ -53,6 +53,22 @@ const en = {
   err_session_not_active: 'The session has already ended.',
   err_block_not_found: 'This device is not blocked.',
   err_invalid_mac: 'That is not a MAC address (write it like aa:bb:cc:dd:ee:ff).',
+  // Audit log event types (audit_type_<event_type>), every type the engine writes (docs/audit-chain.md);
+  // test/unit/audit-labels.test.ts fails when the engine writes one that has no label here.
+  audit_type_session_start: 'Session started',
+  audit_type_session_end: 'Session ended',
+  audit_type_session_extend: 'Session extended',
+  audit_type_voucher_created: 'Voucher created',
+  audit_type_voucher_batch_created: 'Voucher batch created',
+  audit_type_voucher_deleted: 'Voucher deleted',
+  audit_type_hotspot_created: 'Hotspot added',
+  audit_type_hotspot_updated: 'Hotspot changed',
+  audit_type_nas_client_added: 'NAS client added',
+  audit_type_device_blocked: 'Device blocked',
+  audit_type_device_unblocked: 'Device block removed',
+  audit_type_bandwidth_profile_changed: 'Bandwidth profile changed',
+  audit_type_incident_updated: 'Incident state changed',
+  audit_type_sign_in_settings_changed: 'Sign-in settings changed',
 };
 
 const tr: typeof en = {
@@ -103,6 +119,20 @@ const tr: typeof en = {
   err_session_not_active: 'Oturum zaten sona ermiş.',
   err_block_not_found: 'Bu cihaz engelli değil.',
   err_invalid_mac: 'Bu bir MAC adresi değil (aa:bb:cc:dd:ee:ff biçiminde yazın).',
+  audit_type_session_start: 'Oturum başladı',
+  audit_type_session_end: 'Oturum sona erdi',
+  audit_type_session_extend: 'Oturum uzatıldı',
+  audit_type_voucher_created: 'Kupon oluşturuldu',
+  audit_type_voucher_batch_created: 'Toplu kupon oluşturuldu',
+  audit_type_voucher_deleted: 'Kupon silindi',
+  audit_type_hotspot_created: 'Erişim noktası eklendi',
+  audit_type_hotspot_updated: 'Erişim noktası değiştirildi',
+  audit_type_nas_client_added: 'NAS istemcisi eklendi',
+  audit_type_device_blocked: 'Cihaz engellendi',
+  audit_type_device_unblocked: 'Cihazın engeli kaldırıldı',
+  audit_type_bandwidth_profile_changed: 'Bant genişliği profili değiştirildi',
+  audit_type_incident_updated: 'Olayın durumu değişti',
+  audit_type_sign_in_settings_changed: 'Giriş ayarları değiştirildi',
 };
 
 export type SharedKey = keyof typeof en;

@@ -7,7 +7,8 @@ import type { Resource } from '../use-resource.js';
 
 /**
  * Each site's health, live sessions, NAS clients online and sign-in rates
- * (sites and sites/metrics, polled every 60 s), and the sign-ins and failures
+ * (sites and sites/metrics, refetched on session and incident invalidations
+ * and polled every 60 s), and the sign-ins and failures
  * of all sites per minute over the last hour. Health is a word as well as a
  * colour.
  */
