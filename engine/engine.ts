@@ -161,7 +161,9 @@ export class Engine {
     this.incidents = new IncidentService(this.pool, this.events);
     this.posture = new PostureService(this.redis, this.hotspots, now);
     this.presence = new NasPresence(this.redis, log.child({ component: 'nas-presence' }), limits.nasSilentSec * 1000, now);
-    this.network = new NetworkView(this.pool, this.redis, limits.nasSilentSec * 1000, now);
+    // One directory of the tenants' sites and NAS clients (cached a few seconds) for every dashboard read.
+    const sites = new SiteDirectory(this.pool, this.hotspots, now);
+    this.network = new NetworkView(sites, this.redis, limits.nasSilentSec * 1000, now);
     this.auditPages = new AuditPages(this.pool);
     this.jitApprovals = new JitApprovals();
     const providerFailures = new ProviderFailureWindow(this.redis, limits.providerFailures, limits.providerWindowSec * 1000,
@@ -227,7 +229,7 @@ export class Engine {
     this.portal = new PortalState(this.redis, this.hotspots, this.uamCredentials, now);
     // Dashboard read models: counters from Redis, open incidents from the incident service (cached a few seconds).
     this.readModels = new DashboardReadModels({
-      redis: this.redis, sites: new SiteDirectory(this.pool, this.hotspots, now), now, incidents: new OpenIncidents(this.incidents, now),
+      redis: this.redis, sites, now, incidents: new OpenIncidents(this.incidents, now),
     });
     this.metrics.gauge('live_sessions_in_actors', 'Live sessions held by hotspot actors', () => this.actors?.liveSessions ?? 0);
     this.metrics.counterFrom('radius_auth_mirror_hits_total', 'Access-Requests answered on the main thread from an actor\'s published accept (no hop)', () => this.actors?.mirrorHits ?? 0);

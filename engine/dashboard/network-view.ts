@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis';
 import { Errors } from '../errors.js';
 import { keys } from '../redis/keys.js';
-import type { Pool } from '../store/postgres.js';
 import { parsePorts, type NasPortRecord } from './nas-presence.js';
+import type { Sites, SiteSource } from './site-directory.js';
 
 /** A NAS client as the dashboard's `switches` shows it. */
 export interface Switch {
@@ -32,7 +32,7 @@ export interface Topology {
   }[];
 }
 
-interface NasRow { id: string; name: string | null; hotspot_id: string; ip: string }
+type NasRow = Sites['nas'][number];
 
 /** "AA-BB-CC-DD-EE-FF:SSID" (or colons, or bare hex): the access point's MAC as the NAS wrote it; other forms whole. */
 function apOfCalled(called: string): string {
@@ -48,12 +48,13 @@ function apOf(p: NasPortRecord): string | null {
 /**
  * The tenant's NAS clients, their ports and the topology, from what NAS
  * presence recorded (keys.nasSeen, keys.nasPorts) and the live count per
- * access point the session scripts keep (keys.liveByAp). Reads the tenant's
- * NAS rows and a fixed handful of keys per NAS; no session is read.
+ * access point the session scripts keep (keys.liveByAp). The tenant's sites
+ * and NAS clients come from the site directory the read models share (a few
+ * seconds' cache); a fixed handful of keys per NAS; no session is read.
  */
 export class NetworkView {
   constructor(
-    private readonly pool: Pool,
+    private readonly sites: SiteSource,
     private readonly redis: Redis,
     /** A NAS heard from within this long is online. */
     private readonly onlineMs: number,
@@ -61,21 +62,20 @@ export class NetworkView {
   ) {}
 
   async switches(tenantId: string): Promise<Switch[]> {
-    const [rows, seen] = await Promise.all([this.nasRows(tenantId), this.redis.hgetall(keys.nasSeen(tenantId))]);
-    return rows.map((r) => this.toSwitch(r, seen));
+    const [{ nas }, seen] = await Promise.all([this.sites.get(tenantId), this.redis.hgetall(keys.nasSeen(tenantId))]);
+    return nas.map((r) => this.toSwitch(r, seen));
   }
 
   /** 404 not_found for an unknown NAS id or another tenant's. */
   async ports(tenantId: string, nasId: string): Promise<{ switch_id: string; data: SwitchPort[] }> {
-    const { rows } = await this.pool.query<{ hotspot_id: string }>('SELECT hotspot_id FROM nas_clients WHERE tenant_id = $1 AND id = $2', [tenantId, nasId]);
-    const nas = rows[0];
+    const nas = (await this.sites.get(tenantId)).nas.find((n) => n.id === nasId);
     if (!nas) throw Errors.RECORD_NOT_FOUND('NAS client');
     const [raw, live] = await Promise.all([this.redis.hgetall(keys.nasPorts(tenantId, nasId)), this.redis.hgetall(keys.liveByAp(tenantId))]);
     const data = parsePorts(raw).map((p) => {
       const ap = apOf(p);
       return {
         port: p.port, nas_port: p.nas_port, nas_port_id: p.nas_port_id, called_station_id: p.called_station_id, last_seen_at: p.last_seen_at,
-        active_sessions: ap ? Number(live[`${nas.hotspot_id}|${ap}`] ?? 0) : 0,
+        active_sessions: ap ? Number(live[`${nas.hotspotId}|${ap}`] ?? 0) : 0,
       };
     });
     data.sort((a, b) => a.port.localeCompare(b.port, 'en', { numeric: true }));
@@ -88,10 +88,7 @@ export class NetworkView {
    * it; with several, an access point is placed by the ports it was seen on.
    */
   async topology(tenant: { id: string; name: string }): Promise<Topology> {
-    const [hotspots, nas] = await Promise.all([
-      this.pool.query<{ id: string; name: string }>('SELECT id, name FROM hotspots WHERE tenant_id = $1 ORDER BY created_at, id', [tenant.id]),
-      this.nasRows(tenant.id),
-    ]);
+    const { hotspots, nas } = await this.sites.get(tenant.id);
     const p = this.redis.pipeline();
     p.hgetall(keys.nasSeen(tenant.id));
     p.hgetall(keys.liveByAp(tenant.id));
@@ -105,7 +102,7 @@ export class NetworkView {
     const seen = hash(0);
     const live = hash(1);
     const nasPerSite = new Map<string, number>();
-    for (const n of nas) nasPerSite.set(n.hotspot_id, (nasPerSite.get(n.hotspot_id) ?? 0) + 1);
+    for (const n of nas) nasPerSite.set(n.hotspotId, (nasPerSite.get(n.hotspotId) ?? 0) + 1);
     const bySite = new Map<string, Topology['sites'][number]['nas']>();
     nas.forEach((n, i) => {
       const aps = new Set<string>();
@@ -113,35 +110,29 @@ export class NetworkView {
         const ap = apOf(port);
         if (ap) aps.add(ap);
       }
-      if (nasPerSite.get(n.hotspot_id) === 1) {
-        const prefix = `${n.hotspot_id}|`;
+      if (nasPerSite.get(n.hotspotId) === 1) {
+        const prefix = `${n.hotspotId}|`;
         for (const [field, count] of Object.entries(live)) if (field.startsWith(prefix) && Number(count) > 0) aps.add(field.slice(prefix.length));
       }
       const { hotspot_id: _site, ...sw } = this.toSwitch(n, seen);
-      const list = bySite.get(n.hotspot_id) ?? [];
+      const list = bySite.get(n.hotspotId) ?? [];
       list.push({
         ...sw,
-        access_points: [...aps].sort().map((id) => ({ id, active_sessions: Number(live[`${n.hotspot_id}|${id}`] ?? 0) })),
+        access_points: [...aps].sort().map((id) => ({ id, active_sessions: Number(live[`${n.hotspotId}|${id}`] ?? 0) })),
       });
-      bySite.set(n.hotspot_id, list);
+      bySite.set(n.hotspotId, list);
     });
     return {
       tenant: { id: tenant.id, name: tenant.name },
-      sites: hotspots.rows.map((h) => ({ id: h.id, name: h.name, nas: bySite.get(h.id) ?? [] })),
+      sites: hotspots.map((h) => ({ id: h.id, name: h.name, nas: bySite.get(h.id) ?? [] })),
     };
-  }
-
-  private async nasRows(tenantId: string): Promise<NasRow[]> {
-    const { rows } = await this.pool.query<NasRow>(
-      'SELECT id, name, hotspot_id, host(ip) AS ip FROM nas_clients WHERE tenant_id = $1 ORDER BY created_at, id', [tenantId]);
-    return rows;
   }
 
   private toSwitch(r: NasRow, seen: Record<string, string>): Switch {
     const at = Number(seen[r.id] ?? NaN);
     const known = Number.isFinite(at);
     return {
-      id: r.id, name: r.name, hotspot_id: r.hotspot_id, ip: r.ip,
+      id: r.id, name: r.name, hotspot_id: r.hotspotId, ip: r.ip,
       online: known && this.now() - at <= this.onlineMs, last_seen_at: known ? new Date(at).toISOString() : null,
     };
   }

@@ -7,8 +7,8 @@ import { TenantCache } from './tenant-cache.js';
 /** A tenant's sites (hotspots) and NAS clients, as the read models need them. */
 export interface Sites {
   hotspots: readonly { id: string; name: string; location: string; timezone: string }[];
-  /** Every NAS client of the tenant, with its hotspot. */
-  nas: readonly { id: string; hotspotId: string }[];
+  /** Every NAS client of the tenant, with its hotspot, in the order they were added. */
+  nas: readonly { id: string; hotspotId: string; name: string | null; ip: string }[];
 }
 
 /** Where the read models learn a tenant's sites (SiteDirectory; tests give fixed ones). */
@@ -22,15 +22,17 @@ const CACHE_MS = 5_000;
 
 /**
  * The tenant's hotspots and NAS clients, cached for a few seconds: the
- * dashboard polls every 10 s per open tab, and a site added in this or
- * another process shows within CACHE_MS. The promise is cached, so a burst
- * of requests for one tenant makes one query.
+ * dashboard polls every 10 s per open tab. A site added or changed in this
+ * process shows at once (HotspotService tells), one added in another process
+ * within CACHE_MS. The promise is cached, so a burst of requests for one
+ * tenant makes one query.
  */
 export class SiteDirectory implements SiteSource {
   private readonly cache: TenantCache<Sites>;
 
   constructor(private readonly pool: Pool, private readonly hotspots: HotspotService, now: () => number = Date.now) {
     this.cache = new TenantCache(CACHE_MS, (tenantId) => this.load(tenantId), now);
+    hotspots.onSitesChanged((tenantId) => this.cache.forget(tenantId));
   }
 
   get(tenantId: string): Promise<Sites> {
@@ -40,11 +42,12 @@ export class SiteDirectory implements SiteSource {
   private async load(tenantId: string): Promise<Sites> {
     const [hotspots, { rows }] = await Promise.all([
       this.hotspots.list(tenantId),
-      this.pool.query<{ id: string; hotspot_id: string }>('SELECT id, hotspot_id FROM nas_clients WHERE tenant_id = $1 ORDER BY created_at, id', [tenantId]),
+      this.pool.query<{ id: string; hotspot_id: string; name: string | null; ip: string }>(
+        'SELECT id, hotspot_id, name, host(ip) AS ip FROM nas_clients WHERE tenant_id = $1 ORDER BY created_at, id', [tenantId]),
     ]);
     return {
       hotspots: hotspots.map((h) => ({ id: h.id, name: h.name, location: h.location, timezone: h.timezone })),
-      nas: rows.map((r) => ({ id: r.id, hotspotId: r.hotspot_id })),
+      nas: rows.map((r) => ({ id: r.id, hotspotId: r.hotspot_id, name: r.name, ip: r.ip })),
     };
   }
 }

@@ -28,4 +28,9 @@ export class TenantCache<T> {
     value.catch(() => { if (this.entries.get(tenantId)?.value === value) this.entries.delete(tenantId); });
     return value;
   }
+
+  /** The next get() loads afresh (a change made in this process shows at once). */
+  forget(tenantId: string): void {
+    this.entries.delete(tenantId);
+  }
 }

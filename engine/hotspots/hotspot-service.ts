@@ -90,9 +90,19 @@ function toHotspot(r: HotspotRow): Hotspot {
 /** Hotspots and their NAS clients. Every method takes the tenant and never crosses it. */
 export class HotspotService {
   private readonly refs = new Map<string, { ref: HotspotRef | null; at: number }>();
+  private readonly siteListeners = new Set<(tenantId: string) => void>();
 
   /** @param onNasChange runs after a NAS client is added, so the RADIUS side knows it at once. */
   constructor(private readonly pool: Pool, private readonly onNasChange: () => Promise<void> = async () => undefined) {}
+
+  /** Calls `fn` after a hotspot or NAS client of a tenant is added or changed in this process (caches of them forget it). */
+  onSitesChanged(fn: (tenantId: string) => void): void {
+    this.siteListeners.add(fn);
+  }
+
+  private sitesChanged(tenantId: string): void {
+    for (const fn of this.siteListeners) fn(tenantId);
+  }
 
   async create(tenantId: string, input: HotspotInput & { name: string; timezone: string }): Promise<Hotspot> {
     checkTimezone(input.timezone);
@@ -101,6 +111,7 @@ export class HotspotService {
        RETURNING *`,
       [newId('hs_'), tenantId, input.name, input.location ?? '', input.timezone, settingsOf(input),
         storedPortalPart(input.portal), input.portal?.uam_secret ?? null]);
+    this.sitesChanged(tenantId);
     return toHotspot(rows[0]!);
   }
 
@@ -128,6 +139,7 @@ export class HotspotService {
         storedPortalPart(input.portal), input.portal?.uam_secret !== undefined, input.portal?.uam_secret ?? null]);
     if (!rows[0]) throw Errors.HOTSPOT_NOT_FOUND();
     this.refs.delete(id);
+    this.sitesChanged(tenantId);
     return toHotspot(rows[0]);
   }
 
@@ -173,6 +185,7 @@ export class HotspotService {
         [newId('nas_'), tenantId, hotspotId, input.ip, input.secret, input.coa_port ?? 3799,
           input.require_message_authenticator ?? true, input.name ?? null]);
       await this.onNasChange();
+      this.sitesChanged(tenantId);
       return toNas(rows[0]!);
     } catch (err) {
       if ((err as { code?: string }).code === '23505') throw Errors.NAS_IP_IN_USE();

@@ -186,6 +186,35 @@ describe('switches, ports and topology from RADIUS', () => {
 });
 
 describe('audit and JIT approvals', () => {
+  test('a site or NAS client added shows at once in sites, switches and topology (no stale cache in the process that made it)', async ({ svc, dash: t }) => {
+    const get = async (path: string) => (await call(svc.base, 'GET', `${ME}/${path}`, { auth: t.apiKey })).body;
+    // Read first, so the tenant's site directory is cached.
+    expect((await get('sites')).data.map((s: { id: string }) => s.id)).toEqual([t.hotspotId]);
+    expect((await get('switches')).data).toEqual([]);
+
+    const hs = await call(svc.base, 'POST', '/v1/hotspots', { auth: t.apiKey, body: { name: 'North stand', timezone: 'Europe/Istanbul' } });
+    expect(hs.status).toBe(201);
+    expect((await get('sites')).data.map((s: { id: string }) => s.id)).toEqual([t.hotspotId, hs.body.id]);
+    expect((await get('sites/metrics')).data.map((s: { site_id: string }) => s.site_id)).toEqual([t.hotspotId, hs.body.id]);
+
+    let nasId = '';
+    let ip = '';
+    for (let attempt = 0; attempt < 5 && !nasId; attempt++) {
+      ip = `127.${randomInt(16, 250)}.${randomInt(0, 256)}.${randomInt(2, 255)}`;
+      const r = await call(svc.base, 'POST', `/v1/hotspots/${hs.body.id}/nas-clients`, { auth: t.apiKey, body: { ip, secret: `s3cret-${randomBytes(8).toString('hex')}`, name: 'north-sw' } });
+      if (r.status === 201) nasId = r.body.id;
+    }
+    expect(nasId).not.toBe('');
+    expect((await get('switches')).data).toEqual([{ id: nasId, name: 'north-sw', hotspot_id: hs.body.id, ip, online: false, last_seen_at: null }]);
+    expect((await call(svc.base, 'GET', `${ME}/switches/${nasId}/ports`, { auth: t.apiKey })).body).toEqual({ switch_id: nasId, data: [] });
+    const topo = await get('topology');
+    expect(topo.sites.map((s: { id: string; nas: { id: string }[] }) => [s.id, s.nas.map((n) => n.id)])).toEqual([[t.hotspotId, []], [hs.body.id, [nasId]]]);
+
+    const renamed = await call(svc.base, 'PUT', `/v1/hotspots/${hs.body.id}`, { auth: t.apiKey, body: { name: 'North stand (upper)' } });
+    expect(renamed.status).toBe(200);
+    expect((await get('sites')).data.find((s: { id: string }) => s.id === hs.body.id).name).toBe('North stand (upper)');
+  });
+
   test('audit entries newest first, paged by `before`, phone numbers masked; nothing of another tenant', async ({ svc, dash: t, redis, keys, mac }) => {
     // A session start as the session scripts queue it, with a phone number as the user, and a few operator events.
     const sid = `sess_${randomBytes(8).toString('hex')}`;
