@@ -1,3 +1,4 @@
+import type { Redis } from 'ioredis';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -133,6 +134,20 @@ export async function withCpu<T>(pids: { server: number; redis: number; postgres
   };
   cpu.rest = Math.max(0, Math.round(busy - cpu.server - cpu.redis - cpu.postgres));
   return [out, cpu];
+}
+
+/**
+ * Waits until the stream `key` (a tenant's outbox) is empty, the sink having taken everything, at
+ * most `limitMs`: what it still held then (0: drained), and how long the wait took.
+ */
+export async function drained(redis: Redis, key: string, limitMs: number): Promise<{ left: number; waitedMs: number }> {
+  const started = Date.now();
+  let left = await redis.xlen(key);
+  while (left > 0 && Date.now() - started < limitMs) {
+    await new Promise((r) => setTimeout(r, 200));
+    left = await redis.xlen(key);
+  }
+  return { left, waitedMs: Date.now() - started };
 }
 
 /** A locally administered MAC, unique per (prefix, run, n). */

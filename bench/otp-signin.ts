@@ -4,7 +4,7 @@ import { createServer as createNetServer, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
 import { createLogger, DEFAULT_CODE_FORMAT, Engine, loadConfig, projectPath, signOperatorToken } from '../engine/index.js';
 import { keys } from '../engine/redis/keys.js';
-import { localStack, benchMac, percentile, say, spawnReady, Teardown, withCpu, type CpuUse } from './bench-kit.js';
+import { localStack, benchMac, drained, percentile, say, spawnReady, Teardown, withCpu, type CpuUse } from './bench-kit.js';
 
 /**
  * Scenario: a guest signs in by phone. A pair is `POST /api/v1/hotspot-portal/sms/request`,
@@ -179,17 +179,6 @@ async function openLoop(seconds: number, perSecond: number, one: (i: number) => 
   return phase;
 }
 
-/** Waits until the outbox stream is empty (the sink took everything), at most `limitMs`. */
-async function drained(redis: Redis, outbox: string, limitMs: number): Promise<void> {
-  const until = Date.now() + limitMs;
-  let left = await redis.xlen(outbox);
-  while (left > 0 && Date.now() < until) {
-    await new Promise((r) => setTimeout(r, 200));
-    left = await redis.xlen(outbox);
-  }
-  say(`  outbox before the half-rate phase: ${left === 0 ? 'drained' : `${left} records still queued after ${limitMs / 1000} s`}`);
-}
-
 async function main(): Promise<number> {
   try {
     const stack = await localStack('otp-signin', undo);
@@ -281,7 +270,8 @@ async function main(): Promise<number> {
     // The latency target is for a steady half load: the closed loop leaves the outbox sink tens of thousands of
     // records behind, and measured on top of that backlog (as until 2026-11-25) the p99 was the drain's, not the
     // pairs'. So: wait for the sink to catch up (bounded), and warm up at the offered rate, not at saturation.
-    await drained(redis, keys.outbox(tenantId), 60_000);
+    const { left } = await drained(redis, keys.outbox(tenantId), 60_000);
+    say(`  outbox before the half-rate phase: ${left === 0 ? 'drained' : `${left} records still queued after 60 s`}`);
     const [fixed] = await measure(`otp pairs at ${offered}/s`, () => openLoop(DURATION_S, offered, pair(++run)),
       () => openLoop(2, offered, pair(++run)));
     const p99 = percentile(fixed.latencies, 99);
