@@ -27,7 +27,23 @@ export function parseEventEntry(tenantId: string, id: string, fields: readonly s
   if (!KNOWN_TYPES.has(type)) return null;
   // The id's time part is when Redis added the entry: a fallback for an entry without a usable ts.
   if (!Number.isFinite(ts)) ts = Number(id.slice(0, id.indexOf('-')));
-  return { id, tenantId, type: type as EventType, ts, siteId: site === '' ? null : site, data: parseData(raw) };
+  return new StreamEvent(id, tenantId, type as EventType, ts, site === '' ? null : site, raw);
+}
+
+/**
+ * A DomainEvent read from the stream, whose `data` is parsed when first
+ * asked for: the dashboard's streams need only type, time and site, and a
+ * sign-in surge brings thousands of entries a second.
+ */
+class StreamEvent implements DomainEvent {
+  private parsed: Record<string, unknown> | null = null;
+
+  constructor(readonly id: string, readonly tenantId: string, readonly type: EventType, readonly ts: number,
+    readonly siteId: string | null, private readonly raw: string) {}
+
+  get data(): Record<string, unknown> {
+    return (this.parsed ??= parseData(this.raw));
+  }
 }
 
 function parseData(raw: string): Record<string, unknown> {

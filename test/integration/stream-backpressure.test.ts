@@ -100,7 +100,11 @@ describe('stream clients that do not read', () => {
       while (dropped('stalled') === stalledBefore && gauge('stream_clients') === 1 && Date.now() < deadline) {
         if (gauge('stream_clients_backed_up') === 0) {
           backedUpAt = 0;
+          // One pair at a time, each delivered before the gauge is read again: the reader takes what
+          // accumulated every 20 ms, and a burst landing on a refused socket would pass the byte bound.
+          const delivered = engine.fanout.delivered;
           await Promise.all([1, 2].map(() => engine.events.append(t.tenantId, 'session.start', t.hotspotId, {})));
+          await until(() => engine.fanout.delivered >= delivered + 2, { what: 'the pair delivered' });
           continue;
         }
         if (backedUpAt === 0) backedUpAt = Date.now();
