@@ -34,7 +34,9 @@ import { localStack, benchMac, cpuTicks, drained, percentile, say, stopChild, Te
  * Bounded: a guard stops everything after a few minutes. Knobs: BENCH_CLIENTS
  * (10000), BENCH_SIGNINS (30), BENCH_GAP_MS (800), BENCH_DURATION (verify's
  * seconds per wrk run, 10), BENCH_ROUNDS (verify phases with clients, 3),
- * BENCH_CLIENT_PROCS (2), BENCH_CPU_PROF (a folder: the
+ * BENCH_CLIENT_PROCS (2), BENCH_QUIET_STREAM (1: the clients listen to a
+ * tenant where nothing happens, so the sign-in phase has nothing to time
+ * and the rate phases show what the connections alone cost), BENCH_CPU_PROF (a folder: the
  * service runs with --cpu-prof and writes its threads' profiles there; each
  * verify phase prints its window for cpu-profile-summary's --from/--to).
  */
@@ -50,6 +52,7 @@ const TARGET_P99_MS = 250;
 const TARGET_RATE_RATIO = 0.9;
 const FD_LIMIT = CLIENTS + 4096;
 const CPU_PROF = process.env.BENCH_CPU_PROF;
+const QUIET_STREAM = process.env.BENCH_QUIET_STREAM === '1';
 const HOST = '127.0.0.1';
 const VERIFY_PATH = '/api/v1/hotspot-portal/voucher/verify';
 const STREAM_PATH = '/api/v1/tenants/me/stream/live-sessions';
@@ -202,17 +205,18 @@ async function wrk(port: number, hotspotId: string, codesFile: string, run: numb
   return { rps: w.requests / (w.duration_us / 1e6), bad: w.status + w.connect + w.read + w.write + w.timeout, p99Ms: w.p99_us / 1000 };
 }
 
-async function seed(env: NodeJS.ProcessEnv): Promise<{ tenantId: string; hotspotId: string; codes: string[] }> {
+async function seed(env: NodeJS.ProcessEnv): Promise<{ tenantId: string; quietTenantId: string; hotspotId: string; codes: string[] }> {
   const engine = new Engine(loadConfig(env), createLogger('warn', 2), { sink: false, actors: false });
   try {
     await engine.start();
     const tenant = await engine.tenants.create('Bench arena', [...DEFAULT_MODULES, 'dashboard']);
+    const quiet = await engine.tenants.create('Bench quiet venue', [...DEFAULT_MODULES, 'dashboard']);
     const hs = await engine.hotspots.create(tenant.id, { name: 'Gate A', timezone: 'Europe/Istanbul' });
     const rows = await engine.vouchers.createBatch(tenant.id, {
       count: 200, format: DEFAULT_CODE_FORMAT, max_uses: null, expires_at: null, bandwidth_profile: null,
       daily_quota_mb: null, session_quota_mb: null, duration_minutes: null, bandwidth_down_mbps: null, bandwidth_up_mbps: null, ssids: [], notes: null,
     }, 'bench');
-    return { tenantId: tenant.id, hotspotId: hs.id, codes: rows.map((r) => r.code) };
+    return { tenantId: tenant.id, quietTenantId: quiet.id, hotspotId: hs.id, codes: rows.map((r) => r.code) };
   } finally {
     await engine.close();
   }
@@ -266,7 +270,7 @@ async function main(): Promise<number> {
     const admin = new Redis(stack.env.REDIS_URL!);
     undo.push(() => { admin.disconnect(); });
     await admin.config('SET', 'auto-aof-rewrite-percentage', '0');
-    const { tenantId, hotspotId, codes } = await seed(env);
+    const { tenantId, quietTenantId, hotspotId, codes } = await seed(env);
     const codesFile = join(dir, 'codes.txt');
     writeFileSync(codesFile, codes.join('\n') + '\n');
     const prof = CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : [];
@@ -303,7 +307,10 @@ async function main(): Promise<number> {
     const without = [await rate('with no stream clients', run++)];
     const withClients: Awaited<ReturnType<typeof rate>>[] = [];
 
-    const token = await signStreamToken(new TextEncoder().encode(secret), tenantId, ['viewer'], 900, 'bench');
+    // BENCH_QUIET_STREAM=1: the clients listen to another tenant, where nothing happens: what the
+    // connections cost by being there, without a single invalidation.
+    const streamTenant = QUIET_STREAM ? quietTenantId : tenantId;
+    const token = await signStreamToken(new TextEncoder().encode(secret), streamTenant, ['viewer'], 900, 'bench');
     let signin: Fanout | null = null;
     let badSignins = 0;
     let lostClients = 0;
@@ -313,7 +320,9 @@ async function main(): Promise<number> {
       try {
         if (clients.failed) throw new Error(`${clients.failed} stream clients failed: ${clients.firstError}`);
         connected = clients.connected;
-        if (round === 1) {
+        if (round === 1 && QUIET_STREAM) {
+          signin = { latencies: [], missed: 0, serverCpuMs: 0, clientCpuMs: 0 };
+        } else if (round === 1) {
           // The sink catches up first: this phase times the fan-out, not sign-ins queued behind a backlog.
           const drain = await drained(admin, keys.outbox(tenantId), 60_000);
           say(`  outbox before the sign-ins: ${drain.left === 0 ? `drained in ${fmt(drain.waitedMs / 1000)} s` : `${drain.left} still queued`}`);
