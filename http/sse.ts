@@ -15,10 +15,19 @@ type Metrics = Engine['metrics'];
 type DropReason = 'buffer' | 'stalled';
 
 /** One invalidation as the wire carries it: `id:` and `data: {kind, ts, site_id?}`; about 50 bytes of data. */
-export function encodeInvalidation(inv: Invalidation): Buffer {
+function encodeInvalidation(inv: Invalidation): string {
   const ts = new Date(inv.ts).toISOString();
   const data = inv.siteId === null ? { kind: inv.kind, ts } : { kind: inv.kind, ts, site_id: inv.siteId };
-  return Buffer.from(`id: ${inv.id}\ndata: ${JSON.stringify(data)}\n\n`);
+  return `id: ${inv.id}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+/**
+ * A batch of invalidations as one chunk: written to a client in one write,
+ * so a window that closes with three kinds pending costs the thread, the
+ * kernel and the client one send and one read, not three.
+ */
+function encodeBatch(batch: readonly Invalidation[]): Buffer {
+  return Buffer.from(batch.length === 1 ? encodeInvalidation(batch[0]!) : batch.map(encodeInvalidation).join(''));
 }
 
 /**
@@ -139,9 +148,30 @@ class SseClient {
 }
 
 /**
+ * Clients written to in one turn of the event loop. A write costs ~10-14 µs
+ * (most of it the send syscall), so a broadcast to 10,000 clients in one go
+ * held the main thread ~130 ms: every request arriving meanwhile (a guest's
+ * sign-in among them) waited for it, and Redis and Postgres sat idle for
+ * want of work. In slices of 500 the thread is held ~6 ms at a time.
+ */
+const SLICE = 500;
+
+type Spent = (ms: number) => void;
+
+/** A broadcast under way: the clients it writes to (those there when it began) and how far it got. */
+interface Pass {
+  clients: SseClient[];
+  next: number;
+  frame: Buffer;
+  spentMs: number;
+  done: Spent[];
+}
+
+/**
  * The clients of one tenant's stream in this process: one listener of the
- * engine's invalidations, so each invalidation is encoded once and written
- * to every client.
+ * engine's invalidations, so each batch is encoded once and written to
+ * every client, in slices (SLICE). A frame that comes while a broadcast is
+ * under way waits for it to finish, so every client gets frames in order.
  */
 class SseChannel implements InvalidationListener {
   readonly clients = new Set<SseClient>();
@@ -149,20 +179,68 @@ class SseChannel implements InvalidationListener {
   members = 0;
   ready: Promise<void> = Promise.resolve();
   ended = false;
+  /** When an invalidation was last written to the clients (ms): the heartbeat skips a channel that is not idle. */
+  lastWriteAt = 0;
   leave: () => void = () => undefined;
+  private pass: Pass | null = null;
+  /** Frames that came during the pass under way, and whom to tell when they are written: the next pass writes them as one. */
+  private queued: Buffer[] = [];
+  private queuedDone: Spent[] = [];
 
   constructor(readonly key: string) {}
 
-  invalidate(inv: Invalidation): void {
-    if (this.clients.size === 0) return;
-    const frame = encodeInvalidation(inv);
-    for (const c of this.clients) c.send(frame);
+  invalidate(batch: readonly Invalidation[], spent: Spent): void {
+    if (this.clients.size === 0 || batch.length === 0) return spent(0);
+    this.lastWriteAt = Date.now();
+    this.broadcast(encodeBatch(batch), [spent]);
+  }
+
+  /** A comment for the heartbeat; nothing when a broadcast is under way (the stream is not idle). */
+  heartbeat(frame: Buffer): void {
+    if (this.pass === null) this.broadcast(frame, []);
   }
 
   end(): void {
     this.ended = true;
+    this.pass = null;
+    this.queued = [];
+    this.queuedDone = [];
     for (const c of [...this.clients]) c.end();
   }
+
+  private broadcast(frame: Buffer, done: Spent[]): void {
+    if (this.pass !== null) {
+      this.queued.push(frame);
+      this.queuedDone.push(...done);
+      return;
+    }
+    this.pass = { clients: [...this.clients], next: 0, frame, spentMs: 0, done };
+    // The first slice at once: a channel of up to SLICE clients is written in this very turn.
+    this.slice();
+  }
+
+  private readonly slice = (): void => {
+    const p = this.pass;
+    if (p === null) return;
+    const started = performance.now();
+    const end = Math.min(p.next + SLICE, p.clients.length);
+    for (let i = p.next; i < end; i++) p.clients[i]!.send(p.frame);
+    p.next = end;
+    p.spentMs += performance.now() - started;
+    if (end < p.clients.length) {
+      setImmediate(this.slice);
+      return;
+    }
+    this.pass = null;
+    for (const d of p.done) d(p.spentMs);
+    if (this.queued.length > 0) {
+      const frames = this.queued;
+      const done = this.queuedDone;
+      this.queued = [];
+      this.queuedDone = [];
+      this.broadcast(frames.length === 1 ? frames[0]! : Buffer.concat(frames), done);
+    }
+  };
 }
 
 /**
@@ -254,8 +332,14 @@ export class SseBroker {
   private startTimers(): void {
     if (this.heartbeat) return;
     const { heartbeatMs, maxBackedUpMs } = this.settings;
+    // A channel that carried an event in the last half period needs no comment to look alive: during
+    // a surge that saves a whole broadcast (10,000 writes) every period. No stream is silent longer
+    // than 1.5 periods (22.5 s by default; proxies' idle limits are commonly 60 s).
     this.heartbeat = setInterval(() => {
-      for (const ch of this.channels.values()) for (const c of ch.clients) c.send(HEARTBEAT);
+      const busySince = Date.now() - heartbeatMs / 2;
+      for (const ch of this.channels.values()) {
+        if (ch.lastWriteAt <= busySince) ch.heartbeat(HEARTBEAT);
+      }
     }, heartbeatMs);
     this.sweep = setInterval(() => {
       const since = Date.now() - maxBackedUpMs;

@@ -41,29 +41,62 @@ export interface Invalidation {
 }
 
 export interface InvalidationListener {
-  invalidate(inv: Invalidation): void;
+  /**
+   * What changed since the last call: one invalidation per kind, oldest
+   * first (the last one carries the newest id). More than one only when a
+   * window closes with several kinds pending: a listener writing to many
+   * clients then writes them together, once per client. `spent(ms)` is to be
+   * called once the batch is written, with the main thread's time the
+   * writing took (a listener may write in slices, over several turns of the
+   * event loop): the stream's budget (STRETCH) is made of it.
+   */
+  invalidate(batch: readonly Invalidation[], spent: (ms: number) => void): void;
   /** The engine is closing: no more invalidations will come. */
   end(): void;
 }
 
 /**
- * During a sustained burst a stream's broadcasts may take at most about 1/STRETCH of the thread:
- * a window that closes with events pending is followed by one at least STRETCH times as long as
- * the last broadcast took. With 10,000 clients a broadcast costs ~150-200 ms of the main thread
- * (bench/sse-fanout), and two a second took a third of the core sign-ins need; a quiet stream's
- * first event still goes out at once.
+ * During a sustained burst this process's broadcasts together take at most
+ * about 1/STRETCH of the main thread: a window that closes with events
+ * pending is followed by one at least STRETCH times as long as the last
+ * broadcast of every busy stream of the process took, added up. With 10,000
+ * clients a broadcast costs the main thread ~130 ms (the send syscalls, whose
+ * kernel work on the host is in it), and each client's read and refetch cost
+ * as much again wherever the client runs: at STRETCH 10 (two broadcasts every
+ * 1.3 s) sign-ins kept 0.77-0.86 of their rate in bench/sse-fanout, whose
+ * clients share the service's 2 cores. A stream with a few clients costs
+ * well under a millisecond a broadcast and keeps the 500 ms window.
  */
-const STRETCH = 10;
+const STRETCH = 40;
 /**
- * The stretch's ceiling: on a machine short of CPU a broadcast can take far longer, and ten times
- * that would hold changes back for many seconds (bench/sse-fanout with a competing load).
+ * The stretch's ceiling: on a machine short of CPU a broadcast can take far longer, and forty times
+ * that would hold changes back for many seconds. With 10,000 clients a busy stream is told about
+ * every 4 s; a quiet stream's first change still goes out at once.
  */
-const MAX_STRETCHED_MS = 2_000;
+const MAX_STRETCHED_MS = 4_000;
 
-/** One kind's window: the first event goes out at once; those within the next windowMs go out as one at its end. */
-interface KindWindow {
-  timer: NodeJS.Timeout | null;
-  pending: boolean;
+/**
+ * What the process's busy streams cost per broadcast, shared by every hub:
+ * the sum of the last broadcast cost of each hub whose window is open. A
+ * hub's budget is the process's, so two busy tenants of 5,000 clients each
+ * take no more of the thread than one of 10,000.
+ */
+class BroadcastBudget {
+  private openCostMs = 0;
+
+  /** A hub with an open window moved its share from `before` to `after` ms (0: it closed). */
+  move(before: number, after: number): void {
+    this.openCostMs = Math.max(0, this.openCostMs - before + after);
+  }
+
+  /** The window that follows a broadcast of a still-busy stream. */
+  windowAfterBusy(windowMs: number): number {
+    return Math.max(windowMs, Math.min(this.openCostMs * STRETCH, MAX_STRETCHED_MS));
+  }
+}
+
+/** A kind with changes since the last broadcast: where they were, and the newest. */
+interface Pending {
   siteId: string | null;
   id: string;
   ts: number;
@@ -72,66 +105,93 @@ interface KindWindow {
 /**
  * One tenant's stream in this process: maps the tenant's events to kinds and
  * coalesces them, so a burst of a thousand sign-ins becomes a handful of
- * invalidations (a leading one at once, then at most one per kind per
- * window), whatever number of clients listen. Coalescing here, once per
- * tenant and stream rather than per client, gives every client the same
- * bound and lets the HTTP layer encode each invalidation once.
+ * invalidations whatever number of clients listen. One window per stream,
+ * not per kind: the first event of a quiet stream goes out at once; what
+ * comes within the window goes out at its end, one invalidation per kind
+ * that changed, all in one batch (one write per client, however many kinds
+ * were busy). Coalescing here, once per tenant and stream rather than per
+ * client, gives every client the same bound and lets the HTTP layer encode
+ * each batch once.
  */
 class StreamHub {
   readonly listeners = new Set<InvalidationListener>();
-  private readonly windows = new Map<string, KindWindow>();
-  /** How long the last broadcast to every listener took, ms. */
+  /** Kinds changed within the open window, in the order of their newest event (the last is the newest). */
+  private readonly pending = new Map<string, Pending>();
+  private timer: NodeJS.Timeout | null = null;
+  /** What the listeners reported the last broadcast cost them, ms, added up. */
   private lastCostMs = 0;
+  /** This hub's part of the budget: lastCostMs while its window is open, else 0. */
+  private share = 0;
   unsubscribe: () => void = () => undefined;
 
-  constructor(private readonly kinds: Readonly<Partial<Record<EventType, string>>>, private readonly windowMs: number) {}
+  constructor(private readonly kinds: KindMap, private readonly windowMs: number, private readonly budget: BroadcastBudget) {}
 
   onEvent(e: DomainEvent): void {
     const kind = this.kinds[e.type];
     if (kind === undefined) return;
     if (this.windowMs === 0) {
-      this.emit({ kind, ts: e.ts, siteId: e.siteId, id: e.id });
+      this.emit([{ kind, ts: e.ts, siteId: e.siteId, id: e.id }]);
       return;
     }
-    let w = this.windows.get(kind);
-    if (!w) this.windows.set(kind, (w = { timer: null, pending: false, siteId: null, id: '', ts: 0 }));
-    if (w.timer === null) {
-      this.emit({ kind, ts: e.ts, siteId: e.siteId, id: e.id });
-      this.arm(kind, w, this.windowMs);
+    if (this.timer === null) {
+      this.emit([{ kind, ts: e.ts, siteId: e.siteId, id: e.id }]);
+      this.arm(this.windowMs);
+      this.setShare(this.lastCostMs);
       return;
     }
+    const p = this.pending.get(kind);
     // null (tenant-wide, or several sites) absorbs: once the window holds two sites it names none.
-    w.siteId = w.pending && w.siteId !== e.siteId ? null : e.siteId;
-    w.pending = true;
-    w.id = e.id;
-    w.ts = e.ts;
+    const siteId = p && p.siteId !== e.siteId ? null : e.siteId;
+    // Re-inserted, so the map stays in the order of each kind's newest event.
+    if (p) this.pending.delete(kind);
+    this.pending.set(kind, { siteId, id: e.id, ts: e.ts });
   }
 
   dispose(): void {
     this.unsubscribe();
-    for (const w of this.windows.values()) if (w.timer) clearTimeout(w.timer);
-    this.windows.clear();
+    this.close();
+    this.pending.clear();
   }
 
-  private arm(kind: string, w: KindWindow, delayMs: number): void {
-    w.timer = setTimeout(() => {
-      if (!w.pending) {
-        w.timer = null;
+  /** Closes the window: the stream is quiet (or gone), and its cost leaves the budget. */
+  private close(): void {
+    if (this.timer === null) return;
+    clearTimeout(this.timer);
+    this.timer = null;
+    this.setShare(0);
+  }
+
+  private setShare(ms: number): void {
+    this.budget.move(this.share, ms);
+    this.share = ms;
+  }
+
+  private arm(delayMs: number): void {
+    this.timer = setTimeout(() => {
+      if (this.pending.size === 0) {
+        this.close();
         return;
       }
-      w.pending = false;
-      this.emit({ kind, ts: w.ts, siteId: w.siteId, id: w.id });
-      // Still busy: the next window stretches with what broadcasting costs (STRETCH).
-      this.arm(kind, w, Math.max(this.windowMs, Math.min(this.lastCostMs * STRETCH, MAX_STRETCHED_MS)));
+      const batch: Invalidation[] = [];
+      for (const [kind, p] of this.pending) batch.push({ kind, ts: p.ts, siteId: p.siteId, id: p.id });
+      this.pending.clear();
+      this.emit(batch);
+      // Still busy: the next window stretches with what broadcasting costs the process (STRETCH).
+      this.arm(this.budget.windowAfterBusy(this.windowMs));
     }, delayMs);
-    w.timer.unref();
+    this.timer.unref();
   }
 
-  private emit(inv: Invalidation): void {
-    const started = performance.now();
-    for (const l of this.listeners) l.invalidate(inv);
-    this.lastCostMs = performance.now() - started;
+  private emit(batch: readonly Invalidation[]): void {
+    this.lastCostMs = 0;
+    for (const l of this.listeners) l.invalidate(batch, this.spent);
   }
+
+  /** A listener wrote the batch (see InvalidationListener): the cost counts from now on. */
+  private readonly spent = (ms: number): void => {
+    this.lastCostMs += ms;
+    if (this.timer !== null) this.setShare(this.lastCostMs);
+  };
 }
 
 /**
@@ -140,6 +200,7 @@ class StreamHub {
  */
 export class InvalidationStreams {
   private readonly hubs = new Map<string, StreamHub>();
+  private readonly budget = new BroadcastBudget();
 
   /** @param windowMs coalescing window per kind (STREAM_COALESCE_MS; 0: none, every event goes out). */
   constructor(private readonly fanout: EventFanout, private readonly windowMs: number) {}
@@ -159,7 +220,7 @@ export class InvalidationStreams {
     const key = `${tenantId}\n${stream}`;
     let hub = this.hubs.get(key);
     if (!hub) {
-      const created = new StreamHub(STREAM_KINDS[stream], this.windowMs);
+      const created = new StreamHub(STREAM_KINDS[stream], this.windowMs, this.budget);
       created.unsubscribe = this.fanout.subscribe(tenantId, (e) => created.onEvent(e));
       this.hubs.set(key, created);
       hub = created;

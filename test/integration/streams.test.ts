@@ -122,6 +122,22 @@ describe('dashboard streams', () => {
     expect(fresh.events()).toEqual([]);
   });
 
+  test('kinds pending when a window closes arrive together, one per kind, the newest id last', async () => {
+    const t = await dashboardTenant(svc);
+    const c = await stream(`${ME}/stream/all?token=${await mint(t)}`);
+    const lead = await append(t, 'session.start'); // a quiet stream: out at once, and the window opens
+    await c.waitFor((f) => f.id === lead, 5000, 'the leading event');
+    const ended = await append(t, 'session.end');
+    const raised = await append(t, 'incident.raised', null);
+    const endedAgain = await append(t, 'session.end');
+    await c.waitFor((f) => f.id === endedAgain, 5000, 'the window\'s batch');
+    expect(compareIds(ended, endedAgain)).toBeLessThan(0);
+    // incident_raised's newest event came before session_ended's newest: it comes first.
+    expect(c.events().map((e) => [e.kind, e.id])).toEqual([
+      ['session_started', lead], ['incident_raised', raised], ['session_ended', endedAgain],
+    ]);
+  });
+
   test('a comment heartbeat keeps an idle stream open', async () => {
     const t = await dashboardTenant(svc);
     const c = await stream(`${ME}/stream/jit-approvals`, { 'x-api-key': t.apiKey });
@@ -217,6 +233,28 @@ describe('dashboard streams', () => {
     // The session start script writes session.start itself, atomically with the session.
     const f = await c.waitFor((x) => x.data !== undefined, 5000, 'session_started');
     expect(JSON.parse(f.data!)).toEqual({ kind: 'session_started', ts: expect.any(String), site_id: t.hotspotId });
+  });
+
+  test('a stream that carries events gets no heartbeat; once quiet it gets one within 1.5 periods', async () => {
+    const busy = await startService({ RADIUS_ENABLED: 'false', STREAM_HEARTBEAT_MS: '400', STREAM_COALESCE_MS: '50' });
+    try {
+      const t = await newTenant(busy.service, 'Busy Venue', [...DEFAULT_MODULES, 'dashboard']);
+      const c = await openStream(busy.base, `${ME}/stream/live-sessions`, { 'x-api-key': t.apiKey });
+      open.push(c);
+      // An event every 60 ms for 2 s (five heartbeat periods): a write at least every ~110 ms.
+      const until = Date.now() + 2000;
+      while (Date.now() < until) {
+        await busy.service.engine.events.append(t.tenantId, 'session.start', t.hotspotId, {});
+        await new Promise((r) => setTimeout(r, 60));
+      }
+      expect(c.events().length).toBeGreaterThanOrEqual(5);
+      expect(c.frames.filter((f) => f.comment === 'hb')).toEqual([]);
+      const quietAt = Date.now();
+      await c.waitFor((f) => f.comment === 'hb', 3000, 'a heartbeat once quiet');
+      expect(Date.now() - quietAt).toBeLessThanOrEqual(600 + 300);
+    } finally {
+      await busy.stop();
+    }
   });
 
   test('a service that stops ends its streams cleanly instead of leaving them hanging', async () => {

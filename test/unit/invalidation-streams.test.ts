@@ -27,17 +27,19 @@ class FakeFanout {
 
 const WINDOW = 500;
 
-describe('InvalidationStreams: coalescing per kind', () => {
+describe('InvalidationStreams: coalescing per stream, one invalidation per kind', () => {
   let fanout: FakeFanout;
   let streams: InvalidationStreams;
   let got: Invalidation[];
-  const listen = () => streams.subscribe('t1', 'live-sessions', { invalidate: (i) => got.push(i), end: () => undefined });
+  let batches: (readonly Invalidation[])[];
+  const listen = () => streams.subscribe('t1', 'live-sessions', { invalidate: (b) => { batches.push(b); got.push(...b); }, end: () => undefined });
 
   beforeEach(() => {
     vi.useFakeTimers();
     fanout = new FakeFanout();
     streams = new InvalidationStreams(fanout as unknown as EventFanout, WINDOW);
     got = [];
+    batches = [];
   });
   afterEach(() => {
     streams.close();
@@ -75,13 +77,27 @@ describe('InvalidationStreams: coalescing per kind', () => {
     expect(got.at(-1)).toMatchObject({ siteId: null, id: '2-0' });
   });
 
-  it('keeps one window per kind, and drops the types the stream does not carry', async () => {
+  it('one window per stream: the kinds pending at its end go out as one batch, newest last; other types are dropped', async () => {
     await listen();
     fanout.let('t1', 'session.start', 'hs_a', '1-0');
     fanout.let('t1', 'session.end', 'hs_a', '1-1');
     fanout.let('t1', 'incident.raised', 'hs_a', '1-2');
     fanout.let('t1', 'auth.success', 'hs_a', '1-3');
-    expect(got.map((i) => i.kind)).toEqual(['session_started', 'session_ended']);
+    fanout.let('t1', 'session.extend', 'hs_b', '1-4');
+    fanout.let('t1', 'session.end', 'hs_a', '1-5');
+    expect(batches).toEqual([[{ kind: 'session_started', ts: 1, siteId: 'hs_a', id: '1-0' }]]);
+    vi.advanceTimersByTime(WINDOW);
+    expect(batches).toHaveLength(2);
+    // One per kind, in the order of each kind's newest event: the last carries the newest id (SSE's Last-Event-ID).
+    expect(batches[1]).toEqual([
+      { kind: 'session_extended', ts: 1, siteId: 'hs_b', id: '1-4' },
+      { kind: 'session_ended', ts: 1, siteId: 'hs_a', id: '1-5' },
+    ]);
+    // Nothing came in the next window: it closes, and the next event goes out at once.
+    vi.advanceTimersByTime(60_000);
+    expect(batches).toHaveLength(2);
+    fanout.let('t1', 'session.end', 'hs_a', '9-0');
+    expect(batches).toHaveLength(3);
   });
 
   it('one hub per tenant and stream, released with its last listener; a failing read refuses with 503', async () => {
@@ -100,27 +116,79 @@ describe('InvalidationStreams: coalescing per kind', () => {
   });
 });
 
-describe('InvalidationStreams: a sustained burst stretches the window with what broadcasting costs', () => {
-  it('a listener that takes 30 ms per invalidation gets a window of at least 300 ms while events keep coming', async () => {
-    const fanout = new FakeFanout();
-    const streams = new InvalidationStreams(fanout as unknown as EventFanout, 20);
-    const at: number[] = [];
-    const spin = (ms: number): void => {
-      const end = performance.now() + ms;
-      while (performance.now() < end) { /* a broadcast to many clients */ }
-    };
-    await streams.subscribe('t1', 'live-sessions', { invalidate: () => { at.push(performance.now()); spin(30); }, end: () => undefined });
-    const started = performance.now();
-    let n = 0;
-    while (performance.now() - started < 900) {
-      fanout.let('t1', 'session.start', 'hs_1', `${Date.now()}-${n++}`);
-      await new Promise((r) => setTimeout(r, 5));
+const spin = (ms: number): void => {
+  const end = performance.now() + ms;
+  while (performance.now() < end) { /* a broadcast to many clients */ }
+};
+
+/** Events of `tenants` every 5 ms for `forMs`; per tenant, when its listener was called. */
+async function burst(tenants: string[], costMs: number, forMs: number): Promise<Map<string, number[]>> {
+  const fanout = new FakeFanout();
+  // A window long enough that the producer below, on the same thread, runs within it between the spins.
+  const streams = new InvalidationStreams(fanout as unknown as EventFanout, 100);
+  const at = new Map<string, number[]>();
+  for (const t of tenants) {
+    const calls: number[] = [];
+    at.set(t, calls);
+    await streams.subscribe(t, 'live-sessions', {
+      invalidate: (_batch, spent) => {
+        calls.push(performance.now());
+        spin(costMs);
+        spent(costMs);
+      },
+      end: () => undefined,
+    });
+  }
+  const started = performance.now();
+  let n = 0;
+  while (performance.now() - started < forMs) {
+    for (const t of tenants) fanout.let(t, 'session.start', 'hs_1', `${Date.now()}-${n++}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  streams.close();
+  return at;
+}
+
+describe('InvalidationStreams: a sustained burst stretches the window with what broadcasting costs the process', () => {
+  it('counts the cost a listener reports after writing in slices, not only what the call itself took', async () => {
+    vi.useFakeTimers();
+    try {
+      const fanout = new FakeFanout();
+      const streams = new InvalidationStreams(fanout as unknown as EventFanout, 100);
+      const at: number[] = [];
+      // Returns at once and reports 25 ms of writing 10 ms later, as the HTTP layer's sliced broadcast does.
+      await streams.subscribe('t1', 'live-sessions', {
+        invalidate: (_b, spent) => { at.push(Date.now()); setTimeout(() => spent(25), 10); },
+        end: () => undefined,
+      });
+      const t0 = Date.now();
+      for (let i = 0; i < 400; i++) {
+        fanout.let('t1', 'session.start', 'hs_1', `${t0 + i * 10}-${i}`);
+        vi.advanceTimersByTime(10);
+      }
+      streams.close();
+      // The leading one, the first window's end at 100 ms, then windows of 40 x 25 ms = 1,000 ms.
+      expect(at.map((x) => x - t0)).toEqual([0, 100, 1100, 2100, 3100]);
+    } finally {
+      vi.useRealTimers();
     }
-    streams.close();
-    // Without the stretch a 20 ms window would give about 900 / 50 = 18 broadcasts.
-    expect(at.length).toBeGreaterThanOrEqual(2);
-    expect(at.length).toBeLessThanOrEqual(6);
-    // After the leading one and the first window, broadcasts are at least 10 x 30 ms apart.
-    for (let i = 2; i < at.length; i++) expect(at[i]! - at[i - 1]!).toBeGreaterThanOrEqual(290);
+  });
+
+  it('a listener that takes 15 ms per invalidation gets windows of at least 600 ms while events keep coming', async () => {
+    const at = (await burst(['t1'], 15, 1500)).get('t1')!;
+    // Without the stretch a 100 ms window would give about 1500 / 115 = 13 broadcasts.
+    expect(at.length).toBeGreaterThanOrEqual(3);
+    expect(at.length).toBeLessThanOrEqual(5);
+    // After the leading one and the first window, broadcasts are at least 40 x 15 ms apart.
+    for (let i = 2; i < at.length; i++) expect(at[i]! - at[i - 1]!).toBeGreaterThanOrEqual(590);
+  });
+
+  it('two busy tenants share one budget: each waits for what both broadcasts cost', async () => {
+    const at = await burst(['t1', 't2'], 10, 2000);
+    for (const calls of at.values()) {
+      expect(calls.length).toBeGreaterThanOrEqual(3);
+      // Each broadcast costs 10 ms, two tenants 20: windows of 40 x 20 = 800 ms, not the 400 of one tenant alone.
+      for (let i = 2; i < calls.length; i++) expect(calls[i]! - calls[i - 1]!).toBeGreaterThanOrEqual(790);
+    }
   });
 });
