@@ -164,7 +164,8 @@ interface Pass {
   next: number;
   frame: Buffer;
   spentMs: number;
-  done: Spent[];
+  /** Whom to tell the pass's cost, each once: batches of one hub merged into one pass are one write. */
+  done: Set<Spent>;
 }
 
 /**
@@ -185,33 +186,33 @@ class SseChannel implements InvalidationListener {
   private pass: Pass | null = null;
   /** Frames that came during the pass under way, and whom to tell when they are written: the next pass writes them as one. */
   private queued: Buffer[] = [];
-  private queuedDone: Spent[] = [];
+  private queuedDone = new Set<Spent>();
 
   constructor(readonly key: string) {}
 
   invalidate(batch: readonly Invalidation[], spent: Spent): void {
     if (this.clients.size === 0 || batch.length === 0) return spent(0);
     this.lastWriteAt = Date.now();
-    this.broadcast(encodeBatch(batch), [spent]);
+    this.broadcast(encodeBatch(batch), new Set([spent]));
   }
 
   /** A comment for the heartbeat; nothing when a broadcast is under way (the stream is not idle). */
   heartbeat(frame: Buffer): void {
-    if (this.pass === null) this.broadcast(frame, []);
+    if (this.pass === null) this.broadcast(frame, new Set());
   }
 
   end(): void {
     this.ended = true;
     this.pass = null;
     this.queued = [];
-    this.queuedDone = [];
+    this.queuedDone = new Set();
     for (const c of [...this.clients]) c.end();
   }
 
-  private broadcast(frame: Buffer, done: Spent[]): void {
+  private broadcast(frame: Buffer, done: Set<Spent>): void {
     if (this.pass !== null) {
       this.queued.push(frame);
-      this.queuedDone.push(...done);
+      for (const d of done) this.queuedDone.add(d);
       return;
     }
     this.pass = { clients: [...this.clients], next: 0, frame, spentMs: 0, done };
@@ -237,7 +238,7 @@ class SseChannel implements InvalidationListener {
       const frames = this.queued;
       const done = this.queuedDone;
       this.queued = [];
-      this.queuedDone = [];
+      this.queuedDone = new Set();
       this.broadcast(frames.length === 1 ? frames[0]! : Buffer.concat(frames), done);
     }
   };

@@ -33,7 +33,8 @@ export function parseEventEntry(tenantId: string, id: string, fields: readonly s
 /**
  * A DomainEvent read from the stream, whose `data` is parsed when first
  * asked for: the dashboard's streams need only type, time and site, and a
- * sign-in surge brings thousands of entries a second.
+ * sign-in surge brings thousands of entries a second. `data` is a getter,
+ * so a spread copy would lack it; toJSON keeps it in JSON (a webhook body).
  */
 class StreamEvent implements DomainEvent {
   private parsed: Record<string, unknown> | null = null;
@@ -43,6 +44,10 @@ class StreamEvent implements DomainEvent {
 
   get data(): Record<string, unknown> {
     return (this.parsed ??= parseData(this.raw));
+  }
+
+  toJSON(): DomainEvent {
+    return { id: this.id, tenantId: this.tenantId, type: this.type, ts: this.ts, siteId: this.siteId, data: this.data };
   }
 }
 
