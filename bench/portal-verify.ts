@@ -1,9 +1,11 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
+import { Redis } from 'ioredis';
 import { createLogger, DEFAULT_CODE_FORMAT, Engine, loadConfig, projectPath } from '../engine/index.js';
-import { localStack, benchMac as mac, say, spawnReady as spawnChild, Teardown, withCpu, type CpuUse } from './bench-kit.js';
+import { freePort } from '../scripts/local-services.js';
+import { localStack, benchMac as mac, say, spawnReady as spawnChild, Teardown, withCpu, type CpuUse, type LocalStack } from './bench-kit.js';
 
 const undo = new Teardown();
 const spawnReady = (name: string, args: string[], env: NodeJS.ProcessEnv) => spawnChild(undo, name, args, env);
@@ -27,7 +29,10 @@ const spawnReady = (name: string, args: string[], env: NodeJS.ProcessEnv) => spa
  *
  * Knobs (environment): BENCH_DURATION (s, default 10), BENCH_WARMUP (s, 2),
  * BENCH_CONNECTIONS (100), BENCH_WRK_THREADS (1), BENCH_CPU_PROF (a folder:
- * the service runs with --cpu-prof and writes its profile there on exit).
+ * the service runs with --cpu-prof and writes its profile there on exit),
+ * BENCH_REDIS_DURABILITY (`everysec`, the default: Redis's AOF fsync once a
+ * second; `always`: `appendfsync always`; `wait`: a replica of its own and
+ * REDIS_WAIT_REPLICAS=1): the cost of closing Redis's durability window.
  */
 
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
@@ -35,6 +40,8 @@ const WARMUP_S = Number(process.env.BENCH_WARMUP ?? 2);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 100);
 const WRK_THREADS = Number(process.env.BENCH_WRK_THREADS ?? 1);
 const CPU_PROF = process.env.BENCH_CPU_PROF;
+const DURABILITY = process.env.BENCH_REDIS_DURABILITY ?? 'everysec';
+if (!['everysec', 'always', 'wait'].includes(DURABILITY)) throw new Error(`BENCH_REDIS_DURABILITY=${DURABILITY}: everysec, always or wait`);
 const VOUCHERS = 200;
 const TARGET_RATIO = 0.35;
 const TARGET_P99_MS = 10;
@@ -130,12 +137,44 @@ async function seed(env: NodeJS.ProcessEnv): Promise<{ hotspotId: string; codes:
 
 const fmt = (x: number, digits = 1): string => x.toFixed(digits);
 
+/** BENCH_REDIS_DURABILITY: the bench's Redis set as asked, and the service's environment for it. */
+async function durability(stack: LocalStack): Promise<NodeJS.ProcessEnv> {
+  if (DURABILITY === 'everysec') return {};
+  const redis = new Redis(stack.local.redisUrl);
+  try {
+    if (DURABILITY === 'always') {
+      await redis.config('SET', 'appendfsync', 'always');
+      return {};
+    }
+    const port = await freePort();
+    const replicaDir = join(stack.dir, 'replica');
+    mkdirSync(replicaDir);
+    const r = spawnSync('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', replicaDir, '--appendonly', 'yes',
+      '--appendfsync', 'everysec', '--save', '', '--replicaof', '127.0.0.1', String(stack.local.redisPort), '--daemonize', 'yes',
+      '--pidfile', join(replicaDir, 'redis.pid'), '--logfile', join(replicaDir, 'redis.log')]);
+    if (r.status !== 0) throw new Error('the replica redis-server failed to start');
+    undo.push(async () => { spawnSync('redis-cli', ['-p', String(port), 'shutdown', 'nosave']); });
+    const replica = new Redis(port, '127.0.0.1');
+    try {
+      for (let i = 0; !/master_link_status:up/.test(await replica.info('replication')); i++) {
+        if (i > 200) throw new Error('the replica did not come in sync within 10 s');
+        await new Promise((res) => setTimeout(res, 50));
+      }
+    } finally {
+      replica.disconnect();
+    }
+    return { REDIS_WAIT_REPLICAS: '1' };
+  } finally {
+    redis.disconnect();
+  }
+}
+
 async function main(): Promise<number> {
   ensureWrk();
   try {
     const stack = await localStack('portal-verify', undo);
     const { dir } = stack;
-    const env: NodeJS.ProcessEnv = { ...stack.env, HTTP_HOST: HOST };
+    const env: NodeJS.ProcessEnv = { ...stack.env, HTTP_HOST: HOST, ...(await durability(stack)) };
     const { hotspotId, codes } = await seed(env);
     const codesFile = join(dir, 'codes.txt');
     writeFileSync(codesFile, codes.join('\n') + '\n');
@@ -160,7 +199,7 @@ async function main(): Promise<number> {
     if (probe.status !== 200 || !probeBody.includes('"authorized"')) throw new Error(`verify probe answered ${probe.status} ${probeBody}`);
 
     say(`portal-verify: ${CONNECTIONS} connections, ${WARMUP_S} s warm-up + ${DURATION_S} s per run, ${VOUCHERS} unlimited vouchers, ` +
-      `wrk -t${WRK_THREADS}; nproc ${spawnSync('nproc').stdout.toString().trim()}, node ${process.version}`);
+      `wrk -t${WRK_THREADS}; redis durability ${DURABILITY}; nproc ${spawnSync('nproc').stdout.toString().trim()}, node ${process.version}`);
     const results: Figures[] = [];
     let run = 1;
     for (const tool of ['wrk', 'autocannon'] as const) {
@@ -197,7 +236,7 @@ async function main(): Promise<number> {
     const failed = results.filter((r) => r.non2xx > 0 || r.errors > 0);
     const pass = wrk.ratio >= TARGET_RATIO && wrk.p99 <= TARGET_P99_MS;
     const verdict = failed.length ? `ERRORS in ${failed.map((r) => `${r.tool} ${r.target}`).join(', ')}` : pass ? 'PASS' : 'FAIL';
-    process.stdout.write(`portal-verify: ${wrk.text} ; ${ac.text} ` +
+    process.stdout.write(`portal-verify [${DURABILITY}]: ${wrk.text} ; ${ac.text} ` +
       `(target on wrk: ratio >= ${TARGET_RATIO}, p99 <= ${TARGET_P99_MS} ms) ${verdict}\n`);
     return failed.length ? 1 : pass ? 0 : 2;
   } finally {

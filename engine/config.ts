@@ -50,6 +50,8 @@ export interface Config {
   incidents: IncidentThresholds;
   /** The dashboard's SSE streams (http/sse.ts, engine/events/). */
   streams: StreamSettings;
+  /** REDIS_WAIT_REPLICAS, REDIS_WAIT_TIMEOUT_MS: replicas that must hold a sign-in's writes before its answer (0: none). */
+  redisWait: { replicas: number; timeoutMs: number };
 }
 
 /** The incident detectors' thresholds (INCIDENT_* variables); tests set short ones. */
@@ -209,6 +211,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       heartbeatMs: int('STREAM_HEARTBEAT_MS', 15_000, 10, 300_000),
       coalesceMs: int('STREAM_COALESCE_MS', 500, 0, 60_000),
     },
+    redisWait: { replicas: int('REDIS_WAIT_REPLICAS', 0, 0, 16), timeoutMs: int('REDIS_WAIT_TIMEOUT_MS', 500, 1, 60_000) },
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

@@ -26,6 +26,7 @@ import { NasRegistry } from './hotspots/nas-registry.js';
 import type { Logger } from './logger.js';
 import { Metrics } from './metrics.js';
 import { keys } from './redis/keys.js';
+import { ReplicaBarrier } from './redis/replica-barrier.js';
 import { createRedis } from './redis/scripts.js';
 import { ActorPool } from './sessions/actor-pool.js';
 import { DisabledActors, type SessionActors } from './sessions/actor-ports.js';
@@ -190,6 +191,7 @@ export class Engine {
       redis: this.redis, hotspots: this.hotspots, loader: this.vouchers, actors, decisions,
       metrics: this.metrics, terms: new SettingsTerms(this.signInSettings), now,
       defaults: { sessionMinutes: config.defaultSessionMinutes, idleSec: config.defaultIdleTimeoutSec },
+      ...(config.redisWait.replicas > 0 ? { barrier: new ReplicaBarrier(this.redis, config.redisWait.replicas, config.redisWait.timeoutMs) } : {}),
     });
     this.sessions = new SessionService(this.pool, this.redis, actors, this.hotspots, this.blocks, now);
     this.uamCredentials = new UamCredentials(this.redis);

@@ -18,6 +18,11 @@ export interface TenantLoader {
   loadIntoRedis(tenantId: string, runId: string): Promise<number>;
 }
 
+/** Confirms a started session's writes are on Redis replicas before the guest hears of it (ReplicaBarrier). */
+export interface DurabilityBarrier {
+  confirm(): Promise<boolean>;
+}
+
 /** The part of the actor pool's port a sign-in uses: wake the hotspot's actor, tell it of a started session. */
 export type SignInActors = Pick<SessionActors, 'wake' | 'request'>;
 
@@ -50,6 +55,8 @@ export class SignInPipeline {
     private readonly actors: SignInActors,
     private readonly decisions: DecisionSink,
     private readonly now: () => number,
+    /** REDIS_WAIT_REPLICAS: no answer until replicas hold the start record; absent: Redis's own fsync policy. */
+    private readonly barrier?: DurabilityBarrier,
   ) {}
 
   /**
@@ -93,6 +100,8 @@ export class SignInPipeline {
         break;
     }
     const s = result.session;
+    // The use stays spent and the session live on the primary; the guest's retry gets it back (reused).
+    if (this.barrier && !(await this.barrier.confirm())) throw Errors.SERVICE_UNAVAILABLE('Session store replica');
     if (!s.reused) {
       this.actors.wake(ctx.tenantId, hotspot.id, hotspot.timezone);
       // MAC authentication: the NAS may hold the device in a walled garden until it next asks; the actor's CoA opens it now.

@@ -5,7 +5,7 @@ import { OtpCodeMethod } from './otp/otp-code-method.js';
 import { OtpStore } from './otp/otp-store.js';
 import type { CodeClaim } from './otp/types.js';
 import { IdentityMethod, type CheckedIdentity, type PreCheckedMethod, type Started, type TermsSource } from './identity-method.js';
-import { SignInPipeline, type HotspotLookup, type SignInActors, type TenantLoader } from './sign-in-pipeline.js';
+import { SignInPipeline, type DurabilityBarrier, type HotspotLookup, type SignInActors, type TenantLoader } from './sign-in-pipeline.js';
 import { VoucherMethod, type Authorized, type VerifyRequest } from './voucher-method.js';
 
 export interface SignInDeps {
@@ -19,6 +19,8 @@ export interface SignInDeps {
   terms: TermsSource;
   defaults: { sessionMinutes: number; idleSec: number };
   now: () => number;
+  /** When REDIS_WAIT_REPLICAS is set: replicas acknowledge each sign-in before its answer. */
+  barrier?: DurabilityBarrier;
 }
 
 /** A guest an earlier atomic step let in (the OTP VerifiedIdentity has this shape). */
@@ -41,7 +43,7 @@ export class SignInService {
   private readonly codes: Record<CodeClaim['kind'], OtpCodeMethod>;
 
   constructor(private readonly deps: SignInDeps) {
-    this.pipeline = new SignInPipeline(deps.hotspots, deps.loader, deps.actors, deps.decisions, deps.now);
+    this.pipeline = new SignInPipeline(deps.hotspots, deps.loader, deps.actors, deps.decisions, deps.now, deps.barrier);
     this.vouchers = new VoucherMethod(deps.redis, deps.metrics, deps.defaults);
     const store = new OtpStore(deps.redis);
     this.codes = {

@@ -1,0 +1,89 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { freePort } from '../../scripts/local-services.js';
+import { call, keys, macs, newTenant, newVoucher, startService, until, type Running, type Tenant } from '../support/fixture.js';
+
+/**
+ * REDIS_WAIT_REPLICAS closes Redis's durability window: a guest is told they
+ * are in only once a replica holds their sign-in's writes (the start record
+ * among them), so a primary that dies then loses no authorised guest. A
+ * primary and a replica of this file's own, since the file stops the replica.
+ */
+describe('REDIS_WAIT_REPLICAS', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-replica-'));
+  const servers: ChildProcess[] = [];
+  let primaryUrl = '';
+  let replica: ChildProcess;
+  let replicaRedis: Redis;
+  let svc: Running;
+  let tenant: Tenant;
+  const nextMac = macs();
+
+  const startRedis = async (name: string, extra: string[]): Promise<[ChildProcess, string]> => {
+    const port = await freePort();
+    const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--dbfilename', `${name}.rdb`,
+      '--appendonly', 'no', '--save', '', ...extra], { stdio: 'ignore' });
+    servers.push(child);
+    const url = `redis://127.0.0.1:${port}`;
+    const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    probe.on('error', () => undefined);
+    await until(async () => (await probe.connect().then(() => probe.ping(), () => '')) === 'PONG', { timeoutMs: 10_000, what: `${name} up` });
+    probe.disconnect();
+    return [child, url];
+  };
+
+  beforeAll(async () => {
+    const [, url] = await startRedis('primary', []);
+    primaryUrl = url;
+    const primaryPort = new URL(url).port;
+    let replicaUrl: string;
+    [replica, replicaUrl] = await startRedis('replica', ['--replicaof', '127.0.0.1', primaryPort]);
+    replicaRedis = new Redis(replicaUrl);
+    await until(async () => /master_link_status:up/.test(await replicaRedis.info('replication')), { timeoutMs: 10_000, what: 'replica in sync' });
+    svc = await startService({ REDIS_URL: primaryUrl, REDIS_WAIT_REPLICAS: '1', REDIS_WAIT_TIMEOUT_MS: '300', ACTOR_THREADS: '1' });
+    tenant = await newTenant(svc.service);
+  });
+  afterAll(async () => {
+    if (replica?.signalCode === null) replica.kill('SIGCONT');
+    await svc?.stop();
+    replicaRedis?.disconnect();
+    for (const s of servers) s.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const verify = (code: string, mac: string) => call(svc.base, 'POST', '/api/v1/hotspot-portal/voucher/verify',
+    { body: { hotspot_id: tenant.hotspotId, code, mac } });
+
+  test('an authorised guest\'s start record is on the replica when the answer arrives', async () => {
+    const v = await newVoucher(svc.base, tenant);
+    const r = await verify(v.code, nextMac());
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    // Read the replica at once: WAIT answered before the guest did, so nothing needs waiting for here.
+    // (The session's reference key: written by the same script as the start record, and not
+    // removed by the outbox sink, which may already have moved the record to Postgres.)
+    expect(await replicaRedis.exists(keys.sessionRef(tenant.tenantId, r.body.session_id))).toBe(1);
+  });
+
+  test('with the replica unreachable the guest is not told they are in, and gets the session once it is back', async () => {
+    const v = await newVoucher(svc.base, tenant, { max_uses: 1 });
+    const mac = nextMac();
+    replica.kill('SIGSTOP');
+    try {
+      const r = await verify(v.code, mac);
+      expect(r.status, JSON.stringify(r.body)).toBe(503);
+      expect(r.body.error).toBe('service_unavailable');
+    } finally {
+      replica.kill('SIGCONT');
+    }
+    // The use is spent on the primary; the same device's retry gets its live session back, not a second use.
+    const again = await verify(v.code, mac);
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
+    expect(again.body.uses_left).toBe(0);
+    const other = await verify(v.code, nextMac());
+    expect(other.status).toBe(409);
+  });
+});
