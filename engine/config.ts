@@ -50,6 +50,11 @@ export interface Config {
   incidents: IncidentThresholds;
   /** The dashboard's SSE streams (http/sse.ts, engine/events/). */
   streams: StreamSettings;
+  /**
+   * ALLOW_PRIVATE_TARGETS: tenants' outbound URLs (providers, SMTP) may lead to loopback, private,
+   * link-local, CGNAT and ULA addresses (tests, on-premises installs). Cloud metadata addresses never.
+   */
+  allowPrivateTargets: boolean;
 }
 
 /** The incident detectors' thresholds (INCIDENT_* variables); tests set short ones. */
@@ -209,6 +214,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       heartbeatMs: int('STREAM_HEARTBEAT_MS', 15_000, 10, 300_000),
       coalesceMs: int('STREAM_COALESCE_MS', 500, 0, 60_000),
     },
+    allowPrivateTargets: bool('ALLOW_PRIVATE_TARGETS', false),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
