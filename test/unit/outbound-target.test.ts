@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../engine/config.js';
 import { AppError } from '../../engine/errors.js';
 import { classifyAddress, OutboundPolicy, TargetNotAllowedError, urlHost, type AddressClass, type Resolver } from '../../engine/net/outbound-target.js';
 
@@ -172,5 +173,15 @@ describe('outbound target policy: URLs and names', () => {
     expect(await ask('carrier.example', true)).toEqual([{ address: '93.184.216.34', family: 4 }, { address: '2606:2800:220:1::1', family: 6 }]);
     expect(await ask('carrier.example', false)).toEqual(['93.184.216.34', 4]);
     await expect(ask('mixed.example', true)).rejects.toMatchObject({ name: 'TargetNotAllowedError', code: 'ETARGETNOTALLOWED' });
+  });
+});
+
+describe('ALLOW_PRIVATE_TARGETS', () => {
+  const env = { REDIS_URL: 'redis://127.0.0.1:6379', DATABASE_URL: 'postgres://u@127.0.0.1/db', JWT_SECRET: 'x'.repeat(32) };
+  it('is off unless set, true/false or 1/0, anything else a start-up error naming it', () => {
+    expect(loadConfig(env).allowPrivateTargets).toBe(false);
+    expect(loadConfig({ ...env, ALLOW_PRIVATE_TARGETS: 'true' }).allowPrivateTargets).toBe(true);
+    expect(loadConfig({ ...env, ALLOW_PRIVATE_TARGETS: '0' }).allowPrivateTargets).toBe(false);
+    expect(() => loadConfig({ ...env, ALLOW_PRIVATE_TARGETS: 'yes please' })).toThrow(/ALLOW_PRIVATE_TARGETS=.* must be true or false/);
   });
 });
