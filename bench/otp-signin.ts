@@ -188,7 +188,8 @@ async function main(): Promise<number> {
     const secret = stack.env.JWT_SECRET!;
     const carrierCreds = `bench:${randomBytes(8).toString('hex')}`;
     const carrier = await fakeCarrier(`Basic ${Buffer.from(carrierCreds).toString('base64')}`);
-    const env: NodeJS.ProcessEnv = { ...stack.env, HTTP_HOST: HOST, RADIUS_ENABLED: 'false' };
+    // The fake carrier is on loopback: a private target, allowed for the bench as for the tests.
+    const env: NodeJS.ProcessEnv = { ...stack.env, HTTP_HOST: HOST, RADIUS_ENABLED: 'false', ALLOW_PRIVATE_TARGETS: 'true' };
 
     // A tenant, a hotspot and unlimited vouchers, through the engine (the service runs its own sink).
     const engine = new Engine(loadConfig(env), createLogger('warn', 2), { sink: false, actors: false });

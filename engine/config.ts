@@ -52,6 +52,11 @@ export interface Config {
   streams: StreamSettings;
   /** REDIS_WAIT_REPLICAS, REDIS_WAIT_TIMEOUT_MS: replicas that must hold a sign-in's writes before its answer (0: none). */
   redisWait: { replicas: number; timeoutMs: number };
+  /**
+   * ALLOW_PRIVATE_TARGETS: tenants' outbound URLs (providers, SMTP) may lead to loopback, private,
+   * link-local, CGNAT and ULA addresses (tests, on-premises installs). Cloud metadata addresses never.
+   */
+  allowPrivateTargets: boolean;
 }
 
 /** The incident detectors' thresholds (INCIDENT_* variables); tests set short ones. */
@@ -212,6 +217,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       coalesceMs: int('STREAM_COALESCE_MS', 500, 0, 60_000),
     },
     redisWait: { replicas: int('REDIS_WAIT_REPLICAS', 0, 0, 16), timeoutMs: int('REDIS_WAIT_TIMEOUT_MS', 500, 1, 60_000) },
+    allowPrivateTargets: bool('ALLOW_PRIVATE_TARGETS', false),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

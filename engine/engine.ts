@@ -40,6 +40,7 @@ import { OtpFallbackPoller } from './signin/otp/fallback-poller.js';
 import { OtpHasher } from './signin/otp/otp-code.js';
 import { OtpService } from './signin/otp/otp-service.js';
 import type { OtpDecisionSink, SessionStarter } from './signin/otp/types.js';
+import { OutboundPolicy } from './net/outbound-target.js';
 import { DeliveryCallbacks } from './signin/providers/delivery-callbacks.js';
 import { MsgappProviderStore } from './signin/providers/msgapp-provider-store.js';
 import { ProviderFailures } from './signin/providers/provider-failures.js';
@@ -156,7 +157,9 @@ export class Engine {
     this.blocks = new BlockService(this.pool, this.redis, now);
     this.bandwidthProfiles = new BandwidthProfileService(this.pool);
     this.vouchers = new VoucherService(this.pool, this.redis, now, this.bandwidthProfiles, new VoucherLoader(this.pool, this.redis, this.blocks));
-    this.signInSettings = new SignInSettingsService(this.pool, now);
+    // Every URL a tenant names is checked at save and at every connection (engine/net/outbound-target.ts).
+    const outbound = new OutboundPolicy({ allowPrivate: config.allowPrivateTargets });
+    this.signInSettings = new SignInSettingsService(this.pool, outbound, now);
     // Dashboard operations: built before the RADIUS gateway and the OTP senders, which report to them.
     const limits = config.incidents;
     this.incidents = new IncidentService(this.pool, this.events);
@@ -211,12 +214,12 @@ export class Engine {
       smsConfig: async (tenantId) => (await this.signInSettings.get(tenantId)).sms,
       emailConfig: async (tenantId) => (await this.signInSettings.get(tenantId)).email,
     };
-    this.msgappProviders = new MsgappProviderStore(this.pool, (tenantId) => this.otpSenders.invalidate(tenantId));
+    this.msgappProviders = new MsgappProviderStore(this.pool, outbound, (tenantId) => this.otpSenders.invalidate(tenantId));
     this.otpSenders = new ProviderRegistry({
       config: senderConfig, msgapp: this.msgappProviders, redis: this.redis,
       failures: new ProviderFailures(log.child({ component: 'otp-providers' }), this.metrics,
         (tenantId, provider, code) => providerFailures.record(tenantId, provider, code)),
-      smtpUrl: config.smtpUrl, smtpFrom: config.smtpFrom, now,
+      outbound, smtpUrl: config.smtpUrl, smtpFrom: config.smtpFrom, now,
     });
     this.signInSettings.onChange((tenantId) => this.otpSenders.invalidate(tenantId));
     this.otp = new OtpService(this.redis, this.hotspots, this.signInSettings, new OtpHasher(config.otpKey), {

@@ -126,4 +126,6 @@ export const Errors = {
   // OTP providers and platform administration (engine/signin/providers, /admin/)
   CALLBACK_REFUSED: def(() => ['callback_refused', 401, 'Delivery callback not accepted: unknown tenant or provider, or bad signature']),
   PLATFORM_ONLY: def((why: string) => ['platform_only', 403, `Platform administration needs a platform token: ${why}`]),
+  // Outbound targets (engine/net/outbound-target.ts): a URL a tenant gives the service to connect to.
+  TARGET_NOT_ALLOWED: def((field: string, why: string) => ['target_not_allowed', 400, `${field} ${why}`]),
 } as const;

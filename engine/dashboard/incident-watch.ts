@@ -194,7 +194,7 @@ export class IncidentWatch {
       const still = resolved === null ? f : (await providerFailures.failing(tenantId, resolved)).find((x) => x.provider === f.provider);
       if (!still) continue;
       await this.raise(tenantId, 'otp_provider_failing', f.provider, 'warning',
-        `OTP provider ${f.provider} failing: ${still.failures} failed sends in ${Math.round(this.t.providerWindowSec / 60)} min (last code ${still.code})`,
+        `OTP provider ${f.provider} failing: ${still.failures} failed sends in ${Math.round(this.t.providerWindowSec / 60)} min (last: ${still.code})`,
         { provider: f.provider, failures: still.failures, code: still.code });
     }
   }

@@ -25,6 +25,7 @@ export class ProviderFailureWindow {
     private readonly now: () => number = Date.now,
   ) {}
 
+  /** `code` is the failure's kind, from the fixed FAILURE_KINDS (never the provider's own answer): it reaches the incident. */
   record(tenantId: string, provider: string, code: string): void {
     const at = this.now();
     const set = keys.otpProviderFailures(tenantId, provider);

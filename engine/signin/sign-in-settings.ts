@@ -1,7 +1,8 @@
 import type { Pool } from '../store/postgres.js';
 import { Errors } from '../errors.js';
 import { isTenantEnvRef, tenantRefPrefix } from './providers/env-ref.js';
-import { checkEmailConfig, checkSmsConfig } from './providers/provider-registry.js';
+import type { OutboundPolicy } from '../net/outbound-target.js';
+import { checkEmailConfig, checkSettingsTargets, checkSmsConfig } from './providers/provider-registry.js';
 
 /** Sign-in methods, by the `auth_method` name sessions and audit records carry. */
 export const AUTH_METHODS = ['voucher', 'sms_otp', 'msgapp_otp', 'email', 'sponsor', 'pms'] as const;
@@ -88,7 +89,8 @@ export class SignInSettingsService {
   private readonly cache = new Map<string, { at: number; value: SignInSettings }>();
   private readonly listeners: ((tenantId: string) => void)[] = [];
 
-  constructor(private readonly pool: Pool, private readonly now: () => number = Date.now) {}
+  /** `outbound` judges the URLs the settings name (engine/net/outbound-target.ts). */
+  constructor(private readonly pool: Pool, private readonly outbound: OutboundPolicy, private readonly now: () => number = Date.now) {}
 
   /** Calls `fn` after a tenant's settings change in this process (e.g. a sender cache). */
   onChange(fn: (tenantId: string) => void): void {
@@ -109,6 +111,7 @@ export class SignInSettingsService {
     checkRefs(value, tenantId);
     const problems = [...(value.sms ? checkSmsConfig(value.sms) : []), ...(value.email ? checkEmailConfig(value.email) : [])];
     if (problems.length) throw Errors.VALIDATION_FAILED(problems.join('; '), problems.map((message) => ({ field: 'sms', message })));
+    await checkSettingsTargets(this.outbound, value.sms, value.email);
     await this.pool.query(
       `INSERT INTO sign_in_settings (tenant_id, settings) VALUES ($1, $2)
        ON CONFLICT (tenant_id) DO UPDATE SET settings = EXCLUDED.settings, updated_at = now()`,

@@ -7,6 +7,7 @@ import { projectPath, signOperatorToken, signPlatformToken } from '../../engine/
 import type { SignInConfigSource } from '../../engine/signin/providers/types.js';
 import { ProviderRegistry } from '../../engine/signin/providers/provider-registry.js';
 import { ProviderFailures } from '../../engine/signin/providers/provider-failures.js';
+import { OutboundPolicy } from '../../engine/net/outbound-target.js';
 import { FakeCarrier, TYPE_C_PATH } from '../support/fake-carrier.js';
 import { call, JWT_SECRET, newTenant, type Running, serviceTest, type Tenant, testEnv } from '../support/fixture.js';
 import { capturingLogger } from '../support/log-capture.js';
@@ -175,7 +176,7 @@ describe('platform administration and provider resolution', () => {
     const engine = svc.service.engine;
     const mk = (smtpUrl: string | undefined): ProviderRegistry => new ProviderRegistry({
       config: source, msgapp: engine.msgappProviders, redis: engine.redis, failures: new ProviderFailures(capturingLogger().log, engine.metrics),
-      smtpUrl, smtpFrom: 'x@localhost', ttlMs: 1000, now: () => clock,
+      outbound: new OutboundPolicy({ allowPrivate: true }), smtpUrl, smtpFrom: 'x@localhost', ttlMs: 1000, now: () => clock,
     });
     const reg = mk(undefined);
     const sms = await reg.forTenant(t.tenantId, 'sms');
@@ -193,6 +194,7 @@ describe('platform administration and provider resolution', () => {
     const foreign = new ProviderRegistry({
       config: { smsConfig: async () => ({ provider: 'netgsm', credentials_ref: 'env://DATABASE_URL', base_url: carrier.url }), emailConfig: async () => null },
       msgapp: engine.msgappProviders, redis: engine.redis, failures: new ProviderFailures(capturingLogger().log, engine.metrics), smtpFrom: 'x@localhost', smtpUrl: undefined,
+      outbound: new OutboundPolicy({ allowPrivate: true }),
     });
     expect(await foreign.forTenant(t.tenantId, 'sms')).toBeNull();
     // E-mail needs an SMTP server: the tenant's own or the service-wide one.

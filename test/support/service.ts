@@ -27,6 +27,8 @@ export function testEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
     LOG_LEVEL: 'silent',
     // One engine process per NODE_ID: leases and outbox consumers are per process.
     NODE_ID: `test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
+    // The fake carriers and SMTP listeners are on loopback; tests of the refusal set it to false.
+    ALLOW_PRIVATE_TARGETS: 'true',
     ...extra,
   };
 }

@@ -1,6 +1,10 @@
+import { isIP } from 'node:net';
 import nodemailer from 'nodemailer';
+import { parseConnectionUrl } from 'nodemailer/lib/shared';
+import type { Options as SmtpOptions } from 'nodemailer/lib/smtp-transport';
+import { urlHost, type OutboundPolicy } from '../../net/outbound-target.js';
 import { resolveEnvRef } from './env-ref.js';
-import { missingSecret, type Failure, type ProviderFailures } from './provider-failures.js';
+import { missingSecret, networkFailure, type Failure, type FailureKind, type ProviderFailures } from './provider-failures.js';
 import type { OtpMessage, OtpSender, SendResult } from './types.js';
 
 /** Subject and text per locale; `{{code}}` is the OTP. */
@@ -29,21 +33,32 @@ const SMTP_TIMEOUT_MS = 10_000;
 /**
  * OTP by e-mail over SMTP. A transport per send: an OTP is one message, and a
  * pooled connection per tenant would hold sockets (and the URL's password)
- * open for the odd guest. The URL is resolved for this send only.
+ * open for the odd guest. The URL is resolved for this send only, its host
+ * resolved and checked by the outbound policy, and nodemailer is handed the
+ * address checked (with the name for SNI and the certificate), so it neither
+ * resolves the name again nor follows the URL's own `?host=`, `?service=` or
+ * `?proxy=` elsewhere. A tenant's server must be public (ALLOW_PRIVATE_TARGETS
+ * aside); the service-wide SMTP_URL is the operator's and may be private.
  */
 export class EmailSender implements OtpSender {
   readonly channel = 'email' as const;
   readonly provider = 'smtp';
 
-  constructor(private readonly target: SmtpTarget, private readonly failures: ProviderFailures) {}
+  constructor(private readonly target: SmtpTarget, private readonly failures: ProviderFailures, private readonly outbound: OutboundPolicy) {}
 
   async send(msg: OtpMessage): Promise<SendResult> {
     const fail = (f: Failure): SendResult => this.failures.report('email', this.provider, msg, f);
     const url = this.target.urlRef ? resolveEnvRef(this.target.urlRef) : this.target.serviceUrl;
     if (!url || !/^smtps?:\/\//.test(url)) return fail(missingSecret(this.target.urlRef ?? 'SMTP_URL'));
     const t = EMAIL_TEXT[msg.locale];
+    let options;
+    try {
+      options = await this.pinned(url);
+    } catch (err) {
+      return fail(networkFailure(err));
+    }
     // nodemailer's own logger stays off (its default): it would print the AUTH exchange.
-    const transport = nodemailer.createTransport({ url, connectionTimeout: SMTP_TIMEOUT_MS, greetingTimeout: SMTP_TIMEOUT_MS, socketTimeout: SMTP_TIMEOUT_MS });
+    const transport = nodemailer.createTransport({ ...options, connectionTimeout: SMTP_TIMEOUT_MS, greetingTimeout: SMTP_TIMEOUT_MS, socketTimeout: SMTP_TIMEOUT_MS });
     try {
       const info = await transport.sendMail({
         from: this.target.from, to: msg.to,
@@ -52,14 +67,39 @@ export class EmailSender implements OtpSender {
       });
       return { ok: true, providerRef: info.messageId };
     } catch (err) {
-      const e = err as { responseCode?: number; code?: string; message?: string };
+      const e = err as { responseCode?: number; code?: string; originalCode?: string; message?: string };
       // 4xx replies and connection trouble may pass; a 5xx reply (bad recipient, relay refused) will not.
       const code = e.responseCode ? `smtp_${e.responseCode}` : (e.code ?? 'smtp_error');
-      return fail({ code, meaning: smtpMeaning(e), retryable: !e.responseCode || e.responseCode < 500 });
+      return fail({ kind: smtpKind(e), code, meaning: smtpMeaning(e), retryable: !e.responseCode || e.responseCode < 500 });
     } finally {
       transport.close();
     }
   }
+
+  /** nodemailer's options for `url`, connecting to the checked address of its host. */
+  private async pinned(url: string): Promise<SmtpOptions> {
+    const host = urlHost(url);
+    const policy = this.target.urlRef ? this.outbound : this.outbound.operatorChosen();
+    const [first] = await policy.resolve(host);
+    const u = parseConnectionUrl(url);
+    const servername = isIP(host) ? undefined : host;
+    // Only what a mail server's URL should say; anything else in its query (host, service, proxy, getSocket...) is dropped.
+    return {
+      host: first!.address, port: u.port, secure: u.secure, auth: u.auth, servername,
+      tls: { ...u.tls, servername }, requireTLS: u.requireTLS, ignoreTLS: u.ignoreTLS, authMethod: u.authMethod, name: u.name,
+    } as SmtpOptions;
+  }
+}
+
+/** The fixed kind of an SMTP failure: the server's reply class, or how the connection failed. */
+function smtpKind(e: { responseCode?: number; code?: string; originalCode?: string }): FailureKind {
+  if (e.responseCode) return e.responseCode >= 500 ? 'smtp_5xx' : 'smtp_4xx';
+  if (e.code === 'EAUTH') return 'credentials_rejected';
+  if (e.code === 'ETLS') return 'tls';
+  if (e.code === 'EDNS') return 'dns';
+  if (e.code === 'ETIMEDOUT') return 'timeout';
+  // nodemailer keeps the socket's own code (ECONNREFUSED...) as originalCode.
+  return networkFailure(Object.assign(new Error(''), { code: e.originalCode ?? e.code })).kind;
 }
 
 /** The server's reply without anything that could carry the URL's credentials. */

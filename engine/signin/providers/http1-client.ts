@@ -1,5 +1,6 @@
 import { isIP, connect as netConnect, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
+import { TargetNotAllowedError, type OutboundPolicy } from '../../net/outbound-target.js';
 
 /**
  * A small HTTP/1.1 client for the providers' one kind of call: a POST with a
@@ -14,6 +15,10 @@ import { connect as tlsConnect } from 'node:tls';
  * arrived. It reads what a provider may send: a Content-Length body, a
  * chunked one, or one ended by closing the connection; interim 1xx answers
  * are skipped. Certificates are checked as tls.connect does by default.
+ * Redirects are never followed: a 3xx is an answer like any other, so a
+ * provider cannot send the request (and its credentials) somewhere else.
+ * With an OutboundPolicy, every new connection resolves its host through the
+ * policy and connects to the address checked (IP literals are checked before).
  */
 
 /** Sockets one origin may hold open at once (node's agent had the same bound); more requests wait for one. */
@@ -61,6 +66,8 @@ interface Exchange {
 export interface Http1ClientOptions {
   /** Certificates to trust instead of Node's bundled CAs (tests with a local HTTPS server); absent: the default. */
   ca?: string | Buffer;
+  /** Where connections may go (engine/net/outbound-target.ts); absent: anywhere (tests of the client itself). */
+  outbound?: OutboundPolicy;
 }
 
 export class Http1Client {
@@ -110,10 +117,13 @@ export class Http1Client {
     if (!tls && u.protocol !== 'http:') throw new Error(`not an http(s) URL: ${u.protocol}`);
     const host = u.hostname.startsWith('[') ? u.hostname.slice(1, -1) : u.hostname;
     const port = Number(u.port) || (tls ? 443 : 80);
+    // A literal address never reaches a lookup: it is judged here, before the URL is cached (the policy does not change).
+    const refused = this.options.outbound && isIP(host) ? this.options.outbound.refusal(host) : null;
+    if (refused) throw new TargetNotAllowedError(host, `it is ${refused}`);
     const key = `${u.protocol}//${u.host}`;
     let origin = this.origins.get(key);
     if (!origin) {
-      origin = new Origin(tls, host, port, this.options.ca);
+      origin = new Origin(tls, host, port, this.options.ca, this.options.outbound);
       this.origins.set(key, origin);
     }
     t = { origin, start: `POST ${u.pathname}${u.search} HTTP/1.1\r\nhost: ${u.host}\r\n` };
@@ -149,7 +159,8 @@ class Origin {
   private readonly waiting: Exchange[] = [];
   private open = 0;
 
-  constructor(readonly tls: boolean, readonly host: string, readonly port: number, private readonly ca: string | Buffer | undefined) {}
+  constructor(readonly tls: boolean, readonly host: string, readonly port: number, private readonly ca: string | Buffer | undefined,
+    private readonly outbound: OutboundPolicy | undefined) {}
 
   run(ex: Exchange): void {
     let conn = this.idle.pop();
@@ -191,11 +202,14 @@ class Origin {
 
   private connect(): Conn {
     this.open++;
+    // The policy's lookup resolves and checks the name for this connection, and the socket connects to
+    // the answer it checked (no second resolution a rebinding name could answer differently).
+    const lookup = this.outbound?.lookup;
     const socket = this.tls
       ? tlsConnect({
-        host: this.host, port: this.port, servername: isIP(this.host) ? undefined : this.host, ALPNProtocols: ['http/1.1'], ca: this.ca,
+        host: this.host, port: this.port, servername: isIP(this.host) ? undefined : this.host, ALPNProtocols: ['http/1.1'], ca: this.ca, lookup,
       })
-      : netConnect({ host: this.host, port: this.port });
+      : netConnect({ host: this.host, port: this.port, lookup });
     socket.setNoDelay(true);
     return new Conn(socket, this);
   }

@@ -1,4 +1,5 @@
 import { Errors } from '../../errors.js';
+import type { OutboundPolicy } from '../../net/outbound-target.js';
 import type { Pool } from '../../store/postgres.js';
 import { normalizeMsgappInput, type MsgappProvider, type MsgappProviderInput } from './msgapp-provider.js';
 
@@ -8,14 +9,17 @@ type Row = Omit<MsgappProvider, 'updated_at'> & { updated_at: Date };
 
 /** The platform's table of per-tenant messaging-app providers (migration 013). */
 export class MsgappProviderStore {
-  /** Called after a change, so cached senders of the tenant are rebuilt. */
+  /**
+   * `onChange` hears of every change made through this store (the sender cache drops the tenant);
+   * `outbound` judges the provider's base_url before it is saved (and the sender at every connection).
+   */
+  constructor(private readonly pool: Pool, private readonly outbound: OutboundPolicy, private readonly onChange: (tenantId: string) => void = () => undefined) {}
 
-  /** `onChange` hears of every change made through this store (the sender cache drops the tenant). */
-  constructor(private readonly pool: Pool, private readonly onChange: (tenantId: string) => void = () => undefined) {}
-
-  /** Creates or replaces the tenant's provider; 404 tenant_not_found for an unknown tenant. */
+  /** Creates or replaces the tenant's provider; 404 tenant_not_found for an unknown tenant, 400 target_not_allowed for a base_url it may not reach. */
   async put(tenantId: string, input: MsgappProviderInput): Promise<MsgappProvider> {
     const f = normalizeMsgappInput(input);
+    // A URL the caller chose; the carrier's own production address (type C's default) is ours, checked at each connection.
+    if (input.base_url) await this.outbound.checkUrl('base_url', input.base_url, ['https:', 'http:']);
     const { rows } = await this.pool.query<Row>(
       `INSERT INTO msgapp_providers (${COLUMNS})
        SELECT t.id, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, now() FROM tenants t WHERE t.id = $1

@@ -1,7 +1,7 @@
 import { basicPair, resolveEnvRef } from './env-ref.js';
 import type { MsgappProvider } from './msgapp-provider.js';
-import { field, joinUrl, postJson, type ProviderAnswer } from './provider-http.js';
-import { missingSecret, networkFailure, type Failure, type ProviderFailures } from './provider-failures.js';
+import { field, joinUrl, type ProviderAnswer, type ProviderHttp } from './provider-http.js';
+import { httpKind, missingSecret, networkFailure, type Failure, type FailureKind, type ProviderFailures } from './provider-failures.js';
 import type { OtpMessage, OtpSender, SendResult } from './types.js';
 
 /** Type C answer codes other than "00", as the contract lists them. */
@@ -12,6 +12,7 @@ export const TYPE_C_CODES: Record<string, string> = {
   '80': 'template not found',
   '100': 'system error',
 };
+const TYPE_C_KINDS: Record<string, FailureKind> = { '30': 'credentials_rejected', '100': 'provider_error' };
 
 /** What one provider type does differently: where, with which credential, which body, and how to read the answer. */
 interface Call {
@@ -32,7 +33,7 @@ interface Call {
 class MsgappSender implements OtpSender {
   readonly channel = 'msgapp' as const;
 
-  constructor(readonly provider: string, private readonly call: Call, private readonly failures: ProviderFailures) {}
+  constructor(readonly provider: string, private readonly call: Call, private readonly failures: ProviderFailures, private readonly http: ProviderHttp) {}
 
   async send(msg: OtpMessage): Promise<SendResult> {
     const fail = (f: Failure): SendResult => this.failures.report('msgapp', this.provider, msg, f);
@@ -42,7 +43,7 @@ class MsgappSender implements OtpSender {
     if (!headers) return fail(missingSecret(ref || '(no reference)'));
     let answer;
     try {
-      answer = await postJson(this.call.url(msg), headers, this.call.body(msg));
+      answer = await this.http.postJson(this.call.url(msg), headers, this.call.body(msg));
     } catch (err) {
       return fail(networkFailure(err));
     }
@@ -53,8 +54,8 @@ class MsgappSender implements OtpSender {
 
 const ok2xx = (a: ProviderAnswer): boolean => a.status >= 200 && a.status < 300;
 const httpFailure = (a: ProviderAnswer, code: string): Failure =>
-  code ? { code, meaning: 'refused by the provider', retryable: a.status >= 500 }
-    : { code: `http_${a.status}`, meaning: `HTTP ${a.status} without an error code`, retryable: a.status >= 500 };
+  code ? { kind: httpKind(a.status), code, meaning: 'refused by the provider', retryable: a.status >= 500 }
+    : { kind: httpKind(a.status), code: `http_${a.status}`, meaning: `HTTP ${a.status} without an error code`, retryable: a.status >= 500 };
 
 /**
  * Type C (the SMS carrier's messaging-app product): exactly
@@ -75,7 +76,7 @@ function typeC(p: MsgappProvider): Call {
       const code = field(a.json, 'code');
       if (ok2xx(a) && code === '00') return { ok: true, ref: field(a.json, 'jobid') };
       if (!code) return httpFailure(a, '');
-      return { code, meaning: TYPE_C_CODES[code] ?? 'unknown type C code', retryable: code === '100' };
+      return { kind: TYPE_C_KINDS[code] ?? 'refused', code, meaning: TYPE_C_CODES[code] ?? 'unknown type C code', retryable: code === '100' };
     },
   };
 }
@@ -131,7 +132,7 @@ function errorCode(json: unknown): string {
 }
 
 /** The sender of a tenant's messaging-app provider record. */
-export function msgappSender(p: MsgappProvider, failures: ProviderFailures): OtpSender {
+export function msgappSender(p: MsgappProvider, failures: ProviderFailures, http: ProviderHttp): OtpSender {
   const call = p.type === 'C' ? typeC(p) : p.type === 'A' ? typeA(p) : typeB(p);
-  return new MsgappSender(p.provider, call, failures);
+  return new MsgappSender(p.provider, call, failures, http);
 }

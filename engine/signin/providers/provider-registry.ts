@@ -1,11 +1,13 @@
 import type { Redis } from 'ioredis';
 import { keys } from '../../redis/keys.js';
 import { EmailSender } from './email-sender.js';
-import { isEnvRef, isTenantEnvRef } from './env-ref.js';
+import { isEnvRef, isTenantEnvRef, resolveEnvRef } from './env-ref.js';
 import type { MsgappProviderStore } from './msgapp-provider-store.js';
 import { msgappSender } from './msgapp-senders.js';
 import { NETGSM_CARRIER } from './netgsm-sms.js';
+import type { OutboundPolicy } from '../../net/outbound-target.js';
 import type { ProviderFailures } from './provider-failures.js';
+import { ProviderHttp } from './provider-http.js';
 import type { SmsCarrier } from './sms-carrier.js';
 import type { EmailConfig, OtpChannelName, OtpMessage, OtpSender, OtpSenders, SendResult, SignInConfigSource, SmsConfig } from './types.js';
 
@@ -20,6 +22,8 @@ export interface ProviderRegistryOptions {
   msgapp: MsgappProviderStore;
   redis: Redis;
   failures: ProviderFailures;
+  /** Where tenants' providers may be reached (ALLOW_PRIVATE_TARGETS); every connection is checked and pinned. */
+  outbound: OutboundPolicy;
   /** The service-wide SMTP server (SMTP_URL), used when a tenant names none. */
   smtpUrl: string | undefined;
   /** The From address when a tenant's e-mail settings give none. */
@@ -40,8 +44,10 @@ export class ProviderRegistry implements OtpSenders {
   private readonly cache = new Map<string, { until: number; sender: Promise<OtpSender | null> }>();
   private readonly ttlMs: number;
   private readonly now: () => number;
+  private readonly http: ProviderHttp;
 
   constructor(private readonly o: ProviderRegistryOptions) {
+    this.http = new ProviderHttp(o.outbound);
     this.ttlMs = o.ttlMs ?? 30_000;
     this.now = o.now ?? Date.now;
   }
@@ -73,17 +79,17 @@ export class ProviderRegistry implements OtpSenders {
       // Settings are checked when saved; this guards rows written before that rule (or by hand).
       if (cfg && !isTenantEnvRef(cfg.credentials_ref, tenantId)) return null;
       const carrier = cfg ? SMS_CARRIERS[cfg.provider] : undefined;
-      return cfg && carrier ? carrier.sender(cfg, this.o.failures) : null;
+      return cfg && carrier ? carrier.sender(cfg, this.o.failures, this.http) : null;
     }
     if (channel === 'email') {
       const cfg = await this.o.config.emailConfig(tenantId);
       if (!cfg || (!cfg.smtp_url_ref && !this.o.smtpUrl)) return null;
       if (cfg.smtp_url_ref && !isTenantEnvRef(cfg.smtp_url_ref, tenantId)) return null;
-      return new EmailSender({ urlRef: cfg.smtp_url_ref ?? null, serviceUrl: this.o.smtpUrl, from: cfg.from || this.o.smtpFrom }, this.o.failures);
+      return new EmailSender({ urlRef: cfg.smtp_url_ref ?? null, serviceUrl: this.o.smtpUrl, from: cfg.from || this.o.smtpFrom }, this.o.failures, this.o.outbound);
     }
     const rec = await this.o.msgapp.get(tenantId);
     if (!rec || !rec.enabled) return null;
-    return new RefRecordingSender(msgappSender(rec, this.o.failures), this.o.redis);
+    return new RefRecordingSender(msgappSender(rec, this.o.failures, this.http), this.o.redis);
   }
 }
 
@@ -127,4 +133,16 @@ export function checkEmailConfig(cfg: EmailConfig): string[] {
   if (cfg.smtp_url_ref !== undefined && !isEnvRef(cfg.smtp_url_ref)) problems.push('smtp_url_ref must be an env://NAME reference (the variable holds an smtp:// or smtps:// URL)');
   if (cfg.from !== undefined && !/^[^\r\n]{0,200}@[^\s@]+$|^[^\r\n<>]*<[^\s@<>]+@[^\s@<>]+>$/.test(cfg.from)) problems.push('from must be an e-mail address, optionally as "Name <address>"');
   return problems;
+}
+
+/**
+ * The targets of a tenant's SMS and e-mail settings, checked before saving:
+ * the carrier's base_url and the SMTP server its reference names (when the
+ * variable is set now; it is checked again at every send either way).
+ * Throws 400 target_not_allowed naming the field, never the URL (it may hold a password).
+ */
+export async function checkSettingsTargets(outbound: OutboundPolicy, sms: SmsConfig | null, email: EmailConfig | null): Promise<void> {
+  if (sms?.base_url) await outbound.checkUrl('sms.base_url', sms.base_url, ['https:', 'http:']);
+  const smtp = email?.smtp_url_ref ? resolveEnvRef(email.smtp_url_ref) : null;
+  if (smtp) await outbound.checkUrl('email.smtp_url_ref', smtp, ['smtp:', 'smtps:']);
 }

@@ -1,4 +1,5 @@
 import type { ProviderFailures } from './provider-failures.js';
+import type { ProviderHttp } from './provider-http.js';
 import type { OtpMessage, OtpSender, SmsConfig } from './types.js';
 
 /**
@@ -10,7 +11,7 @@ export interface SmsCarrier {
   readonly name: SmsConfig['provider'];
   /** Problems with the settings, one sentence each (empty: fine). Called at configuration time. */
   check(config: SmsConfig): string[];
-  sender(config: SmsConfig, failures: ProviderFailures): OtpSender;
+  sender(config: SmsConfig, failures: ProviderFailures, http: ProviderHttp): OtpSender;
 }
 
 /** The SMS text per locale; `{{code}}` is the OTP. Kept to what every carrier route takes (see checkSmsText). */

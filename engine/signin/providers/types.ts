@@ -10,7 +10,8 @@ export interface OtpMessage { tenantId: string; requestId: string; to: string /*
 
 export type SendResult =
   | { ok: true; providerRef?: string }
-  | { ok: false; provider: string; code: string; retryable: boolean; detail: string };
+  /** `kind` from a fixed set (provider-failures.ts); `code` is the provider's own, for the log only. */
+  | { ok: false; provider: string; kind: string; code: string; retryable: boolean; detail: string };
 
 export interface OtpSender { readonly channel: OtpChannelName; readonly provider: string; send(msg: OtpMessage): Promise<SendResult> }
 
