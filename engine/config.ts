@@ -50,6 +50,18 @@ export interface Config {
   incidents: IncidentThresholds;
   /** The dashboard's SSE streams (http/sse.ts, engine/events/). */
   streams: StreamSettings;
+  /**
+   * TRUSTED_PROXIES: the reverse proxies whose X-Forwarded-For is believed
+   * (http/client-address.ts); empty: the socket's peer is the client.
+   */
+  trustedProxies: readonly Cidr[];
+}
+
+/** An address range: `address` canonical (as node:net prints it), `prefix` its length in bits. */
+export interface Cidr {
+  address: string;
+  prefix: number;
+  family: 'ipv4' | 'ipv6';
 }
 
 /** The incident detectors' thresholds (INCIDENT_* variables); tests set short ones. */
@@ -209,6 +221,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       heartbeatMs: int('STREAM_HEARTBEAT_MS', 15_000, 10, 300_000),
       coalesceMs: int('STREAM_COALESCE_MS', 500, 0, 60_000),
     },
+    trustedProxies: cidrList('TRUSTED_PROXIES', env.TRUSTED_PROXIES ?? '', problems),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
@@ -231,4 +244,28 @@ function tlsFiles(env: NodeJS.ProcessEnv, problems: string[]): Config['tls'] {
     }
   }
   return { certFile, keyFile };
+}
+
+/**
+ * A comma-separated list of CIDRs, IPv4 and IPv6 (`10.0.0.0/8, fd00::/8`); a
+ * bare address is one host (/32, /128). Each bad entry is its own problem.
+ */
+export function cidrList(name: string, raw: string, problems: string[]): Cidr[] {
+  const out: Cidr[] = [];
+  for (const part of raw.split(',')) {
+    const entry = part.trim();
+    if (entry === '') continue;
+    const slash = entry.indexOf('/');
+    const address = slash < 0 ? entry : entry.slice(0, slash);
+    const family = isIP(address);
+    const max = family === 6 ? 128 : 32;
+    const bits = slash < 0 ? String(max) : entry.slice(slash + 1);
+    const prefix = Number(bits);
+    if (family === 0 || !/^\d{1,3}$/.test(bits) || prefix > max) {
+      problems.push(`${name}: ${JSON.stringify(entry)} is not an IPv4 or IPv6 CIDR (address/prefix, e.g. 10.0.0.0/8 or fd00::/8)`);
+      continue;
+    }
+    out.push({ address, prefix, family: family === 6 ? 'ipv6' : 'ipv4' });
+  }
+  return out;
 }

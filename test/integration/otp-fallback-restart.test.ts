@@ -23,7 +23,7 @@ describe('OTP fallback across engine processes', () => {
     await a.engine.signInSettings.put(tenant.id, {
       methods: ['msgapp_otp', 'sms_otp'], msgapp: { fallback_sms: true, fallback_timeout_sec: 30 },
     });
-    const sent = await a.engine.otp.request({ hotspotId: hs.id, to: '+905321112233', channel: 'msgapp', mac: device, ip: '10.0.0.5', ssid: '' });
+    const sent = await a.engine.otp.request({ hotspotId: hs.id, to: '+905321112233', channel: 'msgapp', mac: device, ip: '10.0.0.5', source: '10.0.0.5', ssid: '' });
     expect(sent.channel).toBe('msgapp');
     await a.engine.close();
     engines.shift();
