@@ -71,6 +71,15 @@ describe('the source address keys the OTP limits', () => {
     expect((await request(proxied.base, v.hotspotId, '+905323000004', { mac: mac(24) }, ['203.0.113.2'])).status).toBe(200);
   });
 
+  it('the per-MAC limit counts a claimed MAC per hotspot: exhausting it at one hotspot does not lock the device out of another', async () => {
+    const v = await venue(direct.base, direct.engine, { per_ip_hourly: 100, per_mac_hourly: 1, per_prefix_hourly: 300 });
+    const hall = await direct.engine.hotspots.create(v.tenantId, { name: 'Hall', timezone: 'Europe/Istanbul' });
+    expect((await request(direct.base, v.hotspotId, '+905325000001', { mac: mac(50) })).status).toBe(200);
+    const again = await request(direct.base, v.hotspotId, '+905325000002', { mac: mac(50) });
+    expect(again.status).toBe(429);
+    expect((await request(direct.base, hall.id, '+905325000003', { mac: mac(50) })).status).toBe(200);
+  });
+
   it('the body ip is an IPv4 or IPv6 address or nothing (400 validation_failed otherwise), recorded canonically', async () => {
     const v = await venue(direct.base, direct.engine, { per_ip_hourly: 100 });
     for (const ip of ['=1+1', 'not an ip', '10.0.0.256', '@SUM(A1)']) {
