@@ -41,7 +41,7 @@ describe('OTP fallback across engine processes', () => {
     expect(sms).toHaveLength(1);
     expect(sms[0]).toMatchObject({ tenantId: tenant.id, requestId: sent.request_id, to: '+905321112233' });
     expect(await c.engine.otp.status(sent.request_id)).toEqual({ status: 'resent_by_sms', channel: 'sms' });
-    const ok = await c.engine.otp.verify({ hotspotId: hs.id, kind: 'phone', to: '+905321112233', code: sms[0]!.code, mac: device, ip: '', ssid: '' });
+    const ok = await c.engine.otp.verify({ hotspotId: hs.id, kind: 'phone', to: '+905321112233', code: sms[0]!.code, mac: device, ip: '', source: '10.0.0.5', ssid: '' });
     expect(ok.status).toBe('authorized');
   });
 });
