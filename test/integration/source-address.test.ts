@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger, type Engine, type VerifiedIdentity } from '../../engine/index.js';
 import { startHttp, type HttpServer } from '../../http/index.js';
@@ -69,6 +70,26 @@ describe('the source address keys the OTP limits', () => {
     expect((await request(proxied.base, v.hotspotId, '+905323000003', { mac: mac(23) }, ['6.6.6.7', '203.0.113.1'])).status).toBe(429);
     // Another client behind the same proxy is not held by the first one's limit.
     expect((await request(proxied.base, v.hotspotId, '+905323000004', { mac: mac(24) }, ['203.0.113.2'])).status).toBe(200);
+  });
+
+  it('reads every X-Forwarded-For line: a client line sent ahead of the proxy\'s does not become the source', async () => {
+    const v = await venue(proxied.base, proxied.engine, { per_ip_hourly: 1, per_mac_hourly: 10, per_prefix_hourly: 300 });
+    /** One request on its own connection, X-Forwarded-For as separate header lines (fetch would join them). */
+    const raw = (phone: string, lines: string[]) => new Promise<number>((resolve, reject) => {
+      const body = JSON.stringify({ phone, mac: mac(60), hotspot_id: v.hotspotId });
+      const sock = connect(Number(new URL(proxied.base).port), '127.0.0.1');
+      let got = '';
+      sock.on('data', (d) => { got += d.toString(); });
+      sock.on('error', reject);
+      sock.on('end', () => resolve(Number(/^HTTP\/1\.1 (\d{3})/.exec(got)?.[1] ?? 0)));
+      sock.write([
+        'POST /api/v1/hotspot-portal/sms/request HTTP/1.1', 'Host: portal', 'Content-Type: application/json', 'Connection: close',
+        ...lines.map((l) => `X-Forwarded-For: ${l}`), `Content-Length: ${Buffer.byteLength(body)}`, '', body,
+      ].join('\r\n'));
+    });
+    expect(await raw('+905326000001', ['203.0.113.30'])).toBe(200);
+    // The same client again, with a line of its own naming someone else first: still 203.0.113.30, and limited.
+    expect(await raw('+905326000002', ['198.51.100.31', '203.0.113.30'])).toBe(429);
   });
 
   it('the per-MAC limit counts a claimed MAC per hotspot: exhausting it at one hotspot does not lock the device out of another', async () => {
