@@ -57,6 +57,18 @@ export interface Config {
    * link-local, CGNAT and ULA addresses (tests, on-premises installs). Cloud metadata addresses never.
    */
   allowPrivateTargets: boolean;
+  /**
+   * TRUSTED_PROXIES: the reverse proxies whose X-Forwarded-For is believed
+   * (http/client-address.ts); empty: the socket's peer is the client.
+   */
+  trustedProxies: readonly Cidr[];
+}
+
+/** An address range: `address` canonical (as node:net prints it), `prefix` its length in bits. */
+export interface Cidr {
+  address: string;
+  prefix: number;
+  family: 'ipv4' | 'ipv6';
 }
 
 /** The incident detectors' thresholds (INCIDENT_* variables); tests set short ones. */
@@ -218,6 +230,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     redisWait: { replicas: int('REDIS_WAIT_REPLICAS', 0, 0, 16), timeoutMs: int('REDIS_WAIT_TIMEOUT_MS', 500, 1, 60_000) },
     allowPrivateTargets: bool('ALLOW_PRIVATE_TARGETS', false),
+    trustedProxies: cidrList('TRUSTED_PROXIES', env.TRUSTED_PROXIES ?? '', problems),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
@@ -240,4 +253,28 @@ function tlsFiles(env: NodeJS.ProcessEnv, problems: string[]): Config['tls'] {
     }
   }
   return { certFile, keyFile };
+}
+
+/**
+ * A comma-separated list of CIDRs, IPv4 and IPv6 (`10.0.0.0/8, fd00::/8`); a
+ * bare address is one host (/32, /128). Each bad entry is its own problem.
+ */
+export function cidrList(name: string, raw: string, problems: string[]): Cidr[] {
+  const out: Cidr[] = [];
+  for (const part of raw.split(',')) {
+    const entry = part.trim();
+    if (entry === '') continue;
+    const slash = entry.indexOf('/');
+    const address = slash < 0 ? entry : entry.slice(0, slash);
+    const family = isIP(address);
+    const max = family === 6 ? 128 : 32;
+    const bits = slash < 0 ? String(max) : entry.slice(slash + 1);
+    const prefix = Number(bits);
+    if (family === 0 || !/^\d{1,3}$/.test(bits) || prefix > max) {
+      problems.push(`${name}: ${JSON.stringify(entry)} is not an IPv4 or IPv6 CIDR (address/prefix, e.g. 10.0.0.0/8 or fd00::/8)`);
+      continue;
+    }
+    out.push({ address, prefix, family: family === 6 ? 'ipv6' : 'ipv4' });
+  }
+  return out;
 }

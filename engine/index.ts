@@ -3,7 +3,7 @@
  * here and nowhere else inside engine/ (checked by scripts/check-boundaries).
  */
 export { Engine, type EngineOptions } from './engine.js';
-export { loadConfig, ConfigError, type Config } from './config.js';
+export { loadConfig, ConfigError, type Config, type Cidr } from './config.js';
 export { createLogger, type Logger } from './logger.js';
 export { AppError, Errors } from './errors.js';
 export { normalizeMac } from './ids.js';

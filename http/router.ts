@@ -1,7 +1,8 @@
 import { Errors, type Engine, type Logger, type OperatorEvent, type PlatformPrincipal, type Principal } from '../engine/index.js';
 import { errorReply, send, sendStream, type Exchange, type Reply } from './respond.js';
+import { ClientAddress, formatAddress } from './client-address.js';
 import type { RequestSchema, ResponseSchema, Validators } from './schemas.js';
-import type { HttpResponse, TemplatedApp } from './uws.js';
+import type { HttpRequest, HttpResponse, TemplatedApp } from './uws.js';
 
 /** Where a route is served: each surface can have its own port. */
 export type Surface = 'public' | 'console' | 'portal' | 'dashboard' | 'ops';
@@ -16,8 +17,12 @@ export interface RouteContext<B = unknown, Q = unknown> {
   /** The query string, validated by the route's querySchema and coerced to its types. */
   q: Q;
   principal: Principal;
-  /** The peer address, for the portal (the client's IP when no proxy is in front). */
-  remoteIp: string;
+  /**
+   * The source address, a fact (http/client-address.ts): the socket's peer,
+   * or behind a trusted proxy (TRUSTED_PROXIES) the right-most untrusted
+   * X-Forwarded-For hop. Every per-address limit keys on this, never on a body field.
+   */
+  sourceAddress: string;
   /** The platform administrator on `platform` routes; null elsewhere. */
   platform: PlatformPrincipal | null;
   /** The headers a route asked for (`headers`), by lower-case name; '' when absent. */
@@ -137,6 +142,7 @@ export class Traffic {
  */
 export function mount(app: TemplatedApp, routes: Route[], engine: Engine, validators: Validators, log: Logger, traffic = new Traffic()): void {
   const limit = engine.config.bodyLimitBytes;
+  const clientAddress = new ClientAddress(engine.config.trustedProxies);
   const byPath = new Map<string, Route[]>();
   for (const r of routes) byPath.set(r.path, [...(byPath.get(r.path) ?? []), r]);
 
@@ -162,7 +168,8 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
       if (route.headers) for (const h of route.headers) headers[h] = req.getHeader(h);
       const contentType = hasBody ? req.getHeader('content-type') : '';
       const declaredLength = hasBody ? Number(req.getHeader('content-length') || 0) : 0;
-      const remoteIp = route.surface === 'portal' ? Buffer.from(res.getRemoteAddressAsText()).toString() : '';
+      const peer = formatAddress(new Uint8Array(res.getRemoteAddress()));
+      const sourceAddress = clientAddress.trusts(peer) ? clientAddress.resolve(peer, forwardedFor(req)) : peer;
       const browser: PortalHeaders = route.surface === 'portal'
         ? {
             accept: req.getHeader('accept'), acceptLanguage: req.getHeader('accept-language'), acceptEncoding: req.getHeader('accept-encoding'),
@@ -201,7 +208,7 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
           } else if (validateBody) {
             validateBody(undefined);
           }
-          const ctx = { params, query, body, q, principal, remoteIp, platform, headers, raw, browser };
+          const ctx = { params, query, body, q, principal, sourceAddress, platform, headers, raw, browser };
           const answer = await route.handler(ctx);
           // Not counted in `traffic` from here: a stream ends when its client goes, not with a request's work.
           if (answer.takeover) return answer.takeover(ex);
@@ -234,6 +241,19 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
     const e = Errors.NOT_FOUND();
     send(ex, { status: e.status, body: e.toBody() });
   });
+}
+
+/**
+ * Every X-Forwarded-For line, joined in order: getHeader gives only the
+ * first, and a client's own line ahead of the proxy's would then be read as
+ * the proxy's word. Read only for a trusted peer.
+ */
+function forwardedFor(req: HttpRequest): string {
+  let all = '';
+  req.forEach((k, v) => {
+    if (k === 'x-forwarded-for') all = all === '' ? v : `${all},${v}`;
+  });
+  return all;
 }
 
 /**

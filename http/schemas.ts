@@ -98,6 +98,17 @@ export interface Paged { limit: number; offset: number }
 /** A UTC day in a query string. */
 export const utcDay = { type: 'string', format: 'date', description: 'UTC day, YYYY-MM-DD' } as const;
 
+/**
+ * The guest's address as the gateway reports it (a portal body's `ip`):
+ * IPv4 or IPv6, or '' (a form's empty field: unknown). Anything else is a
+ * 400 validation_failed; it is recorded as the guest's address, never a
+ * limit's key (http/client-address.ts).
+ */
+export const guestIp = {
+  type: 'string', maxLength: 45, anyOf: [{ maxLength: 0 }, { format: 'ipv4' }, { format: 'ipv6' }],
+  description: "The guest's IPv4 or IPv6 address as the gateway reports it ('' or absent: unknown); recorded, never a rate limit's key",
+} as const;
+
 /** The error body every route may answer with. */
 export const errorResponse = responseSchema('error', {
   type: 'object', required: ['error'],

@@ -1,4 +1,5 @@
 import type { Pool } from '../store/postgres.js';
+import { csvCell } from '../util/csv-cell.js';
 
 /** Rows per Postgres round trip: a page is a few hundred KB of CSV. */
 export const PAGE_ROWS = 2000;
@@ -23,11 +24,11 @@ const COLUMNS = 'id, hotspot_id, mac, ip, username, auth_method, started_at, end
 /** The header of `logs/YYYY-MM-DD.csv` (docs/evidence-pack.md). */
 export const ACCESS_LOG_HEADER = 'session_id,hotspot_id,hotspot_name,mac,ip,identity,auth_method,start,end,end_reason\r\n';
 
-/** RFC 4180: a field with a comma, quote or line break is quoted, its quotes doubled. Values are never otherwise altered: this is the legal record. */
-function field(v: string | null): string {
-  if (v === null) return '';
-  return /[",\r\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
-}
+/**
+ * A field: csvCell (RFC 4180 quoting, and a leading `'` on text a spreadsheet
+ * would run as a formula). Values are otherwise never altered: this is the legal record.
+ */
+const field = csvCell;
 
 /** One CSV line, CRLF-terminated (RFC 4180). The identity is unmasked: the log must name who was online. */
 export function accessLogLine(r: AccessRow, hotspotName: string): string {

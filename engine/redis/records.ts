@@ -14,7 +14,7 @@ export type AuthMethod = 'voucher' | 'sms_otp' | 'msgapp_otp' | 'email' | 'spons
  * The fields of a session's grant hash, `keys.grant(tenant, hotspot, mac)`.
  * Written whole by the session start (lua/includes/session-start.lua); the
  * accounting fields by account-session-3.lua, `nas`/`nuser` by
- * remember-nas-1.lua, `until` by extend-session-10.lua.
+ * remember-nas-2.lua (with `ssid` when the NAS names one), `until` by extend-session-10.lua.
  */
 export const GRANT = {
   /** Session id (sess_...). */
@@ -39,7 +39,13 @@ export const GRANT = {
   /** Bandwidth profile name ('' none). */
   profile: 'profile',
   ip: 'ip',
+  /** The SSID the device is on: the NAS's word once it names one (Called-Station-Id), the portal's until then. */
   ssid: 'ssid',
+  /**
+   * The SSIDs the session may use, newline separated ('' any): a voucher's
+   * list, enforced on every Access-Request (engine/sessions/decide.ts).
+   */
+  ssids: 'ssids',
   /** Start of the session, ms. */
   created: 'created',
   /** Last traffic seen, ms. */

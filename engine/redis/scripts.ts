@@ -35,7 +35,8 @@ const SCRIPTS = [
   { file: 'end-session-10.lua', name: 'endSessionV2', numberOfKeys: 10 },
   { file: 'extend-session-4.lua', name: 'extendSessionV2', numberOfKeys: 4 },
   { file: 'renew-lease-1.lua', name: 'renewLeaseV1', numberOfKeys: 1 },
-  { file: 'remember-nas-1.lua', name: 'rememberNasV1', numberOfKeys: 1 },
+  // V2: the SSID the NAS names replaces the portal's, and moves the session in the live-per-SSID hash.
+  { file: 'remember-nas-2.lua', name: 'rememberNasV2', numberOfKeys: 2 },
   { file: 'raise-uses-1.lua', name: 'raiseUsesV1', numberOfKeys: 1 },
   // V2: the start emits its domain event and counts the dashboard's activity (six more KEYS).
   { file: 'start-session-12.lua', name: 'startSessionV2', numberOfKeys: 12 },
@@ -100,7 +101,7 @@ declare module 'ioredis' {
       callback?: Callback<unknown[]>,
     ): Result<unknown[], Context>;
     renewLeaseV1(leaseKey: string, owner: string, ttlMs: Arg, callback?: Callback<number>): Result<number, Context>;
-    rememberNasV1(grantKey: string, sid: string, nasId: string, nasUser: string, callback?: Callback<number>): Result<number, Context>;
+    rememberNasV2(grantKey: string, liveBySsidKey: string, sid: string, nasId: string, nasUser: string, ssid: string, callback?: Callback<number>): Result<number, Context>;
     raiseUsesV1(voucherKey: string, voucherId: string, uses: Arg, callback?: Callback<number>): Result<number, Context>;
     startSessionV2(
       grantKey: string, outboxKey: string, loadedKey: string, liveKey: string, sessionRefKey: string, blockKey: string,

@@ -83,12 +83,12 @@ export class ActorPool implements SessionActors, AcceptMirror {
    * through this NAS, while it still holds (see AuthMirrorWriter); null when
    * the request must go to the actor.
    */
-  mirroredAccept(tenant: string, hs: string, mac: string, nasId: string, userName: string): AccessDecision | null {
+  mirroredAccept(tenant: string, hs: string, mac: string, nasId: string, userName: string, ssid: string): AccessDecision | null {
     const hsKey = `${tenant}/${hs}`;
     // A sign-in or accounting of the device still on its way to the actor may change the answer:
     // the request goes to the actor, behind it (one device's messages run in order there).
     if (this.changing.size > 0 && this.changing.has(`${hsKey} ${mac}`)) return null;
-    return this.mirror.lookup(threadIndex(tenant, hs, this.threads.length), hsKey, mac, nasId, userName, Date.now());
+    return this.mirror.lookup(threadIndex(tenant, hs, this.threads.length), hsKey, mac, nasId, userName, Date.now(), ssid);
   }
 
   /** Access-Requests answered from the mirror since start. */

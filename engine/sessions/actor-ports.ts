@@ -30,8 +30,8 @@ export interface SessionActors {
 
 /** The actors' published accepts, read on the main thread (AuthMirrorReader). */
 export interface AcceptMirror {
-  /** The accept an actor gave this device through this NAS while it still holds; null: ask the actor. */
-  mirroredAccept(tenant: string, hs: string, mac: string, nasId: string, userName: string): AccessDecision | null;
+  /** The accept an actor gave this device through this NAS on this SSID ('' none named) while it still holds; null: ask the actor. */
+  mirroredAccept(tenant: string, hs: string, mac: string, nasId: string, userName: string, ssid: string): AccessDecision | null;
 }
 
 /** What the actors need from the RADIUS side: a Disconnect or CoA sent to a NAS. */

@@ -47,7 +47,8 @@ const S_VALID_LO = 14;
 const S_QUOTA_HI = 15; // bytes left, +1 (0: no quota)
 const S_QUOTA_LO = 16;
 const S_SID_LEN = 17;
-const S_SID = 18; // SID_WORDS words, four latin1 characters each
+const S_SSID = 18; // hash of the SSID the NAS named when the accept was given ('' none)
+const S_SID = 19; // SID_WORDS words, four latin1 characters each
 const SID_WORDS = 6;
 const SLOT_WORDS = S_SID + SID_WORDS;
 
@@ -75,6 +76,11 @@ export interface MirroredAccept {
   downKbps: number;
   upKbps: number;
   quotaBytes: number | null;
+  /**
+   * The SSID the Access-Request named ('' or absent: none): another SSID is
+   * news for the actor (a voucher limited to some SSIDs, decide.ts).
+   */
+  ssid?: string;
 }
 
 /** The writer's side: one per actor thread. */
@@ -147,7 +153,7 @@ export class AuthMirrorWriter {
   /**
    * A table with room for twice the live entries (removed slots are dropped),
    * filled again; the old one is retired first, then the new one handed over.
-   * Between 30% and 60% full, a slot of 96 bytes costs 160 to 320 bytes a
+   * Between 30% and 60% full, a slot of 100 bytes costs 167 to 333 bytes a
    * live entry (bench/RESULTS.md, session-memory).
    */
   private grow(): void {
@@ -194,10 +200,11 @@ export class AuthMirrorReader {
 
   /**
    * The accept for this device at this hotspot through this NAS (and, when
-   * the request has one, this User-Name), if the thread published one that is
-   * still good at `now`; null otherwise.
+   * the request has one, this User-Name) on the same SSID (`ssid`: the one
+   * the request names, '' none), if the thread published one that is still
+   * good at `now`; null otherwise.
    */
-  lookup(thread: number, hsKey: string, mac: string, nasId: string, userName: string, now: number): AccessDecision | null {
+  lookup(thread: number, hsKey: string, mac: string, nasId: string, userName: string, now: number, ssid = ''): AccessDecision | null {
     const t = this.tables[thread];
     if (!t || Atomics.load(t, H_RETIRED) === 1) return null;
     const m = macWords(mac);
@@ -213,7 +220,7 @@ export class AuthMirrorReader {
       if (state !== LIVE || Atomics.load(t, slot + S_HS_A) !== a || Atomics.load(t, slot + S_HS_B) !== b
         || Atomics.load(t, slot + S_MAC_HI) !== m[0] || Atomics.load(t, slot + S_MAC_LO) !== m[1]) continue;
       if (seq & 1) return null; // being written
-      const decision = read(t, slot, nasId, userName, now);
+      const decision = read(t, slot, nasId, userName, ssid, now);
       // Changed while we read it: a miss, not a retry (the actor's way answers).
       if (Atomics.load(t, slot + S_SEQ) !== seq) return null;
       if (decision) this.hits++;
@@ -250,6 +257,7 @@ function write(t: Int32Array, slot: number, hsKey: string, m: [number, number], 
   storeWide(t, slot + S_VALID_HI, Math.min(a.validUntilMs, a.untilMs));
   storeWide(t, slot + S_QUOTA_HI, a.quotaBytes === null ? 0 : Math.max(0, a.quotaBytes) + 1);
   Atomics.store(t, slot + S_SID_LEN, a.sid.length);
+  Atomics.store(t, slot + S_SSID, fnv1a(a.ssid ?? '', FNV_BASIS));
   for (let w = 0; w < SID_WORDS; w++) {
     let v = 0;
     for (let k = 0; k < 4; k++) v |= (a.sid.charCodeAt(w * 4 + k) & 0xff) << (k * 8); // NaN past the end: 0
@@ -258,8 +266,10 @@ function write(t: Int32Array, slot: number, hsKey: string, m: [number, number], 
   Atomics.add(t, slot + S_SEQ, 1);
 }
 
-function read(t: Int32Array, slot: number, nasId: string, userName: string, now: number): AccessDecision | null {
+function read(t: Int32Array, slot: number, nasId: string, userName: string, ssid: string, now: number): AccessDecision | null {
   if (now >= loadWide(t, slot + S_VALID_HI)) return null;
+  // Accepted on one SSID says nothing of another: the session's SSID list is the actor's to check.
+  if (Atomics.load(t, slot + S_SSID) !== fnv1a(ssid, FNV_BASIS)) return null;
   // The NAS (and User-Name) the actor last saw for the session: a change is news for it.
   if (Atomics.load(t, slot + S_NAS) !== fnv1a(nasId, FNV_BASIS)) return null;
   if (userName && Atomics.load(t, slot + S_USER) !== fnv1a(userName, FNV_BASIS)) return null;

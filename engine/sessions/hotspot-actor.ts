@@ -133,6 +133,7 @@ export class HotspotActor {
           // A daily quota's usage is trusted as long as answer() would trust it before deciding again.
           validUntilMs: s.quotaMb > 0 ? Math.min(s.untilMs, s.dailyAtMs + DAILY_FRESH_MS) : s.untilMs,
           idleSec: decision.idleTimeout, downKbps: decision.downKbps, upKbps: decision.upKbps, quotaBytes: decision.quotaBytes,
+          ssid: m.ssid ?? '',
         });
       } else {
         this.ctx.mirror.remove(this.key, m.mac);
@@ -141,26 +142,34 @@ export class HotspotActor {
     return decision;
   }
 
-  /** Brings what decide() reads up to date (the session from Redis, the NAS it is at, today's usage), then decides. */
+  /**
+   * Brings what decide() reads up to date (the session from Redis, today's
+   * usage), decides, then records what the NAS said of the session: the NAS
+   * it is at, and, once accepted there, the SSID the NAS names (the network's
+   * word replaces the portal's; one script for both).
+   */
   private async answer(m: AuthMsg): Promise<AccessDecision> {
     const s = m.mac ? await this.find(m.mac) : null;
     const now = this.ctx.now();
-    if (s && s.untilMs > now) {
-      if (s.nasId !== m.nasId || (m.userName && s.nasUser !== m.userName)) {
-        s.nasId = m.nasId;
-        if (m.userName) s.nasUser = m.userName;
-        await this.ctx.store.rememberNas(this.tenant, this.hs, s.mac, s.sid, m.nasId, s.nasUser);
-      }
-      if (s.quotaMb > 0) {
-        const day = this.day(now);
-        if (s.dailyDay !== day || now - s.dailyAtMs > DAILY_FRESH_MS) {
-          s.daily = await this.ctx.store.dailyUsed(this.tenant, s.mac, day);
-          s.dailyDay = day;
-          s.dailyAtMs = now;
-        }
+    if (!s || s.untilMs <= now) return decide(m, s, now);
+    if (s.quotaMb > 0) {
+      const day = this.day(now);
+      if (s.dailyDay !== day || now - s.dailyAtMs > DAILY_FRESH_MS) {
+        s.daily = await this.ctx.store.dailyUsed(this.tenant, s.mac, day);
+        s.dailyDay = day;
+        s.dailyAtMs = now;
       }
     }
-    return decide(m, s, now);
+    const decision = decide(m, s, now);
+    const nasChanged = s.nasId !== m.nasId || (m.userName !== '' && s.nasUser !== m.userName);
+    const ssid = decision.accept && m.ssid && m.ssid !== s.ssid ? m.ssid : '';
+    if (nasChanged || ssid) {
+      s.nasId = m.nasId;
+      if (m.userName) s.nasUser = m.userName;
+      if (ssid) s.ssid = ssid;
+      await this.ctx.store.rememberNas(this.tenant, this.hs, s.mac, s.sid, m.nasId, s.nasUser, ssid);
+    }
+    return decision;
   }
 
   async acct(m: AcctMsg): Promise<void> {
@@ -197,9 +206,14 @@ export class HotspotActor {
     // A report for an Acct-Session-Id the device has left (it roamed to an access point that
     // is another NAS) brings its last bytes, and nothing else: the session lives on elsewhere.
     let nasChanged = false;
+    let ssidChanged = false;
     if (r.current) {
       s.acctId = m.acctSessionId;
       if (m.ip) s.ip = m.ip;
+      if (m.ssid && m.ssid !== s.ssid) {
+        s.ssid = m.ssid;
+        ssidChanged = true;
+      }
       if (m.apName) s.apName = m.apName;
       if (m.signal !== undefined) s.signal = m.signal;
       nasChanged = s.nasId !== m.nasId || (m.userName !== '' && s.nasUser !== m.userName);
@@ -214,10 +228,10 @@ export class HotspotActor {
       // It ended when the NAS saw it end (Acct-Delay-Time before now), and never past its time.
       const at = Math.max(s.startedMs, Math.min(now - (m.delay ?? 0) * 1000, s.untilMs));
       await this.end(s, m.reason ?? 'user_request', '', false, at);
-    } else if (nasChanged) {
+    } else if (nasChanged || ssidChanged) {
       // Into Redis as auth() does: a session only ever reported in accounting must still be
-      // found by its NAS's Accounting-On after this actor reloads from Redis.
-      await this.ctx.store.rememberNas(this.tenant, this.hs, s.mac, s.sid, m.nasId, s.nasUser);
+      // found by its NAS's Accounting-On after this actor reloads from Redis, and show the NAS's SSID.
+      await this.ctx.store.rememberNas(this.tenant, this.hs, s.mac, s.sid, m.nasId, s.nasUser, ssidChanged ? s.ssid : '');
     }
   }
 

@@ -36,6 +36,8 @@ export interface AcctMsg extends ToActor {
   inOctets: number;
   outOctets: number;
   ip?: string;
+  /** The SSID the NAS names (Called-Station-Id): the session's, from now on. */
+  ssid?: string;
   apName?: string;
   signal?: number;
   /** On a Stop: why the NAS ended the session, translated by radius/; absent: the guest's own stop. */

@@ -59,6 +59,7 @@ const REJECT_CODES: Readonly<Record<string, string>> = {
   'Please sign in on the portal': 'not_signed_in',
   'Daily data quota used up': 'daily_quota',
   'Session data quota used up': 'session_quota',
+  'Not allowed on this network': 'ssid_not_allowed',
 };
 
 /** The port fields of a request or accounting record (both messages have them). */
@@ -139,7 +140,7 @@ export class RadiusGateway implements RadiusHandler {
     // A device the actor accepted a moment ago, through the same NAS: its answer, without the hop to the
     // actor's thread. Not after a redemption, which the actor has yet to take in (its 'started' message).
     if (!voucherAuth && mac) {
-      const mirrored = this.actors.mirroredAccept(nas.tenantId, nas.hotspotId, mac, nas.id, m.userName);
+      const mirrored = this.actors.mirroredAccept(nas.tenantId, nas.hotspotId, mac, nas.id, m.userName, m.ssid ?? '');
       if (mirrored) return this.noted(nas, method, '', mirrored);
     }
     const decision = await this.actors.request<AccessDecision>({
@@ -165,7 +166,7 @@ export class RadiusGateway implements RadiusHandler {
     await this.actors.request({
       t: 'acct', tenant: nas.tenantId, hs: nas.hotspotId, tz: nas.timezone, nasId: nas.id, status: m.status,
       mac: m.mac, userName: m.userName, acctSessionId: m.acctSessionId, inOctets: m.inputOctets, outOctets: m.outputOctets,
-      ip: m.framedIp, apName: m.apName, signal: m.signalDbm, reason: m.endReason, delay: m.delayTime,
+      ip: m.framedIp, ssid: m.ssid, apName: m.apName, signal: m.signalDbm, reason: m.endReason, delay: m.delayTime,
     });
   }
 }

@@ -21,6 +21,8 @@ export interface LiveSession {
   userName: string;
   ip: string;
   ssid: string;
+  /** The SSIDs the session may use, newline separated ('' any): GRANT.ssids. */
+  ssids: string;
   /**
    * NAS that last spoke for this session, the User-Name it used (the code for
    * PAP, often the bare MAC for MAC authentication: what a Disconnect or CoA
@@ -68,7 +70,7 @@ export function sessionFromHash(h: GrantHash): LiveSession | null {
     untilMs: Number(h[G.until]), lastMs: Number(h[G.last] ?? h[G.created]), startedMs: Number(h[G.created]),
     idleSec: Number(h[G.idleSec] ?? 0), downKbps: Number(h[G.downKbps] ?? 0), upKbps: Number(h[G.upKbps] ?? 0),
     quotaMb: Number(h[G.quotaMb] ?? 0), sessionQuotaMb: Number(h[G.sessionQuotaMb] ?? 0),
-    userName: h[G.user] ?? '', ip: h[G.ip] ?? '', ssid: h[G.ssid] ?? '', nasId: h[G.nasId] ?? '', nasUser: h[G.nasUser] ?? '',
+    userName: h[G.user] ?? '', ip: h[G.ip] ?? '', ssid: h[G.ssid] ?? '', ssids: h[G.ssids] ?? '', nasId: h[G.nasId] ?? '', nasUser: h[G.nasUser] ?? '',
     acctId: h[G.acctId] ?? '', bytesIn: Number(h[G.bytesIn] ?? 0), bytesOut: Number(h[G.bytesOut] ?? 0), apName: h[G.apName] ?? '',
     signal: signal ? Number(signal) : null, daily: 0, dailyDay: '', dailyAtMs: 0, slot: 0,
   };
@@ -140,8 +142,8 @@ export class SessionStore {
    * The NAS now speaking for a session, and the User-Name it uses for it;
    * written only while the device's grant still holds that session.
    */
-  async rememberNas(tenant: string, hs: string, mac: string, sid: string, nasId: string, nasUser: string): Promise<void> {
-    await this.redis.rememberNasV1(keys.grant(tenant, hs, mac), sid, nasId, nasUser);
+  async rememberNas(tenant: string, hs: string, mac: string, sid: string, nasId: string, nasUser: string, ssid = ''): Promise<void> {
+    await this.redis.rememberNasV2(keys.grant(tenant, hs, mac), keys.liveBySsid(tenant), sid, nasId, nasUser, ssid);
   }
 
   async account(tenant: string, hs: string, mac: string, day: string, nowMs: number, acctId: string,

@@ -9,8 +9,14 @@ export interface SignInRequest {
   hotspotId: string;
   /** As the guest or the NAS gave it; the pipeline normalises it. */
   mac: string;
+  /** The guest's address as reported (gateway or NAS): recorded with the session, never a limit's key. */
   ip: string;
   ssid: string;
+  /**
+   * The source address of the request (the HTTP client as http/client-address.ts
+   * resolves it): a fact, what per-address limits key on. Absent for a NAS's request.
+   */
+  source?: string;
   /** The NAS itself asked (a code in an Access-Request): it learns of the session from its answer, so no CoA. */
   viaNas?: boolean;
 }
@@ -23,6 +29,8 @@ export interface SignInContext {
   mac: string;
   ip: string;
   ssid: string;
+  /** SignInRequest.source, '' when none. */
+  source: string;
   /** The clock's reading for this sign-in, ms. */
   now: number;
 }

@@ -1,4 +1,5 @@
 import { AppError, Errors, type Engine } from '../../engine/index.js';
+import { guestAddress } from '../client-address.js';
 import type { Reply } from '../respond.js';
 import { route, type Route, type RouteContext } from '../router.js';
 import { portalAnswer } from './portal-page.js';
@@ -48,7 +49,7 @@ export function portalOtpRoutes(engine: Engine): Route[] {
     status: 200,
     body: await otp.request({
       hotspotId: hotspotOf(ctx), to: ctx.body[kind] ?? '', channel: kind === 'email' ? 'email' : ctx.body.channel ?? 'sms', mac: ctx.body.mac,
-      ip: ctx.body.ip || ctx.remoteIp, ssid: ctx.body.ssid ?? '', locale: ctx.body.lang,
+      ip: guestAddress(ctx.body.ip, ctx.sourceAddress), source: ctx.sourceAddress, ssid: ctx.body.ssid ?? '', locale: ctx.body.lang,
     }),
   }));
   // Terms, hand-back to the gateway and the browser's answer are the portal's, as for a voucher.
@@ -56,7 +57,7 @@ export function portalOtpRoutes(engine: Engine): Route[] {
     const hotspotId = hotspotOf(ctx);
     return portalAnswer(engine, ctx, hotspotId, () => otp.verify({
       hotspotId, kind, to: ctx.body[kind] ?? '', code: ctx.body.code ?? '', mac: ctx.body.mac,
-      ip: ctx.body.ip || ctx.remoteIp, ssid: ctx.body.ssid ?? '',
+      ip: guestAddress(ctx.body.ip, ctx.sourceAddress), source: ctx.sourceAddress, ssid: ctx.body.ssid ?? '',
     }));
   };
   return [

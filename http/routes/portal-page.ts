@@ -5,6 +5,7 @@ import {
   AppError, Errors, gatewayFrom, gatewayQuery, handbackUrl, normalizeMac, offeredMethods, parseGatewayParams, projectPath, unpackOpenNdsQuery,
   type Engine, type GatewayParams, type Handback, type HotspotRef, type PortalRecord,
 } from '../../engine/index.js';
+import { canonicalAddress } from '../client-address.js';
 import type { Reply } from '../respond.js';
 import type { PortalHeaders, Route, RouteContext } from '../router.js';
 
@@ -148,7 +149,9 @@ export function renderPage(a: Assets, p: PageInput): string {
   const gatewayStr = p.record?.gateway ?? gatewayQuery(p.query);
   const gw = gatewayOf(new URLSearchParams(gatewayStr));
   const mac = p.record?.mac || normalizeMac(p.query.get('mac') ?? '') || gw?.mac || '';
-  const ip = p.record?.ip ?? (p.query.get('ip') || gw?.ip || '');
+  // Only an address goes into the form: the verify routes refuse anything else in `ip` (400), and a
+  // page opened with a garbled ?ip= must still sign its guest in.
+  const ip = p.record?.ip ?? (canonicalAddress(p.query.get('ip') || gw?.ip || '') ?? '');
   const ssid = p.record?.ssid ?? (p.query.get('ssid') ?? '');
   const name = settings?.display_name ?? '';
   const next = safeUrl(ref?.redirectUrl) ?? originalUrl(gw, p.query);

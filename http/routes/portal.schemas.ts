@@ -1,4 +1,4 @@
-import { looseRequestSchema, nullable, requestSchema, responseSchema } from '../schemas.js';
+import { guestIp, looseRequestSchema, nullable, requestSchema, responseSchema } from '../schemas.js';
 
 /** Loose: accept_terms is a boolean or a form's string, gateway a query string or an object. */
 export const portalVoucherVerify = looseRequestSchema<{
@@ -9,7 +9,7 @@ export const portalVoucherVerify = looseRequestSchema<{
   properties: {
     code: { type: 'string', minLength: 1, maxLength: 128 },
     mac: { type: 'string', minLength: 1, maxLength: 32 },
-    ip: { type: 'string', maxLength: 45 },
+    ip: guestIp,
     ssid: { type: 'string', maxLength: 32, pattern: '^[^\\u0000-\\u001f\\u007f]*$', description: 'The network the guest joined (no control characters)' },
     hotspot_id: { type: 'string', minLength: 1, maxLength: 64 },
     accept_terms: { type: ['boolean', 'string'], description: 'The guest accepted the terms (required where the hotspot requires it)' },

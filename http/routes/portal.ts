@@ -1,4 +1,5 @@
 import { Errors, type Engine } from '../../engine/index.js';
+import { guestAddress } from '../client-address.js';
 import { route, type Route } from '../router.js';
 import { portalAnswer } from './portal-page.js';
 import { authorized, portalQuery, portalVoucherVerify } from './portal.schemas.js';
@@ -18,7 +19,7 @@ export function portalRoutes(engine: Engine): Route[] {
         409: 'voucher_exhausted {error, max_uses, current_uses}', 403: 'voucher_ssid_not_allowed',
       },
       handler: async (ctx) => {
-        const { body, q, remoteIp } = ctx;
+        const { body, q, sourceAddress } = ctx;
         const hotspotId = body.hotspot_id ?? q.hotspot_id;
         if (!hotspotId) {
           throw Errors.VALIDATION_FAILED('hotspot_id is required (query parameter or body field)', [{ field: 'hotspot_id', message: 'is required' }]);
@@ -26,7 +27,7 @@ export function portalRoutes(engine: Engine): Route[] {
         // Terms, hand-back and the no-JavaScript 303 (web/portal) around the sign-in itself.
         return portalAnswer(engine, ctx, hotspotId, async () => {
           const result = await engine.signIn.voucher({
-            hotspotId, code: body.code, mac: body.mac, ip: body.ip || remoteIp, ssid: body.ssid ?? '',
+            hotspotId, code: body.code, mac: body.mac, ip: guestAddress(body.ip, sourceAddress), source: sourceAddress, ssid: body.ssid ?? '',
           });
           return result;
         });

@@ -1,5 +1,5 @@
 import { AUTH_METHODS, DEFAULT_OTP_LIMITS, type SignInSettingsInput } from '../../engine/index.js';
-import { looseRequestSchema, type Schema } from '../schemas.js';
+import { guestIp, looseRequestSchema, type Schema } from '../schemas.js';
 
 /**
  * Schemas of the OTP portal routes (portal-otp.ts) and the tenant sign-in
@@ -11,7 +11,7 @@ import { looseRequestSchema, type Schema } from '../schemas.js';
 const mac = { type: 'string', minLength: 1, maxLength: 32 };
 const hotspotId = { type: 'string', minLength: 1, maxLength: 64 };
 const ssid = { type: 'string', maxLength: 32, pattern: '^[^\\u0000-\\u001f\\u007f]*$' };
-const ip = { type: 'string', maxLength: 45 };
+const ip = guestIp;
 // Any string: a code of the wrong shape is a wrong try like any other, counted against the five.
 const code = { type: 'string', minLength: 1, maxLength: 16, description: 'The OTP digits as a string' };
 const phone = { type: 'string', minLength: 1, maxLength: 32, description: 'E.164, e.g. +905321234567' };

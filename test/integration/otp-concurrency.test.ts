@@ -55,7 +55,7 @@ describe('OTP single use across processes', () => {
     const now = Date.now();
     const sent = await new OtpStore(redis).request({
       tenantId: tenant, hotspotId: hotspot, identity: phone, requestId: 'otp_conc', channel: 'sms', hash: hasher.hash(tenant, hotspot, phone, code),
-      ip: '10.0.0.1', mac: mac(1), prefix: '+90532', limits: { ...DEFAULT_OTP_LIMITS }, fallbackDueMs: 0, fallbackSms: false,
+      source: '10.0.0.1', mac: mac(1), prefix: '+90532', limits: { ...DEFAULT_OTP_LIMITS }, fallbackDueMs: 0, fallbackSms: false,
     }, now);
     expect(sent).toEqual({ ok: true });
 

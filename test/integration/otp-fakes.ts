@@ -41,9 +41,9 @@ export interface OtpTestEngine {
  * outcomes), in order. It keeps its Redis state in a database of its own
  * (`redisDb`): messaging-app fallback watches are claimed by any engine on
  * the same Redis, as they must be in production, and an engine whose clock is
- * hours ahead would fire other files' watches.
+ * hours ahead would fire other files' watches. `env`: more settings (TRUSTED_PROXIES).
  */
-export async function otpEngine(now: () => number, pollMs = 50, redisDb = 3): Promise<OtpTestEngine> {
+export async function otpEngine(now: () => number, pollMs = 50, redisDb = 3, env: Record<string, string> = {}): Promise<OtpTestEngine> {
   const senders = { sms: new RecordingSender('sms'), msgapp: new RecordingSender('msgapp'), email: new RecordingSender('email') };
   const started: VerifiedIdentity[] = [];
   const decisions: OtpDecision[] = [];
@@ -55,7 +55,7 @@ export async function otpEngine(now: () => number, pollMs = 50, redisDb = 3): Pr
       return answer;
     },
   };
-  const engine: Engine = new Engine(loadConfig(testEnv({ REDIS_URL: `${inject('redisUrl')}/${redisDb}` })), createLogger('silent'), {
+  const engine: Engine = new Engine(loadConfig(testEnv({ ...env, REDIS_URL: `${inject('redisUrl')}/${redisDb}` })), createLogger('silent'), {
     now, actors: false, sink: false, otp: { senders: { forTenant: async (_t, ch) => senders[ch] }, sessions, pollMs },
   });
   // Every decision, whoever records it: the dashboard's recorder gets them all and still writes them.

@@ -23,7 +23,7 @@ describe('OTP fallback across engine processes', () => {
     await a.engine.signInSettings.put(tenant.id, {
       methods: ['msgapp_otp', 'sms_otp'], msgapp: { fallback_sms: true, fallback_timeout_sec: 30 },
     });
-    const sent = await a.engine.otp.request({ hotspotId: hs.id, to: '+905321112233', channel: 'msgapp', mac: device, ip: '10.0.0.5', ssid: '' });
+    const sent = await a.engine.otp.request({ hotspotId: hs.id, to: '+905321112233', channel: 'msgapp', mac: device, ip: '10.0.0.5', source: '10.0.0.5', ssid: '' });
     expect(sent.channel).toBe('msgapp');
     await a.engine.close();
     engines.shift();
@@ -41,7 +41,7 @@ describe('OTP fallback across engine processes', () => {
     expect(sms).toHaveLength(1);
     expect(sms[0]).toMatchObject({ tenantId: tenant.id, requestId: sent.request_id, to: '+905321112233' });
     expect(await c.engine.otp.status(sent.request_id)).toEqual({ status: 'resent_by_sms', channel: 'sms' });
-    const ok = await c.engine.otp.verify({ hotspotId: hs.id, kind: 'phone', to: '+905321112233', code: sms[0]!.code, mac: device, ip: '', ssid: '' });
+    const ok = await c.engine.otp.verify({ hotspotId: hs.id, kind: 'phone', to: '+905321112233', code: sms[0]!.code, mac: device, ip: '', source: '10.0.0.5', ssid: '' });
     expect(ok.status).toBe('authorized');
   });
 });

@@ -104,16 +104,17 @@ describe('OTP sign-in over the portal', () => {
     expect(soon.body).toMatchObject({ error: 'otp_rate_limited', retry_after: 60 });
     expect(soon.headers.get('retry-after')).toBe('60');
 
-    // Per IP: two more phones from 10.9.0.1 pass, the fourth send from it does not.
+    // Per source address (the socket's peer, whatever the body's ip says: issue 18): two more phones pass, the fourth send does not.
     expect((await request(hotspotId, '+905341000002', { ip: '10.9.0.1' })).status).toBe(200);
     expect((await request(hotspotId, '+905351000003', { ip: '10.9.0.1' })).status).toBe(200);
     const ipLimited = await request(hotspotId, '+905361000004', { ip: '10.9.0.1' });
     expect(ipLimited.status).toBe(429);
     expect(ipLimited.body.retry_after).toBe(3600);
 
-    // Per prefix (+90537): five numbers from five IPs pass, the sixth is refused.
-    for (let i = 0; i < 5; i++) expect((await request(hotspotId, `+90537100001${i}`, { ip: `10.8.0.${i}` })).status).toBe(200);
-    expect((await request(hotspotId, '+905371000019', { ip: '10.8.0.9' })).status).toBe(429);
+    // Per prefix (+90537), at a venue whose per-address limit has room: five numbers pass, the sixth is refused.
+    const roomy = await venue({ otp: { cooldown_sec: 60, per_ip_hourly: 100, per_prefix_hourly: 5, per_mac_hourly: 0 } });
+    for (let i = 0; i < 5; i++) expect((await request(roomy.hotspotId, `+90537100001${i}`, { ip: `10.8.0.${i}` })).status).toBe(200);
+    expect((await request(roomy.hotspotId, '+905371000019', { ip: '10.8.0.9' })).status).toBe(429);
     expect(decisions.at(-1)).toMatchObject({ outcome: 'reject', reason: 'otp_rate_limited' });
   });
 

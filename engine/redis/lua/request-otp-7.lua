@@ -12,8 +12,10 @@
   KEYS[1] code hash        {t:T}:otp:c:<hotspot>:<identity>   h, tries, exp, rid, ch
   KEYS[2] request state    {t:T}:otp:r:<request id>           status, ch, hs, user, fb, lang
   KEYS[3] identity limit   {t:T}:otp:l:user:<identity>        next (cool-down end), n, reset (day window)
-  KEYS[4] client IP limit  {t:T}:otp:l:ip:<ip>
-  KEYS[5] MAC limit        {t:T}:otp:l:mac:<mac>
+  KEYS[4] source limit     {t:T}:otp:l:ip:<source address>  (the request's peer or trusted
+                           proxy's word, never a body field: http/client-address.ts)
+  KEYS[5] MAC limit        {t:T}:otp:l:mac:<hotspot>/<mac>  (a claimed MAC, so per hotspot, and
+                           never the only guard: the source limit always applies)
   KEYS[6] prefix limit     {t:T}:otp:l:prefix:<dial prefix or e-mail domain>
   KEYS[7] fallback zset    {t:T}:otp:fb                       request id -> due ms
 

@@ -116,6 +116,9 @@ local replaced = startSession(KEYS[3], KEYS[6], KEYS[7], KEYS[4], activityKeys(9
   -- Only the voucher sets a session quota. A definition written before
   -- vouchers had one has no `squota` field: none.
   squota = tonumber(v[12]) or 0,
-  idle = ARGV[8], profile = v[10], ip = ARGV[4], ssid = ARGV[5]})
+  idle = ARGV[8], profile = v[10], ip = ARGV[4], ssid = ARGV[5],
+  -- The list goes with the session: the NAS's Called-Station-Id is checked against it on every
+  -- Access-Request (decide.ts), since the SSID checked above is only what the portal was told.
+  ssids = ssids})
 
 return {'ok', sid, tostring(untilMs), uses, max, 0, replaced}

@@ -18,7 +18,10 @@ export interface OtpRequestInput {
   to: string;
   channel: OtpChannelName;
   mac: string;
+  /** The guest's address as reported: recorded only. */
   ip: string;
+  /** The request's source address (a fact): the per-address send limit's key. */
+  source: string;
   ssid: string;
   locale?: 'tr' | 'en';
 }
@@ -31,6 +34,8 @@ export interface OtpVerifyInput {
   code: string;
   mac: string;
   ip: string;
+  /** The request's source address (a fact). */
+  source: string;
   ssid: string;
 }
 
@@ -108,7 +113,7 @@ export class OtpService implements DeliveryReceiver {
     const hash = this.hasher.hash(tenantId, r.hotspotId, identity, code);
     const watch = r.channel === 'msgapp';
     const counted = await this.store.request({
-      tenantId, hotspotId: r.hotspotId, identity, requestId, channel: r.channel, hash, ip: r.ip, mac, prefix, limits: settings.otp,
+      tenantId, hotspotId: r.hotspotId, identity, requestId, channel: r.channel, hash, source: r.source, mac, prefix, limits: settings.otp,
       fallbackDueMs: watch ? now + settings.msgapp.fallback_timeout_sec * 1000 : 0, fallbackSms: settings.msgapp.fallback_sms, locale: r.locale ?? 'tr',
     }, now);
     if (!counted.ok) {
@@ -164,7 +169,7 @@ export class OtpService implements DeliveryReceiver {
     if (!identity) throw reject(v.kind === 'email' ? Errors.EMAIL_INVALID() : Errors.PHONE_INVALID());
     const codeHash = this.hasher.hash(tenantId, v.hotspotId, identity, v.code.trim());
     try {
-      const answer = await this.ports.sessions.code({ tenantId, hotspotId: v.hotspotId, mac, ip: v.ip, ssid: v.ssid, kind: v.kind, username: identity, codeHash });
+      const answer = await this.ports.sessions.code({ tenantId, hotspotId: v.hotspotId, mac, ip: v.ip, source: v.source, ssid: v.ssid, kind: v.kind, username: identity, codeHash });
       this.metrics.inc('otp_verify_total', 'ok');
       return answer;
     } catch (err) {

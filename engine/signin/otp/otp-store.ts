@@ -20,7 +20,11 @@ export type RequestStatus = 'sent' | 'delivered' | 'resent_by_sms' | 'not_delive
 
 export interface NewCode {
   tenantId: string; hotspotId: string; identity: string; requestId: string; channel: OtpChannelName; hash: string;
-  ip: string; mac: string; prefix: string; limits: OtpLimits;
+  /**
+   * The request's source address (a fact, never the body's `ip`) and the
+   * device's MAC (a claim: counted per hotspot, beside the source's limit).
+   */
+  source: string; mac: string; prefix: string; limits: OtpLimits;
   /** When the delivery watch fires (msgapp only), ms; 0: none. */
   fallbackDueMs: number;
   fallbackSms: boolean;
@@ -73,10 +77,10 @@ export class OtpStore {
     if (c.fallbackDueMs > 0) await this.redis.zadd(keys.otpFallbackTenants(), c.fallbackDueMs, t);
     const a = await this.redis.requestOtpV1(
       keys.otpCode(t, c.hotspotId, c.identity), keys.otpRequest(t, c.requestId), keys.otpLimit(t, 'user', c.identity),
-      keys.otpLimit(t, 'ip', c.ip), keys.otpLimit(t, 'mac', c.mac), keys.otpLimit(t, 'prefix', c.prefix), keys.otpFallbacks(t),
+      keys.otpLimit(t, 'ip', c.source), keys.otpLimit(t, 'mac', `${c.hotspotId}/${c.mac}`), keys.otpLimit(t, 'prefix', c.prefix), keys.otpFallbacks(t),
       now, c.hash, c.requestId, c.channel, c.hotspotId, c.identity, CODE_TTL_MS, REQUEST_STATE_TTL_MS,
       l.cooldown_sec * 1000, l.per_identity_daily, DAY_MS,
-      c.ip ? l.per_ip_hourly : 0, l.per_mac_hourly, c.prefix ? l.per_prefix_hourly : 0, HOUR_MS,
+      c.source ? l.per_ip_hourly : 0, l.per_mac_hourly, c.prefix ? l.per_prefix_hourly : 0, HOUR_MS,
       c.fallbackDueMs, c.fallbackSms ? 1 : 0, c.locale ?? 'tr');
     if (a[0] === 'ok') return { ok: true };
     if (a[0] === 'limited') return { ok: false, limit: String(a[1]), retryAfterMs: Number(a[2]) };

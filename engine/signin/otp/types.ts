@@ -19,6 +19,8 @@ export interface CodeClaim {
   hotspotId: string;
   mac: string;
   ip: string;
+  /** The request's source address (a fact; SignInRequest.source). */
+  source: string;
   ssid: string;
   kind: 'phone' | 'email';
   username: string;

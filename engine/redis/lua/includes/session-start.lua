@@ -8,7 +8,8 @@
   startSession(grantKey, liveKey, refKey, outboxKey, k, s)
     k: activityKeys(...) (includes/activity.lua)
     s: sid, hs, mac, now (ms, number), untilMs (number), method, user, vid
-       ('' none), down, up, quota, squota, idle, profile, ip, ssid
+       ('' none), down, up, quota, squota, idle, profile, ip, ssid, and
+       ssids (the voucher's SSID list, newline separated; nil or '': any)
     Writes the grant, the live set entry, the session ref and the
     session_start record, emits session.start and counts the start (starts,
     the device and its SSID live); returns '' or the id of the device's
@@ -36,7 +37,7 @@ local function startSession(grantKey, liveKey, refKey, outboxKey, k, s)
   rcall('HSET', grantKey,
     'sid', s.sid, 'hs', s.hs, 'mac', s.mac, 'until', s.untilMs, 'method', s.method, 'user', s.user,
     'vid', s.vid, 'down', s.down, 'up', s.up, 'quota', s.quota, 'squota', s.squota, 'idle', s.idle,
-    'profile', s.profile, 'ip', s.ip, 'ssid', s.ssid, 'created', s.now, 'last', s.now,
+    'profile', s.profile, 'ip', s.ip, 'ssid', s.ssid, 'ssids', s.ssids or '', 'created', s.now, 'last', s.now,
     'bin', 0, 'bout', 0)
   rcall('ZADD', liveKey, s.untilMs, s.sid)
   rcall('SET', refKey, s.hs .. ' ' .. s.mac)
