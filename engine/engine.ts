@@ -188,7 +188,7 @@ export class Engine {
     this.decisionReader = new DecisionReader(this.redis, now);
     this.signIn = new SignInService({
       redis: this.redis, hotspots: this.hotspots, loader: this.vouchers, actors, decisions,
-      metrics: this.metrics, terms: new SettingsTerms(this.signInSettings), now,
+      metrics: this.metrics, terms: new SettingsTerms(this.signInSettings), guessing: this.signInSettings, now,
       defaults: { sessionMinutes: config.defaultSessionMinutes, idleSec: config.defaultIdleTimeoutSec },
     });
     this.sessions = new SessionService(this.pool, this.redis, actors, this.hotspots, this.blocks, now);

@@ -41,7 +41,7 @@ export type { DaySummary } from './compliance/daily-summary.js';
 // OTP sign-in (engine/signin/otp/) and tenant sign-in settings
 export type { VerifiedIdentity, SessionStarter, OtpDecision, OtpDecisionSink } from './signin/otp/types.js';
 export type { OtpRequestInput, OtpVerifyInput, OtpSent, OtpAuthorized } from './signin/otp/otp-service.js';
-export { AUTH_METHODS, ENV_REF, DEFAULT_OTP_LIMITS, type SignInSettings, type SignInSettingsInput } from './signin/sign-in-settings.js';
+export { AUTH_METHODS, ENV_REF, DEFAULT_OTP_LIMITS, DEFAULT_GUESSING_LIMITS, type SignInSettings, type SignInSettingsInput, type GuessingLimits } from './signin/sign-in-settings.js';
 // OTP providers (engine/signin/providers)
 export type {
   OtpChannelName, OtpMessage, SendResult, OtpSender, OtpSenders, DeliveryReceiver, SignInConfigSource, SmsConfig, EmailConfig,

@@ -9,8 +9,15 @@ export interface SignInRequest {
   hotspotId: string;
   /** As the guest or the NAS gave it; the pipeline normalises it. */
   mac: string;
+  /** The guest's address as the gateway reports it (the body's `ip`): recorded, never a limit's key. */
   ip: string;
   ssid: string;
+  /**
+   * The address the request came from as the network says it (the socket's
+   * peer, or a trusted proxy's hop): it keys the per-address limits. Absent
+   * for RADIUS, whose source is the NAS.
+   */
+  sourceIp?: string;
   /** The NAS itself asked (a code in an Access-Request): it learns of the session from its answer, so no CoA. */
   viaNas?: boolean;
 }
@@ -23,6 +30,10 @@ export interface SignInContext {
   mac: string;
   ip: string;
   ssid: string;
+  /** SignInRequest.sourceIp, '' when none. */
+  sourceIp: string;
+  /** A code a NAS sent in an Access-Request (SignInRequest.viaNas). */
+  viaNas: boolean;
   /** The clock's reading for this sign-in, ms. */
   now: number;
 }
@@ -81,7 +92,7 @@ export interface SignInMethod<In, S extends StartedSession, Out> {
   readonly name: AuthMethod;
   /**
    * Rate limits before anything is checked; throws an AppError to refuse
-   * (recorded as a rejection with the error's code). Optional: vouchers have none.
+   * (recorded as a rejection with the error's code). Optional: a voucher's guessing limits are part of its atomic step instead.
    */
   limit?(ctx: SignInContext, input: In): Promise<void>;
   /**
