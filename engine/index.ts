@@ -12,7 +12,9 @@ export { signOperatorToken, signPlatformToken, PLATFORM_ADMIN, type PlatformPrin
 export { MODULES, DEFAULT_MODULES, DASHBOARD_MODULES, type Tenant } from './tenants/tenant-service.js';
 export type { Hotspot, HotspotInput, NasClient, NasClientInput } from './hotspots/hotspot-service.js';
 export { DEFAULT_PROFILES, type BandwidthProfile } from './vouchers/bandwidth-profiles.js';
-export { DEFAULT_CODE_FORMAT, type CodeFormat } from './vouchers/code-generator.js';
+export {
+  DEFAULT_CODE_FORMAT, MIN_CODE_BITS, chosenCodeStrength, codeFormat, codeStrength, type CodeFormat, type CodeStrength,
+} from './vouchers/code-generator.js';
 export { MAX_BATCH, type VoucherSpec, type Page } from './vouchers/voucher-service.js';
 export { STATUS_FILTERS, toPublic, toConsole, type StatusFilter, type PublicVoucher, type ConsoleVoucher } from './vouchers/voucher.js';
 export type { Authorized, VerifyRequest } from './signin/voucher-method.js';

@@ -87,4 +87,21 @@ describe('voucher guessing limits on the portal', () => {
     for (let i = 0; i < 15; i++) expect((await verify(svc.base, t.hotspotId, { code: `OFF-${i}`, mac: device })).status).toBe(404);
     expect((await verify(svc.base, t.hotspotId, { code: voucher.code, mac: device })).status).toBe(200);
   });
+
+  test('creation answers say what the codes are worth: 40 bits by default, a warning for a shorter format or a short chosen code', async ({ svc, tenant: t }) => {
+    const batch = await call(svc.base, 'POST', '/api/v1/vouchers', { auth: t.apiKey, body: { count: 3, format: { charset: 'numeric' } } });
+    expect(batch.status).toBe(201);
+    expect(batch.body.vouchers.map((v: { code: string }) => v.code.length)).toEqual([13, 13, 13]);
+    expect([batch.body.entropy_bits, batch.body.warnings]).toEqual([43.1, []]);
+    const short = await call(svc.base, 'POST', '/api/v1/vouchers', { auth: t.apiKey, body: { count: 3, format: { charset: 'numeric', length: 4 } } });
+    expect(short.status).toBe(201);
+    expect(short.body.vouchers[0].code).toMatch(/^[0-9]{4}$/);
+    expect(short.body.entropy_bits).toBe(13.2);
+    expect(short.body.warnings).toEqual([{ code: 'weak_codes', message: expect.any(String) }]);
+    const generated = await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: {} });
+    expect([generated.body.code.length, generated.body.entropy_bits, generated.body.warnings]).toEqual([9, 44.5, []]);
+    const chosen = await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code: 'abc' } });
+    expect(chosen.status).toBe(201);
+    expect(chosen.body.warnings).toEqual([{ code: 'weak_codes', message: expect.stringContaining('at most 14.1 bits') }]);
+  });
 });
