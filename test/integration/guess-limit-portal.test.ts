@@ -104,4 +104,18 @@ describe('voucher guessing limits on the portal', () => {
     expect(chosen.status).toBe(201);
     expect(chosen.body.warnings).toEqual([{ code: 'weak_codes', message: expect.stringContaining('at most 14.1 bits') }]);
   });
+
+  test('a browser without JavaScript is told, in its language, how long to wait', async ({ svc, tenant: t, voucher, mac }) => {
+    await call(svc.base, 'PUT', SETTINGS, { auth: t.apiKey, body: { guessing: { per_device: 1 } } });
+    const device = mac();
+    expect((await verify(svc.base, t.hotspotId, { code: 'NOT-IT', mac: device })).status).toBe(404);
+    const post = await fetch(`${svc.base}${VERIFY}?hotspot_id=${t.hotspotId}`, {
+      method: 'POST', redirect: 'manual', body: new URLSearchParams({ code: voucher.code, mac: device, lang: 'en' }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html' },
+    });
+    expect(post.status).toBe(303);
+    const page = await (await fetch(svc.base + post.headers.get('location'))).text();
+    expect(page).toMatch(/Too many codes were tried from this device\. Wait (\d+) seconds and try again\./);
+    expect(Number(/Wait (\d+) seconds/.exec(page)![1])).toBeGreaterThan(500);
+  });
 });
