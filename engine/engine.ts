@@ -6,6 +6,7 @@ import { EventFanout } from './events/event-fanout.js';
 import { EventLog } from './events/event-log.js';
 import { AuditPages } from './dashboard/audit-pages.js';
 import { IncidentService } from './dashboard/incident-service.js';
+import { GuessingDetector } from './dashboard/guessing-detector.js';
 import { IncidentWatch } from './dashboard/incident-watch.js';
 import { JitApprovals } from './dashboard/jit-approvals.js';
 import { NasPresence } from './dashboard/nas-presence.js';
@@ -175,6 +176,7 @@ export class Engine {
     this.incidentWatch = new IncidentWatch({
       tenants: this.tenants, nas: this.nas, incidents: this.incidents, events: this.events, providerFailures,
       redis: this.redis, pool: this.pool, thresholds: limits, log: log.child({ component: 'incident-watch' }), now,
+      guessing: new GuessingDetector(this.redis, this.incidents, this.signInSettings),
     });
 
     // The actors reach the NAS through the relay; radius/ plugs its CoA client into it later (setNasControl).
@@ -192,7 +194,7 @@ export class Engine {
     this.decisionReader = new DecisionReader(this.redis, now);
     this.signIn = new SignInService({
       redis: this.redis, hotspots: this.hotspots, loader: this.vouchers, actors, decisions,
-      metrics: this.metrics, terms: new SettingsTerms(this.signInSettings), now,
+      metrics: this.metrics, terms: new SettingsTerms(this.signInSettings), guessing: this.signInSettings, now,
       defaults: { sessionMinutes: config.defaultSessionMinutes, idleSec: config.defaultIdleTimeoutSec },
       ...(config.redisWait.replicas > 0 ? { barrier: new ReplicaBarrier(this.redis, config.redisWait.replicas, config.redisWait.timeoutMs) } : {}),
     });

@@ -12,7 +12,9 @@ export { signOperatorToken, signPlatformToken, PLATFORM_ADMIN, type PlatformPrin
 export { MODULES, DEFAULT_MODULES, DASHBOARD_MODULES, type Tenant } from './tenants/tenant-service.js';
 export type { Hotspot, HotspotInput, NasClient, NasClientInput } from './hotspots/hotspot-service.js';
 export { DEFAULT_PROFILES, type BandwidthProfile } from './vouchers/bandwidth-profiles.js';
-export { DEFAULT_CODE_FORMAT, type CodeFormat } from './vouchers/code-generator.js';
+export {
+  DEFAULT_CODE_FORMAT, MIN_CODE_BITS, chosenCodeStrength, codeFormat, codeStrength, type CodeFormat, type CodeStrength,
+} from './vouchers/code-generator.js';
 export { MAX_BATCH, type VoucherSpec, type Page } from './vouchers/voucher-service.js';
 export { STATUS_FILTERS, toPublic, toConsole, type StatusFilter, type PublicVoucher, type ConsoleVoucher } from './vouchers/voucher.js';
 export type { Authorized, VerifyRequest } from './signin/voucher-method.js';
@@ -41,7 +43,7 @@ export type { DaySummary } from './compliance/daily-summary.js';
 // OTP sign-in (engine/signin/otp/) and tenant sign-in settings
 export type { VerifiedIdentity, SessionStarter, OtpDecision, OtpDecisionSink } from './signin/otp/types.js';
 export type { OtpRequestInput, OtpVerifyInput, OtpSent, OtpAuthorized } from './signin/otp/otp-service.js';
-export { AUTH_METHODS, ENV_REF, DEFAULT_OTP_LIMITS, type SignInSettings, type SignInSettingsInput } from './signin/sign-in-settings.js';
+export { AUTH_METHODS, ENV_REF, DEFAULT_OTP_LIMITS, DEFAULT_GUESSING_LIMITS, type SignInSettings, type SignInSettingsInput, type GuessingLimits } from './signin/sign-in-settings.js';
 // OTP providers (engine/signin/providers)
 export type {
   OtpChannelName, OtpMessage, SendResult, OtpSender, OtpSenders, DeliveryReceiver, SignInConfigSource, SmsConfig, EmailConfig,

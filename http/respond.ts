@@ -103,6 +103,9 @@ export async function sendStream(ex: Exchange, reply: Reply, log: Logger): Promi
 export function errorReply(err: unknown, log: Logger): Reply {
   if (err instanceof AppError) {
     if (err.status >= 500) log.warn({ err: err.message, cause: err.cause instanceof Error ? err.cause.message : undefined }, 'request failed');
+    // A limit's wait goes in the header too (RFC 9110 §10.2.3), for clients that read only that.
+    const wait = err.fields?.retry_after;
+    if (typeof wait === 'number') return { status: err.status, body: err.toBody(), headers: { 'retry-after': String(wait) } };
     return { status: err.status, body: err.toBody() };
   }
   log.error({ err }, 'unhandled error in request');

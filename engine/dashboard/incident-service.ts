@@ -10,6 +10,7 @@ export type IncidentState = (typeof INCIDENT_STATES)[number];
 /** What the engine watches for (engine/dashboard/incident-watch.ts). */
 export const INCIDENT_KINDS = [
   'nas_silent', 'signin_failure_surge', 'error_rate_spike', 'audit_anchor_lag', 'audit_dead_letters', 'tsa_failure', 'otp_provider_failing',
+  'signin_guessing',
 ] as const;
 export type IncidentKind = (typeof INCIDENT_KINDS)[number];
 

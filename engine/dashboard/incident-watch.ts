@@ -22,6 +22,8 @@ export interface IncidentWatchPorts {
   thresholds: IncidentThresholds;
   log: Logger;
   now?: () => number;
+  /** The signin_guessing detector (guessing-detector.ts); its own file, as it reads the guessing limits' counts. */
+  guessing?: { check(tenantId: string, now: number): Promise<void> };
 }
 
 const MINUTE = 60_000;
@@ -77,6 +79,7 @@ export class IncidentWatch {
       ['audit_dead_letters', () => this.deadLetters(tenantId, now)],
       ['tsa_failure', () => this.tsaFailures(tenantId, now)],
       ['otp_provider_failing', () => this.providers(tenantId)],
+      ['signin_guessing', () => this.ports.guessing?.check(tenantId, now) ?? Promise.resolve()],
     ];
     for (const [name, run] of detectors) {
       try {

@@ -36,6 +36,14 @@ export const keys = {
    */
   loaded: (tenantId: string) => `${tag(tenantId)}:loaded`,
 
+  // --- Voucher guessing limits (use-voucher-17.lua, includes/guess-limit.lua; README, Guessing limits) ---
+  /** Sorted set: a device's unknown codes at one hotspot, scored by when (ms); the sliding window's log, expires with it. */
+  guessesByDevice: (tenantId: string, hotspotId: string, mac: string) => `${tag(tenantId)}:gl:d:${hotspotId}:${mac}`,
+  /** Sorted set: unknown codes from one source address (the socket's peer), scored by when (ms); expires with the window. */
+  guessesByAddress: (tenantId: string, address: string) => `${tag(tenantId)}:gl:a:${address}`,
+  /** Hash: hotspot -> attempts the guessing limits refused in one window (floor(ms / GUESS_REFUSAL_WINDOW_MS)). */
+  guessRefusals: (tenantId: string, window: number) => `${tag(tenantId)}:gr:${window}`,
+
   // --- OTP sign-in (engine/signin/otp/): codes, abuse limits, delivery state, fallback watches ---
   /** Hash: an identity's live OTP code at a hotspot (keyed hash, wrong tries, expiry, request id, channel). */
   otpCode: (tenantId: string, hotspotId: string, identity: string) => `${tag(tenantId)}:otp:c:${hotspotId}:${identity}`,

@@ -25,7 +25,8 @@ const SCRIPTS = [
   // V5: the start is the method-neutral session_start record (no use id, no method argument).
   // V6: the start (and the end of a replaced session) emits its domain event and counts the dashboard's
   // activity: six more KEYS (includes/activity.lua).
-  { file: 'use-voucher-14.lua', name: 'useVoucherV6', numberOfKeys: 14 },
+  // V7: the guessing limits checked and counted in the same step (three more KEYS, four more ARGV, 'too_many_attempts').
+  { file: 'use-voucher-17.lua', name: 'useVoucherV7', numberOfKeys: 17 },
   { file: 'remove-voucher-2.lua', name: 'removeVoucherV1', numberOfKeys: 2 },
   // V2: totals per Acct-Session-Id, the status as ARGV[8], and whether the id is the session's current one.
   // V3: byte deltas counted into the activity buckets, the live-per-AP hash moved (three more KEYS).
@@ -75,12 +76,14 @@ declare module 'ioredis' {
       minutes: Arg, downKbps: Arg, upKbps: Arg, quotaMb: Arg, profile: string, code: string, sessionQuotaMb: Arg,
       callback?: Callback<number>,
     ): Result<number, Context>;
-    useVoucherV6(
+    useVoucherV7(
       voucherKey: string, devicesKey: string, grantKey: string, outboxKey: string, loadedKey: string,
       liveKey: string, sessionRefKey: string, blockKey: string,
       eventsKey: string, minuteKey: string, hourKey: string, liveDevicesKey: string, liveBySsidKey: string, liveByApKey: string,
+      deviceGuessesKey: string, addressGuessesKey: string, refusalsKey: string,
       now: Arg, mac: string, hotspotId: string, ip: string, ssid: string,
       sessionId: string, defaultMinutes: Arg, idleSec: Arg,
+      perDevice: Arg, perAddress: Arg, windowMs: Arg, refusalsTtlMs: Arg,
       callback?: Callback<unknown[]>,
     ): Result<unknown[], Context>;
     removeVoucherV1(voucherKey: string, devicesKey: string, id: string, callback?: Callback<number>): Result<number, Context>;

@@ -31,6 +31,8 @@ export interface SignInContext {
   ssid: string;
   /** SignInRequest.source, '' when none. */
   source: string;
+  /** A code a NAS sent in an Access-Request (SignInRequest.viaNas). */
+  viaNas: boolean;
   /** The clock's reading for this sign-in, ms. */
   now: number;
 }
@@ -89,7 +91,7 @@ export interface SignInMethod<In, S extends StartedSession, Out> {
   readonly name: AuthMethod;
   /**
    * Rate limits before anything is checked; throws an AppError to refuse
-   * (recorded as a rejection with the error's code). Optional: vouchers have none.
+   * (recorded as a rejection with the error's code). Optional: a voucher's guessing limits are part of its atomic step instead.
    */
   limit?(ctx: SignInContext, input: In): Promise<void>;
   /**

@@ -69,9 +69,11 @@ export class SignInPipeline {
     if (!mac) throw Errors.INVALID_MAC(req.mac);
     const hotspot = await this.hotspots.ref(req.hotspotId);
     if (!hotspot || (expectTenant !== undefined && hotspot.tenantId !== expectTenant)) throw Errors.HOTSPOT_NOT_FOUND();
-    const ctx: SignInContext = { hotspot, tenantId: hotspot.tenantId, mac, ip: req.ip, ssid: req.ssid, source: req.source ?? '', now: this.now() };
     // A code a NAS sent as User-Name is a RADIUS decision; otherwise the method's own source (portal or OTP).
     const viaNas = req.viaNas === true;
+    const ctx: SignInContext = {
+      hotspot, tenantId: hotspot.tenantId, mac, ip: req.ip, ssid: req.ssid, source: req.source ?? '', viaNas, now: this.now(),
+    };
     const decide = (outcome: 'accept' | 'reject', reason: string, name = method.name): void => this.decisions.record(viaNas
       ? { tenantId: ctx.tenantId, hotspotId: hotspot.id, method: name, outcome, reason, at: ctx.now, source: 'radius' }
       : { tenantId: ctx.tenantId, hotspotId: hotspot.id, method: name, outcome, reason, at: ctx.now });

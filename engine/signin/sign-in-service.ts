@@ -6,7 +6,7 @@ import { OtpStore } from './otp/otp-store.js';
 import type { CodeClaim } from './otp/types.js';
 import { IdentityMethod, type CheckedIdentity, type PreCheckedMethod, type Started, type TermsSource } from './identity-method.js';
 import { SignInPipeline, type DurabilityBarrier, type HotspotLookup, type SignInActors, type TenantLoader } from './sign-in-pipeline.js';
-import { VoucherMethod, type Authorized, type VerifyRequest } from './voucher-method.js';
+import { VoucherMethod, type Authorized, type GuessingLimitsSource, type VerifyRequest } from './voucher-method.js';
 
 export interface SignInDeps {
   redis: Redis;
@@ -17,6 +17,8 @@ export interface SignInDeps {
   metrics: Metrics;
   /** Per-method session terms from hotspot settings (HOTSPOT_DEFAULT_TERMS until those exist). */
   terms: TermsSource;
+  /** The tenant's voucher guessing limits (its sign-in settings). */
+  guessing: GuessingLimitsSource;
   defaults: { sessionMinutes: number; idleSec: number };
   now: () => number;
   /** When REDIS_WAIT_REPLICAS is set: replicas acknowledge each sign-in before its answer. */
@@ -44,7 +46,7 @@ export class SignInService {
 
   constructor(private readonly deps: SignInDeps) {
     this.pipeline = new SignInPipeline(deps.hotspots, deps.loader, deps.actors, deps.decisions, deps.now, deps.barrier);
-    this.vouchers = new VoucherMethod(deps.redis, deps.metrics, deps.defaults);
+    this.vouchers = new VoucherMethod(deps.redis, deps.metrics, deps.defaults, deps.guessing);
     const store = new OtpStore(deps.redis);
     this.codes = {
       phone: new OtpCodeMethod(store, deps.terms, deps.defaults, 'phone'),

@@ -42,6 +42,22 @@ export interface OtpLimits {
   prefix_digits: number;
 }
 
+/**
+ * Voucher guessing limits (use-voucher-17.lua): only unknown codes count;
+ * past a limit every code is refused, a valid one too, and nothing is spent.
+ * 0 turns a limit off.
+ */
+export interface GuessingLimits {
+  /** Unknown codes one device (MAC: the portal's, or RADIUS Calling-Station-Id) may try at one hotspot within window_sec. */
+  per_device: number;
+  /** Unknown codes one source address (the portal's client, never the body's `ip`) may try within window_sec, at any of the tenant's hotspots. */
+  per_address: number;
+  /** The sliding window both limits count in, s. */
+  window_sec: number;
+  /** Attempts the limits refuse at one hotspot within a 10-minute window that raise a `signin_guessing` incident (0: never). */
+  incident_refusals: number;
+}
+
 /** Session settings for one method; absent fields fall back to the hotspot's. */
 export interface MethodSession {
   session_minutes?: number; bandwidth_down_mbps?: number; bandwidth_up_mbps?: number;
@@ -57,23 +73,27 @@ export interface SignInSettings {
   allowed_prefixes: string[];
   blocked_prefixes: string[];
   sessions: Partial<Record<AuthMethod, MethodSession>>;
+  guessing: GuessingLimits;
 }
 
 export const DEFAULT_OTP_LIMITS: Readonly<OtpLimits> = {
   cooldown_sec: 60, per_identity_daily: 10, per_ip_hourly: 20, per_mac_hourly: 10, per_prefix_hourly: 300, prefix_digits: 5,
 };
 
+export const DEFAULT_GUESSING_LIMITS: Readonly<GuessingLimits> = { per_device: 10, per_address: 300, window_sec: 600, incident_refusals: 50 };
+
 /** A tenant that never saved settings offers vouchers only, as before phone and e-mail sign-in existed. */
 export function defaultSettings(): SignInSettings {
   return {
     methods: ['voucher'], sms: null, msgapp: { fallback_sms: false, fallback_timeout_sec: 30 }, email: null,
     otp: { ...DEFAULT_OTP_LIMITS }, allowed_prefixes: [], blocked_prefixes: [], sessions: {},
+    guessing: { ...DEFAULT_GUESSING_LIMITS },
   };
 }
 
 /** What PUT accepts (validated by the route's schema): the document, with optional parts. */
-export type SignInSettingsInput = Partial<Omit<SignInSettings, 'msgapp' | 'otp'>> & {
-  msgapp?: Partial<MsgappSettings>; otp?: Partial<OtpLimits>;
+export type SignInSettingsInput = Partial<Omit<SignInSettings, 'msgapp' | 'otp' | 'guessing'>> & {
+  msgapp?: Partial<MsgappSettings>; otp?: Partial<OtpLimits>; guessing?: Partial<GuessingLimits>;
 };
 
 /** How long a process trusts its copy of a tenant's settings; another process's change shows after this. */
@@ -106,6 +126,11 @@ export class SignInSettingsService {
     return value;
   }
 
+  /** The voucher guessing limits (GuessingLimitsSource of voucher-method.ts). */
+  async guessing(tenantId: string): Promise<GuessingLimits> {
+    return (await this.get(tenantId)).guessing;
+  }
+
   async put(tenantId: string, input: SignInSettingsInput): Promise<SignInSettings> {
     const value = withDefaults(input);
     checkRefs(value, tenantId);
@@ -133,6 +158,7 @@ function withDefaults(input: SignInSettingsInput): SignInSettings {
     allowed_prefixes: input.allowed_prefixes ?? [],
     blocked_prefixes: input.blocked_prefixes ?? [],
     sessions: input.sessions ?? {},
+    guessing: { ...d.guessing, ...input.guessing },
   };
 }
 

@@ -5,7 +5,7 @@ import { keys } from '../redis/keys.js';
 import { BlockService } from '../sessions/block-service.js';
 import { inTransaction, type Pool, type PoolClient } from '../store/postgres.js';
 import { BandwidthProfileService } from './bandwidth-profile-service.js';
-import { codeSpace, generateCode, DEFAULT_CODE_FORMAT, type CodeFormat } from './code-generator.js';
+import { chosenCodeStrength, codeSpace, codeStrength, generateCode, DEFAULT_CODE_FORMAT, type CodeFormat, type CodeStrength } from './code-generator.js';
 import { statusCondition, toPublic, type PublicVoucher, type StatusFilter, type VoucherRow } from './voucher.js';
 import { VoucherLoader } from './voucher-loader.js';
 import { putVoucher, removeVoucher } from './voucher-redis.js';
@@ -60,17 +60,21 @@ export class VoucherService {
     private readonly loader = new VoucherLoader(pool, redis, new BlockService(pool, redis, now)),
   ) {}
 
-  /** One voucher with a given or generated code (public API, POS). */
-  async createOne(tenantId: string, spec: VoucherSpec, code: string | undefined, source: string): Promise<PublicVoucher> {
+  /**
+   * One voucher with a given or generated code (public API, POS), with what
+   * its code is worth: a chosen code may be as short as 3 characters, and the
+   * answer then says so (CodeStrength's warning).
+   */
+  async createOne(tenantId: string, spec: VoucherSpec, code: string | undefined, source: string): Promise<PublicVoucher & CodeStrength> {
     const resolved = await this.profiles.resolve(tenantId, spec);
     if (code !== undefined) {
       // One try: the code is taken, or it is ours.
       const rows = await this.insert(tenantId, resolved, source, 1, (round) => (round === 0 ? [code] : null));
       if (rows.length === 0) throw Errors.VOUCHER_CODE_TAKEN();
-      return toPublic(rows[0]!, rows[0]!.current_uses, this.now());
+      return { ...toPublic(rows[0]!, rows[0]!.current_uses, this.now()), ...chosenCodeStrength(code) };
     }
     const rows = await this.createBatch(tenantId, { ...resolved, count: 1, format: DEFAULT_CODE_FORMAT }, source);
-    return toPublic(rows[0]!, 0, this.now());
+    return { ...toPublic(rows[0]!, 0, this.now()), ...codeStrength(DEFAULT_CODE_FORMAT) };
   }
 
   /** Up to MAX_BATCH vouchers with generated codes; collisions are generated again. */

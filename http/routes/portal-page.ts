@@ -78,7 +78,7 @@ export function pickLang(param: string | null, acceptLanguage: string): Lang {
 
 /** Which field an error is about, for the error summary's link (GOV.UK pattern). */
 const ERROR_FIELD: Record<string, string> = {
-  voucher_not_found: 'code', voucher_expired: 'code', voucher_exhausted: 'code', voucher_ssid_not_allowed: 'code',
+  voucher_not_found: 'code', voucher_expired: 'code', voucher_exhausted: 'code', voucher_ssid_not_allowed: 'code', too_many_attempts: 'code',
   validation_failed: 'code', terms_not_accepted: 'accept_terms', phone_invalid: 'phone', phone_prefix_blocked: 'phone',
 };
 

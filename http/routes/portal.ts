@@ -17,6 +17,7 @@ export function portalRoutes(engine: Engine): Route[] {
       errors: {
         404: 'voucher_not_found {error} or hotspot_not_found', 410: 'voucher_expired {error, expired_at}',
         409: 'voucher_exhausted {error, max_uses, current_uses}', 403: 'voucher_ssid_not_allowed',
+        429: 'too_many_attempts {error, message, retry_after} with a Retry-After header: a guessing limit reached; nothing spent',
       },
       handler: async (ctx) => {
         const { body, q, sourceAddress } = ctx;
@@ -26,6 +27,7 @@ export function portalRoutes(engine: Engine): Route[] {
         }
         // Terms, hand-back and the no-JavaScript 303 (web/portal) around the sign-in itself.
         return portalAnswer(engine, ctx, hotspotId, async () => {
+          // The socket's peer keys the per-address guessing limit; the body's ip is only recorded.
           const result = await engine.signIn.voucher({
             hotspotId, code: body.code, mac: body.mac, ip: guestAddress(body.ip, sourceAddress), source: sourceAddress, ssid: body.ssid ?? '',
           });

@@ -1,4 +1,4 @@
-import { AUTH_METHODS, DEFAULT_OTP_LIMITS, type SignInSettingsInput } from '../../engine/index.js';
+import { AUTH_METHODS, DEFAULT_OTP_LIMITS, DEFAULT_GUESSING_LIMITS, type SignInSettingsInput } from '../../engine/index.js';
 import { guestIp, looseRequestSchema, type Schema } from '../schemas.js';
 
 /**
@@ -95,6 +95,16 @@ const settings: Schema = {
       properties: {
         cooldown_sec: limit(3600), per_identity_daily: limit(1000), per_ip_hourly: limit(100000), per_mac_hourly: limit(1000),
         per_prefix_hourly: limit(1_000_000), prefix_digits: { type: 'integer', minimum: 1, maximum: 8 },
+      },
+    },
+    guessing: {
+      type: 'object', additionalProperties: false,
+      description: `Voucher guessing limits: unknown codes per device (MAC) and hotspot, per source address, in a sliding window; `
+        + `past one, verify answers 429 too_many_attempts (RADIUS: Access-Reject). 0 turns one off. Defaults: ${JSON.stringify(DEFAULT_GUESSING_LIMITS)}`,
+      properties: {
+        per_device: limit(100_000), per_address: limit(1_000_000),
+        window_sec: { type: 'integer', minimum: 1, maximum: 86_400 },
+        incident_refusals: limit(1_000_000),
       },
     },
     allowed_prefixes: prefixes,

@@ -24,7 +24,7 @@ const expiresAt = {
   description: 'ISO 8601 UTC timestamp; absent, null or "" means the voucher never expires',
   ...nullable({ type: 'string', format: 'date-time' } as const, { type: 'string', maxLength: 0 } as const),
 };
-// No newline in an SSID: Redis keeps the list newline separated (use-voucher-14.lua).
+// No newline in an SSID: Redis keeps the list newline separated (use-voucher-17.lua).
 const ssids = { type: 'array', maxItems: 32, items: { type: 'string', minLength: 1, maxLength: 32, pattern: '^[^\\n]+$' }, description: 'SSIDs the voucher is valid on; empty: all' } as const;
 const sessionQuotaMb = {
   ...nullable(quotaMb),
@@ -66,7 +66,10 @@ export const consoleVoucherBatch = requestSchema<ConsoleBatchFields>('consoleVou
       type: 'object', additionalProperties: false, required: [],
       properties: {
         charset: { ...oneOf(['alphanumeric', 'numeric']), default: 'alphanumeric' },
-        length: { type: 'integer', minimum: 4, maximum: 32, default: 8 },
+        length: {
+          type: 'integer', minimum: 4, maximum: 32,
+          description: 'Characters of randomness; absent: the shortest worth 40 bits (9 alphanumeric, 13 numeric). Shorter is allowed, and the answer warns',
+        },
         group_size: { type: 'integer', minimum: 0, maximum: 16, default: 0 },
         separator: { type: 'string', pattern: '^[-_. ]?$', default: '-' },
         letter_case: { ...oneOf(['upper', 'lower']), default: 'upper' },
@@ -109,8 +112,27 @@ export const voucherDeleted = responseSchema('voucherDeleted', {
   type: 'object',
   properties: { id: { type: 'string' }, code: { type: 'string' }, deleted: { const: true }, deleted_at: { type: 'string', format: 'date-time' } },
 });
+/** What a creation answer says of its codes (engine/vouchers/code-generator.ts, CodeStrength). */
+const strength = {
+  entropy_bits: {
+    type: 'number',
+    description: 'Bits of randomness of the codes (log2 of the codes the format can produce); for a chosen code, an upper bound from its length and characters',
+  },
+  warnings: {
+    type: 'array', description: 'weak_codes when below 40 bits: allowed, but easier to guess',
+    items: { type: 'object', properties: { code: { const: 'weak_codes' }, message: { type: 'string' } } },
+  },
+} as const;
+
+export const voucherCreated = responseSchema('voucherCreated', {
+  type: 'object', properties: { ...(voucher.schema.properties as Record<string, unknown>), ...strength },
+});
+
 export const consoleBatch = responseSchema('consoleBatch', {
   type: 'object',
-  properties: { vouchers: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' }, code: { type: 'string' }, status: { const: 'created' } } } } },
+  properties: {
+    vouchers: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' }, code: { type: 'string' }, status: { const: 'created' } } } },
+    ...strength,
+  },
 });
 export const bandwidthProfiles = responseSchema('bandwidthProfiles', { type: 'object', additionalProperties: bandwidthProfile.schema });

@@ -1,7 +1,7 @@
-import { DEFAULT_CODE_FORMAT, Errors, toConsole, toPublic, type Engine, type VoucherSpec } from '../../engine/index.js';
+import { Errors, codeFormat, codeStrength, toConsole, toPublic, type Engine, type VoucherSpec } from '../../engine/index.js';
 import { route, type Route } from '../router.js';
 import {
-  bandwidthProfile, bandwidthProfiles, consoleBatch, consoleVoucherBatch, voucher, voucherCreate, voucherDeleted, voucherList, voucherPage,
+  bandwidthProfile, bandwidthProfiles, consoleBatch, consoleVoucherBatch, voucher, voucherCreate, voucherCreated, voucherDeleted, voucherList, voucherPage,
   type VoucherFields,
 } from './vouchers.schemas.js';
 
@@ -28,7 +28,8 @@ export function voucherRoutes(engine: Engine): Route[] {
   return [
     route({
       method: 'post', path: '/v1/vouchers', surface: 'public', auth: true, module: 'vouchers', bodySchema: voucherCreate,
-      responseSchema: voucher, status: 201, summary: 'Create one voucher (POS systems); code generated when omitted',
+      responseSchema: voucherCreated, status: 201,
+      summary: 'Create one voucher (POS systems); code generated when omitted (9 alphanumeric characters, 44.5 bits); the answer says what the code is worth',
       errors: { 409: 'voucher_code_taken', 400: 'unknown_bandwidth_profile' },
       handler: async ({ principal, body }) => ({
         status: 201, body: await vs.createOne(principal.tenant.id, specOf(body), body.code, 'api'),
@@ -63,9 +64,9 @@ export function voucherRoutes(engine: Engine): Route[] {
       responseSchema: consoleBatch, status: 201, summary: 'Create a batch of up to 10,000 vouchers with generated codes',
       errors: { 409: 'code_space_exhausted', 400: 'unknown_bandwidth_profile' },
       handler: async ({ principal, body }) => {
-        const rows = await vs.createBatch(principal.tenant.id,
-          { ...specOf(body), count: body.count, format: { ...DEFAULT_CODE_FORMAT, ...body.format } }, 'console');
-        return { status: 201, body: { vouchers: rows.map((r) => ({ id: r.id, code: r.code, status: 'created' })) } };
+        const format = codeFormat(body.format);
+        const rows = await vs.createBatch(principal.tenant.id, { ...specOf(body), count: body.count, format }, 'console');
+        return { status: 201, body: { vouchers: rows.map((r) => ({ id: r.id, code: r.code, status: 'created' })), ...codeStrength(format) } };
       },
       audit: ({ body }, out) => ({
         event: 'voucher_batch_created',

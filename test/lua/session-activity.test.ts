@@ -8,7 +8,7 @@ import { putVoucher, startSession, useVoucher } from '../fixtures/lua-voucher.js
 
 /**
  * The domain events and dashboard counters the session scripts write with
- * their change (lua/includes/activity.lua): use-voucher-14, start-session-12,
+ * their change (lua/includes/activity.lua): use-voucher-17, start-session-12,
  * end-session-10, extend-session-4, account-session-5. Each assertion here
  * fails when an event or a counter goes missing from a script.
  */

@@ -185,6 +185,8 @@ export const en = {
   s_fallback: 'Send the code by SMS when the messaging app does not deliver it',
   s_fallback_timeout: 'Wait before the SMS fallback (seconds)',
   s_cooldown: 'Seconds between two codes to one phone or address',
+  s_guess_device: 'Wrong voucher codes one device may try at a hotspot per window (10 minutes unless changed; 0: no limit)',
+  s_guess_address: 'Wrong voucher codes one network address may try per window (10 minutes unless changed; 0: no limit)',
   s_saved: 'Sign-in settings saved.',
   // compliance
   c_title: 'Compliance',

@@ -181,6 +181,8 @@ export const tr: typeof en = {
   s_fallback: 'Mesajlaşma uygulaması iletmezse kodu SMS ile gönder',
   s_fallback_timeout: 'SMS yedeğinden önce bekleme (saniye)',
   s_cooldown: 'Aynı telefona ya da adrese iki kod arası saniye',
+  s_guess_device: 'Bir cihazın bir erişim noktasında pencere başına deneyebileceği yanlış kupon kodu (değiştirilmedikçe 10 dakika; 0: sınırsız)',
+  s_guess_address: 'Bir ağ adresinin pencere başına deneyebileceği yanlış kupon kodu (değiştirilmedikçe 10 dakika; 0: sınırsız)',
   s_saved: 'Giriş ayarları kaydedildi.',
   c_title: 'Uyumluluk',
   c_chain: 'Bir günün denetim zinciri',

@@ -8,14 +8,14 @@
   var fmt = function (s, v) { return String(s || '').replace(/\{(\w+)\}/g, function (_, k) { return v && v[k] != null ? v[k] : ''; }); };
   var qs = '?hotspot_id=' + encodeURIComponent(C.hotspot_id);
   var FIELD = {
-    voucher_not_found: 'code', voucher_expired: 'code', voucher_exhausted: 'code', voucher_ssid_not_allowed: 'code',
+    voucher_not_found: 'code', voucher_expired: 'code', voucher_exhausted: 'code', voucher_ssid_not_allowed: 'code', too_many_attempts: 'code',
     terms_not_accepted: 'accept_terms', phone_invalid: 'phone', phone_prefix_blocked: 'phone', email_invalid: 'email'
   };
 
   function message(code, body) {
     var key = 'err_' + code;
     if (code === 'otp_invalid') return fmt(M[key], { attempts: body.attempts_left });
-    if (code === 'otp_rate_limited') return fmt(M[key], { wait: body.retry_after });
+    if (code === 'otp_rate_limited' || code === 'too_many_attempts') return fmt(M[key], { wait: body.retry_after });
     return M[key] || M.err_internal;
   }
   function showError(code, body, field) {

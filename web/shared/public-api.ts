@@ -59,6 +59,8 @@ export interface SignInSettings {
   methods: string[];
   msgapp: { fallback_sms?: boolean; fallback_timeout_sec?: number; [k: string]: unknown };
   otp: { cooldown_sec: number; per_identity_daily: number; per_ip_hourly: number; per_mac_hourly: number; per_prefix_hourly: number; prefix_digits: number };
+  /** Voucher guessing limits (README, Guessing limits). */
+  guessing?: { per_device?: number; per_address?: number; window_sec?: number; incident_refusals?: number };
   [k: string]: unknown;
 }
 

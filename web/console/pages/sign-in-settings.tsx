@@ -44,6 +44,14 @@ export function SignInSettingsPage(): preact.JSX.Element {
         <Field id="s-cooldown" label={t('s_cooldown')}>
           <input id="s-cooldown" type="number" min={0} max={3600} value={doc.otp.cooldown_sec} onInput={(e) => setDoc({ ...doc, otp: { ...doc.otp, cooldown_sec: num(e) } })} />
         </Field>
+        <Field id="s-guess-device" label={t('s_guess_device')}>
+          <input id="s-guess-device" type="number" min={0} max={100000} value={doc.guessing?.per_device ?? 10}
+            onInput={(e) => setDoc({ ...doc, guessing: { ...doc.guessing, per_device: num(e) } })} />
+        </Field>
+        <Field id="s-guess-address" label={t('s_guess_address')}>
+          <input id="s-guess-address" type="number" min={0} max={1000000} value={doc.guessing?.per_address ?? 300}
+            onInput={(e) => setDoc({ ...doc, guessing: { ...doc.guessing, per_address: num(e) } })} />
+        </Field>
         <p><button type="submit" disabled={act.busy}>{t('save')}</button></p>
       </form>
       <OutcomeLine outcome={act.outcome} />

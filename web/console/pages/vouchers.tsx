@@ -78,7 +78,8 @@ function CreateBatch(props: { onDone(): void }): preact.JSX.Element {
   const act = useAction();
   const profiles = usePoll(() => api.vouchers.profiles(), null);
   const [f, setF] = useState({ count: '10', max_uses: '1', profile: '', expires: '', notes: '' });
-  const [fmt, setFmt] = useState<Required<CodeFormat>>({ charset: 'alphanumeric', length: 8, group_size: 0, separator: '-', letter_case: 'upper', prefix: '' });
+  // The service's 40-bit default lengths (engine/vouchers/code-generator.ts): 9 alphanumeric, 13 numeric; shorter is allowed.
+  const [fmt, setFmt] = useState<Required<CodeFormat>>({ charset: 'alphanumeric', length: 9, group_size: 0, separator: '-', letter_case: 'upper', prefix: '' });
   const submit = (e: Event): void => {
     e.preventDefault();
     void act.run(async () => {
@@ -116,7 +117,10 @@ function CreateBatch(props: { onDone(): void }): preact.JSX.Element {
           <legend>{t('v_format')}</legend>
           <div class="row">
             <Field id="f-charset" label={t('v_charset')}>
-              <select id="f-charset" value={fmt.charset} onChange={(e) => setFmt({ ...fmt, charset: val(e) as 'alphanumeric' | 'numeric' })}>
+              <select id="f-charset" value={fmt.charset} onChange={(e) => {
+                const charset = val(e) as 'alphanumeric' | 'numeric';
+                setFmt({ ...fmt, charset, length: charset === 'numeric' ? 13 : 9 });
+              }}>
                 <option value="alphanumeric">{t('v_charset_alphanumeric')}</option>
                 <option value="numeric">{t('v_charset_numeric')}</option>
               </select>

@@ -1,6 +1,11 @@
 --[[
   Uses a voucher for one device and starts its session: the only place a use
-  counter is raised.
+  counter is raised. Also the guessing limits' check and count (includes/
+  guess-limit.lua): a device or source address past its limit of unknown
+  codes is refused before the code is even looked up, so a valid code spends
+  nothing then, and only an unknown code counts as a guess (an expired or
+  used-up code is a real code, not a guess). Check, count and use are one
+  step, so processes sharing the Redis share the limits exactly.
 
   The checks (block, expiry, SSID, remaining uses), the counter increment and
   the session start (includes/session-start.lua: the grant, the live set, the
@@ -25,6 +30,12 @@
   KEYS[13] live per SSID hash     {t:T}:lss
   KEYS[14] live per AP hash       {t:T}:lap
                                  (includes/activity.lua; engine/events/activity-keys.ts)
+  KEYS[15] guesses by this device at this hotspot (zset)   {t:T}:gl:d:<hotspot>:<mac>
+  KEYS[16] guesses from this source address (zset)        {t:T}:gl:a:<address>
+                                 (never touched when ARGV[10] is 0: RADIUS has no
+                                 source address of the guest)
+  KEYS[17] refusals per hotspot, this refusal window (hash) {t:T}:gr:<floor(now / window)>
+                                 (read by engine/dashboard/guessing-detector.ts)
 
   ARGV[1] now, ms since epoch
   ARGV[2] MAC (canonical)
@@ -34,6 +45,10 @@
   ARGV[6] session id for a new session (sess_...)
   ARGV[7] session minutes when the voucher sets none
   ARGV[8] idle timeout, seconds (0: none)
+  ARGV[9]  unknown codes allowed per device and hotspot in the window (0: no limit)
+  ARGV[10] unknown codes allowed per source address in the window (0: no limit)
+  ARGV[11] the guessing window, ms
+  ARGV[12] how long KEYS[17] lives, ms
 
   Returns
     {'ok', session_id, grant_until_ms, current_uses, max_uses, 1}
@@ -51,6 +66,10 @@
     {'expired', expires_at_ms}
     {'ssid'}                          the voucher is limited to other SSIDs
     {'exhausted', max_uses, current_uses}
+    {'too_many_attempts', wait_ms, 'device' | 'address', refusals}
+        a limit is reached: nothing was looked up or used; wait_ms is when
+        the guest may try again (both limits clear), refusals how many this
+        hotspot has refused in KEYS[17]'s window, this one included
 
   Errors
     ERR admit-device: INFO server shows no run_id
@@ -58,18 +77,33 @@
 local rcall = redis.call
 --- @include "admit-device"
 --- @include "session-start"
+--- @include "guess-limit"
 
 local refused = admitDevice(KEYS[5], KEYS[8])
 if refused then
   return refused
 end
 
+local now = tonumber(ARGV[1])
+local perDevice, perAddress, windowMs = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
+local waitDevice = guessWait(KEYS[15], perDevice, now, windowMs)
+local waitAddress = guessWait(KEYS[16], perAddress, now, windowMs)
+if waitDevice or waitAddress then
+  local wait, which = waitDevice or 0, 'device'
+  if waitAddress and waitAddress > wait then wait, which = waitAddress, 'address' end
+  local refusals = rcall('HINCRBY', KEYS[17], ARGV[3], 1)
+  if refusals == 1 then rcall('PEXPIRE', KEYS[17], ARGV[12]) end
+  return {'too_many_attempts', wait, which, refusals}
+end
+
 local v = rcall('HMGET', KEYS[1], 'id', 'max', 'uses', 'exp', 'ssids', 'dur', 'down', 'up', 'quota', 'profile', 'code', 'squota')
 local id = v[1]
 if not id then
+  -- A guess. The session id (fresh per call) makes the entry unique.
+  countGuess(KEYS[15], perDevice, now, windowMs, ARGV[6])
+  countGuess(KEYS[16], perAddress, now, windowMs, ARGV[6])
   return {'not_found'}
 end
-local now = tonumber(ARGV[1])
 local exp = tonumber(v[4])
 -- Valid strictly before expires_at; at expires_at it is expired.
 if exp > 0 and now >= exp then
