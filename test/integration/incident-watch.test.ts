@@ -7,7 +7,7 @@ import { IncidentWatch } from '../../engine/dashboard/incident-watch.js';
 import { ProviderFailureWindow } from '../../engine/dashboard/provider-failure-window.js';
 import { EventLog } from '../../engine/events/event-log.js';
 import { OUTBOX_GROUP, keys } from '../../engine/redis/keys.js';
-import { ACTIVITY } from '../../engine/redis/records.js';
+import { ACTIVITY, perStep } from '../../engine/redis/records.js';
 import { TenantService, type Tenant } from '../../engine/tenants/tenant-service.js';
 import type { Pool } from '../../engine/store/postgres.js';
 import { poolTest as test, until } from '../support/fixture.js';
@@ -163,7 +163,10 @@ describe('incident detectors', () => {
     const withDash = await rig(pool, redis, ['nac']);
     const without = await rig(pool, redis, ['vouchers']);
     const now = Date.now();
-    for (const x of [withDash, without]) await redis.hset(keys.activityMinute(x.tenant.id, Math.floor(now / MIN)), ACTIVITY.rejects, 50);
+    // As the recorder counts them: the minute's total and its 10-second step's (perStep, the surge's sliding window).
+    for (const x of [withDash, without]) {
+      await redis.hset(keys.activityMinute(x.tenant.id, Math.floor(now / MIN)), ACTIVITY.rejects, 50, perStep(ACTIVITY.rejects, Math.floor(now / 10_000) % 6), 50);
+    }
     const watch = new IncidentWatch({
       tenants: { list: async () => [withDash.tenant, without.tenant] }, nas: { get: () => null }, incidents: withDash.incidents,
       events: new EventLog(redis), providerFailures: withDash.window, redis, pool, thresholds: LIMITS, log, now: () => now,
