@@ -48,8 +48,9 @@ export class DashboardReadModels {
     return this.overviewModel.kpisExtra(tenantId);
   }
 
-  activeSessions(tenantId: string): Promise<LivePanel> {
-    return this.livePanel.read(tenantId);
+  /** The live panel and a page of the live sessions (limit 1-LIVE_PAGE_MAX, offset 0-LIVE_OFFSET_MAX: the route's schema bounds them). */
+  activeSessions(tenantId: string, page?: { limit: number; offset: number }): Promise<LivePanel> {
+    return this.livePanel.read(tenantId, page);
   }
 
   sites(tenantId: string): Promise<{ data: SiteSummary[] }> {
