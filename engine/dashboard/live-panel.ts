@@ -14,7 +14,7 @@ export interface LivePanel {
   /** The last hour, oldest first: 60 minutes, the current one (still filling) last. */
   per_minute: { minute: string; connects: number; disconnects: number }[];
   bandwidth_mbps: number;
-  /** A page of the live sessions themselves, in the spec's console shape (§2.2); `total` is active_sessions. */
+  /** A page of the live sessions themselves, in the spec's "Console shape (live panel)"; `total` is active_sessions. */
   sessions: LiveSessionPage;
   generated_at: string;
 }

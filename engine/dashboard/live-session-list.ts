@@ -8,7 +8,7 @@ export const LIVE_PAGE_MAX = 200;
 export const LIVE_PAGE_DEFAULT = 50;
 export const LIVE_OFFSET_MAX = 10_000;
 
-/** One live session in the console shape of the spec (§2.2, "Console shape (live panel)"), with its id and site. */
+/** One live session in the spec's "Console shape (live panel)", with its id and site. */
 export interface ConsoleSession {
   id: string;
   hotspot_id: string;

@@ -22,7 +22,7 @@ function strict(properties: Record<string, Schema>, description?: string): Schem
 export const overview = responseSchema('dashboardOverview', strict({
   active_sessions: int('Grants whose end is in the future, all sites'),
   decisions_1m: int('Sign-in decisions (accepts and rejects) in the last minute: six 10-second steps, the current one included'),
-  switches_online: int('NAS clients heard from within 5 minutes'),
+  switches_online: int('NAS clients heard from within INCIDENT_NAS_SILENT_SEC (5 minutes)'),
   incidents_open: int('Incidents pending, triaging or acknowledged'),
   posture_fail_24h: int('Posture verdicts fail or drift received in 24 h'),
   active_guest_count: int('Devices with a live session (a device at two sites counts once)'),
@@ -38,7 +38,7 @@ export const kpisExtra = responseSchema('dashboardKpisExtra', strict({
   edge_health_pct: pct('NAS clients online / NAS clients, percent (two decimals); null when the tenant has none'),
   posture_compliance_pct: pct('Devices whose latest posture verdict is pass / devices with a verdict, percent (two decimals); null when none'),
   nas_total: int('NAS clients of the tenant'),
-  nas_online: int('NAS clients heard from within 5 minutes'),
+  nas_online: int('NAS clients heard from within INCIDENT_NAS_SILENT_SEC (5 minutes)'),
   posture_devices: int('Devices with a posture verdict'),
   posture_pass: int('Devices whose latest verdict is pass'),
   generated_at: generatedAt,
@@ -62,7 +62,7 @@ export const activeSessions = responseSchema('dashboardActiveSessions', strict({
   }) },
   bandwidth_mbps: num('Bytes downloaded plus uploaded in the last complete minute, in Mbit/s (three decimals)'),
   sessions: strict({
-    data: { type: 'array', description: 'Live sessions in the console shape (spec §2.2): by site, ending soonest first', items: strict({
+    data: { type: 'array', description: 'Live sessions in the console shape of the spec (live panel): by site, ending soonest first', items: strict({
       id: { type: 'string', description: 'ses_ prefix, as the sessions API names it' },
       hotspot_id: { type: 'string' },
       mac_address: { type: 'string', description: 'Device physical address' },
@@ -100,7 +100,7 @@ export const sites = responseSchema('dashboardSites', strict({
     id: { type: 'string' }, name: { type: 'string' }, location: { type: 'string' }, timezone: { type: 'string' },
     active_sessions: int('Live sessions at the site'),
     nas_total: int('NAS clients of the site'),
-    nas_online: int('NAS clients heard from within 5 minutes'),
+    nas_online: int('NAS clients heard from within INCIDENT_NAS_SILENT_SEC (5 minutes)'),
     health,
   }) },
 }));

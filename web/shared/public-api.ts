@@ -42,7 +42,7 @@ export interface ActiveSessionsStats {
   by_ap: { hotspot_id: string; ap: string; active: number }[];
   per_minute: { minute: string; connects: number; disconnects: number }[];
   bandwidth_mbps: number;
-  /** A page of the live sessions in the spec's console shape (§2.2); `total` is summary.active_sessions. */
+  /** A page of the live sessions in the spec's console shape (live panel); `total` is summary.active_sessions. */
   sessions: { data: ConsoleSession[]; total: number; limit: number; offset: number; next_offset: number | null };
   generated_at: string;
 }
