@@ -77,9 +77,15 @@ export interface IncidentThresholds {
   watchMs: number;
   /** A NAS heard from before and silent this long, s, is `nas_silent` (and offline on the dashboard). */
   nasSilentSec: number;
-  /** Rejected sign-ins of a tenant in one minute above this, and above surgeRejectPct of its decisions: `signin_failure_surge`. */
+  /**
+   * `signin_failure_surge` (engine/dashboard/surge-window.ts): rejected sign-ins in the sliding window of
+   * surgeWindowSec above surgeRejects (the floor), and above surgeBaselineFactor times the hour before's rate per
+   * window or above surgeRejectPct of the window's decisions.
+   */
   surgeRejects: number;
   surgeRejectPct: number;
+  surgeWindowSec: number;
+  surgeBaselineFactor: number;
   /** Errors above this share (%) of at least errorMinDecisions decisions in 5 minutes: `error_rate_spike`. */
   errorRatePct: number;
   errorMinDecisions: number;
@@ -135,6 +141,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       return fallback;
     }
     return n;
+  };
+  /**
+   * INCIDENT_SURGE_WINDOW_SEC: whole 10-second steps, and long enough that a burst of a few seconds is in the window
+   * at one check at least (checks every INCIDENT_WATCH_MS, a burst spanning two steps): the watch interval plus 20 s.
+   * Unset: 60 s, or that minimum when INCIDENT_WATCH_MS is longer.
+   */
+  const surgeWindow = (): number => {
+    const watchMs = Number(env.INCIDENT_WATCH_MS);
+    const least = Math.ceil((Number.isInteger(watchMs) && watchMs > 0 ? watchMs : 30_000) / 10_000) * 10 + 20;
+    if (!env.INCIDENT_SURGE_WINDOW_SEC) return Math.max(60, least);
+    const v = int('INCIDENT_SURGE_WINDOW_SEC', 60, 10, 3600);
+    if (v % 10 !== 0 || v < least) {
+      problems.push(`INCIDENT_SURGE_WINDOW_SEC=${v} must be a multiple of 10 and at least ${least} (INCIDENT_WATCH_MS in seconds plus 20, so no burst falls between two checks)`);
+    }
+    return v;
   };
   const optionalUrl = (name: string, protocols: string[]): string | undefined => {
     const raw = env[name];
@@ -215,6 +236,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       nasSilentSec: int('INCIDENT_NAS_SILENT_SEC', 300, 1, 86_400),
       surgeRejects: int('INCIDENT_SURGE_REJECTS', 50, 1, 1_000_000),
       surgeRejectPct: int('INCIDENT_SURGE_REJECT_PCT', 50, 0, 100),
+      surgeWindowSec: surgeWindow(),
+      surgeBaselineFactor: int('INCIDENT_SURGE_BASELINE_FACTOR', 3, 1, 1000),
       errorRatePct: int('INCIDENT_ERROR_RATE_PCT', 5, 0, 100),
       errorMinDecisions: int('INCIDENT_ERROR_MIN_DECISIONS', 20, 1, 1_000_000),
       anchorLagMin: int('INCIDENT_ANCHOR_LAG_MIN', 10, 1, 1440),

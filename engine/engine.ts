@@ -236,7 +236,7 @@ export class Engine {
     this.portal = new PortalState(this.redis, this.hotspots, this.uamCredentials, now);
     // Dashboard read models: counters from Redis, open incidents from the incident service (cached a few seconds).
     this.readModels = new DashboardReadModels({
-      redis: this.redis, sites, now, incidents: new OpenIncidents(this.incidents, now),
+      redis: this.redis, sites, now, incidents: new OpenIncidents(this.incidents, now), nasOnlineMs: limits.nasSilentSec * 1000,
     });
     this.metrics.gauge('live_sessions_in_actors', 'Live sessions held by hotspot actors', () => this.actors?.liveSessions ?? 0);
     this.metrics.counterFrom('radius_auth_mirror_hits_total', 'Access-Requests answered on the main thread from an actor\'s published accept (no hop)', () => this.actors?.mirrorHits ?? 0);

@@ -67,6 +67,7 @@ export type { JitApproval } from './dashboard/jit-approvals.js';
 // Dashboard read models (engine/dashboard/)
 export type { Overview, KpisExtra, IncidentCounts } from './dashboard/overview.js';
 export type { LivePanel } from './dashboard/live-panel.js';
+export { LIVE_PAGE_DEFAULT, LIVE_PAGE_MAX, LIVE_OFFSET_MAX, type ConsoleSession, type LiveSessionPage } from './dashboard/live-session-list.js';
 export type { SiteSummary, SiteMetrics, SiteHealth } from './dashboard/sites.js';
 // Streams: the event fan-out and the dashboard's invalidation streams (engine/events/), stream tokens
 export { STREAM_NAMES, STREAM_KINDS, type StreamName, type Invalidation, type InvalidationListener, type InvalidationStreams } from './events/invalidation-streams.js';

@@ -9,6 +9,7 @@ import { DASHBOARD_MODULES, type Tenant } from '../tenants/tenant-service.js';
 import type { IncidentKind, IncidentService } from './incident-service.js';
 import { AuditLag } from './audit-lag.js';
 import type { ProviderFailureWindow } from './provider-failure-window.js';
+import { isSurge, readSurgeWindow } from './surge-window.js';
 
 export interface IncidentWatchPorts {
   tenants: { list(): Promise<Tenant[]> };
@@ -124,7 +125,7 @@ export class IncidentWatch {
     }
   }
 
-  /** Rejected sign-ins surging (this minute or the last), and errors on our side among the last 5 minutes' decisions. */
+  /** Rejected sign-ins surging (a sliding window against the hour before it), and errors on our side among the last 5 minutes' decisions. */
   private async signIns(tenantId: string, now: number): Promise<void> {
     const minute = Math.floor(now / MINUTE);
     const p = this.ports.redis.pipeline();
@@ -134,13 +135,14 @@ export class IncidentWatch {
       const [acc, rej, errs] = (v as (string | null)[]).map((x) => Number(x ?? 0));
       return { acc: acc!, rej: rej!, err: errs! };
     });
-    for (const [i, b] of buckets.slice(-2).entries()) {
-      if (b.rej > this.t.surgeRejects && b.rej * 100 > this.t.surgeRejectPct * (b.acc + b.rej)) {
-        await this.raise(tenantId, 'signin_failure_surge', 'signin', 'warning',
-          `Failed sign-ins surging: ${b.rej} rejected in one minute (${pct(b.rej, b.acc + b.rej)}% of decisions)`,
-          { minute: new Date((minute - 1 + i) * MINUTE).toISOString(), rejects: b.rej, accepts: b.acc });
-        break;
-      }
+    // A sliding window against the last hour's rate, not a calendar minute's share of all decisions: 150 unknown
+    // codes in seconds beside 200 good sign-ins in the same minute are a surge (surge-window.ts).
+    const w = await readSurgeWindow(this.ports.redis, tenantId, now, this.t.surgeWindowSec);
+    if (isSurge(w, this.t)) {
+      const secs = Math.round((w.windowEnd - w.windowStart) / 1000);
+      await this.raise(tenantId, 'signin_failure_surge', 'signin', 'warning',
+        `Failed sign-ins surging: ${w.rejects} rejected in ${secs} s (usually ${round1(w.baseline)}; ${pct(w.rejects, w.accepts + w.rejects)}% of decisions)`,
+        { window_start: new Date(w.windowStart).toISOString(), window_sec: secs, rejects: w.rejects, accepts: w.accepts, baseline: round1(w.baseline) });
     }
     const sum = buckets.reduce((s, b) => ({ acc: s.acc + b.acc, rej: s.rej + b.rej, err: s.err + b.err }), { acc: 0, rej: 0, err: 0 });
     const decisions = sum.acc + sum.rej;
@@ -208,5 +210,6 @@ export class IncidentWatch {
   }
 }
 
+const round1 = (n: number): number => Math.round(n * 10) / 10;
 const pct = (part: number, whole: number): number => (whole === 0 ? 0 : Math.round((part / whole) * 1000) / 10);
 const msOf = (streamId: string): number => Number(streamId.slice(0, streamId.indexOf('-')));

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { keys } from '../redis/keys.js';
 import { ACTIVITY } from '../redis/records.js';
 import { activityWindow, bucketStart, MINUTE_MS, readWindow } from './activity-reader.js';
+import { LIVE_PAGE_DEFAULT, readLiveSessionPage, type LiveSessionPage } from './live-session-list.js';
 import { ReadBatch } from './read-batch.js';
 import { readLiveCounts, type SiteSource } from './site-directory.js';
 
@@ -13,6 +14,8 @@ export interface LivePanel {
   /** The last hour, oldest first: 60 minutes, the current one (still filling) last. */
   per_minute: { minute: string; connects: number; disconnects: number }[];
   bandwidth_mbps: number;
+  /** A page of the live sessions themselves, in the spec's "Console shape (live panel)"; `total` is active_sessions. */
+  sessions: LiveSessionPage;
   generated_at: string;
 }
 
@@ -56,11 +59,13 @@ export function mbpsOfMinute(bytes: number): number {
 export class LivePanelModel {
   constructor(private readonly redis: Redis, private readonly sites: SiteSource, private readonly now: () => number) {}
 
-  async read(tenantId: string): Promise<LivePanel> {
+  /** The panel, with the page of live sessions from `offset` (at most `limit`: live-session-list.ts bounds both). */
+  async read(tenantId: string, page: { limit: number; offset: number } = { limit: LIVE_PAGE_DEFAULT, offset: 0 }): Promise<LivePanel> {
     const now = this.now();
     const sites = await this.sites.get(tenantId);
+    const hotspotIds = sites.hotspots.map((h) => h.id);
     const batch = new ReadBatch(this.redis);
-    const live = readLiveCounts(batch, tenantId, sites.hotspots.map((h) => h.id), now);
+    const live = readLiveCounts(batch, tenantId, hotspotIds, now);
     const day = readWindow(batch, tenantId, activityWindow(now, 'hour', 24), FIELDS_24H);
     const hourW = activityWindow(now, 'minute', 60);
     const hour = readWindow(batch, tenantId, hourW, FIELDS_1H);
@@ -72,12 +77,14 @@ export class LivePanelModel {
     const d = day();
     const h = hour();
     const r = rate();
+    const counts = live();
+    const sessions = await readLiveSessionPage(this.redis, tenantId, hotspotIds, counts, now, page.limit, page.offset);
     const ends = d.total(ACTIVITY.ends);
     const connects = h.series(ACTIVITY.starts);
     const disconnects = h.series(ACTIVITY.ends);
     return {
       summary: {
-        active_sessions: live().reduce((a, b) => a + b, 0),
+        active_sessions: sessions.total,
         logins_24h: d.total(ACTIVITY.accepts),
         bytes_total_24h: d.total(ACTIVITY.bytesIn) + d.total(ACTIVITY.bytesOut),
         avg_duration_sec_24h: ends > 0 ? Math.round(d.total(ACTIVITY.durationSec) / ends) : 0,
@@ -88,6 +95,7 @@ export class LivePanelModel {
         minute: new Date(bucketStart(hourW, b)).toISOString(), connects: connects[i] ?? 0, disconnects: disconnects[i] ?? 0,
       })),
       bandwidth_mbps: mbpsOfMinute(r.total(ACTIVITY.bytesIn) + r.total(ACTIVITY.bytesOut)),
+      sessions,
       generated_at: new Date(now).toISOString(),
     };
   }

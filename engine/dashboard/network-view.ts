@@ -2,12 +2,13 @@ import type { Redis } from 'ioredis';
 import { Errors } from '../errors.js';
 import { keys } from '../redis/keys.js';
 import { parsePorts, type NasPortRecord } from './nas-presence.js';
-import type { Sites, SiteSource } from './site-directory.js';
+import { nasLabel, type Sites, type SiteSource } from './site-directory.js';
 
 /** A NAS client as the dashboard's `switches` shows it. */
 export interface Switch {
   id: string;
-  name: string | null;
+  /** The NAS's name, else its address (nasLabel): never null, as it is shown to a person as it is. */
+  name: string;
   hotspot_id: string;
   ip: string;
   online: boolean;
@@ -132,7 +133,7 @@ export class NetworkView {
     const at = Number(seen[r.id] ?? NaN);
     const known = Number.isFinite(at);
     return {
-      id: r.id, name: r.name, hotspot_id: r.hotspotId, ip: r.ip,
+      id: r.id, name: nasLabel(r), hotspot_id: r.hotspotId, ip: r.ip,
       online: known && this.now() - at <= this.onlineMs, last_seen_at: known ? new Date(at).toISOString() : null,
     };
   }

@@ -59,6 +59,8 @@ export class OverviewModel {
     private readonly auditLag: AuditLag,
     private readonly incidents: IncidentCounts,
     private readonly now: () => number,
+    /** A NAS heard from within this long is online (the same for every reader: ReadModelDeps.nasOnlineMs). */
+    private readonly nasOnlineMs: number,
   ) {}
 
   async overview(tenantId: string): Promise<Overview> {
@@ -68,7 +70,7 @@ export class OverviewModel {
     const batch = new ReadBatch(this.redis);
     const lag = this.auditLag.queue(batch, tenantId);
     const live = readLiveCounts(batch, tenantId, sites.hotspots.map((h) => h.id), now);
-    const online = readNasOnline(batch, tenantId, sites.nas.map((n) => n.id), now);
+    const online = readNasOnline(batch, tenantId, sites.nas.map((n) => n.id), now, this.nasOnlineMs);
     const guests = batch.hlen(keys.liveDevices(tenantId));
     const decisions = readDecisions1m(batch, tenantId, now);
     const day = readWindow(batch, tenantId, activityWindow(now, 'hour', 24), FIELDS_24H);
@@ -99,7 +101,7 @@ export class OverviewModel {
     const now = this.now();
     const sites = await this.sites.get(tenantId);
     const batch = new ReadBatch(this.redis);
-    const online = readNasOnline(batch, tenantId, sites.nas.map((n) => n.id), now);
+    const online = readNasOnline(batch, tenantId, sites.nas.map((n) => n.id), now, this.nasOnlineMs);
     const verdicts = batch.hash(keys.postureCounts(tenantId));
     await batch.run();
 

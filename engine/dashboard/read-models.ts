@@ -3,7 +3,7 @@ import { AuditLag } from './audit-lag.js';
 import { LivePanelModel, type LivePanel } from './live-panel.js';
 import { ensureReadScript } from './read-batch.js';
 import { OverviewModel, type IncidentCounts, type KpisExtra, type Overview } from './overview.js';
-import type { SiteSource } from './site-directory.js';
+import { NAS_ONLINE_MS, type SiteSource } from './site-directory.js';
 import { SitesModel, type SiteMetrics, type SiteSummary } from './sites.js';
 
 export interface ReadModelDeps {
@@ -12,6 +12,11 @@ export interface ReadModelDeps {
   sites: SiteSource;
   incidents: IncidentCounts;
   now?: () => number;
+  /**
+   * A NAS heard from within this long is online: INCIDENT_NAS_SILENT_SEC, the window NetworkView (switches,
+   * topology) and the nas_silent incident use too (default NAS_ONLINE_MS).
+   */
+  nasOnlineMs?: number;
 }
 
 /**
@@ -28,10 +33,11 @@ export class DashboardReadModels {
   constructor(deps: ReadModelDeps) {
     const now = deps.now ?? Date.now;
     const sites = deps.sites;
+    const onlineMs = deps.nasOnlineMs ?? NAS_ONLINE_MS;
     ensureReadScript(deps.redis);
-    this.overviewModel = new OverviewModel(deps.redis, sites, new AuditLag(deps.redis), deps.incidents, now);
+    this.overviewModel = new OverviewModel(deps.redis, sites, new AuditLag(deps.redis), deps.incidents, now, onlineMs);
     this.livePanel = new LivePanelModel(deps.redis, sites, now);
-    this.sitesModel = new SitesModel(deps.redis, sites, deps.incidents, now);
+    this.sitesModel = new SitesModel(deps.redis, sites, deps.incidents, now, onlineMs);
   }
 
   overview(tenantId: string): Promise<Overview> {
@@ -42,8 +48,9 @@ export class DashboardReadModels {
     return this.overviewModel.kpisExtra(tenantId);
   }
 
-  activeSessions(tenantId: string): Promise<LivePanel> {
-    return this.livePanel.read(tenantId);
+  /** The live panel and a page of the live sessions (limit 1-LIVE_PAGE_MAX, offset 0-LIVE_OFFSET_MAX: the route's schema bounds them). */
+  activeSessions(tenantId: string, page?: { limit: number; offset: number }): Promise<LivePanel> {
+    return this.livePanel.read(tenantId, page);
   }
 
   sites(tenantId: string): Promise<{ data: SiteSummary[] }> {

@@ -16,7 +16,11 @@ export interface SiteSource {
   get(tenantId: string): Promise<Sites>;
 }
 
-/** A NAS is online when a packet of it came within this long (docs/dashboard-api.md, `switches`). */
+/**
+ * A NAS is online when a packet of it came within this long (docs/dashboard-api.md, `switches`): the default of
+ * INCIDENT_NAS_SILENT_SEC. The engine passes that setting to every reader (tiles, sites, switches, topology), so
+ * "online" is one definition: a NAS counted online on the top strip is never "down" in site health.
+ */
 export const NAS_ONLINE_MS = 5 * 60_000;
 const CACHE_MS = 5_000;
 
@@ -57,8 +61,13 @@ export function readLiveCounts(batch: ReadBatch, tenantId: string, hotspotIds: r
   return batch.countsAbove(hotspotIds.map((h) => keys.live(tenantId, h)), now);
 }
 
-/** Queues whether each NAS is online: its keys.nasSeen entry within NAS_ONLINE_MS of `now`. */
-export function readNasOnline(batch: ReadBatch, tenantId: string, nasIds: readonly string[], now: number): Slot<boolean[]> {
+/** Queues whether each NAS is online: its keys.nasSeen entry within `onlineMs` of `now`. */
+export function readNasOnline(batch: ReadBatch, tenantId: string, nasIds: readonly string[], now: number, onlineMs: number): Slot<boolean[]> {
   const seen = batch.numbers(keys.nasSeen(tenantId), nasIds);
-  return () => seen().map((at) => at > 0 && now - at <= NAS_ONLINE_MS);
+  return () => seen().map((at) => at > 0 && now - at <= onlineMs);
+}
+
+/** What a person is shown for a NAS: its name, else its address (a NAS may be registered without a name). */
+export function nasLabel(nas: { name: string | null; ip: string; id: string }): string {
+  return nas.name?.trim() || nas.ip || nas.id;
 }

@@ -59,6 +59,7 @@ export class SitesModel {
     private readonly sites: SiteSource,
     private readonly incidents: IncidentCounts,
     private readonly now: () => number,
+    private readonly nasOnlineMs: number,
   ) {}
 
   async list(tenantId: string): Promise<{ data: SiteSummary[] }> {
@@ -66,7 +67,7 @@ export class SitesModel {
     const [sites, withIncident] = await Promise.all([this.sites.get(tenantId), this.incidents.openIncidentSites(tenantId)]);
     const batch = new ReadBatch(this.redis);
     const live = readLiveCounts(batch, tenantId, sites.hotspots.map((h) => h.id), now);
-    const online = readNasOnline(batch, tenantId, sites.nas.map((n) => n.id), now);
+    const online = readNasOnline(batch, tenantId, sites.nas.map((n) => n.id), now, this.nasOnlineMs);
     await batch.run();
 
     const nas = new Map<string, { total: number; online: number }>();

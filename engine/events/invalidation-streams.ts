@@ -16,7 +16,15 @@ export type StreamName = (typeof STREAM_NAMES)[number];
 
 type KindMap = Readonly<Partial<Record<EventType, string>>>;
 const SPEC_STREAMS: Readonly<Record<Exclude<StreamName, 'all'>, KindMap>> = {
-  'live-sessions': { 'session.start': 'session_started', 'session.end': 'session_ended', 'session.extend': 'session_extended' },
+  // Besides the sessions, what the live figures are read beside (sign-in counts, NAS presence): each of these
+  // events is written in the same script as the counts it announces (record-decisions-5.lua, mark-nas-seen-2.lua),
+  // so a refetch on it sees them. Without them a widget refetched on `session_started` read the sign-in counts a
+  // quarter second before the decision recorder wrote them, and a site's NAS before presence marked it online,
+  // and kept that until its next poll (docs/dashboard-api.md, Streams).
+  'live-sessions': {
+    'session.start': 'session_started', 'session.end': 'session_ended', 'session.extend': 'session_extended',
+    'auth.success': 'signins_counted', 'auth.failure': 'signins_counted', 'nas.online': 'nas_online', 'nas.offline': 'nas_offline',
+  },
   incidents: { 'incident.raised': 'incident_raised', 'incident.updated': 'incident_updated' },
   audit: { 'audit.written': 'audit_appended' },
   'jit-approvals': { 'jit.requested': 'jit_requested', 'jit.decided': 'jit_decided' },

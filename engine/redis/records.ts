@@ -188,6 +188,11 @@ export const ACTIVITY = {
 export const perSite = (field: string, hotspotId: string): string => `${field}@${hotspotId}`;
 export const perMethod = (field: string, method: string): string => `${field}#${method}`;
 export const rejectReason = (reason: string): string => `r:${reason}`;
+/**
+ * Sign-ins accepted or rejected in one 10-second step of a minute bucket: `<field>~<k>`, k = floor(ms / 10000) % 6
+ * (record-decisions-5.lua), in the minute hash only. The failure-surge detector sums a sliding window of them.
+ */
+export const perStep = (field: string, stepInMinute: number): string => `${field}~${stepInMinute}`;
 
 /** Seconds each activity key lives after its first write (a bucket is written only during its own minute, hour or step): long enough for the widest window read from it. */
 export const ACTIVITY_TTL = { step: 180, minute: 2 * 3600 + 120, hour: 25 * 3600 + 600 } as const;

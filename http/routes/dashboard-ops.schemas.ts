@@ -47,8 +47,8 @@ export const postureReceived = responseSchema('postureReceived', {
 });
 
 const switchFields = {
-  id: str, name: nullable(str), ip: str,
-  online: { type: 'boolean', description: 'a packet came within 5 minutes' }, last_seen_at: nullable(time),
+  id: str, name: { type: 'string', description: 'the name it was registered with, else its address (never null)' }, ip: str,
+  online: { type: 'boolean', description: 'a packet came within INCIDENT_NAS_SILENT_SEC (5 minutes)' }, last_seen_at: nullable(time),
 };
 
 export const switchList = responseSchema('switchList', {

@@ -1,4 +1,5 @@
-import { nullable, responseSchema, type Schema } from '../schemas.js';
+import { LIVE_OFFSET_MAX, LIVE_PAGE_DEFAULT, LIVE_PAGE_MAX } from '../../engine/index.js';
+import { nullable, requestSchema, responseSchema, type Schema } from '../schemas.js';
 
 /**
  * Response shapes of the dashboard's read paths (docs/dashboard-api.md says
@@ -21,7 +22,7 @@ function strict(properties: Record<string, Schema>, description?: string): Schem
 export const overview = responseSchema('dashboardOverview', strict({
   active_sessions: int('Grants whose end is in the future, all sites'),
   decisions_1m: int('Sign-in decisions (accepts and rejects) in the last minute: six 10-second steps, the current one included'),
-  switches_online: int('NAS clients heard from within 5 minutes'),
+  switches_online: int('NAS clients heard from within INCIDENT_NAS_SILENT_SEC (5 minutes)'),
   incidents_open: int('Incidents pending, triaging or acknowledged'),
   posture_fail_24h: int('Posture verdicts fail or drift received in 24 h'),
   active_guest_count: int('Devices with a live session (a device at two sites counts once)'),
@@ -37,7 +38,7 @@ export const kpisExtra = responseSchema('dashboardKpisExtra', strict({
   edge_health_pct: pct('NAS clients online / NAS clients, percent (two decimals); null when the tenant has none'),
   posture_compliance_pct: pct('Devices whose latest posture verdict is pass / devices with a verdict, percent (two decimals); null when none'),
   nas_total: int('NAS clients of the tenant'),
-  nas_online: int('NAS clients heard from within 5 minutes'),
+  nas_online: int('NAS clients heard from within INCIDENT_NAS_SILENT_SEC (5 minutes)'),
   posture_devices: int('Devices with a posture verdict'),
   posture_pass: int('Devices whose latest verdict is pass'),
   generated_at: generatedAt,
@@ -60,8 +61,37 @@ export const activeSessions = responseSchema('dashboardActiveSessions', strict({
     minute: time('Start of the minute'), connects: int('Sessions started'), disconnects: int('Sessions ended'),
   }) },
   bandwidth_mbps: num('Bytes downloaded plus uploaded in the last complete minute, in Mbit/s (three decimals)'),
+  sessions: strict({
+    data: { type: 'array', description: 'Live sessions in the console shape of the spec (live panel): by site, ending soonest first', items: strict({
+      id: { type: 'string', description: 'ses_ prefix, as the sessions API names it' },
+      hotspot_id: { type: 'string' },
+      mac_address: { type: 'string', description: 'Device physical address' },
+      ip_address: nullable({ type: 'string', description: 'Address assigned by DHCP' }),
+      username: nullable({ type: 'string', description: 'Verified identity (phone, e-mail or voucher code), masked as in the sessions API' }),
+      auth_method: { type: 'string' },
+      ssid: nullable({ type: 'string' }),
+      ap_name: nullable({ type: 'string', description: 'Access point name, as accounting gives it' }),
+      start_time: time('Session start'),
+      duration: { type: 'string', pattern: '^[0-9]{2,}:[0-5][0-9]:[0-5][0-9]$', description: 'Elapsed time, HH:MM:SS' },
+      bytes_in: int('Downloaded data, bytes'),
+      bytes_out: int('Uploaded data, bytes'),
+      signal_strength: nullable({ type: 'integer', description: 'Wi-Fi signal, dBm; null when the NAS never reported it' }),
+    }) },
+    total: int('Live sessions of the tenant (summary.active_sessions)'),
+    limit: int('Sessions per page asked for'),
+    offset: int('The page\'s first session'),
+    next_offset: nullable({ type: 'integer', minimum: 0, description: `The next page's offset; null on the last page or past ${LIVE_OFFSET_MAX}` }),
+  }),
   generated_at: generatedAt,
 }));
+
+export const activeSessionsQuery = requestSchema<{ limit: number; offset: number }>('dashboardActiveSessionsQuery', {
+  type: 'object', additionalProperties: false, required: [],
+  properties: {
+    limit: { type: 'integer', minimum: 1, maximum: LIVE_PAGE_MAX, default: LIVE_PAGE_DEFAULT },
+    offset: { type: 'integer', minimum: 0, maximum: LIVE_OFFSET_MAX, default: 0 },
+  },
+});
 
 const health = { enum: ['ok', 'degraded', 'down'], description: 'down: NAS clients, none online; degraded: a NAS silent or an open incident; else ok' };
 
@@ -70,7 +100,7 @@ export const sites = responseSchema('dashboardSites', strict({
     id: { type: 'string' }, name: { type: 'string' }, location: { type: 'string' }, timezone: { type: 'string' },
     active_sessions: int('Live sessions at the site'),
     nas_total: int('NAS clients of the site'),
-    nas_online: int('NAS clients heard from within 5 minutes'),
+    nas_online: int('NAS clients heard from within INCIDENT_NAS_SILENT_SEC (5 minutes)'),
     health,
   }) },
 }));

@@ -1,7 +1,7 @@
 import { DASHBOARD_MODULES, type Engine } from '../../engine/index.js';
 import { route, type Route } from '../router.js';
 import { responseSchema } from '../schemas.js';
-import { activeSessions, kpisExtra, overview, siteMetrics, sites } from './dashboard.schemas.js';
+import { activeSessions, activeSessionsQuery, kpisExtra, overview, siteMetrics, sites } from './dashboard.schemas.js';
 
 const tenantMe = responseSchema('tenantMe', { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' }, modules: { type: 'array', items: { type: 'string' } } } });
 
@@ -31,9 +31,9 @@ export function dashboardRoutes(engine: Engine): Route[] {
       handler: async ({ principal }) => ({ status: 200, body: await rm.kpisExtra(principal.tenant.id) }),
     }),
     route({
-      ...read, path: `${ME}/sessions/active`, responseSchema: activeSessions,
-      summary: 'The live session panel: summary cards, live counts per SSID and access point, connects per minute, bandwidth',
-      handler: async ({ principal }) => ({ status: 200, body: await rm.activeSessions(principal.tenant.id) }),
+      ...read, path: `${ME}/sessions/active`, querySchema: activeSessionsQuery, responseSchema: activeSessions,
+      summary: 'The live session panel: summary cards, live counts per SSID and access point, connects per minute, bandwidth, and a page of the live sessions (limit, offset)',
+      handler: async ({ principal, q }) => ({ status: 200, body: await rm.activeSessions(principal.tenant.id, { limit: q.limit, offset: q.offset }) }),
     }),
     route({
       ...read, path: `${ME}/sites`, responseSchema: sites,

@@ -28,8 +28,8 @@ export class ScenarioNas {
     private readonly ports: { auth: number; acct: number },
   ) {}
 
-  /** Registers a NAS named `name` at the hotspot on a free loopback address (another file's NAS may hold one: 409). */
-  static async add(base: string, ports: { auth: number; acct: number }, apiKey: string, hotspotId: string, name: string): Promise<ScenarioNas> {
+  /** Registers a NAS named `name` (none when not given) at the hotspot on a free loopback address (another file's NAS may hold one: 409). */
+  static async add(base: string, ports: { auth: number; acct: number }, apiKey: string, hotspotId: string, name?: string): Promise<ScenarioNas> {
     for (let attempt = 0; attempt < 5; attempt++) {
       const ip = `127.${randomInt(16, 250)}.${randomInt(0, 256)}.${randomInt(2, 255)}`;
       const secret = `s3cret-${randomBytes(12).toString('hex')}`;

@@ -33,7 +33,8 @@ describe('DecisionRecorder', () => {
       rej: '2', 'rej@hs_rec': '1', 'rej@hs_two': '1', 'rej#sms_otp': '1', 'rej#voucher': '1',
       err: '1', 'err@hs_rec': '1', 'r:otp_send_failed': '1', 'r:voucher_expired': '1',
     };
-    expect(await redis.hgetall(minute)).toEqual(expected);
+    // The minute bucket also counts sign-ins per 10-second step of the minute (perStep), for the failure-surge window.
+    expect(await redis.hgetall(minute)).toEqual({ ...expected, 'acc~0': '1', 'acc~1': '1', 'rej~0': '2' });
     expect(await redis.hgetall(hour)).toEqual(expected);
     expect(await redis.get(keys.decisionStep(t, stepOf(AT)))).toBe('3');
     expect(await redis.get(keys.decisionStep(t, stepOf(AT) + 1))).toBe('1');
@@ -71,7 +72,7 @@ describe('DecisionRecorder', () => {
     const [minute] = activityBuckets(t, AT);
     // Re-checks count per method and reason, never as logins (acc/rej are sign-ins only).
     expect(await redis.hgetall(minute)).toEqual({
-      acc: '1', 'acc@hs_rec': '1', 'acc#sms_otp': '1', 'acc#mac_auth': '1000', 'acc#uam_login': '1',
+      acc: '1', 'acc@hs_rec': '1', 'acc#sms_otp': '1', 'acc#mac_auth': '1000', 'acc#uam_login': '1', 'acc~0': '1',
       'rej#mac_auth': '3', 'r:not_signed_in': '3',
     });
     expect(await redis.get(keys.decisionStep(t, stepOf(AT)))).toBe('1005');

@@ -77,10 +77,11 @@ describe('dashboard streams', () => {
     const t = await dashboardTenant(svc);
     const all = await stream(`${ME}/stream/all?token=${await mint(t)}`);
     expect(all.status).toBe(200);
+    // auth.success is live-sessions' `signins_counted` (the sign-in counts changed); posture.verdict is on no stream.
     for (const type of ['session.start', 'audit.written', 'posture.verdict', 'jit.requested', 'incident.raised', 'auth.success'] as const) await append(t, type);
-    await until(() => all.events().length >= 4, { what: 'four kinds on stream/all', seen: () => all.events() });
+    await until(() => all.events().length >= 5, { what: 'five kinds on stream/all', seen: () => all.events() });
     await new Promise((r) => setTimeout(r, 300));
-    expect(all.events().map((e) => e.kind).sort()).toEqual(['audit_appended', 'incident_raised', 'jit_requested', 'session_started']);
+    expect(all.events().map((e) => e.kind).sort()).toEqual(['audit_appended', 'incident_raised', 'jit_requested', 'session_started', 'signins_counted']);
   });
 
   test('a burst of 1,000 events gives each client a handful, the last naming the newest event', async () => {

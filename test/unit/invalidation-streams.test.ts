@@ -82,7 +82,7 @@ describe('InvalidationStreams: coalescing per stream, one invalidation per kind'
     fanout.let('t1', 'session.start', 'hs_a', '1-0');
     fanout.let('t1', 'session.end', 'hs_a', '1-1');
     fanout.let('t1', 'incident.raised', 'hs_a', '1-2');
-    fanout.let('t1', 'auth.success', 'hs_a', '1-3');
+    fanout.let('t1', 'posture.verdict', 'hs_a', '1-3');
     fanout.let('t1', 'session.extend', 'hs_b', '1-4');
     fanout.let('t1', 'session.end', 'hs_a', '1-5');
     expect(batches).toEqual([[{ kind: 'session_started', ts: 1, siteId: 'hs_a', id: '1-0' }]]);

@@ -18,9 +18,11 @@ import { TopologyWidget } from './widgets/topology.js';
 
 /** The top strip and the grid tiles refresh this often (the interface's limit "Dashboard KPI refresh: 10 s"). */
 export const KPI_REFRESH_MS = 10_000;
+/** Live sessions listed in the live-sessions widget (sessions/active's first page). */
+const LIVE_ROWS = 8;
 /** Reconnects of several streams at once become one full refetch. */
 const RESYNC_DEBOUNCE_MS = 300;
-/** What a site row shows changes with sessions (its active count) and incidents (its health). */
+/** What a site row (and the top strip) shows changes with sessions, sign-ins and NAS presence (live-sessions) and incidents (health, the open count). */
 const SITES_STREAMS: readonly StreamName[] = ['live-sessions', 'incidents'];
 /**
  * The service answers a site's `degraded` for an open incident from a cache
@@ -72,20 +74,22 @@ export function Dashboard(props: { session: Session }): preact.JSX.Element {
 
 function Board(props: { admin: boolean; status: StreamStatus | null; onReady(): void }): preact.JSX.Element {
   const { t, raw } = useDash();
-  const overview = useResource((s) => get<Overview>('dashboard/overview', s), { everyMs: KPI_REFRESH_MS });
-  const extra = useResource((s) => get<KpisExtra>('dashboard/kpis-extra', s), { everyMs: KPI_REFRESH_MS });
-  const incidents = useResource((s) => get<Incidents>('incidents', s, { state: 'open', limit: 50 }), { stream: 'incidents' });
-  const audit = useResource((s) => get<Audit>('audit', s, { limit: 15 }), { stream: 'audit' });
-  const sessions = useResource((s) => get<ActiveSessions>('sessions/active', s), { stream: 'live-sessions' });
-  const jit = useResource((s) => get<JitApprovals>('jit-approvals', s), { stream: 'jit-approvals' });
-  // The site rows' live counts follow the same session invalidations as the live sessions widget (and health an
-  // incident's), so a row does not show 0 beside a tile's 2 for up to a minute; the 60 s poll stays, for what changes
-  // with no event (a NAS falling silent, the last minute's sign-ins and failures) and as the fallback.
+  // Every piece is refetched on the invalidations of what it shows AND polled (the tiles every 10 s, the widgets every
+  // 60 s, for what changes with no event): pieces that show one figure side by side follow the same events, so they
+  // agree within a fetch of each other, and each one says how old it is (Freshness). A widget that only followed
+  // session_started once read the sign-in counts before they were written and kept that until the page reloaded.
+  const overview = useResource((s) => get<Overview>('dashboard/overview', s), { everyMs: KPI_REFRESH_MS, stream: SITES_STREAMS, settleMs: SITES_SETTLE });
+  const extra = useResource((s) => get<KpisExtra>('dashboard/kpis-extra', s), { everyMs: KPI_REFRESH_MS, stream: 'live-sessions' });
+  const incidents = useResource((s) => get<Incidents>('incidents', s, { state: 'open', limit: 50 }), { stream: 'incidents', everyMs: WIDGET_POLL_MS });
+  const audit = useResource((s) => get<Audit>('audit', s, { limit: 15 }), { stream: 'audit', everyMs: WIDGET_POLL_MS });
+  const sessions = useResource((s) => get<ActiveSessions>('sessions/active', s, { limit: LIVE_ROWS }), { stream: 'live-sessions', everyMs: WIDGET_POLL_MS });
+  const jit = useResource((s) => get<JitApprovals>('jit-approvals', s), { stream: 'jit-approvals', everyMs: WIDGET_POLL_MS });
+  // A site row's live count and NAS follow the session and NAS invalidations, its health an incident's too.
   const sites = useResource((s) => get<Sites>('sites', s), { stream: SITES_STREAMS, settleMs: SITES_SETTLE, everyMs: WIDGET_POLL_MS });
   const metrics = useResource((s) => get<SiteMetrics>('sites/metrics', s), { stream: 'live-sessions', everyMs: WIDGET_POLL_MS });
-  const switches = useResource((s) => get<{ data: Switch[] }>('switches', s), {});
-  const topology = useResource((s) => get<Topology>('topology', s), {});
-  const decisions = useResource((s) => get<Decisions>('decisions', s, { limit: 1 }), {});
+  const switches = useResource((s) => get<{ data: Switch[] }>('switches', s), { stream: 'live-sessions', everyMs: WIDGET_POLL_MS });
+  const topology = useResource((s) => get<Topology>('topology', s), { stream: 'live-sessions', everyMs: WIDGET_POLL_MS });
+  const decisions = useResource((s) => get<Decisions>('decisions', s, { limit: 1 }), { stream: 'live-sessions', everyMs: WIDGET_POLL_MS });
 
   useEffect(() => { if (overview.data) props.onReady(); }, [overview.data !== null]);
   const names = useMemo(() => new Map((sites.data?.data ?? []).map((s) => [s.id, s.name])), [sites.data]);

@@ -15,11 +15,11 @@ export function useDash(): { t: Translate<DashboardKey>; locale: string; raw: Tr
 const LATE_PERIODS = 2.5;
 
 /**
- * When the data was last refreshed and, when it is stale, a visible sign
+ * How old the data is (always, ticking every second, with the time of the
+ * last refresh) and how it is kept current; when it is stale, a visible sign
  * saying so with its age and why (a failed refresh as a sentence, or a stream
  * that is down). Data is stale when the last refresh failed, when its stream
- * is down, or when no refresh has landed for 2.5 periods. The age ticks every
- * second only while the sign shows.
+ * is down, or when no refresh has landed for 2.5 periods.
  */
 export function Freshness(props: { res: Pick<Resource<unknown>, 'error' | 'updatedAt' | 'everyMs' | 'streamDown' | 'live'> }): preact.JSX.Element {
   const { t, locale, raw } = useDash();
@@ -27,13 +27,15 @@ export function Freshness(props: { res: Pick<Resource<unknown>, 'error' | 'updat
   const [now, setNow] = useState(Date.now);
   const late = everyMs !== null && updatedAt > 0 && now - updatedAt > everyMs * LATE_PERIODS;
   const stale = error !== null || streamDown || late;
+  // The age ticks every second, stale or not: data refreshed on events may rightly be minutes old, and says so.
   useEffect(() => {
-    const timer = setInterval(() => setNow(Date.now()), stale ? 1_000 : 5_000);
+    const timer = setInterval(() => setNow(Date.now()), 1_000);
     return () => clearInterval(timer);
-  }, [stale]);
+  }, []);
   const when = everyMs === null ? t('live_updates') : live ? t('live_and_every_s', { n: everyMs / 1000 }) : t('every_s', { n: everyMs / 1000 });
   if (!stale) {
-    return <p class="fresh meta">{updatedAt > 0 ? `${t('updated', { time: clock(locale, updatedAt) })} · ${when}` : when}</p>;
+    const ago = updatedAt > 0 ? t('updated_ago', { age: age(t, now - updatedAt), time: clock(locale, updatedAt) }) : null;
+    return <p class="fresh meta" data-updated-at={updatedAt > 0 ? String(updatedAt) : undefined}>{ago ? `${ago} · ${when}` : when}</p>;
   }
   return (
     <p class="stale-sign" role="status">

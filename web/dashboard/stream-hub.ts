@@ -23,6 +23,8 @@ const TOKEN_MARGIN_MS = 15_000;
 /** Which of the four streams each kind belongs to (docs/dashboard-api.md, Streams); `all` carries them all. */
 const KIND_STREAM: Readonly<Record<string, StreamName>> = {
   session_started: 'live-sessions', session_ended: 'live-sessions', session_extended: 'live-sessions',
+  // Sign-in counts written, a NAS heard from again or gone silent: what the live figures are read beside.
+  signins_counted: 'live-sessions', nas_online: 'live-sessions', nas_offline: 'live-sessions',
   incident_raised: 'incidents', incident_updated: 'incidents',
   audit_appended: 'audit',
   jit_requested: 'jit-approvals', jit_decided: 'jit-approvals',

@@ -42,7 +42,14 @@ export interface ActiveSessionsStats {
   by_ap: { hotspot_id: string; ap: string; active: number }[];
   per_minute: { minute: string; connects: number; disconnects: number }[];
   bandwidth_mbps: number;
+  /** A page of the live sessions in the spec's console shape (live panel); `total` is summary.active_sessions. */
+  sessions: { data: ConsoleSession[]; total: number; limit: number; offset: number; next_offset: number | null };
   generated_at: string;
+}
+
+export interface ConsoleSession {
+  id: string; hotspot_id: string; mac_address: string; ip_address: string | null; username: string | null; auth_method: string;
+  ssid: string | null; ap_name: string | null; start_time: string; duration: string; bytes_in: number; bytes_out: number; signal_strength: number | null;
 }
 
 export interface Hotspot { id: string; name: string; location: string; timezone: string; redirect_url: string | null; session_minutes: number | null; created_at: string }

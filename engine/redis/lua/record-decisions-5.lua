@@ -15,8 +15,15 @@
   traffic, and an event or a list row per packet cost the Access-Request
   path half its rate (bench/results/radius-vs-freeradius.md).
 
+  Sign-ins are also counted per 10-second step inside the minute bucket
+  (`acc~<k>`, `rej~<k>`, k = the step's place in its minute, 0-5, taken from
+  the first entry's `at`: every entry of a call is in one step), so the
+  failure-surge detector judges a sliding window of steps, not a calendar
+  minute (engine/dashboard/surge-window.ts). Those fields go to the minute
+  bucket only: in the hour bucket k would name six different steps.
+
   Records: engine/redis/records.ts (ACTIVITY, perSite, perMethod,
-  rejectReason); event fields: engine/events/types.ts (EVENT_FIELD).
+  rejectReason, perStep); event fields: engine/events/types.ts (EVENT_FIELD).
 
   KEYS[1] the tenant's decisions stream   {t:T}:dec
   KEYS[2] the tenant's event stream       {t:T}:ev
@@ -41,10 +48,13 @@
 local rcall = redis.call
 local ACC, REJ, ERR = ARGV[6], ARGV[7], ARGV[8]
 local counts = {}
+local stepCounts = {}
 local n = 0
 local function add(field, c)
   counts[field] = (counts[field] or 0) + c
 end
+-- The step's place in its minute (six 10-second steps a minute), from the first entry's time.
+local stepInMinute = ARGV[9] and tostring(math.floor(tonumber(ARGV[9]) / 10000) % 6) or '0'
 
 for i = 9, #ARGV, 8 do
   local at, outcome, method, reason, hs, source, flags = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5], ARGV[i + 6]
@@ -55,6 +65,8 @@ for i = 9, #ARGV, 8 do
   if signIn then
     add(field, c)
     add(field .. '@' .. hs, c)
+    local sf = field .. '~' .. stepInMinute
+    stepCounts[sf] = (stepCounts[sf] or 0) + c
     if string.find(flags, 'e', 1, true) then
       add(ERR, c)
       add(ERR .. '@' .. hs, c)
@@ -80,6 +92,9 @@ end
 for field, c in pairs(counts) do
   rcall('HINCRBY', KEYS[3], field, c)
   rcall('HINCRBY', KEYS[4], field, c)
+end
+for field, c in pairs(stepCounts) do
+  rcall('HINCRBY', KEYS[3], field, c)
 end
 rcall('EXPIRE', KEYS[3], ARGV[3])
 rcall('EXPIRE', KEYS[4], ARGV[4])

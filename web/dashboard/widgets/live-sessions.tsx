@@ -37,6 +37,7 @@ export function LiveSessions(props: { res: Resource<ActiveSessions>; siteName(id
           </dl>
           {chart && <MinuteChart locale={locale} title={t('live_chart')} summary={t('live_chart_sum', { a: sum('connects'), b: sum('disconnects') })}
             times={chart.times} series={chart.series} />}
+          <SessionTable sessions={data.sessions} siteName={props.siteName} />
           <div class="split">
             <CountTable caption={t('by_ssid')} nameHeader={t('col_ssid')} siteName={props.siteName}
               rows={data.by_ssid.map((r) => ({ name: r.ssid, site: r.hotspot_id, active: r.active }))} />
@@ -46,6 +47,34 @@ export function LiveSessions(props: { res: Resource<ActiveSessions>; siteName(id
         </>
       )}
     </Widget>
+  );
+}
+
+/**
+ * The first live sessions themselves (sessions/active's page, the spec's console columns that fit a tile). A value
+ * the network never reported (an access point, a signal) shows as the catalogue's "n/a", never as null.
+ */
+function SessionTable(props: { sessions: ActiveSessions['sessions']; siteName(id: string): string }): preact.JSX.Element {
+  const { t, locale } = useDash();
+  const none = t('value_none');
+  const { data, total } = props.sessions;
+  return (
+    <table class="sessions">
+      <caption>{t('live_list', { n: num(locale, data.length), total: num(locale, total) })}</caption>
+      <thead><tr><th>{t('col_device')}</th><th>{t('col_site')}</th><th>{t('col_ssid')}</th><th>{t('col_ap')}</th>
+        <th class="num">{t('col_duration')}</th><th class="num">{t('col_signal')}</th></tr></thead>
+      <tbody>
+        {data.length === 0 && <tr><td colSpan={6}>{t('live_none')}</td></tr>}
+        {data.map((s) => (
+          <tr key={s.id}>
+            <td class="mono">{s.mac_address}{s.ip_address ? <span class="meta"> · {s.ip_address}</span> : null}</td>
+            <td>{props.siteName(s.hotspot_id)}</td><td>{s.ssid ?? none}</td><td>{s.ap_name ?? none}</td>
+            <td class="num">{s.duration}</td>
+            <td class="num">{s.signal_strength === null ? none : t('signal_dbm', { n: num(locale, s.signal_strength) })}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }
 
