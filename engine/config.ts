@@ -50,6 +50,19 @@ export interface Config {
   incidents: IncidentThresholds;
   /** The dashboard's SSE streams (http/sse.ts, engine/events/). */
   streams: StreamSettings;
+  /** The HTTP edge against hostile clients (http/router.ts, http/server.ts; docs/http-edge.md). */
+  http: HttpEdgeSettings;
+}
+
+export interface HttpEdgeSettings {
+  /** A request body must arrive whole within this, ms, else 408 and the connection closed (HTTP_BODY_TIMEOUT_MS). */
+  bodyTimeoutMs: number;
+  /** Requests (streams included) one peer address may hold open at once; past it 429 (HTTP_MAX_CONNECTIONS_PER_ADDRESS). */
+  maxConnectionsPerAddress: number;
+  /** A listener of its own for /metrics and /readyz (METRICS_PORT); undefined: they stay on the main listener. */
+  metricsPort: number | undefined;
+  /** A Bearer token /metrics requires (METRICS_TOKEN); undefined: none. Never logged. */
+  metricsToken: string | undefined;
 }
 
 /** The incident detectors' thresholds (INCIDENT_* variables); tests set short ones. */
@@ -82,6 +95,12 @@ export interface StreamSettings {
   heartbeatMs: number;
   /** At most one event per kind per this window and client (STREAM_COALESCE_MS; 0: no coalescing). */
   coalesceMs: number;
+  /** Open streams per credential (an API key, a JWT subject) of a tenant in this process (STREAM_MAX_PER_PRINCIPAL). */
+  maxPerPrincipal: number;
+  /** Open streams per tenant in this process (STREAM_MAX_PER_TENANT). */
+  maxPerTenant: number;
+  /** Open streams in this process, all tenants (STREAM_MAX_PER_PROCESS). */
+  maxPerProcess: number;
 }
 
 export class ConfigError extends Error {
@@ -208,10 +227,27 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxBackedUpMs: int('STREAM_MAX_BACKED_UP_MS', 30_000, 100, 600_000),
       heartbeatMs: int('STREAM_HEARTBEAT_MS', 15_000, 10, 300_000),
       coalesceMs: int('STREAM_COALESCE_MS', 500, 0, 60_000),
+      maxPerPrincipal: int('STREAM_MAX_PER_PRINCIPAL', 20, 1, 1_000_000),
+      maxPerTenant: int('STREAM_MAX_PER_TENANT', 10_000, 1, 1_000_000),
+      maxPerProcess: int('STREAM_MAX_PER_PROCESS', 50_000, 1, 1_000_000),
+    },
+    http: {
+      bodyTimeoutMs: int('HTTP_BODY_TIMEOUT_MS', 30_000, 100, 3_600_000),
+      maxConnectionsPerAddress: int('HTTP_MAX_CONNECTIONS_PER_ADDRESS', 1000, 1, 1_000_000),
+      metricsPort: port('METRICS_PORT', undefined),
+      metricsToken: metricsToken(env, problems),
     },
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+/** METRICS_TOKEN: long enough not to be guessed (it guards what the service tells about its traffic). */
+function metricsToken(env: NodeJS.ProcessEnv, problems: string[]): string | undefined {
+  const raw = env.METRICS_TOKEN ?? '';
+  if (raw === '') return undefined;
+  if (raw.length < 16 || /\s/.test(raw)) problems.push(`METRICS_TOKEN must be at least 16 characters without spaces; it is ${raw.length}`);
+  return raw;
 }
 
 /** Both TLS files or neither; each must be readable now (start-up), not at the first handshake. */

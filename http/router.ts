@@ -1,4 +1,4 @@
-import { Errors, type Engine, type Logger, type OperatorEvent, type PlatformPrincipal, type Principal } from '../engine/index.js';
+import { AppError, Errors, type Engine, type Logger, type OperatorEvent, type PlatformPrincipal, type Principal } from '../engine/index.js';
 import { errorReply, send, sendStream, type Exchange, type Reply } from './respond.js';
 import type { RequestSchema, ResponseSchema, Validators } from './schemas.js';
 import type { HttpResponse, TemplatedApp } from './uws.js';
@@ -110,6 +110,30 @@ export class Traffic {
   inFlight = 0;
   closing = false;
   private idle: (() => void)[] = [];
+  /**
+   * Requests each peer address holds open now, streams and downloads
+   * included. uWS tells HTTP handlers nothing of connections themselves; an
+   * idle keep-alive connection costs a socket only and uWS closes it after
+   * 10 s, while what a slow or hostile client can hold for long (a stream,
+   * an upload, a download) is always a request in here.
+   */
+  private readonly byAddress = new Map<string, number>();
+
+  constructor(private readonly maxPerAddress = Number.MAX_SAFE_INTEGER) {}
+
+  /** Takes a place for `addr`; false (nothing taken) when it holds maxPerAddress already. */
+  enter(addr: string): boolean {
+    const n = this.byAddress.get(addr) ?? 0;
+    if (n >= this.maxPerAddress) return false;
+    this.byAddress.set(addr, n + 1);
+    return true;
+  }
+
+  leave(addr: string): void {
+    const n = (this.byAddress.get(addr) ?? 1) - 1;
+    if (n <= 0) this.byAddress.delete(addr);
+    else this.byAddress.set(addr, n);
+  }
 
   begin(): void {
     this.inFlight++;
@@ -137,6 +161,8 @@ export class Traffic {
  */
 export function mount(app: TemplatedApp, routes: Route[], engine: Engine, validators: Validators, log: Logger, traffic = new Traffic()): void {
   const limit = engine.config.bodyLimitBytes;
+  const bodyTimeoutMs = engine.config.http.bodyTimeoutMs;
+  const maxPerAddress = engine.config.http.maxConnectionsPerAddress;
   const byPath = new Map<string, Route[]>();
   for (const r of routes) byPath.set(r.path, [...(byPath.get(r.path) ?? []), r]);
 
@@ -150,7 +176,12 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
 
     app[route.method](route.path, (res: HttpResponse, req) => {
       const ex: Exchange = { res, aborted: false };
-      res.onAborted(() => { ex.aborted = true; });
+      // A client gone mid-upload: the body reader is told, so the request ends (and `traffic` with it).
+      let bodyAborted: (() => void) | null = null;
+      res.onAborted(() => {
+        ex.aborted = true;
+        bodyAborted?.();
+      });
       const params: string[] = [];
       for (let i = 0; i < paramCount; i++) params.push(decodeParam(req.getParameter(i)));
       const query = new URLSearchParams(req.getQuery() ?? '');
@@ -162,7 +193,8 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
       if (route.headers) for (const h of route.headers) headers[h] = req.getHeader(h);
       const contentType = hasBody ? req.getHeader('content-type') : '';
       const declaredLength = hasBody ? Number(req.getHeader('content-length') || 0) : 0;
-      const remoteIp = route.surface === 'portal' ? Buffer.from(res.getRemoteAddressAsText()).toString() : '';
+      const peer = Buffer.from(res.getRemoteAddressAsText()).toString();
+      const remoteIp = route.surface === 'portal' ? peer : '';
       const browser: PortalHeaders = route.surface === 'portal'
         ? {
             accept: req.getHeader('accept'), acceptLanguage: req.getHeader('accept-language'), acceptEncoding: req.getHeader('accept-encoding'),
@@ -176,8 +208,22 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
         return;
       }
 
+      if (!traffic.enter(peer)) {
+        if (hasBody) ex.res.onData(() => undefined);
+        const e = Errors.TOO_MANY_CONNECTIONS(maxPerAddress);
+        send(ex, { status: e.status, body: e.toBody() }, true);
+        return;
+      }
+      let released = false;
+      const release = (): void => {
+        if (released) return;
+        released = true;
+        traffic.leave(peer);
+      };
       traffic.begin();
-      const bodyPromise = hasBody ? readBody(ex, limit, declaredLength) : Promise.resolve(null);
+      const bodyPromise = hasBody
+        ? readBody(ex, limit, declaredLength, bodyTimeoutMs, (cancel) => { bodyAborted = cancel; })
+        : Promise.resolve(null);
       void (async (): Promise<void> => {
         let reply: Reply;
         let closeConnection = false;
@@ -196,6 +242,7 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
           let body: unknown = undefined;
           if (raw) body = parseBody(raw, contentType);
           refuseNul(paramNames, params, query, raw, body);
+          refuseLoneSurrogates(raw, body);
           if (raw) {
             if (validateBody) validateBody(body);
           } else if (validateBody) {
@@ -204,7 +251,11 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
           const ctx = { params, query, body, q, principal, remoteIp, platform, headers, raw, browser };
           const answer = await route.handler(ctx);
           // Not counted in `traffic` from here: a stream ends when its client goes, not with a request's work.
-          if (answer.takeover) return answer.takeover(ex);
+          // Its peer's place is held until then (the stream calls ex.release).
+          if (answer.takeover) {
+            ex.release = release;
+            return answer.takeover(ex);
+          }
           reply = answer;
           if (reply.stream) return await sendStream(ex, reply, log);
           const note = route.audit && reply.status < 300 ? route.audit(ctx, reply.body) : null;
@@ -212,10 +263,14 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
           if (note) await engine.auditLog.operator(principal.tenant.id, `${principal.via}:${principal.subject}`, note.event, note.details, note.subject);
         } catch (err) {
           reply = errorReply(err, log);
-          closeConnection = reply.status === 413;
+          // A body refused part-way (too large, too slow) is not read to its end: the connection goes with the reply.
+          closeConnection = reply.status === 413 || reply.status === 408;
         }
         send(ex, reply, closeConnection || traffic.closing);
-      })().finally(() => traffic.end());
+      })().finally(() => {
+        traffic.end();
+        if (ex.release !== release) release();
+      });
     });
   }
 
@@ -239,9 +294,14 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
 /**
  * Reads the body with a hard cap: a declared Content-Length above the cap is
  * refused before reading, and a chunked body is cut off as it passes the cap.
+ * The whole body must arrive within `timeoutMs` (408 otherwise: a client that
+ * trickles a byte at a time holds a connection and a request open for as long
+ * as it likes). `onCancel` receives the function the router calls when the
+ * client goes mid-upload: the promise then rejects, so the request ends
+ * rather than wait forever for a last chunk that will never come.
  * Chunks are copied at once: uWS reuses the ArrayBuffer after the callback.
  */
-function readBody(ex: Exchange, limit: number, declaredLength: number): Promise<Buffer | null> {
+function readBody(ex: Exchange, limit: number, declaredLength: number, timeoutMs: number, onCancel: (cancel: () => void) => void): Promise<Buffer | null> {
   return new Promise((resolve, reject) => {
     if (declaredLength > limit) {
       reject(Errors.PAYLOAD_TOO_LARGE(limit));
@@ -252,16 +312,27 @@ function readBody(ex: Exchange, limit: number, declaredLength: number): Promise<
     const chunks: Buffer[] = [];
     let size = 0;
     let failed = false;
+    const fail = (err: AppError): void => {
+      if (failed) return;
+      failed = true;
+      clearTimeout(timer);
+      reject(err);
+    };
+    const timer = setTimeout(() => fail(Errors.BODY_TIMEOUT(timeoutMs)), timeoutMs);
+    onCancel(() => fail(Errors.CLIENT_GONE()));
     ex.res.onData((ab, isLast) => {
       if (failed) return;
       size += ab.byteLength;
       if (size > limit) {
-        failed = true;
-        reject(Errors.PAYLOAD_TOO_LARGE(limit));
+        fail(Errors.PAYLOAD_TOO_LARGE(limit));
         return;
       }
       if (ab.byteLength > 0) chunks.push(Buffer.from(ab.slice(0)));
-      if (isLast) resolve(size === 0 ? null : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+      if (isLast) {
+        failed = true; // settled: a late abort or time-out changes nothing
+        clearTimeout(timer);
+        resolve(size === 0 ? null : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+      }
     });
   });
 }
@@ -303,32 +374,59 @@ function refuseNul(names: string[], params: string[], query: URLSearchParams, ra
       }
     }
   }
-  if (field === null && raw && (raw.includes(NUL_JSON) || raw.includes(NUL_FORM) || raw.includes(0))) field = nulField(body, '');
+  if (field === null && raw && (raw.includes(NUL_JSON) || raw.includes(NUL_FORM) || raw.includes(0))) field = textField(body, '', (t) => t.includes('\0'));
   if (field !== null) {
     throw Errors.VALIDATION_FAILED(`${field || 'body'} holds the NUL character (U+0000), which no text may hold`,
       [{ field, message: 'must not contain U+0000' }]);
   }
 }
 
-/** The field (dotted, as validation errors name them) of the first string, value or key, in `v` that holds U+0000; or null. */
-function nulField(v: unknown, path: string): string | null {
-  if (typeof v === 'string') return v.includes('\0') ? path : null;
+/** The field (dotted, as validation errors name them) of the first string, value or key, in `v` that is `bad`; or null. */
+function textField(v: unknown, path: string, bad: (text: string) => boolean): string | null {
+  if (typeof v === 'string') return bad(v) ? path : null;
   const at = (k: string | number): string => (path ? `${path}.${k}` : String(k));
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i++) {
-      const f = nulField(v[i], at(i));
+      const f = textField(v[i], at(i), bad);
       if (f !== null) return f;
     }
     return null;
   }
   if (v !== null && typeof v === 'object') {
     for (const [k, x] of Object.entries(v)) {
-      if (k.includes('\0')) return at(k.replaceAll('\0', '\\u0000'));
-      const f = nulField(x, at(k));
+      if (bad(k)) return at(printable(k));
+      const f = textField(x, at(k), bad);
       if (f !== null) return f;
     }
   }
   return null;
+}
+
+/** A key as an error message may quote it: NUL and lone surrogates written as JSON escapes. */
+function printable(k: string): string {
+  return JSON.stringify(k).slice(1, -1);
+}
+
+/** How JSON writes a UTF-16 surrogate (`\\uD800`-`\\uDFFF`, either case); a raw surrogate cannot reach a string (invalid UTF-8 decodes to U+FFFD). */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+/** A high surrogate not followed by a low one, or a low one not after a high one. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * Refuses a JSON body holding a lone surrogate (`"\\uD800"` alone) with 400
+ * validation_failed, before anything changes: Postgres refuses such text
+ * (jsonb and UTF-8 text alike), so a change that stored it would fail half
+ * way, or stand while its audit record went to the dead letters. Once here
+ * for every route; the body is walked only when its bytes hold a surrogate
+ * escape at all (a pair, an emoji, is fine).
+ */
+function refuseLoneSurrogates(raw: Buffer | null, body: unknown): void {
+  if (raw === null || !SURROGATE_ESCAPE.test(raw.toString('latin1'))) return;
+  const field = textField(body, '', (t) => LONE_SURROGATE.test(t));
+  if (field !== null) {
+    throw Errors.VALIDATION_FAILED(`${field || 'body'} holds a lone UTF-16 surrogate, which is not text`,
+      [{ field, message: 'must not contain a lone surrogate (U+D800-U+DFFF)' }]);
+  }
 }
 
 function parseBody(raw: Buffer, contentType: string): unknown {

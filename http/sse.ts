@@ -1,4 +1,4 @@
-import type { Engine, Invalidation, InvalidationListener, InvalidationStreams, Logger, StreamName, StreamSettings } from '../engine/index.js';
+import { Errors, type Engine, type Invalidation, type InvalidationListener, InvalidationStreams, Logger, StreamName, StreamSettings } from '../engine/index.js';
 import type { Exchange } from './respond.js';
 
 /** The reconnect delay EventSource is told to use. */
@@ -50,7 +50,7 @@ class SseClient {
   backedUpSince = 0;
   private done = false;
 
-  constructor(private readonly ex: Exchange, private readonly broker: SseBroker, readonly channel: SseChannel) {}
+  constructor(private readonly ex: Exchange, private readonly broker: SseBroker, readonly channel: SseChannel, readonly place: () => void) {}
 
   /** Status, headers and the first bytes (the retry hint, and resync after a reconnect) in one cork. */
   start(first: Buffer): void {
@@ -144,6 +144,7 @@ class SseClient {
     this.done = true;
     this.waiting = [];
     this.broker.left(this);
+    this.ex.release?.();
   }
 }
 
@@ -245,6 +246,56 @@ class SseChannel implements InvalidationListener {
 }
 
 /**
+ * The streams each credential, each tenant and the process hold open
+ * (STREAM_MAX_PER_PRINCIPAL, _PER_TENANT, _PER_PROCESS): one viewer token
+ * must not open thousands. A place is taken when a stream request joins,
+ * before it waits for anything, and given back exactly once, whichever way
+ * the stream ends (the client goes, is dropped for not reading, the
+ * service stops, or the join fails).
+ */
+class StreamPlaces {
+  private readonly byPrincipal = new Map<string, number>();
+  private readonly byTenant = new Map<string, number>();
+  private total = 0;
+
+  constructor(private readonly settings: StreamSettings, private readonly metrics: Metrics) {
+    metrics.counter('stream_refused_total', 'Stream requests refused 429 too_many_streams, by the limit that bit: principal, tenant or process', 'limit');
+  }
+
+  /** Takes a place, or throws 429 too_many_streams; returns the function that gives it back (once). */
+  take(tenantId: string, credential: string): () => void {
+    const pk = `${tenantId}\n${credential}`;
+    const p = this.byPrincipal.get(pk) ?? 0;
+    const t = this.byTenant.get(tenantId) ?? 0;
+    const { maxPerPrincipal, maxPerTenant, maxPerProcess } = this.settings;
+    const refuse = (limit: 'principal' | 'tenant' | 'process', scope: string, max: number): never => {
+      this.metrics.inc('stream_refused_total', limit);
+      throw Errors.TOO_MANY_STREAMS(scope, max);
+    };
+    if (p >= maxPerPrincipal) refuse('principal', 'credential', maxPerPrincipal);
+    if (t >= maxPerTenant) refuse('tenant', 'tenant', maxPerTenant);
+    if (this.total >= maxPerProcess) refuse('process', 'server', maxPerProcess);
+    this.byPrincipal.set(pk, p + 1);
+    this.byTenant.set(tenantId, t + 1);
+    this.total++;
+    let given = false;
+    return () => {
+      if (given) return;
+      given = true;
+      this.total--;
+      dec(this.byPrincipal, pk);
+      dec(this.byTenant, tenantId);
+    };
+  }
+}
+
+function dec(m: Map<string, number>, k: string): void {
+  const n = (m.get(k) ?? 1) - 1;
+  if (n <= 0) m.delete(k);
+  else m.set(k, n);
+}
+
+/**
  * The dashboard's server-sent-event clients of this process
  * (docs/dashboard-api.md, Streams): channels per tenant and stream, the
  * heartbeat, and the bounds on clients that stop reading.
@@ -254,10 +305,12 @@ export class SseBroker {
   /** Clients backed up now, checked against maxBackedUpMs. */
   readonly backedUp = new Set<SseClient>();
   private clients = 0;
+  private readonly places: StreamPlaces;
   private heartbeat: NodeJS.Timeout | null = null;
   private sweep: NodeJS.Timeout | null = null;
 
   constructor(private readonly streams: InvalidationStreams, readonly settings: StreamSettings, private readonly metrics: Metrics, private readonly log: Logger) {
+    this.places = new StreamPlaces(settings, metrics);
     metrics.gauge('stream_clients', 'Dashboard stream (SSE) clients connected to this process', () => this.clients);
     metrics.gauge('stream_clients_backed_up', 'Stream clients whose socket did not take the last write (events wait for them, bounded)', () => this.backedUp.size);
     metrics.counter('stream_clients_dropped_total', 'Stream clients dropped for not reading: buffer (unsent bytes past STREAM_MAX_BUFFERED_BYTES) or stalled (backed up past STREAM_MAX_BACKED_UP_MS)', 'reason');
@@ -269,7 +322,17 @@ export class SseBroker {
    * (it must be called, in the same turn: it also releases the place when
    * the client has gone meanwhile). 503 when Redis cannot be read.
    */
-  async join(tenantId: string, stream: StreamName): Promise<(ex: Exchange, resync: boolean) => void> {
+  async join(tenantId: string, credential: string, stream: StreamName): Promise<(ex: Exchange, resync: boolean) => void> {
+    const place = this.places.take(tenantId, credential);
+    try {
+      return await this.joinChannel(tenantId, stream, place);
+    } catch (err) {
+      place();
+      throw err;
+    }
+  }
+
+  private async joinChannel(tenantId: string, stream: StreamName, place: () => void): Promise<(ex: Exchange, resync: boolean) => void> {
     const key = `${tenantId}\n${stream}`;
     let ch = this.channels.get(key);
     if (!ch || ch.ended) {
@@ -291,7 +354,7 @@ export class SseBroker {
       channel.members--;
       throw err;
     }
-    return (ex, resync) => this.attach(channel, ex, resync);
+    return (ex, resync) => this.attach(channel, ex, resync, place);
   }
 
   /** A client went (aborted, dropped or ended). */
@@ -299,6 +362,7 @@ export class SseBroker {
     this.backedUp.delete(client);
     client.channel.clients.delete(client);
     this.clients--;
+    client.place();
     this.release(client.channel);
     if (this.clients === 0) this.stopTimers();
   }
@@ -308,12 +372,14 @@ export class SseBroker {
     this.log.debug({ reason }, 'stream client dropped: it does not read');
   }
 
-  private attach(channel: SseChannel, ex: Exchange, resync: boolean): void {
+  private attach(channel: SseChannel, ex: Exchange, resync: boolean, place: () => void): void {
     if (ex.aborted) {
+      place();
       this.release(channel);
+      ex.release?.();
       return;
     }
-    const client = new SseClient(ex, this, channel);
+    const client = new SseClient(ex, this, channel, place);
     channel.clients.add(client);
     this.clients++;
     this.startTimers();
