@@ -70,7 +70,6 @@ export const Errors = {
   CLIENT_GONE: def(() => ['client_closed_request', 499, 'The client closed the connection before its request was read']),
   TOO_MANY_CONNECTIONS: def((max: number) => ['too_many_connections', 429, `This address holds ${max} requests open already; close some and retry`]),
   TOO_MANY_STREAMS: def((scope: string, max: number) => ['too_many_streams', 429, `Too many open streams for this ${scope} (at most ${max}); close one and retry`]),
-  OFFSET_TOO_LARGE: def((max: number) => ['validation_failed', 400, `offset may be at most ${max}; page on with the cursor instead`, { details: [{ field: 'offset', message: `must be <= ${max}` }] }]),
   INTERNAL: def(() => ['internal_error', 500, 'Internal error; it has been logged']),
   UNEXPECTED_SCRIPT_ANSWER: def((script: string, answer: string) => ['internal_error', 500, `Unexpected answer ${JSON.stringify(answer)} from ${script}`]),
 
