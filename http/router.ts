@@ -1,4 +1,4 @@
-import { AppError, Errors, type Engine, type Logger, type OperatorEvent, type PlatformPrincipal, type Principal } from '../engine/index.js';
+import { AppError, Errors, type Engine, type Logger, type OperatorEvent, type PendingChange, type PlatformPrincipal, type Principal } from '../engine/index.js';
 import { errorReply, send, sendStream, type Exchange, type Reply } from './respond.js';
 import type { RequestSchema, ResponseSchema, Validators } from './schemas.js';
 import type { HttpResponse, TemplatedApp } from './uws.js';
@@ -172,6 +172,7 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
     const validateBody = route.bodySchema ? validators.body(route.bodySchema) : undefined;
     const validateQuery = route.querySchema ? validators.query(route.querySchema) : undefined;
     const hasBody = route.method === 'post' || route.method === 'put';
+    const auditRoute = `${route.method === 'del' ? 'DELETE' : route.method.toUpperCase()} ${route.path}`;
     const modules = route.module === undefined ? null : typeof route.module === 'string' ? [route.module] : route.module;
 
     app[route.method](route.path, (res: HttpResponse, req) => {
@@ -249,7 +250,15 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
             validateBody(undefined);
           }
           const ctx = { params, query, body, q, principal, remoteIp, platform, headers, raw, browser };
-          const answer = await route.handler(ctx);
+          // Audited, or not made: the change's intent is in Redis before the change (docs/audit-chain.md).
+          const pending = route.audit ? await beginChange(engine, principal, auditRoute, params) : null;
+          let answer: Answer<unknown>;
+          try {
+            answer = await route.handler(ctx);
+          } catch (err) {
+            await pending?.withdraw().catch((e: unknown) => log.warn({ err: (e as Error).message }, 'audit intent not withdrawn; it will be recorded as unconfirmed'));
+            throw err;
+          }
           // Not counted in `traffic` from here: a stream ends when its client goes, not with a request's work.
           // Its peer's place is held until then (the stream calls ex.release).
           if (answer.takeover) {
@@ -258,9 +267,18 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
           }
           reply = answer;
           if (reply.stream) return await sendStream(ex, reply, log);
-          const note = route.audit && reply.status < 300 ? route.audit(ctx, reply.body) : null;
-          // The change is in the audit chain's queue before the operator hears it succeeded.
-          if (note) await engine.auditLog.operator(principal.tenant.id, `${principal.via}:${principal.subject}`, note.event, note.details, note.subject);
+          if (pending) {
+            const note = reply.status < 300 ? route.audit!(ctx, reply.body) : null;
+            try {
+              // The change is in the audit chain's queue before the operator hears it succeeded.
+              if (note) await pending.commit(note.event, note.details, note.subject);
+              else await pending.withdraw();
+            } catch (err) {
+              // The change is made and its intent stays in Redis: it becomes an operator_change_unconfirmed
+              // record (AuditLog.recoverStale). The operator hears the change succeeded, which it did.
+              log.warn({ err: (err as Error).message, route: auditRoute }, 'audit record not committed; its intent stands for it');
+            }
+          }
         } catch (err) {
           reply = errorReply(err, log);
           // A body refused part-way (too large, too slow) is not read to its end: the connection goes with the reply.
@@ -289,6 +307,15 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
     const e = Errors.NOT_FOUND();
     send(ex, { status: e.status, body: e.toBody() });
   });
+}
+
+/** Writes a change's intent; a failure is a 503 and the change is not made. */
+async function beginChange(engine: Engine, principal: Principal, route: string, params: string[]): Promise<PendingChange> {
+  try {
+    return await engine.auditLog.begin(principal.tenant.id, { by: `${principal.via}:${principal.subject}`, route, params });
+  } catch (err) {
+    throw Errors.SERVICE_UNAVAILABLE('The audit log').withCause(err);
+  }
 }
 
 /**
