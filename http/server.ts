@@ -28,6 +28,8 @@ export interface HttpServer {
   close(): void;
   /** After close: resolves once the requests being served have finished, or after `ms`. */
   drained(ms: number): Promise<void>;
+  /** Requests being served now (streams excepted): what a graceful stop waits for. */
+  inFlight(): number;
 }
 
 /** Every route of every surface. */
@@ -104,6 +106,7 @@ export async function startHttp(engine: Engine, log: Logger): Promise<HttpServer
       for (const s of sockets.splice(0)) uws.us_listen_socket_close(s);
     },
     drained: (ms) => traffic.drained(ms),
+    inFlight: () => traffic.inFlight,
   };
 }
 
