@@ -18,8 +18,15 @@ function bearerMatches(header: string, digest: Buffer): boolean {
  * `Authorization: Bearer METRICS_TOKEN` when that is set.
  */
 export function opsRoutes(engine: Engine, openapi: () => Record<string, unknown>): Route[] {
-  const token = engine.config.http.metricsToken;
-  const digest = token === undefined ? null : createHash('sha256').update(token).digest();
+  // Read on the first scrape: the route table is also built where no engine runs (the OpenAPI document).
+  let digest: Buffer | null | undefined;
+  const tokenDigest = (): Buffer | null => {
+    if (digest === undefined) {
+      const token = engine.config.http.metricsToken;
+      digest = token === undefined ? null : createHash('sha256').update(token).digest();
+    }
+    return digest;
+  };
   return [
     route({
       method: 'get', path: '/healthz', surface: 'ops', auth: false, summary: 'The process is up',
@@ -38,7 +45,8 @@ export function opsRoutes(engine: Engine, openapi: () => Record<string, unknown>
       summary: 'Prometheus metrics (text format); with METRICS_TOKEN set, send it as a Bearer token',
       errors: { 401: 'unauthorized: METRICS_TOKEN is set and the request did not send it as a Bearer token' },
       handler: ({ headers }) => {
-        if (digest !== null && !bearerMatches(headers.authorization ?? '', digest)) throw Errors.UNAUTHORIZED('Send the metrics token: Authorization: Bearer <METRICS_TOKEN>');
+        const want = tokenDigest();
+        if (want !== null && !bearerMatches(headers.authorization ?? '', want)) throw Errors.UNAUTHORIZED('Send the metrics token: Authorization: Bearer <METRICS_TOKEN>');
         return { status: 200, body: null, text: engine.metrics.render(), contentType: 'text/plain; version=0.0.4' };
       },
     }),
