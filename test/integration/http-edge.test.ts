@@ -122,6 +122,33 @@ describe('lists and the audit day API', () => {
     }
     expect(ids).toEqual(all.body.data.map((v: { id: string }) => v.id));
     expect(all.body.next_cursor).toBeNull();
+    // The session list takes a cursor too; one naming no session of the tenant is an empty page, not an error.
+    const sessions = await call(svc.base, 'GET', '/v1/sessions?cursor=c2Vzc19ub25l', { auth: t.apiKey });
+    expect(sessions.status).toBe(200);
+    expect(sessions.body).toMatchObject({ data: [], total: 0, next_cursor: null });
+  });
+
+  test('the session list pages on with a cursor: every session once, in the order offsets give', async ({ db }) => {
+    const t = await newTenant(svc.service);
+    expect((await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code: 'EDGE-1', max_uses: null } })).status).toBe(201);
+    for (let i = 0; i < 5; i++) {
+      const r = await call(svc.base, 'POST', `/api/v1/hotspot-portal/voucher/verify?hotspot_id=${t.hotspotId}`, { body: { code: 'EDGE-1', mac: `DE:0E:00:00:00:0${i}` } });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+    }
+    await until(async () => (await db.query('SELECT count(*)::int AS n FROM sessions WHERE tenant_id = $1', [t.tenantId])).rows[0].n === 5);
+    const all = await call(svc.base, 'GET', '/v1/sessions?limit=10', { auth: t.apiKey });
+    const ids: string[] = [];
+    let cursor: string | null = null;
+    for (let page = 0; page < 5; page++) {
+      const r = await call(svc.base, 'GET', `/v1/sessions?limit=2${cursor ? `&cursor=${cursor}` : ''}`, { auth: t.apiKey });
+      expect(r.status).toBe(200);
+      expect(r.body.total).toBe(5);
+      ids.push(...r.body.data.map((x: { id: string }) => x.id));
+      cursor = r.body.next_cursor;
+      if (cursor === null) break;
+    }
+    expect(ids).toHaveLength(5);
+    expect(ids).toEqual(all.body.data.map((x: { id: string }) => x.id));
   });
 
   test('the audit day API is paged: limit and cursor give every record once, in chain order', async ({ db }) => {
