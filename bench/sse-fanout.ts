@@ -268,7 +268,13 @@ async function main(): Promise<number> {
     const stack = await localStack('sse-fanout', undo);
     const { dir } = stack;
     const secret = stack.env.JWT_SECRET!;
-    const env: NodeJS.ProcessEnv = { ...stack.env, HTTP_HOST: HOST, RADIUS_ENABLED: 'false' };
+    // Every client is one credential's, from one address: the stream and address caps (defaults 20 per
+    // credential, 10,000 per tenant, 1,000 per address) are raised above what the run opens.
+    const cap = String(CLIENTS + 1000);
+    const env: NodeJS.ProcessEnv = {
+      ...stack.env, HTTP_HOST: HOST, RADIUS_ENABLED: 'false',
+      STREAM_MAX_PER_PRINCIPAL: cap, STREAM_MAX_PER_TENANT: cap, HTTP_MAX_CONNECTIONS_PER_ADDRESS: String(CLIENTS + 2000),
+    };
     // Redis rewrites its AOF in a forked child each time the file doubles: a core-second or so of a
     // process the CPU figures count as "rest", falling in whichever phase it happens to. Off here,
     // so that the phases with and without clients differ in the clients alone.

@@ -62,6 +62,8 @@ export interface Config {
    * (http/client-address.ts); empty: the socket's peer is the client.
    */
   trustedProxies: readonly Cidr[];
+  /** The HTTP edge against hostile clients (http/router.ts, http/server.ts; docs/http-edge.md). */
+  http: HttpEdgeSettings;
 }
 
 /** An address range: `address` canonical (as node:net prints it), `prefix` its length in bits. */
@@ -69,6 +71,17 @@ export interface Cidr {
   address: string;
   prefix: number;
   family: 'ipv4' | 'ipv6';
+}
+
+export interface HttpEdgeSettings {
+  /** A request body must arrive whole within this, ms, else 408 and the connection closed (HTTP_BODY_TIMEOUT_MS). */
+  bodyTimeoutMs: number;
+  /** Requests (streams included) one peer address may hold open at once; past it 429 (HTTP_MAX_CONNECTIONS_PER_ADDRESS). */
+  maxConnectionsPerAddress: number;
+  /** A listener of its own for /metrics and /readyz (METRICS_PORT); undefined: they stay on the main listener. */
+  metricsPort: number | undefined;
+  /** A Bearer token /metrics requires (METRICS_TOKEN); undefined: none. Never logged. */
+  metricsToken: string | undefined;
 }
 
 /** The incident detectors' thresholds (INCIDENT_* variables); tests set short ones. */
@@ -107,6 +120,12 @@ export interface StreamSettings {
   heartbeatMs: number;
   /** At most one event per kind per this window and client (STREAM_COALESCE_MS; 0: no coalescing). */
   coalesceMs: number;
+  /** Open streams per credential (an API key, a JWT subject) of a tenant in this process (STREAM_MAX_PER_PRINCIPAL). */
+  maxPerPrincipal: number;
+  /** Open streams per tenant in this process (STREAM_MAX_PER_TENANT). */
+  maxPerTenant: number;
+  /** Open streams in this process, all tenants (STREAM_MAX_PER_PROCESS). */
+  maxPerProcess: number;
 }
 
 export class ConfigError extends Error {
@@ -250,6 +269,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxBackedUpMs: int('STREAM_MAX_BACKED_UP_MS', 30_000, 100, 600_000),
       heartbeatMs: int('STREAM_HEARTBEAT_MS', 15_000, 10, 300_000),
       coalesceMs: int('STREAM_COALESCE_MS', 500, 0, 60_000),
+      maxPerPrincipal: int('STREAM_MAX_PER_PRINCIPAL', 20, 1, 1_000_000),
+      maxPerTenant: int('STREAM_MAX_PER_TENANT', 10_000, 1, 1_000_000),
+      maxPerProcess: int('STREAM_MAX_PER_PROCESS', 50_000, 1, 1_000_000),
+    },
+    http: {
+      bodyTimeoutMs: int('HTTP_BODY_TIMEOUT_MS', 30_000, 100, 3_600_000),
+      maxConnectionsPerAddress: int('HTTP_MAX_CONNECTIONS_PER_ADDRESS', 1000, 1, 1_000_000),
+      metricsPort: port('METRICS_PORT', undefined),
+      metricsToken: metricsToken(env, problems),
     },
     redisWait: { replicas: int('REDIS_WAIT_REPLICAS', 0, 0, 16), timeoutMs: int('REDIS_WAIT_TIMEOUT_MS', 500, 1, 60_000) },
     allowPrivateTargets: bool('ALLOW_PRIVATE_TARGETS', false),
@@ -257,6 +285,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+/** METRICS_TOKEN: long enough not to be guessed (it guards what the service tells about its traffic). */
+function metricsToken(env: NodeJS.ProcessEnv, problems: string[]): string | undefined {
+  const raw = env.METRICS_TOKEN ?? '';
+  if (raw === '') return undefined;
+  if (raw.length < 16 || /\s/.test(raw)) problems.push(`METRICS_TOKEN must be at least 16 characters without spaces; it is ${raw.length}`);
+  return raw;
 }
 
 /** Both TLS files or neither; each must be readable now (start-up), not at the first handshake. */

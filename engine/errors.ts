@@ -65,6 +65,11 @@ export const Errors = {
   MODULE_NOT_LICENSED: def((module: string) => ['module_not_licensed', 403, `The ${module} module is not licensed for this tenant`]),
   SERVICE_UNAVAILABLE: def((what: string) => ['service_unavailable', 503, `${what} is unavailable, try again shortly`]),
   SHUTTING_DOWN: def(() => ['service_unavailable', 503, 'The service is shutting down; try again shortly']),
+  BODY_TIMEOUT: def((ms: number) => ['request_timeout', 408, `The request body did not arrive within ${ms} ms`]),
+  /** The client closed the connection mid-upload: ends the request; never sent (nobody is there to read it). */
+  CLIENT_GONE: def(() => ['client_closed_request', 499, 'The client closed the connection before its request was read']),
+  TOO_MANY_CONNECTIONS: def((max: number) => ['too_many_connections', 429, `This address holds ${max} requests open already; close some and retry`]),
+  TOO_MANY_STREAMS: def((scope: string, max: number) => ['too_many_streams', 429, `Too many open streams for this ${scope} (at most ${max}); close one and retry`]),
   INTERNAL: def(() => ['internal_error', 500, 'Internal error; it has been logged']),
   UNEXPECTED_SCRIPT_ANSWER: def((script: string, answer: string) => ['internal_error', 500, `Unexpected answer ${JSON.stringify(answer)} from ${script}`]),
 

@@ -35,7 +35,7 @@ export { localDay } from './util/local-day.js';
 export { threadIndex } from './sessions/actor-pool.js';
 export { GENESIS, canonical, link, ChainVerifier, type ChainFields, type StoredLink, type ChainBreak } from './audit/chain.js';
 export { runRetention, retentionCutoff, RETENTION_DAYS } from './audit/retention.js';
-export type { OperatorEvent } from './audit/audit-log.js';
+export type { OperatorEvent, PendingChange, ChangeIntent } from './audit/audit-log.js';
 export type { ChainRecord, VerifyResult } from './audit/audit-service.js';
 export { EvidencePackService, type EvidencePackDownload } from './compliance/evidence-pack-service.js';
 export { PACK_FORMAT, MAX_PACK_DAYS, type Manifest } from './compliance/evidence-pack.js';

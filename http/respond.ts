@@ -2,7 +2,7 @@ import { AppError, Errors, type Logger } from '../engine/index.js';
 import type { HttpResponse } from './uws.js';
 
 const STATUS_LINES: Record<number, string> = {
-  200: '200 OK', 201: '201 Created', 204: '204 No Content', 303: '303 See Other', 400: '400 Bad Request', 401: '401 Unauthorized',
+  200: '200 OK', 201: '201 Created', 204: '204 No Content', 303: '303 See Other', 400: '400 Bad Request', 401: '401 Unauthorized', 408: '408 Request Timeout',
   403: '403 Forbidden', 404: '404 Not Found', 405: '405 Method Not Allowed', 409: '409 Conflict', 410: '410 Gone',
   413: '413 Payload Too Large', 415: '415 Unsupported Media Type', 423: '423 Locked', 429: '429 Too Many Requests',
   500: '500 Internal Server Error', 502: '502 Bad Gateway', 503: '503 Service Unavailable',
@@ -31,6 +31,8 @@ export interface Reply {
 export interface Exchange {
   res: HttpResponse;
   aborted: boolean;
+  /** Called once when a response that outlives its handler (a stream) is over: frees the peer's place (Traffic.leave). */
+  release?: () => void;
 }
 
 /** Writes a reply inside cork; a no-op when the client has gone. */

@@ -1,6 +1,7 @@
-import { Errors, type Engine, type Logger, type OperatorEvent, type PlatformPrincipal, type Principal } from '../engine/index.js';
+import { AppError, Errors, type Engine, type Logger, type OperatorEvent, type PendingChange, type PlatformPrincipal, type Principal } from '../engine/index.js';
 import { errorReply, send, sendStream, type Exchange, type Reply } from './respond.js';
 import { ClientAddress, formatAddress } from './client-address.js';
+import { refuseLoneSurrogates, refuseNul } from './request-text.js';
 import type { RequestSchema, ResponseSchema, Validators } from './schemas.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from './uws.js';
 
@@ -115,6 +116,30 @@ export class Traffic {
   inFlight = 0;
   closing = false;
   private idle: (() => void)[] = [];
+  /**
+   * Requests each peer address holds open now, streams and downloads
+   * included. uWS tells HTTP handlers nothing of connections themselves; an
+   * idle keep-alive connection costs a socket only and uWS closes it after
+   * 10 s, while what a slow or hostile client can hold for long (a stream,
+   * an upload, a download) is always a request in here.
+   */
+  private readonly byAddress = new Map<string, number>();
+
+  constructor(private readonly maxPerAddress = Number.MAX_SAFE_INTEGER) {}
+
+  /** Takes a place for `addr`; false (nothing taken) when it holds maxPerAddress already. */
+  enter(addr: string): boolean {
+    const n = this.byAddress.get(addr) ?? 0;
+    if (n >= this.maxPerAddress) return false;
+    this.byAddress.set(addr, n + 1);
+    return true;
+  }
+
+  leave(addr: string): void {
+    const n = (this.byAddress.get(addr) ?? 1) - 1;
+    if (n <= 0) this.byAddress.delete(addr);
+    else this.byAddress.set(addr, n);
+  }
 
   begin(): void {
     this.inFlight++;
@@ -143,6 +168,8 @@ export class Traffic {
 export function mount(app: TemplatedApp, routes: Route[], engine: Engine, validators: Validators, log: Logger, traffic = new Traffic()): void {
   const limit = engine.config.bodyLimitBytes;
   const clientAddress = new ClientAddress(engine.config.trustedProxies);
+  const bodyTimeoutMs = engine.config.http.bodyTimeoutMs;
+  const maxPerAddress = engine.config.http.maxConnectionsPerAddress;
   const byPath = new Map<string, Route[]>();
   for (const r of routes) byPath.set(r.path, [...(byPath.get(r.path) ?? []), r]);
 
@@ -152,11 +179,17 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
     const validateBody = route.bodySchema ? validators.body(route.bodySchema) : undefined;
     const validateQuery = route.querySchema ? validators.query(route.querySchema) : undefined;
     const hasBody = route.method === 'post' || route.method === 'put';
+    const auditRoute = `${route.method === 'del' ? 'DELETE' : route.method.toUpperCase()} ${route.path}`;
     const modules = route.module === undefined ? null : typeof route.module === 'string' ? [route.module] : route.module;
 
     app[route.method](route.path, (res: HttpResponse, req) => {
       const ex: Exchange = { res, aborted: false };
-      res.onAborted(() => { ex.aborted = true; });
+      // A client gone mid-upload: the body reader is told, so the request ends (and `traffic` with it).
+      let bodyAborted: (() => void) | null = null;
+      res.onAborted(() => {
+        ex.aborted = true;
+        bodyAborted?.();
+      });
       const params: string[] = [];
       for (let i = 0; i < paramCount; i++) params.push(decodeParam(req.getParameter(i)));
       const query = new URLSearchParams(req.getQuery() ?? '');
@@ -183,8 +216,22 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
         return;
       }
 
+      if (!traffic.enter(sourceAddress)) {
+        if (hasBody) ex.res.onData(() => undefined);
+        const e = Errors.TOO_MANY_CONNECTIONS(maxPerAddress);
+        send(ex, { status: e.status, body: e.toBody() }, true);
+        return;
+      }
+      let released = false;
+      const release = (): void => {
+        if (released) return;
+        released = true;
+        traffic.leave(sourceAddress);
+      };
       traffic.begin();
-      const bodyPromise = hasBody ? readBody(ex, limit, declaredLength) : Promise.resolve(null);
+      const bodyPromise = hasBody
+        ? readBody(ex, limit, declaredLength, bodyTimeoutMs, (cancel) => { bodyAborted = cancel; })
+        : Promise.resolve(null);
       void (async (): Promise<void> => {
         let reply: Reply;
         let closeConnection = false;
@@ -203,26 +250,52 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
           let body: unknown = undefined;
           if (raw) body = parseBody(raw, contentType);
           refuseNul(paramNames, params, query, raw, body);
+          refuseLoneSurrogates(raw, body);
           if (raw) {
             if (validateBody) validateBody(body);
           } else if (validateBody) {
             validateBody(undefined);
           }
           const ctx = { params, query, body, q, principal, sourceAddress, platform, headers, raw, browser };
-          const answer = await route.handler(ctx);
+          // Audited, or not made: the change's intent is in Redis before the change (docs/audit-chain.md).
+          const pending = route.audit ? await beginChange(engine, principal, auditRoute, params) : null;
+          let answer: Answer<unknown>;
+          try {
+            answer = await route.handler(ctx);
+          } catch (err) {
+            await pending?.withdraw().catch((e: unknown) => log.warn({ err: (e as Error).message }, 'audit intent not withdrawn; it will be recorded as unconfirmed'));
+            throw err;
+          }
           // Not counted in `traffic` from here: a stream ends when its client goes, not with a request's work.
-          if (answer.takeover) return answer.takeover(ex);
+          // Its peer's place is held until then (the stream calls ex.release).
+          if (answer.takeover) {
+            ex.release = release;
+            return answer.takeover(ex);
+          }
           reply = answer;
           if (reply.stream) return await sendStream(ex, reply, log);
-          const note = route.audit && reply.status < 300 ? route.audit(ctx, reply.body) : null;
-          // The change is in the audit chain's queue before the operator hears it succeeded.
-          if (note) await engine.auditLog.operator(principal.tenant.id, `${principal.via}:${principal.subject}`, note.event, note.details, note.subject);
+          if (pending) {
+            const note = reply.status < 300 ? route.audit!(ctx, reply.body) : null;
+            try {
+              // The change is in the audit chain's queue before the operator hears it succeeded.
+              if (note) await pending.commit(note.event, note.details, note.subject);
+              else await pending.withdraw();
+            } catch (err) {
+              // The change is made and its intent stays in Redis: it becomes an operator_change_unconfirmed
+              // record (AuditLog.recoverStale). The operator hears the change succeeded, which it did.
+              log.warn({ err: (err as Error).message, route: auditRoute }, 'audit record not committed; its intent stands for it');
+            }
+          }
         } catch (err) {
           reply = errorReply(err, log);
-          closeConnection = reply.status === 413;
+          // A body refused part-way (too large, too slow) is not read to its end: the connection goes with the reply.
+          closeConnection = reply.status === 413 || reply.status === 408;
         }
         send(ex, reply, closeConnection || traffic.closing);
-      })().finally(() => traffic.end());
+      })().finally(() => {
+        traffic.end();
+        if (ex.release !== release) release();
+      });
     });
   }
 
@@ -243,6 +316,15 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
   });
 }
 
+/** Writes a change's intent; a failure is a 503 and the change is not made. */
+async function beginChange(engine: Engine, principal: Principal, route: string, params: string[]): Promise<PendingChange> {
+  try {
+    return await engine.auditLog.begin(principal.tenant.id, { by: `${principal.via}:${principal.subject}`, route, params });
+  } catch (err) {
+    throw Errors.SERVICE_UNAVAILABLE('The audit log').withCause(err);
+  }
+}
+
 /**
  * Every X-Forwarded-For line, joined in order: getHeader gives only the
  * first, and a client's own line ahead of the proxy's would then be read as
@@ -259,9 +341,14 @@ function forwardedFor(req: HttpRequest): string {
 /**
  * Reads the body with a hard cap: a declared Content-Length above the cap is
  * refused before reading, and a chunked body is cut off as it passes the cap.
+ * The whole body must arrive within `timeoutMs` (408 otherwise: a client that
+ * trickles a byte at a time holds a connection and a request open for as long
+ * as it likes). `onCancel` receives the function the router calls when the
+ * client goes mid-upload: the promise then rejects, so the request ends
+ * rather than wait forever for a last chunk that will never come.
  * Chunks are copied at once: uWS reuses the ArrayBuffer after the callback.
  */
-function readBody(ex: Exchange, limit: number, declaredLength: number): Promise<Buffer | null> {
+function readBody(ex: Exchange, limit: number, declaredLength: number, timeoutMs: number, onCancel: (cancel: () => void) => void): Promise<Buffer | null> {
   return new Promise((resolve, reject) => {
     if (declaredLength > limit) {
       reject(Errors.PAYLOAD_TOO_LARGE(limit));
@@ -272,16 +359,27 @@ function readBody(ex: Exchange, limit: number, declaredLength: number): Promise<
     const chunks: Buffer[] = [];
     let size = 0;
     let failed = false;
+    const fail = (err: AppError): void => {
+      if (failed) return;
+      failed = true;
+      clearTimeout(timer);
+      reject(err);
+    };
+    const timer = setTimeout(() => fail(Errors.BODY_TIMEOUT(timeoutMs)), timeoutMs);
+    onCancel(() => fail(Errors.CLIENT_GONE()));
     ex.res.onData((ab, isLast) => {
       if (failed) return;
       size += ab.byteLength;
       if (size > limit) {
-        failed = true;
-        reject(Errors.PAYLOAD_TOO_LARGE(limit));
+        fail(Errors.PAYLOAD_TOO_LARGE(limit));
         return;
       }
       if (ab.byteLength > 0) chunks.push(Buffer.from(ab.slice(0)));
-      if (isLast) resolve(size === 0 ? null : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+      if (isLast) {
+        failed = true; // settled: a late abort or time-out changes nothing
+        clearTimeout(timer);
+        resolve(size === 0 ? null : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+      }
     });
   });
 }
@@ -298,57 +396,6 @@ function decodeParam(raw: string): string {
   } catch {
     return raw;
   }
-}
-
-/** How JSON writes U+0000 (a raw 0x00 byte is no valid JSON); `%00` is a form's. */
-const NUL_JSON = Buffer.from('\\u0000');
-const NUL_FORM = Buffer.from('%00');
-
-/**
- * Refuses text holding U+0000 anywhere in the request (path, query, body)
- * with 400 validation_failed. Postgres can neither store nor compare such
- * text (SQLSTATE 22021): a hotspot id, a voucher id or a name holding it
- * would otherwise fail the first query that uses it, as a 500. The parsed
- * body is walked only when its raw bytes hold NUL in some form, so an
- * ordinary request pays a few byte searches of its body.
- */
-function refuseNul(names: string[], params: string[], query: URLSearchParams, raw: Buffer | null, body: unknown): void {
-  let field: string | null = null;
-  for (let i = 0; i < params.length && field === null; i++) if (params[i]!.includes('\0')) field = names[i] ?? `parameter ${i + 1}`;
-  if (field === null) {
-    for (const [k, v] of query) {
-      if (k.includes('\0') || v.includes('\0')) {
-        field = k.replaceAll('\0', '\\u0000');
-        break;
-      }
-    }
-  }
-  if (field === null && raw && (raw.includes(NUL_JSON) || raw.includes(NUL_FORM) || raw.includes(0))) field = nulField(body, '');
-  if (field !== null) {
-    throw Errors.VALIDATION_FAILED(`${field || 'body'} holds the NUL character (U+0000), which no text may hold`,
-      [{ field, message: 'must not contain U+0000' }]);
-  }
-}
-
-/** The field (dotted, as validation errors name them) of the first string, value or key, in `v` that holds U+0000; or null. */
-function nulField(v: unknown, path: string): string | null {
-  if (typeof v === 'string') return v.includes('\0') ? path : null;
-  const at = (k: string | number): string => (path ? `${path}.${k}` : String(k));
-  if (Array.isArray(v)) {
-    for (let i = 0; i < v.length; i++) {
-      const f = nulField(v[i], at(i));
-      if (f !== null) return f;
-    }
-    return null;
-  }
-  if (v !== null && typeof v === 'object') {
-    for (const [k, x] of Object.entries(v)) {
-      if (k.includes('\0')) return at(k.replaceAll('\0', '\\u0000'));
-      const f = nulField(x, at(k));
-      if (f !== null) return f;
-    }
-  }
-  return null;
 }
 
 function parseBody(raw: Buffer, contentType: string): unknown {

@@ -89,12 +89,20 @@ export const minutes = { type: 'integer', minimum: 1, maximum: 525600 } as const
 export const mbps = { type: 'integer', minimum: 1, maximum: 100000 } as const;
 /** A size in MB that Postgres's integer can hold. */
 export const quotaMb = { type: 'integer', minimum: 1, maximum: 2_147_483_647 } as const;
+/**
+ * The largest `offset` a list takes (docs/http-edge.md). Postgres reads and
+ * throws away every row before the offset, so a request for the page at
+ * 2^31 costs the whole table; beyond this bound, 400, and the long lists
+ * (vouchers, sessions) page on with `cursor`.
+ */
+export const MAX_OFFSET = 10_000;
 /** Paging of a list (query string). */
 export const page = {
   limit: { type: 'integer', minimum: 1, maximum: 1000, default: 50 },
-  offset: { type: 'integer', minimum: 0, maximum: 2_147_483_647, default: 0 },
+  offset: { type: 'integer', minimum: 0, maximum: MAX_OFFSET, default: 0, description: `At most ${MAX_OFFSET}; page on with cursor past it` },
+  cursor: { type: 'string', minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_-]+$', description: 'next_cursor of the page before: the list goes on after its last row' },
 } as const;
-export interface Paged { limit: number; offset: number }
+export interface Paged { limit: number; offset: number; cursor?: string }
 /** A UTC day in a query string. */
 export const utcDay = { type: 'string', format: 'date', description: 'UTC day, YYYY-MM-DD' } as const;
 

@@ -22,12 +22,14 @@ import { compileValidators } from './schemas.js';
 import { loadUws, type TemplatedApp, type us_listen_socket } from './uws.js';
 
 export interface HttpServer {
-  /** Port per listener name ('main', or a surface with its own port). */
+  /** Port per listener name ('main', 'metrics' with METRICS_PORT, or a surface with its own port). */
   ports: Record<string, number>;
   /** Stops listening; requests that still arrive on open connections get 503 and a closed connection. */
   close(): void;
   /** After close: resolves once the requests being served have finished, or after `ms`. */
   drained(ms: number): Promise<void>;
+  /** Requests being served now (streams excepted): what a graceful stop waits for. */
+  inFlight(): number;
 }
 
 /** Every route of every surface. */
@@ -50,6 +52,13 @@ export function allRoutes(engine: Engine): Route[] {
  * the public API. Those routes stay on the main listener as well.
  */
 const PAGE_CALLS: Partial<Record<Surface, readonly Surface[]>> = { console: ['public', 'dashboard'], dashboard: ['public'] };
+/**
+ * Served on the main listener even when its surface has a port of its own:
+ * liveness only ("ok"), which a load balancer in front of the main port
+ * probes. /readyz (which stores are up) and /metrics leave it with METRICS_PORT.
+ */
+const EVERY_LISTENER = new Set(['/healthz']);
+
 /** An API route (under /v1/ or /api/; not another surface's page) that the page of surface `s` calls. */
 const pageCalls = (s: Surface, r: Route): boolean => PAGE_CALLS[s]?.includes(r.surface) === true && /^\/(v1|api)\//.test(r.path);
 
@@ -63,16 +72,18 @@ export async function startHttp(engine: Engine, log: Logger): Promise<HttpServer
   const validators = compileValidators();
   const routes = allRoutes(engine);
   const cfg = engine.config;
-  const own: [Surface, number | undefined][] = [['portal', cfg.portalPort], ['console', cfg.consolePort], ['dashboard', cfg.dashboardPort]];
+  const own: [Surface, number | undefined][] = [
+    ['portal', cfg.portalPort], ['console', cfg.consolePort], ['dashboard', cfg.dashboardPort], ['ops', cfg.http.metricsPort],
+  ];
   const separate = new Map(own.filter((e): e is [Surface, number] => e[1] !== undefined));
 
   const listeners: [string, Route[], number][] = [
-    ['main', routes.filter((r) => !separate.has(r.surface)), cfg.httpPort],
-    ...[...separate].map(([s, port]): [string, Route[], number] => [s, routes.filter((r) => r.surface === s || pageCalls(s, r)), port]),
+    ['main', routes.filter((r) => !separate.has(r.surface) || EVERY_LISTENER.has(r.path)), cfg.httpPort],
+    ...[...separate].map(([s, port]): [string, Route[], number] => [s === 'ops' ? 'metrics' : s, routes.filter((r) => r.surface === s || pageCalls(s, r)), port]),
   ];
   const sockets: us_listen_socket[] = [];
   const ports: Record<string, number> = {};
-  const traffic = new Traffic();
+  const traffic = new Traffic(cfg.http.maxConnectionsPerAddress);
   for (const [name, list, port] of listeners) {
     // With a certificate the service speaks HTTPS itself (RFC 8908 requires it for the captive API and portal URL).
     const app = cfg.tls ? uws.SSLApp({ cert_file_name: cfg.tls.certFile, key_file_name: cfg.tls.keyFile }) : uws.App();
@@ -95,6 +106,7 @@ export async function startHttp(engine: Engine, log: Logger): Promise<HttpServer
       for (const s of sockets.splice(0)) uws.us_listen_socket_close(s);
     },
     drained: (ms) => traffic.drained(ms),
+    inFlight: () => traffic.inFlight,
   };
 }
 

@@ -1,5 +1,6 @@
 import type { Engine, Invalidation, InvalidationListener, InvalidationStreams, Logger, StreamName, StreamSettings } from '../engine/index.js';
 import type { Exchange } from './respond.js';
+import { StreamPlaces } from './stream-places.js';
 
 /** The reconnect delay EventSource is told to use. */
 const RETRY_MS = 5000;
@@ -50,7 +51,7 @@ class SseClient {
   backedUpSince = 0;
   private done = false;
 
-  constructor(private readonly ex: Exchange, private readonly broker: SseBroker, readonly channel: SseChannel) {}
+  constructor(private readonly ex: Exchange, private readonly broker: SseBroker, readonly channel: SseChannel, readonly place: () => void) {}
 
   /** Status, headers and the first bytes (the retry hint, and resync after a reconnect) in one cork. */
   start(first: Buffer): void {
@@ -144,6 +145,7 @@ class SseClient {
     this.done = true;
     this.waiting = [];
     this.broker.left(this);
+    this.ex.release?.();
   }
 }
 
@@ -254,10 +256,12 @@ export class SseBroker {
   /** Clients backed up now, checked against maxBackedUpMs. */
   readonly backedUp = new Set<SseClient>();
   private clients = 0;
+  private readonly places: StreamPlaces;
   private heartbeat: NodeJS.Timeout | null = null;
   private sweep: NodeJS.Timeout | null = null;
 
   constructor(private readonly streams: InvalidationStreams, readonly settings: StreamSettings, private readonly metrics: Metrics, private readonly log: Logger) {
+    this.places = new StreamPlaces(settings, metrics);
     metrics.gauge('stream_clients', 'Dashboard stream (SSE) clients connected to this process', () => this.clients);
     metrics.gauge('stream_clients_backed_up', 'Stream clients whose socket did not take the last write (events wait for them, bounded)', () => this.backedUp.size);
     metrics.counter('stream_clients_dropped_total', 'Stream clients dropped for not reading: buffer (unsent bytes past STREAM_MAX_BUFFERED_BYTES) or stalled (backed up past STREAM_MAX_BACKED_UP_MS)', 'reason');
@@ -269,7 +273,17 @@ export class SseBroker {
    * (it must be called, in the same turn: it also releases the place when
    * the client has gone meanwhile). 503 when Redis cannot be read.
    */
-  async join(tenantId: string, stream: StreamName): Promise<(ex: Exchange, resync: boolean) => void> {
+  async join(tenantId: string, credential: string, stream: StreamName): Promise<(ex: Exchange, resync: boolean) => void> {
+    const place = this.places.take(tenantId, credential);
+    try {
+      return await this.joinChannel(tenantId, stream, place);
+    } catch (err) {
+      place();
+      throw err;
+    }
+  }
+
+  private async joinChannel(tenantId: string, stream: StreamName, place: () => void): Promise<(ex: Exchange, resync: boolean) => void> {
     const key = `${tenantId}\n${stream}`;
     let ch = this.channels.get(key);
     if (!ch || ch.ended) {
@@ -291,7 +305,7 @@ export class SseBroker {
       channel.members--;
       throw err;
     }
-    return (ex, resync) => this.attach(channel, ex, resync);
+    return (ex, resync) => this.attach(channel, ex, resync, place);
   }
 
   /** A client went (aborted, dropped or ended). */
@@ -299,6 +313,7 @@ export class SseBroker {
     this.backedUp.delete(client);
     client.channel.clients.delete(client);
     this.clients--;
+    client.place();
     this.release(client.channel);
     if (this.clients === 0) this.stopTimers();
   }
@@ -308,12 +323,14 @@ export class SseBroker {
     this.log.debug({ reason }, 'stream client dropped: it does not read');
   }
 
-  private attach(channel: SseChannel, ex: Exchange, resync: boolean): void {
+  private attach(channel: SseChannel, ex: Exchange, resync: boolean, place: () => void): void {
     if (ex.aborted) {
+      place();
       this.release(channel);
+      ex.release?.();
       return;
     }
-    const client = new SseClient(ex, this, channel);
+    const client = new SseClient(ex, this, channel, place);
     channel.clients.add(client);
     this.clients++;
     this.startTimers();

@@ -7,19 +7,89 @@ export type OperatorEvent =
   | 'voucher_created' | 'voucher_batch_created' | 'voucher_deleted'
   | 'hotspot_created' | 'hotspot_updated' | 'nas_client_added'
   | 'device_blocked' | 'device_unblocked' | 'bandwidth_profile_changed'
-  | 'incident_updated' | 'sign_in_settings_changed';
+  | 'incident_updated' | 'sign_in_settings_changed'
+  /** A change whose request never said how it ended (its process died, or Redis failed at its commit): recorded from its intent. */
+  | 'operator_change_unconfirmed';
+
+/** What an operator change is, known before it is made: who asks, on which route, with which path parameters. */
+export interface ChangeIntent {
+  by: string;
+  /** `PUT /v1/hotspots/:id` */
+  route: string;
+  params: string[];
+}
+
+/** A change under way: its intent is in Redis; exactly one of commit or withdraw ends it. */
+export interface PendingChange {
+  /** The change is made: its record goes to the outbox and the intent goes, in one script. */
+  commit(event: OperatorEvent, details: Record<string, unknown>, subject?: { hotspot_id?: string; mac?: string }): Promise<void>;
+  /** The change was not made: the intent goes, and no record. */
+  withdraw(): Promise<void>;
+}
+
+/**
+ * An intent older than this is taken for one whose request will never end
+ * it: a request's work (a batch of 10,000 vouchers included) is done within
+ * seconds; the body's time-out is on top and long past by then.
+ */
+const STALE_MS = 5 * 60_000;
+
+interface StoredIntent extends ChangeIntent {
+  at: number;
+}
 
 /**
  * Queues operator actions for the audit chain through the same outbox as
  * session events, so they are linked in the order they happened.
+ *
+ * Every operator change is audited, or not made (docs/audit-chain.md): the
+ * router writes the change's intent here BEFORE the change (begin), and a
+ * change whose intent cannot be written is not made (503). After the
+ * change, commit replaces the intent by the record in one script; a change
+ * that failed withdraws it. An intent nobody ended (the process died
+ * between the change and its commit, or Redis failed just then) is turned
+ * into an `operator_change_unconfirmed` record, under the same record id,
+ * the next time the tenant's operators change anything: the chain then
+ * says who asked for what, and that the answer was lost.
  */
 export class AuditLog {
   constructor(private readonly redis: Redis, private readonly now: () => number) {}
 
-  async operator(tenantId: string, by: string, event: OperatorEvent, details: Record<string, unknown>, subject: { hotspot_id?: string; mac?: string } = {}): Promise<void> {
-    // A field pair per value (engine/store/outbox-record.ts): few, and readable by every version's sink.
-    await this.redis.xadd(keys.outbox(tenantId), '*',
-      'type', 'audit', 'rid', newId('op_'), 'event', event, 'at', String(this.now()), 'by', by,
-      'hs', subject.hotspot_id ?? '', 'mac', subject.mac ?? '', 'details', JSON.stringify(details));
+  /** Writes the intent of a change about to be made; throws (and nothing may change) when it cannot. */
+  async begin(tenantId: string, intent: ChangeIntent): Promise<PendingChange> {
+    const rid = newId('op_');
+    const at = this.now();
+    const stored: StoredIntent = { at, ...intent };
+    await this.redis.hset(keys.auditIntents(tenantId), rid, JSON.stringify(stored));
+    // Intents left by a request that never ended become records now, before this change is made.
+    await this.recoverStale(tenantId, at - STALE_MS);
+    return {
+      commit: async (event, details, subject = {}) => {
+        await this.redis.commitAuditV1(keys.outbox(tenantId), keys.auditIntents(tenantId), rid, '0', event, String(this.now()), intent.by,
+          subject.hotspot_id ?? '', subject.mac ?? '', JSON.stringify(details));
+      },
+      withdraw: async () => {
+        await this.redis.hdel(keys.auditIntents(tenantId), rid);
+      },
+    };
+  }
+
+  /** Records, as `operator_change_unconfirmed`, every intent of the tenant written before `before` (ms) and never ended. */
+  async recoverStale(tenantId: string, before: number): Promise<number> {
+    const all = await this.redis.hgetall(keys.auditIntents(tenantId));
+    let recovered = 0;
+    for (const [rid, text] of Object.entries(all)) {
+      let i: StoredIntent;
+      try {
+        i = JSON.parse(text) as StoredIntent;
+      } catch {
+        i = { at: 0, by: '', route: '', params: [] };
+      }
+      if (i.at >= before) continue;
+      const details = { route: i.route, params: i.params, requested_at: new Date(i.at).toISOString() };
+      recovered += await this.redis.commitAuditV1(keys.outbox(tenantId), keys.auditIntents(tenantId), rid, '1', 'operator_change_unconfirmed',
+        String(i.at), i.by, '', '', JSON.stringify(details));
+    }
+    return recovered;
   }
 }

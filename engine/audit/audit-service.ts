@@ -45,17 +45,28 @@ export interface VerifyResult {
 export class AuditService {
   constructor(private readonly pool: Pool) {}
 
-  /** The tenant's records of one UTC day in chain order, and whether they verify (linked to the day before). */
-  async day(tenantId: string, date: string): Promise<{ date: string; records: ChainRecord[]; count: number; chain_valid: boolean; first_break: ChainBreak | null }> {
-    const { rows } = await this.pool.query<Row>(
-      'SELECT * FROM audit_records WHERE tenant_id = $1 AND day = $2 ORDER BY seq', [tenantId, date]);
+  /**
+   * A page of the tenant's records of one UTC day in chain order (after the
+   * record `cursor` names, a seq), and whether they verify, linked to the
+   * record before the page. The page that ends the day is also checked
+   * against what follows it. One more row than asked for is read, to know
+   * whether another page follows.
+   */
+  async day(tenantId: string, date: string, limit = 1000, cursor?: string): Promise<{
+    date: string; records: ChainRecord[]; count: number; chain_valid: boolean; first_break: ChainBreak | null; next_cursor: string | null;
+  }> {
+    const after = cursor === undefined ? 0 : Number(cursor);
+    const { rows: read } = await this.pool.query<Row>(
+      'SELECT * FROM audit_records WHERE tenant_id = $1 AND day = $2 AND seq > $3 ORDER BY seq LIMIT $4', [tenantId, date, after, limit + 1]);
+    const more = read.length > limit;
+    const rows = more ? read.slice(0, limit) : read;
     const v = new ChainVerifier(rows[0] ? await linkBefore(this.pool, tenantId, Number(rows[0].seq)) : null);
     for (const r of rows) if (!v.push(toLink(r))) break;
     // As the 5651 summary and the evidence pack check a day: also against what follows it.
     const last = rows[rows.length - 1];
-    const firstBreak = v.firstBreak ?? (last ? await gapAfter(this.pool, tenantId, Number(last.seq)) : null);
+    const firstBreak = v.firstBreak ?? (last && !more ? await gapAfter(this.pool, tenantId, Number(last.seq)) : null);
     return {
-      date, count: rows.length, chain_valid: firstBreak === null, first_break: firstBreak,
+      date, count: rows.length, chain_valid: firstBreak === null, first_break: firstBreak, next_cursor: more && last ? String(last.seq) : null,
       records: rows.map((r) => ({
         seq: Number(r.seq), event_type: r.event_type, timestamp: r.ts.toISOString(), session_id: r.session_id,
         mac_address: r.mac_address, ip_address: r.ip_address, username: r.username, auth_method: r.auth_method,

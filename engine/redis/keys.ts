@@ -20,6 +20,11 @@ export const keys = {
   outbox: (tenantId: string) => `${tag(tenantId)}:outbox`,
   /** Outbox records Postgres refused on their own (see OutboxSink), kept for an operator. */
   outboxDead: (tenantId: string) => `${tag(tenantId)}:outbox:dead`,
+  /**
+   * Hash: operator changes under way, record id -> JSON {at, by, route, params}: written before the
+   * change, replaced by the change's audit record (commit-audit-2.lua) or withdrawn (engine/audit/audit-log.ts).
+   */
+  auditIntents: (tenantId: string) => `${tag(tenantId)}:audit:intents`,
   /** Sorted set: a hotspot's live session ids, scored by when each must end (ms). Rebuilds and sweeps start here. */
   live: (tenantId: string, hotspotId: string) => `${tag(tenantId)}:live:${hotspotId}`,
   /** String: the MAC a live session id belongs to ("<hotspot> <mac>"), for lookups by id. */

@@ -28,6 +28,8 @@ const SCRIPTS = [
   // V7: the guessing limits checked and counted in the same step (three more KEYS, four more ARGV, 'too_many_attempts').
   { file: 'use-voucher-17.lua', name: 'useVoucherV7', numberOfKeys: 17 },
   { file: 'remove-voucher-2.lua', name: 'removeVoucherV1', numberOfKeys: 2 },
+  // Operator audit records (engine/audit/audit-log.ts): the record queued and its intent cleared in one step.
+  { file: 'commit-audit-2.lua', name: 'commitAuditV1', numberOfKeys: 2 },
   // V2: totals per Acct-Session-Id, the status as ARGV[8], and whether the id is the session's current one.
   // V3: byte deltas counted into the activity buckets, the live-per-AP hash moved (three more KEYS).
   // V4: the deltas returned for the caller to count (engine/events/activity-tally.ts), the buckets' KEYS gone.
@@ -87,6 +89,11 @@ declare module 'ioredis' {
       callback?: Callback<unknown[]>,
     ): Result<unknown[], Context>;
     removeVoucherV1(voucherKey: string, devicesKey: string, id: string, callback?: Callback<number>): Result<number, Context>;
+    commitAuditV1(
+      outboxKey: string, intentsKey: string,
+      rid: string, mustHold: '0' | '1', event: string, at: string, by: string, hotspotId: string, mac: string, details: string,
+      callback?: Callback<number>,
+    ): Result<number, Context>;
     accountSessionV4(
       grantKey: string, dailyKey: string, liveByApKey: string,
       now: Arg, acctSessionId: string, inOctets: Arg, outOctets: Arg, ip: string, ap: string, signal: string,

@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { Errors } from '../errors.js';
 import { normalizeMac } from '../ids.js';
+import { decodeCursor, encodeCursor } from '../util/list-cursor.js';
 import type { HotspotService } from '../hotspots/hotspot-service.js';
 import { keys } from '../redis/keys.js';
 import { GRANT, type GrantHash } from '../redis/records.js';
@@ -72,18 +73,26 @@ export class SessionService {
     private readonly now: () => number,
   ) {}
 
-  async list(tenantId: string, status: string | undefined, limit: number, offset: number): Promise<{ data: PublicSession[]; total: number; limit: number; offset: number }> {
+  async list(tenantId: string, status: string | undefined, limit: number, offset: number, cursor?: string): Promise<{
+    data: PublicSession[]; total: number; limit: number; offset: number; next_cursor: string | null;
+  }> {
+    // After the cursor's row in the list's order (started_at DESC, id): keyset, outside the window so `total` counts the whole list.
+    const after = cursor === undefined ? 'TRUE'
+      : `(x.started_at < (SELECT started_at FROM sessions WHERE tenant_id = $1 AND id = $5)
+          OR (x.started_at = (SELECT started_at FROM sessions WHERE tenant_id = $1 AND id = $5) AND x.id > $5))`;
+    const args = [tenantId, limit, offset, status ?? null, ...(cursor === undefined ? [] : [decodeCursor(cursor)])];
     const { rows } = await this.pool.query<SessionRow & { total: number }>(
-      `SELECT *, count(*) OVER () AS total FROM sessions WHERE tenant_id = $1 AND ($4::text IS NULL OR status = $4)
-       ORDER BY started_at DESC, id LIMIT $2 OFFSET $3`, [tenantId, limit, offset, status ?? null]);
+      `SELECT * FROM (SELECT *, count(*) OVER () AS total FROM sessions WHERE tenant_id = $1 AND ($4::text IS NULL OR status = $4)) x
+       WHERE ${after} ORDER BY x.started_at DESC, x.id LIMIT $2 OFFSET $3`, args);
     let total = rows[0]?.total ?? 0;
-    if (rows.length === 0 && offset > 0) {
+    if (rows.length === 0 && (offset > 0 || cursor !== undefined)) {
       const c = await this.pool.query<{ n: number }>(
         'SELECT count(*) AS n FROM sessions WHERE tenant_id = $1 AND ($2::text IS NULL OR status = $2)', [tenantId, status ?? null]);
       total = c.rows[0]?.n ?? 0;
     }
     const data = await Promise.all(rows.map((r) => this.present(r)));
-    return { data, total, limit, offset };
+    const last = rows[rows.length - 1];
+    return { data, total, limit, offset, next_cursor: rows.length === limit && last ? encodeCursor(last.id) : null };
   }
 
   async get(tenantId: string, id: string): Promise<PublicSession> {

@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { Errors } from '../errors.js';
 import { newId } from '../ids.js';
+import { decodeCursor, encodeCursor } from '../util/list-cursor.js';
 import { keys } from '../redis/keys.js';
 import { BlockService } from '../sessions/block-service.js';
 import { inTransaction, type Pool, type PoolClient } from '../store/postgres.js';
@@ -35,6 +36,8 @@ export interface Page<T> {
   total: number;
   limit: number;
   offset: number;
+  /** Give it as `cursor` for the next page; null when this page is the last. */
+  next_cursor: string | null;
 }
 
 /** Most vouchers one console call may create (issue: up to 10,000 per call). */
@@ -91,7 +94,7 @@ export class VoucherService {
   }
 
   /** A page of the tenant's vouchers, newest first; `text` keeps those whose code or notes contain it, in any case. */
-  async list(tenantId: string, filter: StatusFilter | undefined, limit: number, offset: number, text?: string): Promise<Page<VoucherRow & { uses: number }>> {
+  async list(tenantId: string, filter: StatusFilter | undefined, limit: number, offset: number, text?: string, cursor?: string): Promise<Page<VoucherRow & { uses: number }>> {
     let where = filter ? `AND ${statusCondition(filter)}` : '';
     const args: unknown[] = [tenantId];
     if (text) {
@@ -99,14 +102,21 @@ export class VoucherService {
       args.push(`%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
       where += ` AND (v.code ILIKE $${args.length} OR v.notes ILIKE $${args.length})`;
     }
+    // After the cursor's row in the list's order (created_at DESC, id): keyset, outside the window so `total` counts the whole list.
+    let after = 'TRUE';
+    if (cursor !== undefined) {
+      args.push(decodeCursor(cursor));
+      const c = `(SELECT created_at, id FROM vouchers WHERE tenant_id = $1 AND id = $${args.length})`;
+      after = `(x.created_at < (SELECT created_at FROM ${c} c) OR (x.created_at = (SELECT created_at FROM ${c} c) AND x.id > $${args.length}))`;
+    }
     const { rows } = await this.pool.query<VoucherRow & { total: number }>(
-      `SELECT v.*, count(*) OVER () AS total FROM vouchers v
-       WHERE v.tenant_id = $1 AND v.deleted_at IS NULL ${where}
-       ORDER BY v.created_at DESC, v.id LIMIT $${args.length + 1} OFFSET $${args.length + 2}`, [...args, limit, offset]);
+      `SELECT * FROM (SELECT v.*, count(*) OVER () AS total FROM vouchers v
+       WHERE v.tenant_id = $1 AND v.deleted_at IS NULL ${where}) x
+       WHERE ${after} ORDER BY x.created_at DESC, x.id LIMIT $${args.length + 1} OFFSET $${args.length + 2}`, [...args, limit, offset]);
     let total = rows[0]?.total ?? 0;
-    if (rows.length === 0 && offset > 0) {
+    if (rows.length === 0 && (offset > 0 || cursor !== undefined)) {
       const c = await this.pool.query<{ n: number }>(
-        `SELECT count(*) AS n FROM vouchers v WHERE v.tenant_id = $1 AND v.deleted_at IS NULL ${where}`, args);
+        `SELECT count(*) AS n FROM vouchers v WHERE v.tenant_id = $1 AND v.deleted_at IS NULL ${where}`, args.slice(0, text ? 2 : 1));
       total = c.rows[0]?.n ?? 0;
     }
     // Redis has the exact counter; Postgres may lag it by the outbox sink's delay.
@@ -115,7 +125,8 @@ export class VoucherService {
       const fromRedis = Number(live?.[i]?.[1]);
       return { ...r, uses: Number.isFinite(fromRedis) && live?.[i]?.[1] != null ? Math.max(fromRedis, r.current_uses) : r.current_uses };
     });
-    return { data, total, limit, offset };
+    const last = rows[rows.length - 1];
+    return { data, total, limit, offset, next_cursor: rows.length === limit && last ? encodeCursor(last.id) : null };
   }
 
   async get(tenantId: string, id: string): Promise<VoucherRow & { uses: number }> {

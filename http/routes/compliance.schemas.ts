@@ -1,8 +1,12 @@
 import { nullable, refTo, requestSchema, responseSchema, utcDay } from '../schemas.js';
 
-export const auditChainDayQuery = requestSchema<{ date: string }>('auditChainDay', {
+export const auditChainDayQuery = requestSchema<{ date: string; limit: number; cursor?: string }>('auditChainDay', {
   type: 'object', additionalProperties: false, required: ['date'],
-  properties: { date: utcDay },
+  properties: {
+    date: utcDay,
+    limit: { type: 'integer', minimum: 1, maximum: 5000, default: 1000, description: 'Records per page (chain order)' },
+    cursor: { type: 'string', pattern: '^[0-9]{1,18}$', description: 'next_cursor of the page before: the page goes on after it' },
+  },
 });
 
 export const complianceExport = requestSchema<{ from?: string; to?: string; start?: string; end?: string }>('complianceExport', {
@@ -29,8 +33,10 @@ const firstBreak = nullable({
 export const auditChainDay = responseSchema('auditChainDay', {
   type: 'object',
   properties: {
-    date: { type: 'string', format: 'date' }, count: { type: 'integer' }, chain_valid: { type: 'boolean' },
+    date: { type: 'string', format: 'date' }, count: { type: 'integer', description: 'Records in this page' },
+    chain_valid: { type: 'boolean', description: "This page's records verify, linked to the record before the page (the last page: also to what follows the day)" },
     first_break: firstBreak,
+    next_cursor: nullable({ type: 'string', description: 'Give it as cursor for the next page; null on the last page' }),
     records: {
       type: 'array',
       items: {

@@ -8,8 +8,9 @@ export function complianceRoutes(engine: Engine): Route[] {
     route({
       method: 'get', path: '/v1/compliance/audit-chain', surface: 'public', auth: true, module: 'compliance', querySchema: auditChainDayQuery,
       responseSchema: auditChainDay,
-      summary: "The tenant's audit records of one UTC day in chain order, and whether the chain verifies (docs/audit-chain.md has the rule)",
-      handler: async ({ principal, q }) => ({ status: 200, body: await engine.audit.day(principal.tenant.id, q.date) }),
+      summary: "The tenant's audit records of one UTC day in chain order, paged (limit, cursor: next_cursor of the page before), "
+        + 'and whether the page verifies (docs/audit-chain.md has the rule)',
+      handler: async ({ principal, q }) => ({ status: 200, body: await engine.audit.day(principal.tenant.id, q.date, q.limit, q.cursor) }),
     }),
     route({
       method: 'get', path: '/v1/compliance/5651/export', surface: 'public', auth: true, module: 'compliance', querySchema: complianceExport,

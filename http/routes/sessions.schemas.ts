@@ -46,7 +46,9 @@ export const session = responseSchema('session', {
 });
 export const sessionPage = responseSchema('sessionPage', {
   type: 'object',
-  properties: { data: { type: 'array', items: session.schema }, total: { type: 'integer' }, limit: { type: 'integer' }, offset: { type: 'integer' } },
+  properties: { data: { type: 'array', items: session.schema }, total: { type: 'integer' }, limit: { type: 'integer' }, offset: { type: 'integer' },
+    next_cursor: nullable({ type: 'string', description: 'Give it as cursor for the next page; null on the last page' }),
+  },
 });
 export const sessionDisconnected = responseSchema('sessionDisconnected', {
   type: 'object',

@@ -15,7 +15,7 @@ export function sessionRoutes(engine: Engine): Route[] {
     route({
       method: 'get', path: '/v1/sessions', surface: 'public', auth: true, module: 'sessions', querySchema: sessionList,
       responseSchema: sessionPage, summary: 'List sessions, newest first; status active, ended or disconnected',
-      handler: async ({ principal, q }) => ({ status: 200, body: await ss.list(principal.tenant.id, q.status, q.limit, q.offset) }),
+      handler: async ({ principal, q }) => ({ status: 200, body: await ss.list(principal.tenant.id, q.status, q.limit, q.offset, q.cursor) }),
     }),
     route({
       method: 'get', path: '/v1/sessions/:id', surface: 'public', auth: true, module: 'sessions', responseSchema: session,

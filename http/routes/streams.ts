@@ -43,9 +43,15 @@ export function streamRoutes(engine: Engine): Route[] {
       headers: ['last-event-id'], querySchema: streamQuery, responseType: 'text/event-stream', responseSchema: streamEvent,
       summary: `Server-sent events: invalidations {kind, ts, site_id?} with kinds ${Object.values(STREAM_KINDS[name]).join(', ')}, and resync; `
         + 'credentials in the headers or a stream token in ?token=',
-      errors: { 503: 'service_unavailable: the event stream cannot be read now' },
+      errors: {
+        429: 'too_many_streams: this credential, tenant or server holds its most open streams (STREAM_MAX_PER_PRINCIPAL, _PER_TENANT, _PER_PROCESS)',
+        503: 'service_unavailable: the event stream cannot be read now',
+      },
       handler: async ({ principal, headers }) => {
-        const attach = await sse().join(principal.tenant.id, name);
+        // The credential behind the request: a stream token names the one that minted it (its subject), so
+        // tokens minted in a loop count against the same place as the key or login that minted them.
+        const credential = principal.via === 'stream_token' ? principal.subject : `${principal.via}:${principal.subject}`;
+        const attach = await sse().join(principal.tenant.id, credential, name);
         // EventSource sends the last id it saw when it reconnects: it may have missed events meanwhile.
         const resync = headers['last-event-id'] !== '';
         return { status: 200, body: null, takeover: (ex) => attach(ex, resync) };

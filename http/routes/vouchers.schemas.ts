@@ -106,7 +106,9 @@ export const voucher = responseSchema('voucher', {
 });
 export const voucherPage = responseSchema('voucherPage', {
   type: 'object',
-  properties: { data: { type: 'array', items: voucher.schema }, total: { type: 'integer' }, limit: { type: 'integer' }, offset: { type: 'integer' } },
+  properties: { data: { type: 'array', items: voucher.schema }, total: { type: 'integer' }, limit: { type: 'integer' }, offset: { type: 'integer' },
+    next_cursor: nullable({ type: 'string', description: 'Give it as cursor for the next page; null on the last page' }),
+  },
 });
 export const voucherDeleted = responseSchema('voucherDeleted', {
   type: 'object',

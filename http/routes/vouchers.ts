@@ -41,7 +41,7 @@ export function voucherRoutes(engine: Engine): Route[] {
       responseSchema: voucherPage,
       summary: 'List vouchers; status filter takes active, used, expired or the console states created, activated',
       handler: async ({ principal, q }) => {
-        const page = await vs.list(principal.tenant.id, q.status, q.limit, q.offset, q.q);
+        const page = await vs.list(principal.tenant.id, q.status, q.limit, q.offset, q.q, q.cursor);
         return { status: 200, body: { ...page, data: page.data.map((r) => toPublic(r, r.uses, now())) } };
       },
     }),
@@ -77,7 +77,7 @@ export function voucherRoutes(engine: Engine): Route[] {
       method: 'get', path: '/api/v1/vouchers', surface: 'console', auth: true, module: 'vouchers', querySchema: voucherList,
       summary: 'List vouchers with console states (created, activated, used, expired)',
       handler: async ({ principal, q }) => {
-        const page = await vs.list(principal.tenant.id, q.status, q.limit, q.offset, q.q);
+        const page = await vs.list(principal.tenant.id, q.status, q.limit, q.offset, q.q, q.cursor);
         return { status: 200, body: { ...page, data: page.data.map((r) => toConsole(r, r.uses, now())) } };
       },
     }),

@@ -9,6 +9,8 @@ const MAX_BACKED_UP_MS = 2000;
 
 // A small bound and no coalescing, so that a client that reads nothing falls behind within a second.
 const test = serviceTest({
+  // 100 clients a wave on one credential: above the stream cap's default of 20.
+  STREAM_MAX_PER_PRINCIPAL: '1000',
   STREAM_MAX_BUFFERED_BYTES: String(MAX_BUFFERED), STREAM_COALESCE_MS: '0', STREAM_MAX_BACKED_UP_MS: String(MAX_BACKED_UP_MS),
 });
 

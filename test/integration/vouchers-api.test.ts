@@ -241,7 +241,7 @@ describe('vouchers, profiles, hotspots and NAS clients API', () => {
       // Newest first.
       expect((await api('GET', '/v1/vouchers?limit=1', t.apiKey)).body.data[0].id).toBe(all[4]);
       const past = await api('GET', '/v1/vouchers?limit=2&offset=10', t.apiKey);
-      expect(past.body).toEqual({ data: [], total: 5, limit: 2, offset: 10 });
+      expect(past.body).toEqual({ data: [], total: 5, limit: 2, offset: 10, next_cursor: null });
       const defaults = await api('GET', '/v1/vouchers', t.apiKey);
       expect(defaults.body).toMatchObject({ total: 5, limit: 50, offset: 0 });
     });

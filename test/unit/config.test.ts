@@ -22,7 +22,7 @@ describe('loadConfig', () => {
   });
 
   it('bounds the dashboard streams: defaults, overrides, and no bound of 0 that would drop every client', () => {
-    expect(loadConfig(env).streams).toEqual({ maxBufferedBytes: 65536, maxBackedUpMs: 30_000, heartbeatMs: 15_000, coalesceMs: 500 });
+    expect(loadConfig(env).streams).toEqual({ maxBufferedBytes: 65536, maxBackedUpMs: 30_000, heartbeatMs: 15_000, coalesceMs: 500, maxPerPrincipal: 20, maxPerTenant: 10_000, maxPerProcess: 50_000 });
     expect(loadConfig({ ...env, STREAM_MAX_BUFFERED_BYTES: '2048', STREAM_COALESCE_MS: '0' }).streams).toMatchObject({ maxBufferedBytes: 2048, coalesceMs: 0 });
     expect(() => loadConfig({ ...env, STREAM_MAX_BUFFERED_BYTES: '0' })).toThrow(/STREAM_MAX_BUFFERED_BYTES="0" must be an integer from 256/);
     expect(() => loadConfig({ ...env, STREAM_HEARTBEAT_MS: 'soon' })).toThrow(/STREAM_HEARTBEAT_MS="soon"/);
