@@ -1,5 +1,6 @@
 import { Errors, type Engine, type Logger, type OperatorEvent, type PlatformPrincipal, type Principal } from '../engine/index.js';
 import { errorReply, send, sendStream, type Exchange, type Reply } from './respond.js';
+import { redactor } from './audit-redaction.js';
 import type { RequestSchema, ResponseSchema, Validators } from './schemas.js';
 import type { HttpResponse, TemplatedApp } from './uws.js';
 
@@ -98,6 +99,22 @@ export interface AuditNote {
   subject?: { hotspot_id?: string; mac?: string };
 }
 
+/**
+ * The audit note of a route's successful call, with every write-only field of
+ * its body schema redacted (http/audit-redaction.ts): the one way the router
+ * reads a note, so no route's audit function can leak a secret into the chain.
+ * Built once per route at mount.
+ */
+export function auditNoteOf(route: Route): (ctx: RouteContext, out: unknown) => AuditNote | null {
+  const audit = route.audit?.bind(route);
+  if (!audit) return () => null;
+  const redact = redactor(route.bodySchema?.schema);
+  return (ctx, out) => {
+    const note = audit(ctx, out);
+    return note && { ...note, details: redact(note.details, ctx.body) };
+  };
+}
+
 const NO_PRINCIPAL = null as unknown as Principal;
 
 /**
@@ -147,6 +164,7 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
     const validateQuery = route.querySchema ? validators.query(route.querySchema) : undefined;
     const hasBody = route.method === 'post' || route.method === 'put';
     const modules = route.module === undefined ? null : typeof route.module === 'string' ? [route.module] : route.module;
+    const auditNote = auditNoteOf(route);
 
     app[route.method](route.path, (res: HttpResponse, req) => {
       const ex: Exchange = { res, aborted: false };
@@ -207,7 +225,7 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
           if (answer.takeover) return answer.takeover(ex);
           reply = answer;
           if (reply.stream) return await sendStream(ex, reply, log);
-          const note = route.audit && reply.status < 300 ? route.audit(ctx, reply.body) : null;
+          const note = reply.status < 300 ? auditNote(ctx, reply.body) : null;
           // The change is in the audit chain's queue before the operator hears it succeeded.
           if (note) await engine.auditLog.operator(principal.tenant.id, `${principal.via}:${principal.subject}`, note.event, note.details, note.subject);
         } catch (err) {
