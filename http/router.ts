@@ -62,6 +62,8 @@ export interface Route<B = unknown, Q = unknown, R = unknown> {
   streamToken?: boolean;
   /** A POST that changes nothing (minting a stream token): any role may call it, not only admin. */
   readOnly?: boolean;
+  /** Roles the caller must hold one of, else 403 forbidden (reads of guests' identities in clear: IDENTITY_READER_ROLES). */
+  roles?: readonly string[];
   /** A licensed module the tenant must have, else 403; a list: any one of them (a package that includes the feature). */
   module?: string | readonly string[];
   bodySchema?: RequestSchema<B>;
@@ -206,6 +208,7 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
           if (modules && !modules.some((m) => principal.tenant.modules.includes(m))) throw Errors.MODULE_NOT_LICENSED(modules.join(' or '));
           // Roles (the JWT `roles` claim): admin may change anything; a token with other roles only reads. API keys act as admin.
           if (route.auth && route.method !== 'get' && !route.readOnly && !principal.roles.includes('admin')) throw Errors.FORBIDDEN('This change needs the admin role');
+          if (route.roles && !route.roles.some((r) => principal.roles.includes(r))) throw Errors.FORBIDDEN(`This needs the ${route.roles.join(' or ')} role`);
           let q: unknown = undefined;
           if (validateQuery) {
             q = Object.fromEntries(query);

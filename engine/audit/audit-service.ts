@@ -1,3 +1,4 @@
+import { maskUsername } from '../sessions/session-service.js';
 import type { Pool } from '../store/postgres.js';
 import { ChainVerifier, type ChainBreak, type StoredLink } from './chain.js';
 import { gapAfter, linkBefore } from './chain-links.js';
@@ -45,8 +46,12 @@ export interface VerifyResult {
 export class AuditService {
   constructor(private readonly pool: Pool) {}
 
-  /** The tenant's records of one UTC day in chain order, and whether they verify (linked to the day before). */
-  async day(tenantId: string, date: string): Promise<{ date: string; records: ChainRecord[]; count: number; chain_valid: boolean; first_break: ChainBreak | null }> {
+  /**
+   * The tenant's records of one UTC day in chain order, and whether they verify (linked to the day before).
+   * Guests' identities are masked as every API answer masks them (maskUsername) unless `unmasked`,
+   * which the caller grants to the admin and compliance roles only; the chain is verified on the clear values.
+   */
+  async day(tenantId: string, date: string, opts: { unmasked?: boolean } = {}): Promise<{ date: string; records: ChainRecord[]; count: number; chain_valid: boolean; first_break: ChainBreak | null }> {
     const { rows } = await this.pool.query<Row>(
       'SELECT * FROM audit_records WHERE tenant_id = $1 AND day = $2 ORDER BY seq', [tenantId, date]);
     const v = new ChainVerifier(rows[0] ? await linkBefore(this.pool, tenantId, Number(rows[0].seq)) : null);
@@ -58,7 +63,7 @@ export class AuditService {
       date, count: rows.length, chain_valid: firstBreak === null, first_break: firstBreak,
       records: rows.map((r) => ({
         seq: Number(r.seq), event_type: r.event_type, timestamp: r.ts.toISOString(), session_id: r.session_id,
-        mac_address: r.mac_address, ip_address: r.ip_address, username: r.username, auth_method: r.auth_method,
+        mac_address: r.mac_address, ip_address: r.ip_address, username: opts.unmasked ? r.username : maskUsername(r.username), auth_method: r.auth_method,
         ssid: r.ssid, hotspot_id: r.hotspot_id, details: r.details, prev_hash: r.prev_hash, hash_chain_value: r.hash_chain_value,
       })),
     };

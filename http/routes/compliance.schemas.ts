@@ -1,8 +1,11 @@
 import { nullable, refTo, requestSchema, responseSchema, utcDay } from '../schemas.js';
 
-export const auditChainDayQuery = requestSchema<{ date: string }>('auditChainDay', {
+export const auditChainDayQuery = requestSchema<{ date: string; unmasked: boolean }>('auditChainDay', {
   type: 'object', additionalProperties: false, required: ['date'],
-  properties: { date: utcDay },
+  properties: {
+    date: utcDay,
+    unmasked: { type: 'boolean', default: false, description: "Guests' phone numbers and e-mail addresses in clear (admin or compliance role); else masked as every answer masks them" },
+  },
 });
 
 export const complianceExport = requestSchema<{ from?: string; to?: string; start?: string; end?: string }>('complianceExport', {
