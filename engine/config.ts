@@ -1,6 +1,7 @@
 import { accessSync, constants as fsConstants } from 'node:fs';
 import { isIP } from 'node:net';
 import { availableParallelism, hostname } from 'node:os';
+import { parseSecretKey, type SecretKey } from './secrets/secret-box.js';
 import { deriveOtpKey } from './signin/otp/otp-code.js';
 
 /**
@@ -50,6 +51,12 @@ export interface Config {
   incidents: IncidentThresholds;
   /** The dashboard's SSE streams (http/sse.ts, engine/events/). */
   streams: StreamSettings;
+  /**
+   * SECRETS_KEY (current: seals tenant secrets given inline) and SECRETS_KEY_OLD (comma-separated:
+   * still open rows sealed under them, until `cli secrets rotate` re-seals those). Without
+   * SECRETS_KEY a tenant can only reference its secrets as env://NAME.
+   */
+  secretsKeys: { current: SecretKey | undefined; old: SecretKey[] };
 }
 
 /** The incident detectors' thresholds (INCIDENT_* variables); tests set short ones. */
@@ -209,9 +216,30 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       heartbeatMs: int('STREAM_HEARTBEAT_MS', 15_000, 10, 300_000),
       coalesceMs: int('STREAM_COALESCE_MS', 500, 0, 60_000),
     },
+    secretsKeys: { current: undefined, old: [] },
   };
+  config.secretsKeys = secretsKeys(env, problems);
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+/** SECRETS_KEY and SECRETS_KEY_OLD, each 32 bytes in hex or base64; a bad one is named, never echoed. */
+function secretsKeys(env: NodeJS.ProcessEnv, problems: string[]): Config['secretsKeys'] {
+  const bad = '32 bytes written as 64 hex digits or as base64 (e.g. openssl rand -base64 32)';
+  let current: SecretKey | undefined;
+  if (env.SECRETS_KEY) {
+    current = parseSecretKey(env.SECRETS_KEY) ?? undefined;
+    if (!current) problems.push(`SECRETS_KEY must be ${bad}`);
+  }
+  const old: SecretKey[] = [];
+  const olds = (env.SECRETS_KEY_OLD ?? '').split(',').map((k) => k.trim()).filter(Boolean);
+  olds.forEach((raw, i) => {
+    const k = parseSecretKey(raw);
+    if (k) old.push(k);
+    else problems.push(`SECRETS_KEY_OLD (key ${i + 1} of ${olds.length}) must be ${bad}`);
+  });
+  if (olds.length > 0 && !env.SECRETS_KEY) problems.push('SECRETS_KEY_OLD needs SECRETS_KEY: the old keys only open what the current one re-seals');
+  return { current, old };
 }
 
 /** Both TLS files or neither; each must be readable now (start-up), not at the first handshake. */

@@ -40,6 +40,8 @@ import { OtpHasher } from './signin/otp/otp-code.js';
 import { OtpService } from './signin/otp/otp-service.js';
 import type { OtpDecisionSink, SessionStarter } from './signin/otp/types.js';
 import { DeliveryCallbacks } from './signin/providers/delivery-callbacks.js';
+import { SecretBox } from './secrets/secret-box.js';
+import { SecretStore } from './secrets/secret-store.js';
 import { MsgappProviderStore } from './signin/providers/msgapp-provider-store.js';
 import { ProviderFailures } from './signin/providers/provider-failures.js';
 import { ProviderRegistry } from './signin/providers/provider-registry.js';
@@ -97,6 +99,7 @@ export class Engine {
   readonly dailySummary: DailySummary;
   /** Per-tenant sign-in settings: methods, senders (references only), OTP limits, per-method session terms. */
   readonly signInSettings: SignInSettingsService;
+  readonly secrets: SecretStore;
   /** OTP codes by SMS, messaging app and e-mail: request, verify, status, delivery. */
   readonly otp: OtpService;
   private readonly otpPoller: OtpFallbackPoller;
@@ -155,7 +158,9 @@ export class Engine {
     this.blocks = new BlockService(this.pool, this.redis, now);
     this.bandwidthProfiles = new BandwidthProfileService(this.pool);
     this.vouchers = new VoucherService(this.pool, this.redis, now, this.bandwidthProfiles, new VoucherLoader(this.pool, this.redis, this.blocks));
-    this.signInSettings = new SignInSettingsService(this.pool, now);
+    // Tenant secrets given inline, sealed under SECRETS_KEY (engine/secrets/); env:// references need none.
+    this.secrets = new SecretStore(this.pool, new SecretBox(config.secretsKeys.current, config.secretsKeys.old));
+    this.signInSettings = new SignInSettingsService(this.pool, now, this.secrets);
     // Dashboard operations: built before the RADIUS gateway and the OTP senders, which report to them.
     const limits = config.incidents;
     this.incidents = new IncidentService(this.pool, this.events);
@@ -214,7 +219,7 @@ export class Engine {
       config: senderConfig, msgapp: this.msgappProviders, redis: this.redis,
       failures: new ProviderFailures(log.child({ component: 'otp-providers' }), this.metrics,
         (tenantId, provider, code) => providerFailures.record(tenantId, provider, code)),
-      smtpUrl: config.smtpUrl, smtpFrom: config.smtpFrom, now,
+      smtpUrl: config.smtpUrl, smtpFrom: config.smtpFrom, now, secrets: this.secrets,
     });
     this.signInSettings.onChange((tenantId) => this.otpSenders.invalidate(tenantId));
     this.otp = new OtpService(this.redis, this.hotspots, this.signInSettings, new OtpHasher(config.otpKey), {

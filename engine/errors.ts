@@ -126,4 +126,7 @@ export const Errors = {
   // OTP providers and platform administration (engine/signin/providers, /admin/)
   CALLBACK_REFUSED: def(() => ['callback_refused', 401, 'Delivery callback not accepted: unknown tenant or provider, or bad signature']),
   PLATFORM_ONLY: def((why: string) => ['platform_only', 403, `Platform administration needs a platform token: ${why}`]),
+
+  // Tenant secrets at rest (engine/secrets/)
+  SECRETS_UNAVAILABLE: def(() => ['secrets_unavailable', 503, 'This service cannot store secrets (SECRETS_KEY is not set); give an env://NAME reference instead']),
 } as const;

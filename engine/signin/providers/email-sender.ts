@@ -1,4 +1,5 @@
 import nodemailer from 'nodemailer';
+import type { SecretSource } from '../../secrets/secret-store.js';
 import { resolveEnvRef } from './env-ref.js';
 import { missingSecret, type Failure, type ProviderFailures } from './provider-failures.js';
 import type { OtpMessage, OtpSender, SendResult } from './types.js';
@@ -19,6 +20,8 @@ export const EMAIL_TEXT: Record<OtpMessage['locale'], { subject: string; text: s
 export interface SmtpTarget {
   /** `env://NAME` holding the tenant's smtp(s):// URL; null: use `serviceUrl`. */
   urlRef: string | null;
+  /** The tenant's URL given inline (sealed in tenant_secrets), opened per send; takes precedence over urlRef. */
+  inline?: SecretSource | undefined;
   serviceUrl: string | undefined;
   from: string;
 }
@@ -39,8 +42,8 @@ export class EmailSender implements OtpSender {
 
   async send(msg: OtpMessage): Promise<SendResult> {
     const fail = (f: Failure): SendResult => this.failures.report('email', this.provider, msg, f);
-    const url = this.target.urlRef ? resolveEnvRef(this.target.urlRef) : this.target.serviceUrl;
-    if (!url || !/^smtps?:\/\//.test(url)) return fail(missingSecret(this.target.urlRef ?? 'SMTP_URL'));
+    const url = this.target.inline ? this.target.inline() : this.target.urlRef ? resolveEnvRef(this.target.urlRef) : this.target.serviceUrl;
+    if (!url || !/^smtps?:\/\//.test(url)) return fail(missingSecret(this.target.inline ? 'email.smtp_url (inline)' : this.target.urlRef ?? 'SMTP_URL'));
     const t = EMAIL_TEXT[msg.locale];
     // nodemailer's own logger stays off (its default): it would print the AUTH exchange.
     const transport = nodemailer.createTransport({ url, connectionTimeout: SMTP_TIMEOUT_MS, greetingTimeout: SMTP_TIMEOUT_MS, socketTimeout: SMTP_TIMEOUT_MS });

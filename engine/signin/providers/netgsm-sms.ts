@@ -1,3 +1,4 @@
+import type { SecretSource } from '../../secrets/secret-store.js';
 import { basicPair, isEnvRef, resolveEnvRef } from './env-ref.js';
 import { field, joinUrl, postJson } from './provider-http.js';
 import { missingSecret, networkFailure, type Failure, type ProviderFailures } from './provider-failures.js';
@@ -33,7 +34,9 @@ export class NetgsmSmsSender implements OtpSender {
   readonly provider = NETGSM_SMS;
   private readonly url: string;
 
-  constructor(private readonly config: SmsConfig, private readonly failures: ProviderFailures) {
+  /** `secret` yields `usercode:password` per send; by default from the config's env:// reference. */
+  constructor(private readonly config: SmsConfig, private readonly failures: ProviderFailures,
+    private readonly secret: SecretSource = () => (config.credentials_ref ? resolveEnvRef(config.credentials_ref) : null)) {
     this.url = joinUrl(config.base_url || NETGSM_BASE_URL, '/sms/rest/v2/otp');
   }
 
@@ -41,9 +44,9 @@ export class NetgsmSmsSender implements OtpSender {
     const fail = (f: Failure): SendResult => this.failures.report('sms', this.provider, msg, f);
     const no = domesticTr(msg.to);
     if (!no) return fail({ code: 'number_not_domestic', meaning: 'Netgsm\'s OTP route sends to Turkish (+90) numbers only', retryable: false });
-    const secret = resolveEnvRef(this.config.credentials_ref);
+    const secret = this.secret();
     const auth = secret ? basicPair(secret) : null;
-    if (!auth) return fail(missingSecret(this.config.credentials_ref));
+    if (!auth) return fail(missingSecret(this.config.credentials_ref ?? 'sms.credentials (inline)'));
     let answer;
     try {
       answer = await postJson(this.url, { authorization: auth.header }, { msgheader: this.config.sender || auth.user, msg: smsText(msg), no });
@@ -62,7 +65,9 @@ export const NETGSM_CARRIER: SmsCarrier = {
   name: 'netgsm',
   check: (config) => {
     const problems: string[] = [];
-    if (!isEnvRef(config.credentials_ref)) problems.push('credentials_ref must be an env://NAME reference (the variable holds usercode:password)');
+    if (config.credentials_ref !== undefined ? !isEnvRef(config.credentials_ref) : config.credentials_set !== true) {
+      problems.push('credentials_ref must be an env://NAME reference (the variable holds usercode:password), or give credentials inline');
+    }
     if (config.base_url !== undefined && !/^https?:\/\/[^\s/]+/.test(config.base_url)) problems.push('base_url must be an http(s) URL');
     // Netgsm sender names (msgheader) are at most 11 characters of the same plain alphabet.
     if (config.sender !== undefined && (config.sender.length > 11 || checkSmsText(config.sender).length > 0 || config.sender.trim() === '')) {
@@ -70,7 +75,7 @@ export const NETGSM_CARRIER: SmsCarrier = {
     }
     return problems;
   },
-  sender: (config, failures) => new NetgsmSmsSender(config, failures),
+  sender: (config, failures, secret) => new NetgsmSmsSender(config, failures, secret),
 };
 
 /** The fixed texts, with the longest code, must go as one ASCII segment; a bad edit fails at start-up, not on a guest. */

@@ -1,7 +1,8 @@
 import type { Redis } from 'ioredis';
 import { keys } from '../../redis/keys.js';
 import { EmailSender } from './email-sender.js';
-import { isEnvRef, isTenantEnvRef } from './env-ref.js';
+import type { SecretSource, SecretStore } from '../../secrets/secret-store.js';
+import { isEnvRef, isTenantEnvRef, resolveEnvRef } from './env-ref.js';
 import type { MsgappProviderStore } from './msgapp-provider-store.js';
 import { msgappSender } from './msgapp-senders.js';
 import { NETGSM_CARRIER } from './netgsm-sms.js';
@@ -20,6 +21,8 @@ export interface ProviderRegistryOptions {
   msgapp: MsgappProviderStore;
   redis: Redis;
   failures: ProviderFailures;
+  /** Tenant secrets given inline (sealed); null: only env:// references work. */
+  secrets?: SecretStore | null;
   /** The service-wide SMTP server (SMTP_URL), used when a tenant names none. */
   smtpUrl: string | undefined;
   /** The From address when a tenant's e-mail settings give none. */
@@ -62,6 +65,11 @@ export class ProviderRegistry implements OtpSenders {
     for (const c of ['sms', 'msgapp', 'email'] as const) this.cache.delete(`${tenantId}\n${c}`);
   }
 
+  /** A tenant's sealed secret as a source opened per send (the process keeps the ciphertext only); null when none is stored. */
+  private inline(tenantId: string, name: string): Promise<SecretSource | null> {
+    return this.o.secrets ? this.o.secrets.source(tenantId, name) : Promise.resolve(null);
+  }
+
   /** The request id a provider's message id stands for, as recorded at send time; null when unknown or too old. */
   requestFor(tenantId: string, provider: string, providerRef: string): Promise<string | null> {
     return this.o.redis.get(keys.otpProviderRef(tenantId, provider, providerRef));
@@ -70,16 +78,25 @@ export class ProviderRegistry implements OtpSenders {
   private async build(tenantId: string, channel: OtpChannelName): Promise<OtpSender | null> {
     if (channel === 'sms') {
       const cfg = await this.o.config.smsConfig(tenantId);
-      // Settings are checked when saved; this guards rows written before that rule (or by hand).
-      if (cfg && !isTenantEnvRef(cfg.credentials_ref, tenantId)) return null;
       const carrier = cfg ? SMS_CARRIERS[cfg.provider] : undefined;
-      return cfg && carrier ? carrier.sender(cfg, this.o.failures) : null;
+      if (!cfg || !carrier) return null;
+      let secret: SecretSource;
+      if (cfg.credentials_set) {
+        secret = (await this.inline(tenantId, 'sms.credentials')) ?? (() => null);
+      } else {
+        // Settings are checked when saved; this guards rows written before that rule (or by hand).
+        const ref = cfg.credentials_ref;
+        if (!ref || !isTenantEnvRef(ref, tenantId)) return null;
+        secret = () => resolveEnvRef(ref);
+      }
+      return carrier.sender(cfg, this.o.failures, secret);
     }
     if (channel === 'email') {
       const cfg = await this.o.config.emailConfig(tenantId);
-      if (!cfg || (!cfg.smtp_url_ref && !this.o.smtpUrl)) return null;
+      if (!cfg || (!cfg.smtp_url_ref && !cfg.smtp_url_set && !this.o.smtpUrl)) return null;
       if (cfg.smtp_url_ref && !isTenantEnvRef(cfg.smtp_url_ref, tenantId)) return null;
-      return new EmailSender({ urlRef: cfg.smtp_url_ref ?? null, serviceUrl: this.o.smtpUrl, from: cfg.from || this.o.smtpFrom }, this.o.failures);
+      const inline = cfg.smtp_url_set ? (await this.inline(tenantId, 'email.smtp_url')) ?? (() => null) : undefined;
+      return new EmailSender({ urlRef: cfg.smtp_url_ref ?? null, inline, serviceUrl: this.o.smtpUrl, from: cfg.from || this.o.smtpFrom }, this.o.failures);
     }
     const rec = await this.o.msgapp.get(tenantId);
     if (!rec || !rec.enabled) return null;
