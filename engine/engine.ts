@@ -214,7 +214,7 @@ export class Engine {
       smsConfig: async (tenantId) => (await this.signInSettings.get(tenantId)).sms,
       emailConfig: async (tenantId) => (await this.signInSettings.get(tenantId)).email,
     };
-    this.msgappProviders = new MsgappProviderStore(this.pool, (tenantId) => this.otpSenders.invalidate(tenantId));
+    this.msgappProviders = new MsgappProviderStore(this.pool, (tenantId) => this.otpSenders.invalidate(tenantId), this.secrets);
     this.otpSenders = new ProviderRegistry({
       config: senderConfig, msgapp: this.msgappProviders, redis: this.redis,
       failures: new ProviderFailures(log.child({ component: 'otp-providers' }), this.metrics,

@@ -2,9 +2,9 @@ import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { describe, expect, inject } from 'vitest';
-import { projectPath } from '../../engine/index.js';
+import { projectPath, signPlatformToken } from '../../engine/index.js';
 import { keyId } from '../../engine/secrets/secret-box.js';
-import { FakeCarrier, SMS_PATH } from '../support/fake-carrier.js';
+import { FakeCarrier, SMS_PATH, TYPE_C_PATH } from '../support/fake-carrier.js';
 import { call, JWT_SECRET, mac as macOf, newTenant, type Running, serviceTest, startService, type Tenant, until } from '../support/fixture.js';
 import { SmtpListener } from '../support/smtp-listener.js';
 
@@ -110,6 +110,23 @@ describe('tenant secrets at rest', () => {
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     await until(() => smtp.messages.length > seen);
     expect(smtp.messages.at(-1)).toMatchObject({ to: ['guest7@example.org'], user: 'mailer7' });
+  });
+
+  test('the platform gives a messaging-app key inline: sealed, answered as api_key_set, used by the next type C send', async ({ db }) => {
+    const t = await newTenant(svc.service);
+    const platform = await signPlatformToken(new TextEncoder().encode(JWT_SECRET), 600);
+    const pair = 'msguser:Pw-msgapp-c0ffee';
+    const put = await call(svc.base, 'PUT', `/admin/msgapp-providers/${t.tenantId}`, { bearer: platform, body: { type: 'C', enabled: true, base_url: carrier.url, api_key: pair } });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    expect(put.body).toMatchObject({ api_key_ref: null, api_key_set: true, access_token_set: false, callback_secret_set: false });
+    expect(JSON.stringify(put.body)).not.toContain('Pw-msgapp');
+    const row = await rowOf(db, t, 'msgapp_provider.api_key');
+    expect(row.key_id).toBe(keyId(KEY_A));
+    expect(row.ciphertext.includes(Buffer.from('Pw-msgapp'))).toBe(false);
+    expect((await putSettings(t, { methods: ['voucher', 'msgapp_otp'] })).status).toBe(200);
+    const r = await call(svc.base, 'POST', '/api/v1/hotspot-portal/sms/request', { body: { phone: '+905321110009', mac: macOf(++macs, 0x5e), hotspot_id: t.hotspotId, channel: 'msgapp' } });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(carrier.to(TYPE_C_PATH).at(-1)!.headers.authorization).toBe(basic(pair));
   });
 
   test('cli secrets rotate re-encrypts under the new key, and a service holding only the new key still sends', async ({ db }) => {

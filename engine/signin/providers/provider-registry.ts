@@ -100,7 +100,8 @@ export class ProviderRegistry implements OtpSenders {
     }
     const rec = await this.o.msgapp.get(tenantId);
     if (!rec || !rec.enabled) return null;
-    return new RefRecordingSender(msgappSender(rec, this.o.failures), this.o.redis);
+    const secret = (await this.o.msgapp.secretOf(rec, rec.type === 'B' ? 'access_token' : 'api_key')) ?? (() => null);
+    return new RefRecordingSender(msgappSender(rec, this.o.failures, secret), this.o.redis);
   }
 }
 

@@ -14,3 +14,11 @@ CREATE TABLE tenant_secrets (
   PRIMARY KEY (tenant_id, name)
 );
 CREATE INDEX tenant_secrets_key_id ON tenant_secrets (key_id);
+
+-- The platform's messaging-app provider records may hold their keys inline too (PUT
+-- /admin/msgapp-providers/{tenant_id}: api_key, access_token, callback_secret), sealed in
+-- tenant_secrets as msgapp_provider.<field>; these columns say which are, for the answers.
+ALTER TABLE msgapp_providers
+  ADD COLUMN api_key_set boolean NOT NULL DEFAULT false,
+  ADD COLUMN access_token_set boolean NOT NULL DEFAULT false,
+  ADD COLUMN callback_secret_set boolean NOT NULL DEFAULT false;
