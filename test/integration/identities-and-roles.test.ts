@@ -76,6 +76,15 @@ describe('identities and roles', () => {
     expect((await pack()).status).toBe(200);
   });
 
+  test('without SECRETS_KEY a secret given inline is refused (503 secrets_unavailable) and nothing is stored', async ({ db }) => {
+    const r = await call(svc.base, 'PUT', '/v1/settings/sign-in', { auth: t.apiKey, body: { sms: { provider: 'netgsm', credentials: 'nokey:Pw-nokey-1234' } } });
+    expect(r.status).toBe(503);
+    expect(r.body).toEqual({ error: 'secrets_unavailable', message: expect.any(String) });
+    expect((await db.query('SELECT count(*)::int AS n FROM tenant_secrets WHERE tenant_id = $1', [t.tenantId])).rows[0].n).toBe(0);
+    // The settings stand as they were.
+    expect((await call(svc.base, 'GET', '/v1/settings/sign-in', { auth: t.apiKey })).body.sms.credentials_ref).toMatch(/^env:\/\//);
+  });
+
   test('phone numbers and e-mail addresses are masked alike in sessions, the audit day and the dashboard audit page', async () => {
     const phone = '+905321230001';
     const email = 'ayse.yilmaz@example.org';
