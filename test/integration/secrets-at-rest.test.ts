@@ -129,6 +129,24 @@ describe('tenant secrets at rest', () => {
     expect(carrier.to(TYPE_C_PATH).at(-1)!.headers.authorization).toBe(basic(pair));
   });
 
+  test('another process takes new inline credentials on its next send once its copy of the settings renews, not after the sender cache', async () => {
+    const t = await newTenant(svc.service);
+    const other = await startService({ SECRETS_KEY: KEY_A.toString('base64') });
+    try {
+      expect((await putSettings(t, smsWith('proc:Pw-proc-old-111'))).status).toBe(200);
+      expect((await requestSms(other.base, t, '+905321110021')).status).toBe(200);
+      expect(carrier.to(SMS_PATH).at(-1)!.headers.authorization).toBe(basic('proc:Pw-proc-old-111'));
+      const seen = await other.service.engine.signInSettings.get(t.tenantId);
+      // Onboarded through this process; the other one still holds the settings (and sender) it read.
+      expect((await putSettings(t, smsWith('proc:Pw-proc-new-222'))).status).toBe(200);
+      await until(async () => (await other.service.engine.signInSettings.get(t.tenantId)) !== seen, { timeoutMs: 30_000, what: 'the other process re-reading the settings' });
+      expect((await requestSms(other.base, t, '+905321110022')).status).toBe(200);
+      expect(carrier.to(SMS_PATH).at(-1)!.headers.authorization).toBe(basic('proc:Pw-proc-new-222'));
+    } finally {
+      await other.stop();
+    }
+  });
+
   test('cli secrets rotate re-encrypts under the new key, and a service holding only the new key still sends', async ({ db }) => {
     const t = await newTenant(svc.service);
     const pair = 'rotuser:Pw-rotate-99aabb';
