@@ -95,7 +95,11 @@ export const INLINE_SECRETS = [
   { name: 'msgapp.api_key', part: 'msgapp', field: 'api_key', ref: 'api_key_ref', set: 'api_key_set' },
 ] as const;
 
-/** How long a process trusts its copy of a tenant's settings; another process's change shows after this. */
+/**
+ * How long a process trusts its copy of a tenant's settings; another process's change shows after
+ * this. The provider registry keeps its senders as long, so a carrier account changed through
+ * another process is taken within this time.
+ */
 const CACHE_MS = 5_000;
 
 /**

@@ -129,7 +129,7 @@ describe('tenant secrets at rest', () => {
     expect(carrier.to(TYPE_C_PATH).at(-1)!.headers.authorization).toBe(basic(pair));
   });
 
-  test('another process takes new inline credentials on its next send once its copy of the settings renews, not after the sender cache', async () => {
+  test('another process takes new inline credentials on its next send once its copy of the settings renews (seconds), no restart', async () => {
     const t = await newTenant(svc.service);
     const other = await startService({ SECRETS_KEY: KEY_A.toString('base64') });
     try {

@@ -37,34 +37,28 @@ export interface ProviderRegistryOptions {
  * from its sign-in settings (SMS, e-mail) and its platform messaging-app
  * record, and kept `ttlMs` so a burst of sign-ins reads neither settings
  * table per request. A settings change calls invalidate(), so a fix takes
- * effect at once on this process; on the others, SMS and e-mail senders follow
- * the sign-in settings service's short cache (a few seconds), messaging-app
- * senders `ttlMs`. No restart either way: inline credentials are read from
- * tenant_secrets when a sender is built, env:// references at each send.
+ * effect at once on this process and within `ttlMs` (5 s, as the settings
+ * service's own copy) on the others. No restart either way: inline credentials
+ * are read from tenant_secrets when a sender is built, env:// references at each send.
  */
 export class ProviderRegistry implements OtpSenders {
-  private readonly cache = new Map<string, { until: number; basis: unknown; sender: Promise<OtpSender | null> }>();
+  private readonly cache = new Map<string, { until: number; sender: Promise<OtpSender | null> }>();
   private readonly ttlMs: number;
   private readonly now: () => number;
 
   constructor(private readonly o: ProviderRegistryOptions) {
-    this.ttlMs = o.ttlMs ?? 30_000;
+    // As long as the sign-in settings service keeps its copy (CACHE_MS in sign-in-settings.ts): a
+    // carrier account onboarded through another process is taken within seconds, with no restart.
+    this.ttlMs = o.ttlMs ?? 5_000;
     this.now = o.now ?? Date.now;
   }
 
-  /**
-   * An SMS or e-mail sender is reused only while the settings it was built from are the ones the
-   * settings service holds now (its own cache is short): a tenant's new carrier account or inline
-   * credentials, saved through any process, are taken by the next send once this process's copy
-   * of the settings is renewed, not after ttlMs. Messaging-app senders (a platform table) keep the TTL.
-   */
-  async forTenant(tenantId: string, channel: OtpChannelName): Promise<OtpSender | null> {
+  forTenant(tenantId: string, channel: OtpChannelName): Promise<OtpSender | null> {
     const key = `${tenantId}\n${channel}`;
-    const basis = channel === 'sms' ? await this.o.config.smsConfig(tenantId) : channel === 'email' ? await this.o.config.emailConfig(tenantId) : undefined;
     const hit = this.cache.get(key);
-    if (hit && hit.until > this.now() && hit.basis === basis) return hit.sender;
+    if (hit && hit.until > this.now()) return hit.sender;
     const sender = this.build(tenantId, channel);
-    this.cache.set(key, { until: this.now() + this.ttlMs, basis, sender });
+    this.cache.set(key, { until: this.now() + this.ttlMs, sender });
     // A failed read (Postgres down) is not remembered: the next request tries again.
     sender.catch(() => { if (this.cache.get(key)?.sender === sender) this.cache.delete(key); });
     return sender;
