@@ -1,6 +1,7 @@
 import { accessSync, constants as fsConstants } from 'node:fs';
 import { isIP } from 'node:net';
 import { availableParallelism, hostname } from 'node:os';
+import { parseSecretKey, type SecretKey } from './secrets/secret-box.js';
 import { deriveOtpKey } from './signin/otp/otp-code.js';
 
 /**
@@ -64,6 +65,12 @@ export interface Config {
   trustedProxies: readonly Cidr[];
   /** The HTTP edge against hostile clients (http/router.ts, http/server.ts; docs/http-edge.md). */
   http: HttpEdgeSettings;
+  /**
+   * SECRETS_KEY (current: seals tenant secrets given inline) and SECRETS_KEY_OLD (comma-separated:
+   * still open rows sealed under them, until `cli secrets rotate` re-seals those). Without
+   * SECRETS_KEY a tenant can only reference its secrets as env://NAME.
+   */
+  secretsKeys: { current: SecretKey | undefined; old: SecretKey[] };
 }
 
 /** An address range: `address` canonical (as node:net prints it), `prefix` its length in bits. */
@@ -282,6 +289,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisWait: { replicas: int('REDIS_WAIT_REPLICAS', 0, 0, 16), timeoutMs: int('REDIS_WAIT_TIMEOUT_MS', 500, 1, 60_000) },
     allowPrivateTargets: bool('ALLOW_PRIVATE_TARGETS', false),
     trustedProxies: cidrList('TRUSTED_PROXIES', env.TRUSTED_PROXIES ?? '', problems),
+    secretsKeys: secretsKeys(env, problems),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
@@ -293,6 +301,25 @@ function metricsToken(env: NodeJS.ProcessEnv, problems: string[]): string | unde
   if (raw === '') return undefined;
   if (raw.length < 16 || /\s/.test(raw)) problems.push(`METRICS_TOKEN must be at least 16 characters without spaces; it is ${raw.length}`);
   return raw;
+}
+
+/** SECRETS_KEY and SECRETS_KEY_OLD, each 32 bytes in hex or base64; a bad one is named, never echoed. */
+function secretsKeys(env: NodeJS.ProcessEnv, problems: string[]): Config['secretsKeys'] {
+  const bad = '32 bytes written as 64 hex digits or as base64 (e.g. openssl rand -base64 32)';
+  let current: SecretKey | undefined;
+  if (env.SECRETS_KEY) {
+    current = parseSecretKey(env.SECRETS_KEY) ?? undefined;
+    if (!current) problems.push(`SECRETS_KEY must be ${bad}`);
+  }
+  const old: SecretKey[] = [];
+  const olds = (env.SECRETS_KEY_OLD ?? '').split(',').map((k) => k.trim()).filter(Boolean);
+  olds.forEach((raw, i) => {
+    const k = parseSecretKey(raw);
+    if (k) old.push(k);
+    else problems.push(`SECRETS_KEY_OLD (key ${i + 1} of ${olds.length}) must be ${bad}`);
+  });
+  if (olds.length > 0 && !env.SECRETS_KEY) problems.push('SECRETS_KEY_OLD needs SECRETS_KEY: the old keys only open what the current one re-seals');
+  return { current, old };
 }
 
 /** Both TLS files or neither; each must be readable now (start-up), not at the first handshake. */

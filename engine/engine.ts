@@ -43,6 +43,8 @@ import { OtpService } from './signin/otp/otp-service.js';
 import type { OtpDecisionSink, SessionStarter } from './signin/otp/types.js';
 import { OutboundPolicy } from './net/outbound-target.js';
 import { DeliveryCallbacks } from './signin/providers/delivery-callbacks.js';
+import { SecretBox } from './secrets/secret-box.js';
+import { SecretStore } from './secrets/secret-store.js';
 import { MsgappProviderStore } from './signin/providers/msgapp-provider-store.js';
 import { ProviderFailures } from './signin/providers/provider-failures.js';
 import { ProviderRegistry } from './signin/providers/provider-registry.js';
@@ -100,6 +102,7 @@ export class Engine {
   readonly dailySummary: DailySummary;
   /** Per-tenant sign-in settings: methods, senders (references only), OTP limits, per-method session terms. */
   readonly signInSettings: SignInSettingsService;
+  readonly secrets: SecretStore;
   /** OTP codes by SMS, messaging app and e-mail: request, verify, status, delivery. */
   readonly otp: OtpService;
   private readonly otpPoller: OtpFallbackPoller;
@@ -160,7 +163,9 @@ export class Engine {
     this.vouchers = new VoucherService(this.pool, this.redis, now, this.bandwidthProfiles, new VoucherLoader(this.pool, this.redis, this.blocks));
     // Every URL a tenant names is checked at save and at every connection (engine/net/outbound-target.ts).
     const outbound = new OutboundPolicy({ allowPrivate: config.allowPrivateTargets });
-    this.signInSettings = new SignInSettingsService(this.pool, outbound, now);
+    // Tenant secrets given inline, sealed under SECRETS_KEY (engine/secrets/); env:// references need none.
+    this.secrets = new SecretStore(this.pool, new SecretBox(config.secretsKeys.current, config.secretsKeys.old));
+    this.signInSettings = new SignInSettingsService(this.pool, outbound, now, this.secrets);
     // Dashboard operations: built before the RADIUS gateway and the OTP senders, which report to them.
     const limits = config.incidents;
     this.incidents = new IncidentService(this.pool, this.events);
@@ -216,12 +221,12 @@ export class Engine {
       smsConfig: async (tenantId) => (await this.signInSettings.get(tenantId)).sms,
       emailConfig: async (tenantId) => (await this.signInSettings.get(tenantId)).email,
     };
-    this.msgappProviders = new MsgappProviderStore(this.pool, outbound, (tenantId) => this.otpSenders.invalidate(tenantId));
+    this.msgappProviders = new MsgappProviderStore(this.pool, outbound, (tenantId) => this.otpSenders.invalidate(tenantId), this.secrets);
     this.otpSenders = new ProviderRegistry({
       config: senderConfig, msgapp: this.msgappProviders, redis: this.redis,
       failures: new ProviderFailures(log.child({ component: 'otp-providers' }), this.metrics,
         (tenantId, provider, code) => providerFailures.record(tenantId, provider, code)),
-      outbound, smtpUrl: config.smtpUrl, smtpFrom: config.smtpFrom, now,
+      outbound, smtpUrl: config.smtpUrl, smtpFrom: config.smtpFrom, now, secrets: this.secrets,
     });
     this.signInSettings.onChange((tenantId) => this.otpSenders.invalidate(tenantId));
     this.otp = new OtpService(this.redis, this.hotspots, this.signInSettings, new OtpHasher(config.otpKey), {

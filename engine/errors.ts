@@ -137,4 +137,7 @@ export const Errors = {
   PLATFORM_ONLY: def((why: string) => ['platform_only', 403, `Platform administration needs a platform token: ${why}`]),
   // Outbound targets (engine/net/outbound-target.ts): a URL a tenant gives the service to connect to.
   TARGET_NOT_ALLOWED: def((field: string, why: string) => ['target_not_allowed', 400, `${field} ${why}`]),
+
+  // Tenant secrets at rest (engine/secrets/)
+  SECRETS_UNAVAILABLE: def(() => ['secrets_unavailable', 503, 'This service cannot store secrets (SECRETS_KEY is not set); give an env://NAME reference instead']),
 } as const;

@@ -8,7 +8,7 @@ export { createLogger, type Logger } from './logger.js';
 export { AppError, Errors } from './errors.js';
 export { normalizeMac } from './ids.js';
 export type { Principal, PresentedCredentials } from './tenants/credentials.js';
-export { signOperatorToken, signPlatformToken, PLATFORM_ADMIN, type PlatformPrincipal } from './tenants/credentials.js';
+export { signOperatorToken, signPlatformToken, PLATFORM_ADMIN, IDENTITY_READER_ROLES, readsIdentities, type PlatformPrincipal } from './tenants/credentials.js';
 export { MODULES, DEFAULT_MODULES, DASHBOARD_MODULES, type Tenant } from './tenants/tenant-service.js';
 export type { Hotspot, HotspotInput, NasClient, NasClientInput } from './hotspots/hotspot-service.js';
 export { DEFAULT_PROFILES, type BandwidthProfile } from './vouchers/bandwidth-profiles.js';

@@ -49,6 +49,7 @@ export function buildOpenApi(routes: Route[]): Record<string, unknown> {
     const forbidden = [
       ...(r.module ? [`module_not_licensed: the ${typeof r.module === 'string' ? r.module : r.module.join(' or ')} module is not licensed`] : []),
       ...(r.auth && r.method !== 'get' && !r.readOnly ? ['forbidden: a JWT without the admin role may only read'] : []),
+      ...(r.roles ? [`forbidden: needs the ${r.roles.join(' or ')} role`] : []),
     ];
     if (forbidden.length) answers['403'] = { description: forbidden.join('; '), content: errorContent };
     for (const [status, description] of Object.entries(r.errors ?? {})) {

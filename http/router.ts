@@ -1,5 +1,6 @@
 import { AppError, Errors, type Engine, type Logger, type OperatorEvent, type PendingChange, type PlatformPrincipal, type Principal } from '../engine/index.js';
 import { errorReply, send, sendStream, type Exchange, type Reply } from './respond.js';
+import { redactor } from './audit-redaction.js';
 import { ClientAddress, formatAddress } from './client-address.js';
 import { refuseLoneSurrogates, refuseNul } from './request-text.js';
 import type { RequestSchema, ResponseSchema, Validators } from './schemas.js';
@@ -67,6 +68,8 @@ export interface Route<B = unknown, Q = unknown, R = unknown> {
   streamToken?: boolean;
   /** A POST that changes nothing (minting a stream token): any role may call it, not only admin. */
   readOnly?: boolean;
+  /** Roles the caller must hold one of, else 403 forbidden (reads of guests' identities in clear: IDENTITY_READER_ROLES). */
+  roles?: readonly string[];
   /** A licensed module the tenant must have, else 403; a list: any one of them (a package that includes the feature). */
   module?: string | readonly string[];
   bodySchema?: RequestSchema<B>;
@@ -102,6 +105,22 @@ export interface AuditNote {
   event: OperatorEvent;
   details: Record<string, unknown>;
   subject?: { hotspot_id?: string; mac?: string };
+}
+
+/**
+ * The audit note of a route's successful call, with every write-only field of
+ * its body schema redacted (http/audit-redaction.ts): the one way the router
+ * reads a note, so no route's audit function can leak a secret into the chain.
+ * Built once per route at mount.
+ */
+export function auditNoteOf(route: Route): (ctx: RouteContext, out: unknown) => AuditNote | null {
+  const audit = route.audit?.bind(route);
+  if (!audit) return () => null;
+  const redact = redactor(route.bodySchema?.schema);
+  return (ctx, out) => {
+    const note = audit(ctx, out);
+    return note && { ...note, details: redact(note.details, ctx.body) };
+  };
 }
 
 const NO_PRINCIPAL = null as unknown as Principal;
@@ -181,6 +200,7 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
     const hasBody = route.method === 'post' || route.method === 'put';
     const auditRoute = `${route.method === 'del' ? 'DELETE' : route.method.toUpperCase()} ${route.path}`;
     const modules = route.module === undefined ? null : typeof route.module === 'string' ? [route.module] : route.module;
+    const auditNote = auditNoteOf(route);
 
     app[route.method](route.path, (res: HttpResponse, req) => {
       const ex: Exchange = { res, aborted: false };
@@ -242,6 +262,7 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
           if (modules && !modules.some((m) => principal.tenant.modules.includes(m))) throw Errors.MODULE_NOT_LICENSED(modules.join(' or '));
           // Roles (the JWT `roles` claim): admin may change anything; a token with other roles only reads. API keys act as admin.
           if (route.auth && route.method !== 'get' && !route.readOnly && !principal.roles.includes('admin')) throw Errors.FORBIDDEN('This change needs the admin role');
+          if (route.roles && !route.roles.some((r) => principal.roles.includes(r))) throw Errors.FORBIDDEN(`This needs the ${route.roles.join(' or ')} role`);
           let q: unknown = undefined;
           if (validateQuery) {
             q = Object.fromEntries(query);
@@ -275,7 +296,7 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
           reply = answer;
           if (reply.stream) return await sendStream(ex, reply, log);
           if (pending) {
-            const note = reply.status < 300 ? route.audit!(ctx, reply.body) : null;
+            const note = reply.status < 300 ? auditNote(ctx, reply.body) : null;
             try {
               // The change is in the audit chain's queue before the operator hears it succeeded.
               if (note) await pending.commit(note.event, note.details, note.subject);

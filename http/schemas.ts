@@ -85,6 +85,16 @@ export function oneOf<V extends string>(values: readonly V[]): { type: 'string';
   return { enum: [...values] } as unknown as { type: 'string'; enum: V[] };
 }
 
+/**
+ * A secret field: `writeOnly: true` (JSON Schema's annotation, also in the
+ * OpenAPI document). The mark is what keeps the value out of the audit chain
+ * (http/audit-redaction.ts) and what test/unit/secret-redaction.test.ts checks
+ * every secret-looking field for; answers show such a field only as `<name>_set`.
+ */
+export function secret<S extends object>(s: S): S & { writeOnly: true } {
+  return { ...s, writeOnly: true };
+}
+
 export const minutes = { type: 'integer', minimum: 1, maximum: 525600 } as const;
 export const mbps = { type: 'integer', minimum: 1, maximum: 100000 } as const;
 /** A size in MB that Postgres's integer can hold. */

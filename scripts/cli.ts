@@ -19,8 +19,12 @@ const USAGE = `Usage: npm run -s cli -- <command>
       record that breaks it (exit 1 when broken).
   redis reload --tenant ID
       Loads the tenant's vouchers from Postgres into Redis (after a Redis loss).
+  secrets rotate [--json]
+      Re-encrypts every tenant secret sealed under an older key with SECRETS_KEY;
+      the older keys go in SECRETS_KEY_OLD (comma-separated). Exit 1 when a row
+      opens under no key given (it is left as it is).
 
-Uses REDIS_URL, DATABASE_URL and JWT_SECRET; without them, the local servers
+Uses REDIS_URL, DATABASE_URL, JWT_SECRET and SECRETS_KEY; without them, the local servers
 and secret of npm start (.data/).
 Modules: ${MODULES.join(', ')} (default ${DEFAULT_MODULES.join(',')})`;
 
@@ -87,6 +91,13 @@ async function main(argv: string[]): Promise<void> {
       else if (r.valid) out(`chain valid: ${r.records} records`);
       else out(`chain BROKEN at seq ${r.first_break!.seq}${r.first_break!.id ? ` (record ${r.first_break!.id})` : ''}: ${r.first_break!.problem}: ${r.first_break!.detail}`);
       if (!r.valid) process.exitCode = 1;
+      return;
+    }
+    if (cmd === 'secrets' && sub === 'rotate') {
+      const r = await engine.secrets.rotate();
+      if (values.json) out(r);
+      else out(`re-encrypted ${r.rotated} secrets under key ${r.key_id}${r.unreadable.length ? `; ${r.unreadable.length} opened under no key given: ${r.unreadable.map((u) => `${u.tenant_id} ${u.name} (key ${u.key_id})`).join(', ')}` : ''}`);
+      if (r.unreadable.length) process.exitCode = 1;
       return;
     }
     if (cmd === 'redis' && sub === 'reload') {

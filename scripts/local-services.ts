@@ -182,7 +182,8 @@ export async function startLocalServices(opts: LocalOptions): Promise<LocalServi
  * The environment with working local defaults: REDIS_URL and DATABASE_URL
  * pointing at servers under .data/ (started when not running, on
  * LOCAL_REDIS_PORT / LOCAL_PG_PORT, default 16379 / 15432), and a JWT_SECRET
- * generated once into .data/jwt-secret. Values already set are kept.
+ * generated once into .data/jwt-secret, and a SECRETS_KEY (32 random bytes, base64) into
+ * .data/secrets-key, so inline tenant secrets work out of the box. Values already set are kept.
  */
 export async function withLocalDefaults(base: NodeJS.ProcessEnv, say: (l: string) => void): Promise<{ env: NodeJS.ProcessEnv; dataDir: string }> {
   const dataDir = projectPath('.data');
@@ -203,6 +204,14 @@ export async function withLocalDefaults(base: NodeJS.ProcessEnv, say: (l: string
       say(`JWT_SECRET not set: generated one into ${file}`);
     }
     env.JWT_SECRET = readFileSync(file, 'utf8').trim();
+  }
+  if (!env.SECRETS_KEY) {
+    const file = join(dataDir, 'secrets-key');
+    if (!existsSync(file)) {
+      writeFileSync(file, randomBytes(32).toString('base64'), { mode: 0o600 });
+      say(`SECRETS_KEY not set: generated one into ${file}`);
+    }
+    env.SECRETS_KEY = readFileSync(file, 'utf8').trim();
   }
   return { env, dataDir };
 }

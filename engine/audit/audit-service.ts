@@ -1,3 +1,4 @@
+import { maskUsername } from '../sessions/session-service.js';
 import type { Pool } from '../store/postgres.js';
 import { ChainVerifier, type ChainBreak, type StoredLink } from './chain.js';
 import { gapAfter, linkBefore } from './chain-links.js';
@@ -50,12 +51,16 @@ export class AuditService {
    * record `cursor` names, a seq), and whether they verify, linked to the
    * record before the page. The page that ends the day is also checked
    * against what follows it. One more row than asked for is read, to know
-   * whether another page follows.
+   * whether another page follows. Guests' identities are masked as every API
+   * answer masks them (maskUsername) unless `unmasked`, which the caller
+   * grants to the admin and compliance roles only; the chain is verified on
+   * the clear values.
    */
-  async day(tenantId: string, date: string, limit = 1000, cursor?: string): Promise<{
+  async day(tenantId: string, date: string, opts: { limit?: number; cursor?: string; unmasked?: boolean } = {}): Promise<{
     date: string; records: ChainRecord[]; count: number; chain_valid: boolean; first_break: ChainBreak | null; next_cursor: string | null;
   }> {
-    const after = cursor === undefined ? 0 : Number(cursor);
+    const limit = opts.limit ?? 1000;
+    const after = opts.cursor === undefined ? 0 : Number(opts.cursor);
     const { rows: read } = await this.pool.query<Row>(
       'SELECT * FROM audit_records WHERE tenant_id = $1 AND day = $2 AND seq > $3 ORDER BY seq LIMIT $4', [tenantId, date, after, limit + 1]);
     const more = read.length > limit;
@@ -69,7 +74,7 @@ export class AuditService {
       date, count: rows.length, chain_valid: firstBreak === null, first_break: firstBreak, next_cursor: more && last ? String(last.seq) : null,
       records: rows.map((r) => ({
         seq: Number(r.seq), event_type: r.event_type, timestamp: r.ts.toISOString(), session_id: r.session_id,
-        mac_address: r.mac_address, ip_address: r.ip_address, username: r.username, auth_method: r.auth_method,
+        mac_address: r.mac_address, ip_address: r.ip_address, username: opts.unmasked ? r.username : maskUsername(r.username), auth_method: r.auth_method,
         ssid: r.ssid, hotspot_id: r.hotspot_id, details: r.details, prev_hash: r.prev_hash, hash_chain_value: r.hash_chain_value,
       })),
     };

@@ -24,11 +24,25 @@ export function publicSessionId(sid: string): string {
   return `ses_${sid.slice(5)}`;
 }
 
-/** Masks the middle digits of a phone number, as API output must; other identities pass unchanged. */
+/**
+ * The one masking policy for a guest's identity wherever it leaves the API
+ * (sessions, devices, the audit day, the dashboard's audit pages): a phone
+ * number keeps its country code's first digits and its last two
+ * (+905321234567 -> +905*******67); an e-mail address keeps the first
+ * character of its local part and its domain (ayse@example.com ->
+ * a***@example.com); other identities (a voucher username, a room) pass
+ * unchanged. Only the 5651 access log and the evidence pack name guests in
+ * clear, and only to the admin or compliance role.
+ */
 export function maskUsername(u: string | null): string | null {
-  if (!u || !/^\+?\d{8,15}$/.test(u)) return u;
-  const keepStart = u.startsWith('+') ? 4 : 3;
-  return u.slice(0, keepStart) + '*'.repeat(u.length - keepStart - 2) + u.slice(-2);
+  if (!u) return u;
+  if (/^\+?\d{8,15}$/.test(u)) {
+    const keepStart = u.startsWith('+') ? 4 : 3;
+    return u.slice(0, keepStart) + '*'.repeat(u.length - keepStart - 2) + u.slice(-2);
+  }
+  const at = u.lastIndexOf('@');
+  if (at > 0 && at < u.length - 1) return u[0] + '*'.repeat(Math.max(3, at - 1)) + u.slice(at);
+  return u;
 }
 
 interface SessionRow {

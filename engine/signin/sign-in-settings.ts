@@ -1,7 +1,8 @@
-import type { Pool } from '../store/postgres.js';
+import { inTransaction, type Pool } from '../store/postgres.js';
 import { Errors } from '../errors.js';
-import { isTenantEnvRef, tenantRefPrefix } from './providers/env-ref.js';
 import type { OutboundPolicy } from '../net/outbound-target.js';
+import type { SecretStore } from '../secrets/secret-store.js';
+import { basicPair, isTenantEnvRef, tenantRefPrefix } from './providers/env-ref.js';
 import { checkEmailConfig, checkSettingsTargets, checkSmsConfig } from './providers/provider-registry.js';
 
 /** Sign-in methods, by the `auth_method` name sessions and audit records carry. */
@@ -11,20 +12,25 @@ export type AuthMethod = (typeof AUTH_METHODS)[number];
 /** A secret named by the environment variable that holds it; resolved at send time, never stored. */
 export const ENV_REF = /^env:\/\/[A-Za-z_][A-Za-z0-9_]*$/;
 
-export interface SmsSettings { provider: 'netgsm'; base_url?: string; credentials_ref: string; sender?: string }
+/**
+ * A secret is either referenced (`credentials_ref: env://NAME`, read from the environment at send
+ * time) or given inline once (`credentials`, write-only: sealed into tenant_secrets, shown back
+ * only as `credentials_set: true`). Likewise email.smtp_url and msgapp.api_key.
+ */
+export interface SmsSettings { provider: 'netgsm'; base_url?: string; credentials_ref?: string; credentials_set?: boolean; sender?: string }
 /**
  * The console's messaging-app parameters: MSGAPP_API_KEY (held as a reference),
  * MSGAPP_TEMPLATE_ID, MSGAPP_SENDER_PHONE (E.164), MSGAPP_FALLBACK_SMS and
  * MSGAPP_FALLBACK_TIMEOUT_SEC (default 30).
  */
 export interface MsgappSettings {
-  api_key_ref?: string; template_id?: string; sender_phone?: string;
+  api_key_ref?: string; api_key_set?: boolean; template_id?: string; sender_phone?: string;
   /** MSGAPP_FALLBACK_SMS: a code not delivered in time (or refused) goes by SMS. */
   fallback_sms: boolean;
   /** MSGAPP_FALLBACK_TIMEOUT_SEC. */
   fallback_timeout_sec: number;
 }
-export interface EmailSettings { smtp_url_ref?: string; from?: string }
+export interface EmailSettings { smtp_url_ref?: string; smtp_url_set?: boolean; from?: string }
 
 /** OTP abuse limits; 0 turns a limit off. */
 export interface OtpLimits {
@@ -91,12 +97,31 @@ export function defaultSettings(): SignInSettings {
   };
 }
 
-/** What PUT accepts (validated by the route's schema): the document, with optional parts. */
-export type SignInSettingsInput = Partial<Omit<SignInSettings, 'msgapp' | 'otp' | 'guessing'>> & {
-  msgapp?: Partial<MsgappSettings>; otp?: Partial<OtpLimits>; guessing?: Partial<GuessingLimits>;
+/**
+ * What PUT accepts (validated by the route's schema): the document, with optional parts, and the
+ * inline secrets. Per secret: the value itself (sealed and stored), or its env:// reference, or
+ * `<name>_set: true` as GET showed it (keep the one stored), or none (remove it).
+ */
+export type SignInSettingsInput = Partial<Omit<SignInSettings, 'msgapp' | 'otp' | 'guessing' | 'sms' | 'email'>> & {
+  sms?: (SmsSettings & { credentials?: string }) | null;
+  email?: (EmailSettings & { smtp_url?: string }) | null;
+  msgapp?: Partial<MsgappSettings> & { api_key?: string };
+  otp?: Partial<OtpLimits>;
+  guessing?: Partial<GuessingLimits>;
 };
 
-/** How long a process trusts its copy of a tenant's settings; another process's change shows after this. */
+/** The secrets a tenant may give inline: the settings part, the write-only field, its reference and its `_set` mark. */
+export const INLINE_SECRETS = [
+  { name: 'sms.credentials', part: 'sms', field: 'credentials', ref: 'credentials_ref', set: 'credentials_set' },
+  { name: 'email.smtp_url', part: 'email', field: 'smtp_url', ref: 'smtp_url_ref', set: 'smtp_url_set' },
+  { name: 'msgapp.api_key', part: 'msgapp', field: 'api_key', ref: 'api_key_ref', set: 'api_key_set' },
+] as const;
+
+/**
+ * How long a process trusts its copy of a tenant's settings; another process's change shows after
+ * this. The provider registry keeps its senders as long, so a carrier account changed through
+ * another process is taken within this time.
+ */
 const CACHE_MS = 5_000;
 
 /**
@@ -110,7 +135,10 @@ export class SignInSettingsService {
   private readonly listeners: ((tenantId: string) => void)[] = [];
 
   /** `outbound` judges the URLs the settings name (engine/net/outbound-target.ts). */
-  constructor(private readonly pool: Pool, private readonly outbound: OutboundPolicy, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly pool: Pool, private readonly outbound: OutboundPolicy,
+    private readonly now: () => number = Date.now, private readonly secrets: SecretStore | null = null,
+  ) {}
 
   /** Calls `fn` after a tenant's settings change in this process (e.g. a sender cache). */
   onChange(fn: (tenantId: string) => void): void {
@@ -134,26 +162,82 @@ export class SignInSettingsService {
   async put(tenantId: string, input: SignInSettingsInput): Promise<SignInSettings> {
     const value = withDefaults(input);
     checkRefs(value, tenantId);
+    const writes = await inlineSecretWrites(this.secrets, tenantId, input, value);
     const problems = [...(value.sms ? checkSmsConfig(value.sms) : []), ...(value.email ? checkEmailConfig(value.email) : [])];
     if (problems.length) throw Errors.VALIDATION_FAILED(problems.join('; '), problems.map((message) => ({ field: 'sms', message })));
     await checkSettingsTargets(this.outbound, value.sms, value.email);
-    await this.pool.query(
-      `INSERT INTO sign_in_settings (tenant_id, settings) VALUES ($1, $2)
-       ON CONFLICT (tenant_id) DO UPDATE SET settings = EXCLUDED.settings, updated_at = now()`,
-      [tenantId, JSON.stringify(value)]);
+    // An inline SMTP URL is not in the stored document (it is sealed): it is judged here, as a reference's URL is above.
+    if (typeof input.email?.smtp_url === 'string') await this.outbound.checkUrl('email.smtp_url', input.email.smtp_url, ['smtp:', 'smtps:']);
+    // The document and its secrets change together: a reader never sees `_set` without its row.
+    await inTransaction(this.pool, async (c) => {
+      await c.query(
+        `INSERT INTO sign_in_settings (tenant_id, settings) VALUES ($1, $2)
+         ON CONFLICT (tenant_id) DO UPDATE SET settings = EXCLUDED.settings, updated_at = now()`,
+        [tenantId, JSON.stringify(value)]);
+      for (const w of writes) {
+        if (w.plain === null) await this.secrets?.remove(c, tenantId, w.name);
+        else await this.secrets!.put(c, tenantId, w.name, w.plain);
+      }
+    });
     this.cache.set(tenantId, { at: this.now(), value });
     for (const fn of this.listeners) fn(tenantId);
     return value;
   }
 }
 
+/** A secret to seal and store (plain) or to remove (null). */
+interface SecretWrite { name: string; plain: string | null }
+
+/**
+ * Sorts out the inline secrets of a PUT: strips every value from `value` (the document that is
+ * stored and answered), marks `<field>_set` where one is or stays stored, and lists the writes.
+ * A problem names the field, never echoes its value.
+ */
+async function inlineSecretWrites(store: SecretStore | null, tenantId: string, input: SignInSettingsInput, value: SignInSettings): Promise<SecretWrite[]> {
+  const writes: SecretWrite[] = [];
+  const fail = (field: string, message: string): never => { throw Errors.VALIDATION_FAILED(`${field} ${message}`, [{ field, message }]); };
+  for (const spec of INLINE_SECRETS) {
+    const given = input[spec.part] as Record<string, unknown> | null | undefined;
+    const stored = value[spec.part] as Record<string, unknown> | null;
+    const field = `${spec.part}.${spec.field}`;
+    const plain = given?.[spec.field];
+    const keep = given?.[spec.set] === true;
+    if (stored) {
+      delete stored[spec.field];
+      delete stored[spec.set];
+    }
+    if (typeof plain === 'string') {
+      if (given?.[spec.ref] !== undefined) fail(field, `and ${spec.ref} exclude each other: give the secret inline or its reference`);
+      if (!store?.box.canSeal) throw Errors.SECRETS_UNAVAILABLE();
+      const problem = checkInline(spec.name, plain);
+      if (problem) fail(field, problem);
+      writes.push({ name: spec.name, plain });
+      stored![spec.set] = true;
+    } else if (keep && given?.[spec.ref] === undefined) {
+      if (!store || !(await store.has(tenantId, spec.name))) fail(`${spec.part}.${spec.set}`, 'is true but no secret is stored: give it inline');
+      stored![spec.set] = true;
+    } else {
+      writes.push({ name: spec.name, plain: null });
+    }
+  }
+  return writes;
+}
+
+/** What an inline secret must look like to be of use; a sentence without the value, or null. */
+function checkInline(name: string, plain: string): string | null {
+  if (name === 'sms.credentials' && !basicPair(plain)) return 'must be usercode:password';
+  if (name === 'email.smtp_url' && !/^smtps?:\/\/[^\s/]+/.test(plain)) return 'must be an smtp:// or smtps:// URL';
+  return null;
+}
+
+/** The document PUT stores and answers; the parts are copies (inline secrets are stripped from them, not from the input). */
 function withDefaults(input: SignInSettingsInput): SignInSettings {
   const d = defaultSettings();
   return {
     methods: input.methods ? [...new Set(input.methods)] : d.methods,
-    sms: input.sms ?? null,
+    sms: input.sms ? { ...input.sms } : null,
     msgapp: { ...d.msgapp, ...input.msgapp },
-    email: input.email ?? null,
+    email: input.email ? { ...input.email } : null,
     otp: { ...d.otp, ...input.otp },
     allowed_prefixes: input.allowed_prefixes ?? [],
     blocked_prefixes: input.blocked_prefixes ?? [],

@@ -14,6 +14,18 @@ export interface Principal {
 /** The platform administration role: above tenants, on /admin/ routes only. */
 export const PLATFORM_ADMIN = 'platform_admin';
 
+/**
+ * The roles that may read guests' identities in clear: the unmasked audit
+ * chain and the 5651 evidence pack. `compliance` is the auditor's read-only
+ * role (it changes nothing, as any role without admin); `viewer` reads masked.
+ */
+export const IDENTITY_READER_ROLES: readonly string[] = ['admin', 'compliance'];
+
+/** True when `p` may read guests' identities in clear (IDENTITY_READER_ROLES). */
+export function readsIdentities(p: Principal): boolean {
+  return p.roles.some((r) => IDENTITY_READER_ROLES.includes(r));
+}
+
 /** A platform administrator: no tenant. */
 export interface PlatformPrincipal {
   subject: string;

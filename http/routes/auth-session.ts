@@ -1,13 +1,13 @@
 import { Errors, signOperatorToken, type Engine } from '../../engine/index.js';
 import { route, type Route } from '../router.js';
-import { requestSchema, responseSchema } from '../schemas.js';
+import { requestSchema, responseSchema, secret } from '../schemas.js';
 
 /** How long a console or dashboard session lasts: the contract gives operator tokens "lifetime shown as 3600 s". */
 export const SESSION_TTL_SEC = 3600;
 
 const sessionCreate = requestSchema<{ api_key: string }>('authSessionCreate', {
   type: 'object', additionalProperties: false, required: ['api_key'],
-  properties: { api_key: { type: 'string', minLength: 1, maxLength: 4096, description: 'An API key (gwk_...) or an operator JWT' } },
+  properties: { api_key: secret({ type: 'string', minLength: 1, maxLength: 4096, description: 'An API key (gwk_...) or an operator JWT' } as const) },
 });
 
 const sessionCreated = responseSchema('authSession', {

@@ -1,11 +1,12 @@
 import { nullable, refTo, requestSchema, responseSchema, utcDay } from '../schemas.js';
 
-export const auditChainDayQuery = requestSchema<{ date: string; limit: number; cursor?: string }>('auditChainDay', {
+export const auditChainDayQuery = requestSchema<{ date: string; limit: number; cursor?: string; unmasked: boolean }>('auditChainDay', {
   type: 'object', additionalProperties: false, required: ['date'],
   properties: {
     date: utcDay,
     limit: { type: 'integer', minimum: 1, maximum: 5000, default: 1000, description: 'Records per page (chain order)' },
     cursor: { type: 'string', pattern: '^[0-9]{1,18}$', description: 'next_cursor of the page before: the page goes on after it' },
+    unmasked: { type: 'boolean', default: false, description: "Guests' phone numbers and e-mail addresses in clear (admin or compliance role); else masked as every answer masks them" },
   },
 });
 

@@ -1,5 +1,5 @@
 import { GATEWAY_KINDS, MAX_LOGO_CHARS, PORTAL_METHODS, type HotspotInput, type NasClientInput } from '../../engine/index.js';
-import { looseRequestSchema, minutes, nullable, refTo, requestSchema, responseSchema } from '../schemas.js';
+import { looseRequestSchema, minutes, nullable, refTo, requestSchema, responseSchema, secret } from '../schemas.js';
 
 const color = nullable({ type: 'string', pattern: '^#[0-9a-fA-F]{6}$' } as const);
 /** A hotspot's portal page settings (engine PortalSettingsInput); uam_secret is write-only. */
@@ -15,7 +15,7 @@ const portalSettings = {
     methods: { type: 'array', uniqueItems: true, minItems: 1, items: { enum: [...PORTAL_METHODS] } },
     gateway: nullable({ enum: [...GATEWAY_KINDS] }),
     uam_auth: { enum: ['chap', 'pap'] },
-    uam_secret: nullable({ type: 'string', minLength: 1, maxLength: 128, description: 'CoovaChilli uamsecret / openNDS faskey; never returned' }),
+    uam_secret: secret(nullable({ type: 'string', minLength: 1, maxLength: 128, description: 'CoovaChilli uamsecret / openNDS faskey; never returned' })),
   },
 };
 
@@ -51,7 +51,7 @@ export const nasClientCreate = requestSchema<NasClientInput>('nasClientCreate', 
   type: 'object', additionalProperties: false, required: ['ip', 'secret'],
   properties: {
     ip: { anyOf: [{ type: 'string', format: 'ipv4' }, { type: 'string', format: 'ipv6' }] },
-    secret: { type: 'string', minLength: 8, maxLength: 128, description: 'RADIUS shared secret; write-only' },
+    secret: secret({ type: 'string', minLength: 8, maxLength: 128, description: 'RADIUS shared secret; write-only' } as const),
     name: { type: 'string', maxLength: 200 },
     coa_port: { type: 'integer', minimum: 1, maximum: 65535, default: 3799 },
     require_message_authenticator: { type: 'boolean', default: true },

@@ -1,5 +1,5 @@
 import { AUTH_METHODS, DEFAULT_OTP_LIMITS, DEFAULT_GUESSING_LIMITS, type SignInSettingsInput } from '../../engine/index.js';
-import { guestIp, looseRequestSchema, type Schema } from '../schemas.js';
+import { guestIp, looseRequestSchema, secret, type Schema } from '../schemas.js';
 
 /**
  * Schemas of the OTP portal routes (portal-otp.ts) and the tenant sign-in
@@ -47,9 +47,13 @@ export const portalOtpStatus = looseRequestSchema<{ request_id: string }>('porta
   properties: { request_id: { type: 'string', minLength: 1, maxLength: 128 } },
 });
 
-// The secret itself never enters: only the name of the environment variable that holds it.
+// A secret by reference: the name of the environment variable that holds it (env://<TENANT>_NAME).
 const ref = { type: 'string', pattern: '^env://[A-Za-z_][A-Za-z0-9_]*$', maxLength: 200, description: 'env://VARIABLE' };
 const prefixes = { type: 'array', maxItems: 200, items: { type: 'string', pattern: '^\\+[1-9][0-9]{0,6}$' }, description: 'Dial prefixes, e.g. +90' };
+/** A secret given inline: write-only, sealed at rest, answered only as `<name>_set: true`. */
+const inline = (description: string): Schema => secret({ type: 'string', minLength: 1, maxLength: 2000, description: `${description}; write-only (stored encrypted, shown as *_set)` });
+/** As GET answers it: true keeps the inline secret stored before; leave it out with neither the secret nor its reference to remove it. */
+const isSet = { type: 'boolean', description: 'An inline secret is stored; send true (as read) to keep it' };
 const limit = (max: number): Schema => ({ type: 'integer', minimum: 0, maximum: max });
 const methodSession = {
   type: 'object', additionalProperties: false,
@@ -68,17 +72,19 @@ const settings: Schema = {
     methods: { type: 'array', maxItems: AUTH_METHODS.length, items: { enum: [...AUTH_METHODS] }, description: 'auth_method names the tenant offers' },
     sms: {
       anyOf: [{ type: 'null' }, {
-        type: 'object', additionalProperties: false, required: ['provider', 'credentials_ref'],
+        type: 'object', additionalProperties: false, required: ['provider'],
+        description: 'Credentials: credentials (inline), credentials_ref (env://) or credentials_set: true (keep the stored ones)',
         properties: {
           provider: { enum: ['netgsm'] }, base_url: { type: 'string', format: 'uri', maxLength: 500 },
-          credentials_ref: ref, sender: { type: 'string', minLength: 1, maxLength: 11 },
+          credentials_ref: ref, credentials: inline('usercode:password'), credentials_set: isSet,
+          sender: { type: 'string', minLength: 1, maxLength: 11 },
         },
       }],
     },
     msgapp: {
       type: 'object', additionalProperties: false,
       properties: {
-        api_key_ref: ref, template_id: { type: 'string', maxLength: 200 }, sender_phone: { type: 'string', pattern: '^\\+[1-9][0-9]{7,14}$' },
+        api_key_ref: ref, api_key: inline('The messaging-app API key'), api_key_set: isSet, template_id: { type: 'string', maxLength: 200 }, sender_phone: { type: 'string', pattern: '^\\+[1-9][0-9]{7,14}$' },
         fallback_sms: { type: 'boolean', description: 'MSGAPP_FALLBACK_SMS' },
         fallback_timeout_sec: { type: 'integer', minimum: 1, maximum: 600, description: 'MSGAPP_FALLBACK_TIMEOUT_SEC (default 30)' },
       },
@@ -86,7 +92,10 @@ const settings: Schema = {
     email: {
       anyOf: [{ type: 'null' }, {
         type: 'object', additionalProperties: false,
-        properties: { smtp_url_ref: { ...ref, description: 'env://VARIABLE holding an smtp:// URL; absent: the service-wide SMTP_URL' }, from: { type: 'string', maxLength: 254 } },
+        properties: {
+          smtp_url_ref: { ...ref, description: 'env://VARIABLE holding an smtp:// URL; absent (and no smtp_url): the service-wide SMTP_URL' },
+          smtp_url: inline('smtp:// or smtps:// URL, login included'), smtp_url_set: isSet, from: { type: 'string', maxLength: 254 },
+        },
       }],
     },
     otp: {

@@ -1,6 +1,6 @@
 import { DASHBOARD_MODULES, STREAM_KINDS, STREAM_NAMES, type Engine } from '../../engine/index.js';
 import { route, type Route } from '../router.js';
-import { requestSchema, responseSchema } from '../schemas.js';
+import { requestSchema, responseSchema, secret } from '../schemas.js';
 import { SseBroker } from '../sse.js';
 
 const streamToken = responseSchema('streamToken', {
@@ -23,7 +23,7 @@ const streamEvent = responseSchema('streamEvent', {
 
 const streamQuery = requestSchema<{ token?: string }>('streamQuery', {
   type: 'object', required: [], additionalProperties: false,
-  properties: { token: { type: 'string', description: 'A stream token (POST .../stream-token), for clients that cannot send headers (EventSource)' } },
+  properties: { token: secret({ type: 'string', description: 'A stream token (POST .../stream-token), for clients that cannot send headers (EventSource)' } as const) },
 });
 
 /** Server-sent-event streams of the dashboard and their tokens, under /api/v1/tenants/me/ (docs/dashboard-api.md, Streams). */

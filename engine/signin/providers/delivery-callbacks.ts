@@ -1,7 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Errors } from '../../errors.js';
 import type { Logger } from '../../logger.js';
-import { resolveEnvRef } from './env-ref.js';
 import type { MsgappType } from './msgapp-provider.js';
 import type { MsgappProviderStore } from './msgapp-provider-store.js';
 import type { ProviderRegistry } from './provider-registry.js';
@@ -10,7 +9,7 @@ import type { DeliveryReceiver } from './types.js';
 /**
  * The delivery-callback path names, one per provider, and how each proves
  * it is the provider. The secret is the tenant record's
- * `callback_secret_ref` (env://NAME), configured at the provider too:
+ * `callback_secret_ref` (env://NAME) or its inline `callback_secret`, configured at the provider too:
  *  - `netgsm` (type C): Netgsm does not sign its reports, so the callback URL
  *    registered there carries the secret as `?token=`; compared in constant time.
  *  - `msgapp-a`: `X-Signature-256: sha256=<hex HMAC-SHA256(raw body, secret)>`,
@@ -89,7 +88,7 @@ export class DeliveryCallbacks {
   /** Returns how many of the reported messages named a request of ours. */
   async handle(provider: DeliveryProvider, p: PresentedCallback): Promise<number> {
     const rec = p.tenantId ? await this.store.get(p.tenantId) : null;
-    const secret = rec?.callback_secret_ref ? resolveEnvRef(rec.callback_secret_ref) : null;
+    const secret = rec ? ((await this.store.secretOf(rec, 'callback_secret')) ?? (() => null))() : null;
     if (!rec || rec.type !== DELIVERY_PROVIDERS[provider] || !secret || !callbackAuthentic(provider, secret, p)) {
       this.log.warn({ provider, tenant_id: p.tenantId, configured: Boolean(rec), secret_set: Boolean(secret) }, 'delivery callback refused');
       throw Errors.CALLBACK_REFUSED();

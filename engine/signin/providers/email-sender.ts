@@ -3,6 +3,7 @@ import nodemailer from 'nodemailer';
 import { parseConnectionUrl } from 'nodemailer/lib/shared';
 import type { Options as SmtpOptions } from 'nodemailer/lib/smtp-transport';
 import { urlHost, type OutboundPolicy } from '../../net/outbound-target.js';
+import type { SecretSource } from '../../secrets/secret-store.js';
 import { resolveEnvRef } from './env-ref.js';
 import { missingSecret, networkFailure, type Failure, type FailureKind, type ProviderFailures } from './provider-failures.js';
 import type { OtpMessage, OtpSender, SendResult } from './types.js';
@@ -23,6 +24,8 @@ export const EMAIL_TEXT: Record<OtpMessage['locale'], { subject: string; text: s
 export interface SmtpTarget {
   /** `env://NAME` holding the tenant's smtp(s):// URL; null: use `serviceUrl`. */
   urlRef: string | null;
+  /** The tenant's URL given inline (sealed in tenant_secrets), opened per send; takes precedence over urlRef. */
+  inline?: SecretSource | undefined;
   serviceUrl: string | undefined;
   from: string;
 }
@@ -48,8 +51,8 @@ export class EmailSender implements OtpSender {
 
   async send(msg: OtpMessage): Promise<SendResult> {
     const fail = (f: Failure): SendResult => this.failures.report('email', this.provider, msg, f);
-    const url = this.target.urlRef ? resolveEnvRef(this.target.urlRef) : this.target.serviceUrl;
-    if (!url || !/^smtps?:\/\//.test(url)) return fail(missingSecret(this.target.urlRef ?? 'SMTP_URL'));
+    const url = this.target.inline ? this.target.inline() : this.target.urlRef ? resolveEnvRef(this.target.urlRef) : this.target.serviceUrl;
+    if (!url || !/^smtps?:\/\//.test(url)) return fail(missingSecret(this.target.inline ? 'email.smtp_url (inline)' : this.target.urlRef ?? 'SMTP_URL'));
     const t = EMAIL_TEXT[msg.locale];
     let options;
     try {
@@ -79,7 +82,8 @@ export class EmailSender implements OtpSender {
   /** nodemailer's options for `url`, connecting to the checked address of its host. */
   private async pinned(url: string): Promise<SmtpOptions> {
     const host = urlHost(url);
-    const policy = this.target.urlRef ? this.outbound : this.outbound.operatorChosen();
+    // A tenant's server (a reference or inline) is the tenant's choice; SMTP_URL the operator's.
+    const policy = this.target.urlRef || this.target.inline ? this.outbound : this.outbound.operatorChosen();
     const [first] = await policy.resolve(host);
     const u = parseConnectionUrl(url);
     const servername = isIP(host) ? undefined : host;

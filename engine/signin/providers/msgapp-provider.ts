@@ -27,8 +27,16 @@ export interface MsgappProvider {
   phone_number_id: string | null;
   template_name: string | null;
   callback_secret_ref: string | null;
+  /** The key, token or callback secret was given inline and is sealed in tenant_secrets (msgapp_provider.<field>). */
+  api_key_set: boolean;
+  access_token_set: boolean;
+  callback_secret_set: boolean;
   updated_at: string;
 }
+
+/** The provider record's secrets: each by reference (`<field>_ref`) or inline (`<field>`, write-only, then `<field>_set`). */
+export const MSGAPP_SECRETS = ['api_key', 'access_token', 'callback_secret'] as const;
+export type MsgappSecret = (typeof MSGAPP_SECRETS)[number];
 
 /** The body of `PUT /admin/msgapp-providers/{tenant_id}`. */
 export interface MsgappProviderInput {
@@ -43,9 +51,16 @@ export interface MsgappProviderInput {
   phone_number_id?: string;
   access_token_ref?: string;
   callback_secret_ref?: string;
+  /** Inline, write-only alternatives to the references above. */
+  api_key?: string;
+  access_token?: string;
+  callback_secret?: string;
 }
 
 type Fields = Omit<MsgappProvider, 'tenant_id' | 'updated_at'>;
+
+/** The inline secret a required reference may be given as instead. */
+const INLINE_OF: Partial<Record<keyof MsgappProviderInput, MsgappSecret>> = { api_key_ref: 'api_key', access_token_ref: 'access_token', callback_secret_ref: 'callback_secret' };
 
 const REFS = ['api_key_ref', 'access_token_ref', 'callback_secret_ref'] as const;
 /** Which fields each type needs (when enabled) and which it must leave empty. */
@@ -64,8 +79,10 @@ const NEEDS: Record<MsgappType, { required: (keyof MsgappProviderInput)[]; empty
 export function normalizeMsgappInput(input: MsgappProviderInput): Fields {
   const details: { field: string; message: string }[] = [];
   const need = NEEDS[input.type];
-  for (const f of need.required) if (input.enabled && !input[f] && !(input.type === 'C' && f === 'base_url')) details.push({ field: f, message: `is required for type ${input.type}` });
-  for (const f of need.empty) if (input[f]) details.push({ field: f, message: `must stay empty for type ${input.type}` });
+  const given = (f: keyof MsgappProviderInput): boolean => Boolean(input[f]) || Boolean(INLINE_OF[f] && input[INLINE_OF[f]!]);
+  for (const f of need.required) if (input.enabled && !given(f) && !(input.type === 'C' && f === 'base_url')) details.push({ field: f, message: `is required for type ${input.type}` });
+  for (const f of need.empty) if (given(f)) details.push({ field: f, message: `must stay empty for type ${input.type}` });
+  for (const s of MSGAPP_SECRETS) if (input[s] && input[`${s}_ref`]) details.push({ field: s, message: `and ${s}_ref exclude each other: give the secret inline or its reference` });
   for (const f of REFS) if (input[f] && !isEnvRef(input[f]!)) details.push({ field: f, message: 'must be an env://NAME reference, never the secret itself' });
   if (input.type === 'C' && input.provider !== undefined && input.provider !== 'netgsm') details.push({ field: 'provider', message: 'must be "netgsm" for type C' });
   if (input.type === 'B' && input.template_name && !/^[a-z0-9_]+:[A-Za-z_]{2,8}$/.test(input.template_name)) {
@@ -85,5 +102,8 @@ export function normalizeMsgappInput(input: MsgappProviderInput): Fields {
     phone_number_id: input.phone_number_id || null,
     template_name: input.template_name || null,
     callback_secret_ref: input.callback_secret_ref || null,
+    api_key_set: Boolean(input.api_key),
+    access_token_set: Boolean(input.access_token),
+    callback_secret_set: Boolean(input.callback_secret),
   };
 }

@@ -1,3 +1,4 @@
+import type { SecretSource } from '../../secrets/secret-store.js';
 import { basicPair, resolveEnvRef } from './env-ref.js';
 import type { MsgappProvider } from './msgapp-provider.js';
 import { field, joinUrl, type ProviderAnswer, type ProviderHttp } from './provider-http.js';
@@ -16,7 +17,7 @@ const TYPE_C_KINDS: Record<string, FailureKind> = { '30': 'credentials_rejected'
 
 /** What one provider type does differently: where, with which credential, which body, and how to read the answer. */
 interface Call {
-  /** The reference holding the credential (resolved per send). */
+  /** The reference holding the credential, or the inline field's name: for the failure's wording only. */
   ref: string | null;
   url: (msg: OtpMessage) => string;
   /** Headers from the resolved secret; null: the secret is not of the expected form. */
@@ -33,12 +34,13 @@ interface Call {
 class MsgappSender implements OtpSender {
   readonly channel = 'msgapp' as const;
 
-  constructor(readonly provider: string, private readonly call: Call, private readonly failures: ProviderFailures, private readonly http: ProviderHttp) {}
+  constructor(readonly provider: string, private readonly call: Call, private readonly failures: ProviderFailures, private readonly http: ProviderHttp,
+    private readonly secretOf: SecretSource) {}
 
   async send(msg: OtpMessage): Promise<SendResult> {
     const fail = (f: Failure): SendResult => this.failures.report('msgapp', this.provider, msg, f);
     const ref = this.call.ref ?? '';
-    const secret = resolveEnvRef(ref);
+    const secret = this.secretOf();
     const headers = secret ? this.call.headers(secret) : null;
     if (!headers) return fail(missingSecret(ref || '(no reference)'));
     let answer;
@@ -65,7 +67,7 @@ const httpFailure = (a: ProviderAnswer, code: string): Failure =>
  */
 function typeC(p: MsgappProvider): Call {
   return {
-    ref: p.api_key_ref,
+    ref: p.api_key_set ? 'api_key (inline)' : p.api_key_ref,
     url: () => joinUrl(p.base_url, '/v1/otp'),
     headers: (secret) => {
       const pair = basicPair(secret);
@@ -90,7 +92,7 @@ function typeC(p: MsgappProvider): Call {
  */
 function typeA(p: MsgappProvider): Call {
   return {
-    ref: p.api_key_ref,
+    ref: p.api_key_set ? 'api_key (inline)' : p.api_key_ref,
     url: () => joinUrl(p.base_url, '/v1/messages/template'),
     headers: (secret) => ({ 'x-api-key': secret }),
     body: (msg) => ({ device_id: p.business_device_id, to: msg.to, template_id: p.template_id, parameters: [msg.code], reference: msg.requestId }),
@@ -109,7 +111,7 @@ function typeA(p: MsgappProvider): Call {
 function typeB(p: MsgappProvider): Call {
   const [name, lang] = (p.template_name ?? ':').split(':') as [string, string];
   return {
-    ref: p.access_token_ref,
+    ref: p.access_token_set ? 'access_token (inline)' : p.access_token_ref,
     url: () => joinUrl(p.base_url, `/${encodeURIComponent(p.phone_number_id ?? '')}/messages`),
     headers: (secret) => ({ authorization: `Bearer ${secret}` }),
     body: (msg) => ({
@@ -131,8 +133,14 @@ function errorCode(json: unknown): string {
   return field(e, 'code') || field(json, 'code');
 }
 
-/** The sender of a tenant's messaging-app provider record. */
-export function msgappSender(p: MsgappProvider, failures: ProviderFailures, http: ProviderHttp): OtpSender {
+/** The sender of a tenant's messaging-app provider record; `secret` yields its key (A, C) or token (B) per send. */
+export function msgappSender(p: MsgappProvider, failures: ProviderFailures, http: ProviderHttp, secret: SecretSource = () => envSecret(p)): OtpSender {
   const call = p.type === 'C' ? typeC(p) : p.type === 'A' ? typeA(p) : typeB(p);
-  return new MsgappSender(p.provider, call, failures, http);
+  return new MsgappSender(p.provider, call, failures, http, secret);
+}
+
+/** The record's key (A, C) or token (B) from its env:// reference: the default where no inline secret is looked up. */
+function envSecret(p: MsgappProvider): string | null {
+  const ref = p.type === 'B' ? p.access_token_ref : p.api_key_ref;
+  return ref ? resolveEnvRef(ref) : null;
 }

@@ -1,3 +1,4 @@
+import type { SecretSource } from '../../secrets/secret-store.js';
 import { basicPair, isEnvRef, resolveEnvRef } from './env-ref.js';
 import { field, joinUrl, type ProviderHttp } from './provider-http.js';
 import { httpKind, missingSecret, networkFailure, type Failure, type FailureKind, type ProviderFailures } from './provider-failures.js';
@@ -33,7 +34,9 @@ export class NetgsmSmsSender implements OtpSender {
   readonly provider = NETGSM_SMS;
   private readonly url: string;
 
-  constructor(private readonly config: SmsConfig, private readonly failures: ProviderFailures, private readonly http: ProviderHttp) {
+  /** `secret` yields `usercode:password` per send; by default from the config's env:// reference. */
+  constructor(private readonly config: SmsConfig, private readonly failures: ProviderFailures, private readonly http: ProviderHttp,
+    private readonly secret: SecretSource = () => (config.credentials_ref ? resolveEnvRef(config.credentials_ref) : null)) {
     this.url = joinUrl(config.base_url || NETGSM_BASE_URL, '/sms/rest/v2/otp');
   }
 
@@ -41,9 +44,9 @@ export class NetgsmSmsSender implements OtpSender {
     const fail = (f: Failure): SendResult => this.failures.report('sms', this.provider, msg, f);
     const no = domesticTr(msg.to);
     if (!no) return fail({ kind: 'recipient_refused', code: 'number_not_domestic', meaning: 'Netgsm\'s OTP route sends to Turkish (+90) numbers only', retryable: false });
-    const secret = resolveEnvRef(this.config.credentials_ref);
+    const secret = this.secret();
     const auth = secret ? basicPair(secret) : null;
-    if (!auth) return fail(missingSecret(this.config.credentials_ref));
+    if (!auth) return fail(missingSecret(this.config.credentials_ref ?? 'sms.credentials (inline)'));
     let answer;
     try {
       answer = await this.http.postJson(this.url, { authorization: auth.header }, { msgheader: this.config.sender || auth.user, msg: smsText(msg), no });
@@ -63,7 +66,9 @@ export const NETGSM_CARRIER: SmsCarrier = {
   name: 'netgsm',
   check: (config) => {
     const problems: string[] = [];
-    if (!isEnvRef(config.credentials_ref)) problems.push('credentials_ref must be an env://NAME reference (the variable holds usercode:password)');
+    if (config.credentials_ref !== undefined ? !isEnvRef(config.credentials_ref) : config.credentials_set !== true) {
+      problems.push('credentials_ref must be an env://NAME reference (the variable holds usercode:password), or give credentials inline');
+    }
     // (base_url's target is checked by the caller, asynchronously: checkSmsTargets in provider-registry.ts.)
     if (config.base_url !== undefined && !/^https?:\/\/[^\s/]+/.test(config.base_url)) problems.push('base_url must be an http(s) URL');
     // Netgsm sender names (msgheader) are at most 11 characters of the same plain alphabet.
@@ -72,7 +77,7 @@ export const NETGSM_CARRIER: SmsCarrier = {
     }
     return problems;
   },
-  sender: (config, failures, http) => new NetgsmSmsSender(config, failures, http),
+  sender: (config, failures, http, secret) => new NetgsmSmsSender(config, failures, http, secret),
 };
 
 /** The fixed texts, with the longest code, must go as one ASCII segment; a bad edit fails at start-up, not on a guest. */

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { keys } from '../../redis/keys.js';
 import { EmailSender } from './email-sender.js';
+import type { SecretSource, SecretStore } from '../../secrets/secret-store.js';
 import { isEnvRef, isTenantEnvRef, resolveEnvRef } from './env-ref.js';
 import type { MsgappProviderStore } from './msgapp-provider-store.js';
 import { msgappSender } from './msgapp-senders.js';
@@ -24,6 +25,8 @@ export interface ProviderRegistryOptions {
   failures: ProviderFailures;
   /** Where tenants' providers may be reached (ALLOW_PRIVATE_TARGETS); every connection is checked and pinned. */
   outbound: OutboundPolicy;
+  /** Tenant secrets given inline (sealed); null: only env:// references work. */
+  secrets?: SecretStore | null;
   /** The service-wide SMTP server (SMTP_URL), used when a tenant names none. */
   smtpUrl: string | undefined;
   /** The From address when a tenant's e-mail settings give none. */
@@ -38,7 +41,9 @@ export interface ProviderRegistryOptions {
  * from its sign-in settings (SMS, e-mail) and its platform messaging-app
  * record, and kept `ttlMs` so a burst of sign-ins reads neither settings
  * table per request. A settings change calls invalidate(), so a fix takes
- * effect at once on this process and within `ttlMs` on the others.
+ * effect at once on this process and within `ttlMs` (5 s, as the settings
+ * service's own copy) on the others. No restart either way: inline credentials
+ * are read from tenant_secrets when a sender is built, env:// references at each send.
  */
 export class ProviderRegistry implements OtpSenders {
   private readonly cache = new Map<string, { until: number; sender: Promise<OtpSender | null> }>();
@@ -48,7 +53,9 @@ export class ProviderRegistry implements OtpSenders {
 
   constructor(private readonly o: ProviderRegistryOptions) {
     this.http = new ProviderHttp(o.outbound);
-    this.ttlMs = o.ttlMs ?? 30_000;
+    // As long as the sign-in settings service keeps its copy (CACHE_MS in sign-in-settings.ts): a
+    // carrier account onboarded through another process is taken within seconds, with no restart.
+    this.ttlMs = o.ttlMs ?? 5_000;
     this.now = o.now ?? Date.now;
   }
 
@@ -68,6 +75,11 @@ export class ProviderRegistry implements OtpSenders {
     for (const c of ['sms', 'msgapp', 'email'] as const) this.cache.delete(`${tenantId}\n${c}`);
   }
 
+  /** A tenant's sealed secret as a source opened per send (the process keeps the ciphertext only); null when none is stored. */
+  private inline(tenantId: string, name: string): Promise<SecretSource | null> {
+    return this.o.secrets ? this.o.secrets.source(tenantId, name) : Promise.resolve(null);
+  }
+
   /** The request id a provider's message id stands for, as recorded at send time; null when unknown or too old. */
   requestFor(tenantId: string, provider: string, providerRef: string): Promise<string | null> {
     return this.o.redis.get(keys.otpProviderRef(tenantId, provider, providerRef));
@@ -76,20 +88,30 @@ export class ProviderRegistry implements OtpSenders {
   private async build(tenantId: string, channel: OtpChannelName): Promise<OtpSender | null> {
     if (channel === 'sms') {
       const cfg = await this.o.config.smsConfig(tenantId);
-      // Settings are checked when saved; this guards rows written before that rule (or by hand).
-      if (cfg && !isTenantEnvRef(cfg.credentials_ref, tenantId)) return null;
       const carrier = cfg ? SMS_CARRIERS[cfg.provider] : undefined;
-      return cfg && carrier ? carrier.sender(cfg, this.o.failures, this.http) : null;
+      if (!cfg || !carrier) return null;
+      let secret: SecretSource;
+      if (cfg.credentials_set) {
+        secret = (await this.inline(tenantId, 'sms.credentials')) ?? (() => null);
+      } else {
+        // Settings are checked when saved; this guards rows written before that rule (or by hand).
+        const ref = cfg.credentials_ref;
+        if (!ref || !isTenantEnvRef(ref, tenantId)) return null;
+        secret = () => resolveEnvRef(ref);
+      }
+      return carrier.sender(cfg, this.o.failures, this.http, secret);
     }
     if (channel === 'email') {
       const cfg = await this.o.config.emailConfig(tenantId);
-      if (!cfg || (!cfg.smtp_url_ref && !this.o.smtpUrl)) return null;
+      if (!cfg || (!cfg.smtp_url_ref && !cfg.smtp_url_set && !this.o.smtpUrl)) return null;
       if (cfg.smtp_url_ref && !isTenantEnvRef(cfg.smtp_url_ref, tenantId)) return null;
-      return new EmailSender({ urlRef: cfg.smtp_url_ref ?? null, serviceUrl: this.o.smtpUrl, from: cfg.from || this.o.smtpFrom }, this.o.failures, this.o.outbound);
+      const inline = cfg.smtp_url_set ? (await this.inline(tenantId, 'email.smtp_url')) ?? (() => null) : undefined;
+      return new EmailSender({ urlRef: cfg.smtp_url_ref ?? null, inline, serviceUrl: this.o.smtpUrl, from: cfg.from || this.o.smtpFrom }, this.o.failures, this.o.outbound);
     }
     const rec = await this.o.msgapp.get(tenantId);
     if (!rec || !rec.enabled) return null;
-    return new RefRecordingSender(msgappSender(rec, this.o.failures, this.http), this.o.redis);
+    const secret = (await this.o.msgapp.secretOf(rec, rec.type === 'B' ? 'access_token' : 'api_key')) ?? (() => null);
+    return new RefRecordingSender(msgappSender(rec, this.o.failures, this.http, secret), this.o.redis);
   }
 }
 

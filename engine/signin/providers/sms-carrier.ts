@@ -1,3 +1,4 @@
+import type { SecretSource } from '../../secrets/secret-store.js';
 import type { ProviderFailures } from './provider-failures.js';
 import type { ProviderHttp } from './provider-http.js';
 import type { OtpMessage, OtpSender, SmsConfig } from './types.js';
@@ -11,7 +12,8 @@ export interface SmsCarrier {
   readonly name: SmsConfig['provider'];
   /** Problems with the settings, one sentence each (empty: fine). Called at configuration time. */
   check(config: SmsConfig): string[];
-  sender(config: SmsConfig, failures: ProviderFailures, http: ProviderHttp): OtpSender;
+  /** `secret` yields the `usercode:password` pair at send time (from its env:// reference or sealed inline). */
+  sender(config: SmsConfig, failures: ProviderFailures, http: ProviderHttp, secret: SecretSource): OtpSender;
 }
 
 /** The SMS text per locale; `{{code}}` is the OTP. Kept to what every carrier route takes (see checkSmsText). */

@@ -26,8 +26,10 @@ export interface SmsConfig {
   provider: 'netgsm';
   /** Absent: the carrier's production address. */
   base_url?: string | undefined;
-  /** `env://NAME`; the variable holds `usercode:password`. */
-  credentials_ref: string;
+  /** `env://NAME`; the variable holds `usercode:password`. Absent when given inline (credentials_set). */
+  credentials_ref?: string | undefined;
+  /** The `usercode:password` pair was given inline and is sealed in tenant_secrets (sms.credentials). */
+  credentials_set?: boolean | undefined;
   /** The registered sender name (Netgsm `msgheader`); absent: the usercode, Netgsm's default header. */
   sender?: string | undefined;
 }
@@ -36,6 +38,8 @@ export interface SmsConfig {
 export interface EmailConfig {
   /** `env://NAME` holding an smtp:// or smtps:// URL; absent: the service-wide SMTP_URL. */
   smtp_url_ref?: string | undefined;
+  /** The smtp(s):// URL was given inline and is sealed in tenant_secrets (email.smtp_url). */
+  smtp_url_set?: boolean | undefined;
   from?: string | undefined;
 }
 
