@@ -3,7 +3,7 @@ import { describe, expect } from 'vitest';
 import { MODULES, signOperatorToken, signPlatformToken } from '../../engine/index.js';
 import { tenantRefPrefix } from '../../engine/signin/providers/env-ref.js';
 import {
-  asText, encodeText, HOSTILE_JSON, HOSTILE_RAW, hostileText, mulberry32, mutate, pick, toJson, validValue,
+  asText, encodeText, HOSTILE_JSON, HOSTILE_KINDS, HOSTILE_RAW, hostileText, mulberry32, mutate, pick, plant, toJson, validValue,
   type Known, type Rng, type Schema,
 } from '../support/api-fuzz-gen.js';
 import { call, JWT_SECRET, newTenant, newVoucher, serviceTest } from '../support/fixture.js';
@@ -14,13 +14,20 @@ const SECRET = new TextEncoder().encode(JWT_SECRET);
 // Seeded, so a failure can be replayed: API_FUZZ_SEED=<seed> npx vitest run test/integration/api-fuzz.test.ts
 const SEED = process.env.API_FUZZ_SEED ? Number(process.env.API_FUZZ_SEED) : randomInt(2 ** 32);
 /** Requests per operation; raise it for a longer hunt (API_FUZZ_ITERATIONS=200). */
-const PER_OPERATION = Number(process.env.API_FUZZ_ITERATIONS ?? 8);
+const PER_OPERATION = Number(process.env.API_FUZZ_ITERATIONS ?? 5);
 /** Every answer within this, however hostile the request. */
 const ANSWER_MS = 5_000;
 /** Requests in flight at once. */
 const PARALLEL = 4;
 /** The error codes whose body the specification fixes exactly (README error table): no `message`. */
 const EXACT_BODIES = new Set(['voucher_not_found', 'voucher_expired', 'voucher_exhausted']);
+/**
+ * The one 5xx a request may earn: a tenant offers a code by e-mail or SMS and
+ * its SMTP server or carrier fails or is not configured (the fuzz's own
+ * settings changes can offer one). The README documents it; it is the
+ * provider's failure, told as such, not a handler's.
+ */
+const UPSTREAM_FAILURE = 'otp_send_failed';
 /**
  * uWebSockets.js keeps a request's header section in a 4 KB buffer when it
  * arrives in more than one read, and closes the connection, unanswered, when
@@ -127,6 +134,21 @@ function generate(rng: Rng, op: Operation, k: Known, creds: { apiKey: string; jw
   return req;
 }
 
+/**
+ * A request as an operator's or a guest's client would send it, credentials
+ * and path included, with `text` in one text field of the body: each kind of
+ * hostile text reaches every operation with a body at least once a run.
+ */
+function planted(rng: Rng, op: Operation, text: string, k: Known, creds: { apiKey: string; platform: string }, components: Record<string, Schema>): FuzzRequest {
+  const headers: Record<string, string> = op.platform ? { authorization: `Bearer ${creds.platform}` } : op.auth ? { 'x-api-key': creds.apiKey } : {};
+  const path = op.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeText(realParam(rng, op.path, name, k)));
+  const query = op.query.map((p) => `${p.name}=${encodeText(asText(validValue(rng, p.schema, components, k, p.name)))}`);
+  const req: FuzzRequest = { method: op.method, path: query.length ? `${path}?${query.join('&')}` : path, headers };
+  // Half of them with the text in one field of any kind, half with it in every field of free text.
+  json(req, rng() < 0.5 ? plant(rng, validValue(rng, op.body ?? {}, components, k), text) : validValue(rng, op.body ?? {}, components, k, '', 0, text));
+  return req;
+}
+
 function json(req: FuzzRequest, v: unknown): void {
   req.headers['content-type'] = 'application/json';
   req.body = toJson(v);
@@ -158,10 +180,10 @@ async function check(base: string, r: FuzzRequest): Promise<string | null> {
   }
   const ms = performance.now() - started;
   if (ms > ANSWER_MS) return `answered after ${Math.round(ms)} ms`;
-  if (status >= 500) return `${status} ${cut(text)}`;
+  let body: Record<string, unknown> | null = null;
+  try { body = JSON.parse(text) as Record<string, unknown>; } catch { /* not JSON: judged below */ }
+  if (status >= 500 && !(status === 502 && body?.error === UPSTREAM_FAILURE)) return `${status} ${cut(text)}`;
   if (status >= 400) {
-    let body: Record<string, unknown> | null = null;
-    try { body = JSON.parse(text) as Record<string, unknown>; } catch { /* below */ }
     if (!type.includes('json') || body === null || typeof body !== 'object') return `${status} not JSON (${type}): ${cut(text)}`;
     if (typeof body.error !== 'string') return `${status} without an error code: ${cut(text)}`;
     if (typeof body.message !== 'string' && !EXACT_BODIES.has(body.error)) return `${status} without a message: ${cut(text)}`;
@@ -208,8 +230,9 @@ describe('API fuzz', () => {
 
     // All requests first, from the seed alone: the same seed sends the same requests, whatever the timing.
     const requests: FuzzRequest[] = [];
-    // An operation with a body has more to break: three times the requests.
-    for (const op of ops) for (let i = 0; i < PER_OPERATION * (op.body ? 3 : 1); i++) requests.push(generate(rng, op, known, creds, components));
+    // An operation with a body has more to break: twice the requests, and every kind of hostile text planted twice.
+    for (const op of ops) for (let i = 0; i < PER_OPERATION * (op.body ? 2 : 1); i++) requests.push(generate(rng, op, known, creds, components));
+    for (const op of ops.filter((o) => o.body)) for (const kind of HOSTILE_KINDS) for (let i = 0; i < 2; i++) requests.push(planted(rng, op, pick(rng, kind), known, creds, components));
     // Shuffled (seeded): operations interleave as real traffic does, and no one operation is hammered PARALLEL at a time.
     for (let i = requests.length - 1; i > 0; i--) {
       const j = Math.floor(rng() * (i + 1));

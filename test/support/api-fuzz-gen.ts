@@ -125,15 +125,19 @@ function patterned(rng: Rng, s: Schema): string {
   return shapes.filter(fits).at(Math.floor(rng() * 3)) ?? shapes.find(fits) ?? 'abc';
 }
 
-/** A value that the schema accepts, as far as this simple walk can tell (names steer it towards real resources). */
-export function validValue(rng: Rng, schema: Schema, components: Record<string, Schema>, known: Known, name = '', depth = 0): unknown {
+/**
+ * A value that the schema accepts, as far as this simple walk can tell (names
+ * steer it towards real resources). With `freeText`, every field of free text
+ * (a string with no format, pattern or enum) holds it instead.
+ */
+export function validValue(rng: Rng, schema: Schema, components: Record<string, Schema>, known: Known, name = '', depth = 0, freeText?: string): unknown {
   const s = deref(schema, components);
   if (Array.isArray(s.enum)) return pick(rng, s.enum);
   if ('const' in s) return s.const;
   if (Array.isArray(s.anyOf) || Array.isArray(s.oneOf)) {
     const branches = (s.anyOf ?? s.oneOf) as Schema[];
     const nonNull = branches.filter((b) => deref(b, components).type !== 'null');
-    return validValue(rng, pick(rng, nonNull.length && chance(rng, 0.85) ? nonNull : branches), components, known, name, depth);
+    return validValue(rng, pick(rng, nonNull.length && chance(rng, 0.85) ? nonNull : branches), components, known, name, depth, freeText);
   }
   if ('default' in s && chance(rng, 0.3)) return s.default;
   const type = Array.isArray(s.type) ? pick(rng, s.type as string[]) : s.type;
@@ -151,7 +155,7 @@ export function validValue(rng: Rng, schema: Schema, components: Record<string, 
       const min = typeof s.minItems === 'number' ? s.minItems : 0;
       const n = min + Math.floor(rng() * 3);
       const items = (s.items ?? {}) as Schema;
-      const out = Array.from({ length: typeof s.maxItems === 'number' ? Math.min(n, s.maxItems) : n }, () => validValue(rng, items, components, known, name, depth + 1));
+      const out = Array.from({ length: typeof s.maxItems === 'number' ? Math.min(n, s.maxItems) : n }, () => validValue(rng, items, components, known, name, depth + 1, freeText));
       return s.uniqueItems ? [...new Set(out)] : out;
     }
     case 'object': {
@@ -160,17 +164,17 @@ export function validValue(rng: Rng, schema: Schema, components: Record<string, 
       const required = new Set((s.required ?? []) as string[]);
       const out: Record<string, unknown> = {};
       for (const [k, p] of Object.entries(props)) {
-        if (required.has(k) || chance(rng, 0.75)) out[k] = validValue(rng, p, components, known, k, depth + 1);
+        if (required.has(k) || chance(rng, 0.75)) out[k] = validValue(rng, p, components, known, k, depth + 1, freeText);
       }
       return out;
     }
     case 'string':
     default:
-      return validString(rng, s, known, name);
+      return validString(rng, s, known, name, freeText);
   }
 }
 
-function validString(rng: Rng, s: Schema, known: Known, name: string): string {
+function validString(rng: Rng, s: Schema, known: Known, name: string, freeText: string | undefined): string {
   if (/mac/.test(name)) return known.mac;
   if (name === 'hotspot_id' || name === 'site_id') return known.hotspotId;
   if (name === 'tenant_id') return known.tenantId;
@@ -190,6 +194,7 @@ function validString(rng: Rng, s: Schema, known: Known, name: string): string {
     default: break;
   }
   if (typeof s.pattern === 'string') return patterned(rng, s);
+  if (freeText !== undefined) return freeText;
   const min = typeof s.minLength === 'number' ? s.minLength : 1;
   const max = typeof s.maxLength === 'number' ? s.maxLength : 24;
   const len = Math.max(min, Math.min(max, min + Math.floor(rng() * 8)));
@@ -237,6 +242,23 @@ export function mutate(rng: Rng, body: unknown): unknown {
       const key = pick(rng, ['extra', '__proto__', 'constructor', 'tenant_id', 'id', LONG.slice(0, 5000), 'a\u0000b', '\ud800', '\u202e']);
       (root as Record<string, unknown>)[key] = pick(rng, HOSTILE_JSON);
     }
+  }
+  return root;
+}
+
+/**
+ * A valid body with `text` in one of its text fields (at any depth), all else
+ * left valid: the way hostile text gets past the schema's types to a handler
+ * and a store. A body with no text field gets it as an unknown field.
+ */
+export function plant(rng: Rng, body: unknown, text: string): unknown {
+  const root = structuredCloneRaw(body);
+  const texts = places(root).filter((p) => typeof parentOf(root, p)[p.at(-1)!] === 'string');
+  if (texts.length) {
+    const p = pick(rng, texts);
+    parentOf(root, p)[p.at(-1)!] = text;
+  } else if (root !== null && typeof root === 'object' && !Array.isArray(root)) {
+    (root as Record<string, unknown>).extra = text;
   }
   return root;
 }
