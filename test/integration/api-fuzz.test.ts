@@ -1,6 +1,7 @@
 import { randomInt } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { describe, expect } from 'vitest';
-import { MODULES, signOperatorToken, signPlatformToken } from '../../engine/index.js';
+import { MODULES, projectPath, signOperatorToken, signPlatformToken } from '../../engine/index.js';
 import { tenantRefPrefix } from '../../engine/signin/providers/env-ref.js';
 import {
   asText, encodeText, HOSTILE_JSON, HOSTILE_KINDS, HOSTILE_RAW, hostileText, mulberry32, mutate, pick, plant, toJson, validValue,
@@ -158,12 +159,27 @@ const cut = (s: string, n = 240): string => (s.length > n ? `${s.slice(0, n)}...
 const describeRequest = (r: FuzzRequest): string =>
   `${r.method} ${cut(r.path, 200)} ${JSON.stringify(r.headers)} ${r.body === undefined ? '' : cut(typeof r.body === 'string' ? r.body : r.body.toString('hex'))}`;
 
+/** The portal page's sentence for an internal error, and for any error code it has no sentence of. */
+const INTERNAL_SENTENCES = ['en', 'tr'].map((l) => (JSON.parse(readFileSync(projectPath('web', 'portal', `messages.${l}.json`), 'utf8')) as Record<string, string>).err_internal!);
+
+/**
+ * A browser's form post is answered 303 to the page, which shows the outcome,
+ * errors included: a handler's failure there is no 5xx on the wire, only its
+ * sentence on the page. Followed, so that it is judged like a JSON answer.
+ */
+async function formOutcome(base: string, location: string): Promise<string | null> {
+  const page = await (await fetch(base + location, { signal: AbortSignal.timeout(ANSWER_MS) })).text();
+  // The error summary's link (the page also carries every sentence as JSON for its script).
+  return INTERNAL_SENTENCES.some((t) => page.includes(`>${t}</a>`)) ? `303 to a page that says "${INTERNAL_SENTENCES[0]}" (${cut(location, 200)})` : null;
+}
+
 /** Sends one request; returns what is wrong with its answer, or null. */
 async function check(base: string, r: FuzzRequest): Promise<string | null> {
   const started = performance.now();
   let status = 0;
   let text = '';
   let type = '';
+  let location = '';
   let ms = 0;
   // The bound is on the answer (status and headers; a JSON reply comes whole with them). A download
   // (an evidence pack) then streams at the pace of its build: read to its end, at no deadline but the test's.
@@ -178,6 +194,7 @@ async function check(base: string, r: FuzzRequest): Promise<string | null> {
     clearTimeout(timer);
     status = res.status;
     type = res.headers.get('content-type') ?? '';
+    location = res.headers.get('location') ?? '';
     // A stream that opened has answered; it would run until the client goes.
     if (type.startsWith('text/event-stream')) await res.body?.cancel();
     else text = await res.text();
@@ -193,6 +210,7 @@ async function check(base: string, r: FuzzRequest): Promise<string | null> {
   let body: Record<string, unknown> | null = null;
   try { body = JSON.parse(text) as Record<string, unknown>; } catch { /* not JSON: judged below */ }
   if (status >= 500 && !(status === 502 && body?.error === UPSTREAM_FAILURE)) return `${status} ${cut(text)}`;
+  if (status === 303 && location.startsWith('/portal?')) return formOutcome(base, location);
   if (status >= 400) {
     if (!type.includes('json') || body === null || typeof body !== 'object') return `${status} not JSON (${type}): ${cut(text)}`;
     if (typeof body.error !== 'string') return `${status} without an error code: ${cut(text)}`;
