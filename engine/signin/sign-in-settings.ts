@@ -132,6 +132,7 @@ const CACHE_MS = 5_000;
  */
 export class SignInSettingsService {
   private readonly cache = new Map<string, { at: number; value: SignInSettings }>();
+  private readonly reading = new Map<string, Promise<SignInSettings>>();
   private readonly listeners: ((tenantId: string) => void)[] = [];
 
   /** `outbound` judges the URLs the settings name (engine/net/outbound-target.ts). */
@@ -145,18 +146,43 @@ export class SignInSettingsService {
     this.listeners.push(fn);
   }
 
+  /**
+   * The tenant's settings, read once per CACHE_MS however many sign-ins ask meanwhile. While
+   * Postgres does not answer, the last copy read stays in use: a sign-in needs no Postgres.
+   */
   async get(tenantId: string): Promise<SignInSettings> {
     const hit = this.cache.get(tenantId);
     if (hit && this.now() - hit.at < CACHE_MS) return hit.value;
+    let p = this.reading.get(tenantId);
+    if (!p) {
+      p = this.read(tenantId).finally(() => this.reading.delete(tenantId));
+      this.reading.set(tenantId, p);
+    }
+    try {
+      return await p;
+    } catch (err) {
+      if (hit) return hit.value;
+      throw err;
+    }
+  }
+
+  private async read(tenantId: string): Promise<SignInSettings> {
     const { rows } = await this.pool.query<{ settings: SignInSettingsInput }>('SELECT settings FROM sign_in_settings WHERE tenant_id = $1', [tenantId]);
     const value = withDefaults(rows[0]?.settings ?? {});
     this.cache.set(tenantId, { at: this.now(), value });
     return value;
   }
 
-  /** The voucher guessing limits (GuessingLimitsSource of voucher-method.ts). */
+  /**
+   * The voucher guessing limits (GuessingLimitsSource of voucher-method.ts). A tenant this process
+   * has not read yet while Postgres is down gets the defaults: voucher sign-ins go on, limited.
+   */
   async guessing(tenantId: string): Promise<GuessingLimits> {
-    return (await this.get(tenantId)).guessing;
+    try {
+      return (await this.get(tenantId)).guessing;
+    } catch {
+      return { ...DEFAULT_GUESSING_LIMITS };
+    }
   }
 
   async put(tenantId: string, input: SignInSettingsInput): Promise<SignInSettings> {

@@ -292,6 +292,8 @@ for (const lang of ['tr', 'en'] as const) {
     const confirmation = await connectWith(page, mail, smtp.lastCode(address)!, lang);
     await shot(page, `${tag}-3-connected`);
     await page.close();
-    await expectSignedIn(t, nas, mac, 'email', address, confirmation, lang);
+    // Answers mask an address as they mask a phone number: its first letter and its domain.
+    const [local = '', domain = ''] = address.split('@');
+    await expectSignedIn(t, nas, mac, 'email', `${local.slice(0, 1)}${'*'.repeat(local.length - 1)}@${domain}`, confirmation, lang);
   });
 }

@@ -1,4 +1,4 @@
-import { randomInt } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect } from 'vitest';
 import { MODULES, projectPath, signOperatorToken, signPlatformToken } from '../../engine/index.js';
@@ -9,7 +9,8 @@ import {
 } from '../support/api-fuzz-gen.js';
 import { call, JWT_SECRET, newTenant, newVoucher, serviceTest } from '../support/fixture.js';
 
-const test = serviceTest();
+// With a SECRETS_KEY, as `npm start` runs: inline secrets are sealed, so their paths are fuzzed too.
+const test = serviceTest({ SECRETS_KEY: randomBytes(32).toString('base64') });
 const SECRET = new TextEncoder().encode(JWT_SECRET);
 
 // Seeded, so a failure can be replayed: API_FUZZ_SEED=<seed> npx vitest run test/integration/api-fuzz.test.ts

@@ -26,7 +26,8 @@ describe('start-session-12.lua', () => {
     expect(await redis.hgetall(keys.grant(t, 'hs_otp', mac(1)))).toEqual({
       sid, hs: 'hs_otp', mac: mac(1), until: String(until), method: 'sms_otp', user: '+905551234567', vid: '',
       down: '4000', up: '1000', quota: '300', squota: '50', idle: '600', profile: 'phone', ip: '10.3.0.1', ssid: 'Guest',
-      created: String(now), last: String(now), bin: '0', bout: '0',
+      // No voucher, no SSID list: the NAS's Called-Station-Id is not checked against one.
+      ssids: '', created: String(now), last: String(now), bin: '0', bout: '0',
     });
     expect(await redis.zscore(keys.live(t, 'hs_otp'), sid)).toBe(String(until));
     expect(await redis.get(keys.sessionRef(t, sid))).toBe(`hs_otp ${mac(1)}`);
