@@ -35,6 +35,8 @@ export const keys = {
   block: (tenantId: string, mac: string) => `${tag(tenantId)}:blk:${mac}`,
   /** String: the engine process that owns a hotspot's actor; expires unless renewed. */
   lease: (tenantId: string, hotspotId: string) => `${tag(tenantId)}:lease:${hotspotId}`,
+  /** String: the engine process next in line for a hotspot's lease (renew-lease-2.lua); expires soon after the lease it waits for. */
+  leaseNext: (tenantId: string, hotspotId: string) => `${tag(tenantId)}:lease-next:${hotspotId}`,
   /**
    * String: the run_id of the Redis server the tenant's vouchers and blocks were last loaded into
    * from Postgres. A restarted or failed-over server has another run_id, so it is loaded again.

@@ -37,7 +37,8 @@ const SCRIPTS = [
   // V2 (both): the domain event, and for the end the activity counters, written in the script.
   { file: 'end-session-10.lua', name: 'endSessionV2', numberOfKeys: 10 },
   { file: 'extend-session-4.lua', name: 'extendSessionV2', numberOfKeys: 4 },
-  { file: 'renew-lease-1.lua', name: 'renewLeaseV1', numberOfKeys: 1 },
+  // V2: a process refused while it serves the hotspot is next in line for it (a second KEY); refusals say how long to wait.
+  { file: 'renew-lease-2.lua', name: 'renewLeaseV2', numberOfKeys: 2 },
   // V2: the SSID the NAS names replaces the portal's, and moves the session in the live-per-SSID hash.
   { file: 'remember-nas-2.lua', name: 'rememberNasV2', numberOfKeys: 2 },
   { file: 'raise-uses-1.lua', name: 'raiseUsesV1', numberOfKeys: 1 },
@@ -110,7 +111,7 @@ declare module 'ioredis' {
       grantKey: string, liveKey: string, outboxKey: string, eventsKey: string, sid: string, now: Arg, minutes: Arg, by: string,
       callback?: Callback<unknown[]>,
     ): Result<unknown[], Context>;
-    renewLeaseV1(leaseKey: string, owner: string, ttlMs: Arg, callback?: Callback<number>): Result<number, Context>;
+    renewLeaseV2(leaseKey: string, nextKey: string, owner: string, ttlMs: Arg, queue: Arg, queueGraceMs: Arg, callback?: Callback<number>): Result<number, Context>;
     rememberNasV2(grantKey: string, liveBySsidKey: string, sid: string, nasId: string, nasUser: string, ssid: string, callback?: Callback<number>): Result<number, Context>;
     raiseUsesV1(voucherKey: string, voucherId: string, uses: Arg, callback?: Callback<number>): Result<number, Context>;
     startSessionV2(

@@ -13,8 +13,19 @@ import { TimerWheel } from './timer-wheel.js';
 const MAILBOX_LIMIT = 20_000;
 const LEASE_TTL_MS = 30_000;
 const LEASE_RENEW_MS = 10_000;
-/** A hotspot this process could not lease is asked for again at most this often, on its next message. */
-const LEASE_RETRY_MS = 5_000;
+/**
+ * A hotspot another process holds is asked for again on the clock when the
+ * holder's lease runs out (the script says when), and, while its requests
+ * reach this process, on a request at most this often (the holder may have
+ * let it go early).
+ */
+const LEASE_RETRY_MS = 1_000;
+/**
+ * How long this process keeps its place next in line past the lease it waits
+ * for (renew-lease-2.lua): its clock asks at the lease's end, late by a tick
+ * or a busy machine's stall at most.
+ */
+const LEASE_QUEUE_GRACE_MS = 10_000;
 const TICK_MS = 250;
 const STATS_MS = 2_000;
 /** The supervisor stops reloading an actor that fails more often than this per minute. */
@@ -25,7 +36,7 @@ export type HostedActor = Pick<HotspotActor,
   'tenant' | 'hs' | 'size' | 'load' | 'release' | 'sweep' | 'auth' | 'acct' | 'started' | 'disconnect' | 'extend' | 'live'>;
 
 export interface ActorHostOptions {
-  /** Registered scripts (createRedis): the host takes and renews hotspot leases with renewLeaseV1. */
+  /** Registered scripts (createRedis): the host takes and renews hotspot leases with renewLeaseV2. */
   redis: Redis;
   /** This process's name on the leases. */
   nodeId: string;
@@ -46,6 +57,10 @@ interface Slot {
   ready: Promise<boolean>;
   owned: boolean;
   leaseCheckedAt: number;
+  /** While not owned: when the clock asks for the lease again (Infinity while an ask is in flight). */
+  leaseRetryAt: number;
+  /** When a request (not a wake) for the hotspot last arrived: this process serves it, so it queues for the lease. */
+  servedAt: number;
   /** The tail of each device's (or sweep's) chain of work: one device's messages run in order. */
   chains: Map<string, Promise<void>>;
   inflight: number;
@@ -135,6 +150,7 @@ export class ActorHost {
     });
     for (const slot of this.slots.values()) {
       if (slot.owned) this.enqueue(slot, '#sweep', () => slot.actor.sweep(), null);
+      else if (now >= slot.leaseRetryAt) this.retake(slot, now);
     }
     if (now - this.lastRenew >= LEASE_RENEW_MS) {
       this.lastRenew = now;
@@ -143,17 +159,46 @@ export class ActorHost {
   }
 
   private renew(slot: Slot): void {
-    const { tenant, hs } = slot.actor;
-    this.opts.redis.renewLeaseV1(keys.lease(tenant, hs), this.opts.nodeId, LEASE_TTL_MS).then((held) => {
-      if (held === 1) return;
-      this.opts.log.warn({ hotspot: hs }, 'lease lost to another process; releasing the actor');
+    // Asked as one that serves the hotspot: if another process took it, this one is next in line.
+    this.lease(slot, true).then((held) => {
+      if (held) return;
+      this.opts.log.warn({ hotspot: slot.actor.hs }, 'lease lost to another process; releasing the actor');
       slot.owned = false;
-      // Requests now get 503 (hotspot_owned_elsewhere) and try the lease again after a while
-      // (run), instead of reaching an actor that holds nothing.
+      // Requests now get 503 (hotspot_owned_elsewhere), instead of reaching an actor that holds
+      // nothing, until the lease is taken back (retake, run).
       slot.ready = Promise.resolve(false);
-      slot.leaseCheckedAt = this.now();
       slot.actor.release();
     }, (err: unknown) => this.opts.log.warn({ err }, 'lease renewal failed'));
+  }
+
+  /**
+   * Takes or keeps the hotspot's lease (renew-lease-2.lua). Refused, it notes
+   * when to ask again: when the holder's lease (or the place in line of the
+   * process next) runs out, or after a lease's time at most.
+   */
+  private async lease(slot: Slot, serving: boolean): Promise<boolean> {
+    const { tenant, hs } = slot.actor;
+    slot.leaseCheckedAt = this.now();
+    slot.leaseRetryAt = Infinity;
+    let answer: number;
+    try {
+      answer = await this.opts.redis.renewLeaseV2(keys.lease(tenant, hs), keys.leaseNext(tenant, hs), this.opts.nodeId,
+        LEASE_TTL_MS, serving ? 1 : 0, LEASE_QUEUE_GRACE_MS);
+    } catch (err) {
+      slot.leaseRetryAt = this.now() + LEASE_RETRY_MS; // Redis away: the clock asks again soon
+      throw err;
+    }
+    if (answer === 1) return true;
+    slot.leaseRetryAt = this.now() + Math.min(Math.max(-answer, 1), LEASE_TTL_MS);
+    return false;
+  }
+
+  /** The clock's ask for the lease of a hotspot held elsewhere: taken back at once when its holder's lease is gone. */
+  private retake(slot: Slot, now: number): void {
+    slot.ready = this.acquire(slot, now - slot.servedAt < LEASE_TTL_MS).catch((err: unknown) => {
+      this.opts.log.warn({ err, hotspot: slot.actor.hs }, 'taking a hotspot\'s lease back failed');
+      return false;
+    });
   }
 
   private post(msg: FromThread): void {
@@ -175,37 +220,42 @@ export class ActorHost {
     this.post({ t: 'reply', id, ok: false, code: e.code, status: e.status, message: e.message });
   }
 
-  private slotFor(tenant: string, hs: string, tz: string): Slot {
+  private slotFor(m: Request): Slot {
+    const { tenant, hs, tz } = m;
     const key = `${tenant}/${hs}`;
     let slot = this.slots.get(key);
     if (!slot) {
       const actor = this.opts.createActor?.(tenant, hs, tz, this.ctx) ?? new HotspotActor(tenant, hs, tz, this.ctx);
-      slot = { actor, ready: Promise.resolve(false), owned: false, leaseCheckedAt: 0, chains: new Map(), inflight: 0, restarts: [] };
+      slot = {
+        actor, ready: Promise.resolve(false), owned: false, leaseCheckedAt: 0, leaseRetryAt: Infinity, servedAt: 0,
+        chains: new Map(), inflight: 0, restarts: [],
+      };
       this.slots.set(key, slot);
-      slot.ready = this.acquire(slot);
+      slot.ready = this.acquire(slot, m.t !== 'wake');
     }
     return slot;
   }
 
   /** Takes the hotspot's lease and loads its sessions; false while another process owns it. */
-  private async acquire(slot: Slot): Promise<boolean> {
-    slot.leaseCheckedAt = this.now();
-    const { tenant, hs } = slot.actor;
-    slot.owned = (await this.opts.redis.renewLeaseV1(keys.lease(tenant, hs), this.opts.nodeId, LEASE_TTL_MS)) === 1;
+  private async acquire(slot: Slot, serving: boolean): Promise<boolean> {
+    slot.owned = await this.lease(slot, serving);
     if (slot.owned) await slot.actor.load();
     return slot.owned;
   }
 
   private onRequest(m: Request): void {
-    const slot = this.slotFor(m.tenant, m.hs, m.tz);
+    const slot = this.slotFor(m);
+    // A wake is this process's own doing (its start, a restarted thread); any other request is the hotspot's traffic.
+    if (m.t !== 'wake') slot.servedAt = this.now();
     if (slot.inflight >= this.mailboxLimit) return this.fail(m.id, Errors.HOTSPOT_BUSY());
     this.enqueue(slot, chainKey(m), () => this.run(slot, m), m);
   }
 
   private async run(slot: Slot, m: Request): Promise<void> {
     let owned = await slot.ready;
-    if (!owned && this.now() - slot.leaseCheckedAt > LEASE_RETRY_MS) {
-      slot.ready = this.acquire(slot);
+    const now = this.now();
+    if (!owned && (now >= slot.leaseRetryAt || now - slot.leaseCheckedAt >= LEASE_RETRY_MS)) {
+      slot.ready = this.acquire(slot, m.t !== 'wake');
       owned = await slot.ready;
     }
     if (!owned) return this.fail(m.id, Errors.HOTSPOT_OWNED_ELSEWHERE());

@@ -212,8 +212,9 @@ describe('audit chain', () => {
     await append(entry('grow2'));
     let appended = false;
     const racing = {
-      query: async (...args: Parameters<typeof pool.query>) => {
-        const r = await pool.query(...args);
+      // The verifier queries with text and values only.
+      query: async (text: string, values: unknown[]) => {
+        const r = await pool.query(text, values);
         // After the first read that finds nothing, the one that found no more records (the head
         // and the pages before it all have rows): the verifier is done with them.
         if (!appended && r.rows.length === 0) {

@@ -41,7 +41,8 @@ const SITES: Sites = {
     { id: 'hs_d', name: 'Car park', location: '', timezone: 'UTC' },
   ],
   nas: [
-    { id: 'nas_1', hotspotId: 'hs_a' }, { id: 'nas_2', hotspotId: 'hs_a' }, { id: 'nas_3', hotspotId: 'hs_b' }, { id: 'nas_4', hotspotId: 'hs_d' },
+    { id: 'nas_1', hotspotId: 'hs_a', name: 'sw-1', ip: '10.0.0.1' }, { id: 'nas_2', hotspotId: 'hs_a', name: null, ip: '10.0.0.2' },
+    { id: 'nas_3', hotspotId: 'hs_b', name: 'sw-3', ip: '10.0.0.3' }, { id: 'nas_4', hotspotId: 'hs_d', name: 'sw-4', ip: '10.0.0.4' },
   ],
 };
 

@@ -137,7 +137,8 @@ describe('dashboard tiles against a known scenario', () => {
         const t0 = Date.now();
         const ids = await Promise.all(bursters.map((m) => signedIn(portal(H1, multi, m, 'Guest'))));
         burst.ms = Date.now() - t0;
-        [sid.b1, sid.b2] = ids;
+        sid.b1 = ids[0]!; // BURST >= 2 sign-ins, each answered with its session id
+        sid.b2 = ids[1]!;
         const newestStart = await newestId(A.tenantId, 'session.start');
         await streamA.waitFor((f) => f.id === newestStart, 10_000, 'the burst\'s newest session.start');
         burst.frames = streamA.events().filter((e) => e.kind === 'session_started').length;
@@ -253,8 +254,11 @@ describe('dashboard tiles against a known scenario', () => {
 
       // NAS presence is written in a batch every second: both NAS online before the tiles that count them are read.
       const seenAt = (s: { last_seen_at: string | null }) => s.last_seen_at !== null && Date.parse(s.last_seen_at) <= Date.now();
-      let switches: { data: Record<string, any>[] } = { data: [] };
-      await until(async () => (switches = await read(viewerA, 'switches')).data.every((s) => s.online), { what: 'both NAS online', seen: () => switches });
+      let switches: { data: { online: boolean; last_seen_at: string | null }[] } = { data: [] };
+      await until(async () => {
+        switches = await read(viewerA, 'switches');
+        return switches.data.every((s) => s.online);
+      }, { what: 'both NAS online', seen: () => switches });
       const overview = await read(viewerA, 'dashboard/overview');
       expect(overview).toEqual({
         active_sessions: BURST + 1, decisions_1m: decisions1m(decA, Date.parse(overview.generated_at)), switches_online: 2, incidents_open: 0,
@@ -322,8 +326,10 @@ describe('dashboard tiles against a known scenario', () => {
       expect(switches.data.every(seenAt)).toBe(true);
       const portsOf = async (nas: ScenarioNas) => {
         let body: { switch_id: string; data: Record<string, any>[] } = { switch_id: '', data: [] };
-        await until(async () => (body = await read(viewerA, `switches/${nas.id}/ports`)).data.every((p) => p.active_sessions >= 0)
-          && body.data.length === (nas === nas1 ? 2 : 1), { what: `ports of ${nas.id}`, seen: () => body });
+        await until(async () => {
+          body = await read(viewerA, `switches/${nas.id}/ports`);
+          return body.data.every((p) => p.active_sessions >= 0) && body.data.length === (nas === nas1 ? 2 : 1);
+        }, { what: `ports of ${nas.id}`, seen: () => body });
         return body;
       };
       expect(await portsOf(nas1)).toEqual({

@@ -123,7 +123,7 @@ describe('the dashboard API tells one truth', () => {
     let all: { status: number; body: any } = { status: 0, body: null };
     await until(async () => {
       all = await get('');
-      return all.body.sessions?.data.some((s: { ap_name: string | null; bytes_in: number }) => s.ap_name === 'ap-east-1' && s.bytes_out === 4000) ?? false;
+      return all.body.sessions?.data.some((s: { ap_name: string | null; bytes_out: number }) => s.ap_name === 'ap-east-1' && s.bytes_out === 4000) ?? false;
     }, { what: 'the accounted session listed with its access point', seen: () => all.body });
     expect(all.body.summary.active_sessions).toBe(3);
     expect(all.body.sessions).toMatchObject({ total: 3, limit: 50, offset: 0, next_offset: null });

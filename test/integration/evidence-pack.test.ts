@@ -22,6 +22,11 @@ const test = serviceTest(async () => {
   tsa = await startLocalTsa();
   return { ACTOR_THREADS: '1', TSA_URL: tsa.url };
 });
+/** The time-stamp authority the service fixture started (tests run after it). */
+function localTsa(): LocalTsa {
+  if (!tsa) throw new Error('the local TSA starts with the service fixture');
+  return tsa;
+}
 
 /**
  * The 5651 evidence pack and daily summary against a real time-stamp
@@ -74,7 +79,7 @@ describe('5651 evidence pack', () => {
     writeFileSync(dataFile, data);
     writeFileSync(tsrFile, tsr);
     try {
-      const { stdout } = await run('openssl', ['ts', '-verify', '-data', dataFile, '-in', tsrFile, '-CAfile', tsa.certFile]);
+      const { stdout } = await run('openssl', ['ts', '-verify', '-data', dataFile, '-in', tsrFile, '-CAfile', localTsa().certFile]);
       return /Verification: OK/.test(stdout);
     } catch {
       return false;
@@ -117,7 +122,7 @@ describe('5651 evidence pack', () => {
     expect([...files.keys()].sort()).toEqual([
       `chain/${y}.jsonl`, `chain/${d}.jsonl`, `logs/${y}.csv`, `logs/${d}.csv`, 'manifest.json', `tsa/${y}.csv.tsr`, `tsa/${d}.csv.tsr`,
     ].sort());
-    expect(manifest).toMatchObject({ format: '5651-evidence-pack/1', tenant: { id: t.tenantId }, range: { from: y, to: d }, tsa_url: tsa.url });
+    expect(manifest).toMatchObject({ format: '5651-evidence-pack/1', tenant: { id: t.tenantId }, range: { from: y, to: d }, tsa_url: localTsa().url });
 
     // The access logs: header, sessions overlapping each day in start order, identity unmasked.
     const csv = (day: string): string[] => files.get(`logs/${day}.csv`)!.toString('utf8').split('\r\n').slice(0, -1);
@@ -160,9 +165,9 @@ describe('5651 evidence pack', () => {
     }
 
     // The same content again: the tokens are reused, the authority is not asked.
-    const asked = tsa.requests;
+    const asked = localTsa().requests;
     const again = openPack((await download(t.apiKey, `start=${y}&end=${d}`)).zip);
-    expect(tsa.requests).toBe(asked);
+    expect(localTsa().requests).toBe(asked);
     expect(again.manifest.days.map((x: any) => x.timestamp.reused)).toEqual([true, true]);
     expect(again.files.get(`tsa/${d}.csv.tsr`)).toEqual(files.get(`tsa/${d}.csv.tsr`));
   });
@@ -170,7 +175,7 @@ describe('5651 evidence pack', () => {
   test('still builds when the authority is down, and the manifest names the days without a token', async () => {
     const t = await newTenant(svc.service, 'Down Venue');
     await insertSession(t.tenantId, t.hotspotId, { start: '2025-03-01T10:00:00.000Z', endsAt: '2025-03-01T11:00:00.000Z', endedAt: '2025-03-01T10:30:00.000Z', reason: 'user_request', mac: 'AA:00:00:00:01:00', user: 'DOWN-1' });
-    tsa.down = true;
+    localTsa().down = true;
     try {
       const r = await download(t.apiKey, 'from=2025-03-01&to=2025-03-02');
       expect(r.status).toBe(200);
@@ -181,7 +186,7 @@ describe('5651 evidence pack', () => {
       }
       expect(files.get('logs/2025-03-01.csv')!.toString()).toContain('DOWN-1');
     } finally {
-      tsa.down = false;
+      localTsa().down = false;
     }
     // Back up: the next export gets the tokens.
     const { manifest } = openPack((await download(t.apiKey, 'from=2025-03-01&to=2025-03-02')).zip);
@@ -238,9 +243,9 @@ describe('5651 evidence pack', () => {
     expect(yesterday.body.totals).toMatchObject({ session_count: 1, record_count: 0, chain_valid: true, tsa_status: 'granted' });
     expect(yesterday.body.totals.tsa_gen_time).toMatch(/^\d{4}-\d{2}-\d{2}T/);
     expect(yesterday.body.hotspots[0].warnings).toEqual([expect.objectContaining({ code: 'session_without_end', session_id: lost })]);
-    const asked = tsa.requests;
+    const asked = localTsa().requests;
     const pack = openPack((await download(t.apiKey, `from=${y}&to=${y}`)).zip);
-    expect(tsa.requests).toBe(asked);
+    expect(localTsa().requests).toBe(asked);
     expect(createHash('sha256').update(pack.files.get(`logs/${y}.csv`)!).digest('hex')).toBe(yesterday.body.log_sha256);
     expect(pack.manifest.days[0].timestamp).toMatchObject({ status: 'granted', reused: true });
     expect(await opensslVerify(pack.files.get(`logs/${y}.csv`)!, pack.files.get(`tsa/${y}.csv.tsr`)!)).toBe(true);

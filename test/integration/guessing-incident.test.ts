@@ -24,7 +24,7 @@ import { mac } from '../support/macs.js';
  */
 const LIMITS: IncidentThresholds = {
   watchMs: 1000, nasSilentSec: 60, surgeRejects: 1_000_000, surgeRejectPct: 100, errorRatePct: 100, errorMinDecisions: 1_000_000,
-  anchorLagMin: 1440, providerFailures: 100, providerWindowSec: 60, recentSec: 600,
+  anchorLagMin: 1440, providerFailures: 100, providerWindowSec: 60, recentSec: 600, surgeWindowSec: 60, surgeBaselineFactor: 3,
 };
 const W = GUESS_REFUSAL_WINDOW_MS;
 

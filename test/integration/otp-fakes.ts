@@ -13,7 +13,7 @@ export class RecordingSender implements OtpSender {
   refuse = false;
   constructor(readonly channel: OtpChannelName) {}
   async send(msg: OtpMessage): Promise<SendResult> {
-    if (this.refuse) return { ok: false, provider: 'fake', code: '30', retryable: false, detail: 'invalid credentials' };
+    if (this.refuse) return { ok: false, provider: 'fake', kind: 'credentials_rejected', code: '30', retryable: false, detail: 'invalid credentials' };
     this.sent.push(msg);
     return { ok: true, providerRef: `job-${this.sent.length}` };
   }

@@ -201,6 +201,6 @@ function typeA(base: string): MsgappProvider {
   return {
     tenant_id: 'ten_out', type: 'A', provider: 'acme', enabled: true, base_url: base, api_key_ref: `env://${ENV}`,
     business_device_id: 'dev-1', template_id: 'tpl-1', access_token_ref: null, phone_number_id: null, template_name: null,
-    callback_secret_ref: null, updated_at: new Date().toISOString(),
+    callback_secret_ref: null, api_key_set: false, access_token_set: false, callback_secret_set: false, updated_at: new Date().toISOString(),
   };
 }

@@ -30,7 +30,7 @@ function typeC(base: string, over: Partial<MsgappProvider> = {}): MsgappProvider
   return {
     tenant_id: 'ten_test', type: 'C', provider: 'netgsm', enabled: true, base_url: base, api_key_ref: `env://${ENV}`,
     business_device_id: null, template_id: null, access_token_ref: null, phone_number_id: null, template_name: null,
-    callback_secret_ref: null, updated_at: new Date().toISOString(), ...over,
+    callback_secret_ref: null, api_key_set: false, access_token_set: false, callback_secret_set: false, updated_at: new Date().toISOString(), ...over,
   };
 }
 

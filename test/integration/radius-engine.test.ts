@@ -307,7 +307,7 @@ describe('RADIUS over UDP against the real engine', () => {
       await e.radius.authorize(req);
       await e.radius.account({ nas, status: 'start', mac, userName: 'guest', acctSessionId: `m-${mac}`, inputOctets: 0, outputOctets: 0, sessionTime: 0, delayTime: 0 });
       await e.radius.authorize(req);
-      const stopping = e.radius.account({ nas, status: 'stop', mac, userName: 'guest', acctSessionId: `m-${mac}`, inputOctets: 10, outputOctets: 10, sessionTime: 5, delayTime: 0, terminateCause: 'user-request' });
+      const stopping = e.radius.account({ nas, status: 'stop', mac, userName: 'guest', acctSessionId: `m-${mac}`, inputOctets: 10, outputOctets: 10, sessionTime: 5, delayTime: 0, endReason: 'user_request' });
       expect(await e.radius.authorize(req)).toMatchObject({ accept: false });
       await stopping;
 

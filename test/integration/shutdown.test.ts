@@ -14,6 +14,7 @@ describe('graceful shutdown', () => {
     const t = await newTenant(svc.service);
     // A connection opened before the stop, to send a request on after it.
     const port = svc.service.http.ports.main;
+    if (port === undefined) throw new Error('the service has no main port');
     const open = connect(port, '127.0.0.1');
     await new Promise((resolve) => open.once('connect', resolve));
 

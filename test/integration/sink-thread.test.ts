@@ -185,6 +185,8 @@ describe('outbox sink thread', () => {
     const sid = `sess_${Date.now().toString(36)}race`.padEnd(21, '0').slice(0, 21);
     const url = inject('databaseUrl');
     const [starter, ender, locker] = [new pg.Client(url), new pg.Client(url), new pg.Client(url)];
+    // writeOutbox takes a pool's client; this one is the test's own connection, which it never gives back.
+    const enderTx: pg.PoolClient = Object.assign(ender, { release: () => {} });
     await Promise.all([starter.connect(), ender.connect(), locker.connect()]);
     try {
       await locker.query('BEGIN');
@@ -196,7 +198,7 @@ describe('outbox sink thread', () => {
         reason: 'blocked', bin: '10', bout: '20', ip: '', ssid: '', user: '', method: 'voucher', by: 'op' };
       const ending = (async () => {
         await ender.query('BEGIN');
-        await writeOutbox(ender, [{ tenant: t.tenantId, f: end }], []);
+        await writeOutbox(enderTx, [{ tenant: t.tenantId, f: end }], []);
         await ender.query('COMMIT');
       })();
       // The end's UPDATE found nothing; its INSERT now waits for the lock.
@@ -210,7 +212,7 @@ describe('outbox sink thread', () => {
       const row = (await db.query('SELECT status, end_reason, bytes_in::int, bytes_out::int FROM sessions WHERE id = $1', [sid])).rows[0];
       expect(row).toEqual({ status: 'disconnected', end_reason: 'blocked', bytes_in: 10, bytes_out: 20 });
       // A redelivery of the same end, now that it is applied, parks nothing.
-      await writeOutbox(ender, [{ tenant: t.tenantId, f: end }], []);
+      await writeOutbox(enderTx, [{ tenant: t.tenantId, f: end }], []);
       expect((await db.query('SELECT 1 FROM session_ends_early WHERE id = $1', [sid])).rowCount).toBe(0);
     } finally {
       await Promise.all([starter.end(), ender.end(), locker.end()]);

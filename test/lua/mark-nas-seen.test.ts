@@ -1,3 +1,4 @@
+import type { Redis } from 'ioredis';
 import { describe, expect } from 'vitest';
 import { keys, luaTest as it } from '../support/lua.js';
 
@@ -5,7 +6,7 @@ const SILENT = 300_000;
 
 /** mark-nas-seen-2.lua: last heard per NAS, forward only, and nas.online once per return from silence. */
 describe('mark-nas-seen-2.lua', () => {
-  const events = async (redis: Parameters<Parameters<typeof it>[1]>[0]['redis'], t: string) =>
+  const events = async (redis: Redis, t: string) =>
     (await redis.xrange(keys.events(t), '-', '+')).map(([, f]) => ({ type: f[1], site: f[5], data: JSON.parse(f[7]!) }));
 
   it('a NAS never heard from, and one back after the silence, each get nas.online once', async ({ redis, tenant: t }) => {

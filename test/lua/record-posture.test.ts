@@ -1,3 +1,4 @@
+import type { Redis } from 'ioredis';
 import { describe, expect } from 'vitest';
 import { keys, luaTest as it, mac } from '../support/lua.js';
 
@@ -5,7 +6,7 @@ const MIN_TTL = 7320, HOUR_TTL = 90600;
 
 /** record-posture-5.lua: latest verdict, per-verdict device counts, the fail/drift counter and the event, together. */
 describe('record-posture-5.lua', () => {
-  const record = (redis: Parameters<Parameters<typeof it>[1]>[0]['redis'], t: string, m: string, verdict: string, now: number, hs = '', reason = '') =>
+  const record = (redis: Redis, t: string, m: string, verdict: string, now: number, hs = '', reason = '') =>
     redis.recordPostureV1(keys.posture(t), keys.postureCounts(t), keys.activityMinute(t, Math.floor(now / 60_000)),
       keys.activityHour(t, Math.floor(now / 3_600_000)), keys.events(t), m, verdict, now, hs, MIN_TTL, HOUR_TTL, 1000, reason);
 

@@ -1,26 +1,69 @@
 import { describe, expect } from 'vitest';
 import { keys, luaTest as it } from '../support/lua.js';
+import { until } from '../support/poll.js';
 
-/** renew-lease-1.lua: one engine process owns a hotspot's actor at a time. */
-describe('renew-lease-1.lua', () => {
-  it('takes a free lease, keeps it for its owner, refuses another until it expires', async ({ redis, tenant: t }) => {
-    const lease = keys.lease(t, 'hs_lua');
-    expect(await redis.renewLeaseV1(lease, 'node-a', 300)).toBe(1);
-    expect(await redis.get(lease)).toBe('node-a');
-    expect(await redis.renewLeaseV1(lease, 'node-b', 300)).toBe(0);
-    expect(await redis.get(lease)).toBe('node-a');
+const GRACE = 10_000;
+
+/** renew-lease-2.lua: one engine process owns a hotspot's actor at a time; one that serves it is next in line. */
+describe('renew-lease-2.lua', () => {
+  const lease = (t: string) => keys.lease(t, 'hs_lua');
+  const next = (t: string) => keys.leaseNext(t, 'hs_lua');
+
+  it('takes a free lease, keeps it for its owner, refuses another until it expires and says for how long', async ({ redis, tenant: t }) => {
+    expect(await redis.renewLeaseV2(lease(t), next(t), 'node-a', 30_000, 0, GRACE)).toBe(1);
+    expect(await redis.get(lease(t))).toBe('node-a');
+    const refused = await redis.renewLeaseV2(lease(t), next(t), 'node-b', 300, 0, GRACE);
+    expect(refused).toBeLessThan(0);
+    expect(-refused).toBeGreaterThan(29_000);
+    expect(-refused).toBeLessThanOrEqual(30_000);
+    expect(await redis.get(lease(t))).toBe('node-a');
     // The owner's renewal resets the time to live.
-    expect(await redis.renewLeaseV1(lease, 'node-a', 60_000)).toBe(1);
-    expect(await redis.pttl(lease)).toBeGreaterThan(59_000);
-    expect(await redis.renewLeaseV1(lease, 'node-b', 300)).toBe(0);
+    expect(await redis.renewLeaseV2(lease(t), next(t), 'node-a', 60_000, 0, GRACE)).toBe(1);
+    expect(await redis.pttl(lease(t))).toBeGreaterThan(59_000);
+    expect(await redis.exists(next(t))).toBe(0); // refused without asking to be next: not in line
   });
 
   it('an expired lease (its owner died) goes to the next process that asks', async ({ redis, tenant: t }) => {
-    const lease = keys.lease(t, 'hs_lua');
-    expect(await redis.renewLeaseV1(lease, 'node-a', 50)).toBe(1);
-    await new Promise((r) => setTimeout(r, 120));
-    expect(await redis.renewLeaseV1(lease, 'node-b', 300)).toBe(1);
-    expect(await redis.get(lease)).toBe('node-b');
-    expect(await redis.renewLeaseV1(lease, 'node-a', 300)).toBe(0);
+    expect(await redis.renewLeaseV2(lease(t), next(t), 'node-a', 50, 0, GRACE)).toBe(1);
+    await until(async () => (await redis.exists(lease(t))) === 0, { intervalMs: 10, what: 'the lease expired' });
+    expect(await redis.renewLeaseV2(lease(t), next(t), 'node-b', 300, 0, GRACE)).toBe(1);
+    expect(await redis.get(lease(t))).toBe('node-b');
+    expect(await redis.renewLeaseV2(lease(t), next(t), 'node-a', 300, 0, GRACE)).toBeLessThan(0);
+  });
+
+  it('a process refused while it serves the hotspot is next in line: a free lease is kept for it, not given to one that only woke it', async ({ redis, tenant: t }) => {
+    await redis.set(lease(t), 'node-there', 'PX', 5_000);
+    // node-a serves the hotspot and is refused: next in line, for the holder's time left and the grace.
+    expect(await redis.renewLeaseV2(lease(t), next(t), 'node-a', 30_000, 1, GRACE)).toBeLessThan(0);
+    expect(await redis.get(next(t))).toBe('node-a');
+    expect(await redis.pttl(next(t))).toBeGreaterThan(5_000 + GRACE - 1_000);
+    // The first in line keeps its place: another that serves it too is refused without taking it.
+    expect(await redis.renewLeaseV2(lease(t), next(t), 'node-c', 30_000, 1, GRACE)).toBeLessThan(0);
+    expect(await redis.get(next(t))).toBe('node-a');
+
+    // The holder lets go: a process that only woke the hotspot is refused, told how long the place in line lasts.
+    await redis.del(lease(t));
+    const wait = await redis.renewLeaseV2(lease(t), next(t), 'node-b', 30_000, 0, GRACE);
+    expect(-wait).toBeGreaterThan(GRACE - 1_000);
+    expect(await redis.exists(lease(t))).toBe(0);
+    // The one next in line takes it, and the line is empty again.
+    expect(await redis.renewLeaseV2(lease(t), next(t), 'node-a', 30_000, 0, GRACE)).toBe(1);
+    expect(await redis.get(lease(t))).toBe('node-a');
+    expect(await redis.exists(next(t))).toBe(0);
+  });
+
+  it('a place in line runs out: then the lease goes to whoever asks', async ({ redis, tenant: t }) => {
+    await redis.set(lease(t), 'node-there', 'PX', 30);
+    expect(await redis.renewLeaseV2(lease(t), next(t), 'node-a', 30_000, 1, 30)).toBeLessThan(0);
+    await until(async () => (await redis.exists(next(t))) === 0, { intervalMs: 10, what: 'the place in line ran out' });
+    expect(await redis.renewLeaseV2(lease(t), next(t), 'node-b', 30_000, 0, GRACE)).toBe(1);
+    expect(await redis.get(lease(t))).toBe('node-b');
+  });
+
+  it('the holder renewing keeps the place of the process in line', async ({ redis, tenant: t }) => {
+    expect(await redis.renewLeaseV2(lease(t), next(t), 'node-a', 30_000, 0, GRACE)).toBe(1);
+    expect(await redis.renewLeaseV2(lease(t), next(t), 'node-b', 30_000, 1, GRACE)).toBeLessThan(0);
+    expect(await redis.renewLeaseV2(lease(t), next(t), 'node-a', 30_000, 1, GRACE)).toBe(1);
+    expect(await redis.get(next(t))).toBe('node-b');
   });
 });

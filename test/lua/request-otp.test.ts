@@ -20,7 +20,7 @@ describe('request-otp-7.lua', () => {
       keys.otpCode(t, HS, user), keys.otpRequest(t, o.rid ?? 'r1'), keys.otpLimit(t, 'user', user), keys.otpLimit(t, 'ip', o.ip ?? '10.0.0.1'),
       keys.otpLimit(t, 'mac', o.mac ?? mac(1)), keys.otpLimit(t, 'prefix', o.prefix ?? '+90532'), keys.otpFallbacks(t),
       now, o.hash ?? 'h1', o.rid ?? 'r1', o.ch ?? 'sms', HS, user, 300_000, HOUR,
-      l.cooldown ?? MIN, l.perUser ?? 10, 86_400_000, l.perIp ?? 20, l.perMac ?? 10, l.perPrefix ?? 300, HOUR, o.due ?? 0, o.fb ?? 0);
+      l.cooldown ?? MIN, l.perUser ?? 10, 86_400_000, l.perIp ?? 20, l.perMac ?? 10, l.perPrefix ?? 300, HOUR, o.due ?? 0, o.fb ?? 0, 'tr');
   };
 
   it('stores the hash with 0 tries and 300 s validity, and the request state as sent', async ({ tenant: t }) => {

@@ -106,7 +106,7 @@ describe('CoaClient (RFC 5176) against a NAS listener on 127.0.0.1', () => {
     await listener.send(reply(got.msg, Code.DISCONNECT_ACK, 'wrong-secret'), port);
     await listener.send(reply(got.msg, Code.COA_ACK, nas.secret), port); // ACK for another kind of request
     const forged = reply(got.msg, Code.DISCONNECT_ACK, nas.secret);
-    forged[forged.length - 1] ^= 1;
+    forged[forged.length - 1]! ^= 1;
     await listener.send(forged, port);
     const stranger = await TestNas.open();
     await stranger.send(reply(got.msg, Code.DISCONNECT_ACK, nas.secret), port); // right octets, wrong source

@@ -100,7 +100,7 @@ describe('RFC 2865 §7 byte vectors', () => {
     expect(rc.verifyMessageAuthenticator(RFC5997_STATUS_SERVER, len, ma, SECRET, null)).toBe(true);
     expect(rc.verifyMessageAuthenticator(RFC5997_STATUS_SERVER, len, ma, 'xyzzy5460', null)).toBe(false);
     const tampered = Buffer.from(RFC5997_STATUS_SERVER);
-    tampered[10] ^= 1; // inside the Request Authenticator, which the HMAC covers
+    tampered[10]! ^= 1; // inside the Request Authenticator, which the HMAC covers
     expect(rc.verifyMessageAuthenticator(tampered, len, ma, SECRET, null)).toBe(false);
   });
 });
@@ -130,7 +130,7 @@ describe('authenticators', () => {
     expect(rc.verifyRequestAuthenticator(pkt, pkt.length, SECRET)).toBe(true);
     expect(rc.verifyRequestAuthenticator(pkt, pkt.length, 'other')).toBe(false);
     const tampered = Buffer.from(pkt);
-    tampered[tampered.length - 1] ^= 1;
+    tampered[tampered.length - 1]! ^= 1;
     expect(rc.verifyRequestAuthenticator(tampered, tampered.length, SECRET)).toBe(false);
     // The radius package checks the same authenticator on decode and throws on a mismatch.
     expect(radiusPkg.decode({ packet: Buffer.from(pkt), secret: SECRET }).code).toBe('Accounting-Request');

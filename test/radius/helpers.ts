@@ -159,7 +159,7 @@ export function accessRequest(spec: AccessRequestSpec): Buffer {
   if (spec.nasPort !== undefined) w.uint32(Attr.NAS_PORT, spec.nasPort);
   for (const ps of spec.proxyStates ?? []) w.bytes(Attr.PROXY_STATE, ps);
   const pkt = w.finishAccessRequest(spec.secret);
-  if (ma === 'bad') pkt[22] ^= 0x01; // first octet of the Message-Authenticator value
+  if (ma === 'bad') pkt[22]! ^= 0x01; // first octet of the Message-Authenticator value
   return pkt;
 }
 

@@ -310,7 +310,7 @@ describe('RadiusServer over UDP on 127.0.0.1', () => {
     it('drops a request whose Request Authenticator is wrong (RFC 2866 §3)', async () => {
       expect(await client.exchange(accountingRequest({ secret: 'wrong-secret' }), acct, SILENCE_MS)).toBeNull();
       const tampered = accountingRequest({ secret: nas.secret, inputOctets: 5 });
-      tampered[tampered.length - 1] ^= 0x10; // Acct-Delay-Time changed after signing
+      tampered[tampered.length - 1]! ^= 0x10; // Acct-Delay-Time changed after signing
       expect(await client.exchange(tampered, acct, SILENCE_MS)).toBeNull();
       expect(server.stats().dropped.bad_authenticator).toBe(2);
       expect(handler.accountingMsgs).toHaveLength(0);

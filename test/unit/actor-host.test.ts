@@ -76,6 +76,7 @@ function setup(tenant: string, mailboxLimit = 100) {
   return {
     host, batches, actors, reply, wake, auth, sent,
     lease: keys.lease(tenant, hs),
+    next: keys.leaseNext(tenant, hs),
     advance: (ms: number) => { clock += ms; },
   };
 }
@@ -166,6 +167,33 @@ describe('ActorHost', () => {
     const m = h.wake();
     h.host.receive([m]);
     expect(await h.reply(m.id)).toMatchObject({ ok: false, code: 'hotspot_owned_elsewhere' });
+  });
+
+  it('takes a hotspot held elsewhere back on its clock when the holder\'s lease runs out, with no request to wait for', async ({ tenant }) => {
+    const h = setup(tenant);
+    await redis.set(h.lease, 'node-there', 'PX', 200);
+    const first = h.wake();
+    h.host.receive([first]);
+    expect(await h.reply(first.id)).toMatchObject({ ok: false, code: 'hotspot_owned_elsewhere' });
+    await until(async () => (await redis.exists(h.lease)) === 0, { timeoutMs: 5_000, intervalMs: 5, what: 'the holder\'s lease ran out' });
+    h.advance(200);
+    h.host.tick();
+    await until(() => h.actors[0]!.loads === 1, { timeoutMs: 5_000, intervalMs: 5, what: 'the actor loaded' });
+    expect(await redis.get(h.lease)).toBe('node-here');
+  });
+
+  it('is next in line for a hotspot whose requests reach it, not for one it only woke', async ({ tenant }) => {
+    const h = setup(tenant);
+    await redis.set(h.lease, 'node-there', 'PX', 60_000);
+    const woken = h.wake();
+    h.host.receive([woken]);
+    expect(await h.reply(woken.id)).toMatchObject({ ok: false, code: 'hotspot_owned_elsewhere' });
+    expect(await redis.exists(h.next)).toBe(0);
+    h.advance(1_000);
+    const served = h.auth(mac(0x30));
+    h.host.receive([served]);
+    expect(await h.reply(served.id)).toMatchObject({ ok: false, code: 'hotspot_owned_elsewhere' });
+    expect(await redis.get(h.next)).toBe('node-here');
   });
 
   it('carries an actor\'s NAS command to the main thread and its result back', async ({ tenant }) => {

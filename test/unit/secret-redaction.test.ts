@@ -76,7 +76,7 @@ describe('secrets in route schemas', () => {
       const out = body && typeof body === 'object' ? { ...(answer as object), ...body, echoed: body } : answer;
       const ctx = {
         params: ['p1', 'p2'], query: new URLSearchParams(), body, q: {}, principal: { roles: ['admin'] } as unknown as Principal,
-        remoteIp: '', platform: null, headers: {}, raw: null, browser: {} as RouteContext['browser'],
+        sourceAddress: '', platform: null, headers: {}, raw: null, browser: {} as RouteContext['browser'],
       } as RouteContext;
       const note = auditNoteOf(r)(ctx, out);
       const text = JSON.stringify(note?.details ?? {});

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { AppError, Errors } from '../../engine/errors.js';
 import type { HotspotRef } from '../../engine/hotspots/hotspot-service.js';
+import type { ActorRequest } from '../../engine/sessions/actor-ports.js';
+import type { ReplyValue } from '../../engine/sessions/messages.js';
 import type { SignInDecision } from '../../engine/signin/decision-sink.js';
 import type { SignInContext, SignInMethod, StartedSession, StartOutcome } from '../../engine/signin/method.js';
 import { portalSettingsOf } from '../../engine/signin/portal-settings.js';
@@ -25,7 +27,8 @@ describe('SignInPipeline', () => {
     const settled: StartOutcome[] = [];
     const actors: SignInActors = {
       wake: (tenant, hs, tz) => { actorCalls.push(['wake', tenant, hs, tz]); },
-      request: (msg) => { actorCalls.push(msg); return Promise.resolve(null); },
+      // The pipeline only tells the actor of a started session, which the actor answers with done.
+      request: <V extends ReplyValue>(msg: ActorRequest) => { actorCalls.push(msg); return Promise.resolve({ done: true } as V); },
     };
     const method: SignInMethod<string, StartedSession, string> = {
       name: 'sms_otp',
