@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import { AuditLog } from './audit/audit-log.js';
+import { AuditIntentSweep } from './audit/intent-sweep.js';
 import { AuditService } from './audit/audit-service.js';
 import { runRetention } from './audit/retention.js';
 import { EventFanout } from './events/event-fanout.js';
@@ -98,6 +99,7 @@ export class Engine {
   readonly radius: RadiusGateway;
   readonly audit: AuditService;
   readonly auditLog: AuditLog;
+  private readonly auditIntents: AuditIntentSweep;
   readonly evidencePacks: EvidencePackService;
   readonly dailySummary: DailySummary;
   /** Per-tenant sign-in settings: methods, senders (references only), OTP limits, per-method session terms. */
@@ -208,6 +210,7 @@ export class Engine {
     this.radius = new RadiusGateway(this.nas, actors, this.signIn, relay, this.uamCredentials, decisions, this.presence, now);
     this.audit = new AuditService(this.pool);
     this.auditLog = new AuditLog(this.redis, now);
+    this.auditIntents = new AuditIntentSweep(this.auditLog, this.tenants, log.child({ component: 'audit-intents' }));
     this.evidencePacks = new EvidencePackService({
       databaseUrl: config.databaseUrl, tsaUrl: config.tsaUrl, logLevel: config.logLevel, log: log.child({ component: 'evidence-packs' }), now,
     });
@@ -255,6 +258,7 @@ export class Engine {
     this.otpPoller.start(); // OTP sign-in: fallback watches survive restarts in Redis
     this.presence.start(); // dashboard operations
     this.incidentWatch.start();
+    this.auditIntents.start();
     if (this.actors) await this.wakeLiveHotspots(this.actors);
     if (this.runSink) {
       this.sink.start();
@@ -300,6 +304,7 @@ export class Engine {
     if (this.retentionTimer) clearInterval(this.retentionTimer);
     await this.otpPoller.stop(); // OTP sign-in
     await this.incidentWatch.stop(); // dashboard operations
+    await this.auditIntents.stop();
     await this.presence.close();
     await this.actors?.close();
     await this.evidencePacks.close();

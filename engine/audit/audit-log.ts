@@ -49,7 +49,8 @@ interface StoredIntent extends ChangeIntent {
  * that failed withdraws it. An intent nobody ended (the process died
  * between the change and its commit, or Redis failed just then) is turned
  * into an `operator_change_unconfirmed` record, under the same record id,
- * the next time the tenant's operators change anything: the chain then
+ * the next time the tenant's operators change anything or at the next
+ * minute's sweep (intent-sweep.ts), whichever comes first: the chain then
  * says who asked for what, and that the answer was lost.
  */
 export class AuditLog {
@@ -61,8 +62,9 @@ export class AuditLog {
     const at = this.now();
     const stored: StoredIntent = { at, ...intent };
     await this.redis.hset(keys.auditIntents(tenantId), rid, JSON.stringify(stored));
-    // Intents left by a request that never ended become records now, before this change is made.
-    await this.recoverStale(tenantId, at - STALE_MS);
+    // Intents left by a request that never ended become records now, before this change is made
+    // (and within a minute in any case: AuditIntentSweep).
+    await this.recoverStale(tenantId, at);
     return {
       commit: async (event, details, subject = {}) => {
         await this.redis.commitAuditV1(keys.outbox(tenantId), keys.auditIntents(tenantId), rid, '0', event, String(this.now()), intent.by,
@@ -74,8 +76,9 @@ export class AuditLog {
     };
   }
 
-  /** Records, as `operator_change_unconfirmed`, every intent of the tenant written before `before` (ms) and never ended. */
-  async recoverStale(tenantId: string, before: number): Promise<number> {
+  /** Records, as `operator_change_unconfirmed`, every intent of the tenant older than STALE_MS at `now` (ms) and never ended. */
+  async recoverStale(tenantId: string, now = this.now()): Promise<number> {
+    const before = now - STALE_MS;
     const all = await this.redis.hgetall(keys.auditIntents(tenantId));
     let recovered = 0;
     for (const [rid, text] of Object.entries(all)) {

@@ -102,19 +102,30 @@ export class SignInPipeline {
         break;
     }
     const s = result.session;
-    // The use stays spent and the session live on the primary; the guest's retry gets it back (reused).
-    if (this.barrier && !(await this.barrier.confirm())) throw Errors.SERVICE_UNAVAILABLE('Session store replica');
+    // REDIS_WAIT_REPLICAS: no word to the guest, nor a CoA (which lets the device in too), before
+    // the replicas hold the start. The session is live on the primary either way, so its actor is
+    // told of it now; the guest's retry gets it back (reused) and, on a MAC-authentication
+    // gateway, the CoA then.
+    const durable = !this.barrier || await this.barrier.confirm();
+    // MAC authentication: the NAS may hold the device in a walled garden until it next asks; the actor's CoA opens it now.
+    const coa = durable && hotspot.portal.gateway === 'mac_auth' && req.viaNas !== true;
     if (!s.reused) {
       this.actors.wake(ctx.tenantId, hotspot.id, hotspot.timezone);
-      // MAC authentication: the NAS may hold the device in a walled garden until it next asks; the actor's CoA opens it now.
-      const coa = hotspot.portal.gateway === 'mac_auth' && req.viaNas !== true;
-      if (s.replaced || coa) {
-        this.actors.request({ t: 'started', tenant: ctx.tenantId, hs: hotspot.id, tz: hotspot.timezone, sid: s.sessionId, mac, replaced: s.replaced, ...(coa ? { coa } : {}) })
-          .catch(() => undefined);
-      }
+      if (s.replaced || coa) this.started(ctx, s, coa);
+    } else if (coa && this.barrier) {
+      // The CoA of this session may have waited on replicas that did not answer.
+      this.started(ctx, s, true);
     }
+    if (!durable) throw Errors.SERVICE_UNAVAILABLE('Session store replica');
     decide('accept', '', s.method);
     return method.answer(ctx, s);
+  }
+
+  /** Tells the hotspot's actor of a started session: the one it replaced to end, a CoA to send. */
+  private started(ctx: SignInContext, s: StartedSession, coa: boolean): void {
+    const { hotspot, tenantId: tenant, mac } = ctx;
+    this.actors.request({ t: 'started', tenant, hs: hotspot.id, tz: hotspot.timezone, sid: s.sessionId, mac, replaced: s.replaced, ...(coa ? { coa } : {}) })
+      .catch(() => undefined);
   }
 
   /**

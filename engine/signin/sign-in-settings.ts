@@ -15,7 +15,8 @@ export const ENV_REF = /^env:\/\/[A-Za-z_][A-Za-z0-9_]*$/;
 /**
  * A secret is either referenced (`credentials_ref: env://NAME`, read from the environment at send
  * time) or given inline once (`credentials`, write-only: sealed into tenant_secrets, shown back
- * only as `credentials_set: true`). Likewise email.smtp_url and msgapp.api_key.
+ * only as `credentials_set: true`). Likewise email.smtp_url. A messaging-app provider's keys are the
+ * platform's provider record's (msgapp-provider-store.ts), sealed there when given inline.
  */
 export interface SmsSettings { provider: 'netgsm'; base_url?: string; credentials_ref?: string; credentials_set?: boolean; sender?: string }
 /**
@@ -24,7 +25,7 @@ export interface SmsSettings { provider: 'netgsm'; base_url?: string; credential
  * MSGAPP_FALLBACK_TIMEOUT_SEC (default 30).
  */
 export interface MsgappSettings {
-  api_key_ref?: string; api_key_set?: boolean; template_id?: string; sender_phone?: string;
+  api_key_ref?: string; template_id?: string; sender_phone?: string;
   /** MSGAPP_FALLBACK_SMS: a code not delivered in time (or refused) goes by SMS. */
   fallback_sms: boolean;
   /** MSGAPP_FALLBACK_TIMEOUT_SEC. */
@@ -105,7 +106,7 @@ export function defaultSettings(): SignInSettings {
 export type SignInSettingsInput = Partial<Omit<SignInSettings, 'msgapp' | 'otp' | 'guessing' | 'sms' | 'email'>> & {
   sms?: (SmsSettings & { credentials?: string }) | null;
   email?: (EmailSettings & { smtp_url?: string }) | null;
-  msgapp?: Partial<MsgappSettings> & { api_key?: string };
+  msgapp?: Partial<MsgappSettings>;
   otp?: Partial<OtpLimits>;
   guessing?: Partial<GuessingLimits>;
 };
@@ -114,7 +115,6 @@ export type SignInSettingsInput = Partial<Omit<SignInSettings, 'msgapp' | 'otp' 
 export const INLINE_SECRETS = [
   { name: 'sms.credentials', part: 'sms', field: 'credentials', ref: 'credentials_ref', set: 'credentials_set' },
   { name: 'email.smtp_url', part: 'email', field: 'smtp_url', ref: 'smtp_url_ref', set: 'smtp_url_set' },
-  { name: 'msgapp.api_key', part: 'msgapp', field: 'api_key', ref: 'api_key_ref', set: 'api_key_set' },
 ] as const;
 
 /**

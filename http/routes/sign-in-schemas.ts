@@ -84,7 +84,7 @@ const settings: Schema = {
     msgapp: {
       type: 'object', additionalProperties: false,
       properties: {
-        api_key_ref: ref, api_key: inline('The messaging-app API key'), api_key_set: isSet, template_id: { type: 'string', maxLength: 200 }, sender_phone: { type: 'string', pattern: '^\\+[1-9][0-9]{7,14}$' },
+        api_key_ref: ref, template_id: { type: 'string', maxLength: 200 }, sender_phone: { type: 'string', pattern: '^\\+[1-9][0-9]{7,14}$' },
         fallback_sms: { type: 'boolean', description: 'MSGAPP_FALLBACK_SMS' },
         fallback_timeout_sec: { type: 'integer', minimum: 1, maximum: 600, description: 'MSGAPP_FALLBACK_TIMEOUT_SEC (default 30)' },
       },

@@ -13,7 +13,7 @@ export function signInSettingsRoutes(engine: Engine): Route[] {
     route({
       method: 'put', path: '/v1/settings/sign-in', surface: 'public', auth: true, bodySchema: signInSettings,
       summary: "Replace the tenant's sign-in settings (admin); parts left out take their defaults. Inline secrets "
-        + '(sms.credentials, email.smtp_url, msgapp.api_key) are stored encrypted and take effect on the next send, no restart',
+        + '(sms.credentials, email.smtp_url) are stored encrypted and take effect on the next send, no restart',
       errors: { 503: 'secrets_unavailable: an inline secret, and no SECRETS_KEY to seal it' },
       handler: async ({ principal, body }) => ({ status: 200, body: await engine.signInSettings.put(principal.tenant.id, body) }),
       // Who may sign in, and how, is a compliance question: the settings as now stored (secrets only as references or *_set).

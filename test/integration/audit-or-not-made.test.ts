@@ -1,6 +1,8 @@
 import { Redis } from 'ioredis';
 import { describe, expect } from 'vitest';
-import type { Engine } from '../../engine/index.js';
+import { AuditIntentSweep } from '../../engine/audit/intent-sweep.js';
+import { AuditLog } from '../../engine/audit/audit-log.js';
+import { createLogger, type Engine } from '../../engine/index.js';
 import { call, keys, serviceTest, until } from '../support/fixture.js';
 
 const test = serviceTest();
@@ -61,8 +63,9 @@ describe('audited, or not made', () => {
     }
     expect(made.status).toBe(200);
     expect(await redis.hlen(keys.auditIntents(tenant.tenantId))).toBe(1);
-    // Recovered (the next change does it for intents older than 5 minutes; here at once).
-    expect(await engine.auditLog.recoverStale(tenant.tenantId, Date.now() + 1)).toBe(1);
+    // Recovered with no further change by the tenant: the once-a-minute sweep, on a clock five minutes on.
+    const later = new AuditLog(redis, () => Date.now() + 5 * 60_000 + 1);
+    await new AuditIntentSweep(later, { list: async () => [{ id: tenant.tenantId }] }, createLogger('silent')).runOnce();
     expect(await redis.hlen(keys.auditIntents(tenant.tenantId))).toBe(0);
     await until(async () => (await db.query('SELECT 1 FROM audit_records WHERE tenant_id = $1', [tenant.tenantId])).rowCount === 1);
     const { rows } = await db.query('SELECT event_type, details FROM audit_records WHERE tenant_id = $1', [tenant.tenantId]);

@@ -69,7 +69,7 @@ export const NETGSM_CARRIER: SmsCarrier = {
     if (config.credentials_ref !== undefined ? !isEnvRef(config.credentials_ref) : config.credentials_set !== true) {
       problems.push('credentials_ref must be an env://NAME reference (the variable holds usercode:password), or give credentials inline');
     }
-    // (base_url's target is checked by the caller, asynchronously: checkSmsTargets in provider-registry.ts.)
+    // (base_url's target is checked by the caller, asynchronously: checkSettingsTargets in provider-registry.ts.)
     if (config.base_url !== undefined && !/^https?:\/\/[^\s/]+/.test(config.base_url)) problems.push('base_url must be an http(s) URL');
     // Netgsm sender names (msgheader) are at most 11 characters of the same plain alphabet.
     if (config.sender !== undefined && (config.sender.length > 11 || checkSmsText(config.sender).length > 0 || config.sender.trim() === '')) {

@@ -2,7 +2,7 @@
 -- tenant's SMTP URL, a messaging-app key. Never plaintext: AES-256-GCM under SECRETS_KEY
 -- (engine/secrets/secret-box.ts), with the id of the key that sealed each row beside it so that
 -- `cli secrets rotate` can find and re-seal rows under a new key. `name` is the settings field
--- (sms.credentials, email.smtp_url, msgapp.api_key); it is also the GCM additional data with the
+-- (sms.credentials, email.smtp_url, msgapp_provider.*); it is also the GCM additional data with the
 -- tenant id, so a row copied to another tenant or field does not open.
 CREATE TABLE tenant_secrets (
   tenant_id   text NOT NULL REFERENCES tenants(id),
