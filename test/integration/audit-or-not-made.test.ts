@@ -64,7 +64,7 @@ describe('audited, or not made', () => {
     expect(made.status).toBe(200);
     expect(await redis.hlen(keys.auditIntents(tenant.tenantId))).toBe(1);
     // Recovered with no further change by the tenant: the once-a-minute sweep, on a clock five minutes on.
-    const later = new AuditLog(redis, () => Date.now() + 5 * 60_000 + 1);
+    const later = new AuditLog(kept, () => Date.now() + 5 * 60_000 + 1);
     await new AuditIntentSweep(later, { list: async () => [{ id: tenant.tenantId }] }, createLogger('silent')).runOnce();
     expect(await redis.hlen(keys.auditIntents(tenant.tenantId))).toBe(0);
     await until(async () => (await db.query('SELECT 1 FROM audit_records WHERE tenant_id = $1', [tenant.tenantId])).rowCount === 1);
