@@ -5,6 +5,7 @@ import {
   Attr, Code, PacketWriter, RadiusCrypto, attributeValue, checkFraming, decodePacket, findAttribute,
   readIPv4, readString, readUint32,
 } from '../../radius/index.js';
+import { mulberry32 } from '../support/seeded-random.js';
 import { accountingRequest } from './helpers.js';
 
 const rc = new RadiusCrypto();
@@ -259,15 +260,3 @@ describe('PacketWriter', () => {
     expect(() => new PacketWriter().begin(1, 1).uint32(Attr.SESSION_TIMEOUT, NaN)).toThrow(expect.objectContaining({ code: 'radius_bad_value' }));
   });
 });
-
-/** A small seeded PRNG (mulberry32): the same seed gives the same datagrams on every machine. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}

@@ -5,19 +5,9 @@
  * the same requests on every machine (replay: API_FUZZ_SEED=<seed>).
  */
 
-export type Rng = () => number;
+import { mulberry32, type Rng } from './seeded-random.js';
 
-/** A small seeded PRNG (mulberry32), as the codec fuzz test uses. */
-export function mulberry32(seed: number): Rng {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
+export { mulberry32, type Rng };
 
 export const pick = <T>(rng: Rng, list: readonly T[]): T => list[Math.floor(rng() * list.length)]!;
 const chance = (rng: Rng, p: number): boolean => rng() < p;
