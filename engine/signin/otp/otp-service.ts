@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { AppError, Errors } from '../../errors.js';
-import type { PortalMethod } from '../portal-settings.js';
+import type { PortalMethod } from '../../hotspots/portal-settings.js';
 import type { HotspotService } from '../../hotspots/hotspot-service.js';
 import { newId, normalizeMac } from '../../ids.js';
 import type { Logger } from '../../logger.js';
