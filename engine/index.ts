@@ -54,6 +54,7 @@ export { checkSmsConfig, checkEmailConfig, ProviderRegistry } from './signin/pro
 // Portal page and gateway hand-back
 export { PORTAL_METHODS, GATEWAY_KINDS, MAX_LOGO_CHARS, offeredMethods, type PortalMethod, type PortalSettings, type PortalSettingsInput } from './hotspots/portal-settings.js';
 export { PortalState, PORTAL_OUTCOME_TTL_SEC, type PortalRecord, type PortalOutcome, type CaptiveState } from './signin/portal-state.js';
+export { PortalSignIn, type PortalSignInRequest, type PortalSignInResult, type PortalStarted, type PortalAnswer } from './signin/portal-sign-in.js';
 export { UamCredentials, type UamCredentialRecord } from './signin/uam-credential.js';
 export { parseGatewayParams, gatewayQuery, gatewayFrom, unpackOpenNdsQuery, type GatewayParams } from './signin/gateway-params.js';
 export { buildHandback, handbackUrl, chapResponse, papPassword, openNdsToken, type Handback } from './signin/handback.js';
