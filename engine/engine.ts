@@ -24,7 +24,7 @@ import { TimestampStore } from './compliance/timestamp-store.js';
 import { TsaClient } from './compliance/tsa-client.js';
 import type { Config } from './config.js';
 import { HotspotService } from './hotspots/hotspot-service.js';
-import { NasRegistry } from './hotspots/nas-registry.js';
+import { NasRegistry } from './nas/nas-registry.js';
 import type { Logger } from './logger.js';
 import { Metrics } from './metrics.js';
 import { keys } from './redis/keys.js';
@@ -33,7 +33,7 @@ import { createRedis } from './redis/scripts.js';
 import { ActorPool } from './sessions/actor-pool.js';
 import { DisabledActors, type SessionActors } from './sessions/actor-ports.js';
 import { BlockService } from './sessions/block-service.js';
-import { NasCommandRelay, RadiusGateway } from './sessions/radius-gateway.js';
+import { NasCommandRelay, RadiusGateway } from './nas/radius-gateway.js';
 import { SessionService } from './sessions/session-service.js';
 import { DecisionReader } from './dashboard/decision-reader.js';
 import { DecisionRecorder } from './dashboard/decision-recorder.js';
@@ -54,6 +54,7 @@ import { SignInService } from './signin/sign-in-service.js';
 import { SettingsTerms } from './signin/settings-terms.js';
 import { SignInSettingsService } from './signin/sign-in-settings.js';
 import { deadLettersBetween } from './store/dead-letters.js';
+import { PortalSignIn } from './signin/portal-sign-in.js';
 import { PortalState } from './signin/portal-state.js';
 import { UamCredentials } from './signin/uam-credential.js';
 import { SinkWorker } from './store/sink-worker.js';
@@ -117,6 +118,8 @@ export class Engine {
   /** Portal page: outcomes of form posts, gateway hand-back, the RFC 8908 view. */
   readonly uamCredentials: UamCredentials;
   readonly portal: PortalState;
+  /** Every portal sign-in (voucher, OTP codes, ...) inside the portal's rules: terms, gateway, hand-back, the outcome kept for the page. */
+  readonly portalSignIn: PortalSignIn;
   /** Appends domain events made outside Lua scripts to the tenant's event stream (engine/events/). */
   readonly events: EventLog;
   /** Dashboard activity: every sign-in decision (portal, OTP, RADIUS) counted, listed and emitted (engine/dashboard/). */
@@ -241,7 +244,8 @@ export class Engine {
     }, this.metrics, log.child({ component: 'otp' }), now);
     this.otpPoller = new OtpFallbackPoller(this.otp, log.child({ component: 'otp-fallback' }), now, options.otp?.pollMs);
     this.otpDelivery = new DeliveryCallbacks(this.msgappProviders, this.otpSenders, log.child({ component: 'otp-delivery' }), this.otp);
-    this.portal = new PortalState(this.redis, this.hotspots, this.uamCredentials, now);
+    this.portal = new PortalState(this.redis, this.hotspots, now);
+    this.portalSignIn = new PortalSignIn(this.hotspots, this.uamCredentials, this.portal, log.child({ component: 'portal' }));
     // Dashboard read models: counters from Redis, open incidents from the incident service (cached a few seconds).
     this.readModels = new DashboardReadModels({
       redis: this.redis, sites, now, incidents: new OpenIncidents(this.incidents, now), nasOnlineMs: limits.nasSilentSec * 1000,

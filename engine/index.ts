@@ -29,7 +29,7 @@ export type {
 } from './sessions/ports.js';
 export { internalSessionId, publicSessionId, maskUsername, type PublicSession } from './sessions/session-service.js';
 export type { BlockDuration, BlockEntry } from './sessions/block-service.js';
-export type { RadiusGateway } from './sessions/radius-gateway.js';
+export type { RadiusGateway } from './nas/radius-gateway.js';
 export { TimerWheel } from './sessions/timer-wheel.js';
 export { localDay } from './util/local-day.js';
 export { threadIndex } from './sessions/actor-pool.js';
@@ -52,8 +52,9 @@ export type { MsgappProvider, MsgappProviderInput, MsgappType } from './signin/p
 export { DELIVERY_PROVIDERS, type DeliveryProvider } from './signin/providers/delivery-callbacks.js';
 export { checkSmsConfig, checkEmailConfig, ProviderRegistry } from './signin/providers/provider-registry.js';
 // Portal page and gateway hand-back
-export { PORTAL_METHODS, GATEWAY_KINDS, MAX_LOGO_CHARS, offeredMethods, type PortalMethod, type PortalSettings, type PortalSettingsInput } from './signin/portal-settings.js';
+export { PORTAL_METHODS, GATEWAY_KINDS, MAX_LOGO_CHARS, offeredMethods, type PortalMethod, type PortalSettings, type PortalSettingsInput } from './hotspots/portal-settings.js';
 export { PortalState, PORTAL_OUTCOME_TTL_SEC, type PortalRecord, type PortalOutcome, type CaptiveState } from './signin/portal-state.js';
+export { PortalSignIn, type PortalSignInRequest, type PortalSignInResult, type PortalStarted, type PortalAnswer } from './signin/portal-sign-in.js';
 export { UamCredentials, type UamCredentialRecord } from './signin/uam-credential.js';
 export { parseGatewayParams, gatewayQuery, gatewayFrom, unpackOpenNdsQuery, type GatewayParams } from './signin/gateway-params.js';
 export { buildHandback, handbackUrl, chapResponse, papPassword, openNdsToken, type Handback } from './signin/handback.js';

@@ -1,54 +1,31 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { join } from 'node:path';
 import { projectRoot } from '../engine/index.js';
+import { folderCycles, importGraph, KNOWN_FOLDER_TANGLES } from './import-graph.js';
 
 /**
  * Architecture checks run by `npm test`:
  *  - http/ and radius/ reach the engine only through engine/index.ts;
  *  - engine/ never imports http/, radius/, scripts/ or bench/;
- *  - no import cycles among engine/, http/ and radius/ modules.
+ *  - no import cycles among engine/, http/ and radius/ modules;
+ *  - no cycles among engine/'s folders (each pair imports one way at most).
  * Prints every violation and exits 1 when there is one.
  */
 const root = projectRoot();
-const AREAS = ['engine', 'http', 'radius'];
-
-function tsFiles(dir: string): string[] {
-  let out: string[] = [];
-  let entries: string[] = [];
-  try { entries = readdirSync(dir); } catch { return out; }
-  for (const e of entries) {
-    const p = join(dir, e);
-    if (statSync(p).isDirectory()) out = out.concat(tsFiles(p));
-    else if (p.endsWith('.ts') && !p.endsWith('.d.ts')) out.push(p);
-  }
-  return out;
-}
-
-const files = AREAS.flatMap((a) => tsFiles(join(root, a)));
-const graph = new Map<string, string[]>();
+const graph = importGraph(root, ['engine', 'http', 'radius']);
 const problems: string[] = [];
-const IMPORT = /^\s*(?:import|export)\s[^'"]*?from\s+['"](\.[^'"]+)['"]|^\s*import\s+['"](\.[^'"]+)['"]/gm;
 
-for (const file of files) {
-  const src = readFileSync(file, 'utf8');
-  const rel = relative(root, file);
+for (const [rel, deps] of graph) {
   const area = rel.split('/')[0]!;
-  const deps: string[] = [];
-  for (const m of src.matchAll(IMPORT)) {
-    const spec = (m[1] ?? m[2])!;
-    const target = resolve(dirname(file), spec).replace(/\.js$/, '.ts');
-    const trel = relative(root, target);
+  for (const trel of deps) {
     const tarea = trel.split('/')[0]!;
-    deps.push(target);
     if (area === 'engine' && tarea !== 'engine') problems.push(`${rel}: engine/ must not import ${trel}`);
     if ((area === 'http' || area === 'radius') && tarea === 'engine' && trel !== 'engine/index.ts') {
       problems.push(`${rel}: import ${trel} through engine/index.ts instead`);
     }
   }
-  graph.set(file, deps);
 }
 
-// Depth-first search for cycles.
+// Depth-first search for cycles among modules.
 const state = new Map<string, 1 | 2>();
 const stack: string[] = [];
 function visit(f: string): void {
@@ -57,8 +34,7 @@ function visit(f: string): void {
   for (const d of graph.get(f) ?? []) {
     if (!graph.has(d)) continue;
     if (state.get(d) === 1) {
-      const cycle = stack.slice(stack.indexOf(d)).concat(d).map((p) => relative(root, p));
-      problems.push(`import cycle: ${cycle.join(' -> ')}`);
+      problems.push(`import cycle: ${stack.slice(stack.indexOf(d)).concat(d).join(' -> ')}`);
     } else if (!state.has(d)) visit(d);
   }
   stack.pop();
@@ -66,8 +42,10 @@ function visit(f: string): void {
 }
 for (const f of graph.keys()) if (!state.has(f)) visit(f);
 
+problems.push(...folderCycles(graph, KNOWN_FOLDER_TANGLES));
+
 if (problems.length) {
   process.stderr.write('Architecture check failed:\n' + problems.map((p) => '  ' + p).join('\n') + '\n');
   process.exit(1);
 }
-process.stdout.write(`architecture check: ${files.length} modules, boundaries kept, no cycles\n`);
+process.stdout.write(`architecture check: ${graph.size} modules, boundaries kept, no cycles (modules or ${join('engine', '*')} folders)\n`);

@@ -1,7 +1,7 @@
 import { Errors } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Pool } from '../store/postgres.js';
-import { portalSettingsOf, storedPortalPart, type PortalSettings, type PortalSettingsInput } from '../signin/portal-settings.js';
+import { portalSettingsOf, storedPortalPart, type PortalSettings, type PortalSettingsInput } from './portal-settings.js';
 
 /** A hotspot (site) as the API returns it. */
 export interface Hotspot {

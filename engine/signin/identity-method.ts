@@ -6,7 +6,7 @@ import { newId } from '../ids.js';
 import { keys } from '../redis/keys.js';
 import type { AuthMethod, SessionTerms, SignInContext, SignInMethod, StartedSession, StartOutcome } from './method.js';
 
-/** Methods whose own check is an earlier atomic step of their own (an OTP code consumed by its verify script). */
+/** Methods whose own check is a step of their own before the start (a sponsor's approval, a PMS guest record). */
 export type PreCheckedMethod = Exclude<AuthMethod, 'voucher'>;
 
 /** Who the earlier step let in. */
@@ -39,8 +39,10 @@ export const HOTSPOT_DEFAULT_TERMS: TermsSource = { termsFor: () => Promise.reso
  * The start of a guest whose method has checked them already: only the
  * block check and the method-neutral session start (start-session-12.lua),
  * with the session's terms from the hotspot's settings for that method.
- * Every such method (SMS, messaging app, e-mail codes; later sponsor and
- * room) signs in through this one file.
+ * The sponsor and hotel-room (PMS) sign-ins start through this one file
+ * (SignInService.start). OTP codes do not: their check and start are one
+ * script, use-otp-13.lua (otp/otp-code-method.ts), which shares resolveTerms
+ * and startedAnswer from here.
  */
 export class IdentityMethod implements SignInMethod<CheckedIdentity, StartedSession, Started> {
   /** One instance per method, so the pipeline records each decision under its own method. */

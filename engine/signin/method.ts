@@ -19,6 +19,12 @@ export interface SignInRequest {
   source?: string;
   /** The NAS itself asked (a code in an Access-Request): it learns of the session from its answer, so no CoA. */
   viaNas?: boolean;
+  /**
+   * The hotspot `hotspotId` names, when the caller has looked it up already
+   * (the portal sign-in does, once): the pipeline uses it instead of looking
+   * it up again. Absent (RADIUS): the pipeline looks it up.
+   */
+  hotspot?: HotspotRef;
 }
 
 /** What the pipeline has settled when it hands over to a method. */

@@ -4,9 +4,6 @@ import type { HotspotRef, HotspotService } from '../hotspots/hotspot-service.js'
 import { normalizeMac } from '../ids.js';
 import { keys } from '../redis/keys.js';
 import { SessionStore } from '../sessions/session-store.js';
-import { gatewayFrom, parseGatewayParams } from './gateway-params.js';
-import { buildHandback, type Handback } from './handback.js';
-import type { UamCredentials } from './uam-credential.js';
 
 /** A sign-in's outcome as the page shows it: the verify answer, or the error body and status. */
 export type PortalOutcome =
@@ -41,8 +38,8 @@ export interface CaptiveState {
 
 /**
  * The portal page's engine side: the hotspot's page settings, outcomes kept
- * for form posts, the gateway hand-back, and the captive-portal API's view of
- * a device's grant (read through the session store, never by hand).
+ * for form posts (PortalSignIn keeps them), and the captive-portal API's view
+ * of a device's grant (read through the session store, never by hand).
  */
 export class PortalState {
   private readonly store: SessionStore;
@@ -50,7 +47,6 @@ export class PortalState {
   constructor(
     private readonly redis: Redis,
     private readonly hotspots: HotspotService,
-    private readonly uam: UamCredentials,
     private readonly now: () => number,
   ) {
     this.store = new SessionStore(redis);
@@ -75,23 +71,6 @@ export class PortalState {
     if (!raw) return null;
     const rec = JSON.parse(raw) as PortalRecord;
     return rec.hs === hotspotId && rec.mac === (normalizeMac(mac) ?? '') ? rec : null;
-  }
-
-  /**
-   * The hand-back for a session just started, when the request carried
-   * gateway parameters (`gateway`: query string or object); null otherwise.
-   * UAM and MikroTik get a one-time credential bound to the session.
-   * Throws validation_failed for unusable gateway parameters.
-   */
-  async handback(ref: HotspotRef, gateway: unknown, sessionId: string, mac: string, redirectUrl: string | null): Promise<Handback | null> {
-    const src = gatewayFrom(gateway);
-    const gw = src ? parseGatewayParams(src) : null;
-    if (!gw) return null;
-    const needsCredential = gw.kind === 'uam' || gw.kind === 'mikrotik';
-    const credential = needsCredential
-      ? await this.uam.issue(ref.tenantId, { hotspotId: ref.id, mac: normalizeMac(mac) ?? mac, sessionId })
-      : null;
-    return buildHandback(gw, { credential, secret: ref.uamSecret, uamAuth: ref.portal.uam_auth, landingUrl: redirectUrl });
   }
 
   /** The hotspot and the device's live grant there (null: none or not found). */

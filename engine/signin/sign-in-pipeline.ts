@@ -35,8 +35,9 @@ export type SignInActors = Pick<SessionActors, 'wake' | 'request'>;
  *
  * The MAC is checked before the hotspot is looked up, as the portal always
  * did: a malformed request is answered invalid_mac without a lookup, and the
- * answers stay what they were. A decision is recorded only once the hotspot
- * (and so the tenant) is known.
+ * answers stay what they were. A hotspot the caller resolved already
+ * (SignInRequest.hotspot: the portal sign-in) is not looked up again. A
+ * decision is recorded only once the hotspot (and so the tenant) is known.
  *
  * The hotspot's actor is not told about each session: it finds the session
  * in Redis when the NAS first asks about the device (Access-Request or
@@ -67,7 +68,7 @@ export class SignInPipeline {
   async run<In, S extends StartedSession, Out>(method: SignInMethod<In, S, Out>, req: SignInRequest, input: In, expectTenant?: string): Promise<Out> {
     const mac = normalizeMac(req.mac);
     if (!mac) throw Errors.INVALID_MAC(req.mac);
-    const hotspot = await this.hotspots.ref(req.hotspotId);
+    const hotspot = req.hotspot?.id === req.hotspotId ? req.hotspot : await this.hotspots.ref(req.hotspotId);
     if (!hotspot || (expectTenant !== undefined && hotspot.tenantId !== expectTenant)) throw Errors.HOTSPOT_NOT_FOUND();
     // A code a NAS sent as User-Name is a RADIUS decision; otherwise the method's own source (portal or OTP).
     const viaNas = req.viaNas === true;

@@ -4,6 +4,7 @@ import type { DecisionSink } from './decision-sink.js';
 import { OtpCodeMethod } from './otp/otp-code-method.js';
 import { OtpStore } from './otp/otp-store.js';
 import type { CodeClaim } from './otp/types.js';
+import type { SignInRequest } from './method.js';
 import { IdentityMethod, type CheckedIdentity, type PreCheckedMethod, type Started, type TermsSource } from './identity-method.js';
 import { SignInPipeline, type DurabilityBarrier, type HotspotLookup, type SignInActors, type TenantLoader } from './sign-in-pipeline.js';
 import { VoucherMethod, type Authorized, type GuessingLimitsSource, type VerifyRequest } from './voucher-method.js';
@@ -25,13 +26,13 @@ export interface SignInDeps {
   barrier?: DurabilityBarrier;
 }
 
-/** A guest an earlier atomic step let in (the OTP VerifiedIdentity has this shape). */
-export interface IdentitySignIn extends CheckedIdentity {
+/**
+ * A guest whose method let them in by a step of its own (a sponsor's
+ * approval, a hotel guest found in the PMS): where, which device, and who.
+ * `hotspot` when the caller resolved it (the portal sign-in): not looked up again.
+ */
+export interface IdentitySignIn extends CheckedIdentity, SignInRequest {
   tenantId: string;
-  hotspotId: string;
-  mac: string;
-  ip: string;
-  ssid: string;
 }
 
 /**
@@ -69,10 +70,11 @@ export class SignInService {
   }
 
   /**
-   * A guest whose method checked them already (an OTP code consumed by its
-   * verify script): the block check and the session start, with the session's
-   * terms from the hotspot's settings for that method (later sponsor and
-   * room sign-ins; OTP codes go through code()).
+   * A guest whose method checked them already, in a step of its own (the
+   * sponsor and hotel-room sign-ins): the block check and the session start
+   * (IdentityMethod, start-session-12.lua), with the session's terms from the
+   * hotspot's settings for that method. OTP codes do not come here: their
+   * check and start are one script (code()).
    */
   start(id: IdentitySignIn): Promise<Started> {
     let method = this.identities.get(id.method);

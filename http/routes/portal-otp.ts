@@ -52,11 +52,11 @@ export function portalOtpRoutes(engine: Engine): Route[] {
       ip: guestAddress(ctx.body.ip, ctx.sourceAddress), source: ctx.sourceAddress, ssid: ctx.body.ssid ?? '', locale: ctx.body.lang,
     }),
   }));
-  // Terms, hand-back to the gateway and the browser's answer are the portal's, as for a voucher.
+  // Terms, hand-back to the gateway and the browser's answer are the portal's, as for a voucher; the hotspot looked up once.
   const verifyCode = (kind: 'phone' | 'email') => (ctx: Ctx): Promise<Reply> => {
     const hotspotId = hotspotOf(ctx);
-    return portalAnswer(engine, ctx, hotspotId, () => otp.verify({
-      hotspotId, kind, to: ctx.body[kind] ?? '', code: ctx.body.code ?? '', mac: ctx.body.mac,
+    return portalAnswer(engine, ctx, hotspotId, (hotspot) => otp.verify({
+      hotspotId, hotspot, kind, to: ctx.body[kind] ?? '', code: ctx.body.code ?? '', mac: ctx.body.mac,
       ip: guestAddress(ctx.body.ip, ctx.sourceAddress), source: ctx.sourceAddress, ssid: ctx.body.ssid ?? '',
     }));
   };

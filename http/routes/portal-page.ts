@@ -2,22 +2,22 @@ import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { brotliCompress, constants as zc, gzip } from 'node:zlib';
 import {
-  AppError, Errors, gatewayFrom, gatewayQuery, handbackUrl, normalizeMac, offeredMethods, parseGatewayParams, projectPath, unpackOpenNdsQuery,
-  type Engine, type GatewayParams, type Handback, type HotspotRef, type PortalRecord,
+  gatewayQuery, handbackUrl, normalizeMac, offeredMethods, parseGatewayParams, projectPath, unpackOpenNdsQuery,
+  type Engine, type GatewayParams, type Handback, type HotspotRef, type PortalRecord, type PortalStarted,
 } from '../../engine/index.js';
 import { canonicalAddress } from '../client-address.js';
+import { compileTemplate, esc, renderTemplate, type TemplateNode, type View } from '../portal-template.js';
 import type { Reply } from '../respond.js';
 import type { PortalHeaders, Route, RouteContext } from '../router.js';
 
 type Lang = 'tr' | 'en';
 type Messages = Record<string, string>;
-type View = Record<string, unknown>;
 
 const brotli = promisify(brotliCompress);
 const gz = promisify(gzip);
 
 /** The page's sources (web/portal), read once at start-up. */
-interface Assets { template: Node[]; css: string; js: string; messages: Record<Lang, Messages> }
+interface Assets { template: TemplateNode[]; css: string; js: string; messages: Record<Lang, Messages> }
 
 function loadAssets(): Assets {
   const read = (f: string): string => readFileSync(projectPath('web', 'portal', f), 'utf8');
@@ -25,43 +25,6 @@ function loadAssets(): Assets {
     template: compileTemplate(read('page.html')), css: read('portal.css'), js: read('portal.js'),
     messages: { tr: JSON.parse(read('messages.tr.json')) as Messages, en: JSON.parse(read('messages.en.json')) as Messages },
   };
-}
-
-const ESC: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-const esc = (v: unknown): string => String(v ?? '').replace(/[&<>"']/g, (c) => ESC[c]!);
-
-/** A parsed template: text, a value ({{x}} escaped, {{{x}}} raw), or a section shown when its value is (not) truthy. */
-type Node = string | { v: string; raw: boolean } | { s: string; when: boolean; body: Node[] };
-
-/**
- * Parses a logic-less template once, at start-up: {{#x}}..{{/x}} shown when x
- * is truthy, {{^x}}..{{/x}} when not, {{{x}}} raw, {{x}} HTML-escaped.
- * Sections of one name do not nest.
- */
-export function compileTemplate(tpl: string): Node[] {
-  const nodes: Node[] = [];
-  const re = /\{\{([#^])(\w+)\}\}([\s\S]*?)\{\{\/\2\}\}|\{\{\{(\w+)\}\}\}|\{\{(\w+)\}\}/g;
-  let at = 0;
-  for (let m = re.exec(tpl); m; m = re.exec(tpl)) {
-    if (m.index > at) nodes.push(tpl.slice(at, m.index));
-    if (m[2]) nodes.push({ s: m[2], when: m[1] === '#', body: compileTemplate(m[3]!) });
-    else if (m[4]) nodes.push({ v: m[4], raw: true });
-    else nodes.push({ v: m[5]!, raw: false });
-    at = re.lastIndex;
-  }
-  if (at < tpl.length) nodes.push(tpl.slice(at));
-  return nodes;
-}
-
-/** Renders a compiled template with a view. */
-export function renderTemplate(nodes: Node[], view: View): string {
-  let out = '';
-  for (const n of nodes) {
-    if (typeof n === 'string') out += n;
-    else if ('s' in n) out += Boolean(view[n.s]) === n.when ? renderTemplate(n.body, view) : '';
-    else out += n.raw ? String(view[n.v] ?? '') : esc(view[n.v]);
-  }
-  return out;
 }
 
 /** ?lang=tr|en, else the first of Accept-Language's tags (by q) that is Turkish or English, else Turkish. */
@@ -237,55 +200,30 @@ export function isBrowserForm(h: PortalHeaders): boolean {
 }
 
 const truthy = (v: unknown): boolean => v === true || v === 'true' || v === 'on' || v === 'yes' || v === '1';
+const text = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 /**
- * Runs a portal sign-in (`start`) and shapes its answer: the hotspot's terms
- * checked, `handback` added when the request carried gateway parameters, and
- * for a browser's form post a 303 to the page with the outcome kept on the
- * server (PortalState), errors included. JSON callers get the JSON answer or
- * the error as before. OTP verify routes can wrap their start the same way.
+ * A portal sign-in over HTTP: the request's portal fields (mac, accept_terms,
+ * gateway; lang, ip, ssid for the page) read into the engine's portal sign-in
+ * (engine/signin/portal-sign-in.ts), which looks the hotspot up once, applies
+ * the portal's rules and hands the hotspot to `start`, one method's sign-in
+ * (pass it on: `engine.signIn.voucher({ ..., hotspot })`). A JSON client gets
+ * the answer (with `handback`) or the error; a browser's form post a 303 to
+ * the page, where the outcome kept on the server is shown, errors included.
  */
-export async function portalAnswer<T extends { session_id: string; redirect_url: string | null }>(
-  engine: Engine, ctx: RouteContext, hotspotId: string, start: () => Promise<T>,
+export async function portalAnswer<T extends PortalStarted>(
+  engine: Engine, ctx: RouteContext, hotspotId: string, start: (hotspot: HotspotRef) => Promise<T>,
 ): Promise<Reply> {
   const body = (ctx.body ?? {}) as Record<string, unknown>;
-  const form = isBrowserForm(ctx.browser);
-  const ref = await engine.portal.ref(hotspotId);
   const lang: Lang = body.lang === 'en' ? 'en' : 'tr';
-  let outcome: PortalRecord['outcome'];
-  try {
-    if (ref?.portal.terms_required && !truthy(body.accept_terms)) throw Errors.TERMS_NOT_ACCEPTED();
-    // The gateway's parameters are checked before anything is used: a hand-back that cannot be built
-    // must not cost a voucher use, and the gateway must be handing back the device that signs in
-    // (else one guest's sign-in could open the gateway for another device).
-    const src = gatewayFrom(body.gateway);
-    const gw = src ? parseGatewayParams(src) : null;
-    if (gw?.mac && gw.mac !== normalizeMac(String(body.mac ?? ''))) {
-      throw Errors.VALIDATION_FAILED('The gateway names another device than the one signing in', [{ field: 'mac', message: 'must be the device the gateway names' }]);
-    }
-    const result = await start();
-    const handback = ref && body.mac ? await engine.portal.handback(ref, body.gateway, result.session_id, String(body.mac), result.redirect_url) : null;
-    const answer = handback ? { ...result, handback } : result;
-    if (!form) return { status: 200, body: answer };
-    outcome = { ok: true, body: { ...answer } };
-  } catch (err) {
-    if (!form) throw err;
-    const e = err instanceof AppError ? err : Errors.INTERNAL();
-    if (!(err instanceof AppError)) engine.log.error({ err }, 'portal form sign-in failed');
-    outcome = { ok: false, status: e.status, body: e.toBody() };
-  }
-  const macRaw = typeof body.mac === 'string' ? body.mac : '';
-  const q = new URLSearchParams({ hotspot_id: hotspotId, mac: macRaw, lang });
-  if (ref) {
-    const gateway = typeof body.gateway === 'string' ? body.gateway : '';
-    const rec: PortalRecord = {
-      hs: ref.id, mac: normalizeMac(macRaw) ?? '', lang, ip: typeof body.ip === 'string' ? body.ip : '',
-      ssid: typeof body.ssid === 'string' ? body.ssid : '', gateway, outcome,
-    };
-    q.set('r', await engine.portal.save(ref.tenantId, rec));
-  } else {
-    q.set('e', 'hotspot_not_found');
-  }
+  const result = await engine.portalSignIn.run({
+    hotspotId, mac: text(body.mac), acceptedTerms: truthy(body.accept_terms), gateway: body.gateway,
+    page: isBrowserForm(ctx.browser) ? { lang, ip: text(body.ip), ssid: text(body.ssid) } : null,
+  }, start);
+  if (result.kind === 'answer') return { status: 200, body: result.answer };
+  const q = new URLSearchParams({ hotspot_id: hotspotId, mac: text(body.mac), lang });
+  if (result.kind === 'kept') q.set('r', result.record);
+  else q.set('e', 'hotspot_not_found');
   return { status: 303, body: null, text: '', contentType: 'text/plain', headers: { location: `/portal?${q}`, 'cache-control': 'no-store' } };
 }
 

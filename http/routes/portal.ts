@@ -25,14 +25,11 @@ export function portalRoutes(engine: Engine): Route[] {
         if (!hotspotId) {
           throw Errors.VALIDATION_FAILED('hotspot_id is required (query parameter or body field)', [{ field: 'hotspot_id', message: 'is required' }]);
         }
-        // Terms, hand-back and the no-JavaScript 303 (web/portal) around the sign-in itself.
-        return portalAnswer(engine, ctx, hotspotId, async () => {
-          // The socket's peer keys the per-address guessing limit; the body's ip is only recorded.
-          const result = await engine.signIn.voucher({
-            hotspotId, code: body.code, mac: body.mac, ip: guestAddress(body.ip, sourceAddress), source: sourceAddress, ssid: body.ssid ?? '',
-          });
-          return result;
-        });
+        // Terms, hand-back and the no-JavaScript 303 (web/portal) around the sign-in itself; the hotspot looked up once.
+        // The socket's peer keys the per-address guessing limit; the body's ip is only recorded.
+        return portalAnswer(engine, ctx, hotspotId, (hotspot) => engine.signIn.voucher({
+          hotspotId, hotspot, code: body.code, mac: body.mac, ip: guestAddress(body.ip, sourceAddress), source: sourceAddress, ssid: body.ssid ?? '',
+        }));
       },
     }),
   ];

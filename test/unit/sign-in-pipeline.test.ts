@@ -5,7 +5,7 @@ import type { ActorRequest } from '../../engine/sessions/actor-ports.js';
 import type { ReplyValue } from '../../engine/sessions/messages.js';
 import type { SignInDecision } from '../../engine/signin/decision-sink.js';
 import type { SignInContext, SignInMethod, StartedSession, StartOutcome } from '../../engine/signin/method.js';
-import { portalSettingsOf } from '../../engine/signin/portal-settings.js';
+import { portalSettingsOf } from '../../engine/hotspots/portal-settings.js';
 import { SignInPipeline, type SignInActors } from '../../engine/signin/sign-in-pipeline.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { AppError, Errors } from '../../errors.js';
-import type { PortalMethod } from '../portal-settings.js';
-import type { HotspotService } from '../../hotspots/hotspot-service.js';
+import type { PortalMethod } from '../../hotspots/portal-settings.js';
+import type { HotspotRef, HotspotService } from '../../hotspots/hotspot-service.js';
 import { newId, normalizeMac } from '../../ids.js';
 import type { Logger } from '../../logger.js';
 import type { Metrics } from '../../metrics.js';
@@ -37,6 +37,8 @@ export interface OtpVerifyInput {
   /** The request's source address (a fact). */
   source: string;
   ssid: string;
+  /** The hotspot `hotspotId` names, when the caller resolved it already (the portal sign-in): not looked up again. */
+  hotspot?: HotspotRef;
 }
 
 export interface OtpSent { status: 'sent'; channel: OtpChannelName; expires_in: number; request_id: string }
@@ -158,7 +160,8 @@ export class OtpService implements DeliveryReceiver {
    */
   async verify(v: OtpVerifyInput): Promise<OtpAuthorized> {
     // Only the tenant is needed here (the pipeline reads the method's settings): no settings read.
-    const hs = await this.hotspots.ref(v.hotspotId);
+    // The hotspot goes on to the pipeline with the claim: one lookup for the whole sign-in.
+    const hs = v.hotspot?.id === v.hotspotId ? v.hotspot : await this.hotspots.ref(v.hotspotId);
     if (!hs) throw Errors.HOTSPOT_NOT_FOUND();
     const tenantId = hs.tenantId;
     const fallbackMethod = v.kind === 'email' ? 'email' : 'sms_otp';
@@ -169,7 +172,9 @@ export class OtpService implements DeliveryReceiver {
     if (!identity) throw reject(v.kind === 'email' ? Errors.EMAIL_INVALID() : Errors.PHONE_INVALID());
     const codeHash = this.hasher.hash(tenantId, v.hotspotId, identity, v.code.trim());
     try {
-      const answer = await this.ports.sessions.code({ tenantId, hotspotId: v.hotspotId, mac, ip: v.ip, source: v.source, ssid: v.ssid, kind: v.kind, username: identity, codeHash });
+      const answer = await this.ports.sessions.code({
+        tenantId, hotspotId: v.hotspotId, hotspot: hs, mac, ip: v.ip, source: v.source, ssid: v.ssid, kind: v.kind, username: identity, codeHash,
+      });
       this.metrics.inc('otp_verify_total', 'ok');
       return answer;
     } catch (err) {

@@ -1,3 +1,5 @@
+import type { HotspotRef } from '../../hotspots/hotspot-service.js';
+
 /** The guest the OTP verify route proved, handed to the session start. */
 export interface VerifiedIdentity {
   tenantId: string;
@@ -26,6 +28,8 @@ export interface CodeClaim {
   username: string;
   /** OtpHasher's keyed hash of the code as presented. */
   codeHash: string;
+  /** The hotspot, as the verify resolved it (SignInRequest.hotspot): not looked up again. */
+  hotspot?: HotspotRef;
 }
 
 /**

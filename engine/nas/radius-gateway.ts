@@ -1,14 +1,14 @@
 import { AppError, Errors } from '../errors.js';
-import type { NasRegistry } from '../hotspots/nas-registry.js';
+import type { NasRegistry } from './nas-registry.js';
 import { normalizeMac } from '../ids.js';
 import type { Logger } from '../logger.js';
 import { timingSafeEqual } from 'node:crypto';
 import { chapMatches } from '../signin/chap.js';
 import type { DecisionMethod, DecisionSink } from '../signin/decision-sink.js';
 import type { SignInService } from '../signin/sign-in-service.js';
-import type { AcceptMirror, NasCommandPort, SessionActors } from './actor-ports.js';
-import type { NasCommand } from './messages.js';
-import type { AccessDecision, AccessRequestMsg, AccountingMsg, NasCommandResult, NasControl, NasRecord, RadiusHandler } from './ports.js';
+import type { AcceptMirror, NasCommandPort, SessionActors } from '../sessions/actor-ports.js';
+import type { NasCommand } from '../sessions/messages.js';
+import type { AccessDecision, AccessRequestMsg, AccountingMsg, NasCommandResult, NasControl, NasRecord, RadiusHandler } from '../sessions/ports.js';
 
 /**
  * The way back from the actors to the NAS: their Disconnect/CoA requests go

@@ -1,0 +1,46 @@
+/**
+ * The portal page's template engine: logic-less, compiled once at start-up
+ * (STYLE 6), rendered per request with a view of plain values. Kept apart from
+ * the page's route so the page's rules and the HTML machinery change apart.
+ */
+
+/** The values a template is rendered with. */
+export type View = Record<string, unknown>;
+
+const ESC: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+/** HTML-escapes a value for text or a quoted attribute. */
+export const esc = (v: unknown): string => String(v ?? '').replace(/[&<>"']/g, (c) => ESC[c]!);
+
+/** A parsed template: text, a value ({{x}} escaped, {{{x}}} raw), or a section shown when its value is (not) truthy. */
+export type TemplateNode = string | { v: string; raw: boolean } | { s: string; when: boolean; body: TemplateNode[] };
+
+/**
+ * Parses a logic-less template once, at start-up: {{#x}}..{{/x}} shown when x
+ * is truthy, {{^x}}..{{/x}} when not, {{{x}}} raw, {{x}} HTML-escaped.
+ * Sections of one name do not nest.
+ */
+export function compileTemplate(tpl: string): TemplateNode[] {
+  const nodes: TemplateNode[] = [];
+  const re = /\{\{([#^])(\w+)\}\}([\s\S]*?)\{\{\/\2\}\}|\{\{\{(\w+)\}\}\}|\{\{(\w+)\}\}/g;
+  let at = 0;
+  for (let m = re.exec(tpl); m; m = re.exec(tpl)) {
+    if (m.index > at) nodes.push(tpl.slice(at, m.index));
+    if (m[2]) nodes.push({ s: m[2], when: m[1] === '#', body: compileTemplate(m[3]!) });
+    else if (m[4]) nodes.push({ v: m[4], raw: true });
+    else nodes.push({ v: m[5]!, raw: false });
+    at = re.lastIndex;
+  }
+  if (at < tpl.length) nodes.push(tpl.slice(at));
+  return nodes;
+}
+
+/** Renders a compiled template with a view. */
+export function renderTemplate(nodes: TemplateNode[], view: View): string {
+  let out = '';
+  for (const n of nodes) {
+    if (typeof n === 'string') out += n;
+    else if ('s' in n) out += Boolean(view[n.s]) === n.when ? renderTemplate(n.body, view) : '';
+    else out += n.raw ? String(view[n.v] ?? '') : esc(view[n.v]);
+  }
+  return out;
+}
