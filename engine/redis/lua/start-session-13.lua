@@ -18,6 +18,8 @@
   KEYS[11] live per SSID hash     {t:T}:lss
   KEYS[12] live per AP hash       {t:T}:lap
                                  (includes/activity.lua; engine/events/activity-keys.ts)
+  KEYS[13] known devices hash     {t:T}:kdev   MAC -> first seen (ms): device.new
+                                 the first time the tenant sees the MAC (includes/session-start.lua)
 
   ARGV[1] now, ms since epoch
   ARGV[2] MAC (canonical)
@@ -56,7 +58,9 @@ end
 
 local now = tonumber(ARGV[1])
 local untilMs = now + tonumber(ARGV[7]) * 60000
-local replaced = startSession(KEYS[1], KEYS[4], KEYS[5], KEYS[2], activityKeys(7), {
+local k = activityKeys(7)
+k.known = KEYS[13]
+local replaced = startSession(KEYS[1], KEYS[4], KEYS[5], KEYS[2], k, {
   sid = ARGV[6], hs = ARGV[3], mac = ARGV[2], now = now, untilMs = untilMs, method = ARGV[9], user = ARGV[10], vid = '',
   down = ARGV[11], up = ARGV[12], quota = ARGV[13], squota = ARGV[14], idle = ARGV[8], profile = ARGV[15],
   ip = ARGV[4], ssid = ARGV[5]})
