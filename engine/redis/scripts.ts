@@ -59,7 +59,8 @@ const SCRIPTS = [
   { file: 'mark-nas-seen-2.lua', name: 'markNasSeenV1', numberOfKeys: 2 },
   // Dashboard activity: buffered sign-in decisions (engine/dashboard/decision-recorder.ts)
   // V2: an entry carries a count (a NAS's alike re-checks folded into one), and only sign-ins emit events.
-  { file: 'record-decisions-5.lua', name: 'recordDecisionsV2', numberOfKeys: 5 },
+  // V3: an entry carries the device's MAC ('' unknown), which its auth.* event carries for webhooks.
+  { file: 'record-decisions-5.lua', name: 'recordDecisionsV3', numberOfKeys: 5 },
   // Dashboard reads (engine/dashboard/read-batch.ts): a request's reads in one command. The key
   // count is the caller's (the tenant's sites, NAS and windows), so it is passed first: numberOfKeys null.
   { file: 'read-batch-n.lua', name: 'readBatchV1', numberOfKeys: null },
@@ -156,7 +157,7 @@ declare module 'ioredis' {
       callback?: Callback<string>,
     ): Result<string, Context>;
     markNasSeenV1(seenKey: string, eventsKey: string, silentMs: Arg, maxlen: Arg, ...nasIdHotspotMs: Arg[]): Result<number, Context>;
-    recordDecisionsV2(
+    recordDecisionsV3(
       decisionsKey: string, eventsKey: string, minuteKey: string, hourKey: string, stepKey: string,
       decisionsMaxlen: Arg, eventsMaxlen: Arg, minuteTtl: Arg, hourTtl: Arg, stepTtl: Arg, acc: string, rej: string, err: string,
       ...decisions: Arg[]

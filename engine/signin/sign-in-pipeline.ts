@@ -34,9 +34,10 @@ export type SignInActors = Pick<SessionActors, 'wake' | 'request'>;
  * answer.
  *
  * The MAC is checked before the hotspot is looked up, as the portal always
- * did: a malformed request is answered invalid_mac without a lookup, and the
- * answers stay what they were. A decision is recorded only once the hotspot
- * (and so the tenant) is known.
+ * did: a malformed request is answered invalid_mac whatever the hotspot, and
+ * the answers stay what they were (the hotspot is looked up after, only to
+ * record the refusal). A decision is recorded only once the hotspot (and so
+ * the tenant) is known.
  *
  * The hotspot's actor is not told about each session: it finds the session
  * in Redis when the NAS first asks about the device (Access-Request or
@@ -66,7 +67,7 @@ export class SignInPipeline {
    */
   async run<In, S extends StartedSession, Out>(method: SignInMethod<In, S, Out>, req: SignInRequest, input: In, expectTenant?: string): Promise<Out> {
     const mac = normalizeMac(req.mac);
-    if (!mac) throw Errors.INVALID_MAC(req.mac);
+    if (!mac) throw await this.invalidMac(method.name, req);
     const hotspot = await this.hotspots.ref(req.hotspotId);
     if (!hotspot || (expectTenant !== undefined && hotspot.tenantId !== expectTenant)) throw Errors.HOTSPOT_NOT_FOUND();
     // A code a NAS sent as User-Name is a RADIUS decision; otherwise the method's own source (portal or OTP).
@@ -75,8 +76,8 @@ export class SignInPipeline {
       hotspot, tenantId: hotspot.tenantId, mac, ip: req.ip, ssid: req.ssid, source: req.source ?? '', viaNas, now: this.now(),
     };
     const decide = (outcome: 'accept' | 'reject', reason: string, name = method.name): void => this.decisions.record(viaNas
-      ? { tenantId: ctx.tenantId, hotspotId: hotspot.id, method: name, outcome, reason, at: ctx.now, source: 'radius' }
-      : { tenantId: ctx.tenantId, hotspotId: hotspot.id, method: name, outcome, reason, at: ctx.now });
+      ? { tenantId: ctx.tenantId, hotspotId: hotspot.id, method: name, outcome, reason, at: ctx.now, source: 'radius', mac }
+      : { tenantId: ctx.tenantId, hotspotId: hotspot.id, method: name, outcome, reason, at: ctx.now, mac });
 
     let result: StartOutcome<S>;
     try {
@@ -119,6 +120,23 @@ export class SignInPipeline {
     if (!durable) throw Errors.SERVICE_UNAVAILABLE('Session store replica');
     decide('accept', '', s.method);
     return method.answer(ctx, s);
+  }
+
+  /**
+   * A malformed MAC, answered invalid_mac as always (before any lookup decides the answer), and
+   * recorded as a refusal when the hotspot is known, as every other refusal of a sign-in is (and as
+   * the OTP service records its own): an auth.failure with no device. Malformed requests only.
+   */
+  private async invalidMac(name: SignInMethod<unknown, StartedSession, unknown>['name'], req: SignInRequest): Promise<AppError> {
+    const e = Errors.INVALID_MAC(req.mac);
+    const hotspot = await this.hotspots.ref(req.hotspotId).catch(() => null);
+    if (hotspot) {
+      this.decisions.record({
+        tenantId: hotspot.tenantId, hotspotId: hotspot.id, method: name, outcome: 'reject', reason: e.code, at: this.now(),
+        ...(req.viaNas === true ? { source: 'radius' as const } : {}),
+      });
+    }
+    return e;
   }
 
   /** Tells the hotspot's actor of a started session: the one it replaced to end, a CoA to send. */
