@@ -125,3 +125,34 @@ describe('OTP sign-in events', () => {
     expect(fresh.map((e) => e.data)).toEqual([expect.objectContaining({ mac, method: 'sms_otp', hotspot_id: v.hotspotId })]);
   });
 });
+
+/**
+ * A Redis that lost the tenant (emptied, or failed over to an empty replica):
+ * the load that follows brings the known devices back from Postgres's
+ * sessions with the vouchers, so a returning device is not announced again.
+ */
+describe('known devices after Redis lost the tenant', () => {
+  test('a device Postgres knows is not new again; one it does not know is', async ({ svc, redis, db, tenant: t, voucher }) => {
+    const [known, other] = [macOf(1, 0x71), macOf(2, 0x71)];
+    const verify = (m: string) => call(svc.base, 'POST', `${VERIFY}?hotspot_id=${t.hotspotId}`, { body: { code: voucher.code, mac: m } });
+    const first = await verify(known);
+    expect(first.status).toBe(200);
+    const firstSeen = (await events(redis, t.tenantId)).find((e) => e.type === 'device.new')!.data.first_seen;
+    await until(async () => (await db.query('SELECT 1 FROM sessions WHERE id = $1', [first.body.session_id])).rowCount === 1, { what: 'the session in Postgres' });
+
+    // Every key of the tenant gone, as from a new server: the next sign-in finds no loaded marker and loads.
+    let cursor = '0';
+    do {
+      const [next, found] = await redis.scan(cursor, 'MATCH', `{t:${t.tenantId}}:*`, 'COUNT', 1000);
+      if (found.length) await redis.del(...found);
+      cursor = next;
+    } while (cursor !== '0');
+
+    expect((await verify(known)).status).toBe(200);
+    expect((await verify(other)).status).toBe(200);
+    const fresh = (await events(redis, t.tenantId)).filter((e) => e.type === 'device.new');
+    expect(fresh.map((e) => e.data.mac)).toEqual([other]);
+    // The first-seen time Postgres holds (the session's start), not the reload's.
+    expect(await redis.hget(keys.knownDevices(t.tenantId), known)).toBe(String(firstSeen));
+  });
+});
