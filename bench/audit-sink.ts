@@ -17,7 +17,7 @@ import { localStack, say, stopChild, Teardown, watchReady } from './bench-kit.js
  * voucher_uses, sessions and vouchers tables and the per-tenant hash chain.
  *
  * (a) Drain rate. With no sink running, N session starts are queued through
- *     the real use-voucher-17.lua (the records are exactly what production
+ *     the real use-voucher-18.lua (the records are exactly what production
  *     queues) across a few tenants; then an engine with its OutboxSink starts
  *     in this process, and we time until every stream is empty (an entry is
  *     deleted only after its transaction committed) -> records/s.
@@ -77,11 +77,11 @@ function mac(phase: number, n: number): string {
 async function useVoucher(redis: Redis, s: Site, code: string, m: string): Promise<[outcome: string, sid: string]> {
   const sid = newId('sess_');
   const now = Date.now();
-  const r = await redis.useVoucherV7(
+  const r = await redis.useVoucherV8(
     keys.voucher(s.tenant, code), keys.voucherDevices(s.tenant, code), keys.grant(s.tenant, s.hotspot, m),
     keys.outbox(s.tenant), keys.loaded(s.tenant), keys.live(s.tenant, s.hotspot), keys.sessionRef(s.tenant, sid),
     keys.block(s.tenant, m), ...activityKeys(s.tenant, now),
-    keys.guessesByDevice(s.tenant, s.hotspot, m), keys.guessesByAddress(s.tenant, ''), keys.guessRefusals(s.tenant, 0),
+    keys.guessesByDevice(s.tenant, s.hotspot, m), keys.guessesByAddress(s.tenant, ''), keys.guessRefusals(s.tenant, 0), keys.knownDevices(s.tenant),
     now, m, s.hotspot, '10.20.0.1', 'Guest', sid, 1440, 900, 10, 0, 600_000, 1_200_000);
   return [String(r[0]), sid];
 }
@@ -262,7 +262,7 @@ async function main(): Promise<number> {
       }
     }
     if (bad) throw new Error(`${bad} of ${RECORDS} script calls did not answer ok`);
-    say(`  queued ${RECORDS} records through use-voucher-17.lua in ${fmt((Date.now() - fillAt) / 1000)} s`);
+    say(`  queued ${RECORDS} records through use-voucher-18.lua in ${fmt((Date.now() - fillAt) / 1000)} s`);
     if (ENDS) {
       const endAt = Date.now();
       for (let i = 0; i < RECORDS;) {

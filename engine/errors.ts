@@ -107,7 +107,7 @@ export const Errors = {
   SESSION_NOT_FOUND: def(() => ['session_not_found', 404, 'No such session']),
   SESSION_NOT_ACTIVE: def(() => ['session_not_active', 409, 'The session has already ended']),
   BLOCK_NOT_FOUND: def(() => ['block_not_found', 404, 'This MAC is not blocked']),
-  /** A guessing limit reached (use-voucher-17.lua): every code refused, a valid one too, nothing spent. */
+  /** A guessing limit reached (use-voucher-18.lua): every code refused, a valid one too, nothing spent. */
   TOO_MANY_ATTEMPTS: def((retryAfterSec: number) => [
     'too_many_attempts', 429, `Too many unknown codes from this device or address; try again in ${retryAfterSec} s`, { retry_after: retryAfterSec },
   ]),

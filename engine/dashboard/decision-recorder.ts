@@ -149,10 +149,10 @@ export class DecisionRecorder implements DecisionSink {
       for (const { d, count } of entries) {
         // A NAS asking again about a device counts per method and reason, not as a login (isSignIn).
         const flags = !isSignIn(d.method) ? '' : d.outcome === 'reject' && SERVER_SIDE.has(d.reason) ? 'se' : 's';
-        args.push(d.at, d.outcome, d.method, d.reason, d.hotspotId, decisionSource(d), flags, count);
+        args.push(d.at, d.outcome, d.method, d.reason, d.hotspotId, decisionSource(d), flags, count, d.mac ?? '');
       }
       const [minute, hour] = activityBuckets(tenantId, entries[0]!.d.at);
-      await this.redis.recordDecisionsV2(
+      await this.redis.recordDecisionsV3(
         keys.decisions(tenantId), keys.events(tenantId), minute, hour, keys.decisionStep(tenantId, step),
         DECISIONS_MAXLEN, EVENTS_MAXLEN, ACTIVITY_TTL.minute, ACTIVITY_TTL.hour, ACTIVITY_TTL.step,
         ACTIVITY.accepts, ACTIVITY.rejects, ACTIVITY.errors, ...args);

@@ -6,7 +6,7 @@ import type { IncidentService } from './incident-service.js';
 /**
  * The `signin_guessing` detector: a hotspot whose guests the voucher
  * guessing limits refused at least `incident_refusals` times (the tenant's
- * sign-in settings) within one 10-minute window. use-voucher-17.lua counts
+ * sign-in settings) within one 10-minute window. use-voucher-18.lua counts
  * every refusal per hotspot into that window's hash, atomically with the
  * refusal, so every process's refusals are counted, and the limits that
  * keep an attack out are also what makes it seen.

@@ -127,7 +127,7 @@ export class RadiusGateway implements RadiusHandler {
     } else if (voucherAuth) {
       if (!mac) return this.noted(nas, 'voucher', 'no_device_address', { accept: false, reason: 'No device address (Calling-Station-Id) in the request' });
       // With CHAP the NAS proves the code as its own secret (a login page sending the code as user name and password).
-      if (m.chap && !chapMatches(m.chap, m.userName)) return this.noted(nas, 'voucher', 'wrong_password', { accept: false, reason: 'Wrong user name or password' });
+      if (m.chap && !chapMatches(m.chap, m.userName)) return this.noted(nas, 'voucher', 'wrong_password', { accept: false, reason: 'Wrong user name or password' }, mac);
       try {
         await this.signIn.voucher({ hotspotId: nas.hotspotId, code: m.userName, mac, ip: m.framedIp ?? '', ssid: m.ssid ?? '', viaNas: true });
       } catch (err) {
@@ -152,11 +152,14 @@ export class RadiusGateway implements RadiusHandler {
     return this.noted(nas, method, decision.accept ? '' : REJECT_CODES[decision.reason] ?? 'rejected', decision);
   }
 
-  /** Records an answer as a RADIUS decision (an object and a push onto the recorder's buffer) and hands it back. */
-  private noted(nas: { tenantId: string; hotspotId: string }, method: DecisionMethod, reason: string, d: AccessDecision): AccessDecision {
-    this.decisions.record({
-      tenantId: nas.tenantId, hotspotId: nas.hotspotId, method, outcome: d.accept ? 'accept' : 'reject', reason, at: this.now(), source: 'radius',
-    });
+  /**
+   * Records an answer as a RADIUS decision (an object and a push onto the recorder's buffer) and hands it back.
+   * `mac` only for a sign-in (its auth.* event carries it); a NAS's re-checks emit no event.
+   */
+  private noted(nas: { tenantId: string; hotspotId: string }, method: DecisionMethod, reason: string, d: AccessDecision, mac?: string): AccessDecision {
+    this.decisions.record(mac
+      ? { tenantId: nas.tenantId, hotspotId: nas.hotspotId, method, outcome: d.accept ? 'accept' : 'reject', reason, at: this.now(), source: 'radius', mac }
+      : { tenantId: nas.tenantId, hotspotId: nas.hotspotId, method, outcome: d.accept ? 'accept' : 'reject', reason, at: this.now(), source: 'radius' });
     return d;
   }
 

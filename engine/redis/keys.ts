@@ -43,7 +43,7 @@ export const keys = {
    */
   loaded: (tenantId: string) => `${tag(tenantId)}:loaded`,
 
-  // --- Voucher guessing limits (use-voucher-17.lua, includes/guess-limit.lua; README, Guessing limits) ---
+  // --- Voucher guessing limits (use-voucher-18.lua, includes/guess-limit.lua; README, Guessing limits) ---
   /** Sorted set: a device's unknown codes at one hotspot, scored by when (ms); the sliding window's log, expires with it. */
   guessesByDevice: (tenantId: string, hotspotId: string, mac: string) => `${tag(tenantId)}:gl:d:${hotspotId}:${mac}`,
   /** Sorted set: unknown codes from one source address (the socket's peer), scored by when (ms); expires with the window. */
@@ -90,6 +90,13 @@ export const keys = {
   decisions: (tenantId: string) => `${tag(tenantId)}:dec`,
   /** Hash: MAC -> number of its live sessions (at any hotspot); HLEN = devices online. +1 at start, -1 at end, field removed at 0. */
   liveDevices: (tenantId: string) => `${tag(tenantId)}:ldev`,
+  /**
+   * Hash: MAC -> when the tenant first saw it (ms): every device that ever started a session at any of the
+   * tenant's hotspots. The session start creates the field with HSETNX and emits device.new when it did
+   * (includes/session-start.lua), so the event is sent once per tenant and MAC; reloaded from Postgres's
+   * sessions when Redis lost it (VoucherLoader). Never trimmed: about 90 bytes a device (docs/events.md).
+   */
+  knownDevices: (tenantId: string) => `${tag(tenantId)}:kdev`,
   /** Hash: "<hotspot>|<ssid>" -> live sessions; +1 at start, -1 at end. */
   liveBySsid: (tenantId: string) => `${tag(tenantId)}:lss`,
   /** Hash: "<hotspot>|<access point>" -> live sessions, the AP as accounting names it (GRANT.apName); moved when it changes, -1 at end. */

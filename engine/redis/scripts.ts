@@ -26,7 +26,8 @@ const SCRIPTS = [
   // V6: the start (and the end of a replaced session) emits its domain event and counts the dashboard's
   // activity: six more KEYS (includes/activity.lua).
   // V7: the guessing limits checked and counted in the same step (three more KEYS, four more ARGV, 'too_many_attempts').
-  { file: 'use-voucher-17.lua', name: 'useVoucherV7', numberOfKeys: 17 },
+  // V8: a spent use emits voucher.redeemed, and a tenant's first session of a MAC device.new (one more KEY, the known devices).
+  { file: 'use-voucher-18.lua', name: 'useVoucherV8', numberOfKeys: 18 },
   { file: 'remove-voucher-2.lua', name: 'removeVoucherV1', numberOfKeys: 2 },
   // Operator audit records (engine/audit/audit-log.ts): the record queued and its intent cleared in one step.
   { file: 'commit-audit-2.lua', name: 'commitAuditV1', numberOfKeys: 2 },
@@ -43,11 +44,13 @@ const SCRIPTS = [
   { file: 'remember-nas-2.lua', name: 'rememberNasV2', numberOfKeys: 2 },
   { file: 'raise-uses-1.lua', name: 'raiseUsesV1', numberOfKeys: 1 },
   // V2: the start emits its domain event and counts the dashboard's activity (six more KEYS).
-  { file: 'start-session-12.lua', name: 'startSessionV2', numberOfKeys: 12 },
+  // V3: a tenant's first session of a MAC emits device.new (one more KEY, the known devices).
+  { file: 'start-session-13.lua', name: 'startSessionV3', numberOfKeys: 13 },
   // OTP sign-in (engine/signin/otp/)
   { file: 'request-otp-7.lua', name: 'requestOtpV1', numberOfKeys: 7 },
   // The code check and the session start in one script (it replaced verify-otp-1.lua + start-session-12.lua for codes).
-  { file: 'use-otp-13.lua', name: 'useOtpV1', numberOfKeys: 13 },
+  // V2: a tenant's first session of a MAC emits device.new (one more KEY, the known devices).
+  { file: 'use-otp-14.lua', name: 'useOtpV2', numberOfKeys: 14 },
   { file: 'mark-otp-delivered-2.lua', name: 'markOtpDeliveredV1', numberOfKeys: 2 },
   { file: 'claim-otp-fallbacks-1.lua', name: 'claimOtpFallbacksV1', numberOfKeys: 1 },
   { file: 'settle-otp-fallback-3.lua', name: 'settleOtpFallbackV1', numberOfKeys: 3 },
@@ -56,7 +59,8 @@ const SCRIPTS = [
   { file: 'mark-nas-seen-2.lua', name: 'markNasSeenV1', numberOfKeys: 2 },
   // Dashboard activity: buffered sign-in decisions (engine/dashboard/decision-recorder.ts)
   // V2: an entry carries a count (a NAS's alike re-checks folded into one), and only sign-ins emit events.
-  { file: 'record-decisions-5.lua', name: 'recordDecisionsV2', numberOfKeys: 5 },
+  // V3: an entry carries the device's MAC ('' unknown), which its auth.* event carries for webhooks.
+  { file: 'record-decisions-5.lua', name: 'recordDecisionsV3', numberOfKeys: 5 },
   // Dashboard reads (engine/dashboard/read-batch.ts): a request's reads in one command. The key
   // count is the caller's (the tenant's sites, NAS and windows), so it is passed first: numberOfKeys null.
   { file: 'read-batch-n.lua', name: 'readBatchV1', numberOfKeys: null },
@@ -79,11 +83,11 @@ declare module 'ioredis' {
       minutes: Arg, downKbps: Arg, upKbps: Arg, quotaMb: Arg, profile: string, code: string, sessionQuotaMb: Arg,
       callback?: Callback<number>,
     ): Result<number, Context>;
-    useVoucherV7(
+    useVoucherV8(
       voucherKey: string, devicesKey: string, grantKey: string, outboxKey: string, loadedKey: string,
       liveKey: string, sessionRefKey: string, blockKey: string,
       eventsKey: string, minuteKey: string, hourKey: string, liveDevicesKey: string, liveBySsidKey: string, liveByApKey: string,
-      deviceGuessesKey: string, addressGuessesKey: string, refusalsKey: string,
+      deviceGuessesKey: string, addressGuessesKey: string, refusalsKey: string, knownDevicesKey: string,
       now: Arg, mac: string, hotspotId: string, ip: string, ssid: string,
       sessionId: string, defaultMinutes: Arg, idleSec: Arg,
       perDevice: Arg, perAddress: Arg, windowMs: Arg, refusalsTtlMs: Arg,
@@ -114,9 +118,10 @@ declare module 'ioredis' {
     renewLeaseV2(leaseKey: string, nextKey: string, owner: string, ttlMs: Arg, queue: Arg, queueGraceMs: Arg, callback?: Callback<number>): Result<number, Context>;
     rememberNasV2(grantKey: string, liveBySsidKey: string, sid: string, nasId: string, nasUser: string, ssid: string, callback?: Callback<number>): Result<number, Context>;
     raiseUsesV1(voucherKey: string, voucherId: string, uses: Arg, callback?: Callback<number>): Result<number, Context>;
-    startSessionV2(
+    startSessionV3(
       grantKey: string, outboxKey: string, loadedKey: string, liveKey: string, sessionRefKey: string, blockKey: string,
       eventsKey: string, minuteKey: string, hourKey: string, liveDevicesKey: string, liveBySsidKey: string, liveByApKey: string,
+      knownDevicesKey: string,
       now: Arg, mac: string, hotspotId: string, ip: string, ssid: string, sessionId: string,
       minutes: Arg, idleSec: Arg, method: string, user: string,
       downKbps: Arg, upKbps: Arg, quotaMb: Arg, sessionQuotaMb: Arg, profile: string,
@@ -131,9 +136,10 @@ declare module 'ioredis' {
       perIp: Arg, perMac: Arg, perPrefix: Arg, windowMs: Arg, fallbackDueMs: Arg, fallbackSms: Arg, locale: string,
       callback?: Callback<unknown[]>,
     ): Result<unknown[], Context>;
-    useOtpV1(
+    useOtpV2(
       codeKey: string, grantKey: string, outboxKey: string, loadedKey: string, liveKey: string, sessionRefKey: string, blockKey: string,
       eventsKey: string, minuteKey: string, hourKey: string, liveDevicesKey: string, liveBySsidKey: string, liveByApKey: string,
+      knownDevicesKey: string,
       now: Arg, hash: string, maxTries: Arg, mac: string, hotspotId: string, ip: string, ssid: string, sessionId: string, user: string,
       ...terms: Arg[]
     ): Result<unknown[], Context>;
@@ -151,7 +157,7 @@ declare module 'ioredis' {
       callback?: Callback<string>,
     ): Result<string, Context>;
     markNasSeenV1(seenKey: string, eventsKey: string, silentMs: Arg, maxlen: Arg, ...nasIdHotspotMs: Arg[]): Result<number, Context>;
-    recordDecisionsV2(
+    recordDecisionsV3(
       decisionsKey: string, eventsKey: string, minuteKey: string, hourKey: string, stepKey: string,
       decisionsMaxlen: Arg, eventsMaxlen: Arg, minuteTtl: Arg, hourTtl: Arg, stepTtl: Arg, acc: string, rej: string, err: string,
       ...decisions: Arg[]

@@ -47,7 +47,7 @@ export function decide(request: { mac: string; ssid?: string | undefined }, s: D
 }
 
 /**
- * `ssid` is one of the newline-separated `list` (use-voucher-17.lua's rule:
+ * `ssid` is one of the newline-separated `list` (use-voucher-18.lua's rule:
  * an SSID holding a newline would match two names at once, so it matches none).
  */
 export function ssidListed(list: string, ssid: string): boolean {

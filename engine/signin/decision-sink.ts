@@ -36,6 +36,11 @@ export interface SignInDecision {
   at: number;
   /** Unset: `portal` for a voucher, `otp` for the other methods (decisionSource). */
   source?: DecisionSource;
+  /**
+   * The device (canonical MAC) when the decision knows it: carried by the auth.* event for the
+   * tenant's own integrations (webhooks), never by the dashboard's decisions list.
+   */
+  mac?: string;
 }
 
 /** A decision's source, its default filled in. */

@@ -37,11 +37,11 @@ export const HOTSPOT_DEFAULT_TERMS: TermsSource = { termsFor: () => Promise.reso
 
 /**
  * The start of a guest whose method has checked them already: only the
- * block check and the method-neutral session start (start-session-12.lua),
+ * block check and the method-neutral session start (start-session-13.lua),
  * with the session's terms from the hotspot's settings for that method.
  * The sponsor and hotel-room (PMS) sign-ins start through this one file
  * (SignInService.start). OTP codes do not: their check and start are one
- * script, use-otp-13.lua (otp/otp-code-method.ts), which shares resolveTerms
+ * script, use-otp-14.lua (otp/otp-code-method.ts), which shares resolveTerms
  * and startedAnswer from here.
  */
 export class IdentityMethod implements SignInMethod<CheckedIdentity, StartedSession, Started> {
@@ -64,8 +64,8 @@ export class IdentityMethod implements SignInMethod<CheckedIdentity, StartedSess
     let a: unknown[];
     try {
       const sid = newId('sess_');
-      a = await this.redis.startSessionV2(keys.grant(t, hs, ctx.mac), keys.outbox(t), keys.loaded(t), keys.live(t, hs),
-        keys.sessionRef(t, sid), keys.block(t, ctx.mac), ...activityKeys(t, ctx.now), ctx.now, ctx.mac, hs, ctx.ip, ctx.ssid, sid,
+      a = await this.redis.startSessionV3(keys.grant(t, hs, ctx.mac), keys.outbox(t), keys.loaded(t), keys.live(t, hs),
+        keys.sessionRef(t, sid), keys.block(t, ctx.mac), ...activityKeys(t, ctx.now), keys.knownDevices(t), ctx.now, ctx.mac, hs, ctx.ip, ctx.ssid, sid,
         x.minutes, x.idleSec, this.name, id.username, x.downKbps, x.upKbps, x.quotaMb, x.sessionQuotaMb, x.profile);
     } catch (err) {
       throw Errors.SERVICE_UNAVAILABLE('Session store').withCause(err);

@@ -34,8 +34,9 @@ export type SignInActors = Pick<SessionActors, 'wake' | 'request'>;
  * answer.
  *
  * The MAC is checked before the hotspot is looked up, as the portal always
- * did: a malformed request is answered invalid_mac without a lookup, and the
- * answers stay what they were. A hotspot the caller resolved already
+ * did: a malformed request is answered invalid_mac whatever the hotspot, and
+ * the answers stay what they were (the hotspot is looked up after, only to
+ * record the refusal). A hotspot the caller resolved already
  * (SignInRequest.hotspot: the portal sign-in) is not looked up again. A
  * decision is recorded only once the hotspot (and so the tenant) is known.
  *
@@ -67,8 +68,8 @@ export class SignInPipeline {
    */
   async run<In, S extends StartedSession, Out>(method: SignInMethod<In, S, Out>, req: SignInRequest, input: In, expectTenant?: string): Promise<Out> {
     const mac = normalizeMac(req.mac);
-    if (!mac) throw Errors.INVALID_MAC(req.mac);
-    const hotspot = req.hotspot?.id === req.hotspotId ? req.hotspot : await this.hotspots.ref(req.hotspotId);
+    if (!mac) throw await this.invalidMac(method.name, req);
+    const hotspot = await this.resolve(req);
     if (!hotspot || (expectTenant !== undefined && hotspot.tenantId !== expectTenant)) throw Errors.HOTSPOT_NOT_FOUND();
     // A code a NAS sent as User-Name is a RADIUS decision; otherwise the method's own source (portal or OTP).
     const viaNas = req.viaNas === true;
@@ -76,8 +77,8 @@ export class SignInPipeline {
       hotspot, tenantId: hotspot.tenantId, mac, ip: req.ip, ssid: req.ssid, source: req.source ?? '', viaNas, now: this.now(),
     };
     const decide = (outcome: 'accept' | 'reject', reason: string, name = method.name): void => this.decisions.record(viaNas
-      ? { tenantId: ctx.tenantId, hotspotId: hotspot.id, method: name, outcome, reason, at: ctx.now, source: 'radius' }
-      : { tenantId: ctx.tenantId, hotspotId: hotspot.id, method: name, outcome, reason, at: ctx.now });
+      ? { tenantId: ctx.tenantId, hotspotId: hotspot.id, method: name, outcome, reason, at: ctx.now, source: 'radius', mac }
+      : { tenantId: ctx.tenantId, hotspotId: hotspot.id, method: name, outcome, reason, at: ctx.now, mac });
 
     let result: StartOutcome<S>;
     try {
@@ -120,6 +121,28 @@ export class SignInPipeline {
     if (!durable) throw Errors.SERVICE_UNAVAILABLE('Session store replica');
     decide('accept', '', s.method);
     return method.answer(ctx, s);
+  }
+
+  /**
+   * A malformed MAC, answered invalid_mac as always (before any lookup decides the answer), and
+   * recorded as a refusal when the hotspot is known, as every other refusal of a sign-in is (and as
+   * the OTP service records its own): an auth.failure with no device. Malformed requests only.
+   */
+  /** The request's hotspot: the one the caller resolved already (the portal sign-in), else looked up. */
+  private resolve(req: SignInRequest): Promise<HotspotRef | null> {
+    return req.hotspot?.id === req.hotspotId ? Promise.resolve(req.hotspot) : this.hotspots.ref(req.hotspotId);
+  }
+
+  private async invalidMac(name: SignInMethod<unknown, StartedSession, unknown>['name'], req: SignInRequest): Promise<AppError> {
+    const e = Errors.INVALID_MAC(req.mac);
+    const hotspot = await this.resolve(req).catch(() => null);
+    if (hotspot) {
+      this.decisions.record({
+        tenantId: hotspot.tenantId, hotspotId: hotspot.id, method: name, outcome: 'reject', reason: e.code, at: this.now(),
+        ...(req.viaNas === true ? { source: 'radius' as const } : {}),
+      });
+    }
+    return e;
   }
 
   /** Tells the hotspot's actor of a started session: the one it replaced to end, a CoA to send. */

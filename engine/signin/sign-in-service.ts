@@ -72,7 +72,7 @@ export class SignInService {
   /**
    * A guest whose method checked them already, in a step of its own (the
    * sponsor and hotel-room sign-ins): the block check and the session start
-   * (IdentityMethod, start-session-12.lua), with the session's terms from the
+   * (IdentityMethod, start-session-13.lua), with the session's terms from the
    * hotspot's settings for that method. OTP codes do not come here: their
    * check and start are one script (code()).
    */

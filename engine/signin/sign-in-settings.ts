@@ -50,7 +50,7 @@ export interface OtpLimits {
 }
 
 /**
- * Voucher guessing limits (use-voucher-17.lua): only unknown codes count;
+ * Voucher guessing limits (use-voucher-18.lua): only unknown codes count;
  * past a limit every code is refused, a valid one too, and nothing is spent.
  * 0 turns a limit off.
  */

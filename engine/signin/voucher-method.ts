@@ -14,7 +14,7 @@ export interface GuessingLimitsSource {
 
 /**
  * The window the refusals per hotspot are counted in (KEYS[17] of
- * use-voucher-17.lua), read by the signin_guessing detector. Fixed, so every
+ * use-voucher-18.lua), read by the signin_guessing detector. Fixed, so every
  * process and the detector name the same buckets whatever the tenants' limits.
  */
 export const GUESS_REFUSAL_WINDOW_MS = 600_000;
@@ -41,7 +41,7 @@ interface VoucherSession extends StartedSession {
 /**
  * The voucher way in. The guessing limits, the checks (expiry, SSID,
  * remaining uses), the use counter and the session start are one Lua script
- * (use-voucher-17.lua), so a voucher is never used more than max_uses, no
+ * (use-voucher-18.lua), so a voucher is never used more than max_uses, no
  * guest gets in without the start record queued, and a device or address past
  * its guessing limit spends nothing; this class only prepares its arguments
  * and maps its answer onto the spec's bodies.
@@ -72,10 +72,11 @@ export class VoucherMethod implements SignInMethod<{ code: string }, VoucherSess
       const sid = newId('sess_');
       // No source address (RADIUS: the packet comes from the NAS): no per-address limit; its key is never touched.
       const perAddress = ctx.source ? g.per_address : 0;
-      a = await this.redis.useVoucherV7(
+      a = await this.redis.useVoucherV8(
         keys.voucher(t, input.code), keys.voucherDevices(t, input.code), keys.grant(t, hs, ctx.mac), keys.outbox(t), keys.loaded(t),
         keys.live(t, hs), keys.sessionRef(t, sid), keys.block(t, ctx.mac), ...activityKeys(t, ctx.now),
         keys.guessesByDevice(t, hs, ctx.mac), keys.guessesByAddress(t, ctx.source), keys.guessRefusals(t, Math.floor(ctx.now / GUESS_REFUSAL_WINDOW_MS)),
+        keys.knownDevices(t),
         ctx.now, ctx.mac, hs, ctx.ip, ctx.ssid, sid, minutes, this.defaults.idleSec,
         g.per_device, perAddress, g.window_sec * 1000, 2 * GUESS_REFUSAL_WINDOW_MS);
     } catch (err) {

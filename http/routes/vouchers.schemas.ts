@@ -24,7 +24,7 @@ const expiresAt = {
   description: 'ISO 8601 UTC timestamp; absent, null or "" means the voucher never expires',
   ...nullable({ type: 'string', format: 'date-time' } as const, { type: 'string', maxLength: 0 } as const),
 };
-// No newline in an SSID: Redis keeps the list newline separated (use-voucher-17.lua).
+// No newline in an SSID: Redis keeps the list newline separated (use-voucher-18.lua).
 const ssids = { type: 'array', maxItems: 32, items: { type: 'string', minLength: 1, maxLength: 32, pattern: '^[^\\n]+$' }, description: 'SSIDs the voucher is valid on; empty: all' } as const;
 const sessionQuotaMb = {
   ...nullable(quotaMb),

@@ -51,7 +51,8 @@ describe('dashboard decisions of OTP sign-ins', () => {
     expect(list.map((d) => [d.outcome, d.method, d.reason, d.source])).toEqual([
       ['reject', 'sms_otp', 'otp_invalid', 'otp'], ['accept', 'sms_otp', '', 'otp']]);
     const events = (await engine.redis.xrange(keys.events(v.tenantId), '-', '+')).map(([, f]) => f[1]);
-    // session.start is written by the start script at once, auth.* by the recorder's next flush: their order is not fixed.
-    expect([...events].sort()).toEqual(['auth.failure', 'auth.success', 'session.start']);
+    // session.start (and device.new: the device is new to the tenant) is written by the start script at once,
+    // auth.* by the recorder's next flush: their order is not fixed.
+    expect([...events].sort()).toEqual(['auth.failure', 'auth.success', 'device.new', 'session.start']);
   });
 });

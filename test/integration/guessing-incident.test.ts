@@ -18,7 +18,7 @@ import { mac } from '../support/macs.js';
 
 /**
  * The signin_guessing incident: refusals of the guessing limits, counted per
- * hotspot by the real use-voucher-17.lua, raise it once the tenant's
+ * hotspot by the real use-voucher-18.lua, raise it once the tenant's
  * threshold is reached, once however many processes look, and once per
  * window: an operator's resolve is not undone by the same window's count.
  */

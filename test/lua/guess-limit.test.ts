@@ -4,13 +4,13 @@ import { keys, luaTest as it, mac } from '../support/lua.js';
 import { outbox, putVoucher, useVoucher, type UseArgs } from '../fixtures/lua-voucher.js';
 
 /**
- * The guessing limits of use-voucher-17.lua (includes/guess-limit.lua)
+ * The guessing limits of use-voucher-18.lua (includes/guess-limit.lua)
  * against a real Redis, the clock passed in: only unknown codes count, per
  * device and hotspot and per source address, in a sliding window; past a
  * limit every code is refused before it is looked up, so a valid code spends
  * nothing; the wait told is the true one.
  */
-describe('use-voucher-17.lua: guessing limits', () => {
+describe('use-voucher-18.lua: guessing limits', () => {
   let redis: Redis;
   it.beforeAll(({ redis: r }) => { redis = r; });
 

@@ -5,12 +5,12 @@ import { keys, luaTenant, luaTest as it, mac } from '../support/lua.js';
 import { outbox, putVoucher, startSession, useVoucher } from '../fixtures/lua-voucher.js';
 
 /**
- * start-session-12.lua: the start of a guest whose method checked them in an
+ * start-session-13.lua: the start of a guest whose method checked them in an
  * earlier atomic step (an OTP code). The block check and the method-neutral
  * session start (lua/includes/session-start.lua) that the voucher script
  * shares: the same grant, live entry, ref and session_start record.
  */
-describe('start-session-12.lua', () => {
+describe('start-session-13.lua', () => {
   let redis: Redis;
   it.beforeAll(({ redis: r }) => { redis = r; });
 

@@ -17,12 +17,12 @@ const TERMS: ChannelTerms[] = [
 ];
 
 /**
- * use-otp-13.lua: the code check and the session start in one script. A code
+ * use-otp-14.lua: the code check and the session start in one script. A code
  * is used once, dies after 5 wrong tries and is dead past its validity; it is
  * consumed if and only if the session starts, and the start is the shared
  * method-neutral one (grant, live entry, ref, session_start record).
  */
-describe('use-otp-13.lua', () => {
+describe('use-otp-14.lua', () => {
   let redis: Redis;
   let store: OtpStore;
   it.beforeAll(({ redis: r }) => { redis = r; store = new OtpStore(r); });

@@ -10,14 +10,14 @@ import { outbox, putVoucher, useVoucher, type UseArgs } from '../fixtures/lua-vo
  * the only place a use is counted, so every refusal must leave the counter,
  * the devices hash, the grant and the outbox exactly as they were.
  */
-describe('use-voucher-17.lua', () => {
+describe('use-voucher-18.lua', () => {
   let redis: Redis;
   it.beforeAll(({ redis: r }) => { redis = r; });
 
   const use = (t: string, code: string, a: UseArgs): Promise<unknown[]> => useVoucher(redis, t, code, a);
   /**
    * An 'ok' answer's common part: ok, session id, grant until, current uses,
-   * max uses, reused. use-voucher-17 adds the replaced session to a new use.
+   * max uses, reused. use-voucher-18 adds the replaced session to a new use.
    */
   const ok = (r: unknown[]): unknown[] => {
     expect(r[0], JSON.stringify(r)).toBe('ok');
@@ -273,7 +273,7 @@ describe('use-voucher-17.lua', () => {
   });
 });
 
-describe('use-voucher-17.lua: block list', () => {
+describe('use-voucher-18.lua: block list', () => {
   let redis: Redis;
   it.beforeAll(({ redis: r }) => { redis = r; });
 

@@ -12,17 +12,17 @@ describe('Lua activity constants', () => {
   const constant = (lua: string, name: string): number => Number(new RegExp(`local ${name} = (\\d+)`).exec(lua)?.[1]);
 
   it('the stream bound and the bucket lifetimes match the TypeScript contract', () => {
-    for (const f of ['use-voucher-17.lua', 'start-session-12.lua', 'use-otp-13.lua', 'end-session-10.lua', 'extend-session-4.lua']) {
+    for (const f of ['use-voucher-18.lua', 'start-session-13.lua', 'use-otp-14.lua', 'end-session-10.lua', 'extend-session-4.lua']) {
       expect(constant(readScript(f), 'EVENTS_MAXLEN'), f).toBe(EVENTS_MAXLEN);
     }
-    const act = readScript('use-voucher-17.lua');
+    const act = readScript('use-voucher-18.lua');
     expect(constant(act, 'ACTIVITY_TTL_MINUTE')).toBe(ACTIVITY_TTL.minute);
     expect(constant(act, 'ACTIVITY_TTL_HOUR')).toBe(ACTIVITY_TTL.hour);
   });
 
   it('the field names the scripts count are the ACTIVITY names', () => {
     // Accounting's byte counts are the tally's (engine/events/activity-tally.ts), which names them by ACTIVITY itself.
-    const lua = readScript('use-voucher-17.lua') + readScript('end-session-10.lua');
+    const lua = readScript('use-voucher-18.lua') + readScript('end-session-10.lua');
     for (const field of [ACTIVITY.starts, ACTIVITY.ends, ACTIVITY.durationSec]) {
       expect(lua, field).toContain(`'${field}', `);
     }

@@ -21,7 +21,7 @@ describe('decide() and the SSID the NAS names', () => {
     expect(decide({ mac: MAC, ssid: '' }, session('VIP'), NOW).accept).toBe(true);
   });
 
-  it('matches whole names only, as use-voucher-17.lua does', () => {
+  it('matches whole names only, as use-voucher-18.lua does', () => {
     expect(ssidListed('VIP\nStaff', 'VI')).toBe(false);
     expect(ssidListed('VIP\nStaff', 'IP')).toBe(false);
     expect(ssidListed('VIP\nStaff', 'VIP\nStaff')).toBe(false);

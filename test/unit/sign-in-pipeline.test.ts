@@ -51,7 +51,7 @@ describe('SignInPipeline', () => {
     expect(await s.run()).toBe('sess_1 02:AA:00:00:00:01 https://example.com/');
     expect(s.seen[0]).toEqual({ hotspot, tenantId: 'tn_1', mac: '02:AA:00:00:00:01', ip: '10.0.0.1', ssid: 'Guest', source: '', viaNas: false, now: 42 });
     expect(s.actorCalls).toEqual([['wake', 'tn_1', 'hs_1', 'Europe/Istanbul']]);
-    expect(s.decisions).toEqual([{ tenantId: 'tn_1', hotspotId: 'hs_1', method: 'sms_otp', outcome: 'accept', reason: '', at: 42 }]);
+    expect(s.decisions).toEqual([{ tenantId: 'tn_1', hotspotId: 'hs_1', method: 'sms_otp', outcome: 'accept', reason: '', at: 42, mac: '02:AA:00:00:00:01' }]);
   });
 
   it('a replaced session goes to the actor to end; a session given back wakes nothing', async () => {
@@ -98,11 +98,12 @@ describe('SignInPipeline', () => {
     expect(limited.seen).toEqual([]);
   });
 
-  it('a bad MAC, an unknown hotspot or one of another tenant: refused before any step, with no decision for the MAC', async () => {
+  it('a bad MAC, an unknown hotspot or one of another tenant: refused before any step; only the bad MAC at a known hotspot is recorded', async () => {
     const s = setup([]);
     await expect(s.run('nope')).rejects.toMatchObject({ code: 'invalid_mac' });
     await expect(s.run(undefined, 'tn_other')).rejects.toMatchObject({ code: 'hotspot_not_found' });
     expect(s.seen).toEqual([]);
-    expect(s.decisions).toEqual([]);
+    // An auth.failure with the catalogue's code, as the OTP service records its own; no device to name.
+    expect(s.decisions).toEqual([{ tenantId: 'tn_1', hotspotId: 'hs_1', method: 'sms_otp', outcome: 'reject', reason: 'invalid_mac', at: 42 }]);
   });
 });

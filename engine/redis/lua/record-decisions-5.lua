@@ -37,11 +37,13 @@
   ARGV[4] hour bucket TTL, s
   ARGV[5] step counter TTL, s
   ARGV[6..8] the ACTIVITY field names for accepts, rejects and errors
-  then per entry, 8 values: at (ms; of the last decision folded in),
+  then per entry, 9 values: at (ms; of the last decision folded in),
   outcome (accept|reject), method, reason ('' for an accept), hotspot id,
   source (portal|otp|radius), flags ('s' when it was a sign-in: counted as an
   accept or reject, and emitted; 'e' too when a reject was our failure,
-  counted as an error), count (decisions the entry stands for, >= 1)
+  counted as an error), count (decisions the entry stands for, >= 1),
+  mac (the device, '' when unknown: only the event carries it, for the
+  tenant's own integrations; the dashboard's list does not)
 
   Returns the number of decisions recorded (the entries' counts summed).
 ]]
@@ -56,8 +58,9 @@ end
 -- The step's place in its minute (six 10-second steps a minute), from the first entry's time.
 local stepInMinute = ARGV[9] and tostring(math.floor(tonumber(ARGV[9]) / 10000) % 6) or '0'
 
-for i = 9, #ARGV, 8 do
+for i = 9, #ARGV, 9 do
   local at, outcome, method, reason, hs, source, flags = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5], ARGV[i + 6]
+  local mac = ARGV[i + 8]
   local c = tonumber(ARGV[i + 7])
   local accept = outcome == 'accept'
   local field = accept and ACC or REJ
@@ -77,12 +80,10 @@ for i = 9, #ARGV, 8 do
   rcall('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*',
     'at', at, 'outcome', outcome, 'method', method, 'reason', reason, 'hotspot', hs, 'source', source, 'count', c)
   if signIn then
-    local data
-    if accept then
-      data = cjson.encode({hotspot_id = hs, method = method, source = source})
-    else
-      data = cjson.encode({hotspot_id = hs, method = method, reason = reason, source = source})
-    end
+    local d = {hotspot_id = hs, method = method, source = source}
+    if not accept then d.reason = reason end
+    if mac ~= '' then d.mac = mac end
+    local data = cjson.encode(d)
     rcall('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '*',
       'type', accept and 'auth.success' or 'auth.failure', 'ts', at, 'site', hs, 'data', data)
   end

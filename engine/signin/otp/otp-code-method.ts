@@ -26,7 +26,7 @@ const CHANNELS: Record<'phone' | 'email', readonly { channel: OtpChannelName; me
 
 /**
  * Sign-in with a one-time code: the code check and the session start are one
- * Redis script (use-otp-13.lua), one round trip, so the code is consumed if
+ * Redis script (use-otp-14.lua), one round trip, so the code is consumed if
  * and only if the session starts, and a verify costs what a voucher use
  * costs. The pipeline around it (sign-in-pipeline.ts) does what it does for
  * every method: hotspot, block check (in the script), a load of the tenant

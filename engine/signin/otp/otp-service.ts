@@ -89,10 +89,10 @@ export class OtpService implements DeliveryReceiver {
   async request(r: OtpRequestInput): Promise<OtpSent> {
     const { tenantId, settings, hotspotMethods } = await this.hotspot(r.hotspotId);
     const method = METHOD_OF[r.channel];
-    const reject = (e: AppError): AppError => this.refuse(tenantId, r.hotspotId, method, e);
+    const mac = normalizeMac(r.mac);
+    const reject = (e: AppError): AppError => this.refuse(tenantId, r.hotspotId, method, e, mac);
     // offeredMethods(hotspotMethods, settings.methods).includes(method), without the array it builds per request.
     if (!hotspotMethods.includes(method) || !settings.methods.includes(method)) throw reject(Errors.METHOD_NOT_ALLOWED_HERE(method));
-    const mac = normalizeMac(r.mac);
     if (!mac) throw reject(Errors.INVALID_MAC(r.mac));
     let identity: string;
     let prefix: string;
@@ -165,8 +165,8 @@ export class OtpService implements DeliveryReceiver {
     if (!hs) throw Errors.HOTSPOT_NOT_FOUND();
     const tenantId = hs.tenantId;
     const fallbackMethod = v.kind === 'email' ? 'email' : 'sms_otp';
-    const reject = (e: AppError): AppError => this.refuse(tenantId, v.hotspotId, fallbackMethod, e);
     const mac = normalizeMac(v.mac);
+    const reject = (e: AppError): AppError => this.refuse(tenantId, v.hotspotId, fallbackMethod, e, mac);
     if (!mac) throw reject(Errors.INVALID_MAC(v.mac));
     const identity = v.kind === 'email' ? normalizeEmail(v.to) : normalizePhone(v.to);
     if (!identity) throw reject(v.kind === 'email' ? Errors.EMAIL_INVALID() : Errors.PHONE_INVALID());
@@ -240,9 +240,11 @@ export class OtpService implements DeliveryReceiver {
     return false;
   }
 
-  /** Records a refusal as an auth.failure decision and hands the error back to throw. */
-  private refuse(tenantId: string, hotspotId: string, method: AuthMethod & VerifiedIdentity['method'], e: AppError): AppError {
-    this.ports.decisions.record({ tenantId, hotspotId, method, outcome: 'reject', reason: e.code, at: this.now() });
+  /** Records a refusal as an auth.failure decision (with the device when its MAC was well formed) and hands the error back to throw. */
+  private refuse(tenantId: string, hotspotId: string, method: AuthMethod & VerifiedIdentity['method'], e: AppError, mac: string | null): AppError {
+    this.ports.decisions.record(mac
+      ? { tenantId, hotspotId, method, outcome: 'reject', reason: e.code, at: this.now(), mac }
+      : { tenantId, hotspotId, method, outcome: 'reject', reason: e.code, at: this.now() });
     return e;
   }
 }

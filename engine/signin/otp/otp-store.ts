@@ -89,7 +89,7 @@ export class OtpStore {
 
   /**
    * Checks a presented code and, on a match, consumes it and starts the
-   * device's session in the same script (use-otp-13.lua): the code is used
+   * device's session in the same script (use-otp-14.lua): the code is used
    * up if and only if the session starts.
    */
   async use(u: CodeUse): Promise<UseOutcome> {
@@ -98,8 +98,8 @@ export class OtpStore {
     for (const g of u.terms) {
       terms.push(g.channel, g.method, g.minutes, g.idleSec, g.downKbps, g.upKbps, g.quotaMb, g.sessionQuotaMb, g.profile);
     }
-    const a = await this.redis.useOtpV1(keys.otpCode(t, u.hotspotId, u.identity), keys.grant(t, u.hotspotId, u.mac), keys.outbox(t),
-      keys.loaded(t), keys.live(t, u.hotspotId), keys.sessionRef(t, u.sessionId), keys.block(t, u.mac), ...activityKeys(t, u.now),
+    const a = await this.redis.useOtpV2(keys.otpCode(t, u.hotspotId, u.identity), keys.grant(t, u.hotspotId, u.mac), keys.outbox(t),
+      keys.loaded(t), keys.live(t, u.hotspotId), keys.sessionRef(t, u.sessionId), keys.block(t, u.mac), ...activityKeys(t, u.now), keys.knownDevices(t),
       u.now, u.hash, MAX_TRIES, u.mac, u.hotspotId, u.ip, u.ssid, u.sessionId, u.identity, ...terms);
     switch (a[0]) {
       case 'ok':

@@ -6,12 +6,14 @@
   Grant and record fields: engine/redis/records.ts (GRANT, SessionStartRecord).
 
   startSession(grantKey, liveKey, refKey, outboxKey, k, s)
-    k: activityKeys(...) (includes/activity.lua)
+    k: activityKeys(...) (includes/activity.lua), plus k.known: the tenant's
+       known devices hash {t:T}:kdev (MAC -> first seen, ms)
     s: sid, hs, mac, now (ms, number), untilMs (number), method, user, vid
        ('' none), down, up, quota, squota, idle, profile, ip, ssid, and
        ssids (the voucher's SSID list, newline separated; nil or '': any)
     Writes the grant, the live set entry, the session ref and the
-    session_start record, emits session.start and counts the start (starts,
+    session_start record, emits device.new when the tenant has never seen
+    the MAC and then session.start, and counts the start (starts,
     the device and its SSID live); returns '' or the id of the device's
     previous live session at the hotspot, which it has ended (its end record
     and event queued first).
@@ -19,6 +21,8 @@
 --- @include "session-end-record"
 
 local function startSession(grantKey, liveKey, refKey, outboxKey, k, s)
+  -- Before any write: a script that forgot the key fails whole, not half way.
+  if not k.known then error('session-start: no known-devices key (k.known)') end
   -- A device has one session per hotspot: a previous live one ends here, once
   -- (removal from the live set is the guard, as in end-session), with the bytes
   -- and details its grant holds before the grant is rewritten. One whose time
@@ -45,6 +49,12 @@ local function startSession(grantKey, liveKey, refKey, outboxKey, k, s)
   rcall('XADD', outboxKey, '*', 'type', 'session_start', 'rec', cjson.encode({
     type = 'session_start', sid = s.sid, hs = s.hs, mac = s.mac, ip = s.ip, ssid = s.ssid,
     at = tostring(s.now), ['until'] = tostring(s.untilMs), user = s.user, method = s.method, vid = s.vid}))
+  -- device.new: HSETNX creates the field once, whichever of any number of concurrent starts of the
+  -- same MAC (any method, any engine process) runs first, as Redis runs scripts one at a time; the
+  -- rest find it. One command per sign-in; the event only for a new device.
+  if rcall('HSETNX', k.known, s.mac, s.now) == 1 then
+    emitEvent(k, 'device.new', s.now, s.hs, {mac = s.mac, hotspot_id = s.hs, session_id = s.sid, method = s.method, first_seen = s.now})
+  end
   emitEvent(k, 'session.start', s.now, s.hs, {session_id = s.sid, mac = s.mac, method = s.method, hotspot_id = s.hs})
   countActivity(k, s.hs, 'start', 1)
   -- No access point yet: accounting names it, and moves the session there (account-session-3.lua).

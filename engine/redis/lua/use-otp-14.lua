@@ -34,6 +34,8 @@
   KEYS[12] live per SSID hash    {t:T}:lss
   KEYS[13] live per AP hash      {t:T}:lap
                                  (includes/activity.lua; engine/events/activity-keys.ts)
+  KEYS[14] known devices hash    {t:T}:kdev   MAC -> first seen (ms): device.new
+                                 the first time the tenant sees the MAC (includes/session-start.lua)
 
   ARGV[1] now, ms since epoch (the service's clock)
   ARGV[2] keyed hash of the presented code (hex)
@@ -112,7 +114,9 @@ rcall('DEL', KEYS[1])
 local sid = ARGV[8]
 local method = ARGV[g + 1]
 local untilMs = now + tonumber(ARGV[g + 2]) * 60000
-local replaced = startSession(KEYS[2], KEYS[5], KEYS[6], KEYS[3], activityKeys(8), {
+local k = activityKeys(8)
+k.known = KEYS[14]
+local replaced = startSession(KEYS[2], KEYS[5], KEYS[6], KEYS[3], k, {
   sid = sid, hs = ARGV[5], mac = ARGV[4], now = now, untilMs = untilMs, method = method, user = ARGV[9], vid = '',
   down = ARGV[g + 4], up = ARGV[g + 5], quota = ARGV[g + 6], squota = ARGV[g + 7], idle = ARGV[g + 3], profile = ARGV[g + 8],
   ip = ARGV[6], ssid = ARGV[7]})

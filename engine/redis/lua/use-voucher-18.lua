@@ -14,6 +14,11 @@
   can never push the counter past max_uses, and no guest is authorised
   without its session-start record queued. Records: engine/redis/records.ts.
 
+  Events (docs/events.md), in this order and only for a spent use: the end of
+  a replaced session (session.end), device.new (the tenant's first session of
+  the MAC), session.start, voucher.redeemed. A device that gets its live
+  session back spends nothing and emits nothing.
+
   KEYS[1] voucher hash           {t:T}:v:<code>
   KEYS[2] voucher devices hash   {t:T}:vd:<code>
   KEYS[3] session (grant) hash   {t:T}:g:<hotspot>:<mac>
@@ -36,6 +41,8 @@
                                  source address of the guest)
   KEYS[17] refusals per hotspot, this refusal window (hash) {t:T}:gr:<floor(now / window)>
                                  (read by engine/dashboard/guessing-detector.ts)
+  KEYS[18] known devices hash     {t:T}:kdev   MAC -> first seen (ms), for device.new
+                                 (includes/session-start.lua)
 
   ARGV[1] now, ms since epoch
   ARGV[2] MAC (canonical)
@@ -144,7 +151,9 @@ if dur <= 0 then dur = tonumber(ARGV[7]) end
 local untilMs = now + dur * 60000
 
 rcall('HSET', KEYS[2], mac, sid)
-local replaced = startSession(KEYS[3], KEYS[6], KEYS[7], KEYS[4], activityKeys(9), {
+local k = activityKeys(9)
+k.known = KEYS[18]
+local replaced = startSession(KEYS[3], KEYS[6], KEYS[7], KEYS[4], k, {
   sid = sid, hs = ARGV[3], mac = mac, now = now, untilMs = untilMs, method = 'voucher', user = v[11], vid = id,
   down = v[7], up = v[8], quota = v[9],
   -- Only the voucher sets a session quota. A definition written before
@@ -154,5 +163,10 @@ local replaced = startSession(KEYS[3], KEYS[6], KEYS[7], KEYS[4], activityKeys(9
   -- The list goes with the session: the NAS's Called-Station-Id is checked against it on every
   -- Access-Request (decide.ts), since the SSID checked above is only what the portal was told.
   ssids = ssids})
+-- After the start, so a reader of the stream meets the session before the use that made it.
+local unlimited = max < 0
+emitEvent(k, 'voucher.redeemed', now, ARGV[3], {
+  voucher_id = id, code = v[11], session_id = sid, mac = mac, hotspot_id = ARGV[3], uses = uses,
+  max_uses = unlimited and cjson.null or max, uses_left = unlimited and cjson.null or max - uses})
 
 return {'ok', sid, tostring(untilMs), uses, max, 0, replaced}

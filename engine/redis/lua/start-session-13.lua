@@ -1,7 +1,7 @@
 --[[
   Starts a session for a guest whose method checked them already, in a
   step of its own (a sponsor's approval, a hotel guest found in the PMS;
-  engine/signin/identity-method.ts; OTP codes start through use-otp-13.lua): the
+  engine/signin/identity-method.ts; OTP codes start through use-otp-14.lua): the
   block check and the method-neutral start (includes/session-start.lua), so
   the session_start record carrying `auth_method` is queued with the grant.
   Records: engine/redis/records.ts.
@@ -19,6 +19,8 @@
   KEYS[11] live per SSID hash     {t:T}:lss
   KEYS[12] live per AP hash       {t:T}:lap
                                  (includes/activity.lua; engine/events/activity-keys.ts)
+  KEYS[13] known devices hash     {t:T}:kdev   MAC -> first seen (ms): device.new
+                                 the first time the tenant sees the MAC (includes/session-start.lua)
 
   ARGV[1] now, ms since epoch
   ARGV[2] MAC (canonical)
@@ -57,7 +59,9 @@ end
 
 local now = tonumber(ARGV[1])
 local untilMs = now + tonumber(ARGV[7]) * 60000
-local replaced = startSession(KEYS[1], KEYS[4], KEYS[5], KEYS[2], activityKeys(7), {
+local k = activityKeys(7)
+k.known = KEYS[13]
+local replaced = startSession(KEYS[1], KEYS[4], KEYS[5], KEYS[2], k, {
   sid = ARGV[6], hs = ARGV[3], mac = ARGV[2], now = now, untilMs = untilMs, method = ARGV[9], user = ARGV[10], vid = '',
   down = ARGV[11], up = ARGV[12], quota = ARGV[13], squota = ARGV[14], idle = ARGV[8], profile = ARGV[15],
   ip = ARGV[4], ssid = ARGV[5]})
