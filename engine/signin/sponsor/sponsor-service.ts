@@ -134,12 +134,16 @@ export class SponsorService {
     return { status: 'pending', request_id: requestId, expires_in: Math.round(ttlMs / 1000) };
   }
 
-  /** What the guest's page polls (any tenant's id: the id names its tenant; another tenant's reads as unknown). */
-  async status(requestId: string): Promise<SponsorStatus> {
+  /**
+   * What the guest's page polls. The id names its tenant (another tenant's id
+   * with this tenant's name is simply unknown). `bind`: only for that hotspot
+   * and device (the portal page's own view), else unknown.
+   */
+  async status(requestId: string, bind?: { hotspotId: string; mac: string }): Promise<SponsorStatus> {
     const tenantId = tenantOfRequest(requestId);
     const now = this.d.now();
     const r = tenantId ? await this.d.store.get(tenantId, requestId, now) : null;
-    if (!r) throw Errors.SPONSOR_REQUEST_NOT_FOUND();
+    if (!r || (bind && (bind.hotspotId !== r.hotspotId || bind.mac !== r.mac))) throw Errors.SPONSOR_REQUEST_NOT_FOUND();
     switch (r.status) {
       case 'pending': return { status: 'pending', expires_in: Math.max(0, Math.round((r.exp - now) / 1000)) };
       case 'rejected': case 'expired': return { status: r.status };
