@@ -80,7 +80,7 @@ export function portalSponsorRoutes(engine: Engine): Route[] {
     return { status: 303, body: null, text: '', contentType: 'text/plain', headers: { location: `/portal?${q}`, 'cache-control': 'no-store' } };
   };
 
-  const page = (lang: Lang, token: string, status: number, view: SponsorLinkView | null, outcome: string, problem: string, preferReject: boolean): Reply => {
+  const page = (lang: Lang, token: string, status: number, view: SponsorLinkView | null, outcome: string, problem: string): Reply => {
     const m = messages[lang];
     const other: Lang = lang === 'tr' ? 'en' : 'tr';
     const ask = view !== null && view.state === 'pending' && !outcome;
@@ -90,17 +90,17 @@ export function portalSponsorRoutes(engine: Engine): Route[] {
       lang, title: m.sp_title, css, otherLang: other, otherLangName: m.other_lang, otherLangUrl: `?lang=${other}`, errorTitle: m.error_title,
       outcome, problem, ask, asks: view ? fill(m.sp_asks, { guest: view.guest, venue: view.venue }) : '', deviceLabel: m.sp_device,
       device: view?.device ?? '', durationLabel: m.sp_duration, durations, approveLabel: m.sp_approve, rejectLabel: m.sp_reject,
-      rejectFirst: preferReject, action: `/portal/sponsor/${encodeURIComponent(token)}`,
+      action: `/portal/sponsor/${encodeURIComponent(token)}`,
     });
     return { status, body: null, text: html, contentType: 'text/html; charset=utf-8', headers: { ...SPONSOR_PAGE_HEADERS, 'content-language': lang } };
   };
 
   /** The state of a link as the page answers it: 409 once answered, 410 expired or unknown, 200 waiting. */
-  const stateReply = (lang: Lang, token: string, view: SponsorLinkView, preferReject: boolean): Reply => {
+  const stateReply = (lang: Lang, token: string, view: SponsorLinkView): Reply => {
     const m = messages[lang];
-    if (view.state === 'approved' || view.state === 'rejected') return page(lang, token, 409, view, '', m.sp_used!, false);
-    if (view.state === 'expired' || view.state === 'unknown') return page(lang, token, 410, null, '', m.sp_expired!, false);
-    return page(lang, token, 200, view, '', '', preferReject);
+    if (view.state === 'approved' || view.state === 'rejected') return page(lang, token, 409, view, '', m.sp_used!);
+    if (view.state === 'expired' || view.state === 'unknown') return page(lang, token, 410, null, '', m.sp_expired!);
+    return page(lang, token, 200, view, '', '');
   };
 
   const base = { surface: 'portal', auth: false } as const;
@@ -143,7 +143,7 @@ export function portalSponsorRoutes(engine: Engine): Route[] {
         const token = params[0] ?? '';
         const view = await engine.sponsor.view(token);
         const lang = pickLang(query.get('lang'), browser.acceptLanguage);
-        return stateReply(lang, token, view, query.get('action') === 'reject');
+        return stateReply(lang, token, view);
       },
     }),
     route({
@@ -156,18 +156,18 @@ export function portalSponsorRoutes(engine: Engine): Route[] {
         const minutes = body.minutes === undefined || body.minutes === '' ? null : Number(body.minutes);
         try {
           const view = await engine.sponsor.view(token);
-          if (view.state !== 'pending') return stateReply(lang, token, view, false);
+          if (view.state !== 'pending') return stateReply(lang, token, view);
           const out = await engine.sponsor.decide(token, body.action, minutes === null || Number.isInteger(minutes) ? minutes : -1, sourceAddress);
           const text = out.decision === 'approved'
             ? fill(m.sp_approved, { guest: view.guest, duration: durationText(m, out.minutes ?? 0) })
             : fill(m.sp_rejected, { guest: view.guest });
-          return page(lang, token, 200, view, text, '', false);
+          return page(lang, token, 200, view, text, '');
         } catch (err) {
           if (!(err instanceof AppError) || err.status >= 500) engine.log.error({ err }, 'sponsor decision failed');
           const e = err instanceof AppError ? err : Errors.INTERNAL();
           const key = PROBLEM[e.code] ?? 'sp_unknown_error';
           const view = e.code === 'validation_failed' ? await engine.sponsor.view(token) : null;
-          return page(lang, token, e.status, view, '', m[key]!, false);
+          return page(lang, token, e.status, view, '', m[key]!);
         }
       },
     }),
