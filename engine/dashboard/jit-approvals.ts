@@ -15,7 +15,7 @@ export interface PendingRequests {
 
 /**
  * The sponsor requests waiting for a decision: every pending sponsor
- * request is a JIT approval (spec §2.8). Filing one appends jit.requested to
+ * request is a JIT approval. Filing one appends jit.requested to
  * the tenant's event stream and deciding it jit.decided (in the scripts that
  * file and decide it), which is what `stream/jit-approvals` carries. A
  * request whose link runs out unanswered leaves the list when it expires

@@ -73,7 +73,7 @@ export interface SponsorDeps {
 const iso = (ms: number): string => new Date(ms).toISOString();
 
 /**
- * Sponsor approval (spec §1, §2.8): a guest names a sponsor, the sponsor's
+ * Sponsor approval: a guest names a sponsor, the sponsor's
  * e-mail carries a single-use link to a page where they approve (choosing
  * the access length) or reject. Approval starts the session of the device
  * the request was filed for through the sign-in pipeline, so the guest's
