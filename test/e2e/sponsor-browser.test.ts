@@ -1,7 +1,7 @@
 import type { Page } from 'playwright-core';
 import { afterAll, expect } from 'vitest';
 import type { TestNas } from '../radius/helpers.js';
-import { launchPhone, requireChromium, shot, type PhoneBrowser } from '../support/browser.js';
+import { launchDesktop, launchPhone, requireChromium, shot, type PhoneBrowser } from '../support/browser.js';
 import { call, keys, macs, serviceTest, type Running } from '../support/fixture.js';
 import { SmtpListener } from '../support/smtp-listener.js';
 import { Code, freePort, linksIn, radiusAnswerFor, sponsorVenue, SPONSOR_DOMAIN, type Venue } from '../support/sponsor-venue.js';
@@ -168,4 +168,29 @@ test('an expired link shows a 410 page and changes nothing', async ({ svc }) => 
   await shot(host, 'sponsor-expired-410');
   expect(await radiusAnswerFor(svc, v.nas, mac)).toBe(Code.ACCESS_REJECT);
   await host.close();
+});
+
+test("the console's Sponsor requests page lists the tenant's requests with their states", async ({ svc }) => {
+  const v = await sponsorVenue(svc, smtp, nases);
+  const sponsor = sponsorOf('console');
+  const r = await call(svc.base, 'POST', '/api/v1/hotspot-portal/sponsor/request', {
+    body: { sponsor_email: sponsor, guest_name: 'Deniz Kaya', mac: nextMac(), hotspot_id: v.t.hotspotId },
+  });
+  expect(r.status).toBe(200);
+  const desk = await launchDesktop();
+  try {
+    const page = await desk.context.newPage();
+    await page.goto(`${svc.base}/console`);
+    await page.getByLabel(/API (key|anahtarı)/).fill(v.t.apiKey);
+    await page.getByRole('button', { name: /^(Sign in|Giriş yap)$/ }).click();
+    await page.getByRole('navigation').getByRole('link', { name: /^Sponsor (requests|istekleri)$/ }).click();
+    await page.getByRole('heading', { level: 1, name: /^Sponsor (requests|istekleri)$/ }).waitFor({ timeout: 10_000 });
+    const row = page.getByRole('row').filter({ hasText: 'Deniz Kaya' });
+    await expect.poll(() => row.count(), { timeout: 15_000 }).toBe(1);
+    expect(await row.textContent()).toContain(sponsor);
+    expect(await row.textContent()).toMatch(/Waiting|Bekliyor/);
+    await page.screenshot({ path: 'test-artifacts/portal/sponsor-console-list.png', fullPage: true });
+  } finally {
+    await desk.close();
+  }
 });
