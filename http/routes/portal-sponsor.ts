@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { AppError, Errors, normalizeMac, projectPath, type Engine, type PortalRecord, type SponsorLinkView } from '../../engine/index.js';
 import { guestAddress } from '../client-address.js';
 import type { Reply } from '../respond.js';
-import { route, type Route, type RouteContext } from '../router.js';
+import { route, type PortalHeaders, type Route, type RouteContext } from '../router.js';
 import { compileTemplate, isBrowserForm, pickLang, renderTemplate } from './portal-page.js';
 import { portalQuery } from './portal.schemas.js';
 import { portalSponsorRequest, portalSponsorStatus, sponsorDecisionBody, type PortalSponsorBody } from './sign-in-schemas.js';
@@ -36,6 +36,13 @@ function hotspotOf(ctx: RouteContext<PortalSponsorBody, { hotspot_id?: string }>
   const id = ctx.body.hotspot_id ?? ctx.q.hotspot_id;
   if (!id) throw Errors.VALIDATION_FAILED('hotspot_id is required (query parameter or body field)', [{ field: 'hotspot_id', message: 'is required' }]);
   return id;
+}
+
+/** A browser (it asks for HTML before JSON) gets the page with the refusal's status; any other client the error body `{error, message}`. */
+function prefersHtml(h: PortalHeaders): boolean {
+  const html = h.accept.indexOf('text/html');
+  const json = h.accept.indexOf('application/json');
+  return html >= 0 && (json < 0 || html < json);
 }
 
 const truthy = (v: unknown): boolean => v === true || v === 'true' || v === 'on' || v === 'yes' || v === '1';
@@ -95,11 +102,17 @@ export function portalSponsorRoutes(engine: Engine): Route[] {
     return { status, body: null, text: html, contentType: 'text/html; charset=utf-8', headers: { ...SPONSOR_PAGE_HEADERS, 'content-language': lang } };
   };
 
-  /** The state of a link as the page answers it: 409 once answered, 410 expired or unknown, 200 waiting. */
-  const stateReply = (lang: Lang, token: string, view: SponsorLinkView): Reply => {
+  /** A refusal: the page for a browser, the error body for any other client. */
+  const refusal = (h: PortalHeaders, lang: Lang, token: string, e: AppError, view: SponsorLinkView | null): Reply => {
+    if (!prefersHtml(h)) return { status: e.status, body: e.toBody() };
     const m = messages[lang];
-    if (view.state === 'approved' || view.state === 'rejected') return page(lang, token, 409, view, '', m.sp_used!);
-    if (view.state === 'expired' || view.state === 'unknown') return page(lang, token, 410, null, '', m.sp_expired!);
+    return page(lang, token, e.status, view, '', m[PROBLEM[e.code] ?? 'sp_unknown_error']!);
+  };
+
+  /** The state of a link as the page answers it: 409 once answered, 410 expired or unknown, 200 waiting. */
+  const stateReply = (h: PortalHeaders, lang: Lang, token: string, view: SponsorLinkView): Reply => {
+    if (view.state === 'approved' || view.state === 'rejected') return refusal(h, lang, token, Errors.SPONSOR_LINK_USED(), view);
+    if (view.state === 'expired' || view.state === 'unknown') return refusal(h, lang, token, Errors.SPONSOR_LINK_EXPIRED(), null);
     return page(lang, token, 200, view, '', '');
   };
 
@@ -138,17 +151,20 @@ export function portalSponsorRoutes(engine: Engine): Route[] {
     }),
     route({
       ...base, method: 'get', path: '/portal/sponsor/:token', responseType: 'text/html',
-      summary: "The sponsor's page behind the e-mailed link: who asks, where, which device, the access lengths (shows only; 409 used, 410 expired)",
+      summary: "The sponsor's page behind the e-mailed link: who asks, where, which device, the access lengths (shows only; 409 used, 410 expired: "
+        + 'a page for a browser, {error, message} for other clients)',
+      errors: { 409: 'sponsor_link_used', 410: 'sponsor_link_expired (or no such link)' },
       handler: async ({ params, query, browser }) => {
         const token = params[0] ?? '';
         const view = await engine.sponsor.view(token);
         const lang = pickLang(query.get('lang'), browser.acceptLanguage);
-        return stateReply(lang, token, view);
+        return stateReply(browser, lang, token, view);
       },
     }),
     route({
       ...base, method: 'post', path: '/portal/sponsor/:token', responseType: 'text/html', bodySchema: sponsorDecisionBody,
       summary: "The sponsor's decision (form post): approve with an access length, or reject; the link works once (409 after), 410 once expired",
+      errors: { 400: 'validation_failed (a length not offered)', 403: 'device_blocked', 409: 'sponsor_link_used', 410: 'sponsor_link_expired (or no such link)' },
       handler: async ({ params, body, browser, sourceAddress }) => {
         const token = params[0] ?? '';
         const lang: Lang = body.lang === 'en' || body.lang === 'tr' ? body.lang : pickLang(null, browser.acceptLanguage);
@@ -156,7 +172,7 @@ export function portalSponsorRoutes(engine: Engine): Route[] {
         const minutes = body.minutes === undefined || body.minutes === '' ? null : Number(body.minutes);
         try {
           const view = await engine.sponsor.view(token);
-          if (view.state !== 'pending') return stateReply(lang, token, view);
+          if (view.state !== 'pending') return stateReply(browser, lang, token, view);
           const out = await engine.sponsor.decide(token, body.action, minutes === null || Number.isInteger(minutes) ? minutes : -1, sourceAddress);
           const text = out.decision === 'approved'
             ? fill(m.sp_approved, { guest: view.guest, duration: durationText(m, out.minutes ?? 0) })
@@ -165,9 +181,7 @@ export function portalSponsorRoutes(engine: Engine): Route[] {
         } catch (err) {
           if (!(err instanceof AppError) || err.status >= 500) engine.log.error({ err }, 'sponsor decision failed');
           const e = err instanceof AppError ? err : Errors.INTERNAL();
-          const key = PROBLEM[e.code] ?? 'sp_unknown_error';
-          const view = e.code === 'validation_failed' ? await engine.sponsor.view(token) : null;
-          return page(lang, token, e.status, view, '', m[key]!);
+          return refusal(browser, lang, token, e, e.code === 'validation_failed' ? await engine.sponsor.view(token) : null);
         }
       },
     }),

@@ -57,7 +57,9 @@ function decide(url: string, form: Record<string, string>): Promise<{ status: nu
     req.end(body);
   });
 }
-const pageOf = (url: string) => fetch(url.replace('?action=approve', '?action=approve&lang=en')).then(async (r) => ({ status: r.status, text: await r.text() }));
+/** The sponsor's page as a browser opens it (HTML first), or as any other client (`accept` given). */
+const pageOf = (url: string, accept = 'text/html,*/*;q=0.8') => fetch(url.replace('?action=approve', '?action=approve&lang=en'), { headers: { accept } })
+  .then(async (r) => ({ status: r.status, text: await r.text() }));
 const formUrl = (link: string): string => link.split('?')[0]!;
 
 test('the approve link starts the device\'s session once: the NAS accepts the MAC, a second use is 409 and changes nothing', async ({ svc }) => {
@@ -107,6 +109,9 @@ test('the approve link starts the device\'s session once: the NAS accepts the MA
     expect(again.text).toContain('This request has already been answered. Nothing was changed.');
   }
   expect((await pageOf(approve)).status).toBe(409);
+  // A client that is no browser gets the refusal as the error body.
+  const asJson = await pageOf(approve, 'application/json');
+  expect({ status: asJson.status, body: JSON.parse(asJson.text) }).toEqual({ status: 409, body: { error: 'sponsor_link_used', message: expect.any(String) } });
   expect((await call(svc.base, 'GET', `/api/v1/hotspot-portal/sponsor/status?request_id=${r.body.request_id}`)).body.session_id).toBe(st.body.session_id);
   expect(await svc.service.engine.redis.hget(keys.grant(v.t.tenantId, v.t.hotspotId, mac), 'sid')).toBe(st.body.session_id);
 
