@@ -45,6 +45,12 @@ export interface Config {
   smtpUrl: string | undefined;
   /** From address of OTP e-mails when a tenant's settings give none. */
   smtpFrom: string;
+  /**
+   * PORTAL_PUBLIC_URL: where sponsors open the approve and reject links of their e-mails
+   * (http(s)://host[:port], the portal's public address). Unset: sponsor approval answers 503. Never
+   * taken from a request's Host header, which a guest could forge to send the link elsewhere.
+   */
+  portalPublicUrl: string | undefined;
   /** TLS_CERT_FILE and TLS_KEY_FILE (PEM): the HTTP listeners serve HTTPS themselves (RFC 8908 wants HTTPS); undefined: plain HTTP. */
   tls: { certFile: string; keyFile: string } | undefined;
   /** When the engine raises incidents itself (engine/dashboard/incident-watch.ts). */
@@ -256,6 +262,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     otpKey: otpSecret ?? deriveOtpKey(jwtSecret),
     smtpUrl: optionalUrl('SMTP_URL', ['smtp:', 'smtps:']),
     smtpFrom: env.SMTP_FROM || 'Guest Wi-Fi <no-reply@localhost>',
+    portalPublicUrl: optionalUrl('PORTAL_PUBLIC_URL', ['http:', 'https:'])?.replace(/\/+$/, ''),
     tls: tlsFiles(env, problems),
     incidents: {
       watchMs: int('INCIDENT_WATCH_MS', 30_000, 100, 3_600_000),

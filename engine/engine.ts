@@ -51,6 +51,8 @@ import { ProviderFailures } from './signin/providers/provider-failures.js';
 import { ProviderRegistry } from './signin/providers/provider-registry.js';
 import type { OtpSenders, SignInConfigSource } from './signin/providers/types.js';
 import { SignInService } from './signin/sign-in-service.js';
+import { SponsorService } from './signin/sponsor/sponsor-service.js';
+import { SponsorStore } from './signin/sponsor/sponsor-store.js';
 import { SettingsTerms } from './signin/settings-terms.js';
 import { SignInSettingsService } from './signin/sign-in-settings.js';
 import { deadLettersBetween } from './store/dead-letters.js';
@@ -136,6 +138,8 @@ export class Engine {
   readonly network: NetworkView;
   readonly auditPages: AuditPages;
   readonly jitApprovals: JitApprovals;
+  /** Sponsor approval: guests' requests, the sponsors' links, the console's list (engine/signin/sponsor/). */
+  readonly sponsor: SponsorService;
   /** Dashboard read models: overview, kpis-extra, sessions/active, sites, sites/metrics (engine/dashboard/). */
   readonly readModels: DashboardReadModels;
   /** Streams: this process's one reader of the tenants' event streams, handing events to local listeners. */
@@ -180,7 +184,6 @@ export class Engine {
     const sites = new SiteDirectory(this.pool, this.hotspots, now);
     this.network = new NetworkView(sites, this.redis, limits.nasSilentSec * 1000, now);
     this.auditPages = new AuditPages(this.pool);
-    this.jitApprovals = new JitApprovals();
     const providerFailures = new ProviderFailureWindow(this.redis, limits.providerFailures, limits.providerWindowSec * 1000,
       log.child({ component: 'provider-failures' }), now);
     this.incidentWatch = new IncidentWatch({
@@ -246,6 +249,13 @@ export class Engine {
     this.otpDelivery = new DeliveryCallbacks(this.msgappProviders, this.otpSenders, log.child({ component: 'otp-delivery' }), this.otp);
     this.portal = new PortalState(this.redis, this.hotspots, now);
     this.portalSignIn = new PortalSignIn(this.hotspots, this.uamCredentials, this.portal, log.child({ component: 'portal' }));
+    // Sponsor approval: the e-mail goes through the tenant's e-mail sender; approval starts the session through the pipeline.
+    this.sponsor = new SponsorService({
+      store: new SponsorStore(this.redis), hotspots: this.hotspots, settings: this.signInSettings, senders: options.otp?.senders ?? this.otpSenders,
+      starter: this.signIn, decisions, handback: (ref, gw, sid, mac, url) => this.portalSignIn.handbackFor(ref, gw, sid, mac, url),
+      publicUrl: config.portalPublicUrl, log: log.child({ component: 'sponsor' }), now,
+    });
+    this.jitApprovals = new JitApprovals(this.sponsor);
     // Dashboard read models: counters from Redis, open incidents from the incident service (cached a few seconds).
     this.readModels = new DashboardReadModels({
       redis: this.redis, sites, now, incidents: new OpenIncidents(this.incidents, now), nasOnlineMs: limits.nasSilentSec * 1000,

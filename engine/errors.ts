@@ -138,6 +138,15 @@ export const Errors = {
   // Outbound targets (engine/net/outbound-target.ts): a URL a tenant gives the service to connect to.
   TARGET_NOT_ALLOWED: def((field: string, why: string) => ['target_not_allowed', 400, `${field} ${why}`]),
 
+  // Sponsor approval (engine/signin/sponsor/)
+  SPONSOR_NOT_ALLOWED: def(() => ['sponsor_not_allowed', 403, "This address cannot sponsor guests here: it is not in the venue's allowed domains or list"]),
+  SPONSOR_RATE_LIMITED: def((retryAfterSec: number) => ['sponsor_rate_limited', 429, `Too many sponsor requests; try again in ${retryAfterSec} s`, { retry_after: retryAfterSec }]),
+  SPONSOR_SEND_FAILED: def(() => ['sponsor_send_failed', 502, 'The request could not be sent to the sponsor; try again or choose another way to sign in']),
+  SPONSOR_REQUEST_NOT_FOUND: def(() => ['sponsor_request_not_found', 404, 'No such sponsor request (or it is too old)']),
+  SPONSOR_LINK_USED: def(() => ['sponsor_link_used', 409, 'This link has been used already; nothing was changed']),
+  SPONSOR_LINK_EXPIRED: def(() => ['sponsor_link_expired', 410, 'This link has expired; nothing was changed']),
+  SPONSOR_UNAVAILABLE: def(() => ['sponsor_unavailable', 503, 'Sponsor approval needs PORTAL_PUBLIC_URL, the address sponsors open their links at']),
+
   // Tenant secrets at rest (engine/secrets/)
   SECRETS_UNAVAILABLE: def(() => ['secrets_unavailable', 503, 'This service cannot store secrets (SECRETS_KEY is not set); give an env://NAME reference instead']),
 } as const;

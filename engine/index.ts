@@ -43,7 +43,7 @@ export type { DaySummary } from './compliance/daily-summary.js';
 // OTP sign-in (engine/signin/otp/) and tenant sign-in settings
 export type { VerifiedIdentity, SessionStarter, OtpDecision, OtpDecisionSink } from './signin/otp/types.js';
 export type { OtpRequestInput, OtpVerifyInput, OtpSent, OtpAuthorized } from './signin/otp/otp-service.js';
-export { AUTH_METHODS, ENV_REF, DEFAULT_OTP_LIMITS, DEFAULT_GUESSING_LIMITS, type SignInSettings, type SignInSettingsInput, type GuessingLimits } from './signin/sign-in-settings.js';
+export { AUTH_METHODS, ENV_REF, DEFAULT_OTP_LIMITS, DEFAULT_GUESSING_LIMITS, DEFAULT_SPONSOR, type SponsorSettings, type SignInSettings, type SignInSettingsInput, type GuessingLimits } from './signin/sign-in-settings.js';
 // OTP providers (engine/signin/providers)
 export type {
   OtpChannelName, OtpMessage, SendResult, OtpSender, OtpSenders, DeliveryReceiver, SignInConfigSource, SmsConfig, EmailConfig,
@@ -74,3 +74,4 @@ export type { SiteSummary, SiteMetrics, SiteHealth } from './dashboard/sites.js'
 export { STREAM_NAMES, STREAM_KINDS, type StreamName, type Invalidation, type InvalidationListener, type InvalidationStreams } from './events/invalidation-streams.js';
 export { signStreamToken, STREAM_TOKEN_TTL_SEC } from './tenants/credentials.js';
 export type { StreamSettings } from './config.js';
+export type { SponsorLinkView, SponsorRequestRow, SponsorStatus } from './signin/sponsor/sponsor-service.js';

@@ -8,14 +8,23 @@ export interface JitApproval {
   expires_at: string;
 }
 
+/** Where the waiting requests come from: the sponsor service (engine/signin/sponsor/sponsor-service.ts). */
+export interface PendingRequests {
+  pending(tenantId: string): Promise<JitApproval[]>;
+}
+
 /**
- * The sponsor requests waiting for a decision. Sponsor sign-in does not
- * exist yet, so nothing ever waits: the list is empty, not made up. When
- * sponsor sign-in comes, its store answers here (and appends jit.requested /
- * jit.decided to the event stream) and the route needs no change.
+ * The sponsor requests waiting for a decision: every pending sponsor
+ * request is a JIT approval. Filing one appends jit.requested to
+ * the tenant's event stream and deciding it jit.decided (in the scripts that
+ * file and decide it), which is what `stream/jit-approvals` carries. A
+ * request whose link runs out unanswered leaves the list when it expires
+ * (no event: nothing decided it).
  */
 export class JitApprovals {
-  async pending(_tenantId: string): Promise<JitApproval[]> {
-    return [];
+  constructor(private readonly source: PendingRequests) {}
+
+  pending(tenantId: string): Promise<JitApproval[]> {
+    return this.source.pending(tenantId);
   }
 }

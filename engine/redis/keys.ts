@@ -72,6 +72,15 @@ export const keys = {
   otpProviderFailures: (tenantId: string, provider: string) => `${tag(tenantId)}:otp:pfail:${provider}`,
   /** Hash: provider -> its last failure's code, for the providers that failed lately (expires with the window). */
   otpProviderFailing: (tenantId: string) => `${tag(tenantId)}:otp:pfail`,
+  // --- Sponsor approval (engine/signin/sponsor/; docs/sponsor.md) ---
+  /** Hash: one sponsor request (status, hotspot, device, guest, sponsor, link hash and expiry, outcome); kept a day for the console. */
+  sponsorRequest: (tenantId: string, requestId: string) => `${tag(tenantId)}:sp:r:${requestId}`,
+  /** String: the request a sponsor link stands for, by the SHA-256 of the link's token; gone once used, expires with the link. */
+  sponsorLink: (tenantId: string, tokenHash: string) => `${tag(tenantId)}:sp:l:${tokenHash}`,
+  /** Sorted set: the tenant's sponsor requests of the last day, scored by when asked (ms): the console's list and the JIT approvals. */
+  sponsorRecent: (tenantId: string) => `${tag(tenantId)}:sp:recent`,
+  /** Hash: one window of sponsor requests (n, reset ms) per source address, device (MAC) or sponsor address. */
+  sponsorLimit: (tenantId: string, kind: 'ip' | 'mac' | 'sponsor', subject: string) => `${tag(tenantId)}:sp:lim:${kind}:${subject}`,
   // --- Portal page and gateway hand-back ---
   /** String (JSON): a no-JavaScript form post's outcome, shown by the page it redirects to; short TTL, id unguessable. */
   portalOutcome: (tenantId: string, id: string) => `${tag(tenantId)}:po:${id}`,

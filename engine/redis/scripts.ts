@@ -54,6 +54,10 @@ const SCRIPTS = [
   { file: 'mark-otp-delivered-2.lua', name: 'markOtpDeliveredV1', numberOfKeys: 2 },
   { file: 'claim-otp-fallbacks-1.lua', name: 'claimOtpFallbacksV1', numberOfKeys: 1 },
   { file: 'settle-otp-fallback-3.lua', name: 'settleOtpFallbackV1', numberOfKeys: 3 },
+  // Sponsor approval (engine/signin/sponsor/): the request with its limits, and the link consumed with the session start or the rejection.
+  { file: 'request-sponsor-7.lua', name: 'requestSponsorV1', numberOfKeys: 7 },
+  { file: 'approve-sponsor-15.lua', name: 'approveSponsorV2', numberOfKeys: 15 },
+  { file: 'reject-sponsor-3.lua', name: 'rejectSponsorV1', numberOfKeys: 3 },
   // Dashboard operations (engine/dashboard/): posture verdicts, NAS presence
   { file: 'record-posture-5.lua', name: 'recordPostureV1', numberOfKeys: 5 },
   { file: 'mark-nas-seen-2.lua', name: 'markNasSeenV1', numberOfKeys: 2 },
@@ -150,6 +154,22 @@ declare module 'ioredis' {
       requestId: string, outcome: 'resent' | 'not_delivered', hash: string, now: Arg, codeTtlMs: Arg, expect: 'sent' | 'resent_by_sms',
       callback?: Callback<unknown[]>,
     ): Result<unknown[], Context>;
+    // Sponsor approval (engine/signin/sponsor/)
+    requestSponsorV1(
+      requestKey: string, linkKey: string, recentKey: string, ipLimitKey: string, macLimitKey: string, sponsorLimitKey: string, eventsKey: string,
+      now: Arg, requestId: string, tokenHash: string, linkTtlMs: Arg, keepMs: Arg, perIp: Arg, perMac: Arg, perSponsor: Arg, windowMs: Arg,
+      hotspotId: string, mac: string, ip: string, ssid: string, guest: string, sponsor: string, gateway: string, lang: string,
+      callback?: Callback<unknown[]>,
+    ): Result<unknown[], Context>;
+    approveSponsorV2(
+      linkKey: string, requestKey: string, grantKey: string, outboxKey: string, loadedKey: string, liveKey: string, sessionRefKey: string, blockKey: string,
+      eventsKey: string, minuteKey: string, hourKey: string, liveDevicesKey: string, liveBySsidKey: string, liveByApKey: string, knownDevicesKey: string,
+      now: Arg, requestId: string, tokenHash: string, mac: string, hotspotId: string, ip: string, ssid: string, sessionId: string,
+      minutes: Arg, idleSec: Arg, user: string, downKbps: Arg, upKbps: Arg, quotaMb: Arg, sessionQuotaMb: Arg, profile: string,
+      callback?: Callback<unknown[]>,
+    ): Result<unknown[], Context>;
+    rejectSponsorV1(linkKey: string, requestKey: string, eventsKey: string, now: Arg, requestId: string, tokenHash: string, reason: string,
+      callback?: Callback<unknown[]>): Result<unknown[], Context>;
     // Dashboard operations (engine/dashboard/)
     recordPostureV1(
       postureKey: string, countsKey: string, minuteKey: string, hourKey: string, eventsKey: string,

@@ -98,6 +98,13 @@ export class PortalSignIn {
     return buildHandback(gw, { credential, secret: hotspot.uamSecret, uamAuth: hotspot.portal.uam_auth, landingUrl: redirectUrl });
   }
 
+  /** The hand-back for the gateway parameters a request carried as given (a body's or query's `gateway`); null when none. */
+  async handbackFor(hotspot: HotspotRef, gateway: unknown, sessionId: string, mac: string, redirectUrl: string | null): Promise<Handback | null> {
+    const src = gatewayFrom(gateway);
+    const gw = src ? parseGatewayParams(src) : null;
+    return gw ? this.handback(hotspot, gw, sessionId, mac, redirectUrl) : null;
+  }
+
   private async signIn<T extends PortalStarted>(hotspot: HotspotRef | null, req: PortalSignInRequest, start: (hotspot: HotspotRef) => Promise<T>): Promise<PortalAnswer<T>> {
     if (hotspot?.portal.terms_required && !req.acceptedTerms) throw Errors.TERMS_NOT_ACCEPTED();
     // The gateway's parameters are checked before anything is used: a hand-back that cannot be built

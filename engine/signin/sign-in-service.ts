@@ -1,11 +1,13 @@
 import { Redis } from 'ioredis';
 import type { Metrics } from '../metrics.js';
+import type { SignInRequest } from './method.js';
 import type { DecisionSink } from './decision-sink.js';
 import { OtpCodeMethod } from './otp/otp-code-method.js';
 import { OtpStore } from './otp/otp-store.js';
 import type { CodeClaim } from './otp/types.js';
-import type { SignInRequest } from './method.js';
 import { IdentityMethod, type CheckedIdentity, type PreCheckedMethod, type Started, type TermsSource } from './identity-method.js';
+import { SponsorMethod, type SponsorApproval } from './sponsor/sponsor-method.js';
+import { SponsorStore } from './sponsor/sponsor-store.js';
 import { SignInPipeline, type DurabilityBarrier, type HotspotLookup, type SignInActors, type TenantLoader } from './sign-in-pipeline.js';
 import { VoucherMethod, type Authorized, type GuessingLimitsSource, type VerifyRequest } from './voucher-method.js';
 
@@ -44,6 +46,7 @@ export class SignInService {
   private readonly vouchers: VoucherMethod;
   private readonly identities = new Map<PreCheckedMethod, IdentityMethod>();
   private readonly codes: Record<CodeClaim['kind'], OtpCodeMethod>;
+  private readonly sponsors: SponsorMethod;
 
   constructor(private readonly deps: SignInDeps) {
     this.pipeline = new SignInPipeline(deps.hotspots, deps.loader, deps.actors, deps.decisions, deps.now, deps.barrier);
@@ -53,6 +56,7 @@ export class SignInService {
       phone: new OtpCodeMethod(store, deps.terms, deps.defaults, 'phone'),
       email: new OtpCodeMethod(store, deps.terms, deps.defaults, 'email'),
     };
+    this.sponsors = new SponsorMethod(new SponsorStore(deps.redis), deps.terms, deps.defaults);
   }
 
   /**
@@ -62,6 +66,16 @@ export class SignInService {
    */
   code(c: CodeClaim): Promise<Started> {
     return this.pipeline.run(this.codes[c.kind], c, { identity: c.username, hash: c.codeHash }, c.tenantId);
+  }
+
+  /**
+   * A sponsor's approval of a guest's request: the link used up and the
+   * device's session started as one atomic step (SponsorMethod). `req`
+   * names the device and hotspot the request was filed for; `tenantId` the
+   * tenant the link belongs to.
+   */
+  sponsor(req: SignInRequest, approval: SponsorApproval, tenantId: string): Promise<Started> {
+    return this.pipeline.run(this.sponsors, req, approval, tenantId);
   }
 
   /** A voucher code, from the portal or as a RADIUS PAP User-Name. */

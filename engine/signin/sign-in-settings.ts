@@ -65,6 +65,35 @@ export interface GuessingLimits {
   incident_refusals: number;
 }
 
+/**
+ * Sponsor approval (engine/signin/sponsor/): who may sponsor a guest, the access lengths a sponsor
+ * picks from, how long a link lives, the request limits (0 turns one off), how the page shows the MAC.
+ */
+export interface SponsorSettings {
+  enabled: boolean;
+  /** E-mail domains whose addresses may sponsor (lower case, e.g. example.com; a sub-domain does not count). */
+  allowed_domains: string[];
+  /** Single addresses that may sponsor besides the domains. */
+  allowed_emails: string[];
+  /** The access lengths a sponsor chooses from, minutes, in the order shown. */
+  durations_minutes: number[];
+  /** How long the approve and reject links work, minutes. */
+  link_ttl_minutes: number;
+  /** Requests one source address may file per hour. */
+  per_ip_hourly: number;
+  /** Requests one device (MAC) may file per hour at a hotspot. */
+  per_mac_hourly: number;
+  /** Requests one sponsor address may receive per hour: no one's inbox is flooded. */
+  per_sponsor_hourly: number;
+  /** The sponsor's page shows the device's MAC masked (default) or in full. */
+  show_mac: 'masked' | 'full';
+}
+
+export const DEFAULT_SPONSOR: Readonly<SponsorSettings> = {
+  enabled: false, allowed_domains: [], allowed_emails: [], durations_minutes: [60, 240, 480], link_ttl_minutes: 30,
+  per_ip_hourly: 20, per_mac_hourly: 5, per_sponsor_hourly: 30, show_mac: 'masked',
+};
+
 /** Session settings for one method; absent fields fall back to the hotspot's. */
 export interface MethodSession {
   session_minutes?: number; bandwidth_down_mbps?: number; bandwidth_up_mbps?: number;
@@ -81,6 +110,7 @@ export interface SignInSettings {
   blocked_prefixes: string[];
   sessions: Partial<Record<AuthMethod, MethodSession>>;
   guessing: GuessingLimits;
+  sponsor: SponsorSettings;
 }
 
 export const DEFAULT_OTP_LIMITS: Readonly<OtpLimits> = {
@@ -95,6 +125,7 @@ export function defaultSettings(): SignInSettings {
     methods: ['voucher'], sms: null, msgapp: { fallback_sms: false, fallback_timeout_sec: 30 }, email: null,
     otp: { ...DEFAULT_OTP_LIMITS }, allowed_prefixes: [], blocked_prefixes: [], sessions: {},
     guessing: { ...DEFAULT_GUESSING_LIMITS },
+    sponsor: { ...DEFAULT_SPONSOR },
   };
 }
 
@@ -103,12 +134,13 @@ export function defaultSettings(): SignInSettings {
  * inline secrets. Per secret: the value itself (sealed and stored), or its env:// reference, or
  * `<name>_set: true` as GET showed it (keep the one stored), or none (remove it).
  */
-export type SignInSettingsInput = Partial<Omit<SignInSettings, 'msgapp' | 'otp' | 'guessing' | 'sms' | 'email'>> & {
+export type SignInSettingsInput = Partial<Omit<SignInSettings, 'msgapp' | 'otp' | 'guessing' | 'sms' | 'email' | 'sponsor'>> & {
   sms?: (SmsSettings & { credentials?: string }) | null;
   email?: (EmailSettings & { smtp_url?: string }) | null;
   msgapp?: Partial<MsgappSettings>;
   otp?: Partial<OtpLimits>;
   guessing?: Partial<GuessingLimits>;
+  sponsor?: Partial<SponsorSettings>;
 };
 
 /** The secrets a tenant may give inline: the settings part, the write-only field, its reference and its `_set` mark. */
@@ -269,6 +301,12 @@ function withDefaults(input: SignInSettingsInput): SignInSettings {
     blocked_prefixes: input.blocked_prefixes ?? [],
     sessions: input.sessions ?? {},
     guessing: { ...d.guessing, ...input.guessing },
+    sponsor: {
+      ...d.sponsor, ...input.sponsor,
+      allowed_domains: [...new Set((input.sponsor?.allowed_domains ?? []).map((x) => x.toLowerCase()))],
+      allowed_emails: [...new Set((input.sponsor?.allowed_emails ?? []).map((x) => x.toLowerCase()))],
+      durations_minutes: input.sponsor?.durations_minutes?.length ? [...new Set(input.sponsor.durations_minutes)] : [...d.sponsor.durations_minutes],
+    },
   };
 }
 

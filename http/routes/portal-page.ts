@@ -43,6 +43,7 @@ export function pickLang(param: string | null, acceptLanguage: string): Lang {
 const ERROR_FIELD: Record<string, string> = {
   voucher_not_found: 'code', voucher_expired: 'code', voucher_exhausted: 'code', voucher_ssid_not_allowed: 'code', too_many_attempts: 'code',
   validation_failed: 'code', terms_not_accepted: 'accept_terms', phone_invalid: 'phone', phone_prefix_blocked: 'phone',
+  sponsor_not_allowed: 'sponsor_email',
 };
 
 /** An error body as a sentence of the catalogue; unknown codes get the generic one. */
@@ -88,6 +89,8 @@ interface PageInput {
   errorCode: string | null;
   /** The methods the hotspot's tenant offers (its sign-in settings). */
   tenantMethods: readonly string[];
+  /** Sponsor approval: offered (the tenant's sponsor.enabled), and a request of this device waiting (`?sponsor=`). */
+  sponsor?: { offered: boolean; waiting: boolean };
 }
 
 /**
@@ -129,7 +132,8 @@ export function renderPage(a: Assets, p: PageInput): string {
   const until = expires && ref ? endTime(expires, p.lang, ref.timezone) : '';
   const methods = new Set(offeredMethods(settings?.methods ?? [], p.tenantMethods));
   const deviceKnown = mac !== '';
-  const showForms = Boolean(ref) && deviceKnown && !success;
+  const sponsorWaiting = p.sponsor?.waiting === true && !success;
+  const showForms = Boolean(ref) && deviceKnown && !success && !sponsorWaiting;
   const termsText = settings?.terms ? (settings.terms[p.lang] ?? settings.terms[other] ?? '') : '';
   const channels = ['sms_otp', 'msgapp_otp'].filter((x) => methods.has(x as never));
 
@@ -145,9 +149,14 @@ export function renderPage(a: Assets, p: PageInput): string {
     hbMethod: handback?.method ?? 'GET', hbUrl: handback?.url ?? '',
     hbFields: handback ? Object.entries(handback.fields).map(([k, v]) => hiddenInput(k, v)).join('') : '',
     nextUrl: success && !handback ? landing ?? '' : '',
-    refreshUrl: success ? (handback ? (handback.method === 'GET' ? handbackUrl(handback) : '') : landing ?? '') : '',
+    // A guest without JavaScript waiting for a sponsor: the page asks again by itself until the answer comes.
+    refreshUrl: success ? (handback ? (handback.method === 'GET' ? handbackUrl(handback) : '') : landing ?? '') : sponsorWaiting ? `?${p.query}` : '',
     continueLabel: m.continue, continueAuto: m.continue_auto, goesOn: Boolean(handback ?? (success && landing)),
-    multi: [methods.has('voucher'), channels.length > 0, methods.has('email')].filter(Boolean).length > 1,
+    multi: [methods.has('voucher'), channels.length > 0, methods.has('email'), p.sponsor?.offered].filter(Boolean).length > 1,
+    sponsor: p.sponsor?.offered === true, methodSponsor: m.method_sponsor, guestNameLabel: m.guest_name_label, guestNameHint: m.guest_name_hint,
+    sponsorEmailLabel: m.sponsor_email_label, sponsorEmailHint: m.sponsor_email_hint, sponsorSend: m.sponsor_send,
+    sponsorAction: `/api/v1/hotspot-portal/sponsor/request?hotspot_id=${encodeURIComponent(p.hotspotId)}`,
+    sponsorWaiting, sponsorWaitingTitle: m.sponsor_waiting_title, sponsorWaitingBody: m.sponsor_waiting_body,
     forms: showForms, termsText, termsRequired: settings?.terms_required === true, termsTitle: m.terms_title, termsAccept: m.terms_accept,
     voucher: methods.has('voucher'), methodVoucher: m.method_voucher, voucherLabel: m.voucher_label, voucherHint: m.voucher_hint,
     voucherAction: `/api/v1/hotspot-portal/voucher/verify?hotspot_id=${encodeURIComponent(p.hotspotId)}`,
@@ -227,6 +236,27 @@ export async function portalAnswer<T extends PortalStarted>(
   return { status: 303, body: null, text: '', contentType: 'text/plain', headers: { location: `/portal?${q}`, 'cache-control': 'no-store' } };
 }
 
+/**
+ * The page's view of a sponsor request (`?sponsor=<request id>`), only for the
+ * hotspot and device it was filed for: waiting, the sign-in's success (with
+ * the hand-back) as a form post's outcome, or the refusal's code.
+ */
+async function sponsorOutcome(engine: Engine, query: URLSearchParams, hotspotId: string): Promise<{ waiting: boolean; record: PortalRecord | null; errorCode: string | null } | null> {
+  const id = query.get('sponsor');
+  const mac = normalizeMac(query.get('mac') ?? '');
+  if (!id || !mac) return null;
+  let st;
+  try {
+    st = await engine.sponsor.status(id, { hotspotId, mac });
+  } catch {
+    return null;
+  }
+  if (st.status === 'pending') return { waiting: true, record: null, errorCode: null };
+  if (st.status !== 'authorized') return { waiting: false, record: null, errorCode: st.status === 'rejected' ? 'sponsor_rejected' : 'sponsor_expired' };
+  const lang = query.get('lang') === 'en' ? 'en' : 'tr';
+  return { waiting: false, errorCode: null, record: { hs: hotspotId, mac, lang, ip: '', ssid: '', gateway: '', outcome: { ok: true, body: { ...st } } } };
+}
+
 /** The captive portal page: GET /portal on the portal surface (and / when the portal has its own port). */
 export function portalPageRoutes(engine: Engine): Route[] {
   const assets = loadAssets();
@@ -239,8 +269,13 @@ export function portalPageRoutes(engine: Engine): Route[] {
     const r = query.get('r');
     const record = ref && r ? await engine.portal.load(ref.tenantId, r, hotspotId, query.get('mac') ?? '') : null;
     const errorCode = !ref ? 'hotspot_not_found' : query.get('e') === 'hotspot_not_found' ? 'hotspot_not_found' : null;
-    const tenantMethods = ref ? (await engine.signInSettings.get(ref.tenantId)).methods : [];
-    return htmlReply(renderPage(assets, { lang, query, ref, hotspotId, record, errorCode, tenantMethods }), lang, browser.acceptEncoding);
+    const settings = ref ? await engine.signInSettings.get(ref.tenantId) : null;
+    const tenantMethods = settings?.methods ?? [];
+    // Sponsor approval: `?sponsor=` is the device's request, after a form post; its outcome is the page's.
+    const waitFor = ref ? await sponsorOutcome(engine, query, ref.id) : null;
+    const sponsor = { offered: settings?.sponsor.enabled === true, waiting: waitFor?.waiting === true };
+    const input = { lang, query, ref, hotspotId, record: record ?? waitFor?.record ?? null, errorCode: errorCode ?? waitFor?.errorCode ?? null, tenantMethods, sponsor };
+    return htmlReply(renderPage(assets, input), lang, browser.acceptEncoding);
   };
   const route = (path: string): Route => ({
     method: 'get', path, surface: 'portal', auth: false, responseType: 'text/html',

@@ -1,4 +1,4 @@
-import { AUTH_METHODS, DEFAULT_OTP_LIMITS, DEFAULT_GUESSING_LIMITS, type SignInSettingsInput } from '../../engine/index.js';
+import { AUTH_METHODS, DEFAULT_OTP_LIMITS, DEFAULT_GUESSING_LIMITS, DEFAULT_SPONSOR, type SignInSettingsInput } from '../../engine/index.js';
 import { guestIp, looseRequestSchema, secret, type Schema } from '../schemas.js';
 
 /**
@@ -116,6 +116,20 @@ const settings: Schema = {
         incident_refusals: limit(1_000_000),
       },
     },
+    sponsor: {
+      type: 'object', additionalProperties: false,
+      description: `Sponsor approval: who may sponsor (domains or single addresses), the access lengths offered, the link's life, `
+        + `request limits per hour (0 turns one off), the MAC masked or in full on the sponsor's page. Defaults: ${JSON.stringify(DEFAULT_SPONSOR)}`,
+      properties: {
+        enabled: { type: 'boolean' },
+        allowed_domains: { type: 'array', maxItems: 200, items: { type: 'string', minLength: 3, maxLength: 253, pattern: '^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)+$' } },
+        allowed_emails: { type: 'array', maxItems: 1000, items: { type: 'string', minLength: 3, maxLength: 254, pattern: '^[^\\s@]+@[^\\s@]+$' } },
+        durations_minutes: { type: 'array', minItems: 1, maxItems: 8, items: { type: 'integer', minimum: 1, maximum: 525600 } },
+        link_ttl_minutes: { type: 'integer', minimum: 1, maximum: 10080 },
+        per_ip_hourly: limit(100000), per_mac_hourly: limit(1000), per_sponsor_hourly: limit(100000),
+        show_mac: { enum: ['masked', 'full'] },
+      },
+    },
     allowed_prefixes: prefixes,
     blocked_prefixes: prefixes,
     sessions: {
@@ -127,3 +141,22 @@ const settings: Schema = {
 
 export const signInSettings = looseRequestSchema<SignInSettingsInput>('signInSettings', settings);
 
+
+/** Body of POST /api/v1/hotspot-portal/sponsor/request (open: the gateway's parameters ride along for the hand-back). */
+export interface PortalSponsorBody { sponsor_email: string; guest_name: string; mac: string; hotspot_id?: string; ssid?: string; ip?: string; lang?: 'tr' | 'en'; [k: string]: unknown }
+export const portalSponsorRequest = looseRequestSchema<PortalSponsorBody>('portalSponsorRequest', {
+  type: 'object', required: ['sponsor_email', 'guest_name', 'mac'],
+  properties: {
+    sponsor_email: email, guest_name: { type: 'string', minLength: 1, maxLength: 80, pattern: '^[^\\u0000-\\u001f\\u007f<>]*\\S[^\\u0000-\\u001f\\u007f<>]*$' },
+    mac, ssid, ip, hotspot_id: hotspotId, lang,
+  },
+});
+export const portalSponsorStatus = looseRequestSchema<{ request_id: string }>('portalSponsorStatus', {
+  type: 'object', additionalProperties: true, required: ['request_id'],
+  properties: { request_id: { type: 'string', minLength: 1, maxLength: 128 } },
+});
+/** The sponsor page's form: the decision and, to approve, the access length. */
+export const sponsorDecisionBody = looseRequestSchema<{ action: 'approve' | 'reject'; minutes?: string | number; lang?: 'tr' | 'en' }>('sponsorDecision', {
+  type: 'object', required: ['action'],
+  properties: { action: { enum: ['approve', 'reject'] }, minutes: { type: ['string', 'integer'], maxLength: 7 }, lang },
+});

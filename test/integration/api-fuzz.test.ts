@@ -213,6 +213,9 @@ async function check(base: string, r: FuzzRequest): Promise<string | null> {
   if (status >= 500 && !(status === 502 && body?.error === UPSTREAM_FAILURE)) return `${status} ${cut(text)}`;
   if (status === 303 && location.startsWith('/portal?')) return formOutcome(base, location);
   if (status >= 400) {
+    // A browser that asked for HTML first may get a page with the refusal's status (the sponsor's link page: 409, 410).
+    const browser = /^text\/html/.test(r.headers.accept ?? '') && type.startsWith('text/html') && /<html lang="(tr|en)">/.test(text);
+    if (browser) return null;
     if (!type.includes('json') || body === null || typeof body !== 'object') return `${status} not JSON (${type}): ${cut(text)}`;
     if (typeof body.error !== 'string') return `${status} without an error code: ${cut(text)}`;
     if (typeof body.message !== 'string' && !EXACT_BODIES.has(body.error)) return `${status} without a message: ${cut(text)}`;

@@ -254,7 +254,7 @@ describe('audit and JIT approvals', () => {
     expect(foreign.body.error).toBe('validation_failed');
   });
 
-  test('jit-approvals: the documented empty list until sponsor sign-in exists', async ({ svc, dash: t }) => {
+  test('jit-approvals: an empty list while no sponsor request waits', async ({ svc, dash: t }) => {
     expect(await call(svc.base, 'GET', `${ME}/jit-approvals`, { auth: t.apiKey })).toMatchObject({ status: 200, body: { data: [] } });
   });
 

@@ -6,13 +6,14 @@ import { GuestsPage } from './pages/guests.js';
 import { HotspotsPage } from './pages/hotspots.js';
 import { LivePage } from './pages/live.js';
 import { SignInSettingsPage } from './pages/sign-in-settings.js';
+import { SponsorRequestsPage } from './pages/sponsor-requests.js';
 import { VouchersPage } from './pages/vouchers.js';
 
 /** The console's pages in navigation order: hash route, the catalogue key of its name, the page. */
 const PAGES: [path: string, label: ConsoleKey, page: () => preact.JSX.Element][] = [
   ['/vouchers', 'nav_vouchers', VouchersPage], ['/live', 'nav_live', LivePage], ['/blocks', 'nav_blocks', BlocksPage],
   ['/hotspots', 'nav_hotspots', HotspotsPage], ['/guests', 'nav_guests', GuestsPage], ['/sign-in', 'nav_signin', SignInSettingsPage],
-  ['/compliance', 'nav_compliance', CompliancePage],
+  ['/compliance', 'nav_compliance', CompliancePage], ['/sponsors', 'nav_sponsors', SponsorRequestsPage],
 ];
 
 export function consoleNav(t: (k: ConsoleKey) => string): NavItem[] {

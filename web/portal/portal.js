@@ -9,13 +9,14 @@
   var qs = '?hotspot_id=' + encodeURIComponent(C.hotspot_id);
   var FIELD = {
     voucher_not_found: 'code', voucher_expired: 'code', voucher_exhausted: 'code', voucher_ssid_not_allowed: 'code', too_many_attempts: 'code',
-    terms_not_accepted: 'accept_terms', phone_invalid: 'phone', phone_prefix_blocked: 'phone', email_invalid: 'email'
+    terms_not_accepted: 'accept_terms', phone_invalid: 'phone', phone_prefix_blocked: 'phone', email_invalid: 'email',
+    sponsor_not_allowed: 'sponsor_email'
   };
 
   function message(code, body) {
     var key = 'err_' + code;
     if (code === 'otp_invalid') return fmt(M[key], { attempts: body.attempts_left });
-    if (code === 'otp_rate_limited' || code === 'too_many_attempts') return fmt(M[key], { wait: body.retry_after });
+    if (code === 'otp_rate_limited' || code === 'too_many_attempts' || code === 'sponsor_rate_limited') return fmt(M[key], { wait: body.retry_after });
     return M[key] || M.err_internal;
   }
   function showError(code, body, field) {
@@ -151,4 +152,39 @@
   }
   otp('phone', 'phone', 'sms');
   otp('email', 'email', 'email');
+
+  // Sponsor approval: the request, then the page waits for the host's answer (polled); the approval itself
+  // is bound to the device, so the guest is let in even if this page is closed.
+  function waiting() {
+    var forms = document.querySelectorAll('main > h1:not(#success-title), main > section, main > details, main > .check, #needs-js');
+    for (var i = 0; i < forms.length; i++) forms[i].hidden = true;
+    $('sponsor-wait').hidden = false;
+  }
+  function poll(id) {
+    fetch('/api/v1/hotspot-portal/sponsor/status?request_id=' + encodeURIComponent(id), { headers: { accept: 'application/json' } })
+      .then(function (r) { return r.json().then(function (b) { return { status: r.status, body: b }; }); })
+      .then(function (r) {
+        if (r.status === 200 && r.body.status === 'authorized') { $('sponsor-wait').hidden = true; return success(r.body); }
+        if (r.status === 200 && r.body.status === 'pending') return setTimeout(function () { poll(id); }, 2000);
+        $('sponsor-wait').hidden = true;
+        showError(r.status === 200 ? 'sponsor_' + r.body.status : (r.body.error || 'internal'), r.body, 'main');
+      }, function () { setTimeout(function () { poll(id); }, 4000); });
+  }
+  var sf = $('sponsor-form');
+  if (sf) sf.addEventListener('submit', function (e) {
+    e.preventDefault();
+    var own = $('sponsor_accept_terms');
+    if (own && !own.checked && !($('accept_terms') && $('accept_terms').checked)) return showError('terms_not_accepted', {}, 'sponsor_accept_terms');
+    var b = base();
+    b.guest_name = $('guest_name').value.trim(); b.sponsor_email = $('sponsor_email').value.trim();
+    b.ssid = C.ssid; b.lang = C.lang;
+    if (C.ip) b.ip = C.ip;
+    if (C.terms_required) b.accept_terms = true;
+    post('/api/v1/hotspot-portal/sponsor/request', b).then(function (r) {
+      if (r.status !== 200) return showError(r.body.error || 'internal', r.body, r.body.error === 'email_invalid' ? 'sponsor_email' : null);
+      clearError();
+      waiting();
+      poll(r.body.request_id);
+    });
+  });
 })();

@@ -35,6 +35,12 @@ export type ExtendBy = { preset: '1h' | '4h' | '24h' } | { minutes: number };
 export type BlockDuration = '24h' | '7d' | 'permanent';
 export interface Block { mac: string; duration: BlockDuration; until: string | null; session_id: string }
 
+/** GET /v1/sponsor-requests: one sponsor request of the last day. */
+export interface SponsorRequestRow {
+  id: string; hotspot_id: string; guest_name: string; sponsor_email: string; mac: string;
+  status: 'pending' | 'approved' | 'rejected' | 'expired'; requested_at: string; expires_at: string; decided_at: string | null; minutes: number | null;
+}
+
 /** GET /api/v1/tenants/me/sessions/active (docs/dashboard-api.md). */
 export interface ActiveSessionsStats {
   summary: { active_sessions: number; logins_24h: number; bytes_total_24h: number; avg_duration_sec_24h: number };
@@ -105,6 +111,9 @@ export const api = {
   blocks: {
     list: (signal?: AbortSignal) => request<{ data: Block[] }>('/v1/blocks', { signal }),
     remove: (mac: string) => request<{ mac: string }>(`/v1/blocks/${enc(mac)}`, { method: 'DELETE' }),
+  },
+  sponsorRequests: {
+    list: (signal?: AbortSignal) => request<{ data: SponsorRequestRow[] }>('/v1/sponsor-requests', { signal }),
   },
   hotspots: {
     list: (signal?: AbortSignal) => request<{ data: Hotspot[] }>('/v1/hotspots', { signal }),

@@ -6,7 +6,7 @@ import { urlHost, type OutboundPolicy } from '../../net/outbound-target.js';
 import type { SecretSource } from '../../secrets/secret-store.js';
 import { resolveEnvRef } from './env-ref.js';
 import { missingSecret, networkFailure, type Failure, type FailureKind, type ProviderFailures } from './provider-failures.js';
-import type { OtpMessage, OtpSender, SendResult } from './types.js';
+import type { MailMessage, OtpMessage, OtpSender, SendResult } from './types.js';
 
 /** Subject and text per locale; `{{code}}` is the OTP. */
 export const EMAIL_TEXT: Record<OtpMessage['locale'], { subject: string; text: string }> = {
@@ -49,11 +49,16 @@ export class EmailSender implements OtpSender {
 
   constructor(private readonly target: SmtpTarget, private readonly failures: ProviderFailures, private readonly outbound: OutboundPolicy) {}
 
-  async send(msg: OtpMessage): Promise<SendResult> {
-    const fail = (f: Failure): SendResult => this.failures.report('email', this.provider, msg, f);
+  send(msg: OtpMessage): Promise<SendResult> {
+    const t = EMAIL_TEXT[msg.locale];
+    return this.mail({ tenantId: msg.tenantId, requestId: msg.requestId, to: msg.to, subject: t.subject.replace('{{code}}', msg.code), text: t.text.replace('{{code}}', msg.code) });
+  }
+
+  /** One message through the tenant's server (or SMTP_URL), its address checked and pinned as for a code. */
+  async mail(msg: MailMessage): Promise<SendResult> {
+    const fail = (f: Failure): SendResult => this.failures.report('email', this.provider, { tenantId: msg.tenantId, requestId: msg.requestId, to: msg.to, code: '', locale: 'en' }, f);
     const url = this.target.inline ? this.target.inline() : this.target.urlRef ? resolveEnvRef(this.target.urlRef) : this.target.serviceUrl;
     if (!url || !/^smtps?:\/\//.test(url)) return fail(missingSecret(this.target.inline ? 'email.smtp_url (inline)' : this.target.urlRef ?? 'SMTP_URL'));
-    const t = EMAIL_TEXT[msg.locale];
     let options;
     try {
       options = await this.pinned(url);
@@ -65,7 +70,7 @@ export class EmailSender implements OtpSender {
     try {
       const info = await transport.sendMail({
         from: this.target.from, to: msg.to,
-        subject: t.subject.replace('{{code}}', msg.code), text: t.text.replace('{{code}}', msg.code),
+        subject: msg.subject, text: msg.text,
         headers: { 'X-Request-Id': msg.requestId },
       });
       return { ok: true, providerRef: info.messageId };

@@ -13,7 +13,14 @@ export type SendResult =
   /** `kind` from a fixed set (provider-failures.ts); `code` is the provider's own, for the log only. */
   | { ok: false; provider: string; kind: string; code: string; retryable: boolean; detail: string };
 
-export interface OtpSender { readonly channel: OtpChannelName; readonly provider: string; send(msg: OtpMessage): Promise<SendResult> }
+/** A message of its own (not a code) sent through a tenant's e-mail settings: a sponsor's approval request. */
+export interface MailMessage { tenantId: string; requestId: string; to: string; subject: string; text: string }
+
+export interface OtpSender {
+  readonly channel: OtpChannelName; readonly provider: string; send(msg: OtpMessage): Promise<SendResult>;
+  /** E-mail senders only: a message with its own subject and text, through the same server and checks as a code. */
+  mail?(msg: MailMessage): Promise<SendResult>;
+}
 
 /** Resolves the tenant's configured sender for a channel (null: not configured). Cached, invalidated on config change. */
 export interface OtpSenders { forTenant(tenantId: string, channel: OtpChannelName): Promise<OtpSender | null> }
