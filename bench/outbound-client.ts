@@ -3,12 +3,13 @@ import { connect, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
 import { OutboundPolicy } from '../engine/net/outbound-target.js';
-import { Http1Client } from '../engine/signin/providers/http1-client.js';
+import { OutboundHttp } from '../engine/net/outbound-http.js';
 import { say, spawnReady, stopChild, Teardown } from './bench-kit.js';
 
 /**
  * A/B of the two outbound HTTP clients issue 19 asks to compare: the
- * hand-written `Http1Client` (engine/signin/providers/http1-client.ts) and
+ * hand-written one (engine/net/outbound-http.ts, until f91c8ef
+ * engine/signin/providers/http1-client.ts; named `http1-client` here) and
  * undici's `Pool`, each used as the service would (a webhook-sized JSON POST,
  * a whole-exchange deadline, a bounded answer body, connections through the
  * outbound policy's checked lookup), against one raw receiver in a child
@@ -75,17 +76,17 @@ function yardstick(port: number): Client {
 }
 
 function http1(port: number, policy: OutboundPolicy): Client {
-  const client = new Http1Client({ outbound: policy });
+  const client = new OutboundHttp({ outbound: policy });
   const url = `http://127.0.0.1:${port}/hook`;
   return {
     name: 'http1-client',
     async open() {
       return async () => {
-        const a = await client.post(url, HEADERS, BODY, TIMEOUT_MS, MAX_BODY);
+        const a = await client.request({ url, headers: HEADERS, body: BODY, timeoutMs: TIMEOUT_MS, maxBodyBytes: MAX_BODY });
         if (a.status !== 200) throw new Error(`status ${a.status}`);
       };
     },
-    async close() { client.closeIdle(); },
+    async close() { client.close(); },
   };
 }
 
