@@ -154,8 +154,11 @@ export class OutboundHttp {
       this.origins.set(originKey, origin);
     }
     t = { origin, start: `${method} ${u.pathname}${u.search} HTTP/1.1\r\nhost: ${u.host}\r\n` };
-    // A bound keeps a misbehaving caller from growing this without end.
-    if (this.targets.size >= MAX_TARGETS) this.targets.clear();
+    // A bound keeps a misbehaving caller from growing this without end; origins with nothing open go too.
+    if (this.targets.size >= MAX_TARGETS) {
+      this.targets.clear();
+      for (const [k, o] of this.origins) if (o !== origin && o.unused()) this.origins.delete(k);
+    }
     this.targets.set(key, t);
     return t;
   }
@@ -219,6 +222,11 @@ class Origin implements ConnectionOwner {
 
   closeIdle(): void {
     for (const c of this.idle.splice(0)) c.destroy();
+  }
+
+  /** No connection open and no request waiting: may be dropped and made again when next needed. */
+  unused(): boolean {
+    return this.all.size === 0 && this.waiting.length === 0;
   }
 
   close(): void {
