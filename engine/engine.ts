@@ -42,6 +42,7 @@ import { OtpFallbackPoller } from './signin/otp/fallback-poller.js';
 import { OtpHasher } from './signin/otp/otp-code.js';
 import { OtpService } from './signin/otp/otp-service.js';
 import type { OtpDecisionSink, SessionStarter } from './signin/otp/types.js';
+import { OutboundHttp } from './net/outbound-http.js';
 import { OutboundPolicy } from './net/outbound-target.js';
 import { DeliveryCallbacks } from './signin/providers/delivery-callbacks.js';
 import { SecretBox } from './secrets/secret-box.js';
@@ -115,6 +116,8 @@ export class Engine {
   readonly msgappProviders: MsgappProviderStore;
   /** The senders OTP codes go out with, per tenant and channel. */
   readonly otpSenders: ProviderRegistry;
+  /** The one outbound HTTP client: providers' sends and webhook deliveries (keep-alive, deadlines, pinned addresses). */
+  readonly outboundHttp: OutboundHttp;
   /** Checks providers' delivery callbacks and tells the OTP service. */
   readonly otpDelivery: DeliveryCallbacks;
   /** Portal page: outcomes of form posts, gateway hand-back, the RFC 8908 view. */
@@ -172,6 +175,7 @@ export class Engine {
     this.vouchers = new VoucherService(this.pool, this.redis, now, this.bandwidthProfiles, new VoucherLoader(this.pool, this.redis, this.blocks));
     // Every URL a tenant names is checked at save and at every connection (engine/net/outbound-target.ts).
     const outbound = new OutboundPolicy({ allowPrivate: config.allowPrivateTargets });
+    this.outboundHttp = new OutboundHttp({ outbound });
     // Tenant secrets given inline, sealed under SECRETS_KEY (engine/secrets/); env:// references need none.
     this.secrets = new SecretStore(this.pool, new SecretBox(config.secretsKeys.current, config.secretsKeys.old));
     this.signInSettings = new SignInSettingsService(this.pool, outbound, now, this.secrets);
@@ -235,7 +239,7 @@ export class Engine {
       config: senderConfig, msgapp: this.msgappProviders, redis: this.redis,
       failures: new ProviderFailures(log.child({ component: 'otp-providers' }), this.metrics,
         (tenantId, provider, code) => providerFailures.record(tenantId, provider, code)),
-      outbound, smtpUrl: config.smtpUrl, smtpFrom: config.smtpFrom, now, secrets: this.secrets,
+      outbound, http: this.outboundHttp, smtpUrl: config.smtpUrl, smtpFrom: config.smtpFrom, now, secrets: this.secrets,
     });
     this.signInSettings.onChange((tenantId) => this.otpSenders.invalidate(tenantId));
     this.otp = new OtpService(this.redis, this.hotspots, this.signInSettings, new OtpHasher(config.otpKey), {
@@ -323,6 +327,7 @@ export class Engine {
     await this.actors?.close();
     await this.evidencePacks.close();
     this.nas.stop();
+    this.outboundHttp.close();
     await this.sink.stop();
     await this.decisions.close(); // dashboard activity: the last decisions written
     this.redis.disconnect();

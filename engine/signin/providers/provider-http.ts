@@ -1,5 +1,5 @@
-import type { OutboundPolicy } from '../../net/outbound-target.js';
-import { Http1Client } from './http1-client.js';
+import { OutboundHttp } from '../../net/outbound-http.js';
+import { OutboundPolicy } from '../../net/outbound-target.js';
 
 /** Answers larger than this are not providers' JSON: cut off rather than buffered. */
 const MAX_ANSWER_BYTES = 64 * 1024;
@@ -16,25 +16,24 @@ export const PROVIDER_TIMEOUT_MS = 10_000;
  * waits on the portal page for the answer, so a provider that hangs costs at
  * most `timeoutMs`, then counts as a retryable failure.
  *
- * Http1Client rather than fetch or node:http: in bench/otp-signin's profile
- * fetch (undici, web streams, its AbortSignal) took about a fifth of the
- * service's CPU per phone sign-in, and node:http's client, which replaced it,
- * still about a quarter of the busy time (http1-client.ts says why). The
- * client holds the process's keep-alive connections to the providers; every
- * new one goes only where the outbound policy allows, and no redirect is followed.
+ * The requests go through the service's one outbound client
+ * (engine/net/outbound-http.ts, shared with the webhook deliveries; it says
+ * why it is not fetch, node:http or undici): keep-alive connections, every
+ * new one only where the outbound policy allows, no redirect followed.
  */
 export class ProviderHttp {
-  private readonly client: Http1Client;
+  private readonly client: OutboundHttp;
 
-  constructor(outbound: OutboundPolicy) {
-    this.client = new Http1Client({ outbound });
+  /** With the engine's shared client; a policy alone builds a client of its own (tests). */
+  constructor(client: OutboundHttp | OutboundPolicy) {
+    this.client = client instanceof OutboundPolicy ? new OutboundHttp({ outbound: client }) : client;
   }
 
   /** POSTs `body` as JSON; throws on network failure, a refused target or time-out (the caller maps that to a SendResult). */
   async postJson(url: string, headers: Record<string, string>, body: unknown, timeoutMs = PROVIDER_TIMEOUT_MS): Promise<ProviderAnswer> {
     // Object.assign, not `{ ...headers, ...JSON_HEADERS }`: Node 20 copies a second spread source
     // through the runtime (2.4 us per send against 0.08 us, measured).
-    const a = await this.client.post(url, Object.assign({}, headers, JSON_HEADERS), JSON.stringify(body), timeoutMs, MAX_ANSWER_BYTES);
+    const a = await this.client.request({ url, headers: Object.assign({}, headers, JSON_HEADERS), body: JSON.stringify(body), timeoutMs, maxBodyBytes: MAX_ANSWER_BYTES });
     let json: unknown = null;
     try { json = JSON.parse(a.body.toString('utf8')); } catch { /* not JSON: the caller reports the status */ }
     return { status: a.status, json };

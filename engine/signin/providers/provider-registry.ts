@@ -6,6 +6,7 @@ import { isEnvRef, isTenantEnvRef, resolveEnvRef } from './env-ref.js';
 import type { MsgappProviderStore } from './msgapp-provider-store.js';
 import { msgappSender } from './msgapp-senders.js';
 import { NETGSM_CARRIER } from './netgsm-sms.js';
+import type { OutboundHttp } from '../../net/outbound-http.js';
 import type { OutboundPolicy } from '../../net/outbound-target.js';
 import type { ProviderFailures } from './provider-failures.js';
 import { ProviderHttp } from './provider-http.js';
@@ -25,6 +26,8 @@ export interface ProviderRegistryOptions {
   failures: ProviderFailures;
   /** Where tenants' providers may be reached (ALLOW_PRIVATE_TARGETS); every connection is checked and pinned. */
   outbound: OutboundPolicy;
+  /** The service's one outbound HTTP client (shared with the webhook deliveries); absent: one of its own on `outbound`. */
+  http?: OutboundHttp;
   /** Tenant secrets given inline (sealed); null: only env:// references work. */
   secrets?: SecretStore | null;
   /** The service-wide SMTP server (SMTP_URL), used when a tenant names none. */
@@ -52,7 +55,7 @@ export class ProviderRegistry implements OtpSenders {
   private readonly http: ProviderHttp;
 
   constructor(private readonly o: ProviderRegistryOptions) {
-    this.http = new ProviderHttp(o.outbound);
+    this.http = new ProviderHttp(o.http ?? o.outbound);
     // As long as the sign-in settings service keeps its copy (CACHE_MS in sign-in-settings.ts): a
     // carrier account onboarded through another process is taken within seconds, with no restart.
     this.ttlMs = o.ttlMs ?? 5_000;

@@ -6,19 +6,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer as createTcpServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Http1Client } from '../../engine/signin/providers/http1-client.js';
+import { OutboundHttp, type OutboundAnswer } from '../../engine/net/outbound-http.js';
+
+/** The positional call these tests were written with, on request(). */
+const post = (c: OutboundHttp, url: string, headers: Record<string, string>, body: string, timeoutMs: number, maxBodyBytes: number): Promise<OutboundAnswer> =>
+  c.request({ url, headers, body, timeoutMs, maxBodyBytes });
 
 /**
- * The providers' HTTP/1.1 client against node's own HTTP server (the answers
+ * The service's outbound HTTP/1.1 client against node's own HTTP server (the answers
  * a provider's server may give: a length, chunks, interim answers) and against
  * raw sockets for what node's server never sends (a body ended by close).
  */
-describe('Http1Client', () => {
+describe('OutboundHttp', () => {
   let handler: (req: IncomingMessage, body: string, res: ServerResponse) => void = () => undefined;
   const connections = new Set<Socket>();
   let http: ReturnType<typeof createHttpServer>;
   let base = '';
-  const client = new Http1Client();
+  const client = new OutboundHttp();
 
   beforeAll(async () => {
     http = createHttpServer((req, res) => {
@@ -44,7 +48,7 @@ describe('Http1Client', () => {
       seen = { method: req.method, url: req.url, headers: req.headers, body };
       res.writeHead(201, { 'content-type': 'application/json' }).end('{"code":"00","jobid":"7"}');
     };
-    const a = await client.post(`${base}/sms/rest/v2/otp?x=1`, { authorization: 'Basic dTpw', 'content-type': 'application/json' }, '{"msg":"kod şu"}', 2000, 1024);
+    const a = await post(client, `${base}/sms/rest/v2/otp?x=1`, { authorization: 'Basic dTpw', 'content-type': 'application/json' }, '{"msg":"kod şu"}', 2000, 1024);
     expect(a.status).toBe(201);
     expect(JSON.parse(text(a))).toEqual({ code: '00', jobid: '7' });
     expect(seen).toMatchObject({ method: 'POST', url: '/sms/rest/v2/otp?x=1', body: '{"msg":"kod şu"}' });
@@ -61,7 +65,7 @@ describe('Http1Client', () => {
       setTimeout(() => res.end('"00"}'), 5);
     };
     for (let i = 0; i < 3; i++) {
-      const a = await client.post(`${base}/x`, {}, '{}', 2000, 1024);
+      const a = await post(client, `${base}/x`, {}, '{}', 2000, 1024);
       expect(JSON.parse(text(a))).toEqual({ code: '00' });
     }
     expect(ports.size).toBe(1);
@@ -69,7 +73,7 @@ describe('Http1Client', () => {
 
   it('many requests at once each get their own answer', async () => {
     handler = (_req, body, res) => res.writeHead(200).end(body.toUpperCase());
-    const answers = await Promise.all(Array.from({ length: 100 }, (_, i) => client.post(`${base}/x`, {}, `n${i}`, 5000, 1024)));
+    const answers = await Promise.all(Array.from({ length: 100 }, (_, i) => post(client, `${base}/x`, {}, `n${i}`, 5000, 1024)));
     expect(answers.map(text)).toEqual(Array.from({ length: 100 }, (_, i) => `N${i}`));
   });
 
@@ -78,39 +82,39 @@ describe('Http1Client', () => {
       res.writeContinue();
       res.writeHead(503).end('busy');
     };
-    const a = await client.post(`${base}/x`, {}, '{}', 2000, 1024);
+    const a = await post(client, `${base}/x`, {}, '{}', 2000, 1024);
     expect([a.status, text(a)]).toEqual([503, 'busy']);
   });
 
   it('refuses an answer larger than the bound, chunked or not', async () => {
     handler = (_req, _body, res) => res.writeHead(200).end('x'.repeat(2048));
-    await expect(client.post(`${base}/x`, {}, '{}', 2000, 1024)).rejects.toThrow(/larger than 1024/);
+    await expect(post(client, `${base}/x`, {}, '{}', 2000, 1024)).rejects.toThrow(/larger than 1024/);
     handler = (_req, _body, res) => { res.writeHead(200); res.write('x'.repeat(800)); res.end('y'.repeat(800)); };
-    await expect(client.post(`${base}/x`, {}, '{}', 2000, 1024)).rejects.toThrow(/larger than 1024/);
+    await expect(post(client, `${base}/x`, {}, '{}', 2000, 1024)).rejects.toThrow(/larger than 1024/);
   });
 
   it('gives up at the deadline with a TimeoutError, and the next request works', async () => {
     handler = () => undefined; // never answers
-    const err = await client.post(`${base}/x`, {}, '{}', 100, 1024).catch((e: Error) => e);
+    const err = await post(client, `${base}/x`, {}, '{}', 100, 1024).catch((e: Error) => e);
     expect(err).toBeInstanceOf(Error);
     expect((err as Error).name).toBe('TimeoutError');
     handler = (_req, _body, res) => res.writeHead(200).end('ok');
-    expect(text(await client.post(`${base}/x`, {}, '{}', 2000, 1024))).toBe('ok');
+    expect(text(await post(client, `${base}/x`, {}, '{}', 2000, 1024))).toBe('ok');
   });
 
   it('a request on a connection the server closed meanwhile goes on a new one', async () => {
     handler = (_req, _body, res) => res.writeHead(200).end('one');
-    expect(text(await client.post(`${base}/x`, {}, '{}', 2000, 1024))).toBe('one');
+    expect(text(await post(client, `${base}/x`, {}, '{}', 2000, 1024))).toBe('one');
     for (const s of connections) s.destroy();
     await new Promise((r) => setTimeout(r, 50));
     handler = (_req, _body, res) => res.writeHead(200).end('two');
-    expect(text(await client.post(`${base}/x`, {}, '{}', 2000, 1024))).toBe('two');
+    expect(text(await post(client, `${base}/x`, {}, '{}', 2000, 1024))).toBe('two');
   });
 
   it('rejects a header value that would split the request, and a refused connection', async () => {
-    await expect(client.post(`${base}/x`, { 'x-api-key': 'a\r\nx-evil: 1' }, '{}', 2000, 1024)).rejects.toThrow(/invalid character/);
-    await expect(client.post('http://127.0.0.1:1/x', {}, '{}', 2000, 1024)).rejects.toThrow(/ECONNREFUSED/);
-    await expect(client.post('ftp://127.0.0.1/x', {}, '{}', 2000, 1024)).rejects.toThrow(/not an http/);
+    await expect(post(client, `${base}/x`, { 'x-api-key': 'a\r\nx-evil: 1' }, '{}', 2000, 1024)).rejects.toThrow(/invalid character/);
+    await expect(post(client, 'http://127.0.0.1:1/x', {}, '{}', 2000, 1024)).rejects.toThrow(/ECONNREFUSED/);
+    await expect(post(client, 'ftp://127.0.0.1/x', {}, '{}', 2000, 1024)).rejects.toThrow(/not an http/);
   });
 
   describe('answers only a raw server sends', () => {
@@ -126,20 +130,20 @@ describe('Http1Client', () => {
 
     it('a body without a length ends with the connection', async () => {
       reply = 'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{"code":"00"}';
-      const a = await client.post(`${rawBase}/x`, {}, '{}', 2000, 1024);
+      const a = await post(client, `${rawBase}/x`, {}, '{}', 2000, 1024);
       expect([a.status, text(a)]).toEqual([200, '{"code":"00"}']);
     });
 
     it('a chunked body with trailers, and a cut-off one', async () => {
       reply = 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4;ext=1\r\nabcd\r\n2\r\nef\r\n0\r\nX-Trailer: 1\r\n\r\n';
-      expect(text(await client.post(`${rawBase}/x`, {}, '{}', 2000, 1024))).toBe('abcdef');
+      expect(text(await post(client, `${rawBase}/x`, {}, '{}', 2000, 1024))).toBe('abcdef');
       reply = 'HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc';
-      await expect(client.post(`${rawBase}/x`, {}, '{}', 2000, 1024)).rejects.toThrow(/closed before the answer/);
+      await expect(post(client, `${rawBase}/x`, {}, '{}', 2000, 1024)).rejects.toThrow(/closed before the answer/);
     });
 
     it('something that is not HTTP', async () => {
       reply = 'SSH-2.0-OpenSSH\r\n\r\n';
-      await expect(client.post(`${rawBase}/x`, {}, '{}', 2000, 1024)).rejects.toThrow(/not an HTTP/);
+      await expect(post(client, `${rawBase}/x`, {}, '{}', 2000, 1024)).rejects.toThrow(/not an HTTP/);
     });
   });
   describe('over TLS (the carriers\' production addresses are https)', () => {
@@ -165,10 +169,10 @@ describe('Http1Client', () => {
     });
 
     it('posts over a checked certificate and keeps the connection', async () => {
-      const trusting = new Http1Client({ ca: cert });
+      const trusting = new OutboundHttp({ ca: cert });
       try {
-        const a = await trusting.post(`${tlsBase}/sms/rest/v2/otp`, {}, '{}', 5000, 1024);
-        const b = await trusting.post(`${tlsBase}/sms/rest/v2/otp`, {}, '{}', 5000, 1024);
+        const a = await post(trusting, `${tlsBase}/sms/rest/v2/otp`, {}, '{}', 5000, 1024);
+        const b = await post(trusting, `${tlsBase}/sms/rest/v2/otp`, {}, '{}', 5000, 1024);
         expect(a.status).toBe(200);
         expect(JSON.parse(text(b))).toEqual(JSON.parse(text(a)));
       } finally {
@@ -177,7 +181,7 @@ describe('Http1Client', () => {
     });
 
     it('refuses a certificate it cannot check, by default', async () => {
-      await expect(client.post(`${tlsBase}/x`, {}, '{}', 5000, 1024)).rejects.toThrow(/self[- ]signed|certificate/i);
+      await expect(post(client, `${tlsBase}/x`, {}, '{}', 5000, 1024)).rejects.toThrow(/self[- ]signed|certificate/i);
     });
   });
 });

@@ -1,0 +1,218 @@
+import { spawn } from 'node:child_process';
+import { createHmac, randomBytes } from 'node:crypto';
+import autocannon from 'autocannon';
+import { createLogger, DEFAULT_CODE_FORMAT, Engine, loadConfig, projectPath } from '../engine/index.js';
+import { OutboundHttp } from '../engine/net/outbound-http.js';
+import { benchMac as mac, localStack, say, spawnReady, Teardown, watchReady, type ReadyChild } from './bench-kit.js';
+import type { ReceiverReport } from './webhooks-receiver.js';
+
+/**
+ * Scenario: signed webhook deliveries from the one event stream, black-box
+ * against the service's contract (`POST /v1/webhooks {url, events, secret}`
+ * → 201 {id}; each delivery a POST of `{id: "evt_...", type, created_at,
+ * tenant_id, data}` with `X-Webhook-Id` and `X-Signature-256`), to a fast
+ * receiver on loopback in a process of its own (webhooks-receiver.ts), which
+ * counts, checks signatures on a sample, and notes each delivery's lag.
+ * Events are real sign-ins: portal voucher verifies, each with its own MAC,
+ * so each starts a session (`session.start`, the type subscribed to).
+ *
+ * Phases, in this order (after 2,000 sign-ins of warm-up):
+ * 1. yardstick: the same receiver fed by the service's own outbound client
+ *    from this process (signed bodies, 100 at a time): what the receiver and
+ *    loopback take, the ceiling for the service's delivery rate;
+ * 2. verify alone: a burst of BENCH_BURST sign-ins with no subscription;
+ * 3. the burst with one subscription: lag p99 (receipt − created_at),
+ *    deliveries/s (count over first-to-last receipt), and the verify rate
+ *    during it;
+ * 4. verify alone again (the ratio's base is the mean of 2 and 4);
+ * 5. 100 subscriptions, BENCH_EVENTS_100 sign-ins: deliveries/s.
+ *
+ * Targets (issue 19): ≥ 5,000 deliveries/s, lag p99 ≤ 1 s, verify during the
+ * burst ≥ 0.8 of verify alone. Exit 0 all met, 2 a target missed, 1 errors
+ * (non-2xx verifies, lost, repeated or badly signed deliveries), 3 the
+ * webhooks API is not in this build (only the yardstick and verify ran).
+ * Stops by itself: hard limit BENCH_DEADLINE s (default 420).
+ *
+ * Knobs: BENCH_BURST (5000), BENCH_EVENTS_100 (1000), BENCH_CONNECTIONS (100,
+ * the verify load's), BENCH_DRAIN_S (how long to wait for deliveries owed,
+ * 90), BENCH_WEBHOOK_SECRET (the subscriptions' secret, default random).
+ */
+
+const BURST = Number(process.env.BENCH_BURST ?? 5000);
+const EVENTS_100 = Number(process.env.BENCH_EVENTS_100 ?? 1000);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 100);
+const DRAIN_MS = Number(process.env.BENCH_DRAIN_S ?? 90) * 1000;
+const DEADLINE_MS = Number(process.env.BENCH_DEADLINE ?? 420) * 1000;
+const SECRET = process.env.BENCH_WEBHOOK_SECRET ?? randomBytes(24).toString('base64url');
+const VOUCHERS = 200;
+const HOST = '127.0.0.1';
+const VERIFY = '/api/v1/hotspot-portal/voucher/verify';
+const EVENT = 'session.start';
+const TARGETS = { deliveriesPerS: 5000, lagP99Ms: 1000, verifyRatio: 0.8 };
+
+const undo = new Teardown();
+
+/** A tenant with an API key, a hotspot and VOUCHERS unlimited vouchers, through the engine. */
+async function seed(env: NodeJS.ProcessEnv): Promise<{ tenantId: string; apiKey: string; hotspotId: string; codes: string[] }> {
+  const engine = new Engine(loadConfig(env), createLogger('warn', 2), { sink: false });
+  try {
+    await engine.start();
+    const tenant = await engine.tenants.create('Bench Webhooks');
+    const { apiKey } = await engine.tenants.createApiKey(tenant.id, 'bench');
+    const hs = await engine.hotspots.create(tenant.id, { name: 'Lobby', timezone: 'Europe/Istanbul' });
+    const rows = await engine.vouchers.createBatch(tenant.id, {
+      count: VOUCHERS, format: DEFAULT_CODE_FORMAT, max_uses: null, expires_at: null, bandwidth_profile: null,
+      daily_quota_mb: null, session_quota_mb: null, duration_minutes: null, bandwidth_down_mbps: null, bandwidth_up_mbps: null, ssids: [], notes: null,
+    }, 'bench');
+    return { tenantId: tenant.id, apiKey, hotspotId: hs.id, codes: rows.map((r) => r.code) };
+  } finally {
+    await engine.close();
+  }
+}
+
+/** `amount` sign-ins at CONNECTIONS connections, each a new MAC (prefix, run): their rate and failures. */
+async function signIns(base: string, hotspotId: string, codes: string[], run: number, amount: number) {
+  let n = 0;
+  const r = await autocannon({
+    url: base, connections: Math.min(CONNECTIONS, amount), amount, timeout: 10,
+    requests: [{
+      method: 'POST', path: VERIFY, headers: { 'content-type': 'application/json' },
+      setupRequest: (req) => {
+        const i = n++;
+        req.body = `{"hotspot_id":"${hotspotId}","code":"${codes[i % codes.length]}","mac":"${mac(0x0e, run, i)}"}`;
+        return req;
+      },
+    }],
+  });
+  return { requests: r.requests.total, rps: r.requests.total / r.duration, p99Ms: r.latency.p99, bad: r.non2xx + r.errors + r.timeouts };
+}
+
+class ReceiverControl {
+  constructor(private readonly rc: ReadyChild) {}
+  get port(): number { return Number(this.rc.ready.port); }
+  reset(): void { this.rc.child.stdin!.write('reset\n'); }
+  async report(): Promise<ReceiverReport> {
+    const before = this.rc.messages.length;
+    this.rc.child.stdin!.write('report\n');
+    while (this.rc.messages.length === before) await new Promise((r) => setTimeout(r, 20));
+    return this.rc.messages[this.rc.messages.length - 1]!.report as ReceiverReport;
+  }
+  /** Waits until `want` deliveries arrived or the drain limit passed; the last report. */
+  async waitFor(want: number): Promise<ReceiverReport> {
+    const until = Date.now() + DRAIN_MS;
+    let r = await this.report();
+    while (r.deliveries < want && Date.now() < until) {
+      await new Promise((res) => setTimeout(res, 200));
+      r = await this.report();
+    }
+    return r;
+  }
+}
+
+/** The API with the tenant's key: JSON in, status and JSON out. */
+async function api(base: string, apiKey: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
+  const res = await fetch(base + path, {
+    method, headers: { 'x-api-key': apiKey, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let json: unknown = null;
+  try { json = JSON.parse(text); } catch { json = text; }
+  return { status: res.status, json };
+}
+
+async function subscribe(base: string, apiKey: string, url: string): Promise<string> {
+  const r = await api(base, apiKey, 'POST', '/v1/webhooks', { url, events: [EVENT], secret: SECRET });
+  if (r.status !== 201 || typeof r.json?.id !== 'string') throw Object.assign(new Error(`POST /v1/webhooks answered ${r.status} ${JSON.stringify(r.json).slice(0, 200)}`), { status: r.status });
+  return r.json.id as string;
+}
+
+/** The receiver fed by the outbound client alone: signed, contract-shaped bodies, 100 in flight. */
+async function yardstick(recv: ReceiverControl, tenantId: string, count: number): Promise<ReceiverReport> {
+  recv.reset();
+  const client = new OutboundHttp();
+  const url = `http://${HOST}:${recv.port}/yardstick`;
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < count) {
+      const i = next++;
+      const body = JSON.stringify({ id: `evt_y${i}`, type: EVENT, created_at: new Date().toISOString(), tenant_id: tenantId, data: { n: i } });
+      const sig = 'sha256=' + createHmac('sha256', SECRET).update(body).digest('hex');
+      await client.request({ url, headers: { 'content-type': 'application/json', 'x-webhook-id': `dlv_y${i}`, 'x-signature-256': sig }, body, timeoutMs: 5000 });
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: 100 }, worker));
+  } finally {
+    client.close();
+  }
+  return recv.report();
+}
+
+const rate = (r: ReceiverReport): number => r.deliveries / Math.max(0.001, (r.lastAt - r.firstAt) / 1000);
+
+async function main(): Promise<number> {
+  undo.guard('webhooks', DEADLINE_MS);
+  const stack = await localStack('webhooks', undo);
+  const env: NodeJS.ProcessEnv = { ...stack.env, HTTP_HOST: HOST, ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' };
+  const { tenantId, apiKey, hotspotId, codes } = await seed(env);
+  const service = await spawnReady(undo, 'service', [projectPath('dist', 'scripts', 'serve.js')], env);
+  const base = `http://${HOST}:${service.ready.ports.main}`;
+  const recv = new ReceiverControl(await watchReady(undo, 'receiver', spawn(process.execPath, [projectPath('dist', 'bench', 'webhooks-receiver.js')],
+    { env: { PATH: process.env.PATH, WEBHOOK_SECRET: SECRET }, stdio: ['pipe', 'pipe', 'inherit'] })));
+
+  const probe = await signIns(base, hotspotId, codes, 1, 1);
+  if (probe.bad) throw new Error('the verify probe failed: the scenario must be the success path');
+
+  // Warm-up: the service's JIT and pools, so the first measured burst is not the cold one.
+  await signIns(base, hotspotId, codes, 6, 2000);
+  const y = await yardstick(recv, tenantId, 20_000);
+  say(`yardstick (outbound client -> receiver, 100 in flight): ${rate(y).toFixed(0)} deliveries/s, bad signatures ${y.signaturesBad}/${y.signaturesChecked}`);
+  const alone1 = await signIns(base, hotspotId, codes, 2, BURST);
+  say(`verify alone: ${alone1.rps.toFixed(0)}/s (${alone1.requests} sign-ins, ${alone1.bad} failed)`);
+
+  let one: string;
+  try {
+    one = await subscribe(base, apiKey, `http://${HOST}:${recv.port}/hook/0`);
+  } catch (err) {
+    const status = (err as { status?: number }).status;
+    say(`webhooks: ${(err as Error).message}`);
+    process.stdout.write(JSON.stringify({ bench: 'webhooks', api: false, status, yardstickPerS: Math.round(rate(y)), verifyAlonePerS: Math.round(alone1.rps) }) + '\n');
+    return 3;
+  }
+  recv.reset();
+  const burst = await signIns(base, hotspotId, codes, 3, BURST);
+  const b = await recv.waitFor(burst.requests);
+  say(`burst, 1 subscription: verify ${burst.rps.toFixed(0)}/s (${burst.bad} failed); ${b.deliveries}/${burst.requests} delivered at ${rate(b).toFixed(0)}/s; lag p50 ${b.lagP50Ms} p99 ${b.lagP99Ms} max ${b.lagMaxMs} ms; repeats ${b.repeats}; signatures bad ${b.signaturesBad}/${b.signaturesChecked}; malformed ${b.malformed}`);
+  await api(base, apiKey, 'DELETE', `/v1/webhooks/${one}`);
+  const alone2 = await signIns(base, hotspotId, codes, 4, BURST);
+  say(`verify alone again: ${alone2.rps.toFixed(0)}/s`);
+
+  const ids: string[] = [];
+  for (let k = 0; k < 100; k++) ids.push(await subscribe(base, apiKey, `http://${HOST}:${recv.port}/hook/${k}`));
+  recv.reset();
+  const fan = await signIns(base, hotspotId, codes, 5, EVENTS_100);
+  const f = await recv.waitFor(fan.requests * 100);
+  say(`100 subscriptions: ${f.deliveries}/${fan.requests * 100} delivered at ${rate(f).toFixed(0)}/s; lag p99 ${f.lagP99Ms} ms; repeats ${f.repeats}; signatures bad ${f.signaturesBad}/${f.signaturesChecked}`);
+  for (const id of ids) await api(base, apiKey, 'DELETE', `/v1/webhooks/${id}`);
+
+  const ratio = burst.rps / ((alone1.rps + alone2.rps) / 2);
+  const summary = {
+    bench: 'webhooks', yardstickPerS: Math.round(rate(y)),
+    one: { deliveriesPerS: Math.round(rate(b)), delivered: b.deliveries, owed: burst.requests, lagP50Ms: b.lagP50Ms, lagP99Ms: b.lagP99Ms },
+    hundred: { deliveriesPerS: Math.round(rate(f)), delivered: f.deliveries, owed: fan.requests * 100, lagP99Ms: f.lagP99Ms },
+    verify: { alonePerS: Math.round((alone1.rps + alone2.rps) / 2), duringBurstPerS: Math.round(burst.rps), ratio: +ratio.toFixed(3) },
+  };
+  process.stdout.write(JSON.stringify(summary) + '\n');
+  const errors = burst.bad + alone1.bad + alone2.bad + fan.bad + b.repeats + f.repeats + b.signaturesBad + f.signaturesBad + b.malformed + f.malformed
+    + (b.deliveries < burst.requests ? 1 : 0) + (f.deliveries < fan.requests * 100 ? 1 : 0);
+  if (errors) return 1;
+  const met = Math.max(rate(b), rate(f)) >= TARGETS.deliveriesPerS && b.lagP99Ms <= TARGETS.lagP99Ms && ratio >= TARGETS.verifyRatio;
+  return met ? 0 : 2;
+}
+
+void main().then(async (code) => { await undo.run(); process.exit(code); }, async (err: Error) => {
+  say(`webhooks: ${err.stack ?? err.message}`);
+  await undo.run();
+  process.exit(1);
+});
