@@ -73,3 +73,6 @@ export type { SiteSummary, SiteMetrics, SiteHealth } from './dashboard/sites.js'
 export { STREAM_NAMES, STREAM_KINDS, type StreamName, type Invalidation, type InvalidationListener, type InvalidationStreams } from './events/invalidation-streams.js';
 export { signStreamToken, STREAM_TOKEN_TTL_SEC } from './tenants/credentials.js';
 export type { StreamSettings } from './config.js';
+// Webhooks (engine/webhooks/)
+export { WEBHOOK_EVENTS, type Webhook, type WebhookEvent, type WebhookInput } from './webhooks/webhook-store.js';
+export { ATTEMPT_STATUSES, type AttemptStatus, type DeliveryAttempt } from './webhooks/webhook-deliveries.js';

@@ -42,6 +42,8 @@ const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})/;
 export interface HttpAnswer {
   status: number;
   body: Buffer;
+  /** The Retry-After header as sent ('' when none): webhook deliveries honour it on 429 and 503. */
+  retryAfter: string;
 }
 
 /** A URL split once into what a request needs (kept per URL, see Http1Client.target). */
@@ -227,6 +229,7 @@ class Conn {
   private status = 0;
   private length = -1;
   private chunked = false;
+  private retryAfter = '';
   private keepAlive = true;
   private dead = false;
 
@@ -289,7 +292,7 @@ class Conn {
     const body = this.body(ex.maxBody);
     if (!body) return;
     this.ex = null;
-    finish(ex, null, { status: this.status, body: body.data });
+    finish(ex, null, { status: this.status, body: body.data, retryAfter: this.retryAfter });
     if (this.keepAlive && body.rest === 0 && !this.dead) this.origin.release(this);
     else this.destroy();
   }
@@ -302,6 +305,7 @@ class Conn {
     this.keepAlive = m[1] === '1';
     this.length = -1;
     this.chunked = false;
+    this.retryAfter = '';
     for (let i = 1; i < lines.length; i++) {
       const line = lines[i]!;
       const colon = line.indexOf(':');
@@ -313,6 +317,8 @@ class Conn {
         this.length = Number(value);
       } else if (name === 'transfer-encoding') {
         this.chunked = value.split(',').map((v) => v.trim()).includes('chunked');
+      } else if (name === 'retry-after') {
+        this.retryAfter = value;
       } else if (name === 'connection') {
         const tokens = value.split(',').map((v) => v.trim());
         if (tokens.includes('close')) this.keepAlive = false;
@@ -377,7 +383,7 @@ class Conn {
     this.ex = null;
     if (ex) {
       // A body that runs to the end of the connection is whole now; anything else was cut off.
-      if (this.bodyAt >= 0 && !this.chunked && this.length < 0) finish(ex, null, { status: this.status, body: this.buf.subarray(this.bodyAt) });
+      if (this.bodyAt >= 0 && !this.chunked && this.length < 0) finish(ex, null, { status: this.status, body: this.buf.subarray(this.bodyAt), retryAfter: this.retryAfter });
       else finish(ex, new Error('connection closed before the answer was complete'));
     }
     this.origin.closed(this);
