@@ -17,6 +17,7 @@ import { portalOtpRoutes } from './routes/portal-otp.js';
 import { signInSettingsRoutes } from './routes/sign-in-settings.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { voucherRoutes } from './routes/vouchers.js';
+import { webhookRoutes } from './routes/webhooks.js';
 import { webAppRoutes } from './routes/web-app.js';
 import { compileValidators } from './schemas.js';
 import { loadUws, type TemplatedApp, type us_listen_socket } from './uws.js';
@@ -38,7 +39,7 @@ export function allRoutes(engine: Engine): Route[] {
   const routes: Route[] = [
     ...hotspotRoutes(engine), ...voucherRoutes(engine), ...sessionRoutes(engine), ...complianceRoutes(engine), ...portalRoutes(engine), ...dashboardRoutes(engine),
     ...portalPageRoutes(engine), ...captiveRoutes(engine), ...portalOtpRoutes(engine), ...signInSettingsRoutes(engine),
-    ...adminRoutes(engine), ...otpDeliveryRoutes(engine),
+    ...adminRoutes(engine), ...otpDeliveryRoutes(engine), ...webhookRoutes(engine),
     ...dashboardOpsRoutes(engine), ...decisionRoutes(engine), ...streamRoutes(engine), ...webAppRoutes(engine),
   ];
   const ops = opsRoutes(engine, () => (doc ??= buildOpenApi([...routes, ...ops])));

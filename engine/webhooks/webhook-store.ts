@@ -81,6 +81,11 @@ export class WebhookStore {
       throw Errors.VALIDATION_FAILED('secret: a whsec_ secret must be followed by base64 of at least 16 bytes', [{ field: 'secret', message: 'invalid' }]);
     }
     await this.outbound.checkUrl('url', input.url, URL_PROTOCOLS);
+    const u = new URL(input.url);
+    // Credentials in the URL would be stored, listed and audited in clear, and never sent (no userinfo on the wire): refused.
+    if (u.username || u.password) {
+      throw Errors.VALIDATION_FAILED('url must not carry credentials (user:password@); the signature authenticates deliveries', [{ field: 'url', message: 'invalid' }]);
+    }
     const id = newId('whk');
     const events = [...new Set(input.events)];
     const row = await inTransaction(this.pool, async (c) => {

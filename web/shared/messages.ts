@@ -69,6 +69,10 @@ const en = {
   audit_type_bandwidth_profile_changed: 'Bandwidth profile changed',
   audit_type_incident_updated: 'Incident state changed',
   audit_type_sign_in_settings_changed: 'Sign-in settings changed',
+  audit_type_webhook_created: 'Webhook created',
+  audit_type_webhook_deleted: 'Webhook deleted',
+  audit_type_webhook_secret_rotated: 'Webhook secret rotated',
+  audit_type_webhook_redelivered: 'Webhook delivery sent again',
   audit_type_operator_change_unconfirmed: 'Operator change, outcome unconfirmed',
 };
 
@@ -134,6 +138,10 @@ const tr: typeof en = {
   audit_type_bandwidth_profile_changed: 'Bant genişliği profili değiştirildi',
   audit_type_incident_updated: 'Olayın durumu değişti',
   audit_type_sign_in_settings_changed: 'Giriş ayarları değiştirildi',
+  audit_type_webhook_created: 'Webhook oluşturuldu',
+  audit_type_webhook_deleted: 'Webhook silindi',
+  audit_type_webhook_secret_rotated: 'Webhook sırrı yenilendi',
+  audit_type_webhook_redelivered: 'Webhook teslimatı yeniden gönderildi',
   audit_type_operator_change_unconfirmed: 'Operatör değişikliği, sonucu doğrulanmadı',
 };
 
