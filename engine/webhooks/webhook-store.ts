@@ -86,7 +86,7 @@ export class WebhookStore {
     if (u.username || u.password) {
       throw Errors.VALIDATION_FAILED('url must not carry credentials (user:password@); the signature authenticates deliveries', [{ field: 'url', message: 'invalid' }]);
     }
-    const id = newId('whk');
+    const id = newId('whk_');
     const events = [...new Set(input.events)];
     const row = await inTransaction(this.pool, async (c) => {
       const { rows } = await c.query<Row>(
