@@ -8,7 +8,7 @@ import { signedHeaders } from './webhook-signature.js';
 import type { WebhookStore, WebhookTarget } from './webhook-store.js';
 import type { WebhookTransport } from './webhook-transport.js';
 
-/** Spec §6.1 and §8: a 2xx within 5 s, 3 attempts in all. */
+/** The contract's webhook rules: "The receiver must answer 200 within 5 seconds ... retried, 3 attempts". */
 export const ATTEMPT_DEADLINE_MS = 5_000;
 export const MAX_ATTEMPTS = 3;
 /** A claim lapses after this: past an attempt's deadline with room, so only a dead or stalled process loses one. */

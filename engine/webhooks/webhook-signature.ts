@@ -5,7 +5,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
  *
  * - `X-Signature-256: sha256=<hex>`: HMAC-SHA256 of the raw body keyed with
  *   the subscription's secret as given (its UTF-8 bytes), lowercase hex: the
- *   spec's §6.1 header, GitHub's scheme, so receivers written for GitHub
+ *   contract's header, GitHub's scheme, so receivers written for GitHub
  *   verify it unchanged.
  * - Standard Webhooks (`webhook-signature: v1,<base64>`): HMAC-SHA256 of
  *   "<webhook-id>.<webhook-timestamp>.<body>". Its key is the base64 after

@@ -8,7 +8,7 @@ import type { SecretStore } from '../secrets/secret-store.js';
 import { inTransaction, type Pool } from '../store/postgres.js';
 import { wellFormedSecret, type SigningSecrets } from './webhook-signature.js';
 
-/** The event types a subscription may name: spec §6.1's eight, in its order. */
+/** The event types a subscription may name: the eight webhook events of the contract, in its order. */
 export const WEBHOOK_EVENTS = [
   'session.start', 'session.end', 'auth.success', 'auth.failure',
   'voucher.redeemed', 'sponsor.approved', 'sponsor.rejected', 'device.new',

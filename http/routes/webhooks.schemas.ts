@@ -3,7 +3,7 @@ import { nullable, oneOf, requestSchema, responseSchema, secret } from '../schem
 
 const events = {
   type: 'array', minItems: 1, maxItems: WEBHOOK_EVENTS.length, uniqueItems: true, items: oneOf(WEBHOOK_EVENTS),
-  description: `Event types to receive (spec §6.1): ${WEBHOOK_EVENTS.join(', ')}`,
+  description: `Event types to receive: ${WEBHOOK_EVENTS.join(', ')}`,
 } as const;
 const signingSecret = secret({
   type: 'string', minLength: 16, maxLength: 256, pattern: '^[\\x21-\\x7e]+$',

@@ -2,7 +2,7 @@ import type { Engine } from '../../engine/index.js';
 import { route, type Route } from '../router.js';
 import { deliveryList, deliveryQuery, redelivered, webhook, webhookCreate, webhookList, webhookRotate } from './webhooks.schemas.js';
 
-/** Webhook subscriptions (spec §2.6, §6.1; docs/webhooks.md): the public API, API key or operator JWT. */
+/** Webhook subscriptions (docs/webhooks.md): the public API, API key or operator JWT. */
 export function webhookRoutes(engine: Engine): Route[] {
   const store = engine.webhooks;
   const deliveries = engine.webhookDeliveries;

@@ -31,7 +31,7 @@ describe('webhooks', () => {
   const at = (path: string): Received[] => rx.requests.filter((r) => r.path === path);
   const path = (): string => `/hook/${randomBytes(6).toString('hex')}`;
 
-  test('POST /v1/webhooks answers 201 {id, url, events, active, created_at}, never the secret; events are checked against §6.1', async ({ svc, tenant, db }) => {
+  test('POST /v1/webhooks answers 201 {id, url, events, active, created_at}, never the secret; events are checked against the eight webhook types', async ({ svc, tenant, db }) => {
     const url = rx.url + '/created';
     const r = await call(svc.base, 'POST', '/v1/webhooks', { auth: tenant.apiKey, body: { url, events: ['session.start', 'voucher.redeemed'], secret: SECRET } });
     expect(r.status).toBe(201);
