@@ -7,12 +7,13 @@ import { HotspotsPage } from './pages/hotspots.js';
 import { LivePage } from './pages/live.js';
 import { SignInSettingsPage } from './pages/sign-in-settings.js';
 import { VouchersPage } from './pages/vouchers.js';
+import { WebhooksPage } from './pages/webhooks.js';
 
 /** The console's pages in navigation order: hash route, the catalogue key of its name, the page. */
 const PAGES: [path: string, label: ConsoleKey, page: () => preact.JSX.Element][] = [
   ['/vouchers', 'nav_vouchers', VouchersPage], ['/live', 'nav_live', LivePage], ['/blocks', 'nav_blocks', BlocksPage],
   ['/hotspots', 'nav_hotspots', HotspotsPage], ['/guests', 'nav_guests', GuestsPage], ['/sign-in', 'nav_signin', SignInSettingsPage],
-  ['/compliance', 'nav_compliance', CompliancePage],
+  ['/compliance', 'nav_compliance', CompliancePage], ['/webhooks', 'nav_webhooks', WebhooksPage],
 ];
 
 export function consoleNav(t: (k: ConsoleKey) => string): NavItem[] {
