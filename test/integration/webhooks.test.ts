@@ -100,6 +100,24 @@ describe('webhooks', () => {
     expect(start.data).toMatchObject({ session_id: v.body.session_id, mac: device, method: 'voucher', hotspot_id: tenant.hotspotId });
   });
 
+  test('real flows: a refused code is auth.failure with its reason, an operator disconnect is session.end', async ({ svc, tenant, mac }) => {
+    const p = path();
+    await subscribe(svc, tenant, ['auth.failure', 'session.end'], p);
+    const voucher = await newVoucher(svc.base, tenant);
+    const device = mac();
+    const bad = await call(svc.base, 'POST', '/api/v1/hotspot-portal/voucher/verify', { body: { hotspot_id: tenant.hotspotId, code: 'NO-SUCH-CODE', mac: device } });
+    expect(bad.status).toBeGreaterThanOrEqual(400);
+    const v = await call(svc.base, 'POST', '/api/v1/hotspot-portal/voucher/verify', { body: { hotspot_id: tenant.hotspotId, code: voucher.code, mac: device } });
+    expect(v.status).toBe(200);
+    expect((await call(svc.base, 'DELETE', `/v1/sessions/${v.body.session_id}`, { auth: tenant.apiKey })).status).toBe(200);
+    await rx.when(() => at(p).filter((r) => r.answered === 200).length >= 2, 'auth.failure and session.end');
+    const bodies = at(p).map((r) => JSON.parse(r.body));
+    expect(bodies.find((b) => b.type === 'auth.failure').data).toMatchObject({ hotspot_id: tenant.hotspotId, method: 'voucher', reason: 'voucher_not_found' });
+    expect(bodies.find((b) => b.type === 'session.end').data).toMatchObject({ session_id: v.body.session_id, mac: device, method: 'voucher' });
+    // Only the types subscribed to: the session's start and the sign-in's success were not sent here.
+    expect(bodies.map((b) => b.type).sort()).toEqual(['auth.failure', 'session.end']);
+  });
+
   test('fails twice, then 200: the third attempt carries the same X-Webhook-Id; the deliveries list shows all three', async ({ svc, tenant }) => {
     const p = path();
     const id = await subscribe(svc, tenant, ['session.start'], p);
