@@ -28,6 +28,7 @@ const TARGET_TTL_MS = 5_000;
 /** How often the list of tenants with subscriptions is read, and the Redis mirror reconciled. */
 const TENANTS_EVERY_MS = 2_000;
 const RECONCILE_EVERY_MS = 15_000;
+const WARN_EVERY_MS = 10_000;
 
 export const DELIVERIES_METRIC = 'webhook_deliveries_total';
 export const DEAD_LETTERS_METRIC = 'webhook_dead_letters_total';
@@ -67,6 +68,7 @@ export class WebhookDispatcher {
   private readonly attempts = new Set<Promise<void>>();
   private readonly targets = new Map<string, { at: number; target: Promise<WebhookTarget | null> }>();
   private stopped = false;
+  private warnedAt = 0;
 
   constructor(
     private readonly redis: Redis,
@@ -85,7 +87,7 @@ export class WebhookDispatcher {
   start(): void {
     const tick = (): void => {
       if (this.stopped) return;
-      this.turn = this.runTurn().catch((err: Error) => this.log.warn({ err: err.message }, 'webhook turn failed'))
+      this.turn = this.runTurn().catch((err: Error) => this.warn(err, 'webhook turn failed'))
         .finally(() => {
           this.turn = null;
           if (!this.stopped) this.timer = setTimeout(tick, this.settings.pollMs);
@@ -112,15 +114,30 @@ export class WebhookDispatcher {
   /** One turn: route and claim for every tenant with a subscription. Exposed for tests. */
   async runTurn(): Promise<void> {
     const now = this.now();
+    // Postgres away: the mirror and the tenant list wait, deliveries already owed in Redis go on.
     if (now - this.reconciledAt >= RECONCILE_EVERY_MS) {
       this.reconciledAt = now;
-      await this.store.reconcile();
+      await this.store.reconcile().catch((err: Error) => this.warn(err, 'webhook subscriptions not reconciled'));
     }
     if (now - this.tenantsAt >= TENANTS_EVERY_MS) {
-      this.tenants = await this.store.activeTenants();
       this.tenantsAt = now;
+      this.tenants = await this.store.activeTenants().catch((err: Error) => {
+        this.warn(err, 'webhook tenants not read');
+        return this.tenants;
+      });
     }
-    await Promise.all(this.tenants.map((t) => this.tenantTurn(t)));
+    // One tenant's failure (its script refused) does not hold up the others.
+    for (const r of await Promise.allSettled(this.tenants.map((t) => this.tenantTurn(t)))) {
+      if (r.status === 'rejected') this.warn(r.reason as Error, 'webhook tenant turn failed');
+    }
+  }
+
+  /** A warning at most every WARN_EVERY_MS: a turn runs every WEBHOOK_POLL_MS, and an outage must not flood the log. */
+  private warn(err: Error, msg: string): void {
+    const now = Date.now();
+    if (now - this.warnedAt < WARN_EVERY_MS) return;
+    this.warnedAt = now;
+    this.log.warn({ err: err.message }, msg);
   }
 
   private async tenantTurn(tenantId: string): Promise<void> {
