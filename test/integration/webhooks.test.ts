@@ -185,6 +185,25 @@ describe('webhooks', () => {
     } finally { rx.reply = before; }
   });
 
+  test("a slow receiver holds only its tenant's slots (WEBHOOK_TENANT_CONCURRENCY, 16): another tenant is delivered meanwhile", async ({ svc, tenant }) => {
+    const slow = path();
+    await subscribe(svc, tenant, ['device.new'], slow);
+    const other = await newTenant(svc.service);
+    const fast = path();
+    await subscribe(svc, other, ['device.new'], fast);
+    const before = rx.reply;
+    rx.reply = (r, i) => (r.path === slow && at(slow).length <= 16 ? { status: 200, delayMs: 6_000 } : before(r, i));
+    try {
+      for (let i = 0; i < 20; i++) await emit(svc, tenant, 'device.new', { mac: `02:00:00:00:01:${String(i).padStart(2, '0')}` });
+      await rx.when(() => at(slow).length >= 16, "the slow tenant's slots full");
+      await emit(svc, other, 'device.new', { mac: '02:00:00:00:02:01' });
+      await rx.when(() => at(fast).some((r) => r.answered === 200), "the other tenant's delivery");
+      // Still all hanging, and no more than the bound in flight: the other four wait for a slot.
+      expect(at(slow)).toHaveLength(16);
+      expect(at(slow).every((r) => r.answered === 0)).toBe(true);
+    } finally { rx.reply = before; }
+  });
+
   test('a redirect is a failed attempt, never followed', async ({ svc, tenant }) => {
     const p = path();
     const id = await subscribe(svc, tenant, ['session.start'], p);
