@@ -77,6 +77,17 @@ export interface Config {
    * SECRETS_KEY a tenant can only reference its secrets as env://NAME.
    */
   secretsKeys: { current: SecretKey | undefined; old: SecretKey[] };
+  /** Webhook deliveries (engine/webhooks/, docs/webhooks.md). */
+  webhooks: WebhookSettings;
+}
+
+export interface WebhookSettings {
+  /** First retry's back-off, ms, doubled per attempt with jitter (WEBHOOK_RETRY_BASE_MS). */
+  retryBaseMs: number;
+  /** Attempts in flight per tenant and process (WEBHOOK_TENANT_CONCURRENCY): a slow receiver holds only its tenant's. */
+  tenantConcurrency: number;
+  /** How often each process looks for owed deliveries, ms (WEBHOOK_POLL_MS). */
+  pollMs: number;
 }
 
 /** An address range: `address` canonical (as node:net prints it), `prefix` its length in bits. */
@@ -294,12 +305,31 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       metricsToken: metricsToken(env, problems),
     },
     redisWait: { replicas: int('REDIS_WAIT_REPLICAS', 0, 0, 16), timeoutMs: int('REDIS_WAIT_TIMEOUT_MS', 500, 1, 60_000) },
-    allowPrivateTargets: bool('ALLOW_PRIVATE_TARGETS', false),
+    allowPrivateTargets: privateTargets(env, bool, problems),
     trustedProxies: cidrList('TRUSTED_PROXIES', env.TRUSTED_PROXIES ?? '', problems),
     secretsKeys: secretsKeys(env, problems),
+    webhooks: {
+      retryBaseMs: int('WEBHOOK_RETRY_BASE_MS', 1000, 1, 3_600_000),
+      tenantConcurrency: int('WEBHOOK_TENANT_CONCURRENCY', 16, 1, 1000),
+      pollMs: int('WEBHOOK_POLL_MS', 100, 10, 60_000),
+    },
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+/**
+ * ALLOW_PRIVATE_TARGETS, also accepted as WEBHOOK_ALLOW_PRIVATE_TARGETS: one switch for every
+ * outbound URL a tenant gives (providers, SMTP, webhooks). Both set and disagreeing is a mistake.
+ */
+function privateTargets(env: NodeJS.ProcessEnv, bool: (name: string, fallback: boolean) => boolean, problems: string[]): boolean {
+  const general = bool('ALLOW_PRIVATE_TARGETS', false);
+  const webhook = bool('WEBHOOK_ALLOW_PRIVATE_TARGETS', false);
+  const set = (name: string): boolean => (env[name] ?? '').trim() !== '';
+  if (set('ALLOW_PRIVATE_TARGETS') && set('WEBHOOK_ALLOW_PRIVATE_TARGETS') && general !== webhook) {
+    problems.push('ALLOW_PRIVATE_TARGETS and WEBHOOK_ALLOW_PRIVATE_TARGETS are one switch and disagree: set one of them');
+  }
+  return general || webhook;
 }
 
 /** METRICS_TOKEN: long enough not to be guessed (it guards what the service tells about its traffic). */

@@ -67,6 +67,11 @@ import { TenantService } from './tenants/tenant-service.js';
 import { BandwidthProfileService } from './vouchers/bandwidth-profile-service.js';
 import { VoucherLoader } from './vouchers/voucher-loader.js';
 import { VoucherService } from './vouchers/voucher-service.js';
+import { EventTrimmer } from './events/event-trimmer.js';
+import { WebhookDeliveries } from './webhooks/webhook-deliveries.js';
+import { WebhookDispatcher } from './webhooks/webhook-dispatcher.js';
+import { WebhookStore } from './webhooks/webhook-store.js';
+import { OutboundWebhookTransport, type WebhookTransport } from './webhooks/webhook-transport.js';
 
 export interface EngineOptions {
   /** The clock; tests move it to check expiry at the boundary. */
@@ -77,6 +82,10 @@ export interface EngineOptions {
   actors?: boolean;
   /** OTP sign-in ports (tests inject fakes); unset ones: no sender configured, no session start. */
   otp?: { senders?: OtpSenders; sessions?: SessionStarter; decisions?: OtpDecisionSink; pollMs?: number };
+  /** Send webhook deliveries and trim the events streams in this process (default: as `sink`; the CLI runs neither). */
+  webhooks?: boolean;
+  /** How deliveries are POSTed (default: http1-client through the outbound policy). */
+  webhookTransport?: WebhookTransport;
 }
 
 /**
@@ -149,6 +158,14 @@ export class Engine {
   readonly fanout: EventFanout;
   /** Streams: the dashboard's coalesced invalidations per tenant and stream, over the fan-out (http/sse.ts serves them). */
   readonly streams: InvalidationStreams;
+  /** Webhook subscriptions (engine/webhooks/): Postgres rows, sealed secrets, the Redis mirror the router reads. */
+  readonly webhooks: WebhookStore;
+  /** A subscription's recent attempts, its dead letters, redelivery. */
+  readonly webhookDeliveries: WebhookDeliveries;
+  private readonly webhookDispatcher: WebhookDispatcher;
+  /** The events streams' one trimmer (never past what the webhook router has not read). */
+  private readonly eventTrimmer: EventTrimmer;
+  private readonly runWebhooks: boolean;
   private readonly runSink: boolean;
   private retentionTimer: NodeJS.Timeout | undefined;
 
@@ -264,6 +281,13 @@ export class Engine {
     this.readModels = new DashboardReadModels({
       redis: this.redis, sites, now, incidents: new OpenIncidents(this.incidents, now), nasOnlineMs: limits.nasSilentSec * 1000,
     });
+    // Webhooks (engine/webhooks/, docs/webhooks.md): the same outbound policy as the providers, checked at save and pinned at connect.
+    this.runWebhooks = options.webhooks ?? this.runSink;
+    this.webhooks = new WebhookStore(this.pool, this.redis, this.secrets, outbound, now);
+    this.webhookDeliveries = new WebhookDeliveries(this.redis, this.webhooks, now);
+    this.webhookDispatcher = new WebhookDispatcher(this.redis, this.webhooks, options.webhookTransport ?? new OutboundWebhookTransport(this.outboundHttp),
+      config.webhooks, this.metrics, log.child({ component: 'webhooks' }), now);
+    this.eventTrimmer = new EventTrimmer(this.redis, this.pool, log.child({ component: 'event-trimmer' }));
     this.metrics.gauge('live_sessions_in_actors', 'Live sessions held by hotspot actors', () => this.actors?.liveSessions ?? 0);
     this.metrics.counterFrom('radius_auth_mirror_hits_total', 'Access-Requests answered on the main thread from an actor\'s published accept (no hop)', () => this.actors?.mirrorHits ?? 0);
   }
@@ -278,6 +302,10 @@ export class Engine {
     this.incidentWatch.start();
     this.auditIntents.start();
     if (this.actors) await this.wakeLiveHotspots(this.actors);
+    if (this.runWebhooks) {
+      this.webhookDispatcher.start(); // owed deliveries survive restarts in Redis
+      this.eventTrimmer.start();
+    }
     if (this.runSink) {
       this.sink.start();
       // Retention runs hourly; it drops a day's partition once the day is past the legal period.
@@ -316,8 +344,15 @@ export class Engine {
     return { redis, postgres };
   }
 
+  /** A webhook subscription changed through this process: the dispatcher reads the tenants again at once. */
+  webhooksChanged(): void {
+    this.webhookDispatcher.changed();
+  }
+
   async close(): Promise<void> {
     this.streams.close(); // streams: their clients are ended first, then the reader goes
+    await this.webhookDispatcher.stop(); // attempts under way are settled, not left to their lease
+    await this.eventTrimmer.stop();
     await this.fanout.close();
     if (this.retentionTimer) clearInterval(this.retentionTimer);
     await this.otpPoller.stop(); // OTP sign-in

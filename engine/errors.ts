@@ -149,4 +149,9 @@ export const Errors = {
 
   // Tenant secrets at rest (engine/secrets/)
   SECRETS_UNAVAILABLE: def(() => ['secrets_unavailable', 503, 'This service cannot store secrets (SECRETS_KEY is not set); give an env://NAME reference instead']),
+
+  // Webhooks (engine/webhooks/)
+  WEBHOOK_NOT_FOUND: def(() => ['webhook_not_found', 404, 'No such webhook']),
+  WEBHOOK_DELIVERY_NOT_FOUND: def(() => ['webhook_delivery_not_found', 404, 'No such delivery of this webhook (or it is no longer kept)']),
+  WEBHOOK_SECRET_UNSEALABLE: def(() => ['secrets_unavailable', 503, 'This service cannot store webhook secrets (SECRETS_KEY is not set)']),
 } as const;

@@ -75,3 +75,6 @@ export { STREAM_NAMES, STREAM_KINDS, type StreamName, type Invalidation, type In
 export { signStreamToken, STREAM_TOKEN_TTL_SEC } from './tenants/credentials.js';
 export type { StreamSettings } from './config.js';
 export type { SponsorLinkView, SponsorRequestRow, SponsorStatus } from './signin/sponsor/sponsor-service.js';
+// Webhooks (engine/webhooks/)
+export { WEBHOOK_EVENTS, type Webhook, type WebhookEvent, type WebhookInput } from './webhooks/webhook-store.js';
+export { ATTEMPT_STATUSES, type AttemptStatus, type DeliveryAttempt } from './webhooks/webhook-deliveries.js';

@@ -19,6 +19,7 @@ import { portalSponsorRoutes } from './routes/portal-sponsor.js';
 import { sponsorRequestRoutes } from './routes/sponsor-requests.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { voucherRoutes } from './routes/vouchers.js';
+import { webhookRoutes } from './routes/webhooks.js';
 import { webAppRoutes } from './routes/web-app.js';
 import { compileValidators } from './schemas.js';
 import { loadUws, type TemplatedApp, type us_listen_socket } from './uws.js';
@@ -40,7 +41,7 @@ export function allRoutes(engine: Engine): Route[] {
   const routes: Route[] = [
     ...hotspotRoutes(engine), ...voucherRoutes(engine), ...sessionRoutes(engine), ...complianceRoutes(engine), ...portalRoutes(engine), ...dashboardRoutes(engine),
     ...portalPageRoutes(engine), ...captiveRoutes(engine), ...portalOtpRoutes(engine), ...signInSettingsRoutes(engine), ...portalSponsorRoutes(engine), ...sponsorRequestRoutes(engine),
-    ...adminRoutes(engine), ...otpDeliveryRoutes(engine),
+    ...adminRoutes(engine), ...otpDeliveryRoutes(engine), ...webhookRoutes(engine),
     ...dashboardOpsRoutes(engine), ...decisionRoutes(engine), ...streamRoutes(engine), ...webAppRoutes(engine),
   ];
   const ops = opsRoutes(engine, () => (doc ??= buildOpenApi([...routes, ...ops])));

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { activityBuckets, stepOf } from '../events/activity-keys.js';
-import { DECISIONS_MAXLEN, EVENTS_MAXLEN } from '../events/types.js';
+import { DECISIONS_MAXLEN } from '../events/types.js';
 import { AppError, Errors } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
@@ -154,7 +154,7 @@ export class DecisionRecorder implements DecisionSink {
       const [minute, hour] = activityBuckets(tenantId, entries[0]!.d.at);
       await this.redis.recordDecisionsV3(
         keys.decisions(tenantId), keys.events(tenantId), minute, hour, keys.decisionStep(tenantId, step),
-        DECISIONS_MAXLEN, EVENTS_MAXLEN, ACTIVITY_TTL.minute, ACTIVITY_TTL.hour, ACTIVITY_TTL.step,
+        DECISIONS_MAXLEN, 0, ACTIVITY_TTL.minute, ACTIVITY_TTL.hour, ACTIVITY_TTL.step,
         ACTIVITY.accepts, ACTIVITY.rejects, ACTIVITY.errors, ...args);
     }
   }

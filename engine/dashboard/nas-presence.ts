@@ -1,5 +1,4 @@
 import type { Redis } from 'ioredis';
-import { EVENTS_MAXLEN } from '../events/types.js';
 import type { Logger } from '../logger.js';
 import { keys } from '../redis/keys.js';
 import type { NasPortFields, NasPresencePort } from '../nas/radius-gateway.js';
@@ -119,11 +118,11 @@ export class NasPresence implements NasPresencePort {
       for (const [nasId, s] of b.seen) {
         args.push(nasId, s.hotspotId, s.at);
         if (args.length === NAS_PER_CALL * 3) {
-          p.markNasSeenV1(keys.nasSeen(tenantId), keys.events(tenantId), this.silentMs, EVENTS_MAXLEN, ...args);
+          p.markNasSeenV1(keys.nasSeen(tenantId), keys.events(tenantId), this.silentMs, 0, ...args);
           args = [];
         }
       }
-      if (args.length > 0) p.markNasSeenV1(keys.nasSeen(tenantId), keys.events(tenantId), this.silentMs, EVENTS_MAXLEN, ...args);
+      if (args.length > 0) p.markNasSeenV1(keys.nasSeen(tenantId), keys.events(tenantId), this.silentMs, 0, ...args);
       const byNas = new Map<string, string[]>();
       for (const { nasId, record } of b.ports.values()) {
         const fields = byNas.get(nasId) ?? [];

@@ -1,6 +1,5 @@
 import type { Redis } from 'ioredis';
 import { Errors } from '../errors.js';
-import { EVENTS_MAXLEN } from '../events/types.js';
 import type { HotspotService } from '../hotspots/hotspot-service.js';
 import { normalizeMac } from '../ids.js';
 import { keys } from '../redis/keys.js';
@@ -43,7 +42,7 @@ export class PostureService {
     await this.redis.recordPostureV1(
       keys.posture(tenantId), keys.postureCounts(tenantId),
       keys.activityMinute(tenantId, Math.floor(now / 60_000)), keys.activityHour(tenantId, Math.floor(now / 3_600_000)), keys.events(tenantId),
-      mac, input.verdict, now, hotspotId, ACTIVITY_TTL.minute, ACTIVITY_TTL.hour, EVENTS_MAXLEN, input.reason ?? '');
+      mac, input.verdict, now, hotspotId, ACTIVITY_TTL.minute, ACTIVITY_TTL.hour, 0, input.reason ?? '');
     return { mac, verdict: input.verdict, hotspot_id: hotspotId || null, received_at: new Date(now).toISOString() };
   }
 }

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { keys } from '../redis/keys.js';
-import { EVENT_FIELD, EVENTS_MAXLEN, type EventType } from './types.js';
+import { EVENT_FIELD, type EventType } from './types.js';
 
 /**
  * Appends the events of changes made outside a Lua script (an incident
@@ -13,7 +13,8 @@ export class EventLog {
 
   /** Returns the event's id (the stream entry id). */
   async append(tenantId: string, type: EventType, siteId: string | null, data: Record<string, unknown>): Promise<string> {
-    const id = await this.redis.xadd(keys.events(tenantId), 'MAXLEN', '~', EVENTS_MAXLEN, '*',
+    // No MAXLEN: the stream's one trimmer (event-trimmer.ts) never drops what webhooks have not routed.
+    const id = await this.redis.xadd(keys.events(tenantId), '*',
       EVENT_FIELD.type, type, EVENT_FIELD.ts, String(this.now()), EVENT_FIELD.site, siteId ?? '', EVENT_FIELD.data, JSON.stringify(data));
     return id ?? '';
   }

@@ -47,7 +47,11 @@ export interface DomainEvent {
 /** The stream entry's field names, shared by Lua writers (which name this file) and the TypeScript ones. */
 export const EVENT_FIELD = { type: 'type', ts: 'ts', site: 'site', data: 'data' } as const;
 
-/** Approximate length the events stream is trimmed to (XADD MAXLEN ~): about a day of a busy venue. */
+/**
+ * Approximate length the events stream is trimmed to: about a day of a busy venue. Only
+ * engine/events/event-trimmer.ts trims (writers add without MAXLEN), and never past an entry the
+ * webhook router has not read.
+ */
 export const EVENTS_MAXLEN = 200_000;
 
 /** Approximate length the decisions list stream is trimmed to. */

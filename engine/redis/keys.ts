@@ -87,7 +87,7 @@ export const keys = {
   /** Hash: a one-time gateway credential (UAM / MikroTik log-in over RADIUS) by its username; short TTL. */
   uamCredential: (tenantId: string, username: string) => `${tag(tenantId)}:uam:${username}`,
   // --- Domain events and dashboard activity (engine/events/, engine/dashboard/; docs/events.md, docs/dashboard-api.md) ---
-  /** Stream: the tenant's domain events (engine/events/types.ts), queued atomically with the change; trimmed to about EVENTS_MAXLEN. */
+  /** Stream: the tenant's domain events (engine/events/types.ts), queued atomically with the change; trimmed to about EVENTS_MAXLEN by the events trimmer only, never past what the webhook group has not read. */
   events: (tenantId: string) => `${tag(tenantId)}:ev`,
   /** Hash: activity counted in one minute (floor(ms / 60000)), fields ACTIVITY of records.ts; expires after ACTIVITY_TTL.minute. */
   activityMinute: (tenantId: string, minute: number) => `${tag(tenantId)}:am:${minute}`,
@@ -118,6 +118,21 @@ export const keys = {
   posture: (tenantId: string) => `${tag(tenantId)}:pos`,
   /** Hash: verdict (pass, fail, drift) -> devices whose latest verdict it is. */
   postureCounts: (tenantId: string) => `${tag(tenantId)}:pos:n`,
+  // --- Webhooks (engine/webhooks/; docs/webhooks.md) ---
+  /** Hash: the tenant's active webhook subscriptions, id -> "<created ms> <event,event,...>"; mirrors Postgres for the routing script. */
+  webhookSubs: (tenantId: string) => `${tag(tenantId)}:wh:subs`,
+  /** Sorted set: owed deliveries by when each is due (ms); a claimed one is scored by when its claim lapses. */
+  webhookQueue: (tenantId: string) => `${tag(tenantId)}:wh:q`,
+  /** Hash: delivery id -> its state (JSON: subscription, event, attempts, status, last answer, claim token). */
+  webhookDeliveries: (tenantId: string) => `${tag(tenantId)}:wh:d`,
+  /** Hash: delivery id -> the event's `data` JSON as the stream held it (the body is built from it, the same bytes every attempt). */
+  webhookBodies: (tenantId: string) => `${tag(tenantId)}:wh:b`,
+  /** Sorted set: finished deliveries (delivered, dead) by when they are forgotten (ms). */
+  webhookDone: (tenantId: string) => `${tag(tenantId)}:wh:done`,
+  /** Sorted set: dead-lettered deliveries by when they died (ms). */
+  webhookDead: (tenantId: string) => `${tag(tenantId)}:wh:dead`,
+  /** Stream: one subscription's recent attempts (status, answer code, duration, error); trimmed to about WEBHOOK_ATTEMPTS_MAXLEN. */
+  webhookAttempts: (tenantId: string, webhookId: string) => `${tag(tenantId)}:wh:att:${webhookId}`,
 } as const;
 
 /**
@@ -131,3 +146,10 @@ export function tenantOfKey(key: string): string {
 
 /** The consumer group of the outbox sink. */
 export const OUTBOX_GROUP = 'pg-sink';
+
+/**
+ * The consumer group of the webhook router on a tenant's events stream (keys.events): its
+ * last-delivered id is how far the tenant's owed deliveries are made, and the events trimmer never
+ * trims past it (engine/webhooks/event-trimmer.ts).
+ */
+export const WEBHOOK_GROUP = 'webhooks';

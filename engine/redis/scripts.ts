@@ -68,6 +68,15 @@ const SCRIPTS = [
   // Dashboard reads (engine/dashboard/read-batch.ts): a request's reads in one command. The key
   // count is the caller's (the tenant's sites, NAS and windows), so it is passed first: numberOfKeys null.
   { file: 'read-batch-n.lua', name: 'readBatchV1', numberOfKeys: null },
+  // Webhooks (engine/webhooks/): subscriptions mirrored for routing, events routed into owed deliveries,
+  // claims and settlements of attempts, redelivery, and the events stream's one trimmer.
+  { file: 'add-webhook-2.lua', name: 'addWebhookV1', numberOfKeys: 2 },
+  { file: 'remove-webhook-2.lua', name: 'removeWebhookV1', numberOfKeys: 2 },
+  { file: 'route-webhook-events-5.lua', name: 'routeWebhookEventsV1', numberOfKeys: 5 },
+  { file: 'claim-webhook-deliveries-6.lua', name: 'claimWebhookDeliveriesV1', numberOfKeys: 6 },
+  { file: 'settle-webhook-delivery-6.lua', name: 'settleWebhookDeliveryV1', numberOfKeys: 6 },
+  { file: 'redeliver-webhook-4.lua', name: 'redeliverWebhookV1', numberOfKeys: 4 },
+  { file: 'trim-events-1.lua', name: 'trimEventsV1', numberOfKeys: 1 },
 ] as const;
 
 type Arg = string | number;
@@ -184,6 +193,26 @@ declare module 'ioredis' {
     ): Result<number, Context>;
     /** numKeys, then that many keys, then the reads (lua/read-batch-n.lua): one reply per read. */
     readBatchV1(numKeys: number, ...keysThenReads: Arg[]): Result<unknown[], Context>;
+    // Webhooks (engine/webhooks/)
+    addWebhookV1(subsKey: string, eventsKey: string, id: string, entry: string, group: string, callback?: Callback<number>): Result<number, Context>;
+    removeWebhookV1(subsKey: string, eventsKey: string, id: string, group: string, callback?: Callback<number>): Result<number, Context>;
+    routeWebhookEventsV1(
+      eventsKey: string, subsKey: string, queueKey: string, deliveriesKey: string, bodiesKey: string,
+      group: string, count: Arg, now: Arg, callback?: Callback<[number, number]>,
+    ): Result<[number, number], Context>;
+    claimWebhookDeliveriesV1(
+      queueKey: string, deliveriesKey: string, bodiesKey: string, doneKey: string, deadKey: string, subsKey: string,
+      now: Arg, leaseMs: Arg, limit: Arg, token: string, callback?: Callback<string[]>,
+    ): Result<string[], Context>;
+    settleWebhookDeliveryV1(
+      queueKey: string, deliveriesKey: string, bodiesKey: string, doneKey: string, deadKey: string, attemptsKey: string,
+      id: string, token: string, outcome: 'delivered' | 'retry' | 'dead' | 'dropped', now: Arg, dueMs: Arg,
+      code: string, durationMs: Arg, error: string, keepDeliveredMs: Arg, keepDeadMs: Arg, attemptsMaxlen: Arg,
+      callback?: Callback<number>,
+    ): Result<number, Context>;
+    redeliverWebhookV1(queueKey: string, deliveriesKey: string, doneKey: string, deadKey: string, id: string, webhookId: string, now: Arg,
+      callback?: Callback<number>): Result<number, Context>;
+    trimEventsV1(eventsKey: string, maxlen: Arg, group: string, callback?: Callback<number>): Result<number, Context>;
   }
 }
 

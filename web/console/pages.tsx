@@ -8,12 +8,14 @@ import { LivePage } from './pages/live.js';
 import { SignInSettingsPage } from './pages/sign-in-settings.js';
 import { SponsorRequestsPage } from './pages/sponsor-requests.js';
 import { VouchersPage } from './pages/vouchers.js';
+import { WebhooksPage } from './pages/webhooks.js';
 
 /** The console's pages in navigation order: hash route, the catalogue key of its name, the page. */
 const PAGES: [path: string, label: ConsoleKey, page: () => preact.JSX.Element][] = [
   ['/vouchers', 'nav_vouchers', VouchersPage], ['/live', 'nav_live', LivePage], ['/blocks', 'nav_blocks', BlocksPage],
   ['/hotspots', 'nav_hotspots', HotspotsPage], ['/guests', 'nav_guests', GuestsPage], ['/sign-in', 'nav_signin', SignInSettingsPage],
   ['/compliance', 'nav_compliance', CompliancePage], ['/sponsors', 'nav_sponsors', SponsorRequestsPage],
+  ['/webhooks', 'nav_webhooks', WebhooksPage],
 ];
 
 export function consoleNav(t: (k: ConsoleKey) => string): NavItem[] {

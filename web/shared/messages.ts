@@ -36,6 +36,10 @@ const en = {
   err_not_found: 'This page of the service does not exist.',
   err_validation_failed: 'Some of the values are not valid: {detail}',
   err_invalid_json: 'The request could not be read. Reload the page and try again.',
+  err_target_not_allowed: 'That address cannot be used: it must be a public http(s) URL (not a local, private or cloud metadata address).',
+  err_secrets_unavailable: 'This service cannot store secrets yet (its SECRETS_KEY is not set). Ask the service operator.',
+  err_webhook_not_found: 'This webhook no longer exists. Reload the list.',
+  err_webhook_delivery_not_found: 'This delivery is no longer kept, so it cannot be sent again.',
   err_payload_too_large: 'The request is too large.',
   err_service_unavailable: 'The service is busy or restarting. Try again in a moment.',
   err_internal_error: 'The service had an internal error; it has been logged. Try again.',
@@ -69,6 +73,10 @@ const en = {
   audit_type_bandwidth_profile_changed: 'Bandwidth profile changed',
   audit_type_incident_updated: 'Incident state changed',
   audit_type_sign_in_settings_changed: 'Sign-in settings changed',
+  audit_type_webhook_created: 'Webhook created',
+  audit_type_webhook_deleted: 'Webhook deleted',
+  audit_type_webhook_secret_rotated: 'Webhook secret rotated',
+  audit_type_webhook_redelivered: 'Webhook delivery sent again',
   audit_type_operator_change_unconfirmed: 'Operator change, outcome unconfirmed',
 };
 
@@ -103,6 +111,10 @@ const tr: typeof en = {
   err_not_found: 'Hizmetin bu sayfası yok.',
   err_validation_failed: 'Değerlerin bazıları geçersiz: {detail}',
   err_invalid_json: 'İstek okunamadı. Sayfayı yenileyip yeniden deneyin.',
+  err_target_not_allowed: 'Bu adres kullanılamaz: herkese açık bir http(s) adresi olmalı (yerel, özel ya da bulut meta veri adresi olamaz).',
+  err_secrets_unavailable: 'Bu hizmet henüz gizli bilgi saklayamıyor (SECRETS_KEY ayarlı değil). Hizmet yöneticisine başvurun.',
+  err_webhook_not_found: 'Bu webhook artık yok. Listeyi yenileyin.',
+  err_webhook_delivery_not_found: 'Bu teslimat artık saklanmıyor; yeniden gönderilemez.',
   err_payload_too_large: 'İstek çok büyük.',
   err_service_unavailable: 'Hizmet meşgul ya da yeniden başlıyor. Biraz sonra yeniden deneyin.',
   err_internal_error: 'Hizmette bir iç hata oluştu ve kaydedildi. Yeniden deneyin.',
@@ -134,6 +146,10 @@ const tr: typeof en = {
   audit_type_bandwidth_profile_changed: 'Bant genişliği profili değiştirildi',
   audit_type_incident_updated: 'Olayın durumu değişti',
   audit_type_sign_in_settings_changed: 'Giriş ayarları değiştirildi',
+  audit_type_webhook_created: 'Webhook oluşturuldu',
+  audit_type_webhook_deleted: 'Webhook silindi',
+  audit_type_webhook_secret_rotated: 'Webhook sırrı yenilendi',
+  audit_type_webhook_redelivered: 'Webhook teslimatı yeniden gönderildi',
   audit_type_operator_change_unconfirmed: 'Operatör değişikliği, sonucu doğrulanmadı',
 };
 

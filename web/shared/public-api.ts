@@ -87,6 +87,17 @@ export interface AuditChainDay {
   records: AuditRecord[];
 }
 
+/** A webhook subscription (GET /v1/webhooks); its secret is write-only. */
+export interface WebhookSub {
+  id: string; url: string; events: string[]; active: boolean; created_at: string; disabled_reason: string | null; previous_secret_until: string | null;
+}
+/** One delivery attempt (GET /v1/webhooks/{id}/deliveries). */
+export interface WebhookAttempt {
+  delivery_id: string; event_id: string; event_type: string; attempt: number; status: 'delivered' | 'failed' | 'dead';
+  code: number | null; duration_ms: number; error: string | null; at: string;
+}
+export interface WebhookInput { url: string; events: string[]; secret: string }
+
 const enc = encodeURIComponent;
 
 export const api = {
@@ -114,6 +125,12 @@ export const api = {
   },
   sponsorRequests: {
     list: (signal?: AbortSignal) => request<{ data: SponsorRequestRow[] }>('/v1/sponsor-requests', { signal }),
+  },
+  webhooks: {
+    list: (signal?: AbortSignal) => request<{ data: WebhookSub[] }>('/v1/webhooks', { signal }),
+    create: (body: WebhookInput) => request<WebhookSub>('/v1/webhooks', { method: 'POST', body }),
+    remove: (id: string) => request<WebhookSub>(`/v1/webhooks/${enc(id)}`, { method: 'DELETE' }),
+    deliveries: (id: string, signal?: AbortSignal) => request<{ data: WebhookAttempt[] }>(`/v1/webhooks/${enc(id)}/deliveries`, { query: { limit: 20 }, signal }),
   },
   hotspots: {
     list: (signal?: AbortSignal) => request<{ data: Hotspot[] }>('/v1/hotspots', { signal }),

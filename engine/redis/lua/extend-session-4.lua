@@ -20,8 +20,6 @@
     {'gone'}                      not a live session
 ]]
 local rcall = redis.call
--- engine/events/types.ts EVENTS_MAXLEN (test/unit/activity-constants.test.ts)
-local EVENTS_MAXLEN = 200000
 
 local g = rcall('HMGET', KEYS[1], 'sid', 'until', 'hs', 'mac', 'ip', 'ssid', 'user', 'method')
 if g[1] ~= ARGV[1] or not rcall('ZSCORE', KEYS[2], ARGV[1]) then
@@ -37,7 +35,8 @@ rcall('XADD', KEYS[3], '*', 'type', 'session_extend', 'rec', cjson.encode({
   type = 'session_extend', sid = ARGV[1], hs = g[3], mac = g[4], at = ARGV[2],
   minutes = ARGV[3], ['until'] = tostring(untilMs), ip = g[5] or '', ssid = g[6] or '', user = g[7] or '',
   method = g[8] or '', by = ARGV[4]}))
-rcall('XADD', KEYS[4], 'MAXLEN', '~', EVENTS_MAXLEN, '*', 'type', 'session.extend', 'ts', ARGV[2], 'site', g[3],
+-- No MAXLEN: the events stream is trimmed by engine/events/event-trimmer.ts only.
+rcall('XADD', KEYS[4], '*', 'type', 'session.extend', 'ts', ARGV[2], 'site', g[3],
   'data', cjson.encode({session_id = ARGV[1], mac = g[4], method = g[8] or '', hotspot_id = g[3],
     minutes = tonumber(ARGV[3]), ['until'] = untilMs, by = ARGV[4]}))
 return {'extended', tostring(untilMs)}

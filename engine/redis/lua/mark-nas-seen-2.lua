@@ -11,7 +11,7 @@
   KEYS[2] the tenant's event stream   {t:T}:ev
 
   ARGV[1] silence after which a packet means "back online", ms
-  ARGV[2] events stream MAXLEN (approximate)
+  ARGV[2] unused (0): the events stream is trimmed by engine/events/event-trimmer.ts only
   ARGV[3..] triples: NAS id, its hotspot id, when its packet came (ms)
 
   Returns how many NAS clients came (back) online.
@@ -30,7 +30,7 @@ for i = 3, #ARGV, 3 do
       online = online + 1
       local silentSec = cjson.null
       if before ~= nil then silentSec = math.floor((at - before) / 1000) end
-      rcall('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '*', 'type', 'nas.online', 'ts', ARGV[i + 2], 'site', hotspot,
+      rcall('XADD', KEYS[2], '*', 'type', 'nas.online', 'ts', ARGV[i + 2], 'site', hotspot,
         'data', cjson.encode({ nas_id = nas, hotspot_id = hotspot, silent_sec = silentSec }))
     end
   end

@@ -32,7 +32,7 @@
   KEYS[5] the step's decision counter     {t:T}:ad:<step>
 
   ARGV[1] decisions stream MAXLEN (approximate)
-  ARGV[2] events stream MAXLEN (approximate)
+  ARGV[2] unused (0): the events stream is trimmed by engine/events/event-trimmer.ts only
   ARGV[3] minute bucket TTL, s
   ARGV[4] hour bucket TTL, s
   ARGV[5] step counter TTL, s
@@ -84,7 +84,7 @@ for i = 9, #ARGV, 9 do
     if not accept then d.reason = reason end
     if mac ~= '' then d.mac = mac end
     local data = cjson.encode(d)
-    rcall('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '*',
+    rcall('XADD', KEYS[2], '*',
       'type', accept and 'auth.success' or 'auth.failure', 'ts', at, 'site', hs, 'data', data)
   end
   n = n + c

@@ -19,7 +19,7 @@
   ARGV[4] hotspot id ('' none)
   ARGV[5] minute bucket TTL, s
   ARGV[6] hour bucket TTL, s
-  ARGV[7] events stream MAXLEN (approximate)
+  ARGV[7] unused (0): the events stream is trimmed by engine/events/event-trimmer.ts only
   ARGV[8] reason ('' none)
 
   Returns the device's previous verdict ('' when it had none).
@@ -56,6 +56,6 @@ if verdict == 'fail' or verdict == 'drift' then
 end
 
 local data = { mac = mac, verdict = verdict, previous = previous, hotspot_id = hotspot, reason = ARGV[8] }
-rcall('XADD', KEYS[5], 'MAXLEN', '~', ARGV[7], '*',
+rcall('XADD', KEYS[5], '*',
   'type', 'posture.verdict', 'ts', now, 'site', hotspot, 'data', cjson.encode(data))
 return previous

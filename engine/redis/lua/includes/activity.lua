@@ -20,9 +20,7 @@
                                        the field dropped at 0
 ]]
 
--- engine/events/types.ts EVENTS_MAXLEN and engine/redis/records.ts ACTIVITY_TTL
--- (minute, hour): test/unit/activity-constants.test.ts holds them equal.
-local EVENTS_MAXLEN = 200000
+-- engine/redis/records.ts ACTIVITY_TTL (minute, hour): test/unit/activity-constants.test.ts holds them equal.
 local ACTIVITY_TTL_MINUTE = 7320
 local ACTIVITY_TTL_HOUR = 90600
 
@@ -32,8 +30,8 @@ local function activityKeys(first)
 end
 
 local function emitEvent(k, type, ts, site, data)
-  -- MAXLEN ~ trims whole macro nodes only: cheap, and the stream stays near the bound.
-  rcall('XADD', k.events, 'MAXLEN', '~', EVENTS_MAXLEN, '*',
+  -- No MAXLEN: the stream's one trimmer (engine/events/event-trimmer.ts) never drops what webhooks have not routed.
+  rcall('XADD', k.events, '*',
     'type', type, 'ts', tostring(ts), 'site', site, 'data', cjson.encode(data))
 end
 

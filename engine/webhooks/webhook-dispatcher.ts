@@ -1,0 +1,278 @@
+import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import { TargetNotAllowedError } from '../net/outbound-target.js';
+import { keys, WEBHOOK_GROUP } from '../redis/keys.js';
+import { signedHeaders } from './webhook-signature.js';
+import type { WebhookStore, WebhookTarget } from './webhook-store.js';
+import type { WebhookTransport } from './webhook-transport.js';
+
+/** The contract's webhook rules: "The receiver must answer 200 within 5 seconds ... retried, 3 attempts". */
+export const ATTEMPT_DEADLINE_MS = 5_000;
+export const MAX_ATTEMPTS = 3;
+/** A claim lapses after this: past an attempt's deadline with room, so only a dead or stalled process loses one. */
+const LEASE_MS = ATTEMPT_DEADLINE_MS * 2 + 5_000;
+/** A Retry-After further out than this cannot be honoured within the budget: the delivery is dead-lettered. */
+const MAX_RETRY_AFTER_MS = 3_600_000;
+/** Events routed per script call; a tenant with more waiting is routed again in the same turn, up to ROUTE_ROUNDS. */
+const ROUTE_COUNT = 500;
+const ROUTE_ROUNDS = 8;
+/** Delivered deliveries are kept this long (the list, a redelivery); dead ones longer. */
+const KEEP_DELIVERED_MS = 24 * 3_600_000;
+const KEEP_DEAD_MS = 7 * 24 * 3_600_000;
+/** Attempts kept per subscription (approximately) for GET /v1/webhooks/{id}/deliveries. */
+export const WEBHOOK_ATTEMPTS_MAXLEN = 1_000;
+/** How long a subscription's URL and secrets are cached per process (a rotation elsewhere is seen within this). */
+const TARGET_TTL_MS = 5_000;
+/** How often the list of tenants with subscriptions is read, and the Redis mirror reconciled. */
+const TENANTS_EVERY_MS = 2_000;
+const RECONCILE_EVERY_MS = 15_000;
+const WARN_EVERY_MS = 10_000;
+
+export const DELIVERIES_METRIC = 'webhook_deliveries_total';
+export const DEAD_LETTERS_METRIC = 'webhook_dead_letters_total';
+
+export interface DispatcherSettings {
+  /** First retry's back-off, ms; doubles per attempt, with jitter (WEBHOOK_RETRY_BASE_MS). */
+  retryBaseMs: number;
+  /** Attempts in flight per tenant in this process (WEBHOOK_TENANT_CONCURRENCY). */
+  tenantConcurrency: number;
+  /** How often owed deliveries are looked for, ms (WEBHOOK_POLL_MS). */
+  pollMs: number;
+}
+
+/** The state a claim hands over (claim-webhook-deliveries-6.lua). */
+interface Claimed { s: string; e: string; t: string; ts: number; n: number }
+
+type Outcome = { kind: 'delivered' | 'retry' | 'dead'; code: string; error: string; dueMs: number; gone: boolean };
+
+/**
+ * Sends the tenants' owed webhook deliveries, in every engine process.
+ * Each turn, per tenant with a subscription: new events are routed into
+ * owed deliveries (route-webhook-events-5.lua: read, queue and advance the
+ * group in one step), then as many due deliveries are claimed as the
+ * tenant has free slots in this process (claim-webhook-deliveries-6.lua),
+ * so a slow receiver holds at most its tenant's slots and delays no other
+ * tenant. A claim is atomic across processes; an attempt is settled with
+ * its claim's token (settle-webhook-delivery-6.lua), and a 2xx leaves the
+ * queue in the same step as it is recorded. docs/webhooks.md has the whole.
+ */
+export class WebhookDispatcher {
+  private timer: NodeJS.Timeout | undefined;
+  private turn: Promise<void> | null = null;
+  private tenants: string[] = [];
+  private tenantsAt = 0;
+  private reconciledAt = 0;
+  private readonly inFlight = new Map<string, number>();
+  private readonly attempts = new Set<Promise<void>>();
+  private readonly targets = new Map<string, { at: number; target: Promise<WebhookTarget | null> }>();
+  private stopped = false;
+  private warnedAt = 0;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly store: WebhookStore,
+    private readonly transport: WebhookTransport,
+    private readonly settings: DispatcherSettings,
+    private readonly metrics: Metrics,
+    private readonly log: Logger,
+    private readonly now: () => number = Date.now,
+  ) {
+    metrics.counter(DELIVERIES_METRIC, 'Webhook delivery attempts by outcome (delivered, failed, dead)', 'outcome');
+    metrics.counter(DEAD_LETTERS_METRIC, 'Webhook deliveries dead-lettered after their last attempt (or a 410)');
+    metrics.gauge('webhook_attempts_in_flight', 'Webhook attempts this process is sending now', () => this.attempts.size);
+  }
+
+  start(): void {
+    const tick = (): void => {
+      if (this.stopped) return;
+      this.turn = this.runTurn().catch((err: Error) => this.warn(err, 'webhook turn failed'))
+        .finally(() => {
+          this.turn = null;
+          if (!this.stopped) this.timer = setTimeout(tick, this.settings.pollMs);
+        });
+    };
+    this.timer = setTimeout(tick, 0);
+  }
+
+  /** A subscription changed in this process: read the tenants again at the next turn, drop cached targets. */
+  changed(): void {
+    this.tenantsAt = 0;
+    this.targets.clear();
+  }
+
+  /** Stops claiming; lets attempts under way finish (each within its deadline) so they are settled, not left to their lease. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.turn;
+    await Promise.allSettled([...this.attempts]);
+    this.transport.close();
+  }
+
+  /** One turn: route and claim for every tenant with a subscription. Exposed for tests. */
+  async runTurn(): Promise<void> {
+    const now = this.now();
+    // Postgres away: the mirror and the tenant list wait, deliveries already owed in Redis go on.
+    if (now - this.reconciledAt >= RECONCILE_EVERY_MS) {
+      this.reconciledAt = now;
+      await this.store.reconcile().catch((err: Error) => this.warn(err, 'webhook subscriptions not reconciled'));
+    }
+    if (now - this.tenantsAt >= TENANTS_EVERY_MS) {
+      this.tenantsAt = now;
+      this.tenants = await this.store.activeTenants().catch((err: Error) => {
+        this.warn(err, 'webhook tenants not read');
+        return this.tenants;
+      });
+    }
+    // One tenant's failure (its script refused) does not hold up the others.
+    for (const r of await Promise.allSettled(this.tenants.map((t) => this.tenantTurn(t)))) {
+      if (r.status === 'rejected') this.warn(r.reason as Error, 'webhook tenant turn failed');
+    }
+  }
+
+  /** A warning at most every WARN_EVERY_MS: a turn runs every WEBHOOK_POLL_MS, and an outage must not flood the log. */
+  private warn(err: Error, msg: string): void {
+    const now = Date.now();
+    if (now - this.warnedAt < WARN_EVERY_MS) return;
+    this.warnedAt = now;
+    this.log.warn({ err: err.message }, msg);
+  }
+
+  private async tenantTurn(tenantId: string): Promise<void> {
+    for (let round = 0; round < ROUTE_ROUNDS; round++) {
+      const [read] = await this.redis.routeWebhookEventsV1(keys.events(tenantId), keys.webhookSubs(tenantId), keys.webhookQueue(tenantId),
+        keys.webhookDeliveries(tenantId), keys.webhookBodies(tenantId), WEBHOOK_GROUP, ROUTE_COUNT, this.now());
+      if (read < ROUTE_COUNT) break;
+    }
+    const free = this.settings.tenantConcurrency - (this.inFlight.get(tenantId) ?? 0);
+    if (free <= 0 || this.stopped) return;
+    const token = randomBytes(9).toString('base64url');
+    const claimed = await this.redis.claimWebhookDeliveriesV1(keys.webhookQueue(tenantId), keys.webhookDeliveries(tenantId),
+      keys.webhookBodies(tenantId), keys.webhookDone(tenantId), keys.webhookDead(tenantId), keys.webhookSubs(tenantId),
+      this.now(), LEASE_MS, free, token);
+    for (let i = 0; i + 2 < claimed.length; i += 3) {
+      const id = claimed[i]!;
+      const state = JSON.parse(claimed[i + 1]!) as Claimed;
+      this.inFlight.set(tenantId, (this.inFlight.get(tenantId) ?? 0) + 1);
+      const p: Promise<void> = this.attempt(tenantId, id, state, claimed[i + 2]!, token)
+        .catch((err: Error) => this.log.warn({ err: err.message, tenant_id: tenantId, delivery: id }, 'webhook attempt not settled (its claim lapses and it is sent again)'))
+        .finally(() => {
+          this.attempts.delete(p);
+          const n = (this.inFlight.get(tenantId) ?? 1) - 1;
+          if (n <= 0) this.inFlight.delete(tenantId);
+          else this.inFlight.set(tenantId, n);
+        });
+      this.attempts.add(p);
+    }
+  }
+
+  private async attempt(tenantId: string, id: string, st: Claimed, data: string, token: string): Promise<void> {
+    const target = await this.target(tenantId, st.s);
+    const settle = (o: Outcome, durationMs: number): Promise<number> => this.redis.settleWebhookDeliveryV1(
+      keys.webhookQueue(tenantId), keys.webhookDeliveries(tenantId), keys.webhookBodies(tenantId), keys.webhookDone(tenantId),
+      keys.webhookDead(tenantId), keys.webhookAttempts(tenantId, st.s),
+      id, token, o.kind, this.now(), o.dueMs, o.code, durationMs, o.error, KEEP_DELIVERED_MS, KEEP_DEAD_MS, WEBHOOK_ATTEMPTS_MAXLEN);
+    if (!target) {
+      // Deleted, disabled, or its secret no longer opens (a key dropped from SECRETS_KEY_OLD): nothing to sign with.
+      await this.redis.settleWebhookDeliveryV1(keys.webhookQueue(tenantId), keys.webhookDeliveries(tenantId), keys.webhookBodies(tenantId),
+        keys.webhookDone(tenantId), keys.webhookDead(tenantId), keys.webhookAttempts(tenantId, st.s),
+        id, token, 'dropped', this.now(), 0, '', 0, '', 0, 0, WEBHOOK_ATTEMPTS_MAXLEN);
+      return;
+    }
+    const body = deliveryBody(tenantId, st, data);
+    const headers = signedHeaders(id, Math.floor(this.now() / 1000), body, target.secrets);
+    const started = performance.now();
+    let outcome: Outcome;
+    try {
+      const a = await this.transport.post(target.url, headers, body, ATTEMPT_DEADLINE_MS);
+      outcome = this.judge(st.n, a.status, a.retryAfter);
+    } catch (err) {
+      outcome = this.failed(st.n, '', failureText(err as Error));
+    }
+    const duration = Math.round(performance.now() - started);
+    const settled = await settle(outcome, duration);
+    if (!settled) return;
+    this.metrics.inc(DELIVERIES_METRIC, outcome.kind === 'retry' ? 'failed' : outcome.kind);
+    if (outcome.kind === 'dead') {
+      this.metrics.inc(DEAD_LETTERS_METRIC);
+      this.log.warn({ tenant_id: tenantId, webhook_id: st.s, delivery: id, code: outcome.code, error: outcome.error }, 'webhook delivery dead-lettered');
+    }
+    if (outcome.gone) {
+      await this.store.disable(tenantId, st.s, 'gone');
+      this.targets.delete(`${tenantId}/${st.s}`);
+      this.log.info({ tenant_id: tenantId, webhook_id: st.s }, 'webhook disabled: the receiver answered 410 Gone');
+    }
+  }
+
+  /** What an answer means for the delivery: its `n`th attempt answered `status`. */
+  private judge(n: number, status: number, retryAfter: string): Outcome {
+    const code = String(status);
+    if (status >= 200 && status < 300) return { kind: 'delivered', code, error: '', dueMs: 0, gone: false };
+    if (status === 410) return { kind: 'dead', code, error: 'gone: the subscription is disabled', dueMs: 0, gone: true };
+    if (status >= 300 && status < 400) return this.failed(n, code, 'redirect (not followed)');
+    if ((status === 429 || status === 503) && retryAfter !== '') {
+      const wait = retryAfterMs(retryAfter, this.now());
+      if (wait !== null) {
+        if (wait > MAX_RETRY_AFTER_MS) return { kind: 'dead', code, error: `retry-after beyond ${MAX_RETRY_AFTER_MS / 1000} s`, dueMs: 0, gone: false };
+        const o = this.failed(n, code, `status ${status}, retry-after ${Math.ceil(wait / 1000)} s`);
+        if (o.kind === 'retry') o.dueMs = Math.max(o.dueMs, this.now() + wait);
+        return o;
+      }
+    }
+    return this.failed(n, code, `status ${status}`);
+  }
+
+  /** A failed `n`th attempt: retried after an exponential back-off with jitter, or dead after the last. */
+  private failed(n: number, code: string, error: string): Outcome {
+    if (n >= MAX_ATTEMPTS) return { kind: 'dead', code, error, dueMs: 0, gone: false };
+    // Equal jitter: half the back-off fixed, half random, so retries of many deliveries spread out.
+    const backoff = this.settings.retryBaseMs * 2 ** (n - 1);
+    return { kind: 'retry', code, error, dueMs: this.now() + backoff / 2 + Math.random() * (backoff / 2), gone: false };
+  }
+
+  private target(tenantId: string, id: string): Promise<WebhookTarget | null> {
+    const key = `${tenantId}/${id}`;
+    const hit = this.targets.get(key);
+    const now = this.now();
+    if (hit && now - hit.at < TARGET_TTL_MS) return hit.target;
+    const target = this.store.target(tenantId, id);
+    target.catch(() => this.targets.delete(key));
+    if (this.targets.size >= 10_000) this.targets.clear();
+    this.targets.set(key, { at: now, target });
+    return target;
+  }
+}
+
+/**
+ * The body of a delivery, `{id, type, created_at, tenant_id, data}`, the
+ * same bytes on every attempt: the event's data is spliced in as the stream
+ * holds it (JSON written by its producer), not parsed and written again.
+ */
+export function deliveryBody(tenantId: string, st: { e: string; t: string; ts: number }, data: string): string {
+  let json = data;
+  try {
+    const v: unknown = JSON.parse(data);
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) json = '{}';
+  } catch {
+    json = '{}';
+  }
+  return `{"id":${JSON.stringify(`evt_${st.e}`)},"type":${JSON.stringify(st.t)},"created_at":"${new Date(st.ts).toISOString()}",`
+    + `"tenant_id":${JSON.stringify(tenantId)},"data":${json}}`;
+}
+
+/** Retry-After as ms from now: delta-seconds or an HTTP date; null when neither. */
+export function retryAfterMs(value: string, now: number): number | null {
+  if (/^\d+$/.test(value)) return Number(value) * 1000;
+  const at = Date.parse(value);
+  return Number.isFinite(at) ? Math.max(0, at - now) : null;
+}
+
+/** An attempt's error for the deliveries list: what happened, never the request's headers or body. */
+function failureText(err: Error): string {
+  if (err.name === 'TimeoutError') return `timeout: no answer within ${ATTEMPT_DEADLINE_MS / 1000} s`;
+  if (err instanceof TargetNotAllowedError) return `target_not_allowed: ${err.why}`;
+  const code = (err as NodeJS.ErrnoException).code;
+  return (code ? `${code}: ` : '') + err.message.slice(0, 200);
+}

@@ -1,0 +1,89 @@
+import { describe, expect } from 'vitest';
+import { EventLog } from '../../engine/events/event-log.js';
+import { WEBHOOK_GROUP } from '../../engine/redis/keys.js';
+import { luaTest as test } from '../support/lua.js';
+
+/**
+ * The webhook scripts against a real Redis: routing moves events into owed
+ * deliveries and advances the group in one step; a claim is exclusive and
+ * lapses; a settled 2xx is never claimed again; and the events trimmer
+ * never drops an entry the group has not read (it trims by length
+ * otherwise), where a writer's MAXLEN would have.
+ */
+describe('webhook queue scripts', () => {
+  const k = (keys: typeof import('../../engine/redis/keys.js').keys, t: string) => ({
+    ev: keys.events(t), subs: keys.webhookSubs(t), q: keys.webhookQueue(t), d: keys.webhookDeliveries(t), b: keys.webhookBodies(t),
+    done: keys.webhookDone(t), dead: keys.webhookDead(t), att: (id: string) => keys.webhookAttempts(t, id),
+  });
+
+  test('routing: one delivery per event and subscription that wants it, none for older events, group advanced; claim, lapse, settle', async ({ redis, tenant, keys }) => {
+    const K = k(keys, tenant);
+    const log = new EventLog(redis);
+    await log.append(tenant, 'session.start', 'hs1', { n: 0 }); // before any subscription: owed to nobody
+    await redis.addWebhookV1(K.subs, K.ev, 'whk_a', 'session.start,device.new', WEBHOOK_GROUP);
+    await redis.addWebhookV1(K.subs, K.ev, 'whk_b', 'device.new', WEBHOOK_GROUP);
+    const e1 = await log.append(tenant, 'session.start', 'hs1', { n: 1 });
+    await log.append(tenant, 'device.new', 'hs1', { n: 2 });
+    await log.append(tenant, 'session.end', 'hs1', { n: 3 });
+    expect(await redis.routeWebhookEventsV1(K.ev, K.subs, K.q, K.d, K.b, WEBHOOK_GROUP, 100, 1000)).toEqual([3, 3]);
+    expect(await redis.routeWebhookEventsV1(K.ev, K.subs, K.q, K.d, K.b, WEBHOOK_GROUP, 100, 1000)).toEqual([0, 0]);
+    expect(await redis.zcard(K.q)).toBe(3);
+    expect(await redis.hget(K.b, `dlv_${e1}_a`)).toBe('{"n":1}');
+    const info = (await redis.xinfo('GROUPS', K.ev)) as unknown[][];
+    expect(info[0]).toContain(WEBHOOK_GROUP);
+    expect(await redis.xpending(K.ev, WEBHOOK_GROUP)).toEqual([0, null, null, null]);
+
+    const first = await redis.claimWebhookDeliveriesV1(K.q, K.d, K.b, K.done, K.dead, K.subs, 2000, 10_000, 10, 'tok1');
+    expect(first.length / 3).toBe(3);
+    // Claimed: nobody else gets them while the lease runs.
+    expect(await redis.claimWebhookDeliveriesV1(K.q, K.d, K.b, K.done, K.dead, K.subs, 5000, 10_000, 10, 'tok2')).toEqual([]);
+    const id = first[0]!;
+    expect(JSON.parse(first[1]!)).toMatchObject({ n: 1, k: 'tok1' });
+    // A settle by the claim's holder removes a delivered one for good.
+    expect(await redis.settleWebhookDeliveryV1(K.q, K.d, K.b, K.done, K.dead, K.att('whk_a'), id, 'tok1', 'delivered', 3000, 0, '200', 12, '', 86_400_000, 86_400_000, 100)).toBe(1);
+    // The process that held the others died: after the lease they are claimed again (second attempt), and the first never is.
+    const again = await redis.claimWebhookDeliveriesV1(K.q, K.d, K.b, K.done, K.dead, K.subs, 12_001, 10_000, 10, 'tok3');
+    expect(again.length / 3).toBe(2);
+    expect(again).not.toContain(id);
+    expect(JSON.parse(again[1]!)).toMatchObject({ n: 2, k: 'tok3' });
+    // The dead holder's late settle is refused: the claim is tok3's now.
+    expect(await redis.settleWebhookDeliveryV1(K.q, K.d, K.b, K.done, K.dead, K.att('whk_a'), again[0]!, 'tok1', 'delivered', 12_002, 0, '200', 1, '', 1, 1, 100)).toBe(0);
+    // A subscription removed: its owed deliveries are dropped when claimed, never sent.
+    expect(await redis.removeWebhookV1(K.subs, K.ev, 'whk_b', WEBHOOK_GROUP)).toBe(1);
+    const late = await redis.claimWebhookDeliveriesV1(K.q, K.d, K.b, K.done, K.dead, K.subs, 30_000, 10_000, 10, 'tok4');
+    expect(late.filter((_, i) => i % 3 === 0).every((d) => d.endsWith('_a'))).toBe(true);
+    // The last subscription gone: so is the group, which would otherwise hold the trimmer back.
+    expect(await redis.removeWebhookV1(K.subs, K.ev, 'whk_a', WEBHOOK_GROUP)).toBe(0);
+    expect(await redis.xinfo('GROUPS', K.ev)).toEqual([]);
+  });
+
+  test('trimming: never past what the group has not read; by length when it has read enough or there is no group', async ({ redis, tenant, keys }) => {
+    const K = k(keys, tenant);
+    const maxlen = 100;
+    await redis.addWebhookV1(K.subs, K.ev, 'whk_t', 'session.start', WEBHOOK_GROUP);
+    const p = redis.pipeline();
+    for (let i = 0; i < 1000; i++) p.xadd(K.ev, '*', 'type', 'session.start', 'ts', '0', 'site', '', 'data', `{"i":${i}}`);
+    await p.exec();
+    // Nothing read: 1000 unread entries, a writer's MAXLEN ~ 100 would have dropped 900 of them.
+    await redis.trimEventsV1(K.ev, maxlen, WEBHOOK_GROUP);
+    expect(await redis.xlen(K.ev)).toBe(1000);
+    // 600 routed: the 400 unread stay (and the trim stays in whole nodes, so a few read ones may too).
+    await redis.routeWebhookEventsV1(K.ev, K.subs, K.q, K.d, K.b, WEBHOOK_GROUP, 600, 1);
+    await redis.trimEventsV1(K.ev, maxlen, WEBHOOK_GROUP);
+    const left = await redis.xlen(K.ev);
+    expect(left).toBeGreaterThanOrEqual(400);
+    expect(left).toBeLessThan(1000);
+    const unread = await redis.xrange(K.ev, '-', '+');
+    expect(unread.slice(-400).map(([, f]) => f[7])).toEqual(Array.from({ length: 400 }, (_, i) => `{"i":${600 + i}}`));
+    // All read: trimmed by length, to about maxlen.
+    await redis.routeWebhookEventsV1(K.ev, K.subs, K.q, K.d, K.b, WEBHOOK_GROUP, 1000, 1);
+    await redis.trimEventsV1(K.ev, maxlen, WEBHOOK_GROUP);
+    expect(await redis.xlen(K.ev)).toBeGreaterThanOrEqual(maxlen);
+    expect(await redis.xlen(K.ev)).toBeLessThan(400);
+    // No group (no subscription left): by length.
+    await redis.removeWebhookV1(K.subs, K.ev, 'whk_t', WEBHOOK_GROUP);
+    for (let i = 0; i < 500; i++) await redis.xadd(K.ev, '*', 'type', 'session.start', 'ts', '0', 'site', '', 'data', '{}');
+    await redis.trimEventsV1(K.ev, maxlen, WEBHOOK_GROUP);
+    expect(await redis.xlen(K.ev)).toBeLessThan(300);
+  });
+});
