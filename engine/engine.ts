@@ -287,7 +287,7 @@ export class Engine {
     this.webhookDeliveries = new WebhookDeliveries(this.redis, this.webhooks, now);
     this.webhookDispatcher = new WebhookDispatcher(this.redis, this.webhooks, options.webhookTransport ?? new OutboundWebhookTransport(this.outboundHttp),
       config.webhooks, this.metrics, log.child({ component: 'webhooks' }), now);
-    this.eventTrimmer = new EventTrimmer(this.redis, this.pool, log.child({ component: 'event-trimmer' }));
+    this.eventTrimmer = new EventTrimmer(this.redis, () => this.tenants.list().then((ts) => ts.map((t) => t.id)), log.child({ component: 'event-trimmer' }));
     this.metrics.gauge('live_sessions_in_actors', 'Live sessions held by hotspot actors', () => this.actors?.liveSessions ?? 0);
     this.metrics.counterFrom('radius_auth_mirror_hits_total', 'Access-Requests answered on the main thread from an actor\'s published accept (no hop)', () => this.actors?.mirrorHits ?? 0);
   }
