@@ -71,6 +71,14 @@ export interface Config {
    * SECRETS_KEY a tenant can only reference its secrets as env://NAME.
    */
   secretsKeys: { current: SecretKey | undefined; old: SecretKey[] };
+  /**
+   * Room sign-in's PMS links (engine/pms/, docs/pms.md): PMS_KEEPALIVE_SEC (idle time before a
+   * keep-alive probe; the link is dead after three without a frame), PMS_STALE_AFTER_SEC (the
+   * in-house list is trusted this long after the PMS was last heard), PMS_LEASE_MS (one process
+   * holds a link; another takes over this long after it stops renewing), PMS_RECONNECT_MAX_SEC
+   * (the reconnection back-off's ceiling).
+   */
+  pms: { keepAliveMs: number; deadAfterMs: number; staleAfterMs: number; leaseMs: number; maxBackoffMs: number };
 }
 
 /** An address range: `address` canonical (as node:net prints it), `prefix` its length in bits. */
@@ -290,9 +298,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     allowPrivateTargets: bool('ALLOW_PRIVATE_TARGETS', false),
     trustedProxies: cidrList('TRUSTED_PROXIES', env.TRUSTED_PROXIES ?? '', problems),
     secretsKeys: secretsKeys(env, problems),
+    pms: pmsSettings(int),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+/** PMS_*: the links' timers (Config.pms). */
+function pmsSettings(int: (name: string, fallback: number, min: number, max: number) => number): Config['pms'] {
+  const keepAliveSec = int('PMS_KEEPALIVE_SEC', 30, 1, 600);
+  return {
+    keepAliveMs: keepAliveSec * 1000, deadAfterMs: 3 * keepAliveSec * 1000,
+    staleAfterMs: int('PMS_STALE_AFTER_SEC', 120, 1, 86_400) * 1000,
+    leaseMs: int('PMS_LEASE_MS', 15_000, 1000, 600_000),
+    maxBackoffMs: int('PMS_RECONNECT_MAX_SEC', 60, 1, 3600) * 1000,
+  };
 }
 
 /** METRICS_TOKEN: long enough not to be guessed (it guards what the service tells about its traffic). */

@@ -73,3 +73,7 @@ export type { SiteSummary, SiteMetrics, SiteHealth } from './dashboard/sites.js'
 export { STREAM_NAMES, STREAM_KINDS, type StreamName, type Invalidation, type InvalidationListener, type InvalidationStreams } from './events/invalidation-streams.js';
 export { signStreamToken, STREAM_TOKEN_TTL_SEC } from './tenants/credentials.js';
 export type { StreamSettings } from './config.js';
+// Room sign-in over a PMS link (engine/pms/)
+export type { PmsLinkView, RoomVerifyRequest } from './pms/pms-service.js';
+export type { PmsLinkInput } from './pms/pms-link-store.js';
+export { DEFAULT_RESYNC_AFTER_GAP_SEC } from './pms/pms-link-store.js';

@@ -14,6 +14,7 @@ import { captiveRoutes } from './routes/captive.js';
 import { portalPageRoutes } from './routes/portal-page.js';
 import { portalRoutes } from './routes/portal.js';
 import { portalOtpRoutes } from './routes/portal-otp.js';
+import { pmsRoutes } from './routes/pms.js';
 import { signInSettingsRoutes } from './routes/sign-in-settings.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { voucherRoutes } from './routes/vouchers.js';
@@ -37,7 +38,7 @@ export function allRoutes(engine: Engine): Route[] {
   let doc: Record<string, unknown> | undefined;
   const routes: Route[] = [
     ...hotspotRoutes(engine), ...voucherRoutes(engine), ...sessionRoutes(engine), ...complianceRoutes(engine), ...portalRoutes(engine), ...dashboardRoutes(engine),
-    ...portalPageRoutes(engine), ...captiveRoutes(engine), ...portalOtpRoutes(engine), ...signInSettingsRoutes(engine),
+    ...portalPageRoutes(engine), ...captiveRoutes(engine), ...portalOtpRoutes(engine), ...signInSettingsRoutes(engine), ...pmsRoutes(engine),
     ...adminRoutes(engine), ...otpDeliveryRoutes(engine),
     ...dashboardOpsRoutes(engine), ...decisionRoutes(engine), ...streamRoutes(engine), ...webAppRoutes(engine),
   ];

@@ -102,6 +102,24 @@ export const keys = {
   posture: (tenantId: string) => `${tag(tenantId)}:pos`,
   /** Hash: verdict (pass, fail, drift) -> devices whose latest verdict it is. */
   postureCounts: (tenantId: string) => `${tag(tenantId)}:pos:n`,
+
+  // --- Room sign-in over a PMS link (engine/pms/; docs/pms.md) ---
+  /** Hash: the hotel's in-house guests, reservation (G#) -> JSON {rn, gn, gf, gs}; written only by the link's holder. */
+  pmsGuests: (tenantId: string, hotspotId: string) => `${tag(tenantId)}:pms:g:${hotspotId}`,
+  /** Set: the reservations in one room (two or more: a share). */
+  pmsRoom: (tenantId: string, hotspotId: string, room: string) => `${tag(tenantId)}:pms:r:${hotspotId}:${room}`,
+  /** Set: the session ids room sign-in started for one reservation; what its check-out ends. */
+  pmsSessions: (tenantId: string, hotspotId: string, reservation: string) => `${tag(tenantId)}:pms:s:${hotspotId}:${reservation}`,
+  /** Hash: the link's state (alive_at, up, synced_at, resyncing), which decides pms_unavailable. */
+  pmsState: (tenantId: string, hotspotId: string) => `${tag(tenantId)}:pms:st:${hotspotId}`,
+  /** Set: the reservations a database resync has sent so far (DS ... DE); the difference is checked out at DE. */
+  pmsResync: (tenantId: string, hotspotId: string) => `${tag(tenantId)}:pms:rs:${hotspotId}`,
+  /** String: the engine process holding the hotel's FIAS connection (hold-pms-lease-1.lua); expires unless renewed. */
+  pmsLease: (tenantId: string, hotspotId: string) => `${tag(tenantId)}:pms:lease:${hotspotId}`,
+  /** Sorted set: a device's room+surname misses at one hotspot (reserve-pms-guess-3.lua), scored by when (ms). */
+  pmsGuessesByDevice: (tenantId: string, hotspotId: string, mac: string) => `${tag(tenantId)}:pms:gl:d:${hotspotId}:${mac}`,
+  /** Sorted set: room+surname misses from one source address (the socket's peer), scored by when (ms). */
+  pmsGuessesByAddress: (tenantId: string, address: string) => `${tag(tenantId)}:pms:gl:a:${address}`,
 } as const;
 
 /**

@@ -60,6 +60,11 @@ const SCRIPTS = [
   // Dashboard reads (engine/dashboard/read-batch.ts): a request's reads in one command. The key
   // count is the caller's (the tenant's sites, NAS and windows), so it is passed first: numberOfKeys null.
   { file: 'read-batch-n.lua', name: 'readBatchV1', numberOfKeys: null },
+  // Room sign-in over a PMS link (engine/pms/)
+  { file: 'reserve-pms-guess-3.lua', name: 'reservePmsGuessV1', numberOfKeys: 3 },
+  { file: 'attach-pms-session-2.lua', name: 'attachPmsSessionV1', numberOfKeys: 2 },
+  { file: 'check-out-pms-guest-3.lua', name: 'checkOutPmsGuestV1', numberOfKeys: 3 },
+  { file: 'hold-pms-lease-1.lua', name: 'holdPmsLeaseV1', numberOfKeys: 1 },
 ] as const;
 
 type Arg = string | number;
@@ -158,6 +163,15 @@ declare module 'ioredis' {
     ): Result<number, Context>;
     /** numKeys, then that many keys, then the reads (lua/read-batch-n.lua): one reply per read. */
     readBatchV1(numKeys: number, ...keysThenReads: Arg[]): Result<unknown[], Context>;
+    // Room sign-in over a PMS link (engine/pms/)
+    reservePmsGuessV1(
+      deviceKey: string, addressKey: string, refusalsKey: string,
+      now: Arg, windowMs: Arg, perDevice: Arg, perAddress: Arg, member: string, hotspotId: string, refusalsTtlMs: Arg,
+      callback?: Callback<unknown[]>,
+    ): Result<unknown[], Context>;
+    attachPmsSessionV1(guestsKey: string, sessionsKey: string, reservation: string, sid: string, callback?: Callback<number>): Result<number, Context>;
+    checkOutPmsGuestV1(guestsKey: string, roomKey: string, sessionsKey: string, reservation: string, room: string, callback?: Callback<string[]>): Result<string[], Context>;
+    holdPmsLeaseV1(leaseKey: string, owner: string, mode: 'hold' | 'release', ttlMs: Arg, callback?: Callback<number>): Result<number, Context>;
   }
 }
 

@@ -5,6 +5,7 @@ import { OtpCodeMethod } from './otp/otp-code-method.js';
 import { OtpStore } from './otp/otp-store.js';
 import type { CodeClaim } from './otp/types.js';
 import { IdentityMethod, type CheckedIdentity, type PreCheckedMethod, type Started, type TermsSource } from './identity-method.js';
+import type { SignInMethod, SignInRequest, StartedSession } from './method.js';
 import { SignInPipeline, type DurabilityBarrier, type HotspotLookup, type SignInActors, type TenantLoader } from './sign-in-pipeline.js';
 import { VoucherMethod, type Authorized, type GuessingLimitsSource, type VerifyRequest } from './voucher-method.js';
 
@@ -66,6 +67,15 @@ export class SignInService {
   /** A voucher code, from the portal or as a RADIUS PAP User-Name. */
   voucher(req: VerifyRequest): Promise<Authorized> {
     return this.pipeline.run(this.vouchers, req, { code: req.code });
+  }
+
+  /**
+   * A method whose check belongs to another area (room sign-in against the
+   * hotel's in-house list: engine/pms/pms-method.ts), through the same
+   * pipeline: hotspot, MAC, the method's limits and start, the decision.
+   */
+  via<In, S extends StartedSession, Out>(method: SignInMethod<In, S, Out>, req: SignInRequest, input: In): Promise<Out> {
+    return this.pipeline.run(method, req, input);
   }
 
   /**

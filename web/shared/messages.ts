@@ -69,6 +69,8 @@ const en = {
   audit_type_bandwidth_profile_changed: 'Bandwidth profile changed',
   audit_type_incident_updated: 'Incident state changed',
   audit_type_sign_in_settings_changed: 'Sign-in settings changed',
+  audit_type_pms_link_changed: 'PMS link set',
+  audit_type_pms_link_removed: 'PMS link removed',
   audit_type_operator_change_unconfirmed: 'Operator change, outcome unconfirmed',
 };
 
@@ -134,6 +136,8 @@ const tr: typeof en = {
   audit_type_bandwidth_profile_changed: 'Bant genişliği profili değiştirildi',
   audit_type_incident_updated: 'Olayın durumu değişti',
   audit_type_sign_in_settings_changed: 'Giriş ayarları değiştirildi',
+  audit_type_pms_link_changed: 'PMS bağlantısı ayarlandı',
+  audit_type_pms_link_removed: 'PMS bağlantısı kaldırıldı',
   audit_type_operator_change_unconfirmed: 'Operatör değişikliği, sonucu doğrulanmadı',
 };
 
