@@ -146,7 +146,9 @@ export class FiasLink implements PmsAdapter {
 
   private enqueue(r: FiasRecord): void {
     this.lastHeard = this.o.now();
-    this.listener.alive();
+    // Only a configured link's frames are heartbeats: before that, the gap since the link was last
+    // alive must stay as it was, for the resync decision at LA.
+    if (this.state === 'up') this.listener.alive();
     this.enqueueTask(() => this.handle(r));
   }
 
