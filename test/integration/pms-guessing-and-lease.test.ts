@@ -1,0 +1,111 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FiasSimulator } from '../support/fias-simulator.js';
+import { call, keys, macs, newTenant, startService, until, type Running, type Tenant } from '../support/fixture.js';
+
+/**
+ * Room sign-in's defences around the in-house list: the guessing limits per
+ * device and per source address (so room and surname cannot be enumerated),
+ * the link settings' outbound check, and one FIAS connection per hotel
+ * across engine processes (the Redis lease), taken over when its holder goes.
+ */
+
+const randomMac = macs();
+const ENV = { PMS_KEEPALIVE_SEC: '1', PMS_STALE_AFTER_SEC: '5', PMS_LEASE_MS: '1500', PMS_RECONNECT_MAX_SEC: '1', ACTOR_THREADS: '1' };
+
+describe('room sign-in: guessing limits, outbound check, one link holder', () => {
+  let a: Running;
+  let b: Running;
+  const sims: FiasSimulator[] = [];
+
+  beforeAll(async () => {
+    [a, b] = await Promise.all([startService(ENV), startService(ENV)]);
+  });
+  afterAll(async () => {
+    // One of them was stopped by the lease test already.
+    await Promise.allSettled([a?.stop(), b?.stop()]);
+    for (const s of sims) await s.close();
+  });
+
+  async function linkedHotel(via: Running, guests: { reservation: string; room: string; name: string }[]): Promise<{ t: Tenant; sim: FiasSimulator }> {
+    const t = await newTenant(via.service, 'Hotel');
+    const sim = await FiasSimulator.start();
+    sims.push(sim);
+    for (const g of guests) sim.checkIn(g);
+    const put = await call(via.base, 'PUT', `/v1/hotspots/${t.hotspotId}/pms`, { auth: t.apiKey, body: { host: '127.0.0.1', port: sim.port } });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    await until(async () => (await call(via.base, 'GET', `/v1/hotspots/${t.hotspotId}/pms`, { auth: t.apiKey })).body.status?.accepting_sign_ins === true,
+      { what: 'link synced' });
+    return { t, sim };
+  }
+
+  const verify = (via: Running, t: Tenant, body: Record<string, unknown>) =>
+    call(via.base, 'POST', `/api/v1/hotspot-portal/pms/verify?hotspot_id=${t.hotspotId}`, { body });
+
+  it('a device gets 10 misses, then 429 too_many_attempts even with the right surname; matches spend nothing', async () => {
+    const { t } = await linkedHotel(a, [{ reservation: 'G1', room: '110', name: 'AKSOY' }]);
+    // Matches give their place back: one device signs in again and again.
+    const regular = randomMac();
+    for (let i = 0; i < 12; i++) expect((await verify(a, t, { room: '110', surname: 'Aksoy', mac: regular })).status).toBe(200);
+
+    const device = randomMac();
+    for (let i = 0; i < 10; i++) {
+      const miss = await verify(a, t, { room: String(100 + i), surname: 'Aksoy', mac: device, ip: `10.9.0.${i + 1}` });
+      expect(miss.status, JSON.stringify(miss.body)).toBe(401);
+      expect(miss.body.error).toBe('pms_guest_not_found');
+    }
+    const limited = await verify(a, t, { room: '110', surname: 'Aksoy', mac: device });
+    expect(limited.status).toBe(429);
+    expect(limited.body).toMatchObject({ error: 'too_many_attempts', retry_after: expect.any(Number) });
+    expect(limited.headers.get('retry-after')).toBe(String(limited.body.retry_after));
+    expect(await a.service.engine.redis.exists(keys.grant(t.tenantId, t.hotspotId, device))).toBe(0);
+    expect((await verify(a, t, { room: '110', surname: 'Aksoy', mac: randomMac() })).status).toBe(200);
+  });
+
+  it("the source address is limited across devices (the socket's peer, never the body's ip)", async () => {
+    const { t } = await linkedHotel(a, [{ reservation: 'G2', room: '220', name: 'POLAT' }]);
+    const s = await call(a.base, 'PUT', '/v1/settings/sign-in', { auth: t.apiKey, body: { methods: ['voucher'], guessing: { per_device: 100, per_address: 4 } } });
+    expect(s.status, JSON.stringify(s.body)).toBe(200);
+    await until(async () => {
+      // The settings are cached briefly; wait until the new limit is the one applied.
+      const r = await verify(a, t, { room: '999', surname: 'X', mac: randomMac(), ip: '10.8.0.1' });
+      return r.status === 429;
+    }, { what: 'the address limit applied' });
+    const refused = await verify(a, t, { room: '220', surname: 'Polat', mac: randomMac(), ip: '10.8.0.200' });
+    expect(refused.status).toBe(429);
+    expect(refused.body.error).toBe('too_many_attempts');
+  });
+
+  it('refuses a private PMS host without ALLOW_PRIVATE_TARGETS and a metadata address always (400 target_not_allowed)', async () => {
+    const t = await newTenant(a.service, 'Hotel');
+    const meta = await call(a.base, 'PUT', `/v1/hotspots/${t.hotspotId}/pms`, { auth: t.apiKey, body: { host: '169.254.169.254', port: 5010 } });
+    expect(meta.status).toBe(400);
+    expect(meta.body.error).toBe('target_not_allowed');
+    const strict = await startService({ ...ENV, ALLOW_PRIVATE_TARGETS: 'false' });
+    try {
+      const t2 = await newTenant(strict.service, 'Hotel');
+      const r = await call(strict.base, 'PUT', `/v1/hotspots/${t2.hotspotId}/pms`, { auth: t2.apiKey, body: { host: '10.1.2.3', port: 5010 } });
+      expect(r.status).toBe(400);
+      expect(r.body.error).toBe('target_not_allowed');
+      expect((await call(strict.base, 'GET', `/v1/hotspots/${t2.hotspotId}/pms`, { auth: t2.apiKey })).status).toBe(404);
+    } finally {
+      await strict.stop();
+    }
+  });
+
+  it('one engine process holds a hotel link (lease); the other takes it over when the holder stops', async () => {
+    const { t, sim } = await linkedHotel(a, [{ reservation: 'G3', room: '330', name: 'KAYA' }]);
+    const lease = keys.pmsLease(t.tenantId, t.hotspotId);
+    const holderId = await a.service.engine.redis.get(lease);
+    const [holder, other] = holderId === a.service.engine.config.nodeId ? [a, b] : [b, a];
+    expect(holderId).toBe(holder.service.engine.config.nodeId);
+    const connections = sim.connections;
+    // Both scan every half second; the other, refused the lease, never dials the interface.
+    await until(async () => (await other.service.engine.redis.pttl(lease)) > 0 && sim.connections === connections, { what: 'steady' });
+
+    await holder.stop(); // LE sent, lease given back
+    await sim.waitFor(() => sim.linked && sim.connections > connections, 20_000, 'takeover');
+    expect(await other.service.engine.redis.get(lease)).toBe(other.service.engine.config.nodeId);
+    expect(sim.sent('LE').length).toBeGreaterThanOrEqual(1);
+    await until(async () => (await verify(other, t, { room: '330', surname: 'Kaya', mac: randomMac() })).status === 200, { what: 'sign-in through the new holder' });
+  });
+});
