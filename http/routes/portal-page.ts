@@ -80,6 +80,7 @@ export function pickLang(param: string | null, acceptLanguage: string): Lang {
 const ERROR_FIELD: Record<string, string> = {
   voucher_not_found: 'code', voucher_expired: 'code', voucher_exhausted: 'code', voucher_ssid_not_allowed: 'code', too_many_attempts: 'code',
   validation_failed: 'code', terms_not_accepted: 'accept_terms', phone_invalid: 'phone', phone_prefix_blocked: 'phone',
+  pms_guest_not_found: 'room-number', pms_unavailable: 'room-number',
 };
 
 /** An error body as a sentence of the catalogue; unknown codes get the generic one. */
@@ -125,6 +126,8 @@ interface PageInput {
   errorCode: string | null;
   /** The methods the hotspot's tenant offers (its sign-in settings). */
   tenantMethods: readonly string[];
+  /** The hotspot has a PMS link: the room form shows (engine/pms/). */
+  room?: boolean;
 }
 
 /**
@@ -184,13 +187,18 @@ export function renderPage(a: Assets, p: PageInput): string {
     nextUrl: success && !handback ? landing ?? '' : '',
     refreshUrl: success ? (handback ? (handback.method === 'GET' ? handbackUrl(handback) : '') : landing ?? '') : '',
     continueLabel: m.continue, continueAuto: m.continue_auto, goesOn: Boolean(handback ?? (success && landing)),
-    multi: [methods.has('voucher'), channels.length > 0, methods.has('email')].filter(Boolean).length > 1,
+    multi: [methods.has('voucher'), channels.length > 0, methods.has('email'), p.room === true].filter(Boolean).length > 1,
     forms: showForms, termsText, termsRequired: settings?.terms_required === true, termsTitle: m.terms_title, termsAccept: m.terms_accept,
     voucher: methods.has('voucher'), methodVoucher: m.method_voucher, voucherLabel: m.voucher_label, voucherHint: m.voucher_hint,
     voucherAction: `/api/v1/hotspot-portal/voucher/verify?hotspot_id=${encodeURIComponent(p.hotspotId)}`,
     hidden: [hiddenInput('mac', mac), hiddenInput('ip', ip), hiddenInput('ssid', ssid), hiddenInput('lang', p.lang),
       gatewayStr ? hiddenInput('gateway', gatewayStr) : ''].join(''),
     code: '', connectLabel: m.connect,
+    // Room sign-in: its own form, posted like the voucher's; the terms box belongs to the voucher form when both show, so the room form carries its own.
+    room: p.room === true, methodRoom: m.method_room, roomLabel: m.room_label, roomHint: m.room_hint, surnameLabel: m.surname_label, surnameHint: m.surname_hint,
+    roomAction: `/api/v1/hotspot-portal/pms/verify?hotspot_id=${encodeURIComponent(p.hotspotId)}`,
+    roomError: ERROR_FIELD[errorCode] === 'room-number', termsForm: methods.has('voucher') || p.room !== true ? 'voucher-form' : 'room-form',
+    roomOwnTerms: p.room === true && methods.has('voucher') && settings?.terms_required === true && Boolean(termsText),
     otp: channels.length > 0 || methods.has('email'), needsJs: m.needs_js,
     phone: channels.length > 0, methodPhone: m.method_phone, phoneLabel: m.phone_label, phoneHint: m.phone_hint,
     bothChannels: channels.length === 2, onlyChannel: channels[0] === 'msgapp_otp' ? 'msgapp' : 'sms',
@@ -302,7 +310,8 @@ export function portalPageRoutes(engine: Engine): Route[] {
     const record = ref && r ? await engine.portal.load(ref.tenantId, r, hotspotId, query.get('mac') ?? '') : null;
     const errorCode = !ref ? 'hotspot_not_found' : query.get('e') === 'hotspot_not_found' ? 'hotspot_not_found' : null;
     const tenantMethods = ref ? (await engine.signInSettings.get(ref.tenantId)).methods : [];
-    return htmlReply(renderPage(assets, { lang, query, ref, hotspotId, record, errorCode, tenantMethods }), lang, browser.acceptEncoding);
+    const room = ref ? engine.pms.hasLink(ref.id) : false;
+    return htmlReply(renderPage(assets, { lang, query, ref, hotspotId, record, errorCode, tenantMethods, room }), lang, browser.acceptEncoding);
   };
   const route = (path: string): Route => ({
     method: 'get', path, surface: 'portal', auth: false, responseType: 'text/html',
