@@ -36,6 +36,13 @@ interface Held { config: PmsLinkConfig; adapter: PmsAdapter }
  * opened again with its new settings). A process that dies stops renewing;
  * another takes the link over when the lease lapses.
  *
+ * A link goes to the process that owns the hotspot's actor (keys.lease)
+ * when there is one: that process asks for it (keys.pmsWant) and the holder
+ * hands it over at its next scan. A check-out's Disconnect-Requests are sent
+ * by the actor that holds the sessions; from any other process the actor
+ * answers hotspot_owned_elsewhere, as an operator's disconnect sent there
+ * would be.
+ *
  * The records each link delivers become the in-house list (PmsGuestStore)
  * and, for a check-out, the end of the reservation's sessions.
  */
@@ -84,6 +91,21 @@ export class PmsLinks {
 
   private async scanOnce(): Promise<void> {
     if (this.stopped) return;
+    // Renewals first, on Redis alone: a Postgres outage must not let a held link's lease lapse
+    // while this process still holds the connection (two connections to one FIAS interface).
+    for (const [hs, h] of this.held) {
+      const t = h.config.tenant_id;
+      const ok = await this.redis.holdPmsLeaseV1(keys.pmsLease(t, hs), this.nodeId, 'hold', this.settings.leaseMs);
+      const want = ok === 1 ? await this.redis.get(keys.pmsWant(t, hs)) : null;
+      if (ok !== 1) {
+        this.log.warn({ hotspot: hs }, 'PMS link lease lost to another process; letting the link go');
+        await this.letGo(hs, h, false);
+      } else if (want && want !== this.nodeId) {
+        // The process that owns the hotspot's sessions asks for the link: its actor sends the check-outs' Disconnect-Requests.
+        this.log.info({ hotspot: hs, to: want }, 'PMS link handed to the process that owns the hotspot');
+        await this.letGo(hs, h);
+      }
+    }
     const all = await this.store.all();
     this.configured = new Map(all.map((c) => [c.hotspot_id, c]));
     for (const [hs, h] of this.held) {
@@ -91,14 +113,15 @@ export class PmsLinks {
       if (!c || !c.enabled || c.updated_at !== h.config.updated_at) await this.letGo(hs, h);
     }
     for (const c of all) {
-      if (!c.enabled || this.stopped) continue;
-      const ok = await this.redis.holdPmsLeaseV1(keys.pmsLease(c.tenant_id, c.hotspot_id), this.nodeId, 'hold', this.settings.leaseMs);
-      const h = this.held.get(c.hotspot_id);
-      if (ok === 1 && !h) this.take(c);
-      else if (ok !== 1 && h) {
-        this.log.warn({ hotspot: c.hotspot_id }, 'PMS link lease lost to another process; letting the link go');
-        await this.letGo(c.hotspot_id, h, false);
-      }
+      if (!c.enabled || this.stopped || this.held.has(c.hotspot_id)) continue;
+      const t = c.tenant_id;
+      const hs = c.hotspot_id;
+      const [actorOwner, want] = await this.redis.mget(keys.lease(t, hs), keys.pmsWant(t, hs));
+      if (actorOwner === this.nodeId) await this.redis.set(keys.pmsWant(t, hs), this.nodeId, 'PX', this.settings.leaseMs);
+      // Another process owns the hotspot and asked for the link: leave it free for that one.
+      else if (want && want !== this.nodeId) continue;
+      const ok = await this.redis.holdPmsLeaseV1(keys.pmsLease(t, hs), this.nodeId, 'hold', this.settings.leaseMs);
+      if (ok === 1) this.take(c);
     }
   }
 

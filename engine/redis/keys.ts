@@ -116,6 +116,11 @@ export const keys = {
   pmsResync: (tenantId: string, hotspotId: string) => `${tag(tenantId)}:pms:rs:${hotspotId}`,
   /** String: the engine process holding the hotel's FIAS connection (hold-pms-lease-1.lua); expires unless renewed. */
   pmsLease: (tenantId: string, hotspotId: string) => `${tag(tenantId)}:pms:lease:${hotspotId}`,
+  /**
+   * String: the process that owns the hotspot's actor (keys.lease) asks for the PMS link, so that a check-out's
+   * Disconnect-Requests go from the process that holds the sessions; the holder hands the link over. Expires.
+   */
+  pmsWant: (tenantId: string, hotspotId: string) => `${tag(tenantId)}:pms:want:${hotspotId}`,
   /** Sorted set: a device's room+surname misses at one hotspot (reserve-pms-guess-3.lua), scored by when (ms). */
   pmsGuessesByDevice: (tenantId: string, hotspotId: string, mac: string) => `${tag(tenantId)}:pms:gl:d:${hotspotId}:${mac}`,
   /** Sorted set: room+surname misses from one source address (the socket's peer), scored by when (ms). */

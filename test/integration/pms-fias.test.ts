@@ -128,6 +128,18 @@ describe('room sign-in over Oracle FIAS', () => {
     expect((await verify(h, '101', 'Köhler', randomMac())).status).toBe(401);
   });
 
+  it("a room sign-in's session takes its terms from the tenant's sessions.pms settings", async () => {
+    const h = await hotel(3600, [{ reservation: `T${suffix}`, room: '120', name: 'ŞAHİN' }]);
+    const put = await call(svc.base, 'PUT', '/v1/settings/sign-in', { auth: h.t.apiKey, body: { methods: ['voucher'], sessions: { pms: { session_minutes: 90, bandwidth_down_mbps: 5 } } } });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    const before = Date.now();
+    const ok = await verify(h, '120', 'Sahin', randomMac());
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    const until_ = Date.parse(ok.body.expires_at);
+    expect(until_).toBeGreaterThanOrEqual(before + 90 * 60_000 - 1000);
+    expect(until_).toBeLessThanOrEqual(Date.now() + 90 * 60_000 + 1000);
+  });
+
   it("a share's check-out ends only its own reservation's sessions; the other guest stays online", async () => {
     const h = await hotel(3600, [
       { reservation: `S1${suffix}`, room: '202', name: 'SCHMIDT', share: true },
