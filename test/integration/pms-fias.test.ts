@@ -212,6 +212,24 @@ describe('room sign-in over Oracle FIAS', () => {
     expect(h.sim.sent('DR')).toHaveLength(1);
   });
 
+  it('keeps the link alive with LS/LA, and a PMS that falls silent is declared dead and dialled again', async () => {
+    const h = await hotel(3600, [{ reservation: `D${suffix}`, room: '707', name: 'Aydın' }]);
+    const conn = h.sim.connections;
+    // Idle for a keep-alive period: the engine probes with LS on the same connection, the PMS answers LA.
+    const probes = () => h.sim.received.filter((x) => x.conn === conn && x.r.type === 'LS').length;
+    const first = probes();
+    await h.sim.waitFor(() => probes() >= first + 2, 15_000, 'keep-alive probes');
+    expect(h.sim.connections).toBe(conn);
+
+    // Silent but connected: no answer for three periods, the socket is closed and opened again.
+    h.sim.mute = true;
+    await h.sim.waitFor(() => h.sim.connections > conn, 20_000, 'reconnection after the dead-link time');
+    h.sim.mute = false;
+    await h.sim.waitFor(() => h.sim.linked, 20_000, 'link up again');
+    await until(async () => (await link(h.t)).status.accepting_sign_ins === true, { what: 'trusted again' });
+    expect((await verify(h, '707', 'AYDIN', randomMac())).status).toBe(200);
+  });
+
   it('a resync after a long gap reconciles by difference: gone guests checked out, new ones added, unchanged ones untouched', async () => {
     const stay = { reservation: `R1${suffix}`, room: '501', name: 'STAYS, B' };
     const leave = { reservation: `R2${suffix}`, room: '502', name: 'LEAVES' };
