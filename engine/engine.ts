@@ -256,7 +256,7 @@ export class Engine {
     const pmsLinkStore = new PmsLinkStore(this.pool, outbound);
     const pmsLinks = new PmsLinks(pmsLinkStore, pmsGuests, this.redis, outbound, endForPms, config.pms,
       config.nodeId, this.metrics, log.child({ component: 'pms' }), now);
-    const pmsMethod = new PmsMethod(this.redis, pmsGuests, (hs) => pmsLinks.hasLink(hs), this.signInSettings, new SettingsTerms(this.signInSettings),
+    const pmsMethod = new PmsMethod(this.redis, pmsGuests, (hs) => pmsLinks.linkOf(hs), this.signInSettings, new SettingsTerms(this.signInSettings),
       { sessionMinutes: config.defaultSessionMinutes, idleSec: config.defaultIdleTimeoutSec }, config.pms.staleAfterMs, endForPms, this.metrics);
     this.pms = new PmsService(pmsLinkStore, pmsGuests, pmsLinks, pmsMethod, this.signIn, config.pms.staleAfterMs, now);
     this.portal = new PortalState(this.redis, this.hotspots, this.uamCredentials, now);

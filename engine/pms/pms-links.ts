@@ -82,6 +82,12 @@ export class PmsLinks {
     return this.configured.get(hotspotId)?.enabled === true;
   }
 
+  /** What this process's last scan knows of a hotspot's link; 'unknown': none, or set since that scan. */
+  linkOf(hotspotId: string): 'enabled' | 'disabled' | 'unknown' {
+    const c = this.configured.get(hotspotId);
+    return !c ? 'unknown' : c.enabled ? 'enabled' : 'disabled';
+  }
+
   /** One scan now (the API calls it after a change, so the link starts without waiting for the timer). */
   scan(): Promise<void> {
     this.scanning ??= this.scanOnce().catch((err: Error) => this.log.warn({ err: err.message }, 'PMS link scan failed'))
@@ -112,6 +118,7 @@ export class PmsLinks {
       const c = this.configured.get(hs);
       if (!c || !c.enabled || c.updated_at !== h.config.updated_at) await this.letGo(hs, h);
     }
+    await this.drainEnds(all);
     for (const c of all) {
       if (!c.enabled || this.stopped || this.held.has(c.hotspot_id)) continue;
       const t = c.tenant_id;
@@ -227,25 +234,52 @@ export class PmsLinks {
 
   /**
    * Ends a checked-out reservation's sessions through the session engine
-   * (Disconnect-Request to the NAS), each retried a few times when its
-   * actor is busy or restarting, without holding up the next record.
+   * (Disconnect-Request to the NAS). The sessions' actor may live in
+   * another process (hotspot_owned_elsewhere): then, and after any other
+   * failure, the ids go to the hotel's end queue (keys.pmsEnds), which the
+   * process owning the actor drains on its next scan.
    */
   private async endSessions(tenantId: string, hotspotId: string, sids: string[]): Promise<void> {
+    const left: string[] = [];
     await Promise.all(sids.map(async (sid) => {
-      for (let attempt = 0; ; attempt++) {
-        try {
-          const ended = await this.endSession(tenantId, hotspotId, sid);
-          this.metrics.inc('pms_checkout_ends_total', ended ? 'ended' : 'already_ended');
-          return;
-        } catch (err) {
-          if (attempt >= 4) {
-            this.metrics.inc('pms_checkout_ends_total', 'failed');
-            this.log.error({ sid, err: (err as Error).message }, 'session of a checked-out guest not ended');
-            return;
-          }
-          await new Promise((r) => setTimeout(r, 250 * 2 ** attempt));
-        }
+      try {
+        const ended = await this.endSession(tenantId, hotspotId, sid);
+        this.metrics.inc('pms_checkout_ends_total', ended ? 'ended' : 'already_ended');
+      } catch (err) {
+        this.log.debug({ sid, err: (err as Error).message }, 'check-out end handed to the process owning the hotspot');
+        left.push(sid);
       }
     }));
+    if (left.length === 0) return;
+    this.metrics.inc('pms_checkout_ends_total', 'queued', left.length);
+    const k = keys.pmsEnds(tenantId, hotspotId);
+    await this.redis.multi().rpush(k, ...left).pexpire(k, 86_400_000).exec();
+  }
+
+  /** Drains the end queues of the hotels whose actor this process owns (each scan). */
+  private async drainEnds(all: PmsLinkConfig[]): Promise<void> {
+    if (all.length === 0) return;
+    // One GET per hotel in a pipeline, not an MGET: the keys are of several tenants, so of several cluster slots.
+    const p = this.redis.pipeline();
+    for (const c of all) p.get(keys.lease(c.tenant_id, c.hotspot_id));
+    const owners = ((await p.exec()) ?? []).map(([, v]) => v);
+    for (let i = 0; i < all.length; i++) {
+      const c = all[i]!;
+      if (owners[i] !== this.nodeId) continue;
+      const k = keys.pmsEnds(c.tenant_id, c.hotspot_id);
+      const sids = await this.redis.lpop(k, 500);
+      if (!sids || sids.length === 0) continue;
+      const failed: string[] = [];
+      for (const sid of sids) {
+        try {
+          const ended = await this.endSession(c.tenant_id, c.hotspot_id, sid);
+          this.metrics.inc('pms_checkout_ends_total', ended ? 'ended' : 'already_ended');
+        } catch (err) {
+          this.log.warn({ sid, err: (err as Error).message }, 'queued check-out end failed; kept for the next scan');
+          failed.push(sid);
+        }
+      }
+      if (failed.length) await this.redis.rpush(k, ...failed);
+    }
   }
 }

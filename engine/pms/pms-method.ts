@@ -41,7 +41,8 @@ export class PmsMethod implements SignInMethod<RoomClaim, StartedSession, Starte
   constructor(
     private readonly redis: Redis,
     private readonly guests: PmsGuestStore,
-    private readonly hasLink: (hotspotId: string) => boolean,
+    /** PmsLinks.linkOf: the link as this process's last scan knows it. */
+    private readonly linkOf: (hotspotId: string) => 'enabled' | 'disabled' | 'unknown',
     private readonly limits: GuessingLimitsSource,
     terms: TermsSource,
     defaults: { sessionMinutes: number; idleSec: number },
@@ -56,13 +57,16 @@ export class PmsMethod implements SignInMethod<RoomClaim, StartedSession, Starte
   async limit(ctx: SignInContext, input: RoomClaim): Promise<void> {
     const t = ctx.tenantId;
     const hs = ctx.hotspot.id;
-    if (!this.hasLink(hs)) throw Errors.METHOD_NOT_ALLOWED_HERE('room number');
+    const known = this.linkOf(hs);
+    if (known === 'disabled') throw Errors.METHOD_NOT_ALLOWED_HERE('room number');
     let state: PmsLinkState;
     try {
       state = await this.guests.state(t, hs);
     } catch (err) {
       throw Errors.SERVICE_UNAVAILABLE('Guest list').withCause(err);
     }
+    // A link set since this process's last scan is known by its state in Redis (its holder wrote it).
+    if (known === 'unknown' && state.aliveAt === 0 && state.syncedAt === 0) throw Errors.METHOD_NOT_ALLOWED_HERE('room number');
     if (!listTrusted(state, ctx.now, this.staleAfterMs)) {
       this.metrics.inc(PmsMethod.METRIC, 'unavailable');
       throw Errors.PMS_UNAVAILABLE();

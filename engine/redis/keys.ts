@@ -121,6 +121,11 @@ export const keys = {
    * Disconnect-Requests go from the process that holds the sessions; the holder hands the link over. Expires.
    */
   pmsWant: (tenantId: string, hotspotId: string) => `${tag(tenantId)}:pms:want:${hotspotId}`,
+  /**
+   * List: session ids a check-out must end that the link's holder could not (another process owns the hotspot's
+   * actor); that process drains it on its next scan (engine/pms/pms-links.ts).
+   */
+  pmsEnds: (tenantId: string, hotspotId: string) => `${tag(tenantId)}:pms:end:${hotspotId}`,
   /** Sorted set: a device's room+surname misses at one hotspot (reserve-pms-guess-3.lua), scored by when (ms). */
   pmsGuessesByDevice: (tenantId: string, hotspotId: string, mac: string) => `${tag(tenantId)}:pms:gl:d:${hotspotId}:${mac}`,
   /** Sorted set: room+surname misses from one source address (the socket's peer), scored by when (ms). */

@@ -1,6 +1,10 @@
+import { randomBytes, randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Attr, Code, attributeValue } from '../../radius/index.js';
+import { DynamicAuthListener } from '../radius/dynamic-auth-listener.js';
+import { TestNas, accessRequest } from '../radius/helpers.js';
 import { FiasSimulator } from '../support/fias-simulator.js';
-import { call, keys, macs, newTenant, startService, until, type Running, type Tenant } from '../support/fixture.js';
+import { call, dashed, keys, macs, newTenant, startService, until, type Running, type Tenant } from '../support/fixture.js';
 
 /**
  * Room sign-in's defences around the in-house list: the guessing limits per
@@ -15,7 +19,7 @@ const ENV = { PMS_KEEPALIVE_SEC: '1', PMS_STALE_AFTER_SEC: '5', PMS_LEASE_MS: '1
 describe('room sign-in: guessing limits, outbound check, one link holder', () => {
   let a: Running;
   let b: Running;
-  const sims: FiasSimulator[] = [];
+  const sims: { close(): Promise<void> }[] = [];
 
   beforeAll(async () => {
     [a, b] = await Promise.all([startService(ENV), startService(ENV)]);
@@ -90,6 +94,34 @@ describe('room sign-in: guessing limits, outbound check, one link holder', () =>
     } finally {
       await strict.stop();
     }
+  });
+
+  it("a check-out applied by a process that does not own the hotspot's sessions still ends them (the end queue)", async () => {
+    const { t, sim } = await linkedHotel(a, [{ reservation: 'Q1', room: '440', name: 'ÖZTÜRK' }]);
+    const holder = await a.service.engine.redis.get(keys.pmsLease(t.tenantId, t.hotspotId));
+    // Sign in through a process that does not hold the link: its actor owns the sessions.
+    const owner = holder === a.service.engine.config.nodeId ? b : a;
+    const ip = `127.${randomInt(16, 250)}.${randomInt(0, 256)}.${randomInt(2, 255)}`;
+    const secret = `s3cret-${randomBytes(8).toString('hex')}`;
+    const radius = await TestNas.open(ip);
+    const da = await DynamicAuthListener.open(ip, secret);
+    sims.push(radius, da);
+    const nas = await call(owner.base, 'POST', `/v1/hotspots/${t.hotspotId}/nas-clients`, { auth: t.apiKey, body: { ip, secret, coa_port: da.port } });
+    expect(nas.status).toBe(201);
+    const mac = randomMac();
+    expect((await verify(owner, t, { room: '440', surname: 'Ozturk', mac })).status).toBe(200);
+    const req = accessRequest({ secret, id: 7, callingStationId: dashed(mac) });
+    await radius.send(req, owner.service.radiusPorts.auth);
+    const reply = await radius.next(5000);
+    expect(reply?.msg[0]).toBe(Code.ACCESS_ACCEPT);
+
+    // At once: the link has not moved to the owner yet, so the holder applies the GO and queues the end.
+    sim.checkOut('Q1');
+    const dr = await da.waitFor((r) => r.code === Code.DISCONNECT_REQUEST && attributeValue(r.packet, Attr.CALLING_STATION_ID)?.toString() === dashed(mac), 10_000);
+    expect(dr.signed).toBe(true);
+    // When this file's other process held the link, the end went through its queue (a foreign holder: the same, unseen).
+    const queued = [a, b].reduce((n, x) => n + x.service.engine.metrics.value('pms_checkout_ends_total', 'queued'), 0);
+    if ([a, b].some((x) => x.service.engine.config.nodeId === holder)) expect(queued).toBeGreaterThan(0);
   });
 
   it('one process holds a hotel link (lease), the one owning the hotspot once it has sessions; another takes over when it stops', async () => {
