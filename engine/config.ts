@@ -77,6 +77,14 @@ export interface Config {
    * SECRETS_KEY a tenant can only reference its secrets as env://NAME.
    */
   secretsKeys: { current: SecretKey | undefined; old: SecretKey[] };
+  /**
+   * Room sign-in's PMS links (engine/pms/, docs/pms.md): PMS_KEEPALIVE_SEC (idle time before a
+   * keep-alive probe; the link is dead after three without a frame), PMS_STALE_AFTER_SEC (the
+   * in-house list is trusted this long after the PMS was last heard), PMS_LEASE_MS (one process
+   * holds a link; another takes over this long after it stops renewing), PMS_RECONNECT_MAX_SEC
+   * (the reconnection back-off's ceiling).
+   */
+  pms: { keepAliveMs: number; deadAfterMs: number; staleAfterMs: number; leaseMs: number; maxBackoffMs: number };
   /** Webhook deliveries (engine/webhooks/, docs/webhooks.md). */
   webhooks: WebhookSettings;
 }
@@ -313,6 +321,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       tenantConcurrency: int('WEBHOOK_TENANT_CONCURRENCY', 16, 1, 1000),
       pollMs: int('WEBHOOK_POLL_MS', 100, 10, 60_000),
     },
+    pms: pmsSettings(int),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
@@ -330,6 +339,17 @@ function privateTargets(env: NodeJS.ProcessEnv, bool: (name: string, fallback: b
     problems.push('ALLOW_PRIVATE_TARGETS and WEBHOOK_ALLOW_PRIVATE_TARGETS are one switch and disagree: set one of them');
   }
   return general || webhook;
+}
+
+/** PMS_*: the links' timers (Config.pms). */
+function pmsSettings(int: (name: string, fallback: number, min: number, max: number) => number): Config['pms'] {
+  const keepAliveSec = int('PMS_KEEPALIVE_SEC', 30, 1, 600);
+  return {
+    keepAliveMs: keepAliveSec * 1000, deadAfterMs: 3 * keepAliveSec * 1000,
+    staleAfterMs: int('PMS_STALE_AFTER_SEC', 120, 1, 86_400) * 1000,
+    leaseMs: int('PMS_LEASE_MS', 15_000, 1000, 600_000),
+    maxBackoffMs: int('PMS_RECONNECT_MAX_SEC', 60, 1, 3600) * 1000,
+  };
 }
 
 /** METRICS_TOKEN: long enough not to be guessed (it guards what the service tells about its traffic). */

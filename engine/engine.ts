@@ -72,6 +72,11 @@ import { WebhookDeliveries } from './webhooks/webhook-deliveries.js';
 import { WebhookDispatcher } from './webhooks/webhook-dispatcher.js';
 import { WebhookStore } from './webhooks/webhook-store.js';
 import { OutboundWebhookTransport, type WebhookTransport } from './webhooks/webhook-transport.js';
+import { PmsGuestStore } from './pms/pms-guest-store.js';
+import { PmsLinkStore } from './pms/pms-link-store.js';
+import { PmsLinks } from './pms/pms-links.js';
+import { PmsMethod } from './pms/pms-method.js';
+import { PmsService } from './pms/pms-service.js';
 
 export interface EngineOptions {
   /** The clock; tests move it to check expiry at the boundary. */
@@ -166,6 +171,8 @@ export class Engine {
   /** The events streams' one trimmer (never past what the webhook router has not read). */
   private readonly eventTrimmer: EventTrimmer;
   private readonly runWebhooks: boolean;
+  /** Room sign-in over the hotels' PMS links (engine/pms/): link settings, status, verify. */
+  readonly pms: PmsService;
   private readonly runSink: boolean;
   private retentionTimer: NodeJS.Timeout | undefined;
 
@@ -268,6 +275,17 @@ export class Engine {
     }, this.metrics, log.child({ component: 'otp' }), now);
     this.otpPoller = new OtpFallbackPoller(this.otp, log.child({ component: 'otp-fallback' }), now, options.otp?.pollMs);
     this.otpDelivery = new DeliveryCallbacks(this.msgappProviders, this.otpSenders, log.child({ component: 'otp-delivery' }), this.otp);
+    // Room sign-in (engine/pms/): each hotel's FIAS link held by one process under a lease; a
+    // check-out ends the reservation's sessions through the operator disconnect's path.
+    const pmsGuests = new PmsGuestStore(this.redis);
+    const endForPms = (tenantId: string, hotspotId: string, sid: string): Promise<boolean> =>
+      this.sessions.endLive(tenantId, hotspotId, sid, 'pms_checkout', 'pms');
+    const pmsLinkStore = new PmsLinkStore(this.pool, outbound);
+    const pmsLinks = new PmsLinks(pmsLinkStore, pmsGuests, this.redis, outbound, endForPms, config.pms,
+      config.nodeId, this.metrics, log.child({ component: 'pms' }), now);
+    const pmsMethod = new PmsMethod(this.redis, pmsGuests, (hs) => pmsLinks.linkOf(hs), this.signInSettings, new SettingsTerms(this.signInSettings),
+      { sessionMinutes: config.defaultSessionMinutes, idleSec: config.defaultIdleTimeoutSec }, config.pms.staleAfterMs, endForPms, this.metrics);
+    this.pms = new PmsService(pmsLinkStore, pmsGuests, pmsLinks, pmsMethod, this.signIn, config.pms.staleAfterMs, now);
     this.portal = new PortalState(this.redis, this.hotspots, now);
     this.portalSignIn = new PortalSignIn(this.hotspots, this.uamCredentials, this.portal, log.child({ component: 'portal' }));
     // Sponsor approval: the e-mail goes through the tenant's e-mail sender; approval starts the session through the pipeline.
@@ -301,6 +319,7 @@ export class Engine {
     this.presence.start(); // dashboard operations
     this.incidentWatch.start();
     this.auditIntents.start();
+    this.pms.links.start(); // room sign-in: take the PMS links nobody holds
     if (this.actors) await this.wakeLiveHotspots(this.actors);
     if (this.runWebhooks) {
       this.webhookDispatcher.start(); // owed deliveries survive restarts in Redis
@@ -358,6 +377,7 @@ export class Engine {
     await this.otpPoller.stop(); // OTP sign-in
     await this.incidentWatch.stop(); // dashboard operations
     await this.auditIntents.stop();
+    await this.pms.links.close(); // LE sent, leases given back: another process takes the links at once
     await this.presence.close();
     await this.actors?.close();
     await this.evidencePacks.close();

@@ -124,6 +124,10 @@ export const Errors = {
   OTP_EXPIRED: def(() => ['otp_expired', 410, 'No valid code: it was never sent, already used, or is older than 5 minutes; request a new one']),
   OTP_LOCKED: def(() => ['otp_locked', 423, 'Too many wrong codes; request a new one']),
   OTP_REQUEST_NOT_FOUND: def(() => ['otp_request_not_found', 404, 'No such code request (or it is too old)']),
+  // Room sign-in over a PMS link (engine/pms/; docs/pms.md)
+  PMS_GUEST_NOT_FOUND: def(() => ['pms_guest_not_found', 401, 'No guest of that surname is in that room']),
+  PMS_UNAVAILABLE: def(() => ['pms_unavailable', 503, "The hotel's guest list cannot be checked just now; try again shortly or ask the front desk"]),
+  PMS_LINK_NOT_FOUND: def(() => ['pms_link_not_found', 404, 'This hotspot has no PMS link']),
   // Portal page and gateway hand-back
   TERMS_NOT_ACCEPTED: def(() => ['terms_not_accepted', 400, 'Accept the terms of use to continue']),
 

@@ -78,3 +78,7 @@ export type { SponsorLinkView, SponsorRequestRow, SponsorStatus } from './signin
 // Webhooks (engine/webhooks/)
 export { WEBHOOK_EVENTS, type Webhook, type WebhookEvent, type WebhookInput } from './webhooks/webhook-store.js';
 export { ATTEMPT_STATUSES, type AttemptStatus, type DeliveryAttempt } from './webhooks/webhook-deliveries.js';
+// Room sign-in over a PMS link (engine/pms/)
+export type { PmsLinkView, RoomVerifyRequest } from './pms/pms-service.js';
+export type { PmsLinkInput } from './pms/pms-link-store.js';
+export { DEFAULT_RESYNC_AFTER_GAP_SEC } from './pms/pms-link-store.js';

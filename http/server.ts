@@ -14,6 +14,7 @@ import { captiveRoutes } from './routes/captive.js';
 import { portalPageRoutes } from './routes/portal-page.js';
 import { portalRoutes } from './routes/portal.js';
 import { portalOtpRoutes } from './routes/portal-otp.js';
+import { pmsRoutes } from './routes/pms.js';
 import { signInSettingsRoutes } from './routes/sign-in-settings.js';
 import { portalSponsorRoutes } from './routes/portal-sponsor.js';
 import { sponsorRequestRoutes } from './routes/sponsor-requests.js';
@@ -40,7 +41,7 @@ export function allRoutes(engine: Engine): Route[] {
   let doc: Record<string, unknown> | undefined;
   const routes: Route[] = [
     ...hotspotRoutes(engine), ...voucherRoutes(engine), ...sessionRoutes(engine), ...complianceRoutes(engine), ...portalRoutes(engine), ...dashboardRoutes(engine),
-    ...portalPageRoutes(engine), ...captiveRoutes(engine), ...portalOtpRoutes(engine), ...signInSettingsRoutes(engine), ...portalSponsorRoutes(engine), ...sponsorRequestRoutes(engine),
+    ...portalPageRoutes(engine), ...captiveRoutes(engine), ...portalOtpRoutes(engine), ...signInSettingsRoutes(engine), ...portalSponsorRoutes(engine), ...sponsorRequestRoutes(engine), ...pmsRoutes(engine),
     ...adminRoutes(engine), ...otpDeliveryRoutes(engine), ...webhookRoutes(engine),
     ...dashboardOpsRoutes(engine), ...decisionRoutes(engine), ...streamRoutes(engine), ...webAppRoutes(engine),
   ];

@@ -133,6 +133,34 @@ export const keys = {
   webhookDead: (tenantId: string) => `${tag(tenantId)}:wh:dead`,
   /** Stream: one subscription's recent attempts (status, answer code, duration, error); trimmed to about WEBHOOK_ATTEMPTS_MAXLEN. */
   webhookAttempts: (tenantId: string, webhookId: string) => `${tag(tenantId)}:wh:att:${webhookId}`,
+
+  // --- Room sign-in over a PMS link (engine/pms/; docs/pms.md) ---
+  /** Hash: the hotel's in-house guests, reservation (G#) -> JSON {rn, gn, gf, gs}; written only by the link's holder. */
+  pmsGuests: (tenantId: string, hotspotId: string) => `${tag(tenantId)}:pms:g:${hotspotId}`,
+  /** Set: the reservations in one room (two or more: a share). */
+  pmsRoom: (tenantId: string, hotspotId: string, room: string) => `${tag(tenantId)}:pms:r:${hotspotId}:${room}`,
+  /** Set: the session ids room sign-in started for one reservation; what its check-out ends. */
+  pmsSessions: (tenantId: string, hotspotId: string, reservation: string) => `${tag(tenantId)}:pms:s:${hotspotId}:${reservation}`,
+  /** Hash: the link's state (alive_at, up, synced_at, resyncing), which decides pms_unavailable. */
+  pmsState: (tenantId: string, hotspotId: string) => `${tag(tenantId)}:pms:st:${hotspotId}`,
+  /** Set: the reservations a database resync has sent so far (DS ... DE); the difference is checked out at DE. */
+  pmsResync: (tenantId: string, hotspotId: string) => `${tag(tenantId)}:pms:rs:${hotspotId}`,
+  /** String: the engine process holding the hotel's FIAS connection (hold-pms-lease-1.lua); expires unless renewed. */
+  pmsLease: (tenantId: string, hotspotId: string) => `${tag(tenantId)}:pms:lease:${hotspotId}`,
+  /**
+   * String: the process that owns the hotspot's actor (keys.lease) asks for the PMS link, so that a check-out's
+   * Disconnect-Requests go from the process that holds the sessions; the holder hands the link over. Expires.
+   */
+  pmsWant: (tenantId: string, hotspotId: string) => `${tag(tenantId)}:pms:want:${hotspotId}`,
+  /**
+   * List: session ids a check-out must end that the link's holder could not (another process owns the hotspot's
+   * actor); that process drains it on its next scan (engine/pms/pms-links.ts).
+   */
+  pmsEnds: (tenantId: string, hotspotId: string) => `${tag(tenantId)}:pms:end:${hotspotId}`,
+  /** Sorted set: a device's room+surname misses at one hotspot (reserve-pms-guess-3.lua), scored by when (ms). */
+  pmsGuessesByDevice: (tenantId: string, hotspotId: string, mac: string) => `${tag(tenantId)}:pms:gl:d:${hotspotId}:${mac}`,
+  /** Sorted set: room+surname misses from one source address (the socket's peer), scored by when (ms). */
+  pmsGuessesByAddress: (tenantId: string, address: string) => `${tag(tenantId)}:pms:gl:a:${address}`,
 } as const;
 
 /**

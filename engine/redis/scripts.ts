@@ -77,6 +77,11 @@ const SCRIPTS = [
   { file: 'settle-webhook-delivery-6.lua', name: 'settleWebhookDeliveryV1', numberOfKeys: 6 },
   { file: 'redeliver-webhook-4.lua', name: 'redeliverWebhookV1', numberOfKeys: 4 },
   { file: 'trim-events-1.lua', name: 'trimEventsV1', numberOfKeys: 1 },
+  // Room sign-in over a PMS link (engine/pms/)
+  { file: 'reserve-pms-guess-3.lua', name: 'reservePmsGuessV1', numberOfKeys: 3 },
+  { file: 'attach-pms-session-2.lua', name: 'attachPmsSessionV1', numberOfKeys: 2 },
+  { file: 'check-out-pms-guest-3.lua', name: 'checkOutPmsGuestV1', numberOfKeys: 3 },
+  { file: 'hold-pms-lease-1.lua', name: 'holdPmsLeaseV1', numberOfKeys: 1 },
 ] as const;
 
 type Arg = string | number;
@@ -213,6 +218,15 @@ declare module 'ioredis' {
     redeliverWebhookV1(queueKey: string, deliveriesKey: string, doneKey: string, deadKey: string, id: string, webhookId: string, now: Arg,
       callback?: Callback<number>): Result<number, Context>;
     trimEventsV1(eventsKey: string, maxlen: Arg, group: string, callback?: Callback<number>): Result<number, Context>;
+    // Room sign-in over a PMS link (engine/pms/)
+    reservePmsGuessV1(
+      deviceKey: string, addressKey: string, refusalsKey: string,
+      now: Arg, windowMs: Arg, perDevice: Arg, perAddress: Arg, member: string, hotspotId: string, refusalsTtlMs: Arg,
+      callback?: Callback<unknown[]>,
+    ): Result<unknown[], Context>;
+    attachPmsSessionV1(guestsKey: string, sessionsKey: string, reservation: string, sid: string, callback?: Callback<number>): Result<number, Context>;
+    checkOutPmsGuestV1(guestsKey: string, roomKey: string, sessionsKey: string, reservation: string, room: string, callback?: Callback<string[]>): Result<string[], Context>;
+    holdPmsLeaseV1(leaseKey: string, owner: string, mode: 'hold' | 'release', ttlMs: Arg, callback?: Callback<number>): Result<number, Context>;
   }
 }
 

@@ -65,7 +65,8 @@ export interface DisconnectMsg extends ToActor {
   t: 'disconnect';
   id: number;
   sid: string;
-  reason: 'admin_disconnect' | 'blocked';
+  /** pms_checkout: the guest's reservation checked out (engine/pms/). */
+  reason: 'admin_disconnect' | 'blocked' | 'pms_checkout';
   by: string;
 }
 

@@ -123,6 +123,19 @@ export class SessionService {
     return { id: publicSessionId(r.id), status: 'disconnected', disconnected_at: new Date(out.atMs).toISOString(), reason: 'admin_disconnect' };
   }
 
+  /**
+   * Ends a live session for a reason of another area (a hotel guest checked
+   * out: engine/pms/): the operator disconnect's path, through the hotspot's
+   * actor, which sends the NAS its Disconnect-Request. No Postgres read: the
+   * caller knows the hotspot, and a session just started may have no row yet.
+   */
+  async endLive(tenantId: string, hotspotId: string, sid: string, reason: 'pms_checkout', by: string): Promise<boolean> {
+    const out = await this.actors.request<{ ended: boolean; atMs: number }>({
+      t: 'disconnect', tenant: tenantId, hs: hotspotId, tz: await this.tz(hotspotId), sid, reason, by,
+    });
+    return out.ended;
+  }
+
   async extend(tenantId: string, id: string, minutes: number, by: string): Promise<{ id: string; status: 'active'; expires_at: string; extended_minutes: number }> {
     const r = await this.row(tenantId, id);
     const out = await this.actors.request<{ untilMs: number } | null>({

@@ -49,7 +49,7 @@ export interface LiveSession {
 
 export type EndReason =
   | 'session_timeout' | 'idle_timeout' | 'daily_quota' | 'session_quota'
-  | 'user_request' | 'admin_disconnect' | 'blocked' | 'nas_reboot' | 'replaced' | 'lost_carrier';
+  | 'user_request' | 'admin_disconnect' | 'blocked' | 'nas_reboot' | 'replaced' | 'lost_carrier' | 'pms_checkout';
 
 export type AccountOutcome =
   | { kind: 'none' }

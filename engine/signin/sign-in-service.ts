@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import type { Metrics } from '../metrics.js';
-import type { SignInRequest } from './method.js';
+import type { SignInMethod, SignInRequest, StartedSession } from './method.js';
 import type { DecisionSink } from './decision-sink.js';
 import { OtpCodeMethod } from './otp/otp-code-method.js';
 import { OtpStore } from './otp/otp-store.js';
@@ -81,6 +81,15 @@ export class SignInService {
   /** A voucher code, from the portal or as a RADIUS PAP User-Name. */
   voucher(req: VerifyRequest): Promise<Authorized> {
     return this.pipeline.run(this.vouchers, req, { code: req.code });
+  }
+
+  /**
+   * A method whose check belongs to another area (room sign-in against the
+   * hotel's in-house list: engine/pms/pms-method.ts), through the same
+   * pipeline: hotspot, MAC, the method's limits and start, the decision.
+   */
+  via<In, S extends StartedSession, Out>(method: SignInMethod<In, S, Out>, req: SignInRequest, input: In): Promise<Out> {
+    return this.pipeline.run(method, req, input);
   }
 
   /**

@@ -44,6 +44,7 @@ const ERROR_FIELD: Record<string, string> = {
   voucher_not_found: 'code', voucher_expired: 'code', voucher_exhausted: 'code', voucher_ssid_not_allowed: 'code', too_many_attempts: 'code',
   validation_failed: 'code', terms_not_accepted: 'accept_terms', phone_invalid: 'phone', phone_prefix_blocked: 'phone',
   sponsor_not_allowed: 'sponsor_email',
+  pms_guest_not_found: 'room-number', pms_unavailable: 'room-number',
 };
 
 /** An error body as a sentence of the catalogue; unknown codes get the generic one. */
@@ -91,6 +92,8 @@ interface PageInput {
   tenantMethods: readonly string[];
   /** Sponsor approval: offered (the tenant's sponsor.enabled), and a request of this device waiting (`?sponsor=`). */
   sponsor?: { offered: boolean; waiting: boolean };
+  /** The hotspot has a PMS link: the room form shows (engine/pms/). */
+  room?: boolean;
 }
 
 /**
@@ -152,7 +155,7 @@ export function renderPage(a: Assets, p: PageInput): string {
     // A guest without JavaScript waiting for a sponsor: the page asks again by itself until the answer comes.
     refreshUrl: success ? (handback ? (handback.method === 'GET' ? handbackUrl(handback) : '') : landing ?? '') : sponsorWaiting ? `?${p.query}` : '',
     continueLabel: m.continue, continueAuto: m.continue_auto, goesOn: Boolean(handback ?? (success && landing)),
-    multi: [methods.has('voucher'), channels.length > 0, methods.has('email'), p.sponsor?.offered].filter(Boolean).length > 1,
+    multi: [methods.has('voucher'), channels.length > 0, methods.has('email'), p.sponsor?.offered, p.room === true].filter(Boolean).length > 1,
     sponsor: p.sponsor?.offered === true, methodSponsor: m.method_sponsor, guestNameLabel: m.guest_name_label, guestNameHint: m.guest_name_hint,
     sponsorEmailLabel: m.sponsor_email_label, sponsorEmailHint: m.sponsor_email_hint, sponsorSend: m.sponsor_send,
     sponsorAction: `/api/v1/hotspot-portal/sponsor/request?hotspot_id=${encodeURIComponent(p.hotspotId)}`,
@@ -163,6 +166,11 @@ export function renderPage(a: Assets, p: PageInput): string {
     hidden: [hiddenInput('mac', mac), hiddenInput('ip', ip), hiddenInput('ssid', ssid), hiddenInput('lang', p.lang),
       gatewayStr ? hiddenInput('gateway', gatewayStr) : ''].join(''),
     code: '', connectLabel: m.connect,
+    // Room sign-in: its own form, posted like the voucher's; the terms box belongs to the voucher form when both show, so the room form carries its own.
+    room: p.room === true, methodRoom: m.method_room, roomLabel: m.room_label, roomHint: m.room_hint, surnameLabel: m.surname_label, surnameHint: m.surname_hint,
+    roomAction: `/api/v1/hotspot-portal/pms/verify?hotspot_id=${encodeURIComponent(p.hotspotId)}`,
+    roomError: ERROR_FIELD[errorCode] === 'room-number', termsForm: methods.has('voucher') || p.room !== true ? 'voucher-form' : 'room-form',
+    roomOwnTerms: p.room === true && methods.has('voucher') && settings?.terms_required === true && Boolean(termsText),
     otp: channels.length > 0 || methods.has('email'), needsJs: m.needs_js,
     phone: channels.length > 0, methodPhone: m.method_phone, phoneLabel: m.phone_label, phoneHint: m.phone_hint,
     bothChannels: channels.length === 2, onlyChannel: channels[0] === 'msgapp_otp' ? 'msgapp' : 'sms',
@@ -274,7 +282,8 @@ export function portalPageRoutes(engine: Engine): Route[] {
     // Sponsor approval: `?sponsor=` is the device's request, after a form post; its outcome is the page's.
     const waitFor = ref ? await sponsorOutcome(engine, query, ref.id) : null;
     const sponsor = { offered: settings?.sponsor.enabled === true, waiting: waitFor?.waiting === true };
-    const input = { lang, query, ref, hotspotId, record: record ?? waitFor?.record ?? null, errorCode: errorCode ?? waitFor?.errorCode ?? null, tenantMethods, sponsor };
+    const room = ref ? engine.pms.hasLink(ref.id) : false;
+    const input = { lang, query, ref, hotspotId, record: record ?? waitFor?.record ?? null, errorCode: errorCode ?? waitFor?.errorCode ?? null, tenantMethods, sponsor, room };
     return htmlReply(renderPage(assets, input), lang, browser.acceptEncoding);
   };
   const route = (path: string): Route => ({

@@ -40,7 +40,7 @@ export const session = responseSchema('session', {
     bytes_in: { type: 'integer' }, bytes_out: { type: 'integer' }, hotspot_id: { type: 'string' },
     status: { enum: [...SESSION_STATUSES] }, expires_at: { type: 'string', format: 'date-time' },
     ended_at: nullable({ type: 'string', format: 'date-time' }),
-    end_reason: nullable({ enum: ['session_timeout', 'idle_timeout', 'daily_quota', 'session_quota', 'user_request', 'lost_carrier', 'admin_disconnect', 'blocked', 'nas_reboot', 'replaced'] }),
+    end_reason: nullable({ enum: ['session_timeout', 'idle_timeout', 'daily_quota', 'session_quota', 'user_request', 'lost_carrier', 'admin_disconnect', 'blocked', 'nas_reboot', 'replaced', 'pms_checkout'] }),
     ssid: nullable({ type: 'string' }), ap_name: nullable({ type: 'string' }), signal_strength: nullable({ type: 'integer' }),
   },
 });

@@ -10,7 +10,8 @@
   var FIELD = {
     voucher_not_found: 'code', voucher_expired: 'code', voucher_exhausted: 'code', voucher_ssid_not_allowed: 'code', too_many_attempts: 'code',
     terms_not_accepted: 'accept_terms', phone_invalid: 'phone', phone_prefix_blocked: 'phone', email_invalid: 'email',
-    sponsor_not_allowed: 'sponsor_email'
+    sponsor_not_allowed: 'sponsor_email',
+    pms_guest_not_found: 'room-number', pms_unavailable: 'room-number'
   };
 
   function message(code, body) {
@@ -101,6 +102,22 @@
     if (C.ip) b.ip = C.ip;
     if (C.terms_required) b.accept_terms = true;
     post('/api/v1/hotspot-portal/voucher/verify', b).then(function (r) { answer(r, 'code'); });
+  });
+
+  // Room sign-in: the one terms box above is asked for; the room form's own copy is for posts without JavaScript.
+  var rt = document.querySelectorAll('.no-js-terms');
+  for (i = 0; i < rt.length; i++) rt[i].hidden = true;
+  var rf = $('room-form');
+  if (rf) rf.addEventListener('submit', function (e) {
+    e.preventDefault();
+    if (!termsOk()) return;
+    var room = $('room-number').value.trim(), surname = $('surname').value.trim();
+    if (!room || !surname) return showError('room_missing', {}, room ? 'surname' : 'room-number');
+    var b = base();
+    b.room = room; b.surname = surname; b.ssid = C.ssid; b.lang = C.lang;
+    if (C.ip) b.ip = C.ip;
+    if (C.terms_required) b.accept_terms = true;
+    post('/api/v1/hotspot-portal/pms/verify', b).then(function (r) { answer(r, 'room-number'); });
   });
 
   // Phone and e-mail codes: request, then verify; the messaging-app channel's fate is polled from the server.

@@ -77,6 +77,8 @@ const en = {
   audit_type_webhook_deleted: 'Webhook deleted',
   audit_type_webhook_secret_rotated: 'Webhook secret rotated',
   audit_type_webhook_redelivered: 'Webhook delivery sent again',
+  audit_type_pms_link_changed: 'PMS link set',
+  audit_type_pms_link_removed: 'PMS link removed',
   audit_type_operator_change_unconfirmed: 'Operator change, outcome unconfirmed',
 };
 
@@ -150,6 +152,8 @@ const tr: typeof en = {
   audit_type_webhook_deleted: 'Webhook silindi',
   audit_type_webhook_secret_rotated: 'Webhook sırrı yenilendi',
   audit_type_webhook_redelivered: 'Webhook teslimatı yeniden gönderildi',
+  audit_type_pms_link_changed: 'PMS bağlantısı ayarlandı',
+  audit_type_pms_link_removed: 'PMS bağlantısı kaldırıldı',
   audit_type_operator_change_unconfirmed: 'Operatör değişikliği, sonucu doğrulanmadı',
 };
 

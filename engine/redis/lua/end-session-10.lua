@@ -22,7 +22,8 @@
   ARGV[1] session id
   ARGV[2] now, ms
   ARGV[3] reason: session_timeout, idle_timeout, daily_quota, session_quota,
-          user_request (device), admin_disconnect, blocked, nas_reboot, replaced
+          user_request (device), admin_disconnect, blocked, nas_reboot, replaced,
+          pms_checkout (room sign-in's reservation checked out)
   ARGV[4] hotspot id
   ARGV[5] MAC
   ARGV[6] who (operator subject, or '')

@@ -1,0 +1,285 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import type { OutboundPolicy } from '../net/outbound-target.js';
+import { keys } from '../redis/keys.js';
+import { FiasLink } from './fias/fias-link.js';
+import type { PmsAdapter, PmsGuest, PmsListener } from './pms-adapter.js';
+import type { PmsGuestStore } from './pms-guest-store.js';
+import type { PmsLinkConfig, PmsLinkStore } from './pms-link-store.js';
+
+/** The PMS_* settings (engine/config.ts). */
+export interface PmsSettings {
+  /** PMS_KEEPALIVE_SEC: idle time before we probe the PMS (LS, answered LA). */
+  keepAliveMs: number;
+  /** Dead-link time: no frame for three keep-alive periods. */
+  deadAfterMs: number;
+  /** PMS_STALE_AFTER_SEC: how long the in-house list is trusted after the link was last heard. */
+  staleAfterMs: number;
+  /** PMS_LEASE_MS: the link's lease; renewed every third of it. */
+  leaseMs: number;
+  /** PMS_RECONNECT_MAX_SEC: the reconnection back-off's ceiling. */
+  maxBackoffMs: number;
+}
+
+/** Ends a session the way an operator's disconnect does (SessionService.endLive). */
+export type EndSession = (tenantId: string, hotspotId: string, sid: string) => Promise<boolean>;
+
+interface Held { config: PmsLinkConfig; adapter: PmsAdapter }
+
+/**
+ * Holds the PMS links of the hotels this process has the lease of. Every
+ * process runs one: it reads the configured links every third of the lease
+ * time, takes the lease of any link nobody holds (a FIAS interface accepts
+ * one connection, so exactly one process connects), renews those it holds,
+ * and lets go of those it lost, deleted or changed (a changed link is
+ * opened again with its new settings). A process that dies stops renewing;
+ * another takes the link over when the lease lapses.
+ *
+ * A link goes to the process that owns the hotspot's actor (keys.lease)
+ * when there is one: that process asks for it (keys.pmsWant) and the holder
+ * hands it over at its next scan. A check-out's Disconnect-Requests are sent
+ * by the actor that holds the sessions; from any other process the actor
+ * answers hotspot_owned_elsewhere, as an operator's disconnect sent there
+ * would be.
+ *
+ * The records each link delivers become the in-house list (PmsGuestStore)
+ * and, for a check-out, the end of the reservation's sessions.
+ */
+export class PmsLinks {
+  private readonly held = new Map<string, Held>();
+  private configured = new Map<string, PmsLinkConfig>();
+  private timer: NodeJS.Timeout | undefined;
+  private scanning: Promise<void> | null = null;
+  private stopped = false;
+
+  constructor(
+    private readonly store: PmsLinkStore,
+    private readonly guests: PmsGuestStore,
+    private readonly redis: Redis,
+    private readonly outbound: OutboundPolicy,
+    private readonly endSession: EndSession,
+    private readonly settings: PmsSettings,
+    private readonly nodeId: string,
+    private readonly metrics: Metrics,
+    private readonly log: Logger,
+    private readonly now: () => number,
+  ) {
+    metrics.gauge('pms_links_held', 'PMS links this process holds the lease of', () => this.held.size);
+    metrics.counter('pms_records_total', 'PMS guest records applied, by kind', 'kind');
+    metrics.counter('pms_checkout_ends_total', 'Sessions a PMS check-out ended, by outcome', 'outcome');
+  }
+
+  start(): void {
+    const every = Math.max(200, Math.floor(this.settings.leaseMs / 3));
+    this.timer = setInterval(() => void this.scan(), every);
+    this.timer.unref();
+    void this.scan();
+  }
+
+  /** Whether a hotspot has a link (this process's last scan): the portal shows the room form then. */
+  hasLink(hotspotId: string): boolean {
+    return this.configured.get(hotspotId)?.enabled === true;
+  }
+
+  /** What this process's last scan knows of a hotspot's link; 'unknown': none, or set since that scan. */
+  linkOf(hotspotId: string): 'enabled' | 'disabled' | 'unknown' {
+    const c = this.configured.get(hotspotId);
+    return !c ? 'unknown' : c.enabled ? 'enabled' : 'disabled';
+  }
+
+  /** One scan now (the API calls it after a change, so the link starts without waiting for the timer). */
+  scan(): Promise<void> {
+    this.scanning ??= this.scanOnce().catch((err: Error) => this.log.warn({ err: err.message }, 'PMS link scan failed'))
+      .finally(() => { this.scanning = null; });
+    return this.scanning;
+  }
+
+  private async scanOnce(): Promise<void> {
+    if (this.stopped) return;
+    // Renewals first, on Redis alone: a Postgres outage must not let a held link's lease lapse
+    // while this process still holds the connection (two connections to one FIAS interface).
+    for (const [hs, h] of this.held) {
+      const t = h.config.tenant_id;
+      const ok = await this.redis.holdPmsLeaseV1(keys.pmsLease(t, hs), this.nodeId, 'hold', this.settings.leaseMs);
+      const want = ok === 1 ? await this.redis.get(keys.pmsWant(t, hs)) : null;
+      if (ok !== 1) {
+        this.log.warn({ hotspot: hs }, 'PMS link lease lost to another process; letting the link go');
+        await this.letGo(hs, h, false);
+      } else if (want && want !== this.nodeId) {
+        // The process that owns the hotspot's sessions asks for the link: its actor sends the check-outs' Disconnect-Requests.
+        this.log.info({ hotspot: hs, to: want }, 'PMS link handed to the process that owns the hotspot');
+        await this.letGo(hs, h);
+      }
+    }
+    const all = await this.store.all();
+    this.configured = new Map(all.map((c) => [c.hotspot_id, c]));
+    for (const [hs, h] of this.held) {
+      const c = this.configured.get(hs);
+      if (!c || !c.enabled || c.updated_at !== h.config.updated_at) await this.letGo(hs, h);
+    }
+    await this.drainEnds(all);
+    for (const c of all) {
+      if (!c.enabled || this.stopped || this.held.has(c.hotspot_id)) continue;
+      const t = c.tenant_id;
+      const hs = c.hotspot_id;
+      const [actorOwner, want] = await this.redis.mget(keys.lease(t, hs), keys.pmsWant(t, hs));
+      if (actorOwner === this.nodeId) await this.redis.set(keys.pmsWant(t, hs), this.nodeId, 'PX', this.settings.leaseMs);
+      // Another process owns the hotspot and asked for the link: leave it free for that one.
+      else if (want && want !== this.nodeId) continue;
+      const ok = await this.redis.holdPmsLeaseV1(keys.pmsLease(t, hs), this.nodeId, 'hold', this.settings.leaseMs);
+      if (ok === 1) this.take(c);
+    }
+  }
+
+  private take(c: PmsLinkConfig): void {
+    const adapter = new FiasLink({
+      host: c.host, port: c.port, keepAliveMs: this.settings.keepAliveMs, deadAfterMs: this.settings.deadAfterMs,
+      maxBackoffMs: this.settings.maxBackoffMs, now: this.now,
+    }, this.outbound, this.listenerFor(c), this.log.child({ hotspot: c.hotspot_id }));
+    this.held.set(c.hotspot_id, { config: c, adapter });
+    this.log.info({ hotspot: c.hotspot_id, host: c.host, port: c.port }, 'PMS link taken');
+    adapter.start();
+  }
+
+  private async letGo(hs: string, h: Held, release = true): Promise<void> {
+    this.held.delete(hs);
+    await h.adapter.close();
+    if (release) await this.redis.holdPmsLeaseV1(keys.pmsLease(h.config.tenant_id, hs), this.nodeId, 'release', 0);
+  }
+
+  /** Ends every link this process holds (LE sent) and gives the leases back, so another process takes over at once. */
+  async close(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.scanning;
+    await Promise.all([...this.held].map(([hs, h]) => this.letGo(hs, h).catch(() => undefined)));
+  }
+
+  /** What one hotel's records do. */
+  private listenerFor(c: PmsLinkConfig): PmsListener {
+    const t = c.tenant_id;
+    const hs = c.hotspot_id;
+    let lastAliveWrite = 0;
+    const count = (kind: string): void => this.metrics.inc('pms_records_total', kind);
+    const checkOut = async (reservation: string): Promise<void> => {
+      const out = await this.guests.checkOut(t, hs, reservation);
+      if (out) await this.endSessions(t, hs, out.sessions);
+    };
+    return {
+      resyncWanted: async () => {
+        const s = await this.guests.state(t, hs);
+        return s.syncedAt === 0 || s.resyncing || this.now() - s.aliveAt > c.resync_after_gap_sec * 1000;
+      },
+      linkUp: async (resync) => {
+        // resyncing is set before alive_at moves, so a list that waits for its resync is never trusted in between.
+        await this.guests.setState(t, hs, { ...(resync ? { resyncing: true } : {}), up: true, aliveAt: this.now() });
+        this.log.info({ hotspot: hs, resync }, 'PMS link up');
+      },
+      alive: () => {
+        const now = this.now();
+        // One write a second at most: a resync's thousands of frames are one heartbeat.
+        if (now - lastAliveWrite < 1000) return;
+        lastAliveWrite = now;
+        void this.redis.hset(keys.pmsState(t, hs), 'alive_at', String(now)).catch(() => undefined);
+      },
+      linkDown: async (why) => {
+        await this.guests.setState(t, hs, { up: false });
+        this.log.warn({ hotspot: hs, why }, 'PMS link down');
+      },
+      checkIn: async (g) => {
+        count('check_in');
+        await this.guests.put(t, hs, g);
+      },
+      checkOut: async ({ reservation, room }) => {
+        count('check_out');
+        // A PMS that names only the room checks out everybody in it.
+        const ids = reservation ? [reservation] : await this.guests.inRoom(t, hs, room);
+        for (const r of ids) await checkOut(r);
+      },
+      change: async (ch) => {
+        count(ch.oldRoom && ch.room && ch.oldRoom !== ch.room ? 'move' : 'change');
+        const before = await this.guests.get(t, hs, ch.reservation);
+        if (!before) {
+          // A change for a guest we never saw (checked in while we were away, no resync yet): take it as a check-in.
+          if (ch.room) await this.guests.put(t, hs, { reservation: ch.reservation, room: ch.room, name: ch.name ?? '', firstName: ch.firstName ?? '', share: ch.share ?? false });
+          return;
+        }
+        const next: PmsGuest = {
+          reservation: ch.reservation, room: ch.room ?? before.room, name: ch.name ?? before.name,
+          firstName: ch.firstName ?? before.firstName, share: ch.share ?? before.share,
+        };
+        // The live sessions follow the reservation to its new room: they are tied to it, not to the room.
+        await this.guests.put(t, hs, next);
+      },
+      resyncStart: async () => {
+        count('resync_start');
+        await this.guests.setState(t, hs, { resyncing: true });
+        await this.guests.resyncBegin(t, hs);
+      },
+      resyncGuest: async (g) => {
+        count('resync_guest');
+        await this.guests.put(t, hs, g);
+        await this.guests.resyncSeen(t, hs, g.reservation);
+      },
+      resyncEnd: async () => {
+        // Reconciled by difference: who the PMS no longer lists left while the link was down.
+        const gone = await this.guests.resyncMissing(t, hs);
+        for (const r of gone) await checkOut(r);
+        await this.guests.setState(t, hs, { resyncing: false, syncedAt: this.now(), aliveAt: this.now() });
+        this.log.info({ hotspot: hs, checkedOut: gone.length }, 'PMS database resync done');
+      },
+    };
+  }
+
+  /**
+   * Ends a checked-out reservation's sessions through the session engine
+   * (Disconnect-Request to the NAS). The sessions' actor may live in
+   * another process (hotspot_owned_elsewhere): then, and after any other
+   * failure, the ids go to the hotel's end queue (keys.pmsEnds), which the
+   * process owning the actor drains on its next scan.
+   */
+  private async endSessions(tenantId: string, hotspotId: string, sids: string[]): Promise<void> {
+    const left: string[] = [];
+    await Promise.all(sids.map(async (sid) => {
+      try {
+        const ended = await this.endSession(tenantId, hotspotId, sid);
+        this.metrics.inc('pms_checkout_ends_total', ended ? 'ended' : 'already_ended');
+      } catch (err) {
+        this.log.debug({ sid, err: (err as Error).message }, 'check-out end handed to the process owning the hotspot');
+        left.push(sid);
+      }
+    }));
+    if (left.length === 0) return;
+    this.metrics.inc('pms_checkout_ends_total', 'queued', left.length);
+    const k = keys.pmsEnds(tenantId, hotspotId);
+    await this.redis.multi().rpush(k, ...left).pexpire(k, 86_400_000).exec();
+  }
+
+  /** Drains the end queues of the hotels whose actor this process owns (each scan). */
+  private async drainEnds(all: PmsLinkConfig[]): Promise<void> {
+    if (all.length === 0) return;
+    // One GET per hotel in a pipeline, not an MGET: the keys are of several tenants, so of several cluster slots.
+    const p = this.redis.pipeline();
+    for (const c of all) p.get(keys.lease(c.tenant_id, c.hotspot_id));
+    const owners = ((await p.exec()) ?? []).map(([, v]) => v);
+    for (let i = 0; i < all.length; i++) {
+      const c = all[i]!;
+      if (owners[i] !== this.nodeId) continue;
+      const k = keys.pmsEnds(c.tenant_id, c.hotspot_id);
+      const sids = await this.redis.lpop(k, 500);
+      if (!sids || sids.length === 0) continue;
+      const failed: string[] = [];
+      for (const sid of sids) {
+        try {
+          const ended = await this.endSession(c.tenant_id, c.hotspot_id, sid);
+          this.metrics.inc('pms_checkout_ends_total', ended ? 'ended' : 'already_ended');
+        } catch (err) {
+          this.log.warn({ sid, err: (err as Error).message }, 'queued check-out end failed; kept for the next scan');
+          failed.push(sid);
+        }
+      }
+      if (failed.length) await this.redis.rpush(k, ...failed);
+    }
+  }
+}

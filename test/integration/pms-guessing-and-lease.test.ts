@@ -1,0 +1,149 @@
+import { randomBytes, randomInt } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Attr, Code, attributeValue } from '../../radius/index.js';
+import { DynamicAuthListener } from '../radius/dynamic-auth-listener.js';
+import { TestNas, accessRequest } from '../radius/helpers.js';
+import { FiasSimulator } from '../support/fias-simulator.js';
+import { call, dashed, keys, macs, newTenant, startService, until, type Running, type Tenant } from '../support/fixture.js';
+
+/**
+ * Room sign-in's defences around the in-house list: the guessing limits per
+ * device and per source address (so room and surname cannot be enumerated),
+ * the link settings' outbound check, and one FIAS connection per hotel
+ * across engine processes (the Redis lease), taken over when its holder goes.
+ */
+
+const randomMac = macs();
+const ENV = { PMS_KEEPALIVE_SEC: '1', PMS_STALE_AFTER_SEC: '5', PMS_LEASE_MS: '1500', PMS_RECONNECT_MAX_SEC: '1', ACTOR_THREADS: '1' };
+
+describe('room sign-in: guessing limits, outbound check, one link holder', () => {
+  let a: Running;
+  let b: Running;
+  const sims: { close(): Promise<void> }[] = [];
+
+  beforeAll(async () => {
+    [a, b] = await Promise.all([startService(ENV), startService(ENV)]);
+  });
+  afterAll(async () => {
+    // One of them was stopped by the lease test already.
+    await Promise.allSettled([a?.stop(), b?.stop()]);
+    for (const s of sims) await s.close();
+  });
+
+  async function linkedHotel(via: Running, guests: { reservation: string; room: string; name: string }[]): Promise<{ t: Tenant; sim: FiasSimulator }> {
+    const t = await newTenant(via.service, 'Hotel');
+    const sim = await FiasSimulator.start();
+    sims.push(sim);
+    for (const g of guests) sim.checkIn(g);
+    const put = await call(via.base, 'PUT', `/v1/hotspots/${t.hotspotId}/pms`, { auth: t.apiKey, body: { host: '127.0.0.1', port: sim.port } });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    await until(async () => (await call(via.base, 'GET', `/v1/hotspots/${t.hotspotId}/pms`, { auth: t.apiKey })).body.status?.accepting_sign_ins === true,
+      { what: 'link synced' });
+    return { t, sim };
+  }
+
+  const verify = (via: Running, t: Tenant, body: Record<string, unknown>) =>
+    call(via.base, 'POST', `/api/v1/hotspot-portal/pms/verify?hotspot_id=${t.hotspotId}`, { body });
+
+  it('a device gets 10 misses, then 429 too_many_attempts even with the right surname; matches spend nothing', async () => {
+    const { t } = await linkedHotel(a, [{ reservation: 'G1', room: '110', name: 'AKSOY' }]);
+    // Matches give their place back: one device signs in again and again.
+    const regular = randomMac();
+    for (let i = 0; i < 12; i++) expect((await verify(a, t, { room: '110', surname: 'Aksoy', mac: regular })).status).toBe(200);
+
+    const device = randomMac();
+    for (let i = 0; i < 10; i++) {
+      const miss = await verify(a, t, { room: String(100 + i), surname: 'Aksoy', mac: device, ip: `10.9.0.${i + 1}` });
+      expect(miss.status, JSON.stringify(miss.body)).toBe(401);
+      expect(miss.body.error).toBe('pms_guest_not_found');
+    }
+    const limited = await verify(a, t, { room: '110', surname: 'Aksoy', mac: device });
+    expect(limited.status).toBe(429);
+    expect(limited.body).toMatchObject({ error: 'too_many_attempts', retry_after: expect.any(Number) });
+    expect(limited.headers.get('retry-after')).toBe(String(limited.body.retry_after));
+    expect(await a.service.engine.redis.exists(keys.grant(t.tenantId, t.hotspotId, device))).toBe(0);
+    expect((await verify(a, t, { room: '110', surname: 'Aksoy', mac: randomMac() })).status).toBe(200);
+  });
+
+  it("the source address is limited across devices (the socket's peer, never the body's ip)", async () => {
+    const { t } = await linkedHotel(a, [{ reservation: 'G2', room: '220', name: 'POLAT' }]);
+    const s = await call(a.base, 'PUT', '/v1/settings/sign-in', { auth: t.apiKey, body: { methods: ['voucher'], guessing: { per_device: 100, per_address: 4 } } });
+    expect(s.status, JSON.stringify(s.body)).toBe(200);
+    await until(async () => {
+      // The settings are cached briefly; wait until the new limit is the one applied.
+      const r = await verify(a, t, { room: '999', surname: 'X', mac: randomMac(), ip: '10.8.0.1' });
+      return r.status === 429;
+    }, { what: 'the address limit applied' });
+    const refused = await verify(a, t, { room: '220', surname: 'Polat', mac: randomMac(), ip: '10.8.0.200' });
+    expect(refused.status).toBe(429);
+    expect(refused.body.error).toBe('too_many_attempts');
+  });
+
+  it('refuses a private PMS host without ALLOW_PRIVATE_TARGETS and a metadata address always (400 target_not_allowed)', async () => {
+    const t = await newTenant(a.service, 'Hotel');
+    const meta = await call(a.base, 'PUT', `/v1/hotspots/${t.hotspotId}/pms`, { auth: t.apiKey, body: { host: '169.254.169.254', port: 5010 } });
+    expect(meta.status).toBe(400);
+    expect(meta.body.error).toBe('target_not_allowed');
+    const strict = await startService({ ...ENV, ALLOW_PRIVATE_TARGETS: 'false' });
+    try {
+      const t2 = await newTenant(strict.service, 'Hotel');
+      const r = await call(strict.base, 'PUT', `/v1/hotspots/${t2.hotspotId}/pms`, { auth: t2.apiKey, body: { host: '10.1.2.3', port: 5010 } });
+      expect(r.status).toBe(400);
+      expect(r.body.error).toBe('target_not_allowed');
+      expect((await call(strict.base, 'GET', `/v1/hotspots/${t2.hotspotId}/pms`, { auth: t2.apiKey })).status).toBe(404);
+    } finally {
+      await strict.stop();
+    }
+  });
+
+  it("a check-out applied by a process that does not own the hotspot's sessions still ends them (the end queue)", async () => {
+    const { t, sim } = await linkedHotel(a, [{ reservation: 'Q1', room: '440', name: 'ÖZTÜRK' }]);
+    const holder = await a.service.engine.redis.get(keys.pmsLease(t.tenantId, t.hotspotId));
+    // Sign in through a process that does not hold the link: its actor owns the sessions.
+    const owner = holder === a.service.engine.config.nodeId ? b : a;
+    const ip = `127.${randomInt(16, 250)}.${randomInt(0, 256)}.${randomInt(2, 255)}`;
+    const secret = `s3cret-${randomBytes(8).toString('hex')}`;
+    const radius = await TestNas.open(ip);
+    const da = await DynamicAuthListener.open(ip, secret);
+    sims.push(radius, da);
+    const nas = await call(owner.base, 'POST', `/v1/hotspots/${t.hotspotId}/nas-clients`, { auth: t.apiKey, body: { ip, secret, coa_port: da.port } });
+    expect(nas.status).toBe(201);
+    const mac = randomMac();
+    expect((await verify(owner, t, { room: '440', surname: 'Ozturk', mac })).status).toBe(200);
+    const req = accessRequest({ secret, id: 7, callingStationId: dashed(mac) });
+    await radius.send(req, owner.service.radiusPorts.auth);
+    const reply = await radius.next(5000);
+    expect(reply?.msg[0]).toBe(Code.ACCESS_ACCEPT);
+
+    // At once: the link has not moved to the owner yet, so the holder applies the GO and queues the end.
+    sim.checkOut('Q1');
+    const dr = await da.waitFor((r) => r.code === Code.DISCONNECT_REQUEST && attributeValue(r.packet, Attr.CALLING_STATION_ID)?.toString() === dashed(mac), 10_000);
+    expect(dr.signed).toBe(true);
+    // When this file's other process held the link, the end went through its queue (a foreign holder: the same, unseen).
+    const queued = [a, b].reduce((n, x) => n + x.service.engine.metrics.value('pms_checkout_ends_total', 'queued'), 0);
+    if ([a, b].some((x) => x.service.engine.config.nodeId === holder)) expect(queued).toBeGreaterThan(0);
+  });
+
+  it('one process holds a hotel link (lease), the one owning the hotspot once it has sessions; another takes over when it stops', async () => {
+    const { t, sim } = await linkedHotel(a, [{ reservation: 'G3', room: '330', name: 'KAYA' }]);
+    const redis = a.service.engine.redis;
+    const pmsLease = keys.pmsLease(t.tenantId, t.hotspotId);
+    // Any process may hold it so far (this file's or another's: they share Redis and Postgres).
+    expect(await redis.get(pmsLease)).toBeTruthy();
+
+    // A sign-in through b wakes the hotspot's actor there: b owns the sessions, and the link follows it.
+    expect((await verify(b, t, { room: '330', surname: 'Kaya', mac: randomMac() })).status).toBe(200);
+    const bId = b.service.engine.config.nodeId;
+    await until(async () => (await redis.get(keys.lease(t.tenantId, t.hotspotId))) === bId, { what: 'b owns the hotspot' });
+    await until(async () => (await redis.get(pmsLease)) === bId && sim.linked, { what: 'the link handed to b', timeoutMs: 20_000 });
+    const connections = sim.connections;
+
+    await b.stop(); // LE sent, lease given back
+    expect(sim.sent('LE').length).toBeGreaterThanOrEqual(1);
+    await sim.waitFor(() => sim.linked && sim.connections > connections, 20_000, 'takeover');
+    const holder = await redis.get(pmsLease);
+    expect(holder).toBeTruthy();
+    expect(holder).not.toBe(bId);
+    expect((await verify(a, t, { room: '330', surname: 'Kaya', mac: randomMac() })).status).toBe(200);
+  });
+});
