@@ -291,7 +291,8 @@ export class Engine {
     // Sponsor approval: the e-mail goes through the tenant's e-mail sender; approval starts the session through the pipeline.
     this.sponsor = new SponsorService({
       store: new SponsorStore(this.redis), hotspots: this.hotspots, settings: this.signInSettings, senders: options.otp?.senders ?? this.otpSenders,
-      starter: this.signIn, decisions, handback: (ref, gw, sid, mac, url) => this.portalSignIn.handbackFor(ref, gw, sid, mac, url),
+      starter: this.signIn, decisions, admit: (ref, req) => this.portalSignIn.admit(ref, req),
+      handback: (ref, gw, sid, mac, url) => this.portalSignIn.handbackFor(ref, gw, sid, mac, url),
       publicUrl: config.portalPublicUrl, log: log.child({ component: 'sponsor' }), now,
     });
     this.jitApprovals = new JitApprovals(this.sponsor);

@@ -105,18 +105,32 @@ export class PortalSignIn {
     return gw ? this.handback(hotspot, gw, sessionId, mac, redirectUrl) : null;
   }
 
-  private async signIn<T extends PortalStarted>(hotspot: HotspotRef | null, req: PortalSignInRequest, start: (hotspot: HotspotRef) => Promise<T>): Promise<PortalAnswer<T>> {
-    if (hotspot?.portal.terms_required && !req.acceptedTerms) throw Errors.TERMS_NOT_ACCEPTED();
-    // The gateway's parameters are checked before anything is used: a hand-back that cannot be built
-    // must not cost a voucher use, and the gateway must be handing back the device that signs in
-    // (else one guest's sign-in could open the gateway for another device).
+  /**
+   * The portal's rules before any method runs, for a sign-in or a request
+   * that leads to one (a sponsor's): the hotspot's terms accepted, and the
+   * gateway's parameters usable now and naming the device that signs in
+   * (else one guest's sign-in could open the gateway for another device).
+   * Returns the parsed parameters, null when the request carried none.
+   */
+  admit(hotspot: HotspotRef, req: Pick<PortalSignInRequest, 'mac' | 'acceptedTerms' | 'gateway'>): GatewayParams | null {
+    if (hotspot.portal.terms_required && !req.acceptedTerms) throw Errors.TERMS_NOT_ACCEPTED();
+    return this.gatewayOf(req);
+  }
+
+  private gatewayOf(req: Pick<PortalSignInRequest, 'mac' | 'gateway'>): GatewayParams | null {
     const src = gatewayFrom(req.gateway);
     const gw = src ? parseGatewayParams(src) : null;
-    const mac = normalizeMac(req.mac);
-    if (gw?.mac && gw.mac !== mac) {
+    if (gw?.mac && gw.mac !== normalizeMac(req.mac)) {
       throw Errors.VALIDATION_FAILED('The gateway names another device than the one signing in', [{ field: 'mac', message: 'must be the device the gateway names' }]);
     }
+    return gw;
+  }
+
+  private async signIn<T extends PortalStarted>(hotspot: HotspotRef | null, req: PortalSignInRequest, start: (hotspot: HotspotRef) => Promise<T>): Promise<PortalAnswer<T>> {
+    // Checked before anything is used: a hand-back that cannot be built must not cost a voucher use.
     // As the pipeline answers: a malformed MAC before an unknown hotspot.
+    const gw = hotspot ? this.admit(hotspot, req) : this.gatewayOf(req);
+    const mac = normalizeMac(req.mac);
     if (!hotspot) throw mac ? Errors.HOTSPOT_NOT_FOUND() : Errors.INVALID_MAC(req.mac);
     const result = await start(hotspot);
     const handback = gw && mac ? await this.handback(hotspot, gw, result.session_id, mac, result.redirect_url) : null;

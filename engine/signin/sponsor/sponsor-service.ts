@@ -3,7 +3,7 @@ import type { HotspotRef } from '../../hotspots/hotspot-service.js';
 import { newId, normalizeMac } from '../../ids.js';
 import type { Logger } from '../../logger.js';
 import type { DecisionSink } from '../decision-sink.js';
-import { gatewayFrom, gatewayQuery, parseGatewayParams } from '../gateway-params.js';
+import { gatewayFrom, gatewayQuery } from '../gateway-params.js';
 import type { Handback } from '../handback.js';
 import type { Started } from '../identity-method.js';
 import type { SignInRequest } from '../method.js';
@@ -62,7 +62,9 @@ export interface SponsorDeps {
   /** The sign-in pipeline with SponsorMethod (SignInService.sponsor). */
   starter: { sponsor(req: SignInRequest, approval: SponsorApproval, tenantId: string): Promise<Started> };
   decisions: DecisionSink;
-  /** The gateway hand-back for a started session (PortalState.handback). */
+  /** The portal's rules before a sign-in: terms and the gateway's device (PortalSignIn.admit); throws the refusal. */
+  admit(ref: HotspotRef, req: { mac: string; acceptedTerms: boolean; gateway: unknown }): unknown;
+  /** The gateway hand-back for a started session (PortalSignIn.handbackFor). */
   handback(ref: HotspotRef, gateway: unknown, sessionId: string, mac: string, redirectUrl: string | null): Promise<Handback | null>;
   /** PORTAL_PUBLIC_URL: where the links point; unset: sponsor approval is unavailable. */
   publicUrl: string | undefined;
@@ -96,14 +98,14 @@ export class SponsorService {
     if (!this.d.publicUrl) throw Errors.SPONSOR_UNAVAILABLE();
     const mac = normalizeMac(a.mac);
     if (!mac) throw refuse(Errors.INVALID_MAC(a.mac));
-    if (ref.portal.terms_required && !a.acceptTerms) throw refuse(Errors.TERMS_NOT_ACCEPTED());
-    // As for every portal sign-in: the gateway must hand back the device that asks, and its parameters must be usable
-    // now (parseGatewayParams throws validation_failed), not only once the sponsor has approved.
-    const src = gatewayFrom(a.gateway);
-    const gw = src ? parseGatewayParams(src) : null;
-    if (gw?.mac && gw.mac !== mac) {
-      throw refuse(Errors.VALIDATION_FAILED('The gateway names another device than the one signing in', [{ field: 'mac', message: 'must be the device the gateway names' }]));
+    // As for every portal sign-in (PortalSignIn.admit): the terms, and a gateway that hands back the device that asks,
+    // with parameters usable now, not only once the sponsor has approved.
+    try {
+      this.d.admit(ref, { mac, acceptedTerms: a.acceptTerms, gateway: a.gateway });
+    } catch (err) {
+      throw err instanceof AppError ? refuse(err) : err;
     }
+    const src = gatewayFrom(a.gateway);
     const sponsor = normalizeEmail(a.sponsorEmail);
     if (!sponsor) throw refuse(Errors.EMAIL_INVALID());
     if (!sp.allowed_emails.includes(sponsor) && !sp.allowed_domains.includes(emailDomain(sponsor))) throw refuse(Errors.SPONSOR_NOT_ALLOWED());
