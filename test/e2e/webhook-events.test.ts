@@ -1,6 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
-import { afterAll, expect } from 'vitest';
+import { afterAll, expect, inject } from 'vitest';
 import type { TestNas } from '../radius/helpers.js';
 import { call, macs, newVoucher, serviceTest } from '../support/fixture.js';
 import { SmtpListener } from '../support/smtp-listener.js';
@@ -20,8 +20,9 @@ const SECRET = 'eight-events-secret-0123456789';
 let port = 0;
 const test = serviceTest(async () => {
   port = await freePort();
+  // A Redis database of its own, as in webhooks.test.ts: no other test file's process holds these deliveries.
   return {
-    HTTP_PORT: String(port), PORTAL_PUBLIC_URL: `http://127.0.0.1:${port}`,
+    REDIS_URL: `${inject('redisUrl')}/11`, HTTP_PORT: String(port), PORTAL_PUBLIC_URL: `http://127.0.0.1:${port}`,
     SECRETS_KEY: randomBytes(32).toString('base64'), WEBHOOK_RETRY_BASE_MS: '50', WEBHOOK_POLL_MS: '20',
   };
 });

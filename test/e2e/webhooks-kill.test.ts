@@ -18,11 +18,17 @@ import { WebhookReceiver } from '../support/webhook-receiver.js';
  */
 const EVENTS = 40;
 const IN_FLIGHT = 4;
+/**
+ * A Redis database of its own: every engine process dispatches the deliveries of every tenant it finds in its Redis,
+ * so a service of another test file running meanwhile would deliver this tenant's owed deliveries while this one is
+ * dead (and this killed process would hold other files' claims for their lease). Here no other process may.
+ */
+const REDIS_URL = `${inject('redisUrl')}/9`;
 
 describe('webhooks across kill -9', () => {
   const procs: ServiceProcess[] = [];
   let rx: WebhookReceiver | undefined;
-  const redis = new Redis(inject('redisUrl'));
+  const redis = new Redis(REDIS_URL);
   afterAll(async () => {
     for (const p of procs) await p.stop();
     await rx?.close();
@@ -32,7 +38,7 @@ describe('webhooks across kill -9', () => {
   it('every owed delivery is delivered exactly once after the restart', async () => {
     const env = {
       ...process.env,
-      ...testEnv({ SECRETS_KEY: randomBytes(32).toString('base64'), WEBHOOK_TENANT_CONCURRENCY: String(IN_FLIGHT), WEBHOOK_RETRY_BASE_MS: '50', WEBHOOK_POLL_MS: '20', RADIUS_ENABLED: 'false' }),
+      ...testEnv({ REDIS_URL, SECRETS_KEY: randomBytes(32).toString('base64'), WEBHOOK_TENANT_CONCURRENCY: String(IN_FLIGHT), WEBHOOK_RETRY_BASE_MS: '50', WEBHOOK_POLL_MS: '20', RADIUS_ENABLED: 'false' }),
     };
     let svc = await spawnService(env);
     procs.push(svc);

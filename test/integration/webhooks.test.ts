@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
-import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject } from 'vitest';
 import { verifySignatureHeader } from '../../engine/webhooks/webhook-signature.js';
 import { call, newTenant, newVoucher, serviceTest, until, type Running, type Tenant } from '../support/fixture.js';
 import { WebhookReceiver, type Received } from '../support/webhook-receiver.js';
@@ -12,7 +12,11 @@ import { WebhookReceiver, type Received } from '../support/webhook-receiver.js';
  * redirects, 410 and Retry-After; dead letters and redelivery; tenants kept
  * apart. Back-off base 50 ms (WEBHOOK_RETRY_BASE_MS) so retries are quick.
  */
-const test = serviceTest({ SECRETS_KEY: randomBytes(32).toString('base64'), WEBHOOK_RETRY_BASE_MS: '50', WEBHOOK_POLL_MS: '20' });
+// A Redis database of its own: every engine process dispatches the deliveries of every tenant in its Redis, and a
+// process of another test file killed while holding one of these deliveries would keep it for its claim's lease.
+const test = serviceTest(async () => ({
+  REDIS_URL: `${inject('redisUrl')}/10`, SECRETS_KEY: randomBytes(32).toString('base64'), WEBHOOK_RETRY_BASE_MS: '50', WEBHOOK_POLL_MS: '20',
+}));
 const SECRET = 'test-signing-secret-0123456789';
 
 describe('webhooks', () => {
