@@ -154,7 +154,9 @@ const rate = (r: ReceiverReport): number => r.deliveries / Math.max(0.001, (r.la
 async function main(): Promise<number> {
   undo.guard('webhooks', DEADLINE_MS);
   const stack = await localStack('webhooks', undo);
-  const env: NodeJS.ProcessEnv = { ...stack.env, HTTP_HOST: HOST, ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' };
+  const env: NodeJS.ProcessEnv = { ...stack.env, HTTP_HOST: HOST, ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    // Webhook secrets are sealed at rest: a key of this run's own.
+    SECRETS_KEY: process.env.SECRETS_KEY ?? randomBytes(32).toString('base64') };
   const { tenantId, apiKey, hotspotId, codes } = await seed(env);
   const service = await spawnReady(undo, 'service', [projectPath('dist', 'scripts', 'serve.js')], env);
   const base = `http://${HOST}:${service.ready.ports.main}`;

@@ -64,7 +64,9 @@ export class WebhookDispatcher {
   private tenants: string[] = [];
   private tenantsAt = 0;
   private reconciledAt = 0;
+  /** Per tenant: attempts under way in this process, and slots taken by a claim still being asked for. */
   private readonly inFlight = new Map<string, number>();
+  private readonly refilling = new Set<string>();
   private readonly attempts = new Set<Promise<void>>();
   private readonly targets = new Map<string, { at: number; target: Promise<WebhookTarget | null> }>();
   private stopped = false;
@@ -146,26 +148,62 @@ export class WebhookDispatcher {
         keys.webhookDeliveries(tenantId), keys.webhookBodies(tenantId), WEBHOOK_GROUP, ROUTE_COUNT, this.now());
       if (read < ROUTE_COUNT) break;
     }
+    await this.claim(tenantId);
+  }
+
+  /**
+   * Claims as many due deliveries as the tenant has free slots in this
+   * process and starts their attempts. The slots are taken before the claim
+   * is asked for, so a turn and a refill running at once never exceed the
+   * tenant's concurrency; those the claim did not fill are given back.
+   */
+  private async claim(tenantId: string): Promise<void> {
     const free = this.settings.tenantConcurrency - (this.inFlight.get(tenantId) ?? 0);
     if (free <= 0 || this.stopped) return;
-    const token = randomBytes(9).toString('base64url');
-    const claimed = await this.redis.claimWebhookDeliveriesV1(keys.webhookQueue(tenantId), keys.webhookDeliveries(tenantId),
-      keys.webhookBodies(tenantId), keys.webhookDone(tenantId), keys.webhookDead(tenantId), keys.webhookSubs(tenantId),
-      this.now(), LEASE_MS, free, token);
-    for (let i = 0; i + 2 < claimed.length; i += 3) {
-      const id = claimed[i]!;
-      const state = JSON.parse(claimed[i + 1]!) as Claimed;
-      this.inFlight.set(tenantId, (this.inFlight.get(tenantId) ?? 0) + 1);
-      const p: Promise<void> = this.attempt(tenantId, id, state, claimed[i + 2]!, token)
-        .catch((err: Error) => this.log.warn({ err: err.message, tenant_id: tenantId, delivery: id }, 'webhook attempt not settled (its claim lapses and it is sent again)'))
-        .finally(() => {
-          this.attempts.delete(p);
-          const n = (this.inFlight.get(tenantId) ?? 1) - 1;
-          if (n <= 0) this.inFlight.delete(tenantId);
-          else this.inFlight.set(tenantId, n);
-        });
-      this.attempts.add(p);
+    this.take(tenantId, free);
+    let claimed: string[];
+    try {
+      const token = randomBytes(9).toString('base64url');
+      claimed = await this.redis.claimWebhookDeliveriesV1(keys.webhookQueue(tenantId), keys.webhookDeliveries(tenantId),
+        keys.webhookBodies(tenantId), keys.webhookDone(tenantId), keys.webhookDead(tenantId), keys.webhookSubs(tenantId),
+        this.now(), LEASE_MS, free, token);
+      this.take(tenantId, claimed.length / 3 - free);
+      for (let i = 0; i + 2 < claimed.length; i += 3) this.send(tenantId, claimed[i]!, JSON.parse(claimed[i + 1]!) as Claimed, claimed[i + 2]!, token);
+    } catch (err) {
+      this.take(tenantId, -free);
+      throw err;
     }
+  }
+
+  private take(tenantId: string, n: number): void {
+    const left = (this.inFlight.get(tenantId) ?? 0) + n;
+    if (left <= 0) this.inFlight.delete(tenantId);
+    else this.inFlight.set(tenantId, left);
+  }
+
+  private send(tenantId: string, id: string, state: Claimed, data: string, token: string): void {
+    const p: Promise<void> = this.attempt(tenantId, id, state, data, token)
+      .catch((err: Error) => this.log.warn({ err: err.message, tenant_id: tenantId, delivery: id }, 'webhook attempt not settled (its claim lapses and it is sent again)'))
+      .finally(() => {
+        this.attempts.delete(p);
+        this.take(tenantId, -1);
+        this.refill(tenantId);
+      });
+    this.attempts.add(p);
+  }
+
+  /**
+   * An attempt ended and its slot is free: the tenant's next due deliveries
+   * are claimed now, not at the next poll, so a fast receiver is fed as fast
+   * as it answers. Attempts that end in the same tick share one claim.
+   */
+  private refill(tenantId: string): void {
+    if (this.stopped || this.refilling.has(tenantId)) return;
+    this.refilling.add(tenantId);
+    setImmediate(() => {
+      this.refilling.delete(tenantId);
+      this.claim(tenantId).catch((err: Error) => this.warn(err, 'webhook claim failed'));
+    });
   }
 
   private async attempt(tenantId: string, id: string, st: Claimed, data: string, token: string): Promise<void> {
