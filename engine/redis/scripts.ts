@@ -207,7 +207,7 @@ declare module 'ioredis' {
     ): Result<[number, number], Context>;
     claimWebhookDeliveriesV1(
       queueKey: string, deliveriesKey: string, bodiesKey: string, doneKey: string, deadKey: string, subsKey: string,
-      now: Arg, leaseMs: Arg, limit: Arg, token: string, callback?: Callback<string[]>,
+      now: Arg, leaseMs: Arg, limit: Arg, token: string, maxAttempts: Arg, keepDeadMs: Arg, callback?: Callback<string[]>,
     ): Result<string[], Context>;
     settleWebhookDeliveryV1(
       queueKey: string, deliveriesKey: string, bodiesKey: string, doneKey: string, deadKey: string, attemptsKey: string,

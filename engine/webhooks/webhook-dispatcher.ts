@@ -68,7 +68,7 @@ export class WebhookDispatcher {
   private readonly inFlight = new Map<string, number>();
   private readonly refilling = new Set<string>();
   private readonly attempts = new Set<Promise<void>>();
-  private readonly targets = new Map<string, { at: number; target: Promise<WebhookTarget | null> }>();
+  private readonly targets = new Map<string, { at: number; target: Promise<WebhookTarget | null | 'secret_unavailable'> }>();
   private stopped = false;
   private warnedAt = 0;
 
@@ -166,7 +166,7 @@ export class WebhookDispatcher {
       const token = randomBytes(9).toString('base64url');
       claimed = await this.redis.claimWebhookDeliveriesV1(keys.webhookQueue(tenantId), keys.webhookDeliveries(tenantId),
         keys.webhookBodies(tenantId), keys.webhookDone(tenantId), keys.webhookDead(tenantId), keys.webhookSubs(tenantId),
-        this.now(), LEASE_MS, free, token);
+        this.now(), LEASE_MS, free, token, MAX_ATTEMPTS, KEEP_DEAD_MS);
       this.take(tenantId, claimed.length / 3 - free);
       for (let i = 0; i + 2 < claimed.length; i += 3) this.send(tenantId, claimed[i]!, JSON.parse(claimed[i + 1]!) as Claimed, claimed[i + 2]!, token);
     } catch (err) {
@@ -212,8 +212,18 @@ export class WebhookDispatcher {
       keys.webhookQueue(tenantId), keys.webhookDeliveries(tenantId), keys.webhookBodies(tenantId), keys.webhookDone(tenantId),
       keys.webhookDead(tenantId), keys.webhookAttempts(tenantId, st.s),
       id, token, o.kind, this.now(), o.dueMs, o.code, durationMs, o.error, KEEP_DELIVERED_MS, KEEP_DEAD_MS, WEBHOOK_ATTEMPTS_MAXLEN);
+    if (target === 'secret_unavailable') {
+      // Nothing to sign with: dead-lettered (listed, counted, redeliverable once the key is back), not dropped.
+      const o: Outcome = { kind: 'dead', code: '', error: 'secret_unavailable: the subscription\'s secret opens under no key given', dueMs: 0, gone: false };
+      if (await settle(o, 0)) {
+        this.metrics.inc(DELIVERIES_METRIC, 'dead');
+        this.metrics.inc(DEAD_LETTERS_METRIC);
+        this.warn(new Error(o.error), 'webhook delivery dead-lettered');
+      }
+      return;
+    }
     if (!target) {
-      // Deleted, disabled, or its secret no longer opens (a key dropped from SECRETS_KEY_OLD): nothing to sign with.
+      // Deleted or disabled: nothing is owed to it any more.
       await this.redis.settleWebhookDeliveryV1(keys.webhookQueue(tenantId), keys.webhookDeliveries(tenantId), keys.webhookBodies(tenantId),
         keys.webhookDone(tenantId), keys.webhookDead(tenantId), keys.webhookAttempts(tenantId, st.s),
         id, token, 'dropped', this.now(), 0, '', 0, '', 0, 0, WEBHOOK_ATTEMPTS_MAXLEN);
@@ -270,7 +280,7 @@ export class WebhookDispatcher {
     return { kind: 'retry', code, error, dueMs: this.now() + backoff / 2 + Math.random() * (backoff / 2), gone: false };
   }
 
-  private target(tenantId: string, id: string): Promise<WebhookTarget | null> {
+  private target(tenantId: string, id: string): Promise<WebhookTarget | null | 'secret_unavailable'> {
     const key = `${tenantId}/${id}`;
     const hit = this.targets.get(key);
     const now = this.now();

@@ -114,6 +114,10 @@ export class WebhookStore {
 
   /** Deletes the subscription and its secrets; deliveries still owed to it are dropped when claimed. */
   async delete(tenantId: string, id: string): Promise<Webhook> {
+    // The routing mirror first: a mirror entry left for a row already gone would keep the consumer group (and so the
+    // events stream untrimmed) for ever, since reconcile visits only tenants with rows; a mirror entry missing for a
+    // row still there (the delete below failed) is put back by reconcile.
+    await this.redis.removeWebhookV1(keys.webhookSubs(tenantId), keys.events(tenantId), id, WEBHOOK_GROUP);
     const row = await inTransaction(this.pool, async (c) => {
       const { rows } = await c.query<Row>(`DELETE FROM webhooks WHERE tenant_id = $1 AND id = $2 RETURNING ${COLUMNS}`, [tenantId, id]);
       if (!rows[0]) throw Errors.WEBHOOK_NOT_FOUND();
@@ -121,7 +125,6 @@ export class WebhookStore {
       await this.secrets.remove(c, tenantId, previousName(id));
       return rows[0];
     });
-    await this.redis.removeWebhookV1(keys.webhookSubs(tenantId), keys.events(tenantId), id, WEBHOOK_GROUP);
     await this.redis.del(keys.webhookAttempts(tenantId, id));
     return toWebhook(row, this.now());
   }
@@ -158,14 +161,17 @@ export class WebhookStore {
     await this.redis.removeWebhookV1(keys.webhookSubs(tenantId), keys.events(tenantId), id, WEBHOOK_GROUP);
   }
 
-  /** URL and signing secrets of an active subscription; null when it is gone or inactive, or its secret does not open. */
-  async target(tenantId: string, id: string): Promise<WebhookTarget | null> {
+  /**
+   * URL and signing secrets of an active subscription; null when it is gone or inactive; `secret_unavailable` when its
+   * secret does not open (its key was dropped from SECRETS_KEY_OLD): what is owed to it is then dead-lettered, not lost.
+   */
+  async target(tenantId: string, id: string): Promise<WebhookTarget | null | 'secret_unavailable'> {
     const { rows } = await this.pool.query<{ url: string; active: boolean; previous_until: Date | null }>(
       'SELECT url, active, previous_until FROM webhooks WHERE tenant_id = $1 AND id = $2', [tenantId, id]);
     const r = rows[0];
     if (!r || !r.active) return null;
     const current = (await this.secrets.source(tenantId, secretName(id)))?.() ?? null;
-    if (current === null) return null;
+    if (current === null) return 'secret_unavailable';
     const previous = r.previous_until && r.previous_until.getTime() > this.now()
       ? (await this.secrets.source(tenantId, previousName(id)))?.() ?? null
       : null;

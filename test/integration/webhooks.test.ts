@@ -273,4 +273,18 @@ describe('webhooks', () => {
     expect(verifySignatureHeader(String(got.headers['x-signature-256']), got.body, SECRET)).toBe(true);
     expect(String(got.headers['webhook-signature']).split(' ')).toHaveLength(2);
   });
+
+  test('a subscription whose secret opens under no key given: the delivery is dead-lettered as secret_unavailable, not dropped', async ({ svc, tenant, db }) => {
+    const p = path();
+    const id = await subscribe(svc, tenant, ['device.new'], p);
+    // As after SECRETS_KEY_OLD lost the key the secret was sealed under.
+    await db.query("UPDATE tenant_secrets SET key_id = 'k-dropped' WHERE tenant_id = $1 AND name = $2", [tenant.tenantId, `webhook.${id}`]);
+    await emit(svc, tenant, 'device.new', { mac: '02:00:00:00:00:5e' });
+    await until(async () => (await call(svc.base, 'GET', `/v1/webhooks/${id}/deliveries?status=dead`, { auth: tenant.apiKey })).body.data.length === 1,
+      { what: 'the delivery dead-lettered' });
+    const dead = (await call(svc.base, 'GET', `/v1/webhooks/${id}/deliveries?status=dead`, { auth: tenant.apiKey })).body.data[0];
+    expect(dead).toMatchObject({ status: 'dead', event_type: 'device.new' });
+    expect(dead.error).toMatch(/^secret_unavailable/);
+    expect(at(p)).toHaveLength(0);
+  });
 });

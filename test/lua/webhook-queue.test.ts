@@ -33,16 +33,16 @@ describe('webhook queue scripts', () => {
     expect(info[0]).toContain(WEBHOOK_GROUP);
     expect(await redis.xpending(K.ev, WEBHOOK_GROUP)).toEqual([0, null, null, null]);
 
-    const first = await redis.claimWebhookDeliveriesV1(K.q, K.d, K.b, K.done, K.dead, K.subs, 2000, 10_000, 10, 'tok1');
+    const first = await redis.claimWebhookDeliveriesV1(K.q, K.d, K.b, K.done, K.dead, K.subs, 2000, 10_000, 10, 'tok1', 3, 86_400_000);
     expect(first.length / 3).toBe(3);
     // Claimed: nobody else gets them while the lease runs.
-    expect(await redis.claimWebhookDeliveriesV1(K.q, K.d, K.b, K.done, K.dead, K.subs, 5000, 10_000, 10, 'tok2')).toEqual([]);
+    expect(await redis.claimWebhookDeliveriesV1(K.q, K.d, K.b, K.done, K.dead, K.subs, 5000, 10_000, 10, 'tok2', 3, 86_400_000)).toEqual([]);
     const id = first[0]!;
     expect(JSON.parse(first[1]!)).toMatchObject({ n: 1, k: 'tok1' });
     // A settle by the claim's holder removes a delivered one for good.
     expect(await redis.settleWebhookDeliveryV1(K.q, K.d, K.b, K.done, K.dead, K.att('whk_a'), id, 'tok1', 'delivered', 3000, 0, '200', 12, '', 86_400_000, 86_400_000, 100)).toBe(1);
     // The process that held the others died: after the lease they are claimed again (second attempt), and the first never is.
-    const again = await redis.claimWebhookDeliveriesV1(K.q, K.d, K.b, K.done, K.dead, K.subs, 12_001, 10_000, 10, 'tok3');
+    const again = await redis.claimWebhookDeliveriesV1(K.q, K.d, K.b, K.done, K.dead, K.subs, 12_001, 10_000, 10, 'tok3', 3, 86_400_000);
     expect(again.length / 3).toBe(2);
     expect(again).not.toContain(id);
     expect(JSON.parse(again[1]!)).toMatchObject({ n: 2, k: 'tok3' });
@@ -50,11 +50,29 @@ describe('webhook queue scripts', () => {
     expect(await redis.settleWebhookDeliveryV1(K.q, K.d, K.b, K.done, K.dead, K.att('whk_a'), again[0]!, 'tok1', 'delivered', 12_002, 0, '200', 1, '', 1, 1, 100)).toBe(0);
     // A subscription removed: its owed deliveries are dropped when claimed, never sent.
     expect(await redis.removeWebhookV1(K.subs, K.ev, 'whk_b', WEBHOOK_GROUP)).toBe(1);
-    const late = await redis.claimWebhookDeliveriesV1(K.q, K.d, K.b, K.done, K.dead, K.subs, 30_000, 10_000, 10, 'tok4');
+    const late = await redis.claimWebhookDeliveriesV1(K.q, K.d, K.b, K.done, K.dead, K.subs, 30_000, 10_000, 10, 'tok4', 3, 86_400_000);
     expect(late.filter((_, i) => i % 3 === 0).every((d) => d.endsWith('_a'))).toBe(true);
     // The last subscription gone: so is the group, which would otherwise hold the trimmer back.
     expect(await redis.removeWebhookV1(K.subs, K.ev, 'whk_a', WEBHOOK_GROUP)).toBe(0);
     expect(await redis.xinfo('GROUPS', K.ev)).toEqual([]);
+  });
+
+  test('a delivery whose last attempt was never settled (its process died) is dead when its claim lapses, not sent a fourth time', async ({ redis, tenant, keys }) => {
+    const K = k(keys, tenant);
+    await redis.addWebhookV1(K.subs, K.ev, 'whk_l', 'session.start', WEBHOOK_GROUP);
+    await new EventLog(redis).append(tenant, 'session.start', null, { n: 1 });
+    await redis.routeWebhookEventsV1(K.ev, K.subs, K.q, K.d, K.b, WEBHOOK_GROUP, 10, 1);
+    // Three claims, each lapsing unsettled (three processes killed mid-attempt).
+    for (let n = 1; n <= 3; n++) {
+      const c = await redis.claimWebhookDeliveriesV1(K.q, K.d, K.b, K.done, K.dead, K.subs, n * 20_000, 10_000, 10, `t${n}`, 3, 86_400_000);
+      expect(c.length / 3).toBe(1);
+      expect(JSON.parse(c[1]!)).toMatchObject({ n });
+    }
+    expect(await redis.claimWebhookDeliveriesV1(K.q, K.d, K.b, K.done, K.dead, K.subs, 80_000, 10_000, 10, 't4', 3, 86_400_000)).toEqual([]);
+    const [id] = await redis.zrange(K.dead, 0, -1);
+    expect(id).toBeDefined();
+    expect(await redis.zscore(K.q, id!)).toBeNull();
+    expect(JSON.parse((await redis.hget(K.d, id!))!)).toMatchObject({ st: 'dead', n: 3 });
   });
 
   test('trimming: never past what the group has not read; by length when it has read enough or there is no group', async ({ redis, tenant, keys }) => {

@@ -20,6 +20,9 @@
   ARGV[2] lease, ms (longer than an attempt's deadline)
   ARGV[3] at most this many
   ARGV[4] the claim's token (random, this call's)
+  ARGV[5] attempts in all (3): a delivery whose last attempt's claim lapsed
+          unsettled (its process died mid-attempt) is dead, not sent again
+  ARGV[6] keep a dead one this long, ms
 
   Returns a flat list: delivery id, state JSON (with the attempt counted), data JSON, ...
 ]]
@@ -39,6 +42,15 @@ for _, id in ipairs(rcall('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, ton
     rcall('ZREM', KEYS[1], id)
     rcall('HDEL', KEYS[2], id)
     rcall('HDEL', KEYS[3], id)
+  elseif (st.n or 0) >= tonumber(ARGV[5]) then
+    st.k = nil
+    st.st = 'dead'
+    st.err = 'the last attempt was not settled (its process stopped)'
+    st.at = now
+    rcall('HSET', KEYS[2], id, cjson.encode(st))
+    rcall('ZREM', KEYS[1], id)
+    rcall('ZADD', KEYS[5], now, id)
+    rcall('ZADD', KEYS[4], now + tonumber(ARGV[6]), id)
   else
     st.n = (st.n or 0) + 1
     st.k = ARGV[4]
