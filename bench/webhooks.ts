@@ -156,7 +156,9 @@ async function main(): Promise<number> {
   const stack = await localStack('webhooks', undo);
   const env: NodeJS.ProcessEnv = { ...stack.env, HTTP_HOST: HOST, ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
     // Webhook secrets are sealed at rest: a key of this run's own.
-    SECRETS_KEY: process.env.SECRETS_KEY ?? randomBytes(32).toString('base64') };
+    SECRETS_KEY: process.env.SECRETS_KEY ?? randomBytes(32).toString('base64'),
+    // The dispatcher's settings as given, for A/B runs (WEBHOOK_TENANT_CONCURRENCY, WEBHOOK_POLL_MS).
+    ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('WEBHOOK_'))) };
   const { tenantId, apiKey, hotspotId, codes } = await seed(env);
   const service = await spawnReady(undo, 'service', [projectPath('dist', 'scripts', 'serve.js')], env);
   const base = `http://${HOST}:${service.ready.ports.main}`;
