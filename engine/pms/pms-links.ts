@@ -198,14 +198,17 @@ export class PmsLinks {
       },
       change: async (ch) => {
         count(ch.oldRoom && ch.room && ch.oldRoom !== ch.room ? 'move' : 'change');
-        const before = await this.guests.get(t, hs, ch.reservation);
+        // A guest keyed by its room moves under its new room's key, its sessions with it.
+        if (ch.rekey) await this.guests.rekey(t, hs, ch.reservation, ch.rekey);
+        const id = ch.rekey ?? ch.reservation;
+        const before = await this.guests.get(t, hs, id);
         if (!before) {
           // A change for a guest we never saw (checked in while we were away, no resync yet): take it as a check-in.
-          if (ch.room) await this.guests.put(t, hs, { reservation: ch.reservation, room: ch.room, name: ch.name ?? '', firstName: ch.firstName ?? '', share: ch.share ?? false });
+          if (ch.room) await this.guests.put(t, hs, { reservation: id, room: ch.room, name: ch.name ?? '', firstName: ch.firstName ?? '', share: ch.share ?? false });
           return;
         }
         const next: PmsGuest = {
-          reservation: ch.reservation, room: ch.room ?? before.room, name: ch.name ?? before.name,
+          reservation: id, room: ch.room ?? before.room, name: ch.name ?? before.name,
           firstName: ch.firstName ?? before.firstName, share: ch.share ?? before.share,
         };
         // The live sessions follow the reservation to its new room: they are tied to it, not to the room.

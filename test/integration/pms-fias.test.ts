@@ -187,6 +187,27 @@ describe('room sign-in over Oracle FIAS', () => {
     await h.nas.da.waitFor(disconnectOf(second), 10_000, from);
   });
 
+  it('a guest without a reservation number (no G#) who moves rooms is keyed by the new room: a GO naming it ends the session', async () => {
+    const h = await hotel(3600, [{ reservation: `N${suffix}`, room: '101', name: 'Novak', noNumber: true }]);
+    const mac = randomMac();
+    const s = await verify(h, '101', 'Novak', mac);
+    expect(s.status).toBe(200);
+    expect(await authorize(h, mac)).toBe(Code.ACCESS_ACCEPT);
+
+    h.sim.move(`N${suffix}`, '205');
+    await until(async () => (await guestRoom(h, 'RN:205')) === '205', { what: 'GC without G# applied' });
+    expect(await guestRoom(h, 'RN:101')).toBeNull();
+    // The old room is free for a guest of its own, not the moved guest's key.
+    h.sim.checkIn({ reservation: `P${suffix}`, room: '101', name: 'Price', noNumber: true });
+    await until(async () => (await guestRoom(h, 'RN:101')) === '101', { what: 'new guest in 101' });
+
+    const from = h.nas.da.received.length;
+    h.sim.checkOut(`N${suffix}`);
+    await h.nas.da.waitFor(disconnectOf(mac), 10_000, from);
+    await until(async () => (await guestRoom(h, 'RN:205')) === null, { what: 'GO without G# applied' });
+    expect(await guestRoom(h, 'RN:101')).toBe('101');
+  });
+
   it('a link cut past PMS_STALE_AFTER_SEC answers pms_unavailable and recovers by itself, with no resync after a short gap', async () => {
     const h = await hotel(3600, [{ reservation: `C${suffix}`, room: '405', name: 'Demir' }]);
     expect((await verify(h, '405', 'Demir', randomMac())).status).toBe(200);
