@@ -130,7 +130,7 @@ export class SponsorService {
     });
     if (!await this.send(tenantId, requestId, sponsor, mail)) {
       // Nobody can answer a request whose link went nowhere: withdrawn, so it never shows as waiting.
-      await this.d.store.withdraw(tenantId, requestId, hash);
+      await this.d.store.withdraw(tenantId, requestId, hash, this.d.now());
       throw refuse(Errors.SPONSOR_SEND_FAILED());
     }
     return { status: 'pending', request_id: requestId, expires_in: Math.round(ttlMs / 1000) };

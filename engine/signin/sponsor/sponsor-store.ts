@@ -97,9 +97,9 @@ export class SponsorStore {
   }
 
   /** Withdraws a request whose e-mail could not be sent: nobody can answer it. */
-  async withdraw(tenantId: string, requestId: string, tokenHash: string): Promise<void> {
-    await this.redis.multi().del(keys.sponsorRequest(tenantId, requestId), keys.sponsorLink(tenantId, tokenHash))
-      .zrem(keys.sponsorRecent(tenantId), requestId).exec();
+  async withdraw(tenantId: string, requestId: string, tokenHash: string, now: number): Promise<void> {
+    await this.redis.withdrawSponsorV1(keys.sponsorRequest(tenantId, requestId), keys.sponsorLink(tenantId, tokenHash),
+      keys.sponsorRecent(tenantId), keys.events(tenantId), now, requestId);
   }
 
   /** A request by id, with `expired` derived; null when unknown (or another tenant's id). */
