@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Attr, Code, RadiusCrypto, attributeValue, checkFraming, type RadiusPacket } from '../../radius/index.js';
 import { DynamicAuthListener } from '../radius/dynamic-auth-listener.js';
 import { TestNas, accessRequest } from '../radius/helpers.js';
-import { FiasSimulator } from '../support/fias-simulator.js';
+import { FiasSimulator, type SimGuest } from '../support/fias-simulator.js';
 import { call, dashed, keys, macs, newTenant, startService, until, type Running, type Tenant } from '../support/fixture.js';
 
 /**
@@ -37,7 +37,7 @@ describe('room sign-in over Oracle FIAS', () => {
   });
 
   /** A tenant with a hotspot, a test NAS (RADIUS client and Dynamic Authorization listener) and a FIAS simulator linked to it. */
-  async function hotel(resyncAfterGapSec: number, guests: { reservation: string; room: string; name: string; share?: boolean }[]): Promise<Hotel> {
+  async function hotel(resyncAfterGapSec: number, guests: SimGuest[]): Promise<Hotel> {
     const t = await newTenant(svc.service, 'Hotel');
     const sim = await FiasSimulator.start();
     opened.push(sim);
