@@ -147,6 +147,8 @@ export const Errors = {
   SPONSOR_RATE_LIMITED: def((retryAfterSec: number) => ['sponsor_rate_limited', 429, `Too many sponsor requests; try again in ${retryAfterSec} s`, { retry_after: retryAfterSec }]),
   SPONSOR_SEND_FAILED: def(() => ['sponsor_send_failed', 502, 'The request could not be sent to the sponsor; try again or choose another way to sign in']),
   SPONSOR_REQUEST_NOT_FOUND: def(() => ['sponsor_request_not_found', 404, 'No such sponsor request (or it is too old)']),
+  /** The sponsor said no: a decision reason (auth.failure, decision log), never an HTTP answer (the guest's status poll says {status:"rejected"}). */
+  SPONSOR_REJECTED: def(() => ['sponsor_rejected', 403, 'The sponsor rejected the request']),
   SPONSOR_LINK_USED: def(() => ['sponsor_link_used', 409, 'This link has been used already; nothing was changed']),
   SPONSOR_LINK_EXPIRED: def(() => ['sponsor_link_expired', 410, 'This link has expired; nothing was changed']),
   SPONSOR_UNAVAILABLE: def(() => ['sponsor_unavailable', 503, 'Sponsor approval needs PORTAL_PUBLIC_URL, the address sponsors open their links at']),

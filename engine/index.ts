@@ -18,7 +18,7 @@ export {
 export { MAX_BATCH, type VoucherSpec, type Page } from './vouchers/voucher-service.js';
 export { STATUS_FILTERS, toPublic, toConsole, type StatusFilter, type PublicVoucher, type ConsoleVoucher } from './vouchers/voucher.js';
 export type { Authorized, VerifyRequest } from './signin/voucher-method.js';
-export type { SignInService, IdentitySignIn } from './signin/sign-in-service.js';
+export type { SignInService } from './signin/sign-in-service.js';
 export type { Started, CheckedIdentity, PreCheckedMethod, TermsSource } from './signin/identity-method.js';
 export type { DecisionSink, SignInDecision } from './signin/decision-sink.js';
 export type { AuthMethod } from './redis/records.js';

@@ -36,8 +36,12 @@ export interface PmsListener {
   checkIn(g: PmsGuest): Promise<void>;
   /** `reservation` '' when the PMS named only the room: every reservation in it. */
   checkOut(c: { reservation: string; room: string }): Promise<void>;
-  /** A change of guest data; `oldRoom` set (FIAS RO) when the guest moved rooms. */
-  change(g: Partial<PmsGuest> & { reservation: string; oldRoom: string }): Promise<void>;
+  /**
+   * A change of guest data; `oldRoom` set (FIAS RO) when the guest moved rooms.
+   * `rekey`: the reservation's key after the change, when the key is the room
+   * (a PMS without reservation numbers) and the guest moved.
+   */
+  change(g: Partial<PmsGuest> & { reservation: string; oldRoom: string; rekey?: string }): Promise<void>;
   resyncStart(): Promise<void>;
   /** One guest of a resync (a GI between DS and DE). */
   resyncGuest(g: PmsGuest): Promise<void>;

@@ -80,6 +80,24 @@ export class PmsGuestStore {
     return !before ? 'added' : before.room !== g.room ? 'moved' : 'changed';
   }
 
+  /**
+   * Moves a reservation to another key, its room-set entry and its sessions
+   * with it (a guest keyed by its room that moved rooms). One MULTI, so an
+   * attach (attach-pms-session-2.lua) runs wholly before it (its session moves
+   * too) or after it (the old key is gone: the sign-in ends its session).
+   */
+  async rekey(tenantId: string, hotspotId: string, from: string, to: string): Promise<void> {
+    const g = await this.get(tenantId, hotspotId, from);
+    if (!g) return;
+    const room = keys.pmsRoom(tenantId, hotspotId, g.room);
+    const [oldS, newS] = [keys.pmsSessions(tenantId, hotspotId, from), keys.pmsSessions(tenantId, hotspotId, to)];
+    await this.redis.multi()
+      .hdel(keys.pmsGuests(tenantId, hotspotId), from).hset(keys.pmsGuests(tenantId, hotspotId), to, JSON.stringify(toStored({ ...g, reservation: to })))
+      .srem(room, from).sadd(room, to)
+      .sunionstore(newS, newS, oldS).del(oldS)
+      .exec();
+  }
+
   /** Checks one reservation out; its sessions to end, or null when it was not in house. */
   async checkOut(tenantId: string, hotspotId: string, reservation: string): Promise<CheckedOut | null> {
     for (let tries = 0; tries < 5; tries++) {

@@ -5,6 +5,7 @@ import type { OutboundPolicy } from '../net/outbound-target.js';
 import { keys } from '../redis/keys.js';
 import { FiasLink } from './fias/fias-link.js';
 import type { PmsAdapter, PmsGuest, PmsListener } from './pms-adapter.js';
+import { endOrQueue, type EndSession } from './pms-ends.js';
 import type { PmsGuestStore } from './pms-guest-store.js';
 import type { PmsLinkConfig, PmsLinkStore } from './pms-link-store.js';
 
@@ -22,8 +23,6 @@ export interface PmsSettings {
   maxBackoffMs: number;
 }
 
-/** Ends a session the way an operator's disconnect does (SessionService.endLive). */
-export type EndSession = (tenantId: string, hotspotId: string, sid: string) => Promise<boolean>;
 
 interface Held { config: PmsLinkConfig; adapter: PmsAdapter }
 
@@ -199,14 +198,17 @@ export class PmsLinks {
       },
       change: async (ch) => {
         count(ch.oldRoom && ch.room && ch.oldRoom !== ch.room ? 'move' : 'change');
-        const before = await this.guests.get(t, hs, ch.reservation);
+        // A guest keyed by its room moves under its new room's key, its sessions with it.
+        if (ch.rekey) await this.guests.rekey(t, hs, ch.reservation, ch.rekey);
+        const id = ch.rekey ?? ch.reservation;
+        const before = await this.guests.get(t, hs, id);
         if (!before) {
           // A change for a guest we never saw (checked in while we were away, no resync yet): take it as a check-in.
-          if (ch.room) await this.guests.put(t, hs, { reservation: ch.reservation, room: ch.room, name: ch.name ?? '', firstName: ch.firstName ?? '', share: ch.share ?? false });
+          if (ch.room) await this.guests.put(t, hs, { reservation: id, room: ch.room, name: ch.name ?? '', firstName: ch.firstName ?? '', share: ch.share ?? false });
           return;
         }
         const next: PmsGuest = {
-          reservation: ch.reservation, room: ch.room ?? before.room, name: ch.name ?? before.name,
+          reservation: id, room: ch.room ?? before.room, name: ch.name ?? before.name,
           firstName: ch.firstName ?? before.firstName, share: ch.share ?? before.share,
         };
         // The live sessions follow the reservation to its new room: they are tied to it, not to the room.
@@ -232,28 +234,13 @@ export class PmsLinks {
     };
   }
 
-  /**
-   * Ends a checked-out reservation's sessions through the session engine
-   * (Disconnect-Request to the NAS). The sessions' actor may live in
-   * another process (hotspot_owned_elsewhere): then, and after any other
-   * failure, the ids go to the hotel's end queue (keys.pmsEnds), which the
-   * process owning the actor drains on its next scan.
-   */
+  /** Ends a checked-out reservation's sessions, or queues them for the actor's owner (endOrQueue). */
   private async endSessions(tenantId: string, hotspotId: string, sids: string[]): Promise<void> {
-    const left: string[] = [];
-    await Promise.all(sids.map(async (sid) => {
-      try {
-        const ended = await this.endSession(tenantId, hotspotId, sid);
-        this.metrics.inc('pms_checkout_ends_total', ended ? 'ended' : 'already_ended');
-      } catch (err) {
-        this.log.debug({ sid, err: (err as Error).message }, 'check-out end handed to the process owning the hotspot');
-        left.push(sid);
-      }
-    }));
-    if (left.length === 0) return;
-    this.metrics.inc('pms_checkout_ends_total', 'queued', left.length);
-    const k = keys.pmsEnds(tenantId, hotspotId);
-    await this.redis.multi().rpush(k, ...left).pexpire(k, 86_400_000).exec();
+    const r = await endOrQueue(this.redis, this.endSession, tenantId, hotspotId, sids,
+      (sid, err) => this.log.debug({ sid, err: err.message }, 'check-out end handed to the process owning the hotspot'));
+    if (r.ended > 0) this.metrics.inc('pms_checkout_ends_total', 'ended', r.ended);
+    if (r.alreadyEnded > 0) this.metrics.inc('pms_checkout_ends_total', 'already_ended', r.alreadyEnded);
+    if (r.queued.length > 0) this.metrics.inc('pms_checkout_ends_total', 'queued', r.queued.length);
   }
 
   /** Drains the end queues of the hotels whose actor this process owns (each scan). */

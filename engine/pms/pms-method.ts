@@ -7,6 +7,7 @@ import { IdentityMethod, type Started, type TermsSource } from '../signin/identi
 import type { SignInContext, SignInMethod, StartedSession, StartOutcome } from '../signin/method.js';
 import { GUESS_REFUSAL_WINDOW_MS, type GuessingLimitsSource } from '../signin/voucher-method.js';
 import type { PmsGuest } from './pms-adapter.js';
+import { endOrQueue, type EndSession } from './pms-ends.js';
 import type { PmsGuestStore, PmsLinkState } from './pms-guest-store.js';
 
 /** What the guest typed; `match` is what limit() found for start() to use. */
@@ -47,7 +48,7 @@ export class PmsMethod implements SignInMethod<RoomClaim, StartedSession, Starte
     terms: TermsSource,
     defaults: { sessionMinutes: number; idleSec: number },
     private readonly staleAfterMs: number,
-    private readonly endSession: (tenantId: string, hotspotId: string, sid: string) => Promise<unknown>,
+    private readonly endSession: EndSession,
     private readonly metrics: Metrics,
   ) {
     this.identity = new IdentityMethod(redis, terms, defaults, 'pms');
@@ -98,8 +99,9 @@ export class PmsMethod implements SignInMethod<RoomClaim, StartedSession, Starte
     const out = await this.identity.start(ctx, { method: 'pms', username: roomUsername(g.room) });
     if (out.kind !== 'started') return out;
     if (!await this.guests.attach(ctx.tenantId, ctx.hotspot.id, g.reservation, out.session.sessionId)) {
-      // Checked out between the match and now: the session the check-out could not see ends here.
-      await this.endSession(ctx.tenantId, ctx.hotspot.id, out.session.sessionId).catch(() => undefined);
+      // Checked out between the match and now: the session the check-out could not see ends here,
+      // or, when the hotspot's actor is another process's, by that process from the end queue.
+      await endOrQueue(this.redis, this.endSession, ctx.tenantId, ctx.hotspot.id, [out.session.sessionId]);
       return { kind: 'refused', answer: 'checked_out', error: Errors.PMS_GUEST_NOT_FOUND() };
     }
     return out;

@@ -58,6 +58,7 @@ const SCRIPTS = [
   { file: 'request-sponsor-7.lua', name: 'requestSponsorV1', numberOfKeys: 7 },
   { file: 'approve-sponsor-15.lua', name: 'approveSponsorV2', numberOfKeys: 15 },
   { file: 'reject-sponsor-3.lua', name: 'rejectSponsorV1', numberOfKeys: 3 },
+  { file: 'withdraw-sponsor-4.lua', name: 'withdrawSponsorV1', numberOfKeys: 4 },
   // Dashboard operations (engine/dashboard/): posture verdicts, NAS presence
   { file: 'record-posture-5.lua', name: 'recordPostureV1', numberOfKeys: 5 },
   { file: 'mark-nas-seen-2.lua', name: 'markNasSeenV1', numberOfKeys: 2 },
@@ -184,6 +185,8 @@ declare module 'ioredis' {
     ): Result<unknown[], Context>;
     rejectSponsorV1(linkKey: string, requestKey: string, eventsKey: string, now: Arg, requestId: string, tokenHash: string, reason: string,
       callback?: Callback<unknown[]>): Result<unknown[], Context>;
+    withdrawSponsorV1(requestKey: string, linkKey: string, recentKey: string, eventsKey: string, now: Arg, requestId: string,
+      callback?: Callback<number>): Result<number, Context>;
     // Dashboard operations (engine/dashboard/)
     recordPostureV1(
       postureKey: string, countsKey: string, minuteKey: string, hourKey: string, eventsKey: string,

@@ -39,10 +39,11 @@ export const HOTSPOT_DEFAULT_TERMS: TermsSource = { termsFor: () => Promise.reso
  * The start of a guest whose method has checked them already: only the
  * block check and the method-neutral session start (start-session-13.lua),
  * with the session's terms from the hotspot's settings for that method.
- * The sponsor and hotel-room (PMS) sign-ins start through this one file
- * (SignInService.start). OTP codes do not: their check and start are one
- * script, use-otp-14.lua (otp/otp-code-method.ts), which shares resolveTerms
- * and startedAnswer from here.
+ * The hotel-room sign-in starts through it (PmsMethod holds one, method
+ * `pms`, run by SignInService.via). Sponsor approval does not: its link is
+ * used up and its session started by one script, approve-sponsor-15.lua
+ * (sponsor/sponsor-method.ts); nor do OTP codes: use-otp-14.lua
+ * (otp/otp-code-method.ts). Both share resolveTerms and startedAnswer from here.
  */
 export class IdentityMethod implements SignInMethod<CheckedIdentity, StartedSession, Started> {
   /** One instance per method, so the pipeline records each decision under its own method. */

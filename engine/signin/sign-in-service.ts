@@ -5,7 +5,7 @@ import type { DecisionSink } from './decision-sink.js';
 import { OtpCodeMethod } from './otp/otp-code-method.js';
 import { OtpStore } from './otp/otp-store.js';
 import type { CodeClaim } from './otp/types.js';
-import { IdentityMethod, type CheckedIdentity, type PreCheckedMethod, type Started, type TermsSource } from './identity-method.js';
+import type { Started, TermsSource } from './identity-method.js';
 import { SponsorMethod, type SponsorApproval } from './sponsor/sponsor-method.js';
 import { SponsorStore } from './sponsor/sponsor-store.js';
 import { SignInPipeline, type DurabilityBarrier, type HotspotLookup, type SignInActors, type TenantLoader } from './sign-in-pipeline.js';
@@ -29,22 +29,12 @@ export interface SignInDeps {
 }
 
 /**
- * A guest whose method let them in by a step of its own (a sponsor's
- * approval, a hotel guest found in the PMS): where, which device, and who.
- * `hotspot` when the caller resolved it (the portal sign-in): not looked up again.
- */
-export interface IdentitySignIn extends CheckedIdentity, SignInRequest {
-  tenantId: string;
-}
-
-/**
  * Guest sign-in, whatever the surface (portal, RADIUS PAP) and the method:
  * every call runs the one pipeline (sign-in-pipeline.ts) with its method.
  */
 export class SignInService {
   private readonly pipeline: SignInPipeline;
   private readonly vouchers: VoucherMethod;
-  private readonly identities = new Map<PreCheckedMethod, IdentityMethod>();
   private readonly codes: Record<CodeClaim['kind'], OtpCodeMethod>;
   private readonly sponsors: SponsorMethod;
 
@@ -90,21 +80,5 @@ export class SignInService {
    */
   via<In, S extends StartedSession, Out>(method: SignInMethod<In, S, Out>, req: SignInRequest, input: In): Promise<Out> {
     return this.pipeline.run(method, req, input);
-  }
-
-  /**
-   * A guest whose method checked them already, in a step of its own (the
-   * sponsor and hotel-room sign-ins): the block check and the session start
-   * (IdentityMethod, start-session-13.lua), with the session's terms from the
-   * hotspot's settings for that method. OTP codes do not come here: their
-   * check and start are one script (code()).
-   */
-  start(id: IdentitySignIn): Promise<Started> {
-    let method = this.identities.get(id.method);
-    if (!method) {
-      method = new IdentityMethod(this.deps.redis, this.deps.terms, this.deps.defaults, id.method);
-      this.identities.set(id.method, method);
-    }
-    return this.pipeline.run(method, id, { method: id.method, username: id.username }, id.tenantId);
   }
 }

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Attr, Code, RadiusCrypto, attributeValue, checkFraming, type RadiusPacket } from '../../radius/index.js';
 import { DynamicAuthListener } from '../radius/dynamic-auth-listener.js';
 import { TestNas, accessRequest } from '../radius/helpers.js';
-import { FiasSimulator } from '../support/fias-simulator.js';
+import { FiasSimulator, type SimGuest } from '../support/fias-simulator.js';
 import { call, dashed, keys, macs, newTenant, startService, until, type Running, type Tenant } from '../support/fixture.js';
 
 /**
@@ -37,7 +37,7 @@ describe('room sign-in over Oracle FIAS', () => {
   });
 
   /** A tenant with a hotspot, a test NAS (RADIUS client and Dynamic Authorization listener) and a FIAS simulator linked to it. */
-  async function hotel(resyncAfterGapSec: number, guests: { reservation: string; room: string; name: string; share?: boolean }[]): Promise<Hotel> {
+  async function hotel(resyncAfterGapSec: number, guests: SimGuest[]): Promise<Hotel> {
     const t = await newTenant(svc.service, 'Hotel');
     const sim = await FiasSimulator.start();
     opened.push(sim);
@@ -185,6 +185,27 @@ describe('room sign-in over Oracle FIAS', () => {
     h.sim.checkOut(`M${suffix}`);
     await h.nas.da.waitFor(disconnectOf(first), 10_000, from);
     await h.nas.da.waitFor(disconnectOf(second), 10_000, from);
+  });
+
+  it('a guest without a reservation number (no G#) who moves rooms is keyed by the new room: a GO naming it ends the session', async () => {
+    const h = await hotel(3600, [{ reservation: `N${suffix}`, room: '101', name: 'Novak', noNumber: true }]);
+    const mac = randomMac();
+    const s = await verify(h, '101', 'Novak', mac);
+    expect(s.status).toBe(200);
+    expect(await authorize(h, mac)).toBe(Code.ACCESS_ACCEPT);
+
+    h.sim.move(`N${suffix}`, '205');
+    await until(async () => (await guestRoom(h, 'RN:205')) === '205', { what: 'GC without G# applied' });
+    expect(await guestRoom(h, 'RN:101')).toBeNull();
+    // The old room is free for a guest of its own, not the moved guest's key.
+    h.sim.checkIn({ reservation: `P${suffix}`, room: '101', name: 'Price', noNumber: true });
+    await until(async () => (await guestRoom(h, 'RN:101')) === '101', { what: 'new guest in 101' });
+
+    const from = h.nas.da.received.length;
+    h.sim.checkOut(`N${suffix}`);
+    await h.nas.da.waitFor(disconnectOf(mac), 10_000, from);
+    await until(async () => (await guestRoom(h, 'RN:205')) === null, { what: 'GO without G# applied' });
+    expect(await guestRoom(h, 'RN:101')).toBe('101');
   });
 
   it('a link cut past PMS_STALE_AFTER_SEC answers pms_unavailable and recovers by itself, with no resync after a short gap', async () => {

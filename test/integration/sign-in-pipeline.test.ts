@@ -1,13 +1,15 @@
 import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import { describe, expect } from 'vitest';
+import { HOTSPOT_DEFAULT_TERMS, IdentityMethod } from '../../engine/signin/identity-method.js';
 import { call, dashed, keys, type Running, serviceTest, until } from '../support/fixture.js';
 
 const test = serviceTest();
 
 /**
  * The one sign-in pipeline (engine/signin/): a voucher and a guest an earlier
- * step checked (an OTP identity) start their sessions through the same path,
+ * step checked (IdentityMethod, as room sign-in uses it through
+ * SignInService.via) start their sessions through the same path,
  * land in Postgres the same way (sessions row, audit session_start with the
  * method), and each decision is counted. A voucher_use entry queued by the
  * version before the method-neutral start is still stored, and counted.
@@ -19,13 +21,17 @@ describe('sign-in pipeline', () => {
 
   test.beforeAll(({ svc: s_, db: d_, redis: r_ }) => { svc = s_; db = d_; redis = r_; });
 
+  // As PmsMethod holds it: method `pms`, a day's session when the hotspot sets none.
+  const identity = () => new IdentityMethod(svc.service.engine.redis, HOTSPOT_DEFAULT_TERMS, { sessionMinutes: 1440, idleSec: 900 }, 'pms');
+  const startIdentity = (req: { hotspotId: string; mac: string; ip: string; ssid: string }, username: string) =>
+    svc.service.engine.signIn.via(identity(), req, { method: 'pms', username });
   const decisions = (label: string): number => svc.service.engine.metrics.value('signin_decisions_total', label);
   const row = async (sid: string) => (await db.query(
     'SELECT auth_method, username, voucher_id, mac, ssid, ended_at FROM sessions WHERE id = $1', [sid])).rows[0] as Record<string, unknown> | undefined;
   const start = async (tenant: string, sid: string) => (await db.query(
     `SELECT auth_method, username, details FROM audit_records WHERE tenant_id = $1 AND id = $2`, [tenant, `${sid}:start`])).rows[0] as Record<string, unknown> | undefined;
 
-  test('a voucher and an OTP identity sign in through one path and are stored alike, each with its method', async ({ tenant: t, mac }) => {
+  test('a voucher and a checked identity sign in through one path and are stored alike, each with its method', async ({ tenant: t, mac }) => {
     // Sent in lower case and in dashes; stored and keyed in the engine's one notation.
     const [m1, m2] = [mac(), mac()];
     const created = await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code: 'PIPE-1', max_uses: 5 } });
@@ -36,45 +42,41 @@ describe('sign-in pipeline', () => {
     const v = await signIn.voucher({ hotspotId: t.hotspotId, code: 'PIPE-1', mac: m1.toLowerCase(), ip: '10.8.0.1', ssid: 'Guest' });
     expect(v).toEqual({ status: 'authorized', session_id: expect.stringMatching(/^sess_/), expires_at: expect.any(String), uses_left: 4, redirect_url: null });
     const before = Date.now();
-    const o = await signIn.start({
-      tenantId: t.tenantId, hotspotId: t.hotspotId, mac: dashed(m2).toLowerCase(), ip: '10.8.0.2', ssid: 'Guest', method: 'sms_otp', username: '+905551234567',
-    });
-    // The hotspot sets no session length: the service default (a day).
+    const o = await startIdentity({ hotspotId: t.hotspotId, mac: dashed(m2).toLowerCase(), ip: '10.8.0.2', ssid: 'Guest' }, 'room:101');
+    // The hotspot sets no session length: the method's default (a day).
     expect(o).toEqual({ status: 'authorized', session_id: expect.stringMatching(/^sess_/), expires_at: expect.any(String), redirect_url: null });
     expect(Date.parse(o.expires_at) - before).toBeGreaterThan(1440 * 60_000 - 60_000);
-    expect(await redis.hget(keys.grant(t.tenantId, t.hotspotId, m2), 'method')).toBe('sms_otp');
+    expect(await redis.hget(keys.grant(t.tenantId, t.hotspotId, m2), 'method')).toBe('pms');
     expect(decisions('voucher accept ')).toBe(acceptsBefore + 1);
-    expect(decisions('sms_otp accept ')).toBeGreaterThanOrEqual(1);
+    expect(decisions('pms accept ')).toBeGreaterThanOrEqual(1);
 
     await until(async () => (await row(v.session_id)) !== undefined && (await row(o.session_id)) !== undefined);
     expect(await row(v.session_id)).toMatchObject({ auth_method: 'voucher', username: 'PIPE-1', voucher_id: vid, mac: m1, ssid: 'Guest' });
-    expect(await row(o.session_id)).toMatchObject({ auth_method: 'sms_otp', username: '+905551234567', voucher_id: null, mac: m2 });
+    expect(await row(o.session_id)).toMatchObject({ auth_method: 'pms', username: 'room:101', voucher_id: null, mac: m2 });
     await until(async () => (await start(t.tenantId, o.session_id)) !== undefined && (await start(t.tenantId, v.session_id)) !== undefined);
     expect(await start(t.tenantId, v.session_id)).toMatchObject({ auth_method: 'voucher', username: 'PIPE-1', details: { voucher_id: vid } });
-    const otp = await start(t.tenantId, o.session_id);
-    expect(otp).toMatchObject({ auth_method: 'sms_otp', username: '+905551234567' });
-    expect(otp!.details).not.toHaveProperty('voucher_id');
+    const checked = await start(t.tenantId, o.session_id);
+    expect(checked).toMatchObject({ auth_method: 'pms', username: 'room:101' });
+    expect(checked!.details).not.toHaveProperty('voucher_id');
     await until(async () => (await db.query('SELECT current_uses FROM vouchers WHERE id = $1', [vid])).rows[0].current_uses === 1);
 
-    // The same device signs in again by e-mail: its OTP session is replaced, ended once.
-    const again = await signIn.start({
-      tenantId: t.tenantId, hotspotId: t.hotspotId, mac: m2, ip: '10.8.0.2', ssid: 'Guest', method: 'email', username: 'guest@example.com',
-    });
+    // The same device signs in again: its earlier session is replaced, ended once.
+    const again = await startIdentity({ hotspotId: t.hotspotId, mac: m2, ip: '10.8.0.2', ssid: 'Guest' }, 'room:102');
     await until(async () => Boolean((await row(o.session_id))?.ended_at) && (await row(again.session_id)) !== undefined);
     expect((await db.query('SELECT end_reason FROM sessions WHERE id = $1', [o.session_id])).rows[0].end_reason).toBe('replaced');
     expect(await svc.service.engine.audit.verify(t.tenantId)).toMatchObject({ valid: true });
   });
 
-  test('refuses a blocked device and a hotspot of another tenant; the refusal is a recorded decision', async ({ tenant: t, mac: nextMac }) => {
-    const { signIn, blocks } = svc.service.engine;
+  test('refuses a blocked device and an unknown hotspot; the refusal is a recorded decision', async ({ tenant: t, mac: nextMac }) => {
+    const { blocks } = svc.service.engine;
     const [mac, other] = [nextMac(), nextMac()];
     await blocks.block(t.tenantId, mac, '24h', 'op_test', null);
-    const blockedBefore = decisions('msgapp_otp reject device_blocked');
-    const id = { tenantId: t.tenantId, hotspotId: t.hotspotId, mac, ip: '', ssid: '', method: 'msgapp_otp' as const, username: '+905551234568' };
-    await expect(signIn.start(id)).rejects.toMatchObject({ code: 'device_blocked', status: 403 });
-    expect(decisions('msgapp_otp reject device_blocked')).toBe(blockedBefore + 1);
-    await expect(signIn.start({ ...id, mac: other, tenantId: 'tn_someone_else' })).rejects.toMatchObject({ code: 'hotspot_not_found' });
-    await expect(signIn.start({ ...id, mac: 'not-a-mac' })).rejects.toMatchObject({ code: 'invalid_mac' });
+    const blockedBefore = decisions('pms reject device_blocked');
+    const req = { hotspotId: t.hotspotId, mac, ip: '', ssid: '' };
+    await expect(startIdentity(req, 'room:103')).rejects.toMatchObject({ code: 'device_blocked', status: 403 });
+    expect(decisions('pms reject device_blocked')).toBe(blockedBefore + 1);
+    await expect(startIdentity({ ...req, mac: other, hotspotId: 'hs_nobody' }, 'room:103')).rejects.toMatchObject({ code: 'hotspot_not_found' });
+    await expect(startIdentity({ ...req, mac: 'not-a-mac' }, 'room:103')).rejects.toMatchObject({ code: 'invalid_mac' });
     expect(await redis.exists(keys.grant(t.tenantId, t.hotspotId, other))).toBe(0);
   });
 

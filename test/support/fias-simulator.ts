@@ -2,7 +2,10 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { FrameDecoder, encode, field, record, stamp, type FiasRecord } from '../../engine/pms/fias/fias-codec.js';
 
 /** A guest as the simulated PMS holds it. */
-export interface SimGuest { reservation: string; room: string; name: string; firstName?: string; share?: boolean }
+/** `noNumber`: the PMS sends this guest's records without G# (the engine keys it by room); `reservation` is then the simulator's own label. */
+export interface SimGuest { reservation: string; room: string; name: string; firstName?: string; share?: boolean; noNumber?: boolean }
+
+const number = (g: SimGuest): Record<string, string> => (g.noNumber ? {} : { 'G#': g.reservation });
 
 /**
  * A scriptable Oracle Opera FIAS interface on loopback, for tests of
@@ -142,7 +145,7 @@ export class FiasSimulator {
     const g = this.guests.get(reservation);
     if (!g) throw new Error(`no guest ${reservation}`);
     this.guests.delete(reservation);
-    if (this.linked) this.send(record('GO', { 'G#': g.reservation, RN: g.room, GS: g.share ? 'Y' : 'N', ...stamp(Date.now()) }));
+    if (this.linked) this.send(record('GO', { ...number(g), RN: g.room, GS: g.share ? 'Y' : 'N', ...stamp(Date.now()) }));
   }
 
   /** Moves a reservation to another room (GC with RO, the old room). */
@@ -151,7 +154,7 @@ export class FiasSimulator {
     if (!g) throw new Error(`no guest ${reservation}`);
     const old = g.room;
     g.room = room;
-    if (this.linked) this.send(record('GC', { 'G#': g.reservation, RN: room, RO: old, GN: g.name, ...stamp(Date.now()) }));
+    if (this.linked) this.send(record('GC', { ...number(g), RN: room, RO: old, GN: g.name, ...stamp(Date.now()) }));
   }
 
   /** Cuts the link and refuses connections until restore(): the PMS's side goes away. */
@@ -172,7 +175,7 @@ export class FiasSimulator {
 
 function gi(g: SimGuest): FiasRecord {
   return record('GI', {
-    'G#': g.reservation, RN: g.room, GN: g.name, GF: g.firstName ?? '', GS: g.share ? 'Y' : 'N', ...stamp(Date.now()),
+    ...number(g), RN: g.room, GN: g.name, GF: g.firstName ?? '', GS: g.share ? 'Y' : 'N', ...stamp(Date.now()),
   });
 }
 

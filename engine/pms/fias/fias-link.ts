@@ -210,14 +210,20 @@ export class FiasLink implements PmsAdapter {
         return;
       }
       case 'GC': {
-        const reservation = field(r, 'G#');
-        if (!reservation) return;
         const rn = field(r, 'RN');
+        const oldRoom = normalRoom(field(r, 'RO') ?? '');
+        const given = field(r, 'G#');
+        // A PMS that sends no reservation number keys a guest by its room (guestOf): the change names
+        // the guest by its old room, and the key follows the guest to its new one, so a later
+        // GO or GI naming that room finds it, and a new guest in the old room is a guest of its own.
+        const reservation = given || roomKey(oldRoom || normalRoom(rn ?? ''));
+        if (!reservation) return;
+        const rekey = !given && rn ? roomKey(normalRoom(rn)) : '';
         const gn = field(r, 'GN');
         const gf = field(r, 'GF');
         const gs = field(r, 'GS');
         await this.listener.change({
-          reservation, oldRoom: normalRoom(field(r, 'RO') ?? ''),
+          reservation, oldRoom, ...(rekey && rekey !== reservation ? { rekey } : {}),
           ...(rn ? { room: normalRoom(rn) } : {}), ...(gn !== undefined ? { name: gn } : {}),
           ...(gf !== undefined ? { firstName: gf } : {}), ...(gs !== undefined ? { share: gs === 'Y' } : {}),
         });
@@ -235,10 +241,13 @@ export function normalRoom(room: string): string {
   return room.trim().toUpperCase();
 }
 
+/** The reservation key of a guest whose PMS sends no reservation number (G#): its room. */
+const roomKey = (room: string): string => (room ? `RN:${room}` : '');
+
 function guestOf(r: FiasRecord): PmsGuest | null {
   const room = normalRoom(field(r, 'RN') ?? '');
   if (!room) return null;
   // A PMS that sends no reservation number: the room stands for it (no shares then).
-  const reservation = field(r, 'G#') || `RN:${room}`;
+  const reservation = field(r, 'G#') || roomKey(room);
   return { reservation, room, name: field(r, 'GN') ?? '', firstName: field(r, 'GF') ?? '', share: field(r, 'GS') === 'Y' };
 }

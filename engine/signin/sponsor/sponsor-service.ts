@@ -130,7 +130,7 @@ export class SponsorService {
     });
     if (!await this.send(tenantId, requestId, sponsor, mail)) {
       // Nobody can answer a request whose link went nowhere: withdrawn, so it never shows as waiting.
-      await this.d.store.withdraw(tenantId, requestId, hash);
+      await this.d.store.withdraw(tenantId, requestId, hash, this.d.now());
       throw refuse(Errors.SPONSOR_SEND_FAILED());
     }
     return { status: 'pending', request_id: requestId, expires_in: Math.round(ttlMs / 1000) };
@@ -185,7 +185,7 @@ export class SponsorService {
       const out = await this.d.store.reject(t.tenantId, r.id, t.hash, now);
       if (out === 'used') throw Errors.SPONSOR_LINK_USED();
       if (out !== 'ok') throw Errors.SPONSOR_LINK_EXPIRED();
-      this.d.decisions.record({ tenantId: t.tenantId, hotspotId: r.hotspotId, method: 'sponsor', outcome: 'reject', reason: 'sponsor_rejected', at: now });
+      this.d.decisions.record({ tenantId: t.tenantId, hotspotId: r.hotspotId, method: 'sponsor', outcome: 'reject', reason: Errors.SPONSOR_REJECTED().code, at: now });
       return { decision: 'rejected', minutes: null };
     }
     const sp = (await this.d.settings.get(t.tenantId)).sponsor;

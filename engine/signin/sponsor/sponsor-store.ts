@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { Errors } from '../../errors.js';
 import { activityKeys } from '../../events/activity-keys.js';
 import { keys } from '../../redis/keys.js';
 
@@ -96,9 +97,9 @@ export class SponsorStore {
   }
 
   /** Withdraws a request whose e-mail could not be sent: nobody can answer it. */
-  async withdraw(tenantId: string, requestId: string, tokenHash: string): Promise<void> {
-    await this.redis.multi().del(keys.sponsorRequest(tenantId, requestId), keys.sponsorLink(tenantId, tokenHash))
-      .zrem(keys.sponsorRecent(tenantId), requestId).exec();
+  async withdraw(tenantId: string, requestId: string, tokenHash: string, now: number): Promise<void> {
+    await this.redis.withdrawSponsorV1(keys.sponsorRequest(tenantId, requestId), keys.sponsorLink(tenantId, tokenHash),
+      keys.sponsorRecent(tenantId), keys.events(tenantId), now, requestId);
   }
 
   /** A request by id, with `expired` derived; null when unknown (or another tenant's id). */
@@ -147,7 +148,7 @@ export class SponsorStore {
   /** The rejection: the link used up, the request rejected, in one script. */
   async reject(tenantId: string, requestId: string, tokenHash: string, now: number): Promise<'ok' | 'unknown' | 'used' | 'expired'> {
     const a = await this.redis.rejectSponsorV1(keys.sponsorLink(tenantId, tokenHash), keys.sponsorRequest(tenantId, requestId), keys.events(tenantId),
-      now, requestId, tokenHash, 'sponsor_rejected');
+      now, requestId, tokenHash, Errors.SPONSOR_REJECTED().code);
     return String(a[0]) as 'ok' | 'unknown' | 'used' | 'expired';
   }
 

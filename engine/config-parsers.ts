@@ -1,0 +1,114 @@
+import { accessSync, constants as fsConstants } from 'node:fs';
+import { isIP } from 'node:net';
+import { parseSecretKey, type SecretKey } from './secrets/secret-box.js';
+
+/**
+ * The parsers of engine/config.ts's settings that need more than a number or
+ * a switch (each reports its own problems, one line each): kept apart so
+ * config.ts stays the list of settings and their defaults.
+ */
+
+/** The PMS links' timers (Config.pms). */
+export interface PmsTimers { keepAliveMs: number; deadAfterMs: number; staleAfterMs: number; leaseMs: number; maxBackoffMs: number }
+
+/** An address range: `address` canonical (as node:net prints it), `prefix` its length in bits. */
+export interface Cidr {
+  address: string;
+  prefix: number;
+  family: 'ipv4' | 'ipv6';
+}
+
+/**
+ * ALLOW_PRIVATE_TARGETS, also accepted as WEBHOOK_ALLOW_PRIVATE_TARGETS: one switch for every
+ * outbound URL a tenant gives (providers, SMTP, webhooks). Both set and disagreeing is a mistake.
+ */
+export function privateTargets(env: NodeJS.ProcessEnv, bool: (name: string, fallback: boolean) => boolean, problems: string[]): boolean {
+  const general = bool('ALLOW_PRIVATE_TARGETS', false);
+  const webhook = bool('WEBHOOK_ALLOW_PRIVATE_TARGETS', false);
+  const set = (name: string): boolean => (env[name] ?? '').trim() !== '';
+  if (set('ALLOW_PRIVATE_TARGETS') && set('WEBHOOK_ALLOW_PRIVATE_TARGETS') && general !== webhook) {
+    problems.push('ALLOW_PRIVATE_TARGETS and WEBHOOK_ALLOW_PRIVATE_TARGETS are one switch and disagree: set one of them');
+  }
+  return general || webhook;
+}
+
+/** PMS_*: the links' timers (Config.pms). */
+export function pmsSettings(int: (name: string, fallback: number, min: number, max: number) => number): PmsTimers {
+  const keepAliveSec = int('PMS_KEEPALIVE_SEC', 30, 1, 600);
+  return {
+    keepAliveMs: keepAliveSec * 1000, deadAfterMs: 3 * keepAliveSec * 1000,
+    staleAfterMs: int('PMS_STALE_AFTER_SEC', 120, 1, 86_400) * 1000,
+    leaseMs: int('PMS_LEASE_MS', 15_000, 1000, 600_000),
+    maxBackoffMs: int('PMS_RECONNECT_MAX_SEC', 60, 1, 3600) * 1000,
+  };
+}
+
+/** METRICS_TOKEN: long enough not to be guessed (it guards what the service tells about its traffic). */
+export function metricsToken(env: NodeJS.ProcessEnv, problems: string[]): string | undefined {
+  const raw = env.METRICS_TOKEN ?? '';
+  if (raw === '') return undefined;
+  if (raw.length < 16 || /\s/.test(raw)) problems.push(`METRICS_TOKEN must be at least 16 characters without spaces; it is ${raw.length}`);
+  return raw;
+}
+
+/** SECRETS_KEY and SECRETS_KEY_OLD, each 32 bytes in hex or base64; a bad one is named, never echoed. */
+export function secretsKeys(env: NodeJS.ProcessEnv, problems: string[]): { current: SecretKey | undefined; old: SecretKey[] } {
+  const bad = '32 bytes written as 64 hex digits or as base64 (e.g. openssl rand -base64 32)';
+  let current: SecretKey | undefined;
+  if (env.SECRETS_KEY) {
+    current = parseSecretKey(env.SECRETS_KEY) ?? undefined;
+    if (!current) problems.push(`SECRETS_KEY must be ${bad}`);
+  }
+  const old: SecretKey[] = [];
+  const olds = (env.SECRETS_KEY_OLD ?? '').split(',').map((k) => k.trim()).filter(Boolean);
+  olds.forEach((raw, i) => {
+    const k = parseSecretKey(raw);
+    if (k) old.push(k);
+    else problems.push(`SECRETS_KEY_OLD (key ${i + 1} of ${olds.length}) must be ${bad}`);
+  });
+  if (olds.length > 0 && !env.SECRETS_KEY) problems.push('SECRETS_KEY_OLD needs SECRETS_KEY: the old keys only open what the current one re-seals');
+  return { current, old };
+}
+
+/** Both TLS files or neither; each must be readable now (start-up), not at the first handshake. */
+export function tlsFiles(env: NodeJS.ProcessEnv, problems: string[]): { certFile: string; keyFile: string } | undefined {
+  const certFile = env.TLS_CERT_FILE ?? '';
+  const keyFile = env.TLS_KEY_FILE ?? '';
+  if (!certFile && !keyFile) return undefined;
+  if (!certFile || !keyFile) {
+    problems.push(`TLS_CERT_FILE and TLS_KEY_FILE go together: set both (HTTPS) or neither (plain HTTP); only ${certFile ? 'TLS_CERT_FILE' : 'TLS_KEY_FILE'} is set`);
+    return undefined;
+  }
+  for (const [name, file] of [['TLS_CERT_FILE', certFile], ['TLS_KEY_FILE', keyFile]] as const) {
+    try {
+      accessSync(file, fsConstants.R_OK);
+    } catch (err) {
+      problems.push(`${name}=${JSON.stringify(file)} is not a readable file (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+  }
+  return { certFile, keyFile };
+}
+
+/**
+ * A comma-separated list of CIDRs, IPv4 and IPv6 (`10.0.0.0/8, fd00::/8`); a
+ * bare address is one host (/32, /128). Each bad entry is its own problem.
+ */
+export function cidrList(name: string, raw: string, problems: string[]): Cidr[] {
+  const out: Cidr[] = [];
+  for (const part of raw.split(',')) {
+    const entry = part.trim();
+    if (entry === '') continue;
+    const slash = entry.indexOf('/');
+    const address = slash < 0 ? entry : entry.slice(0, slash);
+    const family = isIP(address);
+    const max = family === 6 ? 128 : 32;
+    const bits = slash < 0 ? String(max) : entry.slice(slash + 1);
+    const prefix = Number(bits);
+    if (family === 0 || !/^\d{1,3}$/.test(bits) || prefix > max) {
+      problems.push(`${name}: ${JSON.stringify(entry)} is not an IPv4 or IPv6 CIDR (address/prefix, e.g. 10.0.0.0/8 or fd00::/8)`);
+      continue;
+    }
+    out.push({ address, prefix, family: family === 6 ? 'ipv6' : 'ipv4' });
+  }
+  return out;
+}
