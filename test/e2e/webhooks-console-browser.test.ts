@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { afterAll, beforeAll, describe, inject, it } from 'vitest';
 import { launchDesktop, requireChromium, type PhoneBrowser } from '../support/browser.js';
 import { newTenant, startService, type Running, type Tenant } from '../support/fixture.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
@@ -23,7 +23,9 @@ describe('console: webhooks page', () => {
   beforeAll(async () => {
     requireChromium();
     mkdirSync(SHOTS, { recursive: true });
-    svc = await startService({ SECRETS_KEY: randomBytes(32).toString('base64'), WEBHOOK_POLL_MS: '20' });
+    // A Redis database of its own, as for every webhook test file: no other file's process (one killed while it
+    // held this delivery, say) takes part in these deliveries.
+    svc = await startService({ REDIS_URL: `${inject('redisUrl')}/13`, SECRETS_KEY: randomBytes(32).toString('base64'), WEBHOOK_POLL_MS: '20' });
     t = await newTenant(svc.service, 'Webhook Console Venue');
     rx = await WebhookReceiver.start();
     browser = await launchDesktop();

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject } from 'vitest';
 import { ConfigError, loadConfig } from '../../engine/index.js';
 import { OutboundPolicy, TargetNotAllowedError, type Resolver } from '../../engine/net/outbound-target.js';
 import { WebhookStore } from '../../engine/webhooks/webhook-store.js';
@@ -15,7 +15,12 @@ import { WebhookReceiver } from '../support/webhook-receiver.js';
  * connection, to the address checked (a name that rebinds to loopback after
  * the save reaches nothing). The service here runs WITHOUT the setting.
  */
-const test = serviceTest({ SECRETS_KEY: randomBytes(32).toString('base64'), ALLOW_PRIVATE_TARGETS: 'false', WEBHOOK_POLL_MS: '20', WEBHOOK_RETRY_BASE_MS: '20' });
+// A Redis database of its own: every engine process dispatches every tenant in its Redis, and the other test files'
+// services allow private targets, so one of them could send the delivery this service must refuse.
+const test = serviceTest(async () => ({
+  REDIS_URL: `${inject('redisUrl')}/12`, SECRETS_KEY: randomBytes(32).toString('base64'), ALLOW_PRIVATE_TARGETS: 'false',
+  WEBHOOK_POLL_MS: '20', WEBHOOK_RETRY_BASE_MS: '20',
+}));
 const SECRET = 'target-test-secret-0123456789';
 
 /** A resolver from a table of answers per name, used in turn (the last one sticks). */
