@@ -9,7 +9,7 @@ import { parseSecretKey, type SecretKey } from './secrets/secret-box.js';
  */
 
 /** The PMS links' timers (Config.pms). */
-export interface PmsTimers { keepAliveMs: number; deadAfterMs: number; staleAfterMs: number; leaseMs: number; maxBackoffMs: number }
+export interface PmsTimers { keepAliveMs: number; deadAfterMs: number; staleAfterMs: number; leaseMs: number; maxBackoffMs: number; holdLinks: boolean }
 
 /** An address range: `address` canonical (as node:net prints it), `prefix` its length in bits. */
 export interface Cidr {
@@ -33,13 +33,15 @@ export function privateTargets(env: NodeJS.ProcessEnv, bool: (name: string, fall
 }
 
 /** PMS_*: the links' timers (Config.pms). */
-export function pmsSettings(int: (name: string, fallback: number, min: number, max: number) => number): PmsTimers {
+export function pmsSettings(int: (name: string, fallback: number, min: number, max: number) => number,
+  bool: (name: string, fallback: boolean) => boolean): PmsTimers {
   const keepAliveSec = int('PMS_KEEPALIVE_SEC', 30, 1, 600);
   return {
     keepAliveMs: keepAliveSec * 1000, deadAfterMs: 3 * keepAliveSec * 1000,
     staleAfterMs: int('PMS_STALE_AFTER_SEC', 120, 1, 86_400) * 1000,
     leaseMs: int('PMS_LEASE_MS', 15_000, 1000, 600_000),
     maxBackoffMs: int('PMS_RECONNECT_MAX_SEC', 60, 1, 3600) * 1000,
+    holdLinks: bool('PMS_HOLD_LINKS', true),
   };
 }
 

@@ -316,7 +316,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       tenantConcurrency: int('WEBHOOK_TENANT_CONCURRENCY', 16, 1, 1000),
       pollMs: int('WEBHOOK_POLL_MS', 100, 10, 60_000),
     },
-    pms: pmsSettings(int),
+    pms: pmsSettings(int, bool),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

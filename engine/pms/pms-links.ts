@@ -21,6 +21,8 @@ export interface PmsSettings {
   leaseMs: number;
   /** PMS_RECONNECT_MAX_SEC: the reconnection back-off's ceiling. */
   maxBackoffMs: number;
+  /** PMS_HOLD_LINKS: this process may hold FIAS connections (false: it only serves sign-ins and ends queued check-outs). */
+  holdLinks: boolean;
 }
 
 
@@ -50,6 +52,8 @@ export class PmsLinks {
   private configured = new Map<string, PmsLinkConfig>();
   private timer: NodeJS.Timeout | undefined;
   private scanning: Promise<void> | null = null;
+  /** Links saved through this process's API and not yet taken (saved()). */
+  private readonly savedHere = new Set<string>();
   private stopped = false;
 
   constructor(
@@ -87,6 +91,17 @@ export class PmsLinks {
     return !c ? 'unknown' : c.enabled ? 'enabled' : 'disabled';
   }
 
+  /**
+   * A link saved through this process: it starts here at once. The other processes leave a link saved less
+   * than a lease period ago to the process that saved it (which scans at once), so two processes do not race
+   * for a new link and hand it over moments later, with records sent meanwhile lost to the reconnection; if
+   * the saver stopped, they take it after that period.
+   */
+  saved(hotspotId: string): Promise<void> {
+    if (this.settings.holdLinks) this.savedHere.add(hotspotId);
+    return this.scan();
+  }
+
   /** One scan now (the API calls it after a change, so the link starts without waiting for the timer). */
   scan(): Promise<void> {
     this.scanning ??= this.scanOnce().catch((err: Error) => this.log.warn({ err: err.message }, 'PMS link scan failed'))
@@ -118,8 +133,10 @@ export class PmsLinks {
       if (!c || !c.enabled || c.updated_at !== h.config.updated_at) await this.letGo(hs, h);
     }
     await this.drainEnds(all);
+    if (!this.settings.holdLinks) return;
     for (const c of all) {
       if (!c.enabled || this.stopped || this.held.has(c.hotspot_id)) continue;
+      if (!this.savedHere.has(c.hotspot_id) && Date.now() - Date.parse(c.updated_at) < this.settings.leaseMs) continue;
       const t = c.tenant_id;
       const hs = c.hotspot_id;
       const [actorOwner, want] = await this.redis.mget(keys.lease(t, hs), keys.pmsWant(t, hs));
@@ -127,7 +144,10 @@ export class PmsLinks {
       // Another process owns the hotspot and asked for the link: leave it free for that one.
       else if (want && want !== this.nodeId) continue;
       const ok = await this.redis.holdPmsLeaseV1(keys.pmsLease(t, hs), this.nodeId, 'hold', this.settings.leaseMs);
-      if (ok === 1) this.take(c);
+      if (ok === 1) {
+        this.savedHere.delete(hs);
+        this.take(c);
+      }
     }
   }
 

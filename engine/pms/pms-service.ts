@@ -65,7 +65,8 @@ export class PmsService {
 
   async put(tenantId: string, hotspotId: string, input: PmsLinkInput): Promise<PmsLinkView> {
     const c = await this.store.put(tenantId, hotspotId, input);
-    void this.links.scan(); // this process picks it up at once; the others within a third of the lease time
+    // This process starts it at once; the others leave a freshly saved link to it for a lease period.
+    void this.links.saved(hotspotId);
     return this.view(c);
   }
 

@@ -29,7 +29,7 @@ describe('room sign-in over Oracle FIAS', () => {
   const suffix = randomBytes(3).toString('hex').toUpperCase();
 
   beforeAll(async () => {
-    svc = await startService({ PMS_KEEPALIVE_SEC: '1', PMS_STALE_AFTER_SEC: '3', PMS_LEASE_MS: '1500', PMS_RECONNECT_MAX_SEC: '1' });
+    svc = await startService({ PMS_HOLD_LINKS: 'true', PMS_KEEPALIVE_SEC: '1', PMS_STALE_AFTER_SEC: '3', PMS_LEASE_MS: '1500', PMS_RECONNECT_MAX_SEC: '1' });
   });
   afterAll(async () => {
     await svc?.stop();

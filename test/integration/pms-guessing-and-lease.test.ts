@@ -14,7 +14,7 @@ import { call, dashed, keys, macs, newTenant, startService, until, type Running,
  */
 
 const randomMac = macs();
-const ENV = { PMS_KEEPALIVE_SEC: '1', PMS_STALE_AFTER_SEC: '5', PMS_LEASE_MS: '1500', PMS_RECONNECT_MAX_SEC: '1', ACTOR_THREADS: '1' };
+const ENV = { PMS_HOLD_LINKS: 'true', PMS_KEEPALIVE_SEC: '1', PMS_STALE_AFTER_SEC: '5', PMS_LEASE_MS: '1500', PMS_RECONNECT_MAX_SEC: '1', ACTOR_THREADS: '1' };
 
 describe('room sign-in: guessing limits, outbound check, one link holder', () => {
   let a: Running;

@@ -36,7 +36,7 @@ describe('the room form on the portal page', () => {
   let plain: Tenant;
 
   beforeAll(async () => {
-    svc = await startService({ PMS_KEEPALIVE_SEC: '1', PMS_LEASE_MS: '1500' });
+    svc = await startService({ PMS_HOLD_LINKS: 'true', PMS_KEEPALIVE_SEC: '1', PMS_LEASE_MS: '1500' });
     sim = await FiasSimulator.start();
     sim.checkIn({ reservation: 'P1', room: '612', name: 'ÇELİK, M' });
     hotel = await newTenant(svc.service, 'Hotel');

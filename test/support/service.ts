@@ -29,6 +29,9 @@ export function testEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
     NODE_ID: `test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
     // The fake carriers and SMTP listeners are on loopback; tests of the refusal set it to false.
     ALLOW_PRIVATE_TARGETS: 'true',
+    // Every process holds the PMS links of every hotel it finds in Postgres: only the room sign-in tests' own
+    // services do here, so one test file's hotel is never linked from another file's process (with other timers).
+    PMS_HOLD_LINKS: 'false',
     ...extra,
   };
 }
