@@ -301,8 +301,16 @@ describe('5651 evidence pack', () => {
     // this; the HTTP writer waits on uWS's onWritable the same way, http/respond.ts).
     const blocks = svc.service.engine.evidencePacks.export({ id: t.tenantId, name: 'Busy Venue' }, today(), today()).stream[Symbol.asyncIterator]();
     const taken = [(await blocks.next()).value as Buffer];
-    await new Promise((res) => setTimeout(res, 1500));
-    const stalled = await cursor();
+    // The builder fills its buffers first (slower on a busy machine): wait for the cursor to stand still
+    // for a second, however long the filling takes; an unpaced builder never does, and this fails.
+    let stalled = await cursor();
+    await until(async () => {
+      await new Promise((res) => setTimeout(res, 1000));
+      const now = await cursor();
+      const still = JSON.stringify(now) === JSON.stringify(stalled);
+      stalled = now;
+      return still;
+    }, { what: 'the builder stopped reading', timeoutMs: 30_000 });
     await new Promise((res) => setTimeout(res, 1000));
     expect(stalled).toEqual([{ state: 'idle in transaction', query_start: expect.any(Date) }]);
     expect(await cursor()).toEqual(stalled);
