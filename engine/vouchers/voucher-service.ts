@@ -24,6 +24,9 @@ export interface VoucherSpec {
   bandwidth_up_mbps: number | null;
   ssids: string[];
   notes: string | null;
+  /** Match-day window (null or absent: open on that side). */
+  valid_from?: Date | null;
+  valid_until?: Date | null;
 }
 
 export interface BatchRequest extends VoucherSpec {
@@ -85,11 +88,12 @@ export class VoucherService {
     const spec = await this.profiles.resolve(tenantId, req);
     // Refuse formats that cannot yield the batch without endless collisions.
     if (codeSpace(req.format) < req.count * 20) throw Errors.CODE_SPACE_EXHAUSTED();
+    const batchId = newId('vbt_');
     const created = await this.insert(tenantId, spec, source, req.count, (_round, want) => {
       const codes = new Set<string>();
       while (codes.size < want) codes.add(generateCode(req.format));
       return [...codes];
-    });
+    }, batchId);
     return created;
   }
 
@@ -173,7 +177,7 @@ export class VoucherService {
    * not know (use-voucher reads Redis alone).
    */
   private async insert(tenantId: string, spec: VoucherSpec, source: string, count: number,
-    codesFor: (round: number, want: number) => string[] | null): Promise<VoucherRow[]> {
+    codesFor: (round: number, want: number) => string[] | null, batchId: string | null = null): Promise<VoucherRow[]> {
     const c = await this.pool.connect();
     const put: VoucherRow[] = [];
     try {
@@ -182,7 +186,7 @@ export class VoucherService {
       for (let round = 0; round < COLLISION_ROUNDS && rows.length < count; round++) {
         const codes = codesFor(round, count - rows.length);
         if (!codes) break;
-        rows.push(...(await this.insertRows(c, tenantId, spec, source, codes)));
+        rows.push(...(await this.insertRows(c, tenantId, spec, source, codes, batchId)));
       }
       if (rows.length < count) {
         if (count > 1) throw Errors.CODE_SPACE_EXHAUSTED(); // rolled back below
@@ -204,17 +208,18 @@ export class VoucherService {
     }
   }
 
-  private async insertRows(c: PoolClient, tenantId: string, spec: VoucherSpec, source: string, codes: string[]): Promise<VoucherRow[]> {
+  private async insertRows(c: PoolClient, tenantId: string, spec: VoucherSpec, source: string, codes: string[], batchId: string | null): Promise<VoucherRow[]> {
     const ids = codes.map(() => newId('vch_'));
     const { rows } = await c.query<VoucherRow>(
       `INSERT INTO vouchers (id, tenant_id, code, max_uses, expires_at, bandwidth_profile, daily_quota_mb,
-         duration_minutes, bandwidth_down_mbps, bandwidth_up_mbps, ssids, notes, source, session_quota_mb)
-       SELECT id, $1, code, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14 FROM unnest($2::text[], $3::text[]) AS t(id, code)
+         duration_minutes, bandwidth_down_mbps, bandwidth_up_mbps, ssids, notes, source, session_quota_mb,
+         batch_id, valid_from, valid_until)
+       SELECT id, $1, code, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17 FROM unnest($2::text[], $3::text[]) AS t(id, code)
        ON CONFLICT (tenant_id, code) WHERE deleted_at IS NULL DO NOTHING
        RETURNING *`,
       [tenantId, ids, codes, spec.max_uses, spec.expires_at, spec.bandwidth_profile, spec.daily_quota_mb,
         spec.duration_minutes, spec.bandwidth_down_mbps, spec.bandwidth_up_mbps, spec.ssids, spec.notes, source,
-        spec.session_quota_mb]);
+        spec.session_quota_mb, batchId, spec.valid_from ?? null, spec.valid_until ?? null]);
     return rows;
   }
 

@@ -16,6 +16,11 @@ export interface VoucherRow {
   ssids: string[];
   notes: string | null;
   source: string;
+  /** The console batch or CSV import that made it (`vbt_...`); null for one made alone. */
+  batch_id: string | null;
+  /** Match-day window: refused before `valid_from`, expired after `valid_until`; null: open. */
+  valid_from: Date | null;
+  valid_until: Date | null;
   created_at: Date;
 }
 

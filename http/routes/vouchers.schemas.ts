@@ -135,6 +135,7 @@ export const consoleBatch = responseSchema('consoleBatch', {
   properties: {
     vouchers: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' }, code: { type: 'string' }, status: { const: 'created' } } } },
     ...strength,
+    batch_id: { type: 'string', description: 'Names this batch for its export and its printed sheets' },
   },
 });
 export const bandwidthProfiles = responseSchema('bandwidthProfiles', { type: 'object', additionalProperties: bandwidthProfile.schema });

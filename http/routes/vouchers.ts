@@ -66,7 +66,7 @@ export function voucherRoutes(engine: Engine): Route[] {
       handler: async ({ principal, body }) => {
         const format = codeFormat(body.format);
         const rows = await vs.createBatch(principal.tenant.id, { ...specOf(body), count: body.count, format }, 'console');
-        return { status: 201, body: { vouchers: rows.map((r) => ({ id: r.id, code: r.code, status: 'created' })), ...codeStrength(format) } };
+        return { status: 201, body: { vouchers: rows.map((r) => ({ id: r.id, code: r.code, status: 'created' })), ...codeStrength(format), batch_id: rows[0]?.batch_id ?? null } };
       },
       audit: ({ body }, out) => ({
         event: 'voucher_batch_created',

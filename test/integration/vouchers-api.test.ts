@@ -251,7 +251,8 @@ describe('vouchers, profiles, hotspots and NAS clients API', () => {
     test('creates 10,000 vouchers in one call, all distinct, upper case, without look-alikes', async ({ tenant: t }) => {
       const r = await api('POST', '/api/v1/vouchers', t.apiKey, { count: 10_000, max_uses: 1, notes: 'conference' });
       expect(r.status).toBe(201);
-      expect(Object.keys(r.body)).toEqual(['vouchers', 'entropy_bits', 'warnings']);
+      expect(Object.keys(r.body)).toEqual(['vouchers', 'entropy_bits', 'warnings', 'batch_id']);
+      expect(r.body.batch_id).toMatch(/^vbt_/);
       const vouchers: { id: string; code: string; status: string }[] = r.body.vouchers;
       expect(vouchers).toHaveLength(10_000);
       // Checked in plain code and asserted once: 10,000 expect calls would dominate the test's time.
