@@ -3,7 +3,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import autocannon from 'autocannon';
 import { createLogger, DEFAULT_CODE_FORMAT, Engine, loadConfig, projectPath } from '../engine/index.js';
 import { OutboundHttp } from '../engine/net/outbound-http.js';
-import { benchMac as mac, localStack, say, spawnReady, Teardown, watchReady, type ReadyChild } from './bench-kit.js';
+import { benchMac as mac, localStack, say, spawnReady, Teardown, watchReady, cpuTicks, type ReadyChild } from './bench-kit.js';
 import type { ReceiverReport } from './webhooks-receiver.js';
 
 /**
@@ -35,7 +35,9 @@ import type { ReceiverReport } from './webhooks-receiver.js';
  *
  * Knobs: BENCH_BURST (5000), BENCH_EVENTS_100 (1000), BENCH_CONNECTIONS (100,
  * the verify load's), BENCH_DRAIN_S (how long to wait for deliveries owed,
- * 90), BENCH_WEBHOOK_SECRET (the subscriptions' secret, default random).
+ * 90), BENCH_WEBHOOK_SECRET (the subscriptions' secret, default random),
+ * BENCH_CPU_PROF (a folder: the service writes its CPU profiles there;
+ * read them with cpu-profile-summary.js).
  */
 
 const BURST = Number(process.env.BENCH_BURST ?? 5000);
@@ -160,7 +162,9 @@ async function main(): Promise<number> {
     // The dispatcher's settings as given, for A/B runs (WEBHOOK_TENANT_CONCURRENCY, WEBHOOK_POLL_MS).
     ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('WEBHOOK_'))) };
   const { tenantId, apiKey, hotspotId, codes } = await seed(env);
-  const service = await spawnReady(undo, 'service', [projectPath('dist', 'scripts', 'serve.js')], env);
+  // BENCH_CPU_PROF (a folder): the service runs under --cpu-prof and writes its profiles there at exit.
+  const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const service = await spawnReady(undo, 'service', [...prof, projectPath('dist', 'scripts', 'serve.js')], env);
   const base = `http://${HOST}:${service.ready.ports.main}`;
   const recv = new ReceiverControl(await watchReady(undo, 'receiver', spawn(process.execPath, [projectPath('dist', 'bench', 'webhooks-receiver.js')],
     { env: { PATH: process.env.PATH, WEBHOOK_SECRET: SECRET }, stdio: ['pipe', 'pipe', 'inherit'] })));
@@ -195,16 +199,24 @@ async function main(): Promise<number> {
   const ids: string[] = [];
   for (let k = 0; k < 100; k++) ids.push(await subscribe(base, apiKey, `http://${HOST}:${recv.port}/hook/${k}`));
   recv.reset();
+  // CPU per delivery: what a machine busy with other work blurs less than rates (1,000 sign-ins beside 100,000 deliveries).
+  const pids = { service: service.child.pid!, redis: stack.pids().redis };
+  const t0 = { service: cpuTicks(pids.service), redis: cpuTicks(pids.redis) };
   const fan = await signIns(base, hotspotId, codes, 5, EVENTS_100);
   const f = await recv.waitFor(fan.requests * 100);
-  say(`100 subscriptions: ${f.deliveries}/${fan.requests * 100} delivered at ${rate(f).toFixed(0)}/s; lag p99 ${f.lagP99Ms} ms; repeats ${f.repeats}; signatures bad ${f.signaturesBad}/${f.signaturesChecked}`);
+  // Ticks are 1/100 s: µs per delivery.
+  const cpu = {
+    serviceUsPerDelivery: Math.round(((cpuTicks(pids.service) - t0.service) * 10_000) / Math.max(1, f.deliveries)),
+    redisUsPerDelivery: Math.round(((cpuTicks(pids.redis) - t0.redis) * 10_000) / Math.max(1, f.deliveries)),
+  };
+  say(`100 subscriptions: ${f.deliveries}/${fan.requests * 100} delivered at ${rate(f).toFixed(0)}/s; lag p99 ${f.lagP99Ms} ms; repeats ${f.repeats}; signatures bad ${f.signaturesBad}/${f.signaturesChecked}; CPU per delivery: service ${cpu.serviceUsPerDelivery} µs, Redis ${cpu.redisUsPerDelivery} µs`);
   for (const id of ids) await api(base, apiKey, 'DELETE', `/v1/webhooks/${id}`);
 
   const ratio = burst.rps / ((alone1.rps + alone2.rps) / 2);
   const summary = {
     bench: 'webhooks', yardstickPerS: Math.round(rate(y)),
     one: { deliveriesPerS: Math.round(rate(b)), delivered: b.deliveries, owed: burst.requests, lagP50Ms: b.lagP50Ms, lagP99Ms: b.lagP99Ms },
-    hundred: { deliveriesPerS: Math.round(rate(f)), delivered: f.deliveries, owed: fan.requests * 100, lagP99Ms: f.lagP99Ms },
+    hundred: { deliveriesPerS: Math.round(rate(f)), delivered: f.deliveries, owed: fan.requests * 100, lagP99Ms: f.lagP99Ms, cpu },
     verify: { alonePerS: Math.round((alone1.rps + alone2.rps) / 2), duringBurstPerS: Math.round(burst.rps), ratio: +ratio.toFixed(3) },
   };
   process.stdout.write(JSON.stringify(summary) + '\n');

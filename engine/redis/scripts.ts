@@ -75,7 +75,8 @@ const SCRIPTS = [
   { file: 'remove-webhook-2.lua', name: 'removeWebhookV1', numberOfKeys: 2 },
   { file: 'route-webhook-events-5.lua', name: 'routeWebhookEventsV1', numberOfKeys: 5 },
   { file: 'claim-webhook-deliveries-6.lua', name: 'claimWebhookDeliveriesV1', numberOfKeys: 6 },
-  { file: 'settle-webhook-delivery-6.lua', name: 'settleWebhookDeliveryV1', numberOfKeys: 6 },
+  // Outcomes settled per tenant in batches: 5 keys + one attempts stream per outcome, so the count is the caller's.
+  { file: 'settle-webhook-deliveries-n.lua', name: 'settleWebhookDeliveriesV1', numberOfKeys: null },
   { file: 'redeliver-webhook-4.lua', name: 'redeliverWebhookV1', numberOfKeys: 4 },
   { file: 'trim-events-1.lua', name: 'trimEventsV1', numberOfKeys: 1 },
   // Room sign-in over a PMS link (engine/pms/)
@@ -212,12 +213,8 @@ declare module 'ioredis' {
       queueKey: string, deliveriesKey: string, bodiesKey: string, doneKey: string, deadKey: string, subsKey: string,
       now: Arg, leaseMs: Arg, limit: Arg, token: string, maxAttempts: Arg, keepDeadMs: Arg, callback?: Callback<string[]>,
     ): Result<string[], Context>;
-    settleWebhookDeliveryV1(
-      queueKey: string, deliveriesKey: string, bodiesKey: string, doneKey: string, deadKey: string, attemptsKey: string,
-      id: string, token: string, outcome: 'delivered' | 'retry' | 'dead' | 'dropped', now: Arg, dueMs: Arg,
-      code: string, durationMs: Arg, error: string, keepDeliveredMs: Arg, keepDeadMs: Arg, attemptsMaxlen: Arg,
-      callback?: Callback<number>,
-    ): Result<number, Context>;
+    /** numKeys (5 + outcomes), the five queue keys, one attempts stream per outcome, then the ARGV of lua/settle-webhook-deliveries-n.lua. */
+    settleWebhookDeliveriesV1(numKeys: number, ...keysThenArgs: Arg[]): Result<number[], Context>;
     redeliverWebhookV1(queueKey: string, deliveriesKey: string, doneKey: string, deadKey: string, id: string, webhookId: string, now: Arg,
       callback?: Callback<number>): Result<number, Context>;
     trimEventsV1(eventsKey: string, maxlen: Arg, group: string, callback?: Callback<number>): Result<number, Context>;

@@ -7,6 +7,7 @@ import { keys, WEBHOOK_GROUP } from '../redis/keys.js';
 import { signedHeaders } from './webhook-signature.js';
 import type { WebhookStore, WebhookTarget } from './webhook-store.js';
 import type { WebhookTransport } from './webhook-transport.js';
+import { WebhookSettler } from './webhook-settler.js';
 
 /** The contract's webhook rules: "The receiver must answer 200 within 5 seconds ... retried, 3 attempts". */
 export const ATTEMPT_DEADLINE_MS = 5_000;
@@ -45,18 +46,39 @@ export interface DispatcherSettings {
 /** The state a claim hands over (claim-webhook-deliveries-6.lua). */
 interface Claimed { s: string; e: string; t: string; ts: number; n: number }
 
+/** A claimed delivery waiting for a free slot: `at` when it was claimed. */
+interface Ready { id: string; st: Claimed; data: string; token: string; at: number }
+
+/**
+ * One tenant's deliveries in this process: claimed ones waiting for a slot,
+ * attempts under way, whether a claim is being asked for, and whether the
+ * last claim found fewer than it asked (nothing more is claimed until the
+ * next turn has routed new events).
+ */
+interface Lane { ready: Ready[]; sending: number; claiming: boolean; dry: boolean }
+
 type Outcome = { kind: 'delivered' | 'retry' | 'dead'; code: string; error: string; dueMs: number; gone: boolean };
+
+/**
+ * A claimed delivery is sent only this soon after its claim; one older is
+ * released (due again, its attempt not counted), so no attempt can outlive
+ * its claim's lease and meet another process's claim of the same delivery.
+ */
+const SEND_WITHIN_MS = LEASE_MS - ATTEMPT_DEADLINE_MS - 3_000;
 
 /**
  * Sends the tenants' owed webhook deliveries, in every engine process.
  * Each turn, per tenant with a subscription: new events are routed into
  * owed deliveries (route-webhook-events-5.lua: read, queue and advance the
- * group in one step), then as many due deliveries are claimed as the
- * tenant has free slots in this process (claim-webhook-deliveries-6.lua),
- * so a slow receiver holds at most its tenant's slots and delays no other
- * tenant. A claim is atomic across processes; an attempt is settled with
- * its claim's token (settle-webhook-delivery-6.lua), and a 2xx leaves the
- * queue in the same step as it is recorded. docs/webhooks.md has the whole.
+ * group in one step), then due deliveries are claimed
+ * (claim-webhook-deliveries-6.lua), up to twice the tenant's concurrency in
+ * this process: as many attempts as it allows are under way, and as many
+ * claimed wait for the next free slot, so a slot freed by an answer is
+ * refilled at once, not after a round trip to Redis. A slow receiver holds
+ * at most its tenant's slots and delays no other tenant. A claim is atomic
+ * across processes; outcomes are settled with their claim's token, in
+ * batches per tenant (webhook-settler.ts), and a 2xx leaves the queue in the
+ * same step as it is recorded. docs/webhooks.md has the whole.
  */
 export class WebhookDispatcher {
   private timer: NodeJS.Timeout | undefined;
@@ -64,11 +86,11 @@ export class WebhookDispatcher {
   private tenants: string[] = [];
   private tenantsAt = 0;
   private reconciledAt = 0;
-  /** Per tenant: attempts under way in this process, and slots taken by a claim still being asked for. */
-  private readonly inFlight = new Map<string, number>();
+  private readonly lanes = new Map<string, Lane>();
   private readonly refilling = new Set<string>();
   private readonly attempts = new Set<Promise<void>>();
   private readonly targets = new Map<string, { at: number; target: Promise<WebhookTarget | null | 'secret_unavailable'> }>();
+  private readonly settler: WebhookSettler;
   private stopped = false;
   private warnedAt = 0;
 
@@ -81,6 +103,7 @@ export class WebhookDispatcher {
     private readonly log: Logger,
     private readonly now: () => number = Date.now,
   ) {
+    this.settler = new WebhookSettler(redis, { deliveredMs: KEEP_DELIVERED_MS, deadMs: KEEP_DEAD_MS, attemptsMaxlen: WEBHOOK_ATTEMPTS_MAXLEN }, now);
     metrics.counter(DELIVERIES_METRIC, 'Webhook delivery attempts by outcome (delivered, failed, dead)', 'outcome');
     metrics.counter(DEAD_LETTERS_METRIC, 'Webhook deliveries dead-lettered after their last attempt (or a 410)');
     metrics.gauge('webhook_attempts_in_flight', 'Webhook attempts this process is sending now', () => this.attempts.size);
@@ -104,12 +127,20 @@ export class WebhookDispatcher {
     this.targets.clear();
   }
 
-  /** Stops claiming; lets attempts under way finish (each within its deadline) so they are settled, not left to their lease. */
+  /**
+   * Stops claiming; gives back what was claimed and not sent (due again at
+   * once, for any process), and lets attempts under way finish (each within
+   * its deadline) so they are settled, not left to their lease.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
     await this.turn;
+    for (const [tenantId, lane] of this.lanes) {
+      for (const r of lane.ready.splice(0)) this.release(tenantId, r);
+    }
     await Promise.allSettled([...this.attempts]);
+    await this.settler.drained();
     this.transport.close();
   }
 
@@ -142,60 +173,92 @@ export class WebhookDispatcher {
     this.log.warn({ err: err.message }, msg);
   }
 
+  private lane(tenantId: string): Lane {
+    let lane = this.lanes.get(tenantId);
+    if (!lane) this.lanes.set(tenantId, (lane = { ready: [], sending: 0, claiming: false, dry: false }));
+    return lane;
+  }
+
   private async tenantTurn(tenantId: string): Promise<void> {
     for (let round = 0; round < ROUTE_ROUNDS; round++) {
       const [read] = await this.redis.routeWebhookEventsV1(keys.events(tenantId), keys.webhookSubs(tenantId), keys.webhookQueue(tenantId),
         keys.webhookDeliveries(tenantId), keys.webhookBodies(tenantId), WEBHOOK_GROUP, ROUTE_COUNT, this.now());
       if (read < ROUTE_COUNT) break;
     }
+    // Newly routed (or newly due) deliveries may be waiting: a dry lane claims again.
+    this.lane(tenantId).dry = false;
     await this.claim(tenantId);
   }
 
   /**
-   * Claims as many due deliveries as the tenant has free slots in this
-   * process and starts their attempts. The slots are taken before the claim
-   * is asked for, so a turn and a refill running at once never exceed the
-   * tenant's concurrency; those the claim did not fill are given back.
+   * Claims due deliveries up to twice the tenant's concurrency, counting
+   * those waiting and under way, and starts as many attempts as slots are
+   * free. One claim per tenant at a time.
    */
   private async claim(tenantId: string): Promise<void> {
-    const free = this.settings.tenantConcurrency - (this.inFlight.get(tenantId) ?? 0);
-    if (free <= 0 || this.stopped) return;
-    this.take(tenantId, free);
-    let claimed: string[];
+    const lane = this.lane(tenantId);
+    const want = 2 * this.settings.tenantConcurrency - lane.ready.length - lane.sending;
+    if (this.stopped || lane.claiming || want <= 0) return;
+    lane.claiming = true;
     try {
       const token = randomBytes(9).toString('base64url');
-      claimed = await this.redis.claimWebhookDeliveriesV1(keys.webhookQueue(tenantId), keys.webhookDeliveries(tenantId),
+      const at = this.now();
+      const claimed = await this.redis.claimWebhookDeliveriesV1(keys.webhookQueue(tenantId), keys.webhookDeliveries(tenantId),
         keys.webhookBodies(tenantId), keys.webhookDone(tenantId), keys.webhookDead(tenantId), keys.webhookSubs(tenantId),
-        this.now(), LEASE_MS, free, token, MAX_ATTEMPTS, KEEP_DEAD_MS);
-      this.take(tenantId, claimed.length / 3 - free);
-      for (let i = 0; i + 2 < claimed.length; i += 3) this.send(tenantId, claimed[i]!, JSON.parse(claimed[i + 1]!) as Claimed, claimed[i + 2]!, token);
-    } catch (err) {
-      this.take(tenantId, -free);
-      throw err;
+        at, LEASE_MS, want, token, MAX_ATTEMPTS, KEEP_DEAD_MS);
+      for (let i = 0; i + 2 < claimed.length; i += 3) {
+        lane.ready.push({ id: claimed[i]!, st: JSON.parse(claimed[i + 1]!) as Claimed, data: claimed[i + 2]!, token, at });
+      }
+      lane.dry = claimed.length / 3 < want;
+    } finally {
+      lane.claiming = false;
     }
+    if (this.stopped) {
+      for (const r of lane.ready.splice(0)) this.release(tenantId, r);
+      return;
+    }
+    this.pump(tenantId);
   }
 
-  private take(tenantId: string, n: number): void {
-    const left = (this.inFlight.get(tenantId) ?? 0) + n;
-    if (left <= 0) this.inFlight.delete(tenantId);
-    else this.inFlight.set(tenantId, left);
+  /** Starts attempts while the tenant has free slots and claimed deliveries; asks for more when few are left. */
+  private pump(tenantId: string): void {
+    const lane = this.lane(tenantId);
+    while (!this.stopped && lane.sending < this.settings.tenantConcurrency && lane.ready.length > 0) {
+      const r = lane.ready.shift()!;
+      if (this.now() - r.at > SEND_WITHIN_MS) this.release(tenantId, r);
+      else this.send(tenantId, r);
+    }
+    if (!lane.dry && lane.ready.length < this.settings.tenantConcurrency) this.refill(tenantId);
   }
 
-  private send(tenantId: string, id: string, state: Claimed, data: string, token: string): void {
-    const p: Promise<void> = this.attempt(tenantId, id, state, data, token)
-      .catch((err: Error) => this.log.warn({ err: err.message, tenant_id: tenantId, delivery: id }, 'webhook attempt not settled (its claim lapses and it is sent again)'))
+  /** A claimed delivery not sent: due again at once, its attempt not counted. */
+  private release(tenantId: string, r: Ready): void {
+    this.settler.settle(tenantId, { id: r.id, token: r.token, webhookId: r.st.s, kind: 'released', dueMs: 0, code: '', durationMs: 0, error: '' })
+      .catch((err: Error) => this.warn(err, 'webhook claim not given back (it lapses)'));
+  }
+
+  private send(tenantId: string, r: Ready): void {
+    const lane = this.lane(tenantId);
+    lane.sending++;
+    let freed = false;
+    const free = (): void => {
+      if (freed) return;
+      freed = true;
+      lane.sending--;
+      this.pump(tenantId);
+    };
+    const p: Promise<void> = this.attempt(tenantId, r, free)
+      .catch((err: Error) => this.log.warn({ err: err.message, tenant_id: tenantId, delivery: r.id }, 'webhook attempt not settled (its claim lapses and it is sent again)'))
       .finally(() => {
         this.attempts.delete(p);
-        this.take(tenantId, -1);
-        this.refill(tenantId);
+        free();
       });
     this.attempts.add(p);
   }
 
   /**
-   * An attempt ended and its slot is free: the tenant's next due deliveries
-   * are claimed now, not at the next poll, so a fast receiver is fed as fast
-   * as it answers. Attempts that end in the same tick share one claim.
+   * More claimed deliveries are wanted: claimed in the next turn of the
+   * event loop, so slots freed together share one claim.
    */
   private refill(tenantId: string): void {
     if (this.stopped || this.refilling.has(tenantId)) return;
@@ -206,12 +269,12 @@ export class WebhookDispatcher {
     });
   }
 
-  private async attempt(tenantId: string, id: string, st: Claimed, data: string, token: string): Promise<void> {
+  /** One attempt; `free` gives its slot back as soon as the receiver has answered (the record follows). */
+  private async attempt(tenantId: string, r: Ready, free: () => void): Promise<void> {
+    const { id, st, token } = r;
     const target = await this.target(tenantId, st.s);
-    const settle = (o: Outcome, durationMs: number): Promise<number> => this.redis.settleWebhookDeliveryV1(
-      keys.webhookQueue(tenantId), keys.webhookDeliveries(tenantId), keys.webhookBodies(tenantId), keys.webhookDone(tenantId),
-      keys.webhookDead(tenantId), keys.webhookAttempts(tenantId, st.s),
-      id, token, o.kind, this.now(), o.dueMs, o.code, durationMs, o.error, KEEP_DELIVERED_MS, KEEP_DEAD_MS, WEBHOOK_ATTEMPTS_MAXLEN);
+    const settle = (o: Outcome, durationMs: number): Promise<boolean> => this.settler.settle(tenantId,
+      { id, token, webhookId: st.s, kind: o.kind, dueMs: o.dueMs, code: o.code, durationMs, error: o.error });
     if (target === 'secret_unavailable') {
       // Nothing to sign with: dead-lettered (listed, counted, redeliverable once the key is back), not dropped.
       const o: Outcome = { kind: 'dead', code: '', error: 'secret_unavailable: the subscription\'s secret opens under no key given', dueMs: 0, gone: false };
@@ -224,12 +287,10 @@ export class WebhookDispatcher {
     }
     if (!target) {
       // Deleted or disabled: nothing is owed to it any more.
-      await this.redis.settleWebhookDeliveryV1(keys.webhookQueue(tenantId), keys.webhookDeliveries(tenantId), keys.webhookBodies(tenantId),
-        keys.webhookDone(tenantId), keys.webhookDead(tenantId), keys.webhookAttempts(tenantId, st.s),
-        id, token, 'dropped', this.now(), 0, '', 0, '', 0, 0, WEBHOOK_ATTEMPTS_MAXLEN);
+      await this.settler.settle(tenantId, { id, token, webhookId: st.s, kind: 'dropped', dueMs: 0, code: '', durationMs: 0, error: '' });
       return;
     }
-    const body = deliveryBody(tenantId, st, data);
+    const body = deliveryBody(tenantId, st, r.data);
     const headers = signedHeaders(id, Math.floor(this.now() / 1000), body, target.secrets);
     const started = performance.now();
     let outcome: Outcome;
@@ -240,8 +301,8 @@ export class WebhookDispatcher {
       outcome = this.failed(st.n, '', failureText(err as Error));
     }
     const duration = Math.round(performance.now() - started);
-    const settled = await settle(outcome, duration);
-    if (!settled) return;
+    free();
+    if (!(await settle(outcome, duration))) return;
     this.metrics.inc(DELIVERIES_METRIC, outcome.kind === 'retry' ? 'failed' : outcome.kind);
     if (outcome.kind === 'dead') {
       this.metrics.inc(DEAD_LETTERS_METRIC);

@@ -15,6 +15,11 @@ describe('webhook queue scripts', () => {
     ev: keys.events(t), subs: keys.webhookSubs(t), q: keys.webhookQueue(t), d: keys.webhookDeliveries(t), b: keys.webhookBodies(t),
     done: keys.webhookDone(t), dead: keys.webhookDead(t), att: (id: string) => keys.webhookAttempts(t, id),
   });
+  type K = ReturnType<typeof k>;
+  /** settle-webhook-deliveries-n.lua with outcomes [id, token, outcome, code] of subscription whk_a, at `now`. */
+  const settle = (redis: import('ioredis').Redis, K: K, now: number, ...outcomes: [string, string, string, string][]) =>
+    redis.settleWebhookDeliveriesV1(5 + outcomes.length, K.q, K.d, K.b, K.done, K.dead, ...outcomes.map(() => K.att('whk_a')),
+      now, 86_400_000, 86_400_000, 100, ...outcomes.flatMap(([id, tok, outcome, code]) => [id, tok, outcome, now + 1000, code, 12, code ? '' : 'timeout']));
 
   test('routing: one delivery per event and subscription that wants it, none for older events, group advanced; claim, lapse, settle', async ({ redis, tenant, keys }) => {
     const K = k(keys, tenant);
@@ -40,14 +45,14 @@ describe('webhook queue scripts', () => {
     const id = first[0]!;
     expect(JSON.parse(first[1]!)).toMatchObject({ n: 1, k: 'tok1' });
     // A settle by the claim's holder removes a delivered one for good.
-    expect(await redis.settleWebhookDeliveryV1(K.q, K.d, K.b, K.done, K.dead, K.att('whk_a'), id, 'tok1', 'delivered', 3000, 0, '200', 12, '', 86_400_000, 86_400_000, 100)).toBe(1);
+    expect(await settle(redis, K, 3000, [id, 'tok1', 'delivered', '200'])).toEqual([1]);
     // The process that held the others died: after the lease they are claimed again (second attempt), and the first never is.
     const again = await redis.claimWebhookDeliveriesV1(K.q, K.d, K.b, K.done, K.dead, K.subs, 12_001, 10_000, 10, 'tok3', 3, 86_400_000);
     expect(again.length / 3).toBe(2);
     expect(again).not.toContain(id);
     expect(JSON.parse(again[1]!)).toMatchObject({ n: 2, k: 'tok3' });
     // The dead holder's late settle is refused: the claim is tok3's now.
-    expect(await redis.settleWebhookDeliveryV1(K.q, K.d, K.b, K.done, K.dead, K.att('whk_a'), again[0]!, 'tok1', 'delivered', 12_002, 0, '200', 1, '', 1, 1, 100)).toBe(0);
+    expect(await settle(redis, K, 12_002, [again[0]!, 'tok1', 'delivered', '200'])).toEqual([0]);
     // A subscription removed: its owed deliveries are dropped when claimed, never sent.
     expect(await redis.removeWebhookV1(K.subs, K.ev, 'whk_b', WEBHOOK_GROUP)).toBe(1);
     const late = await redis.claimWebhookDeliveriesV1(K.q, K.d, K.b, K.done, K.dead, K.subs, 30_000, 10_000, 10, 'tok4', 3, 86_400_000);
@@ -55,6 +60,34 @@ describe('webhook queue scripts', () => {
     // The last subscription gone: so is the group, which would otherwise hold the trimmer back.
     expect(await redis.removeWebhookV1(K.subs, K.ev, 'whk_a', WEBHOOK_GROUP)).toBe(0);
     expect(await redis.xinfo('GROUPS', K.ev)).toEqual([]);
+  });
+
+  test('settling in batches: each outcome on its own claim, a release makes one due again with its attempt not counted', async ({ redis, tenant, keys }) => {
+    const K = k(keys, tenant);
+    await redis.addWebhookV1(K.subs, K.ev, 'whk_a', 'session.start', WEBHOOK_GROUP);
+    const log = new EventLog(redis);
+    for (let i = 0; i < 5; i++) await log.append(tenant, 'session.start', null, { i });
+    await redis.routeWebhookEventsV1(K.ev, K.subs, K.q, K.d, K.b, WEBHOOK_GROUP, 10, 1000);
+    const c = await redis.claimWebhookDeliveriesV1(K.q, K.d, K.b, K.done, K.dead, K.subs, 2000, 10_000, 10, 'tok', 3, 86_400_000);
+    const [a, b, d, r, x] = c.filter((_, i) => i % 3 === 0);
+    // Five outcomes in one call: the last with a token that is not the claim's.
+    expect(await settle(redis, K, 3000, [a!, 'tok', 'delivered', '200'], [b!, 'tok', 'retry', '500'], [d!, 'tok', 'dead', '404'],
+      [r!, 'tok', 'released', ''], [x!, 'other', 'delivered', '200'])).toEqual([1, 1, 1, 1, 0]);
+    expect(await redis.zscore(K.q, a!)).toBeNull();
+    expect(await redis.zscore(K.done, a!)).not.toBeNull();
+    expect(Number(await redis.zscore(K.q, b!))).toBe(4000);
+    expect(await redis.zscore(K.dead, d!)).not.toBeNull();
+    expect(JSON.parse((await redis.hget(K.d, r!))!)).toMatchObject({ n: 0, st: 'pending' });
+    expect(Number(await redis.zscore(K.q, r!))).toBe(3000);
+    // The foreign settle changed nothing: x keeps its claim.
+    expect(JSON.parse((await redis.hget(K.d, x!))!)).toMatchObject({ n: 1, k: 'tok' });
+    // Attempts recorded for the three that were sent, none for the release.
+    const att = await redis.xrange(K.att('whk_a'), '-', '+');
+    expect(att.map(([, f]) => f[9])).toEqual(['delivered', 'failed', 'dead']);
+    // Released: claimed again at once, as a first attempt.
+    const again = await redis.claimWebhookDeliveriesV1(K.q, K.d, K.b, K.done, K.dead, K.subs, 3001, 10_000, 10, 'tok2', 3, 86_400_000);
+    expect(again[0]).toBe(r);
+    expect(JSON.parse(again[1]!)).toMatchObject({ n: 1, k: 'tok2' });
   });
 
   test('a delivery whose last attempt was never settled (its process died) is dead when its claim lapses, not sent a fourth time', async ({ redis, tenant, keys }) => {

@@ -1,0 +1,87 @@
+--[[
+  Records the outcomes of several attempts of one tenant in one step, each
+  only if the caller's claim still holds (its token is the delivery's): a
+  claim whose lease passed and that another process took is not the caller's
+  to settle. `delivered` takes a delivery off the queue in the same step as
+  it is recorded, so a 2xx recorded here is never sent again. One call per
+  tenant and turn of the dispatcher's event loop, not one per attempt: at a
+  few thousand deliveries a second the per-call cost (the client's command,
+  Redis's dispatch, a reply) was most of what settling cost.
+
+  The key count is the caller's (ioredis passes numkeys first): 5 + one
+  attempts stream per outcome. Every key is the tenant's ({t:T}, one slot).
+
+  KEYS[1] queue zset         {t:T}:wh:q
+  KEYS[2] deliveries hash    {t:T}:wh:d
+  KEYS[3] bodies hash        {t:T}:wh:b
+  KEYS[4] done zset          {t:T}:wh:done
+  KEYS[5] dead zset          {t:T}:wh:dead
+  KEYS[5 + i] attempts stream of outcome i's subscription   {t:T}:wh:att:<subscription>
+
+  ARGV[1] now, ms
+  ARGV[2] keep a delivered one this long, ms (redelivery, the list)
+  ARGV[3] keep a dead one this long, ms
+  ARGV[4] attempts stream MAXLEN (approximate)
+  then per outcome i, 7 values from ARGV[5 + 7 (i - 1)]:
+    delivery id, the claim's token,
+    outcome: delivered | retry | dead
+           | dropped (its subscription is gone: forgotten, no attempt recorded)
+           | released (claimed but never sent, e.g. the process is stopping:
+             due now again, its attempt not counted, nothing recorded),
+    due ms (retry), the receiver's status code ('' none: no answer),
+    the attempt's duration ms, error ('' none)
+
+  Returns a list with one entry per outcome, in order: 1 settled, 0 the
+  claim was no longer the caller's.
+]]
+local rcall = redis.call
+local now = tonumber(ARGV[1])
+local out = {}
+local i = 0
+while 4 + 7 * i + 7 <= #ARGV do
+  local a = 4 + 7 * i
+  local id, outcome = ARGV[a + 1], ARGV[a + 3]
+  local raw = rcall('HGET', KEYS[2], id)
+  local st = raw and cjson.decode(raw)
+  i = i + 1
+  if not st or st.k ~= ARGV[a + 2] then
+    out[i] = 0
+  elseif outcome == 'dropped' then
+    rcall('HDEL', KEYS[2], id)
+    rcall('HDEL', KEYS[3], id)
+    rcall('ZREM', KEYS[1], id)
+    out[i] = 1
+  elseif outcome == 'released' then
+    st.k = nil
+    st.n = math.max(0, (st.n or 1) - 1)
+    rcall('HSET', KEYS[2], id, cjson.encode(st))
+    rcall('ZADD', KEYS[1], now, id)
+    out[i] = 1
+  else
+    local status = outcome == 'delivered' and 'delivered' or (outcome == 'dead' and 'dead' or 'failed')
+    rcall('XADD', KEYS[5 + i], 'MAXLEN', '~', ARGV[4], '*',
+      'delivery', id, 'event', st.e, 'type', st.t, 'attempt', tostring(st.n), 'status', status,
+      'code', ARGV[a + 5], 'duration_ms', ARGV[a + 6], 'error', ARGV[a + 7])
+    st.k = nil
+    st.c = ARGV[a + 5]
+    st.d = tonumber(ARGV[a + 6])
+    st.err = ARGV[a + 7]
+    st.at = now
+    if outcome == 'delivered' then
+      st.st = 'delivered'
+      rcall('ZREM', KEYS[1], id)
+      rcall('ZADD', KEYS[4], now + tonumber(ARGV[2]), id)
+    elseif outcome == 'dead' then
+      st.st = 'dead'
+      rcall('ZREM', KEYS[1], id)
+      rcall('ZADD', KEYS[5], now, id)
+      rcall('ZADD', KEYS[4], now + tonumber(ARGV[3]), id)
+    else
+      st.st = 'pending'
+      rcall('ZADD', KEYS[1], tonumber(ARGV[a + 4]), id)
+    end
+    rcall('HSET', KEYS[2], id, cjson.encode(st))
+    out[i] = 1
+  end
+end
+return out
