@@ -12,11 +12,13 @@ export interface Received {
   answered: number;
 }
 
-/** How a receiver answers a request: a status (and headers), after `delayMs` if given. */
+/** How a receiver answers a request: a status (and headers), after `delayMs` if given, or once `heldUntil` resolves. */
 export interface Reply {
   status: number;
   headers?: Record<string, string>;
   delayMs?: number;
+  /** The test lets the answer go: a sender kept busy exactly as long as the test needs, not for a guessed time. */
+  heldUntil?: Promise<void>;
 }
 
 /**
@@ -56,7 +58,9 @@ export class WebhookReceiver {
         res.end('ok', () => { r.answered = reply.status; this.notify(); });
       };
       this.notify();
-      if (reply.delayMs) {
+      if (reply.heldUntil) {
+        void reply.heldUntil.then(answer);
+      } else if (reply.delayMs) {
         const t = setTimeout(() => { this.timers.delete(t); answer(); }, reply.delayMs);
         this.timers.add(t);
       } else answer();
