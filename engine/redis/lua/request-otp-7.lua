@@ -44,29 +44,8 @@
                                          nothing was counted or stored
 ]]
 local rcall = redis.call
+--- @include "fixed-window"
 local now = tonumber(ARGV[1])
-
--- ms until the window of `key` has room again, 0 when it has room now.
-local function full(key, max)
-  if max <= 0 then return 0 end
-  local v = rcall('HMGET', key, 'n', 'reset')
-  local reset = tonumber(v[2] or '0')
-  if reset <= now then return 0 end
-  if tonumber(v[1] or '0') >= max then return reset - now end
-  return 0
-end
-
-local function count(key, max, span)
-  if max <= 0 then return end
-  local reset = tonumber(rcall('HGET', key, 'reset') or '0')
-  if reset <= now then
-    reset = now + span
-    rcall('HSET', key, 'n', 1, 'reset', reset)
-  else
-    rcall('HINCRBY', key, 'n', 1)
-  end
-  rcall('PEXPIRE', key, reset - now + 60000)
-end
 
 local cooldown = tonumber(ARGV[9])
 local nextAt = tonumber(rcall('HGET', KEYS[3], 'next') or '0')
@@ -79,10 +58,10 @@ local checks = {
   {'prefix', KEYS[6], tonumber(ARGV[14]), tonumber(ARGV[15])},
 }
 for _, c in ipairs(checks) do
-  local wait = full(c[2], c[3])
+  local wait = windowWait(c[2], c[3], now)
   if wait > 0 then return {'limited', c[1], wait} end
 end
-for _, c in ipairs(checks) do count(c[2], c[3], c[4]) end
+for _, c in ipairs(checks) do windowCount(c[2], c[3], c[4], now) end
 if cooldown > 0 then
   rcall('HSET', KEYS[3], 'next', now + cooldown)
   if rcall('PTTL', KEYS[3]) < cooldown then rcall('PEXPIRE', KEYS[3], cooldown + 60000) end

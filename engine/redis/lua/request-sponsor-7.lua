@@ -42,29 +42,9 @@
 ]]
 local rcall = redis.call
 --- @include "activity"
+--- @include "fixed-window"
 
 local now = tonumber(ARGV[1])
-
-local function full(key, max)
-  if max <= 0 then return 0 end
-  local v = rcall('HMGET', key, 'n', 'reset')
-  local reset = tonumber(v[2] or '0')
-  if reset <= now then return 0 end
-  if tonumber(v[1] or '0') >= max then return reset - now end
-  return 0
-end
-
-local function count(key, max, span)
-  if max <= 0 then return end
-  local reset = tonumber(rcall('HGET', key, 'reset') or '0')
-  if reset <= now then
-    reset = now + span
-    rcall('HSET', key, 'n', 1, 'reset', reset)
-  else
-    rcall('HINCRBY', key, 'n', 1)
-  end
-  rcall('PEXPIRE', key, reset - now + 60000)
-end
 
 local span = tonumber(ARGV[9])
 local checks = {
@@ -73,10 +53,10 @@ local checks = {
   {'sponsor', KEYS[6], tonumber(ARGV[8])},
 }
 for _, c in ipairs(checks) do
-  local wait = full(c[2], c[3])
+  local wait = windowWait(c[2], c[3], now)
   if wait > 0 then return {'limited', c[1], wait} end
 end
-for _, c in ipairs(checks) do count(c[2], c[3], span) end
+for _, c in ipairs(checks) do windowCount(c[2], c[3], span, now) end
 
 local ttl = tonumber(ARGV[4])
 local keep = tonumber(ARGV[5])
