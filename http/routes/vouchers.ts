@@ -18,6 +18,8 @@ function specOf(body: VoucherFields): VoucherSpec {
     bandwidth_up_mbps: body.bandwidth_up_mbps ?? null,
     ssids: body.ssids ?? [],
     notes: body.notes ?? null,
+    valid_from: body.valid_from ? new Date(body.valid_from) : null,
+    valid_until: body.valid_until ? new Date(body.valid_until) : null,
   };
 }
 
@@ -30,7 +32,7 @@ export function voucherRoutes(engine: Engine): Route[] {
       method: 'post', path: '/v1/vouchers', surface: 'public', auth: true, module: 'vouchers', bodySchema: voucherCreate,
       responseSchema: voucherCreated, status: 201,
       summary: 'Create one voucher (POS systems); code generated when omitted (9 alphanumeric characters, 44.5 bits); the answer says what the code is worth',
-      errors: { 409: 'voucher_code_taken', 400: 'unknown_bandwidth_profile' },
+      errors: { 409: 'voucher_code_taken', 400: 'unknown_bandwidth_profile, or validation_failed: valid_until not after valid_from or already past' },
       handler: async ({ principal, body }) => ({
         status: 201, body: await vs.createOne(principal.tenant.id, specOf(body), body.code, 'api'),
       }),
@@ -62,7 +64,7 @@ export function voucherRoutes(engine: Engine): Route[] {
     route({
       method: 'post', path: '/api/v1/vouchers', surface: 'console', auth: true, module: 'vouchers', bodySchema: consoleVoucherBatch,
       responseSchema: consoleBatch, status: 201, summary: 'Create a batch of up to 10,000 vouchers with generated codes',
-      errors: { 409: 'code_space_exhausted', 400: 'unknown_bandwidth_profile' },
+      errors: { 409: 'code_space_exhausted', 400: 'unknown_bandwidth_profile, or validation_failed: valid_until not after valid_from or already past' },
       handler: async ({ principal, body }) => {
         const format = codeFormat(body.format);
         const rows = await vs.createBatch(principal.tenant.id, { ...specOf(body), count: body.count, format }, 'console');
