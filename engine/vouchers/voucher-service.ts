@@ -8,6 +8,7 @@ import { inTransaction, type Pool, type PoolClient } from '../store/postgres.js'
 import { BandwidthProfileService } from './bandwidth-profile-service.js';
 import { chosenCodeStrength, codeSpace, codeStrength, generateCode, DEFAULT_CODE_FORMAT, type CodeFormat, type CodeStrength } from './code-generator.js';
 import { checkWindow, statusCondition, toPublic, type PublicVoucher, type StatusFilter, type VoucherRow } from './voucher.js';
+import { VoucherExport, type ExportSelection } from './voucher-export.js';
 import { VoucherLoader } from './voucher-loader.js';
 import { putVoucher, removeVoucher } from './voucher-redis.js';
 
@@ -64,6 +65,7 @@ export class VoucherService {
     private readonly now: () => number,
     private readonly profiles = new BandwidthProfileService(pool),
     private readonly loader = new VoucherLoader(pool, redis, new BlockService(pool, redis, now)),
+    private readonly exporter = new VoucherExport(pool),
   ) {}
 
   /**
@@ -159,6 +161,14 @@ export class VoucherService {
     // commit may have written it back since, and its own check only sees committed deletes.
     await removeVoucher(this.redis, tenantId, out.code, id);
     return out;
+  }
+
+  /**
+   * The tenant's vouchers of a batch or a filter as CSV chunks, streamed from
+   * Postgres (VoucherExport); another tenant's batch id selects nothing.
+   */
+  exportCsv(tenantId: string, sel: ExportSelection): AsyncGenerator<Buffer> {
+    return this.exporter.csv(tenantId, sel);
   }
 
   /** Writes the tenant's vouchers and blocks into a new or restarted Redis (VoucherLoader.loadIntoRedis). */

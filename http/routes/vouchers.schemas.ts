@@ -107,6 +107,15 @@ export const voucherList = requestSchema<Paged & { status?: StatusFilter; q?: st
   },
 });
 
+export const voucherExportQuery = requestSchema<{ batch_id?: string; status?: StatusFilter; q?: string }>('voucherExportQuery', {
+  type: 'object', additionalProperties: false, required: [],
+  properties: {
+    batch_id: { type: 'string', pattern: '^vbt_[0-9a-z]{1,64}$', description: 'Only this batch (the batch_id a console batch answers); another tenant\'s gives a file with the header alone' },
+    status: oneOf(STATUS_FILTERS),
+    q: { type: 'string', minLength: 1, maxLength: 64, description: 'Only vouchers whose code or notes contain this text (any case)' },
+  },
+});
+
 export const voucher = responseSchema('voucher', {
   type: 'object',
   properties: {

@@ -1,7 +1,7 @@
-import { Errors, codeFormat, codeStrength, toConsole, toPublic, type Engine, type VoucherSpec } from '../../engine/index.js';
+import { Errors, VOUCHER_CSV_HEADER, codeFormat, codeStrength, toConsole, toPublic, type Engine, type VoucherSpec } from '../../engine/index.js';
 import { route, type Route } from '../router.js';
 import {
-  bandwidthProfile, bandwidthProfiles, consoleBatch, consoleVoucherBatch, voucher, voucherCreate, voucherCreated, voucherDeleted, voucherList, voucherPage,
+  bandwidthProfile, bandwidthProfiles, consoleBatch, consoleVoucherBatch, voucher, voucherCreate, voucherCreated, voucherDeleted, voucherExportQuery, voucherList, voucherPage,
   type VoucherFields,
 } from './vouchers.schemas.js';
 
@@ -47,6 +47,19 @@ export function voucherRoutes(engine: Engine): Route[] {
         return { status: 200, body: { ...page, data: page.data.map((r) => toPublic(r, r.uses, now())) } };
       },
     }),
+    // Before /v1/vouchers/:id, so `export` is never read as an id (uWS also prefers the static segment).
+    ...(['public', 'console'] as const).map((surface) => route({
+      method: 'get', path: surface === 'public' ? '/v1/vouchers/export' : '/api/v1/vouchers/export', surface, auth: true, module: 'vouchers',
+      querySchema: voucherExportQuery, responseType: 'text/csv; charset=utf-8',
+      summary: `Vouchers of a batch (batch_id) or the list's filter (status, q) as CSV, streamed; header ${VOUCHER_CSV_HEADER}, `
+        + 'the import\'s, expires_at a full ISO 8601 UTC timestamp, notes guarded against formula injection (docs/vouchers.md)',
+      errors: { 503: 'service_unavailable: too many exports at once' },
+      handler: ({ principal, q }) => ({
+        status: 200, body: null, stream: vs.exportCsv(principal.tenant.id, { batch_id: q.batch_id, status: q.status, q: q.q }),
+        contentType: 'text/csv; charset=utf-8',
+        headers: { 'content-disposition': `attachment; filename="vouchers-${q.batch_id ?? new Date().toISOString().slice(0, 10)}.csv"`, 'cache-control': 'no-store' },
+      }),
+    })),
     route({
       method: 'get', path: '/v1/vouchers/:id', surface: 'public', auth: true, module: 'vouchers', responseSchema: voucher,
       summary: 'Read a voucher', errors: { 404: 'voucher_not_found' },
