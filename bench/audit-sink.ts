@@ -77,7 +77,7 @@ function mac(phase: number, n: number): string {
 async function useVoucher(redis: Redis, s: Site, code: string, m: string): Promise<[outcome: string, sid: string]> {
   const sid = newId('sess_');
   const now = Date.now();
-  const r = await redis.useVoucherV8(
+  const r = await redis.useVoucherV9(
     keys.voucher(s.tenant, code), keys.voucherDevices(s.tenant, code), keys.grant(s.tenant, s.hotspot, m),
     keys.outbox(s.tenant), keys.loaded(s.tenant), keys.live(s.tenant, s.hotspot), keys.sessionRef(s.tenant, sid),
     keys.block(s.tenant, m), ...activityKeys(s.tenant, now),

@@ -103,7 +103,7 @@ async function redisBytes(redis: Redis, n: number): Promise<number> {
     const p = redis.pipeline();
     for (let j = i; j < Math.min(n, i + 2000); j++) {
       const h = hashFor(j, now);
-      (p as unknown as Redis).useVoucherV8(keys.voucher(t, 'BENCH'), keys.voucherDevices(t, 'BENCH'), keys.grant(t, h.hs!, h.mac!),
+      (p as unknown as Redis).useVoucherV9(keys.voucher(t, 'BENCH'), keys.voucherDevices(t, 'BENCH'), keys.grant(t, h.hs!, h.mac!),
         keys.outbox(t), keys.loaded(t), keys.live(t, h.hs!), keys.sessionRef(t, h.sid!), keys.block(t, h.mac!), ...activityKeys(t, now),
         keys.guessesByDevice(t, h.hs!, h.mac!), keys.guessesByAddress(t, ''), keys.guessRefusals(t, 0), keys.knownDevices(t),
         now, h.mac!, h.hs!, h.ip!, h.ssid!, h.sid!, 60, 900, 10, 0, 600_000, 1_200_000);

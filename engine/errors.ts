@@ -102,6 +102,8 @@ export const Errors = {
   VOUCHER_EXHAUSTED: def((maxUses: number, currentUses: number) => [
     'voucher_exhausted', 409, 'Voucher used up', { max_uses: maxUses, current_uses: currentUses }, true,
   ]),
+  /** Before a match-day voucher's window (use-voucher-18.lua): nothing spent, not a guess. 403 as the SSID refusal: a real code, not usable here and now. */
+  VOUCHER_NOT_YET_VALID: def((validFrom: string) => ['voucher_not_yet_valid', 403, 'Voucher not valid yet', { valid_from: validFrom }, true]),
   VOUCHER_SSID_NOT_ALLOWED: def((ssid: string) => ['voucher_ssid_not_allowed', 403, `This voucher is not valid on the network ${JSON.stringify(ssid)}`]),
   DEVICE_BLOCKED: def(() => ['device_blocked', 403, 'This device is blocked on this network']),
   SESSION_NOT_FOUND: def(() => ['session_not_found', 404, 'No such session']),

@@ -16,7 +16,8 @@ export {
   DEFAULT_CODE_FORMAT, MIN_CODE_BITS, chosenCodeStrength, codeFormat, codeStrength, type CodeFormat, type CodeStrength,
 } from './vouchers/code-generator.js';
 export { MAX_BATCH, type VoucherSpec, type Page } from './vouchers/voucher-service.js';
-export { STATUS_FILTERS, toPublic, toConsole, type StatusFilter, type PublicVoucher, type ConsoleVoucher } from './vouchers/voucher.js';
+export { VOUCHER_CSV_HEADER, type ExportSelection } from './vouchers/voucher-export.js';
+export { STATUS_FILTERS, checkWindow, toPublic, toConsole, type StatusFilter, type PublicVoucher, type ConsoleVoucher } from './vouchers/voucher.js';
 export type { Authorized, VerifyRequest } from './signin/voucher-method.js';
 export type { SignInService } from './signin/sign-in-service.js';
 export type { Started, CheckedIdentity, PreCheckedMethod, TermsSource } from './signin/identity-method.js';

@@ -186,6 +186,7 @@ function rejectText(err: AppError): string {
   switch (err.code) {
     case 'voucher_not_found': return 'Unknown voucher code';
     case 'voucher_expired': return 'Voucher expired';
+    case 'voucher_not_yet_valid': return 'Voucher not valid yet';
     case 'voucher_exhausted': return 'Voucher used up';
     default: return err.message || Errors.FORBIDDEN('refused').message;
   }

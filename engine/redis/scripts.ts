@@ -18,7 +18,8 @@ import type { Logger } from '../logger.js';
  * including script's `local rcall = redis.call`, declared before its includes.
  */
 const SCRIPTS = [
-  { file: 'put-voucher-1.lua', name: 'putVoucherV2', numberOfKeys: 1 },
+  // V3: the match-day window (ARGV[13], ARGV[14]).
+  { file: 'put-voucher-1.lua', name: 'putVoucherV3', numberOfKeys: 1 },
   // V3: the loaded marker holds the server's run_id and `not_loaded` carries it; the session
   // quota fallback (old ARGV[10], 0 from every caller) is gone, so the method is ARGV[10].
   // V4: a replaced session is ended by the script itself (its end record queued with its bytes).
@@ -27,7 +28,8 @@ const SCRIPTS = [
   // activity: six more KEYS (includes/activity.lua).
   // V7: the guessing limits checked and counted in the same step (three more KEYS, four more ARGV, 'too_many_attempts').
   // V8: a spent use emits voucher.redeemed, and a tenant's first session of a MAC device.new (one more KEY, the known devices).
-  { file: 'use-voucher-18.lua', name: 'useVoucherV8', numberOfKeys: 18 },
+  // V9: the match-day window: 'not_yet_valid' before it, 'expired' at its end.
+  { file: 'use-voucher-18.lua', name: 'useVoucherV9', numberOfKeys: 18 },
   { file: 'remove-voucher-2.lua', name: 'removeVoucherV1', numberOfKeys: 2 },
   // Operator audit records (engine/audit/audit-log.ts): the record queued and its intent cleared in one step.
   { file: 'commit-audit-2.lua', name: 'commitAuditV1', numberOfKeys: 2 },
@@ -97,13 +99,14 @@ export type ActivityKeys = [events: string, minute: string, hour: string, device
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    putVoucherV2(
+    putVoucherV3(
       voucherKey: string,
       id: string, maxUses: Arg, uses: Arg, expiresAtMs: Arg, ssids: string,
       minutes: Arg, downKbps: Arg, upKbps: Arg, quotaMb: Arg, profile: string, code: string, sessionQuotaMb: Arg,
+      validFromMs: Arg, validUntilMs: Arg,
       callback?: Callback<number>,
     ): Result<number, Context>;
-    useVoucherV8(
+    useVoucherV9(
       voucherKey: string, devicesKey: string, grantKey: string, outboxKey: string, loadedKey: string,
       liveKey: string, sessionRefKey: string, blockKey: string,
       eventsKey: string, minuteKey: string, hourKey: string, liveDevicesKey: string, liveBySsidKey: string, liveByApKey: string,

@@ -39,7 +39,7 @@ interface VoucherSession extends StartedSession {
 }
 
 /**
- * The voucher way in. The guessing limits, the checks (expiry, SSID,
+ * The voucher way in. The guessing limits, the checks (expiry, window, SSID,
  * remaining uses), the use counter and the session start are one Lua script
  * (use-voucher-18.lua), so a voucher is never used more than max_uses, no
  * guest gets in without the start record queued, and a device or address past
@@ -72,7 +72,7 @@ export class VoucherMethod implements SignInMethod<{ code: string }, VoucherSess
       const sid = newId('sess_');
       // No source address (RADIUS: the packet comes from the NAS): no per-address limit; its key is never touched.
       const perAddress = ctx.source ? g.per_address : 0;
-      a = await this.redis.useVoucherV8(
+      a = await this.redis.useVoucherV9(
         keys.voucher(t, input.code), keys.voucherDevices(t, input.code), keys.grant(t, hs, ctx.mac), keys.outbox(t), keys.loaded(t),
         keys.live(t, hs), keys.sessionRef(t, sid), keys.block(t, ctx.mac), ...activityKeys(t, ctx.now),
         keys.guessesByDevice(t, hs, ctx.mac), keys.guessesByAddress(t, ctx.source), keys.guessRefusals(t, Math.floor(ctx.now / GUESS_REFUSAL_WINDOW_MS)),
@@ -99,6 +99,7 @@ export class VoucherMethod implements SignInMethod<{ code: string }, VoucherSess
       case 'blocked': return refused(Errors.DEVICE_BLOCKED());
       case 'not_found': return refused(Errors.VOUCHER_NOT_FOUND());
       case 'expired': return refused(Errors.VOUCHER_EXPIRED(new Date(Number(a[1])).toISOString()));
+      case 'not_yet_valid': return refused(Errors.VOUCHER_NOT_YET_VALID(new Date(Number(a[1])).toISOString()));
       case 'exhausted': return refused(Errors.VOUCHER_EXHAUSTED(Number(a[1]), Number(a[2])));
       case 'ssid': return refused(Errors.VOUCHER_SSID_NOT_ALLOWED(ctx.ssid));
       case 'too_many_attempts':

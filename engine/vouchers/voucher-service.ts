@@ -7,7 +7,8 @@ import { BlockService } from '../sessions/block-service.js';
 import { inTransaction, type Pool, type PoolClient } from '../store/postgres.js';
 import { BandwidthProfileService } from './bandwidth-profile-service.js';
 import { chosenCodeStrength, codeSpace, codeStrength, generateCode, DEFAULT_CODE_FORMAT, type CodeFormat, type CodeStrength } from './code-generator.js';
-import { statusCondition, toPublic, type PublicVoucher, type StatusFilter, type VoucherRow } from './voucher.js';
+import { checkWindow, statusCondition, toPublic, type PublicVoucher, type StatusFilter, type VoucherRow } from './voucher.js';
+import { VoucherExport, type ExportSelection } from './voucher-export.js';
 import { VoucherLoader } from './voucher-loader.js';
 import { putVoucher, removeVoucher } from './voucher-redis.js';
 
@@ -64,6 +65,7 @@ export class VoucherService {
     private readonly now: () => number,
     private readonly profiles = new BandwidthProfileService(pool),
     private readonly loader = new VoucherLoader(pool, redis, new BlockService(pool, redis, now)),
+    private readonly exporter = new VoucherExport(pool),
   ) {}
 
   /**
@@ -72,6 +74,7 @@ export class VoucherService {
    * answer then says so (CodeStrength's warning).
    */
   async createOne(tenantId: string, spec: VoucherSpec, code: string | undefined, source: string): Promise<PublicVoucher & CodeStrength> {
+    checkWindow(spec.valid_from, spec.valid_until, this.now());
     const resolved = await this.profiles.resolve(tenantId, spec);
     if (code !== undefined) {
       // One try: the code is taken, or it is ours.
@@ -85,6 +88,7 @@ export class VoucherService {
 
   /** Up to MAX_BATCH vouchers with generated codes; collisions are generated again. */
   async createBatch(tenantId: string, req: BatchRequest, source: string): Promise<VoucherRow[]> {
+    checkWindow(req.valid_from, req.valid_until, this.now());
     const spec = await this.profiles.resolve(tenantId, req);
     // Refuse formats that cannot yield the batch without endless collisions.
     if (codeSpace(req.format) < req.count * 20) throw Errors.CODE_SPACE_EXHAUSTED();
@@ -157,6 +161,14 @@ export class VoucherService {
     // commit may have written it back since, and its own check only sees committed deletes.
     await removeVoucher(this.redis, tenantId, out.code, id);
     return out;
+  }
+
+  /**
+   * The tenant's vouchers of a batch or a filter as CSV chunks, streamed from
+   * Postgres (VoucherExport); another tenant's batch id selects nothing.
+   */
+  exportCsv(tenantId: string, sel: ExportSelection): AsyncGenerator<Buffer> {
+    return this.exporter.csv(tenantId, sel);
   }
 
   /** Writes the tenant's vouchers and blocks into a new or restarted Redis (VoucherLoader.loadIntoRedis). */

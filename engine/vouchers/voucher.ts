@@ -1,3 +1,5 @@
+import { Errors } from '../errors.js';
+
 /** A voucher row as stored in Postgres. */
 export interface VoucherRow {
   id: string;
@@ -26,20 +28,47 @@ export interface VoucherRow {
 
 /**
  * Console states: created (not used yet), activated (used, below max_uses),
- * used (max_uses reached), expired (expires_at passed). The public API folds
+ * used (max_uses reached), expired (expires_at or the match-day window's end,
+ * valid_until, passed: the earlier of the two). The public API folds
  * `created` and `activated` into `active`: a voucher that can still be used.
  * `used` and `expired` are the same on both surfaces. A used voucher stays
- * `used` after its date passes.
+ * `used` after its date passes. A voucher whose window has not opened yet is
+ * `created` (`active`): no state of its own, so the status set API clients
+ * know stays as it is; its record's `valid_from` says when (docs/vouchers.md).
  */
 export type ConsoleStatus = 'created' | 'activated' | 'used' | 'expired';
 export type PublicStatus = 'active' | 'used' | 'expired';
 export const STATUS_FILTERS = ['created', 'activated', 'used', 'expired', 'active'] as const;
 export type StatusFilter = (typeof STATUS_FILTERS)[number];
 
-export function consoleStatus(v: { max_uses: number | null; expires_at: Date | null }, uses: number, nowMs: number): ConsoleStatus {
+/** When a voucher stops working: the earlier of expires_at and valid_until; null: never. */
+export function voucherEnd(v: { expires_at: Date | null; valid_until?: Date | null }): Date | null {
+  const a = v.expires_at, b = v.valid_until ?? null;
+  if (a === null) return b;
+  if (b === null) return a;
+  return a.getTime() <= b.getTime() ? a : b;
+}
+
+export function consoleStatus(v: { max_uses: number | null; expires_at: Date | null; valid_until?: Date | null }, uses: number, nowMs: number): ConsoleStatus {
   if (v.max_uses !== null && uses >= v.max_uses) return 'used';
-  if (v.expires_at !== null && nowMs >= v.expires_at.getTime()) return 'expired';
+  const end = voucherEnd(v);
+  if (end !== null && nowMs >= end.getTime()) return 'expired';
   return uses > 0 ? 'activated' : 'created';
+}
+
+/**
+ * A match-day window as a creation gives it: both ends optional; the end
+ * after the start, and not already over (a voucher born expired is a typo,
+ * not a wish). Throws validation_failed naming the field.
+ */
+export function checkWindow(from: Date | null | undefined, until: Date | null | undefined, nowMs: number): void {
+  if (from && until && until.getTime() <= from.getTime()) {
+    throw Errors.VALIDATION_FAILED('valid_until must be after valid_from', [{ field: 'valid_until', message: 'not after valid_from' }]);
+  }
+  if (until && until.getTime() <= nowMs) {
+    throw Errors.VALIDATION_FAILED('valid_until has already passed: the window would be over before the voucher exists',
+      [{ field: 'valid_until', message: 'in the past' }]);
+  }
 }
 
 export function publicStatus(s: ConsoleStatus): PublicStatus {
@@ -49,7 +78,7 @@ export function publicStatus(s: ConsoleStatus): PublicStatus {
 /** SQL condition for a status filter on table alias v (uses the Postgres counter). */
 export function statusCondition(filter: StatusFilter): string {
   const used = 'v.max_uses IS NOT NULL AND v.current_uses >= v.max_uses';
-  const expired = 'v.expires_at IS NOT NULL AND v.expires_at <= now()';
+  const expired = '((v.expires_at IS NOT NULL AND v.expires_at <= now()) OR (v.valid_until IS NOT NULL AND v.valid_until <= now()))';
   switch (filter) {
     case 'used': return `(${used})`;
     case 'expired': return `(NOT (${used}) AND ${expired})`;
@@ -76,6 +105,9 @@ export interface PublicVoucher {
   session_quota_mb: number | null;
   ssids: string[];
   notes: string | null;
+  /** Match-day window (ISO 8601 UTC); null: open on that side. */
+  valid_from: string | null;
+  valid_until: string | null;
 }
 
 export interface ConsoleVoucher extends Omit<PublicVoucher, 'status'> {
@@ -89,6 +121,7 @@ function base(r: VoucherRow, uses: number): Omit<PublicVoucher, 'status'> {
     duration_minutes: r.duration_minutes, bandwidth_down_mbps: r.bandwidth_down_mbps, bandwidth_up_mbps: r.bandwidth_up_mbps,
     bandwidth_profile: r.bandwidth_profile, daily_quota_mb: r.daily_quota_mb, session_quota_mb: r.session_quota_mb,
     ssids: r.ssids, notes: r.notes,
+    valid_from: r.valid_from ? r.valid_from.toISOString() : null, valid_until: r.valid_until ? r.valid_until.toISOString() : null,
   };
 }
 

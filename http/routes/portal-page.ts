@@ -42,16 +42,25 @@ export function pickLang(param: string | null, acceptLanguage: string): Lang {
 /** Which field an error is about, for the error summary's link (GOV.UK pattern). */
 const ERROR_FIELD: Record<string, string> = {
   voucher_not_found: 'code', voucher_expired: 'code', voucher_exhausted: 'code', voucher_ssid_not_allowed: 'code', too_many_attempts: 'code',
-  validation_failed: 'code', terms_not_accepted: 'accept_terms', phone_invalid: 'phone', phone_prefix_blocked: 'phone',
+  voucher_not_yet_valid: 'code', validation_failed: 'code', terms_not_accepted: 'accept_terms', phone_invalid: 'phone', phone_prefix_blocked: 'phone',
   sponsor_not_allowed: 'sponsor_email',
   pms_guest_not_found: 'room-number', pms_unavailable: 'room-number',
 };
 
-/** An error body as a sentence of the catalogue; unknown codes get the generic one. */
-export function errorSentence(m: Messages, body: Record<string, unknown>): string {
+/**
+ * An error body as a sentence of the catalogue; unknown codes get the generic one. A
+ * match-day voucher's start (`valid_from`) is written in the hotspot's zone, where the guest stands.
+ */
+export function errorSentence(m: Messages, body: Record<string, unknown>, lang: Lang = 'en', timeZone = 'UTC'): string {
   const code = String(body.error ?? 'internal');
   const text = m[`err_${code}`] ?? m.err_internal!;
-  return text.replace('{attempts}', String(body.attempts_left ?? '')).replace('{wait}', String(body.retry_after ?? ''));
+  const from = typeof body.valid_from === 'string' && Number.isFinite(Date.parse(body.valid_from)) ? startTime(new Date(body.valid_from), lang, timeZone) : '';
+  return text.replace('{attempts}', String(body.attempts_left ?? '')).replace('{wait}', String(body.retry_after ?? '')).replace('{from}', from);
+}
+
+/** A match-day voucher's start as the guest reads it: always with its date (a match is rarely today at the gate's opening hour). */
+export function startTime(at: Date, lang: Lang, timeZone: string): string {
+  return new Intl.DateTimeFormat(lang === 'tr' ? 'tr-TR' : 'en-GB', { day: 'numeric', month: 'long', hour: '2-digit', minute: '2-digit', timeZone }).format(at);
 }
 
 /** An http(s) URL or null: where we may send a browser. */
@@ -145,7 +154,7 @@ export function renderPage(a: Assets, p: PageInput): string {
     colorsCss: `:root{${settings?.primary_color ? `--p:${settings.primary_color};` : ''}${settings?.accent_color ? `--a:${settings.accent_color}` : ''}}`,
     logo: settings?.logo ?? '', welcome: name ? m.welcome!.replace('{name}', name) : m.title,
     otherLang: other, otherLangName: m.other_lang, otherLangUrl: `?${otherQuery}`,
-    errorTitle: m.error_title, errorMessage: errorBody ? errorSentence(m, errorBody) : '', errorField: ERROR_FIELD[errorCode] ?? 'main',
+    errorTitle: m.error_title, errorMessage: errorBody ? errorSentence(m, errorBody, p.lang, ref?.timezone ?? 'UTC') : '', errorField: ERROR_FIELD[errorCode] ?? 'main',
     codeError: ERROR_FIELD[errorCode] === 'code', termsError: errorCode === 'terms_not_accepted',
     deviceUnknown: ref && !deviceKnown && !success ? m.device_unknown : '',
     success: Boolean(success), successTitle: m.success_title, successBody: until ? m.success_body!.replace('{until}', until) : m.success_body_plain,
@@ -181,6 +190,7 @@ export function renderPage(a: Assets, p: PageInput): string {
     messagesJson: JSON.stringify(m).replace(/</g, '\\u003c'),
     contextJson: JSON.stringify({
       hotspot_id: p.hotspotId, mac, ip, ssid, lang: p.lang, gateway: gatewayStr, next, terms_required: settings?.terms_required === true,
+      tz: ref?.timezone ?? 'UTC',
     }).replace(/</g, '\\u003c'),
   };
   return renderTemplate(a.template, view);

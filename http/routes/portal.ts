@@ -16,7 +16,7 @@ export function portalRoutes(engine: Engine): Route[] {
       summary: 'Sign a device in with a voucher code',
       errors: {
         404: 'voucher_not_found {error} or hotspot_not_found', 410: 'voucher_expired {error, expired_at}',
-        409: 'voucher_exhausted {error, max_uses, current_uses}', 403: 'voucher_ssid_not_allowed',
+        409: 'voucher_exhausted {error, max_uses, current_uses}', 403: 'voucher_ssid_not_allowed, or voucher_not_yet_valid {error, valid_from} before a match-day window',
         429: 'too_many_attempts {error, message, retry_after} with a Retry-After header: a guessing limit reached; nothing spent',
       },
       handler: async (ctx) => {

@@ -14,6 +14,9 @@ export interface VoucherFields {
   bandwidth_up_mbps?: number;
   ssids?: string[];
   notes?: string;
+  /** Match-day window, ISO 8601 UTC; absent or null: open on that side. */
+  valid_from?: string | null;
+  valid_until?: string | null;
 }
 
 /** The console's batch: generated codes, and the bandwidth comes from a profile only. */
@@ -30,6 +33,14 @@ const sessionQuotaMb = {
   ...nullable(quotaMb),
   description: 'Data one session may use, download and upload together, in MB (1,048,576 bytes); the session ends with session_quota when it is used up. Absent or null: none',
 };
+const windowEnd = (side: string) => ({
+  description: `Match-day window ${side} (ISO 8601 UTC timestamp); absent or null: open on that side. `
+    + 'Before valid_from the portal answers voucher_not_yet_valid and counts no use; from valid_until on, voucher_expired. '
+    + 'valid_until must be after valid_from and not already past (docs/vouchers.md)',
+  ...nullable({ type: 'string', format: 'date-time' } as const),
+});
+const validFrom = windowEnd('start');
+const validUntil = windowEnd('end');
 const profileName = { type: 'string', minLength: 1, maxLength: 64 } as const;
 const notes = { type: 'string', maxLength: 2000 } as const;
 
@@ -47,6 +58,8 @@ export const voucherCreate = requestSchema<VoucherFields & { code?: string }>('v
     bandwidth_profile: profileName,
     ssids,
     notes,
+    valid_from: validFrom,
+    valid_until: validUntil,
   },
 });
 
@@ -62,6 +75,8 @@ export const consoleVoucherBatch = requestSchema<ConsoleBatchFields>('consoleVou
     duration_minutes: minutes,
     ssids,
     notes,
+    valid_from: validFrom,
+    valid_until: validUntil,
     format: {
       type: 'object', additionalProperties: false, required: [],
       properties: {
@@ -92,6 +107,15 @@ export const voucherList = requestSchema<Paged & { status?: StatusFilter; q?: st
   },
 });
 
+export const voucherExportQuery = requestSchema<{ batch_id?: string; status?: StatusFilter; q?: string }>('voucherExportQuery', {
+  type: 'object', additionalProperties: false, required: [],
+  properties: {
+    batch_id: { type: 'string', pattern: '^vbt_[0-9a-z]{1,64}$', description: 'Only this batch (the batch_id a console batch answers); another tenant\'s gives a file with the header alone' },
+    status: oneOf(STATUS_FILTERS),
+    q: { type: 'string', minLength: 1, maxLength: 64, description: 'Only vouchers whose code or notes contain this text (any case)' },
+  },
+});
+
 export const voucher = responseSchema('voucher', {
   type: 'object',
   properties: {
@@ -102,6 +126,8 @@ export const voucher = responseSchema('voucher', {
     duration_minutes: nullable({ type: 'integer' }), bandwidth_down_mbps: nullable({ type: 'integer' }),
     bandwidth_up_mbps: nullable({ type: 'integer' }), bandwidth_profile: nullable({ type: 'string' }),
     daily_quota_mb: nullable({ type: 'integer' }), session_quota_mb: nullable({ type: 'integer' }), ssids: { type: 'array', items: { type: 'string' } }, notes: nullable({ type: 'string' }),
+    valid_from: nullable({ type: 'string', format: 'date-time', description: 'Match-day window start; null: open. Before it the voucher is still active (created in the console)' }),
+    valid_until: nullable({ type: 'string', format: 'date-time', description: 'Match-day window end; null: open. From it on the voucher is expired' }),
   },
 });
 export const voucherPage = responseSchema('voucherPage', {

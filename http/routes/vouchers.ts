@@ -1,7 +1,7 @@
-import { Errors, codeFormat, codeStrength, toConsole, toPublic, type Engine, type VoucherSpec } from '../../engine/index.js';
+import { Errors, VOUCHER_CSV_HEADER, codeFormat, codeStrength, toConsole, toPublic, type Engine, type VoucherSpec } from '../../engine/index.js';
 import { route, type Route } from '../router.js';
 import {
-  bandwidthProfile, bandwidthProfiles, consoleBatch, consoleVoucherBatch, voucher, voucherCreate, voucherCreated, voucherDeleted, voucherList, voucherPage,
+  bandwidthProfile, bandwidthProfiles, consoleBatch, consoleVoucherBatch, voucher, voucherCreate, voucherCreated, voucherDeleted, voucherExportQuery, voucherList, voucherPage,
   type VoucherFields,
 } from './vouchers.schemas.js';
 
@@ -18,6 +18,8 @@ function specOf(body: VoucherFields): VoucherSpec {
     bandwidth_up_mbps: body.bandwidth_up_mbps ?? null,
     ssids: body.ssids ?? [],
     notes: body.notes ?? null,
+    valid_from: body.valid_from ? new Date(body.valid_from) : null,
+    valid_until: body.valid_until ? new Date(body.valid_until) : null,
   };
 }
 
@@ -30,7 +32,7 @@ export function voucherRoutes(engine: Engine): Route[] {
       method: 'post', path: '/v1/vouchers', surface: 'public', auth: true, module: 'vouchers', bodySchema: voucherCreate,
       responseSchema: voucherCreated, status: 201,
       summary: 'Create one voucher (POS systems); code generated when omitted (9 alphanumeric characters, 44.5 bits); the answer says what the code is worth',
-      errors: { 409: 'voucher_code_taken', 400: 'unknown_bandwidth_profile' },
+      errors: { 409: 'voucher_code_taken', 400: 'unknown_bandwidth_profile, or validation_failed: valid_until not after valid_from or already past' },
       handler: async ({ principal, body }) => ({
         status: 201, body: await vs.createOne(principal.tenant.id, specOf(body), body.code, 'api'),
       }),
@@ -45,6 +47,19 @@ export function voucherRoutes(engine: Engine): Route[] {
         return { status: 200, body: { ...page, data: page.data.map((r) => toPublic(r, r.uses, now())) } };
       },
     }),
+    // Before /v1/vouchers/:id, so `export` is never read as an id (uWS also prefers the static segment).
+    ...(['public', 'console'] as const).map((surface) => route({
+      method: 'get', path: surface === 'public' ? '/v1/vouchers/export' : '/api/v1/vouchers/export', surface, auth: true, module: 'vouchers',
+      querySchema: voucherExportQuery, responseType: 'text/csv; charset=utf-8',
+      summary: `Vouchers of a batch (batch_id) or the list's filter (status, q) as CSV, streamed; header ${VOUCHER_CSV_HEADER}, `
+        + 'the import\'s, expires_at a full ISO 8601 UTC timestamp, notes guarded against formula injection (docs/vouchers.md)',
+      errors: { 503: 'service_unavailable: too many exports at once' },
+      handler: ({ principal, q }) => ({
+        status: 200, body: null, stream: vs.exportCsv(principal.tenant.id, { batch_id: q.batch_id, status: q.status, q: q.q }),
+        contentType: 'text/csv; charset=utf-8',
+        headers: { 'content-disposition': `attachment; filename="vouchers-${q.batch_id ?? new Date().toISOString().slice(0, 10)}.csv"`, 'cache-control': 'no-store' },
+      }),
+    })),
     route({
       method: 'get', path: '/v1/vouchers/:id', surface: 'public', auth: true, module: 'vouchers', responseSchema: voucher,
       summary: 'Read a voucher', errors: { 404: 'voucher_not_found' },
@@ -62,7 +77,7 @@ export function voucherRoutes(engine: Engine): Route[] {
     route({
       method: 'post', path: '/api/v1/vouchers', surface: 'console', auth: true, module: 'vouchers', bodySchema: consoleVoucherBatch,
       responseSchema: consoleBatch, status: 201, summary: 'Create a batch of up to 10,000 vouchers with generated codes',
-      errors: { 409: 'code_space_exhausted', 400: 'unknown_bandwidth_profile' },
+      errors: { 409: 'code_space_exhausted', 400: 'unknown_bandwidth_profile, or validation_failed: valid_until not after valid_from or already past' },
       handler: async ({ principal, body }) => {
         const format = codeFormat(body.format);
         const rows = await vs.createBatch(principal.tenant.id, { ...specOf(body), count: body.count, format }, 'console');

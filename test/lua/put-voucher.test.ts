@@ -16,7 +16,7 @@ describe('put-voucher-1.lua', () => {
     })).toBe(1);
     expect(await redis.hgetall(keys.voucher(t, 'FULL'))).toEqual({
       id: 'vch_full', max: '5', uses: '2', exp: String(exp), ssids: 'Guest\nLobby', dur: '120',
-      down: '10000', up: '5000', quota: '2048', profile: 'standard', code: 'FULL', squota: '300',
+      down: '10000', up: '5000', quota: '2048', profile: 'standard', code: 'FULL', squota: '300', vfrom: '0', vuntil: '0',
     });
   });
 

@@ -9,7 +9,7 @@
   var qs = '?hotspot_id=' + encodeURIComponent(C.hotspot_id);
   var FIELD = {
     voucher_not_found: 'code', voucher_expired: 'code', voucher_exhausted: 'code', voucher_ssid_not_allowed: 'code', too_many_attempts: 'code',
-    terms_not_accepted: 'accept_terms', phone_invalid: 'phone', phone_prefix_blocked: 'phone', email_invalid: 'email',
+    voucher_not_yet_valid: 'code', terms_not_accepted: 'accept_terms', phone_invalid: 'phone', phone_prefix_blocked: 'phone', email_invalid: 'email',
     sponsor_not_allowed: 'sponsor_email',
     pms_guest_not_found: 'room-number', pms_unavailable: 'room-number'
   };
@@ -17,6 +17,7 @@
   function message(code, body) {
     var key = 'err_' + code;
     if (code === 'otp_invalid') return fmt(M[key], { attempts: body.attempts_left });
+    if (code === 'voucher_not_yet_valid') return fmt(M[key], { from: startTime(body.valid_from) });
     if (code === 'otp_rate_limited' || code === 'too_many_attempts' || code === 'sponsor_rate_limited') return fmt(M[key], { wait: body.retry_after });
     return M[key] || M.err_internal;
   }
@@ -52,6 +53,11 @@
     var d = new Date(iso), o = { hour: '2-digit', minute: '2-digit' };
     if (d.toDateString() !== new Date().toDateString()) { o.day = 'numeric'; o.month = 'long'; }
     return d.toLocaleString(C.lang === 'tr' ? 'tr-TR' : 'en-GB', o);
+  }
+  // A match-day voucher's start, in the hotspot's zone (where the guest stands), always with its date.
+  function startTime(iso) {
+    var o = { day: 'numeric', month: 'long', hour: '2-digit', minute: '2-digit', timeZone: C.tz };
+    try { return new Date(iso).toLocaleString(C.lang === 'tr' ? 'tr-TR' : 'en-GB', o); } catch (e) { delete o.timeZone; return new Date(iso).toLocaleString(C.lang === 'tr' ? 'tr-TR' : 'en-GB', o); }
   }
   function success(b) {
     clearError();

@@ -13,6 +13,7 @@ export type ConsoleVoucherStatus = 'created' | 'activated' | 'used' | 'expired';
 export interface ConsoleVoucher {
   id: string; code: string; status: ConsoleVoucherStatus; max_uses: number | null; current_uses: number;
   created_at: string; expires_at: string | null; bandwidth_profile: string | null; notes: string | null;
+  valid_from?: string | null; valid_until?: string | null;
 }
 export interface CodeFormat {
   charset?: 'alphanumeric' | 'numeric'; length?: number; group_size?: number; separator?: string; letter_case?: 'upper' | 'lower'; prefix?: string;
@@ -20,6 +21,7 @@ export interface CodeFormat {
 export interface VoucherBatchInput {
   count: number; max_uses: number | null; expires_at?: string | null; bandwidth_profile?: string; daily_quota_mb?: number | null;
   duration_minutes?: number; notes?: string; format?: CodeFormat;
+  valid_from?: string | null; valid_until?: string | null;
 }
 export interface VoucherInput {
   code?: string; max_uses: number | null; duration_minutes?: number; bandwidth_down_mbps?: number; bandwidth_up_mbps?: number;
@@ -106,7 +108,9 @@ export const api = {
     list: (q: { status?: ConsoleVoucherStatus; q?: string; limit?: number; offset?: number }, signal?: AbortSignal) =>
       request<Page<ConsoleVoucher>>('/api/v1/vouchers', { query: q, signal }),
     createBatch: (body: VoucherBatchInput) =>
-      request<{ vouchers: { id: string; code: string; status: 'created' }[] }>('/api/v1/vouchers', { method: 'POST', body }),
+      request<{ vouchers: { id: string; code: string; status: 'created' }[]; batch_id?: string | null }>('/api/v1/vouchers', { method: 'POST', body }),
+    /** The CSV of a batch or of the list's filter (streamed by the service; docs/vouchers.md). */
+    exportCsv: (q: { batch_id?: string; status?: ConsoleVoucherStatus; q?: string }) => download('/api/v1/vouchers/export', q),
     createOne: (body: VoucherInput) => request<{ id: string; code: string }>('/v1/vouchers', { method: 'POST', body }),
     remove: (id: string) => request<{ id: string; code: string }>(`/v1/vouchers/${enc(id)}`, { method: 'DELETE' }),
     profiles: () => request<Record<string, { down_mbps: number; up_mbps: number; daily_quota_mb: number | null }>>('/v1/bandwidth-profiles'),

@@ -13,6 +13,9 @@
   ARGV[10] bandwidth profile name ('' none)   ARGV[11] code
   ARGV[12] session data quota MB (0 none), stored as `squota`: use-voucher
            copies it into each new session's grant
+  ARGV[13] valid from, ms (0 or absent: open)    ARGV[14] valid until, ms (0 or
+           absent: open): the match-day window, stored as `vfrom`/`vuntil`
+           and checked by use-voucher (absent: a caller from before windows)
 
   Returns
     1   written
@@ -31,5 +34,5 @@ end
 rcall('HSET', KEYS[1],
   'id', ARGV[1], 'max', ARGV[2], 'uses', uses, 'exp', ARGV[4], 'ssids', ARGV[5],
   'dur', ARGV[6], 'down', ARGV[7], 'up', ARGV[8], 'quota', ARGV[9], 'profile', ARGV[10],
-  'code', ARGV[11], 'squota', ARGV[12])
+  'code', ARGV[11], 'squota', ARGV[12], 'vfrom', ARGV[13] or '0', 'vuntil', ARGV[14] or '0')
 return 1

@@ -7,7 +7,7 @@
   used-up code is a real code, not a guess). Check, count and use are one
   step, so processes sharing the Redis share the limits exactly.
 
-  The checks (block, expiry, SSID, remaining uses), the counter increment and
+  The checks (block, expiry, the match-day window, SSID, remaining uses), the counter increment and
   the session start (includes/session-start.lua: the grant, the live set, the
   session ref, the session_start record that carries the start to Postgres,
   the session.start event and the dashboard's counters) happen in one script. So two devices using the same code at once
@@ -70,7 +70,10 @@
     {'not_found'}
     {'not_loaded', run_id}            see includes/admit-device.lua
     {'blocked'}                       the MAC is on the tenant's block list
-    {'expired', expires_at_ms}
+    {'expired', expires_at_ms}        expires_at or the window's end (valid_until),
+                                      the earlier of the two that has passed
+    {'not_yet_valid', valid_from_ms}  before the match-day window opens: no use
+                                      counted, and not a guess (a real code)
     {'ssid'}                          the voucher is limited to other SSIDs
     {'exhausted', max_uses, current_uses}
     {'too_many_attempts', wait_ms, 'device' | 'address', refusals}
@@ -103,7 +106,7 @@ if waitDevice or waitAddress then
   return {'too_many_attempts', wait, which, refusals}
 end
 
-local v = rcall('HMGET', KEYS[1], 'id', 'max', 'uses', 'exp', 'ssids', 'dur', 'down', 'up', 'quota', 'profile', 'code', 'squota')
+local v = rcall('HMGET', KEYS[1], 'id', 'max', 'uses', 'exp', 'ssids', 'dur', 'down', 'up', 'quota', 'profile', 'code', 'squota', 'vfrom', 'vuntil')
 local id = v[1]
 if not id then
   -- A guess. The session id (fresh per call) makes the entry unique.
@@ -112,9 +115,19 @@ if not id then
   return {'not_found'}
 end
 local exp = tonumber(v[4])
--- Valid strictly before expires_at; at expires_at it is expired.
+-- The window's end is an expiry too: the earlier of the two ends counts.
+-- A definition written before windows has no vfrom/vuntil: open.
+local vuntil = tonumber(v[14]) or 0
+if vuntil > 0 and (exp <= 0 or vuntil < exp) then exp = vuntil end
+-- Valid strictly before the end; at the end it is expired.
 if exp > 0 and now >= exp then
-  return {'expired', v[4]}
+  return {'expired', tostring(exp)}
+end
+-- Valid from valid_from on, that instant included. Before it the code is
+-- real (no guess counted) and nothing is spent.
+local vfrom = tonumber(v[13]) or 0
+if vfrom > 0 and now < vfrom then
+  return {'not_yet_valid', tostring(vfrom)}
 end
 local ssids = v[5]
 if ssids ~= '' then

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, usePoll, type CodeFormat, type ConsoleVoucher, type ConsoleVoucherStatus } from '../../shared/index.js';
 import { ConfirmDialog, Field, OutcomeLine, useAction, useConsole, val, when } from '../ui.js';
+import { ExportButton } from './voucher-export.js';
 
 const STATUSES: ConsoleVoucherStatus[] = ['created', 'activated', 'used', 'expired'];
 /** The list shows up to this many of the newest matching vouchers; the search runs on the server, over all of them. */
@@ -11,6 +12,8 @@ const SEARCH_PAUSE_MS = 300;
 /** A date input (YYYY-MM-DD) as the end of that day in UTC, or null for none. */
 const endOfDay = (d: string): string | null => (d ? `${d}T23:59:59Z` : null);
 const intOrNull = (s: string): number | null => (s.trim() === '' ? null : Number(s));
+/** A datetime-local input (this computer's zone) as an ISO 8601 UTC timestamp, or null for none. */
+const instantOrNull = (s: string): string | null => (s ? new Date(s).toISOString() : null);
 
 /** Vouchers: create one, create a batch with a code format, list with a status filter and search, delete. */
 export function VouchersPage(): preact.JSX.Element {
@@ -77,16 +80,20 @@ function CreateBatch(props: { onDone(): void }): preact.JSX.Element {
   const { t } = useConsole();
   const act = useAction();
   const profiles = usePoll(() => api.vouchers.profiles(), null);
-  const [f, setF] = useState({ count: '10', max_uses: '1', profile: '', expires: '', notes: '' });
+  const [f, setF] = useState({ count: '10', max_uses: '1', profile: '', expires: '', notes: '', from: '', until: '' });
+  const [batchId, setBatchId] = useState('');
   // The service's 40-bit default lengths (engine/vouchers/code-generator.ts): 9 alphanumeric, 13 numeric; shorter is allowed.
   const [fmt, setFmt] = useState<Required<CodeFormat>>({ charset: 'alphanumeric', length: 9, group_size: 0, separator: '-', letter_case: 'upper', prefix: '' });
   const submit = (e: Event): void => {
     e.preventDefault();
     void act.run(async () => {
-      const { vouchers } = await api.vouchers.createBatch({
+      setBatchId('');
+      const { vouchers, batch_id } = await api.vouchers.createBatch({
         count: Number(f.count), max_uses: intOrNull(f.max_uses), bandwidth_profile: f.profile || undefined,
         expires_at: endOfDay(f.expires), notes: f.notes || undefined, format: fmt,
+        valid_from: instantOrNull(f.from), valid_until: instantOrNull(f.until),
       });
+      setBatchId(batch_id ?? '');
       props.onDone();
       return t('v_created_batch', { count: vouchers.length, first: vouchers[0]?.code ?? '', last: vouchers.at(-1)?.code ?? '' });
     });
@@ -113,6 +120,15 @@ function CreateBatch(props: { onDone(): void }): preact.JSX.Element {
           </Field>
         </div>
         <Field id="b-notes" label={t('v_notes')}><input id="b-notes" class="wide" value={f.notes} onInput={(e) => setF({ ...f, notes: val(e) })} /></Field>
+        <p class="hint" id="b-window-hint">{t('v_window_hint')}</p>
+        <div class="row">
+          <Field id="b-from" label={t('v_valid_from')}>
+            <input id="b-from" type="datetime-local" value={f.from} aria-describedby="b-window-hint" onInput={(e) => setF({ ...f, from: val(e) })} />
+          </Field>
+          <Field id="b-until" label={t('v_valid_until')}>
+            <input id="b-until" type="datetime-local" value={f.until} aria-describedby="b-window-hint" onInput={(e) => setF({ ...f, until: val(e) })} />
+          </Field>
+        </div>
         <fieldset>
           <legend>{t('v_format')}</legend>
           <div class="row">
@@ -150,6 +166,7 @@ function CreateBatch(props: { onDone(): void }): preact.JSX.Element {
         <p><button type="submit" disabled={act.busy}>{t('v_create_batch')}</button></p>
       </form>
       <OutcomeLine outcome={act.outcome} />
+      {batchId && <ExportButton key={batchId} batchId={batchId} />}
     </section>
   );
 }
@@ -176,6 +193,8 @@ function VoucherList(props: {
           <input id="v-search" type="search" maxLength={64} value={props.search} onInput={(e) => props.setSearch(val(e))} />
         </Field>
       </div>
+      <p class="hint" id="v-export-hint">{t('v_export_filter_hint')}</p>
+      <ExportButton status={props.status} q={props.search.trim()} hintId="v-export-hint" />
       {props.error ? <p class="error-summary" role="alert">{say(props.error)}</p> : null}
       <OutcomeLine outcome={act.outcome} />
       {props.rows && <p class="meta">{t('v_shown', { shown: rows.length, total: props.total })}</p>}
@@ -183,7 +202,7 @@ function VoucherList(props: {
         <table>
           <thead><tr>
             <th scope="col">{t('v_col_code')}</th><th scope="col">{t('v_col_status')}</th><th scope="col" class="num">{t('v_col_uses')}</th>
-            <th scope="col">{t('v_col_expires')}</th><th scope="col">{t('v_col_created')}</th><th scope="col">{t('v_col_profile')}</th>
+            <th scope="col">{t('v_col_expires')}</th><th scope="col">{t('v_col_window')}</th><th scope="col">{t('v_col_created')}</th><th scope="col">{t('v_col_profile')}</th>
             <th scope="col">{t('v_col_notes')}</th><th scope="col">{t('v_col_actions')}</th>
           </tr></thead>
           <tbody>
@@ -191,7 +210,8 @@ function VoucherList(props: {
               <tr key={v.id}>
                 <td class="mono">{v.code}</td><td>{t(`v_status_${v.status}`)}</td>
                 <td class="num">{v.current_uses} / {v.max_uses ?? t('unlimited')}</td>
-                <td>{v.expires_at ? when(v.expires_at, locale) : t('never')}</td><td>{when(v.created_at, locale)}</td>
+                <td>{v.expires_at ? when(v.expires_at, locale) : t('never')}</td>
+                <td>{v.valid_from || v.valid_until ? `${when(v.valid_from, locale)} – ${when(v.valid_until, locale)}` : ''}</td><td>{when(v.created_at, locale)}</td>
                 <td>{v.bandwidth_profile ?? ''}</td><td>{v.notes ?? ''}</td>
                 <td><button type="button" class="secondary" aria-label={t('v_delete', { code: v.code })} onClick={() => setDeleting(v)}>{t('v_delete_short')}</button></td>
               </tr>
