@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import autocannon from 'autocannon';
+import { Redis } from 'ioredis';
 import { createLogger, DEFAULT_CODE_FORMAT, Engine, loadConfig, projectPath } from '../engine/index.js';
 import { OutboundHttp } from '../engine/net/outbound-http.js';
 import { benchMac as mac, localStack, say, spawnReady, Teardown, watchReady, cpuTicks, type ReadyChild } from './bench-kit.js';
@@ -201,6 +202,11 @@ async function main(): Promise<number> {
   recv.reset();
   // CPU per delivery: what a machine busy with other work blurs less than rates (1,000 sign-ins beside 100,000 deliveries).
   const pids = { service: service.child.pid!, redis: stack.pids().redis };
+  const redis = new Redis(stack.env.REDIS_URL!);
+  undo.push(() => redis.disconnect());
+  // Redis calls per delivery (INFO commandstats): what each delivery costs in round trips and script runs.
+  const calls = async (): Promise<Map<string, number>> => new Map([...(await redis.info('commandstats')).matchAll(/^cmdstat_(\w+):calls=(\d+)/gm)].map((m) => [m[1]!, Number(m[2])]));
+  const c0 = await calls();
   const t0 = { service: cpuTicks(pids.service), redis: cpuTicks(pids.redis) };
   const fan = await signIns(base, hotspotId, codes, 5, EVENTS_100);
   const f = await recv.waitFor(fan.requests * 100);
@@ -208,8 +214,13 @@ async function main(): Promise<number> {
   const cpu = {
     serviceUsPerDelivery: Math.round(((cpuTicks(pids.service) - t0.service) * 10_000) / Math.max(1, f.deliveries)),
     redisUsPerDelivery: Math.round(((cpuTicks(pids.redis) - t0.redis) * 10_000) / Math.max(1, f.deliveries)),
+    redisCallsPerDelivery: {} as Record<string, number>,
   };
-  say(`100 subscriptions: ${f.deliveries}/${fan.requests * 100} delivered at ${rate(f).toFixed(0)}/s; lag p99 ${f.lagP99Ms} ms; repeats ${f.repeats}; signatures bad ${f.signaturesBad}/${f.signaturesChecked}; CPU per delivery: service ${cpu.serviceUsPerDelivery} µs, Redis ${cpu.redisUsPerDelivery} µs`);
+  for (const [cmd, n] of await calls()) {
+    const per = (n - (c0.get(cmd) ?? 0)) / Math.max(1, f.deliveries);
+    if (per >= 0.01) cpu.redisCallsPerDelivery[cmd] = +per.toFixed(2);
+  }
+  say(`100 subscriptions: ${f.deliveries}/${fan.requests * 100} delivered at ${rate(f).toFixed(0)}/s; lag p99 ${f.lagP99Ms} ms; repeats ${f.repeats}; signatures bad ${f.signaturesBad}/${f.signaturesChecked}; CPU per delivery: service ${cpu.serviceUsPerDelivery} µs, Redis ${cpu.redisUsPerDelivery} µs; Redis calls per delivery ${JSON.stringify(cpu.redisCallsPerDelivery)}`);
   for (const id of ids) await api(base, apiKey, 'DELETE', `/v1/webhooks/${id}`);
 
   const ratio = burst.rps / ((alone1.rps + alone2.rps) / 2);
