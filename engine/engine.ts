@@ -77,6 +77,7 @@ import { PmsLinkStore } from './pms/pms-link-store.js';
 import { PmsLinks } from './pms/pms-links.js';
 import { PmsMethod } from './pms/pms-method.js';
 import { PmsService } from './pms/pms-service.js';
+import { PrivacyService } from './privacy/privacy-service.js';
 
 export interface EngineOptions {
   /** The clock; tests move it to check expiry at the boundary. */
@@ -173,6 +174,8 @@ export class Engine {
   private readonly runWebhooks: boolean;
   /** Room sign-in over the hotels' PMS links (engine/pms/): link settings, status, verify. */
   readonly pms: PmsService;
+  /** Personal data (engine/privacy/): data-subject requests, access export, erasure under legal hold, deletions, summary. */
+  readonly privacy: PrivacyService;
   private readonly runSink: boolean;
   private retentionTimer: NodeJS.Timeout | undefined;
 
@@ -307,6 +310,7 @@ export class Engine {
     this.webhookDispatcher = new WebhookDispatcher(this.redis, this.webhooks, options.webhookTransport ?? new OutboundWebhookTransport(this.outboundHttp),
       config.webhooks, this.metrics, log.child({ component: 'webhooks' }), now);
     this.eventTrimmer = new EventTrimmer(this.redis, () => this.tenants.list().then((ts) => ts.map((t) => t.id)), log.child({ component: 'event-trimmer' }));
+    this.privacy = new PrivacyService(this.pool, this.redis, this.sessions, config.otpKey, now);
     this.metrics.gauge('live_sessions_in_actors', 'Live sessions held by hotspot actors', () => this.actors?.liveSessions ?? 0);
     this.metrics.counterFrom('radius_auth_mirror_hits_total', 'Access-Requests answered on the main thread from an actor\'s published accept (no hop)', () => this.actors?.mirrorHits ?? 0);
   }
