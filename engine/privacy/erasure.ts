@@ -20,6 +20,8 @@ export interface ErasureResult {
 
 /** How long an erasure waits for the subject's session records to reach Postgres before it gives up (503, nothing done). */
 const SETTLE_MS = 20_000;
+/** Identities one erasure follows at most (a shared kiosk device would otherwise link a whole venue's guests). */
+const MAX_LINKED = 20;
 
 /** The subject's identities as the stores hold them: a MAC's values, a phone's or e-mail's. */
 export const macsOf = (subjects: Subject[]): string[] => subjects.filter((s) => s.kind === 'mac').map((s) => s.value);
@@ -46,16 +48,22 @@ export class Erasure {
     private readonly redisData: RedisPersonalData, private readonly subjectKeys: SubjectKeys, private readonly now: () => number,
   ) {}
 
-  /** The named subject and the identities its sessions link it to. */
+  /**
+   * The named subject and every identity its sessions link it to, followed through (a device's
+   * phones, those phones' other devices, ...), at most MAX_LINKED: one guest, however they signed in.
+   */
   async linked(tenantId: string, s: Subject): Promise<Subject[]> {
-    const { rows } = s.kind === 'mac'
-      ? await this.pool.query<{ v: string }>('SELECT DISTINCT username AS v FROM sessions WHERE tenant_id = $1 AND mac = $2 AND username IS NOT NULL', [tenantId, s.value])
-      : await this.pool.query<{ v: string }>('SELECT DISTINCT mac AS v FROM sessions WHERE tenant_id = $1 AND username = $2', [tenantId, s.value]);
     const out = [s];
-    for (const { v } of rows) {
-      const kind = s.kind !== 'mac' ? 'mac' : v.includes('@') ? 'email' : /^\+\d{8,15}$/.test(v) ? 'phone' : null;
-      // A user name that is neither (a room sign-in's `room:<n>`) is not an identity of its own.
-      if (kind && !out.some((o) => o.value === v)) out.push(this.subjectKeys.of(tenantId, kind, v));
+    for (let i = 0; i < out.length && out.length < MAX_LINKED; i++) {
+      const x = out[i]!;
+      const { rows } = x.kind === 'mac'
+        ? await this.pool.query<{ v: string }>('SELECT DISTINCT username AS v FROM sessions WHERE tenant_id = $1 AND mac = $2 AND username IS NOT NULL LIMIT 100', [tenantId, x.value])
+        : await this.pool.query<{ v: string }>('SELECT DISTINCT mac AS v FROM sessions WHERE tenant_id = $1 AND username = $2 LIMIT 100', [tenantId, x.value]);
+      for (const { v } of rows) {
+        const kind = x.kind !== 'mac' ? 'mac' : v.includes('@') ? 'email' : /^\+\d{8,15}$/.test(v) ? 'phone' : null;
+        // A user name that is neither (a room sign-in's `room:<n>`) is not an identity of its own.
+        if (kind && !out.some((o) => o.value === v)) out.push(this.subjectKeys.of(tenantId, kind, v));
+      }
     }
     return out;
   }
