@@ -23,7 +23,7 @@ export interface Deletion { at: string; kind: string; category: string; rows: nu
 
 /**
  * Personal data (docs/privacy.md): data-subject requests (access, erasure, correction), the access
- * export, erasure under legal hold, the log of deletions and the personal-data summary (§4.6).
+ * export, erasure under legal hold, the log of deletions and the personal-data summary of the compliance package.
  */
 export class PrivacyService {
   readonly requests: PrivacyRequestStore;
@@ -64,8 +64,9 @@ export class PrivacyService {
   private async correctGuestName(tenantId: string, s: Subject, name: string): Promise<number> {
     let n = 0;
     for await (const f of this.redisData.find(tenantId, s)) {
-      if (f.type !== 'hash' || categoryOf(f.key) !== 'sponsor_requests' || !(await this.redis.hexists(f.key, 'guest_name'))) continue;
-      await this.redis.hset(f.key, 'guest_name', name);
+      // A sponsor request's hash (keys.sponsorRequest): `guest` is the name the guest typed on the portal.
+      if (f.type !== 'hash' || !f.key.includes(':sp:r:') || !(await this.redis.hexists(f.key, 'guest'))) continue;
+      await this.redis.hset(f.key, 'guest', name);
       n++;
     }
     return n;
@@ -147,7 +148,7 @@ export class PrivacyService {
   }
 
   /**
-   * The personal-data audit summary's data (spec §4.6): categories and volumes held, retention
+   * The data of the compliance package's personal-data audit summary: categories and volumes held, retention
    * compliance (oldest record per category against its retention), requests and deletions in [from, to).
    */
   async summary(tenantId: string, from: Date, to: Date): Promise<Record<string, unknown>> {

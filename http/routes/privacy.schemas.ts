@@ -85,7 +85,7 @@ export const privacyDeletions = responseSchema('privacyDeletions', {
 
 export const privacySummary = responseSchema('privacySummary', {
   type: 'object',
-  description: 'The personal-data audit summary (spec §4.6): categories and volumes, retention compliance, requests, deletions in the period',
+  description: 'The personal-data audit summary of the compliance package: categories and volumes, retention compliance, requests, deletions in the period',
   properties: {
     period: { type: 'object', properties: { from: time, to: time } }, generated_at: time, retention_cutoff: { type: 'string', format: 'date' },
     categories: {
