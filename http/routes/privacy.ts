@@ -72,7 +72,7 @@ export function privacyRoutes(engine: Engine): Route[] {
     }),
     route({
       method: 'get', path: '/v1/privacy/summary', surface: 'public', auth: true, roles, querySchema: privacyPeriodQuery, responseSchema: privacySummary,
-      summary: 'The compliance package's personal-data audit summary for a range of UTC days',
+      summary: 'The personal-data audit summary of the compliance package for a range of UTC days',
       handler: async ({ principal, q }) => ({ status: 200, body: await privacy.summary(principal.tenant.id, ...period(q)) }),
     }),
   ];
