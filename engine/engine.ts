@@ -77,6 +77,7 @@ import { PmsLinkStore } from './pms/pms-link-store.js';
 import { PmsLinks } from './pms/pms-links.js';
 import { PmsMethod } from './pms/pms-method.js';
 import { PmsService } from './pms/pms-service.js';
+import { personalDataRetention } from './privacy/legal-holds.js';
 import { PrivacyService } from './privacy/privacy-service.js';
 
 export interface EngineOptions {
@@ -333,7 +334,7 @@ export class Engine {
     if (this.runSink) {
       this.sink.start();
       // Retention runs hourly; it drops a day's partition once the day is past the legal period.
-      const retention = (): void => void runRetention(this.pool, this.log).catch((err: Error) => this.log.warn({ err: err.message }, 'retention run failed'));
+      const retention = (): void => void runRetention(this.pool, this.log, Date.now(), (c, at) => personalDataRetention(c, this.log, at)).catch((err: Error) => this.log.warn({ err: err.message }, 'retention run failed'));
       this.retentionTimer = setInterval(retention, 3_600_000);
       this.retentionTimer.unref();
       retention();

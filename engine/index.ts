@@ -84,4 +84,4 @@ export type { PmsLinkInput } from './pms/pms-link-store.js';
 export { DEFAULT_RESYNC_AFTER_GAP_SEC } from './pms/pms-link-store.js';
 // Personal data (engine/privacy/)
 export type { PrivacyRequest, RequestType, RequestOutcome } from './privacy/privacy-request-store.js';
-export { releasedMac, holdEnd } from './privacy/legal-holds.js';
+export { releasedMac, holdEnd, personalDataRetention } from './privacy/legal-holds.js';

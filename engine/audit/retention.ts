@@ -1,18 +1,19 @@
 import type { Logger } from '../logger.js';
-import type { Pool } from '../store/postgres.js';
+import type { Pool, PoolClient } from '../store/postgres.js';
 import { partitionName } from './chain-writer.js';
 import { retentionCutoff } from './retention-cutoff.js';
-import { expireSessions, releaseHolds } from '../privacy/legal-holds.js';
 
 export { RETENTION_DAYS, retentionCutoff } from './retention-cutoff.js';
 
 /**
  * Drops whole daily partitions of audit_records older than the cutoff, one
  * transaction each, logging every partition it destroyed (and its row count)
- * in audit_retention_log, and per tenant in privacy_deletions; then pseudonymises
- * session rows past retention and releases the legal holds that are due. An advisory lock lets one process run it at a time.
+ * in audit_retention_log, and per tenant in privacy_deletions; then runs `after`
+ * under the same lock (the engine's: engine/privacy/legal-holds.ts, personalDataRetention). An advisory lock lets one process run it at a time.
  */
-export async function runRetention(pool: Pool, log: Logger, nowMs = Date.now()): Promise<{ dropped: string[]; cutoff: string }> {
+export async function runRetention(
+  pool: Pool, log: Logger, nowMs = Date.now(), after?: (c: PoolClient, nowMs: number) => Promise<void>,
+): Promise<{ dropped: string[]; cutoff: string }> {
   const cutoff = retentionCutoff(nowMs);
   const dropped: string[] = [];
   const c = await pool.connect();
@@ -48,8 +49,7 @@ export async function runRetention(pool: Pool, log: Logger, nowMs = Date.now()):
         log.info({ partition: name, rows: n, cutoff }, 'retention: dropped audit partition');
       }
       // After the partitions: the session rows past retention lose who, and the holds due end (engine/privacy/legal-holds.ts).
-      await expireSessions(c, log, nowMs);
-      await releaseHolds(c, log, nowMs);
+      await after?.(c, nowMs);
     } catch (err) {
       await c.query('ROLLBACK').catch(() => undefined);
       throw err;

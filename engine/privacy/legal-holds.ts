@@ -65,3 +65,9 @@ export async function expireSessions(c: PoolClient, log: Logger, nowMs: number):
   if (total > 0) log.info({ rows: total, cutoff }, 'retention: session rows past retention pseudonymised');
   return total;
 }
+
+/** The retention job's personal-data step (engine/audit/retention.ts runs it after the partitions, under its lock). */
+export async function personalDataRetention(c: PoolClient, log: Logger, nowMs: number): Promise<void> {
+  await expireSessions(c, log, nowMs);
+  await releaseHolds(c, log, nowMs);
+}

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect } from 'vitest';
-import { createLogger, runRetention } from '../../engine/index.js';
+import { createLogger, personalDataRetention, runRetention } from '../../engine/index.js';
 import { poolTest as test, until } from '../support/fixture.js';
 
 /**
@@ -29,7 +29,8 @@ describe('personal data: deletions at the end of retention', () => {
 
     // Another file's retention run may hold the job's lock (or drop this partition itself): either way the drop is logged.
     await until(async () => {
-      await runRetention(pool, createLogger('silent'), Date.parse('2026-11-22T00:00:00Z'));
+      const log = createLogger('silent');
+      await runRetention(pool, log, Date.parse('2026-11-22T00:00:00Z'), (c, at) => personalDataRetention(c, log, at));
       const { rows } = await db.query('SELECT DISTINCT category FROM privacy_deletions WHERE tenant_id = $1', [tenant]);
       return rows.length === 2;
     }, { what: 'the retention run' });
