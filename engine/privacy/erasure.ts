@@ -108,14 +108,15 @@ export class Erasure {
    * every session row, and nothing may reach Postgres after the erasure with the identity in it.
    */
   private async settle(tenantId: string, subjects: Subject[], noneActive: boolean): Promise<void> {
-    const deadline = this.now() + SETTLE_MS;
+    // Wall-clock time, not the engine's clock: this waits for other threads and processes, and a test's frozen clock would wait for ever.
+    const deadline = Date.now() + SETTLE_MS;
     for (;;) {
       const pending = await this.outboxNames(tenantId, subjects);
       const active = noneActive ? Number((await this.pool.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM sessions WHERE tenant_id = $1 AND status = 'active' AND (mac = ANY($2) OR username = ANY($3))`,
         [tenantId, macsOf(subjects), usernamesOf(subjects)])).rows[0]?.n ?? 0) : 0;
       if (!pending && active === 0) return;
-      if (this.now() > deadline) throw Errors.PRIVACY_ERASURE_BUSY();
+      if (Date.now() > deadline) throw Errors.PRIVACY_ERASURE_BUSY();
       await new Promise((r) => setTimeout(r, 100));
     }
   }

@@ -4,10 +4,10 @@ import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import type pg from 'pg';
 import { describe, expect, inject } from 'vitest';
-import { createLogger, projectPath, retentionCutoff } from '../../engine/index.js';
+import { createLogger, projectPath, retentionCutoff, signOperatorToken } from '../../engine/index.js';
 import { PrivacyRequestStore } from '../../engine/privacy/privacy-request-store.js';
 import { FakeCarrier } from '../support/fake-carrier.js';
-import { call, keys, mac as macOf, newTenant, newVoucher, type Running, serviceTest, type Tenant, testEnv, until } from '../support/fixture.js';
+import { call, JWT_SECRET, keys, mac as macOf, newTenant, newVoucher, type Running, serviceTest, type Tenant, testEnv, until } from '../support/fixture.js';
 import { SmtpListener } from '../support/smtp-listener.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
 
@@ -251,7 +251,15 @@ describe('personal data: erasure under a legal hold', () => {
     expect((await store(30 * DAY + 1).list(tenant.tenantId, { overdue: true, limit: 10 })).map((r) => [r.id, r.overdue])).toEqual([[filed.body.id, true]]);
     expect((await call(s.base, 'GET', '/v1/privacy/requests?overdue=true', { auth: tenant.apiKey })).body.data).toEqual([]);
     expect((await call(s.base, 'GET', '/v1/privacy/requests?status=open', { auth: tenant.apiKey })).body.data.map((r: { id: string }) => r.id)).toEqual([filed.body.id]);
+    // Guests' identities in clear: admin or compliance only.
+    const viewer = await signOperatorToken(new TextEncoder().encode(JWT_SECRET), tenant.tenantId, ['viewer'], 600);
+    const auditor = await signOperatorToken(new TextEncoder().encode(JWT_SECRET), tenant.tenantId, ['compliance'], 600);
+    expect((await call(s.base, 'GET', '/v1/privacy/requests', { bearer: viewer })).status).toBe(403);
+    expect((await call(s.base, 'POST', '/v1/privacy/requests', { bearer: viewer, body: { type: 'access', subject: { mac: '02:00:00:00:00:01' } } })).status).toBe(403);
+    expect((await call(s.base, 'GET', `/v1/privacy/requests/${filed.body.id}`, { bearer: auditor })).status).toBe(200);
     // Refused: two subjects, a bad phone.
+    const two = await call(s.base, 'POST', '/v1/privacy/requests', { auth: tenant.apiKey, body: { type: 'access', subject: { phone: '+905321112233', mac: '02:00:00:00:00:01' } } });
+    expect(two.status).toBe(400);
     const bad = await call(s.base, 'POST', '/v1/privacy/requests', { auth: tenant.apiKey, body: { type: 'access', subject: { phone: '12' } } });
     expect(bad.status).toBe(400);
     expect(bad.body.error).toBe('validation_failed');
