@@ -275,4 +275,20 @@ describe('personal data: erasure under a legal hold', () => {
     expect(sum.body.categories.every((c: { compliant: boolean }) => c.compliant)).toBe(true);
     expect((await db.query('SELECT subject_value FROM privacy_requests WHERE id = $1', [filed.body.id])).rows[0].subject_value).toBeNull();
   });
+
+  test("a correction puts right the guest name of the subject's sponsor requests, and nothing else", async ({ svc: s, tenant, redis }) => {
+    const device = macOf(randomInt(1 << 30), 0x7c);
+    const mine = keys.sponsorRequest(tenant.tenantId, `spr_${randomInt(1e9)}`);
+    const theirs = keys.sponsorRequest(tenant.tenantId, `spr_${randomInt(1e9)}`);
+    await redis.hset(mine, { status: 'pending', hs: tenant.hotspotId, mac: device, guest: 'Ayse Yilmz', sponsor: 'host@venue.example' });
+    await redis.hset(theirs, { status: 'pending', hs: tenant.hotspotId, mac: macOf(randomInt(1 << 30), 0x7d), guest: 'Mehmet Kaya', sponsor: 'host@venue.example' });
+    const filed = await call(s.base, 'POST', '/v1/privacy/requests', { auth: tenant.apiKey, body: { type: 'correction', subject: { mac: device }, note: 'name misspelt' } });
+    const closed = await call(s.base, 'POST', `/v1/privacy/requests/${filed.body.id}/close`, {
+      auth: tenant.apiKey, body: { outcome: 'completed', correction: { guest_name: 'Ayşe Yılmaz' } },
+    });
+    expect(closed.status, JSON.stringify(closed.body)).toBe(200);
+    expect(closed.body.result).toEqual({ sponsor_requests_corrected: 1 });
+    expect(await redis.hget(mine, 'guest')).toBe('Ayşe Yılmaz');
+    expect(await redis.hget(theirs, 'guest')).toBe('Mehmet Kaya');
+  });
 });
