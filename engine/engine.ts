@@ -77,6 +77,8 @@ import { PmsLinkStore } from './pms/pms-link-store.js';
 import { PmsLinks } from './pms/pms-links.js';
 import { PmsMethod } from './pms/pms-method.js';
 import { PmsService } from './pms/pms-service.js';
+import { personalDataRetention } from './privacy/legal-holds.js';
+import { PrivacyService } from './privacy/privacy-service.js';
 
 export interface EngineOptions {
   /** The clock; tests move it to check expiry at the boundary. */
@@ -173,6 +175,8 @@ export class Engine {
   private readonly runWebhooks: boolean;
   /** Room sign-in over the hotels' PMS links (engine/pms/): link settings, status, verify. */
   readonly pms: PmsService;
+  /** Personal data (engine/privacy/): data-subject requests, access export, erasure under legal hold, deletions, summary. */
+  readonly privacy: PrivacyService;
   private readonly runSink: boolean;
   private retentionTimer: NodeJS.Timeout | undefined;
 
@@ -307,6 +311,7 @@ export class Engine {
     this.webhookDispatcher = new WebhookDispatcher(this.redis, this.webhooks, options.webhookTransport ?? new OutboundWebhookTransport(this.outboundHttp),
       config.webhooks, this.metrics, log.child({ component: 'webhooks' }), now);
     this.eventTrimmer = new EventTrimmer(this.redis, () => this.tenants.list().then((ts) => ts.map((t) => t.id)), log.child({ component: 'event-trimmer' }));
+    this.privacy = new PrivacyService(this.pool, this.redis, this.sessions, config.otpKey, now);
     this.metrics.gauge('live_sessions_in_actors', 'Live sessions held by hotspot actors', () => this.actors?.liveSessions ?? 0);
     this.metrics.counterFrom('radius_auth_mirror_hits_total', 'Access-Requests answered on the main thread from an actor\'s published accept (no hop)', () => this.actors?.mirrorHits ?? 0);
   }
@@ -329,7 +334,7 @@ export class Engine {
     if (this.runSink) {
       this.sink.start();
       // Retention runs hourly; it drops a day's partition once the day is past the legal period.
-      const retention = (): void => void runRetention(this.pool, this.log).catch((err: Error) => this.log.warn({ err: err.message }, 'retention run failed'));
+      const retention = (): void => void runRetention(this.pool, this.log, Date.now(), (c, at) => personalDataRetention(c, this.log, at)).catch((err: Error) => this.log.warn({ err: err.message }, 'retention run failed'));
       this.retentionTimer = setInterval(retention, 3_600_000);
       this.retentionTimer.unref();
       retention();

@@ -148,6 +148,12 @@ export const Errors = {
   SPONSOR_NOT_ALLOWED: def(() => ['sponsor_not_allowed', 403, "This address cannot sponsor guests here: it is not in the venue's allowed domains or list"]),
   SPONSOR_RATE_LIMITED: def((retryAfterSec: number) => ['sponsor_rate_limited', 429, `Too many sponsor requests; try again in ${retryAfterSec} s`, { retry_after: retryAfterSec }]),
   SPONSOR_SEND_FAILED: def(() => ['sponsor_send_failed', 502, 'The request could not be sent to the sponsor; try again or choose another way to sign in']),
+  // Personal data (engine/privacy/; docs/privacy.md)
+  PRIVACY_REQUEST_NOT_FOUND: def(() => ['privacy_request_not_found', 404, 'No such data-subject request']),
+  PRIVACY_REQUEST_CLOSED: def(() => ['privacy_request_closed', 409, 'This data-subject request is closed; its subject is no longer held in clear']),
+  PRIVACY_ERASURE_BUSY: def(() => [
+    'privacy_erasure_busy', 503, "The subject's last session records are still on their way to the store; nothing was erased, try again shortly",
+  ]),
   SPONSOR_REQUEST_NOT_FOUND: def(() => ['sponsor_request_not_found', 404, 'No such sponsor request (or it is too old)']),
   /** The sponsor said no: a decision reason (auth.failure, decision log), never an HTTP answer (the guest's status poll says {status:"rejected"}). */
   SPONSOR_REJECTED: def(() => ['sponsor_rejected', 403, 'The sponsor rejected the request']),

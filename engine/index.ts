@@ -83,3 +83,6 @@ export { ATTEMPT_STATUSES, type AttemptStatus, type DeliveryAttempt } from './we
 export type { PmsLinkView, RoomVerifyRequest } from './pms/pms-service.js';
 export type { PmsLinkInput } from './pms/pms-link-store.js';
 export { DEFAULT_RESYNC_AFTER_GAP_SEC } from './pms/pms-link-store.js';
+// Personal data (engine/privacy/)
+export type { PrivacyRequest, RequestType, RequestOutcome } from './privacy/privacy-request-store.js';
+export { releasedMac, holdEnd, personalDataRetention } from './privacy/legal-holds.js';

@@ -15,6 +15,7 @@ import { portalPageRoutes } from './routes/portal-page.js';
 import { portalRoutes } from './routes/portal.js';
 import { portalOtpRoutes } from './routes/portal-otp.js';
 import { pmsRoutes } from './routes/pms.js';
+import { privacyRoutes } from './routes/privacy.js';
 import { signInSettingsRoutes } from './routes/sign-in-settings.js';
 import { portalSponsorRoutes } from './routes/portal-sponsor.js';
 import { sponsorRequestRoutes } from './routes/sponsor-requests.js';
@@ -42,7 +43,7 @@ export function allRoutes(engine: Engine): Route[] {
   const routes: Route[] = [
     ...hotspotRoutes(engine), ...voucherRoutes(engine), ...sessionRoutes(engine), ...complianceRoutes(engine), ...portalRoutes(engine), ...dashboardRoutes(engine),
     ...portalPageRoutes(engine), ...captiveRoutes(engine), ...portalOtpRoutes(engine), ...signInSettingsRoutes(engine), ...portalSponsorRoutes(engine), ...sponsorRequestRoutes(engine), ...pmsRoutes(engine),
-    ...adminRoutes(engine), ...otpDeliveryRoutes(engine), ...webhookRoutes(engine),
+    ...adminRoutes(engine), ...otpDeliveryRoutes(engine), ...webhookRoutes(engine), ...privacyRoutes(engine),
     ...dashboardOpsRoutes(engine), ...decisionRoutes(engine), ...streamRoutes(engine), ...webAppRoutes(engine),
   ];
   const ops = opsRoutes(engine, () => (doc ??= buildOpenApi([...routes, ...ops])));

@@ -17,6 +17,9 @@ const USAGE = `Usage: npm run -s cli -- <command>
   audit verify --tenant ID [--from YYYY-MM-DD --to YYYY-MM-DD]
       Recomputes the tenant's audit chain from Postgres and names the first
       record that breaks it (exit 1 when broken).
+  privacy release-holds [--now ISO-8601]
+      Ends the legal holds due by then (as the hourly retention job does): their held session
+      rows are pseudonymised (docs/privacy.md). --now drives the clock for a check ahead of time.
   redis reload --tenant ID
       Loads the tenant's vouchers from Postgres into Redis (after a Redis loss).
   secrets rotate [--json]
@@ -34,7 +37,7 @@ async function main(argv: string[]): Promise<void> {
     options: {
       name: { type: 'string' }, modules: { type: 'string' }, json: { type: 'boolean' }, tenant: { type: 'string' },
       label: { type: 'string' }, key: { type: 'string' }, roles: { type: 'string' }, ttl: { type: 'string' },
-      sub: { type: 'string' }, platform: { type: 'boolean' }, help: { type: 'boolean', short: 'h' }, from: { type: 'string' }, to: { type: 'string' },
+      sub: { type: 'string' }, now: { type: 'string' }, platform: { type: 'boolean' }, help: { type: 'boolean', short: 'h' }, from: { type: 'string' }, to: { type: 'string' },
     },
   });
   const [cmd, sub] = positionals;
@@ -92,6 +95,12 @@ async function main(argv: string[]): Promise<void> {
       else out(`chain BROKEN at seq ${r.first_break!.seq}${r.first_break!.id ? ` (record ${r.first_break!.id})` : ''}: ${r.first_break!.problem}: ${r.first_break!.detail}`);
       if (!r.valid) process.exitCode = 1;
       return;
+    }
+    if (cmd === 'privacy' && sub === 'release-holds') {
+      const nowMs = values.now ? Date.parse(values.now) : Date.now();
+      if (Number.isNaN(nowMs)) throw new UsageError(`not a time: ${values.now}`);
+      const n = await engine.privacy.releaseDueHolds(nowMs, createLogger('warn', 2));
+      return out(values.json ? { released: n } : `released ${n} legal holds`);
     }
     if (cmd === 'secrets' && sub === 'rotate') {
       const r = await engine.secrets.rotate();

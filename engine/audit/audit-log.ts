@@ -10,6 +10,8 @@ export type OperatorEvent =
   | 'incident_updated' | 'sign_in_settings_changed'
   | 'webhook_created' | 'webhook_deleted' | 'webhook_secret_rotated' | 'webhook_redelivered'
   | 'pms_link_changed' | 'pms_link_removed'
+  /** Data-subject requests (engine/privacy/): the subject as its keyed reference and kind, never the value. */
+  | 'privacy_request_filed' | 'privacy_request_closed'
   /** A change whose request never said how it ended (its process died, or Redis failed at its commit): recorded from its intent. */
   | 'operator_change_unconfirmed';
 

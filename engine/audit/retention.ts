@@ -1,28 +1,19 @@
 import type { Logger } from '../logger.js';
-import type { Pool } from '../store/postgres.js';
+import type { Pool, PoolClient } from '../store/postgres.js';
 import { partitionName } from './chain-writer.js';
+import { retentionCutoff } from './retention-cutoff.js';
 
-/** The contract's legal retention: session start and end records are kept 730 days. */
-export const RETENTION_DAYS = 730;
-
-/**
- * The first UTC day that must still be kept. The law says two years and the
- * spec 730 days; a two-year span that contains a 29 February is 731 days, so
- * we keep whichever reaches further back: never less than either rule.
- */
-export function retentionCutoff(nowMs: number): string {
-  const now = new Date(nowMs);
-  const byDays = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()) - RETENTION_DAYS * 86_400_000);
-  const byYears = new Date(Date.UTC(now.getUTCFullYear() - 2, now.getUTCMonth(), now.getUTCDate()));
-  return (byDays < byYears ? byDays : byYears).toISOString().slice(0, 10);
-}
+export { RETENTION_DAYS, retentionCutoff } from './retention-cutoff.js';
 
 /**
  * Drops whole daily partitions of audit_records older than the cutoff, one
  * transaction each, logging every partition it destroyed (and its row count)
- * in audit_retention_log. An advisory lock lets one process run it at a time.
+ * in audit_retention_log, and per tenant in privacy_deletions; then runs `after`
+ * under the same lock (the engine's: engine/privacy/legal-holds.ts, personalDataRetention). An advisory lock lets one process run it at a time.
  */
-export async function runRetention(pool: Pool, log: Logger, nowMs = Date.now()): Promise<{ dropped: string[]; cutoff: string }> {
+export async function runRetention(
+  pool: Pool, log: Logger, nowMs = Date.now(), after?: (c: PoolClient, nowMs: number) => Promise<void>,
+): Promise<{ dropped: string[]; cutoff: string }> {
   const cutoff = retentionCutoff(nowMs);
   const dropped: string[] = [];
   const c = await pool.connect();
@@ -47,12 +38,18 @@ export async function runRetention(pool: Pool, log: Logger, nowMs = Date.now()):
            SELECT tenant_id, max(seq) FROM ${name} GROUP BY tenant_id
            ON CONFLICT (tenant_id) DO UPDATE
              SET dropped_through_seq = greatest(audit_retention_tenants.dropped_through_seq, excluded.dropped_through_seq), updated_at = now()`);
+        // The personal-data log (docs/privacy.md): what each tenant lost with the partition.
+        await c.query(
+          `INSERT INTO privacy_deletions (tenant_id, at, kind, category, rows, ref)
+           SELECT tenant_id, $1, 'retention', 'audit_records', count(*), $2 FROM ${name} GROUP BY tenant_id`, [new Date(nowMs), name]);
         await c.query(`DROP TABLE ${name}`);
         await c.query('INSERT INTO audit_retention_log (partition, day, rows, cutoff) VALUES ($1, $2, $3, $4)', [name, day, n, cutoff]);
         await c.query('COMMIT');
         dropped.push(name);
         log.info({ partition: name, rows: n, cutoff }, 'retention: dropped audit partition');
       }
+      // After the partitions: the session rows past retention lose who, and the holds due end (engine/privacy/legal-holds.ts).
+      await after?.(c, nowMs);
     } catch (err) {
       await c.query('ROLLBACK').catch(() => undefined);
       throw err;

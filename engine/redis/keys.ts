@@ -161,6 +161,10 @@ export const keys = {
   pmsGuessesByDevice: (tenantId: string, hotspotId: string, mac: string) => `${tag(tenantId)}:pms:gl:d:${hotspotId}:${mac}`,
   /** Sorted set: room+surname misses from one source address (the socket's peer), scored by when (ms). */
   pmsGuessesByAddress: (tenantId: string, address: string) => `${tag(tenantId)}:pms:gl:a:${address}`,
+
+  // --- Personal data (engine/privacy/; docs/privacy.md) ---
+  /** SCAN pattern: every key of the tenant (an access export and an erasure look at each; never used by a script). */
+  tenantScan: (tenantId: string) => `${tag(tenantId).replace(/[*?[\]\\]/g, '\\$&')}:*`,
 } as const;
 
 /**

@@ -79,6 +79,8 @@ const en = {
   audit_type_webhook_redelivered: 'Webhook delivery sent again',
   audit_type_pms_link_changed: 'PMS link set',
   audit_type_pms_link_removed: 'PMS link removed',
+  audit_type_privacy_request_filed: 'Data-subject request filed',
+  audit_type_privacy_request_closed: 'Data-subject request closed',
   audit_type_operator_change_unconfirmed: 'Operator change, outcome unconfirmed',
 };
 
@@ -154,6 +156,8 @@ const tr: typeof en = {
   audit_type_webhook_redelivered: 'Webhook teslimatı yeniden gönderildi',
   audit_type_pms_link_changed: 'PMS bağlantısı ayarlandı',
   audit_type_pms_link_removed: 'PMS bağlantısı kaldırıldı',
+  audit_type_privacy_request_filed: 'İlgili kişi başvurusu alındı',
+  audit_type_privacy_request_closed: 'İlgili kişi başvurusu kapatıldı',
   audit_type_operator_change_unconfirmed: 'Operatör değişikliği, sonucu doğrulanmadı',
 };
 

@@ -1,0 +1,174 @@
+import type { Redis } from 'ioredis';
+import { AppError, Errors } from '../errors.js';
+import { newId } from '../ids.js';
+import { keys } from '../redis/keys.js';
+import { publicSessionId, type SessionService } from '../sessions/session-service.js';
+import { inTransaction, type Pool, type PoolClient } from '../store/postgres.js';
+import { holdEnd } from './legal-holds.js';
+import type { RedisPersonalData, RedisScrub } from './redis-personal-data.js';
+import { names, pseudonymise, type Subject, type SubjectKeys } from './subject.js';
+
+/** What an erasure did, kept on the closed request: counts and the hold, never a value. */
+export interface ErasureResult {
+  identities: number;
+  sessions_ended: number;
+  hold: { id: string; held_until: string; sessions: number; audit_records: number } | null;
+  blocks_lifted: number;
+  incidents_rewritten: number;
+  redis: RedisScrub;
+}
+
+/** How long an erasure waits for the subject's session records to reach Postgres before it gives up (503, nothing done). */
+const SETTLE_MS = 20_000;
+/** Identities one erasure follows at most (a shared kiosk device would otherwise link a whole venue's guests). */
+const MAX_LINKED = 20;
+
+/** The subject's identities as the stores hold them: a MAC's values, a phone's or e-mail's. */
+export const macsOf = (subjects: Subject[]): string[] => subjects.filter((s) => s.kind === 'mac').map((s) => s.value);
+export const usernamesOf = (subjects: Subject[]): string[] => subjects.filter((s) => s.kind !== 'mac').map((s) => s.value);
+
+/**
+ * Erasure of one data subject (docs/privacy.md). The subject's identities are the one named and
+ * those linked to it by their sessions (the devices a phone signed in from, the phones and e-mail
+ * addresses a device signed in with): all of them are the same guest's data.
+ *
+ * 1. Live sessions end (admin_disconnect by the request): a guest who asks to be forgotten is not
+ *    kept online under their identity; their end records are legal records like the rest.
+ * 2. Once the subject's session records have all reached Postgres (the outbox holds none), the
+ *    records Law 5651 requires are put under a legal hold: the session rows are marked with the
+ *    hold's id; the audit chain's records stay as they are (a record cannot change without breaking
+ *    the chain) and go with their day's partition; held_until is when the retention job no longer
+ *    keeps the last of them, and it then pseudonymises the marked rows.
+ * 3. Everything else goes: blocks are lifted, incident details rewritten with the pseudonym, every
+ *    Redis key, field and entry naming an identity removed or rewritten.
+ */
+export class Erasure {
+  constructor(
+    private readonly pool: Pool, private readonly redis: Redis, private readonly sessions: SessionService,
+    private readonly redisData: RedisPersonalData, private readonly subjectKeys: SubjectKeys, private readonly now: () => number,
+  ) {}
+
+  /**
+   * The named subject and every identity its sessions link it to, followed through (a device's
+   * phones, those phones' other devices, ...), at most MAX_LINKED: one guest, however they signed in.
+   */
+  async linked(tenantId: string, s: Subject): Promise<Subject[]> {
+    const out = [s];
+    for (let i = 0; i < out.length && out.length < MAX_LINKED; i++) {
+      const x = out[i]!;
+      const { rows } = x.kind === 'mac'
+        ? await this.pool.query<{ v: string }>('SELECT DISTINCT username AS v FROM sessions WHERE tenant_id = $1 AND mac = $2 AND username IS NOT NULL LIMIT 100', [tenantId, x.value])
+        : await this.pool.query<{ v: string }>('SELECT DISTINCT mac AS v FROM sessions WHERE tenant_id = $1 AND username = $2 LIMIT 100', [tenantId, x.value]);
+      for (const { v } of rows) {
+        const kind = x.kind !== 'mac' ? 'mac' : v.includes('@') ? 'email' : /^\+\d{8,15}$/.test(v) ? 'phone' : null;
+        // A user name that is neither (a room sign-in's `room:<n>`) is not an identity of its own.
+        if (kind && !out.some((o) => o.value === v)) out.push(this.subjectKeys.of(tenantId, kind, v));
+      }
+    }
+    return out;
+  }
+
+  async erase(tenantId: string, subject: Subject, requestId: string, by: string): Promise<ErasureResult> {
+    let subjects = await this.linked(tenantId, subject);
+    await this.settle(tenantId, subjects, false);
+    subjects = await this.linked(tenantId, subject);
+    const sessionsEnded = await this.endLive(tenantId, subjects, by);
+    await this.settle(tenantId, subjects, true);
+    const pg = await inTransaction(this.pool, (c) => this.erasePostgres(c, tenantId, subjects, requestId));
+    const redis: RedisScrub = { keys_deleted: 0, entries_removed: 0, values_pseudonymised: 0, held_entries: 0 };
+    for (const s of subjects) {
+      const r = await this.redisData.scrub(tenantId, s);
+      redis.keys_deleted += r.keys_deleted; redis.entries_removed += r.entries_removed;
+      redis.values_pseudonymised += r.values_pseudonymised; redis.held_entries += r.held_entries;
+    }
+    await this.pool.query(`INSERT INTO privacy_deletions (tenant_id, at, kind, category, rows, ref) VALUES ($1, $2, 'erasure', 'redis', $3, $4)`,
+      [tenantId, new Date(this.now()), redis.keys_deleted + redis.entries_removed + redis.values_pseudonymised, requestId]);
+    return { identities: subjects.length, sessions_ended: sessionsEnded, ...pg, redis };
+  }
+
+  private async endLive(tenantId: string, subjects: Subject[], by: string): Promise<number> {
+    const { rows } = await this.pool.query<{ id: string }>(
+      `SELECT id FROM sessions WHERE tenant_id = $1 AND status = 'active' AND (mac = ANY($2) OR username = ANY($3))`,
+      [tenantId, macsOf(subjects), usernamesOf(subjects)]);
+    let n = 0;
+    for (const { id } of rows) {
+      try {
+        await this.sessions.disconnect(tenantId, publicSessionId(id), by);
+        n++;
+      } catch (err) {
+        if (!(err instanceof AppError && err.code === 'session_not_active')) throw err;
+      }
+    }
+    return n;
+  }
+
+  /**
+   * Waits until no record naming the subject waits in the tenant's outbox (and, after the live
+   * sessions were ended, until Postgres no longer counts any of them active): the hold must see
+   * every session row, and nothing may reach Postgres after the erasure with the identity in it.
+   */
+  private async settle(tenantId: string, subjects: Subject[], noneActive: boolean): Promise<void> {
+    // Wall-clock time, not the engine's clock: this waits for other threads and processes, and a test's frozen clock would wait for ever.
+    const deadline = Date.now() + SETTLE_MS;
+    for (;;) {
+      const pending = await this.outboxNames(tenantId, subjects);
+      const active = noneActive ? Number((await this.pool.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM sessions WHERE tenant_id = $1 AND status = 'active' AND (mac = ANY($2) OR username = ANY($3))`,
+        [tenantId, macsOf(subjects), usernamesOf(subjects)])).rows[0]?.n ?? 0) : 0;
+      if (!pending && active === 0) return;
+      if (Date.now() > deadline) throw Errors.PRIVACY_ERASURE_BUSY();
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  private async outboxNames(tenantId: string, subjects: Subject[]): Promise<boolean> {
+    const entries = await this.redis.xrange(keys.outbox(tenantId), '-', '+', 'COUNT', 10_000);
+    return entries.some(([, fields]) => {
+      const text = fields.join('\n');
+      return subjects.some((s) => names(text, s));
+    });
+  }
+
+  private async erasePostgres(c: PoolClient, tenantId: string, subjects: Subject[], requestId: string): Promise<Omit<ErasureResult, 'identities' | 'sessions_ended' | 'redis'>> {
+    const macs = macsOf(subjects);
+    const users = usernamesOf(subjects);
+    const at = new Date(this.now());
+    const holdId = newId('lgh_');
+    const held = await c.query<{ last: Date }>(
+      'UPDATE sessions SET legal_hold = $4 WHERE tenant_id = $1 AND (mac = ANY($2) OR username = ANY($3)) RETURNING started_at AS last',
+      [tenantId, macs, users, holdId]);
+    const likes = subjects.flatMap((s) => s.needles).map((n) => `%${n.replace(/[\\%_]/g, '\\$&')}%`);
+    const audit = (await c.query<{ n: number; last: Date | null }>(
+      `SELECT count(*)::int AS n, max(day)::timestamptz AS last FROM audit_records
+       WHERE tenant_id = $1 AND (mac_address = ANY($2) OR username = ANY($3) OR details::text LIKE ANY($4))`,
+      [tenantId, macs, users, likes])).rows[0]!;
+    let hold: ErasureResult['hold'] = null;
+    const lastMs = Math.max(0, ...held.rows.map((r) => r.last.getTime()), audit.last?.getTime() ?? 0);
+    if (held.rowCount || audit.n > 0) {
+      const until = holdEnd(lastMs);
+      hold = { id: holdId, held_until: until.toISOString(), sessions: held.rowCount ?? 0, audit_records: audit.n };
+      await c.query(
+        `INSERT INTO legal_holds (tenant_id, id, request_id, subject_kind, subject_ref, reason, held, created_at, held_until)
+         VALUES ($1, $2, $3, $4, $5, 'law_5651_access_log', $6, $7, $8)`,
+        [tenantId, holdId, requestId, subjects[0]!.kind, subjects[0]!.ref,
+          JSON.stringify({ sessions: hold.sessions, audit_records: hold.audit_records, identities: subjects.length, last_record_at: new Date(lastMs).toISOString() }), at, until]);
+    }
+    const blocks = await c.query('DELETE FROM blocks WHERE tenant_id = $1 AND mac = ANY($2)', [tenantId, macs]);
+    const inc = await c.query<{ id: string; subject: string; details: unknown }>(
+      'SELECT id, subject, details FROM incidents WHERE tenant_id = $1 AND (subject = ANY($2) OR details::text LIKE ANY($3)) FOR UPDATE',
+      [tenantId, [...macs, ...users], likes]);
+    for (const row of inc.rows) {
+      let subject = row.subject;
+      let details = JSON.stringify(row.details);
+      for (const s of subjects) { subject = pseudonymise(subject, s); details = pseudonymise(details, s); }
+      await c.query('UPDATE incidents SET subject = $3, details = $4 WHERE tenant_id = $1 AND id = $2', [tenantId, row.id, subject, details]);
+    }
+    for (const [category, n] of [['blocks', blocks.rowCount ?? 0], ['incidents', inc.rowCount ?? 0]] as const) {
+      if (n > 0) {
+        await c.query(`INSERT INTO privacy_deletions (tenant_id, at, kind, category, rows, ref) VALUES ($1, $2, 'erasure', $3, $4, $5)`,
+          [tenantId, at, category, n, requestId]);
+      }
+    }
+    return { hold, blocks_lifted: blocks.rowCount ?? 0, incidents_rewritten: inc.rowCount ?? 0 };
+  }
+}

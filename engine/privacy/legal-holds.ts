@@ -1,0 +1,73 @@
+import { retentionCutoff } from '../audit/retention-cutoff.js';
+import type { Logger } from '../logger.js';
+import type { PoolClient } from '../store/postgres.js';
+
+/**
+ * The first moment at which the retention job no longer keeps a record of UTC day `lastDay`:
+ * retention keeps 730 days or two calendar years, whichever reaches further back
+ * (engine/audit/retention.ts), so the hold ends on the first day whose cutoff is past `lastDay`.
+ */
+export function holdEnd(lastMs: number): Date {
+  const lastDay = new Date(lastMs).toISOString().slice(0, 10);
+  let t = Date.UTC(new Date(lastMs).getUTCFullYear(), new Date(lastMs).getUTCMonth(), new Date(lastMs).getUTCDate()) + 730 * 86_400_000;
+  while (retentionCutoff(t) <= lastDay) t += 86_400_000;
+  return new Date(t);
+}
+
+/** The pseudonym a held session row's MAC gets when its hold ends: one per hold, so a released guest still counts as one device. */
+export const releasedMac = (holdId: string): string => `erased-${holdId.slice(4, 16)}`;
+
+/**
+ * Ends the holds whose time has come: their marked session rows lose the MAC (one pseudonym per
+ * hold), the address and the user name; the audit chain's records were in partitions the same run
+ * has just dropped (held_until is computed so). Each release is logged in privacy_deletions.
+ * Runs inside the retention job, under its advisory lock.
+ */
+export async function releaseHolds(c: PoolClient, log: Logger, nowMs: number): Promise<number> {
+  const { rows } = await c.query<{ tenant_id: string; id: string }>(
+    'SELECT tenant_id, id FROM legal_holds WHERE released_at IS NULL AND held_until <= $1 ORDER BY held_until LIMIT 1000', [new Date(nowMs)]);
+  for (const h of rows) {
+    await c.query('BEGIN');
+    const r = await c.query(
+      `UPDATE sessions SET mac = $3, ip = NULL, username = NULL, legal_hold = NULL WHERE tenant_id = $1 AND legal_hold = $2`,
+      [h.tenant_id, h.id, releasedMac(h.id)]);
+    await c.query('UPDATE legal_holds SET released_at = $3 WHERE tenant_id = $1 AND id = $2', [h.tenant_id, h.id, new Date(nowMs)]);
+    await c.query(`INSERT INTO privacy_deletions (tenant_id, at, kind, category, rows, ref) VALUES ($1, $2, 'hold_released', 'sessions', $3, $4)`,
+      [h.tenant_id, new Date(nowMs), r.rowCount ?? 0, h.id]);
+    await c.query('COMMIT');
+    log.info({ tenant: h.tenant_id, hold: h.id, sessions: r.rowCount }, 'retention: legal hold released');
+  }
+  return rows.length;
+}
+
+/**
+ * Session rows past retention (started before the cutoff) keep their counts and times but lose who:
+ * the MAC becomes `expired`, the address and the user name go. Rows under a legal hold wait for
+ * their hold. In batches, each logged per tenant in privacy_deletions.
+ */
+export async function expireSessions(c: PoolClient, log: Logger, nowMs: number): Promise<number> {
+  const cutoff = retentionCutoff(nowMs);
+  let total = 0;
+  for (;;) {
+    const { rows } = await c.query<{ tenant_id: string; n: number }>(
+      `WITH batch AS (
+         SELECT tenant_id, id FROM sessions WHERE started_at < $1::date AND mac <> 'expired' AND legal_hold IS NULL LIMIT 5000
+       ), gone AS (
+         UPDATE sessions s SET mac = 'expired', ip = NULL, username = NULL FROM batch b WHERE s.tenant_id = b.tenant_id AND s.id = b.id RETURNING s.tenant_id
+       ) SELECT tenant_id, count(*)::int AS n FROM gone GROUP BY tenant_id`, [cutoff]);
+    if (rows.length === 0) break;
+    for (const r of rows) {
+      await c.query(`INSERT INTO privacy_deletions (tenant_id, at, kind, category, rows, ref) VALUES ($1, $2, 'retention', 'sessions', $3, $4)`,
+        [r.tenant_id, new Date(nowMs), r.n, `before ${cutoff}`]);
+      total += r.n;
+    }
+  }
+  if (total > 0) log.info({ rows: total, cutoff }, 'retention: session rows past retention pseudonymised');
+  return total;
+}
+
+/** The retention job's personal-data step (engine/audit/retention.ts runs it after the partitions, under its lock). */
+export async function personalDataRetention(c: PoolClient, log: Logger, nowMs: number): Promise<void> {
+  await expireSessions(c, log, nowMs);
+  await releaseHolds(c, log, nowMs);
+}

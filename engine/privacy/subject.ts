@@ -1,0 +1,74 @@
+import { createHmac, hkdfSync } from 'node:crypto';
+import { Errors } from '../errors.js';
+import { normalizeMac } from '../ids.js';
+import { maskUsername } from '../sessions/session-service.js';
+import { normalizeEmail, normalizePhone } from '../signin/otp/identity.js';
+
+export const SUBJECT_KINDS = ['phone', 'email', 'mac'] as const;
+export type SubjectKind = (typeof SUBJECT_KINDS)[number];
+
+/** Who a data-subject request is about: one phone number, e-mail address or device MAC, normalised as the stores hold it. */
+export interface Subject {
+  kind: SubjectKind;
+  /** As the stores hold it: E.164, lower-case e-mail, `AA:BB:CC:DD:EE:FF`. */
+  value: string;
+  /** The spellings a store may hold it under (a MAC also lower-case and dashed): what a scan looks for. */
+  needles: string[];
+  /** Keyed hash of kind and value: what the audit chain, holds and closed requests keep instead of the value. */
+  ref: string;
+  /** What a person reading a list sees. */
+  masked: string;
+  /** What replaces the value where a record must stay but need not say who (`erased-<12 hex>`): one pseudonym per subject, so counts of distinct devices still add up. */
+  pseudonym: string;
+}
+
+/**
+ * Subject references are keyed so that a closed request, a hold or an audit record cannot be turned
+ * back into a phone number by hashing every number there is (a phone number has few enough
+ * possibilities for that). The key is derived from the OTP key (OTP_KEY, or from JWT_SECRET) under
+ * its own label: no new secret to manage, and never the OTP key itself.
+ */
+export class SubjectKeys {
+  private readonly key: Buffer;
+  constructor(otpKey: Uint8Array) {
+    this.key = Buffer.from(hkdfSync('sha256', otpKey, Buffer.alloc(0), 'guest-wifi privacy subject ref v1', 32));
+  }
+
+  /** The subject from a request body's `{phone}`, `{email}` or `{mac}`; 400 validation_failed when it is not exactly one valid value. */
+  parse(tenantId: string, input: { phone?: string; email?: string; mac?: string }): Subject {
+    const given = SUBJECT_KINDS.filter((k) => input[k] !== undefined);
+    if (given.length !== 1) {
+      throw Errors.VALIDATION_FAILED('subject names exactly one of phone, email or mac', [{ field: 'subject', message: 'exactly one of phone, email, mac' }]);
+    }
+    const kind = given[0]!;
+    const raw = input[kind]!;
+    const value = kind === 'phone' ? normalizePhone(raw) : kind === 'email' ? normalizeEmail(raw) : normalizeMac(raw);
+    if (!value) throw Errors.VALIDATION_FAILED(`subject.${kind} is not a valid ${kind}`, [{ field: `subject.${kind}`, message: 'is not valid' }]);
+    return this.of(tenantId, kind, value);
+  }
+
+  /** A subject from its normalised value. */
+  of(tenantId: string, kind: SubjectKind, value: string): Subject {
+    const mac = kind === 'mac';
+    const ref = createHmac('sha256', this.key).update(`${tenantId}\n${kind}\n${value}`).digest('hex');
+    return {
+      kind, value, ref: `sref_${ref.slice(0, 32)}`,
+      needles: mac ? [...new Set([value, value.toLowerCase(), value.replace(/:/g, '-'), value.replace(/:/g, '-').toLowerCase()])] : [value],
+      masked: mac ? `${value.slice(0, 11)}:**:**` : (maskUsername(value) ?? ''),
+      pseudonym: `erased-${ref.slice(32, 44)}`,
+    };
+  }
+}
+
+/** True when `text` holds any of the subject's spellings. */
+export function names(text: string, s: Subject): boolean {
+  for (const n of s.needles) if (text.includes(n)) return true;
+  return false;
+}
+
+/** `text` with every spelling of the subject replaced by its pseudonym. */
+export function pseudonymise(text: string, s: Subject): string {
+  let out = text;
+  for (const n of s.needles) out = out.split(n).join(s.pseudonym);
+  return out;
+}
