@@ -16,7 +16,7 @@ import { Redis } from 'ioredis';
  */
 // A Redis database of its own: every engine process dispatches every tenant in its Redis.
 const env = (): Record<string, string> => ({
-  REDIS_URL: `${inject('redisUrl')}/14`, SECRETS_KEY, WEBHOOK_TENANT_CONCURRENCY: '2', WEBHOOK_POLL_MS: '20',
+  REDIS_URL: `${inject('redisUrl')}/15`, SECRETS_KEY, WEBHOOK_TENANT_CONCURRENCY: '2', WEBHOOK_POLL_MS: '20',
 });
 const SECRETS_KEY = randomBytes(32).toString('base64');
 
@@ -26,7 +26,7 @@ describe('webhook dispatcher: claimed deliveries on stop', () => {
   const running: Running[] = [];
   beforeAll(async () => {
     rx = await WebhookReceiver.start();
-    redis = new Redis(`${inject('redisUrl')}/14`);
+    redis = new Redis(`${inject('redisUrl')}/15`);
   });
   afterAll(async () => {
     for (const s of running) await s.stop().catch(() => undefined);
