@@ -109,16 +109,18 @@ function drawA4Cell(doc: PDFKit.PDFDocument, job: SheetJob, v: SheetVoucher, x: 
   top += 20;
   const size = codeSize(doc, v.code, inner, CODE_MAX_PT.a4);
   doc.font('mono').fontSize(size).fillColor(INK).text(v.code, x + pad, top, { width: inner, characterSpacing: size >= 20 ? 1 : 0 });
-  top = doc.y + 6;
-  const qr = Math.min(104, y + h - pad - top);
+  doc.font('sans').fontSize(7.5).fillColor(MUTED).text(words.scan, x + pad, doc.y + 2, { width: inner, height: 10, ellipsis: true });
+  top = doc.y + 4;
+  // The message spans the cell's foot (two lines at most); the QR code and the terms share what is above it.
+  const msgH = job.message ? Math.min(doc.font('oblique').fontSize(8.5).heightOfString(job.message, { width: inner }), 22) : 0;
+  const foot = y + h - pad - msgH - (msgH ? 4 : 0);
+  const qr = Math.min(94, foot - top);
   drawQr(doc, v.url, x + w - pad - qr, top, qr);
   const textW = inner - qr - 8;
-  doc.font('sans').fontSize(8).fillColor(MUTED).text(words.scan, x + pad, top, { width: textW });
-  doc.moveDown(0.3).fontSize(8.5).fillColor(INK);
-  for (const line of v.lines) doc.text(line, { width: textW });
+  doc.font('sans').fontSize(8.5).fillColor(INK)
+    .text(v.lines.join('\n'), x + pad, top, { width: textW, height: Math.max(10, foot - top), ellipsis: true });
   if (job.message) {
-    doc.moveDown(0.3).font('oblique').fontSize(8.5).fillColor(INK)
-      .text(job.message, x + pad, doc.y, { width: textW, height: Math.max(10, y + h - pad - doc.y), ellipsis: true });
+    doc.font('oblique').fontSize(8.5).fillColor(INK).text(job.message, x + pad, y + h - pad - msgH, { width: inner, height: msgH, ellipsis: true });
   }
 }
 

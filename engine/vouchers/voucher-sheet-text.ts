@@ -81,7 +81,7 @@ function megabytes(mb: number): string {
 export function termsInWords(v: VoucherTerms, lang: SheetLang, timeZone: string): string[] {
   const w = SHEET_WORDS[lang];
   const fmt = new Intl.DateTimeFormat(lang === 'tr' ? 'tr-TR' : 'en-GB', {
-    day: 'numeric', month: 'long', year: 'numeric', hour: '2-digit', minute: '2-digit', timeZone, timeZoneName: 'short',
+    day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit', timeZone, timeZoneName: 'short',
   });
   const when = (d: Date): string => fmt.format(d);
   const out: string[] = [];
