@@ -160,21 +160,26 @@ function drawReceipt(doc: PDFKit.PDFDocument, job: SheetJob, v: SheetVoucher): v
  * correction M: a crease or a smudge on paper still scans.
  */
 function drawQr(doc: PDFKit.PDFDocument, text: string, x: number, y: number, size: number): void {
-  const qr = QRCode.create(text, { errorCorrectionLevel: 'M' });
+  // One byte-mode segment: a URL is bytes anyway, and the mode search costs more than the encoding.
+  const qr = QRCode.create([{ data: Buffer.from(text), mode: 'byte' }], { errorCorrectionLevel: 'M' });
   const n = qr.modules.size;
   const cell = size / (n + 8);
   const ox = x + 4 * cell;
   const oy = y + 4 * cell;
-  doc.save().fillColor('#000000');
+  const f = (v: number): string => v.toFixed(2);
+  const ops: string[] = [];
   for (let r = 0; r < n; r++) {
     // One rectangle per run of dark modules: far fewer path operators than one per module.
     for (let c = 0; c < n;) {
       if (!qr.modules.data[r * n + c]) { c++; continue; }
       let e = c;
       while (e < n && qr.modules.data[r * n + e]) e++;
-      doc.rect(ox + c * cell, oy + r * cell, (e - c) * cell, cell);
+      ops.push(`${f(ox + c * cell)} ${f(oy + r * cell)} ${f((e - c) * cell)} ${f(cell)} re`);
       c = e;
     }
   }
+  // Raw path operators in pdfkit's user space (what doc.rect writes), one fill for the whole symbol.
+  doc.save().fillColor('#000000');
+  doc.addContent(ops.join('\n'));
   doc.fill().restore();
 }

@@ -116,7 +116,7 @@ export class VoucherSheetService {
     [{ field: 'hotspot_id', message: all.length === 0 ? 'no hotspot to print for' : 'required when the tenant has several hotspots' }]);
   }
 
-  /** The tenant's live vouchers the request names, oldest first (a batch prints in the order it was made). */
+  /** The tenant's live vouchers the request names: ids in their order, else oldest first (a batch prints in the order it was made). */
   private async rows(tenantId: string, req: SheetRequest): Promise<VoucherRow[]> {
     const args: unknown[] = [tenantId];
     let where: string;
@@ -141,6 +141,11 @@ export class VoucherSheetService {
     if (rows.length === 0 || (req.ids !== undefined && rows.length < new Set(req.ids).size)) throw Errors.VOUCHER_ID_NOT_FOUND();
     if (rows.length > MAX_SHEET_VOUCHERS) {
       throw Errors.VALIDATION_FAILED(`More than ${MAX_SHEET_VOUCHERS} vouchers match; one document holds at most ${MAX_SHEET_VOUCHERS}`, [{ field: 'batch_id', message: 'narrow the selection' }]);
+    }
+    if (req.ids !== undefined) {
+      // A selection prints in the order it was named.
+      const at = new Map(req.ids.map((id, i) => [id, i] as const));
+      rows.sort((a, b) => at.get(a.id)! - at.get(b.id)!);
     }
     return rows;
   }

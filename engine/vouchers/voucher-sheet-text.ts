@@ -74,15 +74,28 @@ function megabytes(mb: number): string {
   return mb >= 1024 && mb % 1024 === 0 ? `${mb / 1024} GB` : `${mb} MB`;
 }
 
+// Building an Intl.DateTimeFormat costs far more than using one: a document of 10,000 vouchers uses one or two.
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+function formatter(lang: SheetLang, timeZone: string): Intl.DateTimeFormat {
+  const key = `${lang} ${timeZone}`;
+  let f = formatters.get(key);
+  if (!f) {
+    f = new Intl.DateTimeFormat(lang === 'tr' ? 'tr-TR' : 'en-GB', {
+      day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit', timeZone, timeZoneName: 'short',
+    });
+    formatters.set(key, f);
+  }
+  return f;
+}
+
 /**
  * A voucher's validity and limits in words, in the sheet's language, with
  * times in the hotspot's zone (named, so a guest abroad is not misled).
  */
 export function termsInWords(v: VoucherTerms, lang: SheetLang, timeZone: string): string[] {
   const w = SHEET_WORDS[lang];
-  const fmt = new Intl.DateTimeFormat(lang === 'tr' ? 'tr-TR' : 'en-GB', {
-    day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit', timeZone, timeZoneName: 'short',
-  });
+  const fmt = formatter(lang, timeZone);
   const when = (d: Date): string => fmt.format(d);
   const out: string[] = [];
   out.push(v.max_uses === null ? w.unlimited : v.max_uses === 1 ? w.single : w.uses(v.max_uses));

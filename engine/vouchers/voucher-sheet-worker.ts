@@ -30,7 +30,12 @@ export default async function drawVoucherSheet(task: SheetTask): Promise<void> {
       doc.on('error', reject);
     });
     doc.on('data', (chunk: Buffer) => sink.write(chunk));
-    await drawSheets(doc, job, () => sink.drain());
+    // pdfkit hands its bytes over on the next turn of the loop, not inside the drawing calls: the
+    // pause after each page lets them out before the next page is drawn.
+    await drawSheets(doc, job, async () => {
+      await new Promise<void>((r) => setImmediate(r));
+      await sink.drain();
+    });
     await ended;
     await sink.end();
   } catch (err) {
