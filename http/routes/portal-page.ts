@@ -92,7 +92,7 @@ function codeText(raw: string | null | undefined): string {
  * form. A gateway that intercepts the QR URL before the guest is let through
  * sends the browser to the portal with the URL it was asked for as its own
  * parameter (CoovaChilli's userurl, MikroTik's link-orig, openNDS's
- * originurl): the code is read from there too, when that URL names this
+ * redir): the code is read from there too, when that URL names this
  * hotspot.
  */
 export function prefilledCode(query: URLSearchParams, gw: GatewayParams | null, hotspotId: string): string {
