@@ -1,3 +1,4 @@
+import { PNG } from 'pngjs';
 import { describe, expect } from 'vitest';
 import { call, newTenant, serviceTest } from '../support/fixture.js';
 import { freePort } from '../support/sponsor-venue.js';
@@ -130,6 +131,32 @@ describe('voucher sheets', () => {
     expect(named.headers.get('content-disposition')).toContain('-receipt-en.pdf');
     const file = savePdf('receipt-second-hotspot', named.body);
     expect(new URL(decodeQr(await pageImage(file, 1))!).searchParams.get('hotspot_id')).toBe(second.id);
+  });
+
+  it("the hotspot's logo is printed on every voucher; a logo the PDF cannot embed (GIF) is left out", async ({ svc, tenant: t }) => {
+    // A 60 x 20 logo: a dark blue bar, as a PNG data URI in the hotspot's portal settings.
+    const png = new PNG({ width: 60, height: 20 });
+    for (let i = 0; i < 60 * 20; i++) png.data.set([11, 83, 148, 255], i * 4);
+    const logo = `data:image/png;base64,${PNG.sync.write(png).toString('base64')}`;
+    expect((await call(svc.base, 'PUT', `/v1/hotspots/${t.hotspotId}`, { auth: t.apiKey, body: { portal: { logo } } })).status).toBe(200);
+    const b = await batch(svc.base, t.apiKey, { count: 2 });
+    for (const layout of ['a4', 'receipt']) {
+      const res = await getSheet(svc.base, t.apiKey, { batch_id: b.batch_id, layout, lang: 'tr', message: 'Logolu kupon' });
+      expect(res.status).toBe(200);
+      expect(res.body.toString('latin1')).toContain('/Subtype /Image');
+      const file = savePdf(`logo-${layout}`, res.body);
+      const page = await pageImage(file, 1);
+      // The bar's blue is on the page (nothing else on a sheet is blue).
+      let blue = 0;
+      for (let i = 0; i < page.data.length; i += 4) if (page.data[i]! < 40 && page.data[i + 2]! > 120) blue++;
+      expect(blue).toBeGreaterThan(100);
+      expect(decodeQr(page, layout === 'a4' ? a4Cell(0) : undefined)).toContain(t.hotspotId);
+    }
+    const gif = 'data:image/gif;base64,R0lGODlhAQABAAAAACw=';
+    expect((await call(svc.base, 'PUT', `/v1/hotspots/${t.hotspotId}`, { auth: t.apiKey, body: { portal: { logo: gif } } })).status).toBe(200);
+    const res = await getSheet(svc.base, t.apiKey, { batch_id: b.batch_id });
+    expect(res.status).toBe(200);
+    expect(res.body.toString('latin1')).not.toContain('/Subtype /Image');
   });
 
   it('the console prints a selection of the list with its own surface, and the filter prints as the list shows it', async ({ svc, tenant: t }) => {
