@@ -103,7 +103,8 @@ function drawA4Cell(doc: PDFKit.PDFDocument, job: SheetJob, v: SheetVoucher, x: 
   const inner = w - 2 * pad;
   let top = y + pad;
   if (job.logo) {
-    doc.image(Buffer.from(job.logo), x + w - pad - 90, top - 2, { fit: [90, 24], align: 'right' });
+    // Beside the title, above the code line (which may span the whole cell): 16 pt tall at most.
+    doc.image(Buffer.from(job.logo), x + w - pad - 90, top - 2, { fit: [90, 16], align: 'right' });
   }
   doc.fillColor(INK).font('bold').fontSize(11).text(words.title, x + pad, top, { width: inner - 96, lineBreak: false });
   top += 20;

@@ -32,6 +32,8 @@ export class PortSink {
   private used = 0;
   private credits = WINDOW;
   private wake: (() => void) | null = null;
+  /** Full blocks waiting for a credit (a synchronous producer may outrun the window between its pauses). */
+  private readonly pending: Uint8Array[] = [];
   cancelled = false;
 
   constructor(private readonly port: MessagePort) {
@@ -63,8 +65,6 @@ export class PortSink {
     }
     this.pump();
   }
-
-  private readonly pending: Uint8Array[] = [];
 
   private queueBlock(): void {
     this.pending.push(this.block);
