@@ -20,6 +20,7 @@ import { SiteDirectory } from './dashboard/site-directory.js';
 import { InvalidationStreams } from './events/invalidation-streams.js';
 import { DailySummary } from './compliance/daily-summary.js';
 import { EvidencePackService } from './compliance/evidence-pack-service.js';
+import { VoucherSheetService } from './vouchers/voucher-sheet-service.js';
 import { TimestampStore } from './compliance/timestamp-store.js';
 import { TsaClient } from './compliance/tsa-client.js';
 import type { Config } from './config.js';
@@ -121,6 +122,8 @@ export class Engine {
   readonly auditLog: AuditLog;
   private readonly auditIntents: AuditIntentSweep;
   readonly evidencePacks: EvidencePackService;
+  /** Printable voucher sheets (PDF with QR codes), drawn on a piscina thread. */
+  readonly voucherSheets: VoucherSheetService;
   readonly dailySummary: DailySummary;
   /** Per-tenant sign-in settings: methods, senders (references only), OTP limits, per-method session terms. */
   readonly signInSettings: SignInSettingsService;
@@ -251,6 +254,9 @@ export class Engine {
     this.auditIntents = new AuditIntentSweep(this.auditLog, this.tenants, log.child({ component: 'audit-intents' }));
     this.evidencePacks = new EvidencePackService({
       databaseUrl: config.databaseUrl, tsaUrl: config.tsaUrl, logLevel: config.logLevel, log: log.child({ component: 'evidence-packs' }), now,
+    });
+    this.voucherSheets = new VoucherSheetService({
+      pool: this.pool, hotspots: this.hotspots, publicUrl: config.portalPublicUrl, log: log.child({ component: 'voucher-sheets' }),
     });
     this.dailySummary = new DailySummary(this.pool, new TimestampStore(this.pool, config.tsaUrl ? new TsaClient(config.tsaUrl) : null), now,
       (tenant, from, to) => deadLettersBetween(this.redis, tenant, from, to));
@@ -387,6 +393,7 @@ export class Engine {
     await this.presence.close();
     await this.actors?.close();
     await this.evidencePacks.close();
+    await this.voucherSheets.close();
     this.nas.stop();
     this.outboundHttp.close();
     await this.sink.stop();

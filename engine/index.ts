@@ -39,6 +39,9 @@ export { runRetention, retentionCutoff, RETENTION_DAYS } from './audit/retention
 export type { OperatorEvent, PendingChange, ChangeIntent } from './audit/audit-log.js';
 export type { ChainRecord, VerifyResult } from './audit/audit-service.js';
 export { EvidencePackService, type EvidencePackDownload } from './compliance/evidence-pack-service.js';
+export { MAX_SHEET_IDS, MAX_SHEET_MESSAGE, MAX_SHEET_VOUCHERS, VoucherSheetService, type SheetDownload, type SheetRequest } from './vouchers/voucher-sheet-service.js';
+export { SHEET_LAYOUTS, type SheetLayout } from './vouchers/voucher-sheet-draw.js';
+export { SHEET_LANGS, type SheetLang } from './vouchers/voucher-sheet-text.js';
 export { PACK_FORMAT, MAX_PACK_DAYS, type Manifest } from './compliance/evidence-pack.js';
 export type { DaySummary } from './compliance/daily-summary.js';
 // OTP sign-in (engine/signin/otp/) and tenant sign-in settings

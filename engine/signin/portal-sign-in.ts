@@ -26,7 +26,7 @@ export interface PortalSignInRequest {
    * kept for the page the browser is sent to, with what the page shows again.
    * Null: a JSON client, answered directly, errors thrown.
    */
-  page: { lang: 'tr' | 'en'; ip: string; ssid: string } | null;
+  page: { lang: 'tr' | 'en'; ip: string; ssid: string; code?: string } | null;
 }
 
 /** The answer: the sign-in's own, with `handback` when the request carried gateway parameters. */
@@ -80,9 +80,11 @@ export class PortalSignIn {
       outcome = { ok: false, status: e.status, body: e.toBody() };
     }
     if (!hotspot) return { kind: 'no_hotspot' };
-    const { lang, ip, ssid } = req.page;
+    const { lang, ip, ssid, code } = req.page;
     const rec: PortalRecord = {
       hs: hotspot.id, mac: normalizeMac(req.mac) ?? '', lang, ip, ssid, gateway: typeof req.gateway === 'string' ? req.gateway : '', outcome,
+      // A refused voucher code stays in its field (the guest corrects a letter instead of typing it all again); a used one is not kept.
+      ...(code && !outcome.ok ? { code } : {}),
     };
     return { kind: 'kept', record: await this.outcomes.save(hotspot.tenantId, rec) };
   }

@@ -25,6 +25,8 @@ export interface PortalRecord {
   /** The gateway parameters (query string), so the page can offer the form again or hand back. */
   gateway: string;
   outcome: PortalOutcome;
+  /** The voucher code of a refused form post, shown in the field again (at most MAX_CODE_CHARS). */
+  code?: string;
 }
 
 /** Long enough to read the answer and follow the hand-back on a weak signal; not a sign-in token (it grants nothing). */

@@ -87,6 +87,32 @@ function gatewayOf(src: URLSearchParams): GatewayParams | null {
   }
 }
 
+/** The voucher field's limit (web/portal/page.html maxlength): a longer value is no code of ours. */
+const MAX_CODE_CHARS = 128;
+
+/** A code from a URL is hostile text: control characters out, bounded; the template escapes it. */
+function codeText(raw: string | null | undefined): string {
+  const v = (raw ?? '').replace(/[\u0000-\u001f\u007f]/g, '').trim();
+  return v.length <= MAX_CODE_CHARS ? v : '';
+}
+
+/**
+ * The voucher code a printed sheet's QR URL carries (`?code=`), to fill the
+ * form. A gateway that intercepts the QR URL before the guest is let through
+ * sends the browser to the portal with the URL it was asked for as its own
+ * parameter (CoovaChilli's userurl, MikroTik's link-orig, openNDS's
+ * redir): the code is read from there too, when that URL names this
+ * hotspot.
+ */
+export function prefilledCode(query: URLSearchParams, gw: GatewayParams | null, hotspotId: string): string {
+  const own = codeText(query.get('code'));
+  if (own) return own;
+  const orig = originalUrl(gw, query);
+  if (!orig) return '';
+  const u = new URL(orig);
+  return u.searchParams.get('hotspot_id') === hotspotId ? codeText(u.searchParams.get('code')) : '';
+}
+
 const hiddenInput = (name: string, value: string): string => `<input type="hidden" name="${esc(name)}" value="${esc(value)}">`;
 
 interface PageInput {
@@ -174,7 +200,7 @@ export function renderPage(a: Assets, p: PageInput): string {
     voucherAction: `/api/v1/hotspot-portal/voucher/verify?hotspot_id=${encodeURIComponent(p.hotspotId)}`,
     hidden: [hiddenInput('mac', mac), hiddenInput('ip', ip), hiddenInput('ssid', ssid), hiddenInput('lang', p.lang),
       gatewayStr ? hiddenInput('gateway', gatewayStr) : ''].join(''),
-    code: '', connectLabel: m.connect,
+    code: p.record?.code ?? (p.record ? '' : prefilledCode(p.query, gw, p.hotspotId)), connectLabel: m.connect,
     // Room sign-in: its own form, posted like the voucher's; the terms box belongs to the voucher form when both show, so the room form carries its own.
     room: p.room === true, methodRoom: m.method_room, roomLabel: m.room_label, roomHint: m.room_hint, surnameLabel: m.surname_label, surnameHint: m.surname_hint,
     roomAction: `/api/v1/hotspot-portal/pms/verify?hotspot_id=${encodeURIComponent(p.hotspotId)}`,
@@ -239,13 +265,13 @@ const text = (v: unknown): string => (typeof v === 'string' ? v : '');
  * the page, where the outcome kept on the server is shown, errors included.
  */
 export async function portalAnswer<T extends PortalStarted>(
-  engine: Engine, ctx: RouteContext, hotspotId: string, start: (hotspot: HotspotRef) => Promise<T>,
+  engine: Engine, ctx: RouteContext, hotspotId: string, start: (hotspot: HotspotRef) => Promise<T>, keepsCode = false,
 ): Promise<Reply> {
   const body = (ctx.body ?? {}) as Record<string, unknown>;
   const lang: Lang = body.lang === 'en' ? 'en' : 'tr';
   const result = await engine.portalSignIn.run({
     hotspotId, mac: text(body.mac), acceptedTerms: truthy(body.accept_terms), gateway: body.gateway,
-    page: isBrowserForm(ctx.browser) ? { lang, ip: text(body.ip), ssid: text(body.ssid) } : null,
+    page: isBrowserForm(ctx.browser) ? { lang, ip: text(body.ip), ssid: text(body.ssid), ...(keepsCode ? { code: codeText(text(body.code)) } : {}) } : null,
   }, start);
   if (result.kind === 'answer') return { status: 200, body: result.answer };
   const q = new URLSearchParams({ hotspot_id: hotspotId, mac: text(body.mac), lang });

@@ -29,7 +29,7 @@ export function portalRoutes(engine: Engine): Route[] {
         // The socket's peer keys the per-address guessing limit; the body's ip is only recorded.
         return portalAnswer(engine, ctx, hotspotId, (hotspot) => engine.signIn.voucher({
           hotspotId, hotspot, code: body.code, mac: body.mac, ip: guestAddress(body.ip, sourceAddress), source: sourceAddress, ssid: body.ssid ?? '',
-        }));
+        }), true);
       },
     }),
   ];

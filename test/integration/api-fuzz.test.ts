@@ -8,9 +8,15 @@ import {
   type Known, type Rng, type Schema,
 } from '../support/api-fuzz-gen.js';
 import { call, JWT_SECRET, newTenant, newVoucher, serviceTest } from '../support/fixture.js';
+import { freePort } from '../support/sponsor-venue.js';
 
 // With a SECRETS_KEY, as `npm start` runs: inline secrets are sealed, so their paths are fuzzed too.
-const test = serviceTest({ SECRETS_KEY: randomBytes(32).toString('base64') });
+// With its own address as PORTAL_PUBLIC_URL, as a deployment has it: without, sponsor requests and voucher sheets
+// answer their documented 503 (a missing setting), which this test would count as a failure.
+const test = serviceTest(async () => {
+  const port = await freePort();
+  return { SECRETS_KEY: randomBytes(32).toString('base64'), HTTP_PORT: String(port), PORTAL_PUBLIC_URL: `http://127.0.0.1:${port}` };
+});
 const SECRET = new TextEncoder().encode(JWT_SECRET);
 
 // Seeded, so a failure can be replayed: API_FUZZ_SEED=<seed> npx vitest run test/integration/api-fuzz.test.ts

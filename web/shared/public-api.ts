@@ -108,12 +108,15 @@ export const api = {
     list: (q: { status?: ConsoleVoucherStatus; q?: string; limit?: number; offset?: number }, signal?: AbortSignal) =>
       request<Page<ConsoleVoucher>>('/api/v1/vouchers', { query: q, signal }),
     createBatch: (body: VoucherBatchInput) =>
-      request<{ vouchers: { id: string; code: string; status: 'created' }[]; batch_id?: string | null }>('/api/v1/vouchers', { method: 'POST', body }),
+      request<{ vouchers: { id: string; code: string; status: 'created' }[]; batch_id: string | null }>('/api/v1/vouchers', { method: 'POST', body }),
     /** The CSV of a batch or of the list's filter (streamed by the service; docs/vouchers.md). */
     exportCsv: (q: { batch_id?: string; status?: ConsoleVoucherStatus; q?: string }) => download('/api/v1/vouchers/export', q),
     createOne: (body: VoucherInput) => request<{ id: string; code: string }>('/v1/vouchers', { method: 'POST', body }),
     remove: (id: string) => request<{ id: string; code: string }>(`/v1/vouchers/${enc(id)}`, { method: 'DELETE' }),
     profiles: () => request<Record<string, { down_mbps: number; up_mbps: number; daily_quota_mb: number | null }>>('/v1/bandwidth-profiles'),
+    /** A printable sheet (PDF): a batch or ids, layout a4|receipt, lang tr|en, optional message and hotspot (docs/voucher-sheets.md). */
+    pdf: (q: { batch_id?: string; ids?: string; layout: 'a4' | 'receipt'; lang: string; message?: string; hotspot_id?: string }) =>
+      download('/api/v1/vouchers/pdf', q),
   },
   sessions: {
     list: (q: { status?: 'active' | 'ended' | 'disconnected'; limit?: number; offset?: number }, signal?: AbortSignal) =>

@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, usePoll, type CodeFormat, type ConsoleVoucher, type ConsoleVoucherStatus } from '../../shared/index.js';
 import { ConfirmDialog, Field, OutcomeLine, useAction, useConsole, val, when } from '../ui.js';
 import { ExportButton } from './voucher-export.js';
+import { PrintSheet } from './voucher-print.js';
 
 const STATUSES: ConsoleVoucherStatus[] = ['created', 'activated', 'used', 'expired'];
 /** The list shows up to this many of the newest matching vouchers; the search runs on the server, over all of them. */
@@ -81,20 +82,21 @@ function CreateBatch(props: { onDone(): void }): preact.JSX.Element {
   const act = useAction();
   const profiles = usePoll(() => api.vouchers.profiles(), null);
   const [f, setF] = useState({ count: '10', max_uses: '1', profile: '', expires: '', notes: '', from: '', until: '' });
-  const [batchId, setBatchId] = useState('');
+  // The batch just made, for its download and print buttons.
+  const [made, setMade] = useState<{ batch_id: string; count: number } | null>(null);
   // The service's 40-bit default lengths (engine/vouchers/code-generator.ts): 9 alphanumeric, 13 numeric; shorter is allowed.
   const [fmt, setFmt] = useState<Required<CodeFormat>>({ charset: 'alphanumeric', length: 9, group_size: 0, separator: '-', letter_case: 'upper', prefix: '' });
   const submit = (e: Event): void => {
     e.preventDefault();
     void act.run(async () => {
-      setBatchId('');
+      setMade(null);
       const { vouchers, batch_id } = await api.vouchers.createBatch({
         count: Number(f.count), max_uses: intOrNull(f.max_uses), bandwidth_profile: f.profile || undefined,
         expires_at: endOfDay(f.expires), notes: f.notes || undefined, format: fmt,
         valid_from: instantOrNull(f.from), valid_until: instantOrNull(f.until),
       });
-      setBatchId(batch_id ?? '');
       props.onDone();
+      if (batch_id) setMade({ batch_id, count: vouchers.length });
       return t('v_created_batch', { count: vouchers.length, first: vouchers[0]?.code ?? '', last: vouchers.at(-1)?.code ?? '' });
     });
   };
@@ -166,7 +168,8 @@ function CreateBatch(props: { onDone(): void }): preact.JSX.Element {
         <p><button type="submit" disabled={act.busy}>{t('v_create_batch')}</button></p>
       </form>
       <OutcomeLine outcome={act.outcome} />
-      {batchId && <ExportButton key={batchId} batchId={batchId} />}
+      {made && <ExportButton key={made.batch_id} batchId={made.batch_id} />}
+      {made && <PrintSheet idPrefix="batch-print" selection={{ batch_id: made.batch_id }} count={made.count} />}
     </section>
   );
 }
@@ -177,8 +180,16 @@ function VoucherList(props: {
 }): preact.JSX.Element {
   const { t, say, locale } = useConsole();
   const [deleting, setDeleting] = useState<ConsoleVoucher | null>(null);
+  // Ticked rows, by id, for the print button (only rows still shown count).
+  const [picked, setPicked] = useState<ReadonlySet<string>>(new Set());
   const act = useAction();
   const rows = props.rows ?? [];
+  const chosen = rows.filter((v) => picked.has(v.id)).map((v) => v.id);
+  const toggle = (vid: string, on: boolean): void => {
+    const next = new Set(picked);
+    if (on) next.add(vid); else next.delete(vid);
+    setPicked(next);
+  };
   return (
     <section aria-labelledby="list-title">
       <h2 id="list-title">{t('v_list_title')}</h2>
@@ -201,6 +212,8 @@ function VoucherList(props: {
       {props.rows && rows.length === 0 ? <p>{t('none_yet')}</p> : (
         <table>
           <thead><tr>
+            <th scope="col"><input type="checkbox" aria-label={t('v_select_all')} checked={rows.length > 0 && chosen.length === rows.length}
+              onChange={(e) => setPicked(new Set((e.target as HTMLInputElement).checked ? rows.map((v) => v.id) : []))} /></th>
             <th scope="col">{t('v_col_code')}</th><th scope="col">{t('v_col_status')}</th><th scope="col" class="num">{t('v_col_uses')}</th>
             <th scope="col">{t('v_col_expires')}</th><th scope="col">{t('v_col_window')}</th><th scope="col">{t('v_col_created')}</th><th scope="col">{t('v_col_profile')}</th>
             <th scope="col">{t('v_col_notes')}</th><th scope="col">{t('v_col_actions')}</th>
@@ -208,6 +221,8 @@ function VoucherList(props: {
           <tbody>
             {rows.map((v) => (
               <tr key={v.id}>
+                <td><input type="checkbox" aria-label={t('v_select', { code: v.code })} checked={picked.has(v.id)}
+                  onChange={(e) => toggle(v.id, (e.target as HTMLInputElement).checked)} /></td>
                 <td class="mono">{v.code}</td><td>{t(`v_status_${v.status}`)}</td>
                 <td class="num">{v.current_uses} / {v.max_uses ?? t('unlimited')}</td>
                 <td>{v.expires_at ? when(v.expires_at, locale) : t('never')}</td>
@@ -219,6 +234,8 @@ function VoucherList(props: {
           </tbody>
         </table>
       )}
+      {chosen.length > 0 && <p class="meta" role="status">{t('v_selected', { count: chosen.length })}</p>}
+      <PrintSheet idPrefix="list-print" selection={chosen.length > 0 ? { ids: chosen } : null} count={chosen.length} />
       {deleting && (
         <ConfirmDialog title={t('v_delete_confirm', { code: deleting.code })} confirmLabel={t('v_delete', { code: deleting.code })} danger
           onCancel={() => setDeleting(null)}
