@@ -86,6 +86,12 @@ export const Errors = {
   NAS_IP_IN_USE: def(() => ['nas_ip_in_use', 409, 'This IP address is already registered as a NAS client']),
   VOUCHER_CODE_TAKEN: def(() => ['voucher_code_taken', 409, 'A voucher with this code already exists']),
   CODE_SPACE_EXHAUSTED: def(() => ['code_space_exhausted', 409, 'Could not generate enough unique codes; use a longer code length']),
+  CSV_HEADER_INVALID: def((found: string, expected: string) => [
+    'csv_header_invalid', 400, `The file's header is "${found}"; it must be exactly "${expected}". Nothing was imported`, { found, expected },
+  ]),
+  CSV_MEDIA_TYPE: def(() => ['unsupported_media_type', 415, 'Send the file as text/csv, or as multipart/form-data with the file in the field "file"']),
+  CSV_FILE_MISSING: def(() => ['validation_failed', 400, 'The multipart body has no file in the field "file"', { details: [{ field: 'file', message: 'required' }] }]),
+  VOUCHER_IMPORT_INTERRUPTED: def(() => ['voucher_import_interrupted', 503, 'The voucher store failed part-way through the import; the rows counted in `imported` work, the rest were not imported']),
   UNKNOWN_BANDWIDTH_PROFILE: def((name: string) => ['unknown_bandwidth_profile', 400, `No bandwidth profile named ${name}`]),
   TENANT_NOT_FOUND: def(() => ['tenant_not_found', 404, 'No such tenant']),
   /** The dashboard's records (an incident, a NAS): another tenant's are as unknown as ones that never existed. */

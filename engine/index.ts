@@ -17,6 +17,8 @@ export {
 } from './vouchers/code-generator.js';
 export { MAX_BATCH, type VoucherSpec, type Page } from './vouchers/voucher-service.js';
 export { STATUS_FILTERS, toPublic, toConsole, type StatusFilter, type PublicVoucher, type ConsoleVoucher } from './vouchers/voucher.js';
+export { VoucherImport, MAX_LISTED_INVALID, type ImportReport, type ImportOptions } from './vouchers/voucher-import.js';
+export { CSV_HEADER, NOTES_MAX, type ImportReason } from './vouchers/voucher-csv.js';
 export type { Authorized, VerifyRequest } from './signin/voucher-method.js';
 export type { SignInService } from './signin/sign-in-service.js';
 export type { Started, CheckedIdentity, PreCheckedMethod, TermsSource } from './signin/identity-method.js';

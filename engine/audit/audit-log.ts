@@ -10,6 +10,7 @@ export type OperatorEvent =
   | 'incident_updated' | 'sign_in_settings_changed'
   | 'webhook_created' | 'webhook_deleted' | 'webhook_secret_rotated' | 'webhook_redelivered'
   | 'pms_link_changed' | 'pms_link_removed'
+  | 'voucher_import'
   /** A change whose request never said how it ended (its process died, or Redis failed at its commit): recorded from its intent. */
   | 'operator_change_unconfirmed';
 
