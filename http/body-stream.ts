@@ -23,6 +23,8 @@ export class BodyStream extends Readable {
 
   constructor(private readonly ex: Exchange, private readonly limit: number, private readonly idleMs: number) {
     super({ highWaterMark: 256 * 1024 });
+    // Its reader may attach later (after authentication): the error waits in `errored` for it, and is never an uncaught one.
+    this.on('error', () => undefined);
     this.arm();
     ex.res.onData((ab, isLast) => {
       if (this.destroyed) return;

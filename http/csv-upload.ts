@@ -21,6 +21,8 @@ export function csvUpload(body: Readable, contentType: string): Readable {
     throw Errors.VALIDATION_FAILED('The multipart body has no boundary', [{ field: 'content-type', message: 'boundary required' }]);
   }
   const out = new PassThrough();
+  // As for the body: the reader may attach after an early failure, and finds it in `errored`.
+  out.on('error', () => undefined);
   let found = false;
   splitter.on('file', (field, file) => {
     if (field !== 'file' || found) {

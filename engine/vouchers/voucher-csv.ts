@@ -1,4 +1,4 @@
-import type { Readable } from 'node:stream';
+import { pipeline, type Readable } from 'node:stream';
 import { parse, type CsvError } from 'csv-parse';
 import { Errors } from '../errors.js';
 
@@ -62,8 +62,8 @@ export async function* readCsv(source: Readable): AsyncGenerator<CsvRecord> {
     skipped.push({ line, malformed: err.message.replace(/ at line \d+.*$/, '') });
     nextLine = line + 1;
   });
-  source.on('error', (err) => parser.destroy(err));
-  source.pipe(parser);
+  // pipeline: an error of the source (too large, client gone), even one raised before this runs, ends the parse with it.
+  pipeline(source, parser, () => undefined);
   let header = true;
   for await (const out of parser as AsyncIterable<{ record: string[]; info: { lines: number; empty_lines: number } }>) {
     while (skipped.length) yield skipped.shift()!;
