@@ -68,6 +68,14 @@ export class VoucherImport {
     };
     let chunk: CsvVoucher[] = [];
     const inChunk = new Set<string>();
+    // The chunk being written while the next is read: parsing overlaps the stores' round trips,
+    // and a chunk is written only once the one before it is in both stores.
+    let writing: Promise<void> = Promise.resolve();
+    const flush = async (rows: CsvVoucher[]): Promise<void> => {
+      await writing;
+      writing = this.write(tenantId, report, rows, profiles, opts, invalid);
+      writing.catch(() => undefined); // awaited at the next flush or the end; not unhandled meanwhile
+    };
     try {
       for await (const rec of readCsv(source)) {
         if ('malformed' in rec) {
@@ -83,15 +91,17 @@ export class VoucherImport {
           inChunk.add(row.code);
           chunk.push(row);
           if (chunk.length >= this.chunkRows) {
-            await this.write(tenantId, report, chunk, profiles, opts, invalid);
+            await flush(chunk);
             chunk = [];
             inChunk.clear();
           }
         }
       }
-      if (chunk.length) await this.write(tenantId, report, chunk, profiles, opts, invalid);
+      if (chunk.length) await flush(chunk);
+      await writing;
     } catch (err) {
       source.destroy();
+      await writing.catch(() => undefined); // a chunk still in flight is counted (or withdrawn) before the answer
       // Chunks committed before the failure stay: the error says which batch holds them and how many.
       if (report.imported > 0 && err instanceof AppError) {
         throw new AppError(err.code, err.status, err.message, { ...err.fields, batch_id: report.batch_id, imported: report.imported }, false, err);
@@ -128,16 +138,28 @@ export class VoucherImport {
       names[i] = v.bandwidth_profile; notes[i] = v.notes;
       down[i] = p?.down_mbps ?? null; up[i] = p?.up_mbps ?? null; quota[i] = p?.daily_quota_mb ?? null;
     }
-    // One statement, so one transaction: committed when it returns.
-    const { rows } = await this.pool.query<VoucherRow>(
+    // One statement, so one transaction: committed when it returns. Only the ids come back: the
+    // rows are built here from what was sent (parsing 20 columns of each row back cost more than the insert).
+    const { rows: back } = await this.pool.query<{ id: string }>(
       `INSERT INTO vouchers (id, tenant_id, code, max_uses, expires_at, bandwidth_profile, bandwidth_down_mbps, bandwidth_up_mbps,
          daily_quota_mb, notes, source, batch_id, valid_from, valid_until)
        SELECT t.id, $1, t.code, t.max_uses, t.expires_at, t.profile, t.down, t.up, t.quota, t.notes, 'csv', $11, $12, $13
        FROM unnest($2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::text[], $7::int[], $8::int[], $9::int[], $10::text[])
          AS t(id, code, max_uses, expires_at, profile, down, up, quota, notes)
        ON CONFLICT (tenant_id, code) WHERE deleted_at IS NULL DO NOTHING
-       RETURNING *`,
+       RETURNING id`,
       [tenantId, ids, codes, maxUses, expires, names, down, up, quota, notes, report.batch_id, opts.valid_from, opts.valid_until]);
+    const index = new Map<string, number>();
+    for (let i = 0; i < n; i++) index.set(ids[i]!, i);
+    const created = new Date();
+    const rows: VoucherRow[] = back.map(({ id }) => {
+      const i = index.get(id)!;
+      return {
+        id, tenant_id: tenantId, code: codes[i]!, max_uses: maxUses[i]!, current_uses: 0, expires_at: expires[i]!, bandwidth_profile: names[i]!,
+        daily_quota_mb: quota[i]!, session_quota_mb: null, duration_minutes: null, bandwidth_down_mbps: down[i]!, bandwidth_up_mbps: up[i]!,
+        ssids: [], notes: notes[i]!, source: 'csv', batch_id: report.batch_id, valid_from: opts.valid_from, valid_until: opts.valid_until, created_at: created,
+      };
+    });
     if (rows.length < n) await this.reportConflicts(tenantId, report.batch_id, chunk, rows, invalid);
     if (rows.length === 0) return;
     try {

@@ -21,6 +21,11 @@ export interface VoucherBatchInput {
   count: number; max_uses: number | null; expires_at?: string | null; bandwidth_profile?: string; daily_quota_mb?: number | null;
   duration_minutes?: number; notes?: string; format?: CodeFormat;
 }
+/** The answer of a CSV import (docs/vouchers-bulk.md). */
+export interface VoucherImportReport {
+  batch_id: string; imported: number; invalid: number; invalid_rows_truncated: boolean; time_zone: string;
+  invalid_rows: { line: number; reason: string; message: string }[];
+}
 export interface VoucherInput {
   code?: string; max_uses: number | null; duration_minutes?: number; bandwidth_down_mbps?: number; bandwidth_up_mbps?: number;
   expires_at?: string | null; notes?: string;
@@ -109,6 +114,11 @@ export const api = {
       request<{ vouchers: { id: string; code: string; status: 'created' }[] }>('/api/v1/vouchers', { method: 'POST', body }),
     createOne: (body: VoucherInput) => request<{ id: string; code: string }>('/v1/vouchers', { method: 'POST', body }),
     remove: (id: string) => request<{ id: string; code: string }>(`/v1/vouchers/${enc(id)}`, { method: 'DELETE' }),
+    importCsv: (file: Blob) => {
+      const form = new FormData();
+      form.append('file', file, 'vouchers.csv');
+      return request<VoucherImportReport>('/api/v1/vouchers/import', { method: 'POST', form });
+    },
     profiles: () => request<Record<string, { down_mbps: number; up_mbps: number; daily_quota_mb: number | null }>>('/v1/bandwidth-profiles'),
   },
   sessions: {

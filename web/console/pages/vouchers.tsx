@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, usePoll, type CodeFormat, type ConsoleVoucher, type ConsoleVoucherStatus } from '../../shared/index.js';
 import { ConfirmDialog, Field, OutcomeLine, useAction, useConsole, val, when } from '../ui.js';
+import { ImportCsv } from './voucher-import.js';
 
 const STATUSES: ConsoleVoucherStatus[] = ['created', 'activated', 'used', 'expired'];
 /** The list shows up to this many of the newest matching vouchers; the search runs on the server, over all of them. */
@@ -30,6 +31,7 @@ export function VouchersPage(): preact.JSX.Element {
         <CreateOne onDone={list.reload} />
         <CreateBatch onDone={list.reload} />
       </div>
+      <ImportCsv onDone={list.reload} />
       <VoucherList rows={list.data?.data ?? null} total={list.data?.total ?? 0} error={list.error} status={status}
         setStatus={setStatus} search={search} setSearch={setSearch} reload={list.reload} />
     </>
