@@ -33,6 +33,11 @@ export class AppError extends Error {
     return new AppError(this.code, this.status, this.message, this.fields, this.exactBody, cause);
   }
 
+  /** The same error with more body fields (what a long operation got done before it failed). */
+  withFields(extra: Record<string, unknown>): AppError {
+    return new AppError(this.code, this.status, this.message, { ...this.fields, ...extra }, this.exactBody, this);
+  }
+
   /** The JSON body: `{error, message, ...fields}`, or the spec's exact shape. */
   toBody(): Record<string, unknown> {
     if (this.exactBody) return { error: this.code, ...this.fields };

@@ -1,4 +1,4 @@
-import { AppError, Errors, type Engine, type Logger, type OperatorEvent, type PendingChange, type PlatformPrincipal, type Principal } from '../engine/index.js';
+import { AppError, Errors, type Config, type Engine, type Logger, type OperatorEvent, type PendingChange, type PlatformPrincipal, type Principal } from '../engine/index.js';
 import { errorReply, send, sendStream, type Exchange, type Reply } from './respond.js';
 import { BodyStream } from './body-stream.js';
 import { redactor } from './audit-redaction.js';
@@ -81,9 +81,9 @@ export interface Route<B = unknown, Q = unknown, R = unknown> {
   querySchema?: RequestSchema<Q>;
   /**
    * The body is not read whole: the handler gets it as `bodyStream`, at most
-   * this many bytes (413 beyond, found while streaming). No bodySchema then.
+   * `limit(config)` bytes (413 beyond, found while streaming). No bodySchema then.
    */
-  streamBody?: { limit: number };
+  streamBody?: { limit(config: Config): number };
   /** The request body's media types, for the OpenAPI document, when it is not JSON (a file upload). */
   requestTypes?: Record<string, unknown>;
   /** The success body's shape, for the OpenAPI document only. */
@@ -213,6 +213,7 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
     const auditRoute = `${route.method === 'del' ? 'DELETE' : route.method.toUpperCase()} ${route.path}`;
     const modules = route.module === undefined ? null : typeof route.module === 'string' ? [route.module] : route.module;
     const auditNote = auditNoteOf(route);
+    const streamLimit = route.streamBody?.limit(engine.config);
 
     app[route.method](route.path, (res: HttpResponse, req) => {
       const ex: Exchange = { res, aborted: false };
@@ -222,7 +223,6 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
         ex.aborted = true;
         bodyAborted?.();
       });
-      const streamLimit = route.streamBody?.limit;
       const params: string[] = [];
       for (let i = 0; i < paramCount; i++) params.push(decodeParam(req.getParameter(i)));
       const query = new URLSearchParams(req.getQuery() ?? '');

@@ -104,7 +104,7 @@ export class VoucherImport {
       await writing.catch(() => undefined); // a chunk still in flight is counted (or withdrawn) before the answer
       // Chunks committed before the failure stay: the error says which batch holds them and how many.
       if (report.imported > 0 && err instanceof AppError) {
-        throw new AppError(err.code, err.status, err.message, { ...err.fields, batch_id: report.batch_id, imported: report.imported }, false, err);
+        throw err.withFields({ batch_id: report.batch_id, imported: report.imported });
       }
       throw err;
     }

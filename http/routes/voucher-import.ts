@@ -1,4 +1,4 @@
-import type { Engine } from '../../engine/index.js';
+import type { Config, Engine } from '../../engine/index.js';
 import { csvUpload } from '../csv-upload.js';
 import { route, type Route, type RouteContext } from '../router.js';
 import { voucherImportBody, voucherImportQuery, voucherImportReport } from './voucher-import.schemas.js';
@@ -11,12 +11,11 @@ type ImportQuery = { valid_from?: string; valid_until?: string };
  * multipart form when it is one, and handed to the engine's VoucherImport.
  */
 export function voucherImportRoutes(engine: Engine): Route[] {
-  const limit = engine.config.voucherImportMaxBytes;
   const common = {
-    method: 'post', auth: true, module: 'vouchers', streamBody: { limit }, querySchema: voucherImportQuery,
+    method: 'post', auth: true, module: 'vouchers', streamBody: { limit: (config: Config) => config.voucherImportMaxBytes }, querySchema: voucherImportQuery,
     requestTypes: voucherImportBody, responseSchema: voucherImportReport, status: 200,
     errors: {
-      400: 'csv_header_invalid (nothing imported)', 413: `payload_too_large: the file passes VOUCHER_IMPORT_MAX_BYTES (${limit} bytes)`,
+      400: 'csv_header_invalid (nothing imported)', 413: 'payload_too_large: the file passes VOUCHER_IMPORT_MAX_BYTES',
       415: 'unsupported_media_type', 503: 'voucher_import_interrupted',
     },
     handler: async ({ principal, bodyStream, contentType, q }: RouteContext<undefined, ImportQuery>) => {
