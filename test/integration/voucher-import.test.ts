@@ -1,4 +1,4 @@
-import { describe, expect } from 'vitest';
+import { describe, expect, inject } from 'vitest';
 import { call, keys, macs, newTenant, type Running, serviceTest, type Tenant, until } from '../support/fixture.js';
 
 const VERIFY = '/api/v1/hotspot-portal/voucher/verify';
@@ -155,6 +155,38 @@ describe('voucher CSV import', () => {
     const r = await small.import(t.tenantId, Readable.from([Buffer.from(csv)]), { valid_from: null, valid_until: null });
     expect([r.imported, r.invalid_rows.map((x) => [x.line, x.reason])]).toEqual([3, [[5, 'duplicate_in_file']]]);
     expect((await voucherByCode(t, codes[0]!))!.notes).toBe('a');
+  });
+
+  test('Redis failing part-way: the chunk is withdrawn from Postgres, the error names the batch and what was imported, and those codes work', async ({ svc: s, tenant: t }) => {
+    const { VoucherImport } = await import('../../engine/vouchers/voucher-import.js');
+    const { defineScripts } = await import('../../engine/redis/scripts.js');
+    const { Readable } = await import('node:stream');
+    const { Redis } = await import('ioredis');
+    const engine = s.service.engine;
+    // A Redis connection of the import's own, lost once the second chunk is committed to Postgres.
+    const redis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: 0, enableOfflineQueue: false });
+    defineScripts(redis);
+    let inserts = 0;
+    const pool = new Proxy(engine.pool, {
+      get(target, prop) {
+        const v = Reflect.get(target, prop, target) as unknown;
+        if (prop !== 'query') return typeof v === 'function' ? v.bind(target) : v;
+        return async (...args: Parameters<typeof target.query>) => {
+          const out = await (target.query as (...a: unknown[]) => Promise<unknown>)(...args);
+          if (String(args[0]).startsWith('INSERT INTO vouchers') && ++inserts === 2) redis.disconnect();
+          return out;
+        };
+      },
+    });
+    const small = new VoucherImport(pool, redis, engine.bandwidthProfiles, 2);
+    const codes = [1, 2, 3, 4, 5].map(() => `RF-${uniq()}`);
+    const csv = [HEADER, ...codes.map((c) => `${c},1,,,`)].join('\n');
+    const err = await small.import(t.tenantId, Readable.from([Buffer.from(csv)]), { valid_from: null, valid_until: null }).then(() => null, (e: unknown) => e);
+    expect(err).toMatchObject({ code: 'voucher_import_interrupted', status: 503, fields: { imported: 2, batch_id: expect.stringMatching(/^vbt_/) } });
+    const { rows } = await engine.pool.query('SELECT code FROM vouchers WHERE tenant_id = $1 AND deleted_at IS NULL ORDER BY code', [t.tenantId]);
+    expect(rows.map((r: { code: string }) => r.code).sort()).toEqual(codes.slice(0, 2).sort());
+    for (const c of codes.slice(0, 2)) expect((await verify(t, c)).status).toBe(200);
+    for (const c of codes.slice(2)) expect((await verify(t, c)).status).toBe(404);
   });
 
   test("a date is the end of that day in the hotspot's zone: ahead of UTC, behind it, and UTC for a tenant of two hotspots", async ({ tenant: ist }) => {
