@@ -166,6 +166,7 @@ describe('voucher CSV import', () => {
     // A Redis connection of the import's own, lost once the second chunk is committed to Postgres.
     const redis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: 0, enableOfflineQueue: false });
     defineScripts(redis);
+    await new Promise((ready) => redis.once('ready', ready)); // no offline queue: connected before the first chunk
     let inserts = 0;
     const pool = new Proxy(engine.pool, {
       get(target, prop) {
