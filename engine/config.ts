@@ -23,6 +23,8 @@ export interface Config {
   /** Leeway for `exp`/`iat`/`nbf` in JWTs, seconds. */
   jwtLeewaySec: number;
   bodyLimitBytes: number;
+  /** Largest CSV file POST /v1/vouchers/import takes (streamed; 413 beyond). */
+  voucherImportMaxBytes: number;
   logLevel: string;
   /** Session length when neither the voucher nor the hotspot sets one. */
   defaultSessionMinutes: number;
@@ -261,6 +263,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     jwtSecret,
     jwtLeewaySec: int('JWT_LEEWAY_SEC', 30, 0, 300),
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    voucherImportMaxBytes: int('VOUCHER_IMPORT_MAX_BYTES', 50 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     logLevel,
     defaultSessionMinutes: int('DEFAULT_SESSION_MINUTES', 1440, 1, 525600),
     defaultIdleTimeoutSec: int('DEFAULT_IDLE_TIMEOUT_SEC', 900, 0, 86400),

@@ -68,6 +68,7 @@ import { TenantService } from './tenants/tenant-service.js';
 import { BandwidthProfileService } from './vouchers/bandwidth-profile-service.js';
 import { VoucherLoader } from './vouchers/voucher-loader.js';
 import { VoucherService } from './vouchers/voucher-service.js';
+import { VoucherImport } from './vouchers/voucher-import.js';
 import { EventTrimmer } from './events/event-trimmer.js';
 import { WebhookDeliveries } from './webhooks/webhook-deliveries.js';
 import { WebhookDispatcher } from './webhooks/webhook-dispatcher.js';
@@ -110,6 +111,7 @@ export class Engine {
   readonly hotspots: HotspotService;
   readonly nas: NasRegistry;
   readonly vouchers: VoucherService;
+  readonly voucherImport: VoucherImport;
   readonly bandwidthProfiles: BandwidthProfileService;
   readonly blocks: BlockService;
   /** The outbox sink, on its own worker thread (started by start() unless options.sink is false). */
@@ -204,6 +206,7 @@ export class Engine {
     this.blocks = new BlockService(this.pool, this.redis, now);
     this.bandwidthProfiles = new BandwidthProfileService(this.pool);
     this.vouchers = new VoucherService(this.pool, this.redis, now, this.bandwidthProfiles, new VoucherLoader(this.pool, this.redis, this.blocks));
+    this.voucherImport = new VoucherImport(this.pool, this.redis, this.bandwidthProfiles);
     // Every URL a tenant names is checked at save and at every connection (engine/net/outbound-target.ts).
     const outbound = new OutboundPolicy({ allowPrivate: config.allowPrivateTargets });
     this.outboundHttp = new OutboundHttp({ outbound });

@@ -33,6 +33,11 @@ export class AppError extends Error {
     return new AppError(this.code, this.status, this.message, this.fields, this.exactBody, cause);
   }
 
+  /** The same error with more body fields (what a long operation got done before it failed). */
+  withFields(extra: Record<string, unknown>): AppError {
+    return new AppError(this.code, this.status, this.message, { ...this.fields, ...extra }, this.exactBody, this);
+  }
+
   /** The JSON body: `{error, message, ...fields}`, or the spec's exact shape. */
   toBody(): Record<string, unknown> {
     if (this.exactBody) return { error: this.code, ...this.fields };
@@ -87,6 +92,12 @@ export const Errors = {
   VOUCHER_CODE_TAKEN: def(() => ['voucher_code_taken', 409, 'A voucher with this code already exists']),
   VOUCHER_SHEETS_UNAVAILABLE: def(() => ['voucher_sheets_unavailable', 503, 'Voucher sheets need PORTAL_PUBLIC_URL, the address their QR codes open']),
   CODE_SPACE_EXHAUSTED: def(() => ['code_space_exhausted', 409, 'Could not generate enough unique codes; use a longer code length']),
+  CSV_HEADER_INVALID: def((found: string, expected: string) => [
+    'csv_header_invalid', 400, `The file's header is "${found}"; it must be exactly "${expected}". Nothing was imported`, { found, expected },
+  ]),
+  CSV_MEDIA_TYPE: def(() => ['unsupported_media_type', 415, 'Send the file as text/csv, or as multipart/form-data with the file in the field "file"']),
+  CSV_FILE_MISSING: def(() => ['validation_failed', 400, 'The multipart body has no file in the field "file"', { details: [{ field: 'file', message: 'required' }] }]),
+  VOUCHER_IMPORT_INTERRUPTED: def(() => ['voucher_import_interrupted', 503, 'The voucher store failed part-way through the import; the rows counted in `imported` work, the rest were not imported']),
   UNKNOWN_BANDWIDTH_PROFILE: def((name: string) => ['unknown_bandwidth_profile', 400, `No bandwidth profile named ${name}`]),
   TENANT_NOT_FOUND: def(() => ['tenant_not_found', 404, 'No such tenant']),
   /** The dashboard's records (an incident, a NAS): another tenant's are as unknown as ones that never existed. */

@@ -18,6 +18,8 @@ export {
 export { MAX_BATCH, type VoucherSpec, type Page } from './vouchers/voucher-service.js';
 export { VOUCHER_CSV_HEADER, type ExportSelection } from './vouchers/voucher-export.js';
 export { STATUS_FILTERS, checkWindow, toPublic, toConsole, type StatusFilter, type PublicVoucher, type ConsoleVoucher } from './vouchers/voucher.js';
+export { VoucherImport, MAX_LISTED_INVALID, type ImportReport, type ImportOptions } from './vouchers/voucher-import.js';
+export { CSV_HEADER, NOTES_MAX, type ImportReason } from './vouchers/voucher-csv.js';
 export type { Authorized, VerifyRequest } from './signin/voucher-method.js';
 export type { SignInService } from './signin/sign-in-service.js';
 export type { Started, CheckedIdentity, PreCheckedMethod, TermsSource } from './signin/identity-method.js';

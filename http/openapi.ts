@@ -63,6 +63,7 @@ export function buildOpenApi(routes: Route[]): Record<string, unknown> {
       security: r.auth ? [{ bearer: [] }, { apiKey: [] }] : [],
       parameters: params,
       ...(r.bodySchema ? { requestBody: { required: true, content: { 'application/json': { schema: ref(bodyId) } } } } : {}),
+      ...(r.requestTypes ? { requestBody: { required: true, content: r.requestTypes } } : {}),
       responses: answers,
     };
   }

@@ -1,5 +1,6 @@
-import { AppError, Errors, type Engine, type Logger, type OperatorEvent, type PendingChange, type PlatformPrincipal, type Principal } from '../engine/index.js';
+import { AppError, Errors, type Config, type Engine, type Logger, type OperatorEvent, type PendingChange, type PlatformPrincipal, type Principal } from '../engine/index.js';
 import { errorReply, send, sendStream, type Exchange, type Reply } from './respond.js';
+import { BodyStream } from './body-stream.js';
 import { redactor } from './audit-redaction.js';
 import { ClientAddress, formatAddress } from './client-address.js';
 import { refuseLoneSurrogates, refuseNul } from './request-text.js';
@@ -33,6 +34,10 @@ export interface RouteContext<B = unknown, Q = unknown> {
   raw: Buffer | null;
   /** Portal surface only (empty elsewhere): what the page needs to answer a browser (language, compression, form posts). */
   browser: PortalHeaders;
+  /** A `streamBody` route's body, read as it arrives (http/body-stream.ts); null elsewhere. */
+  bodyStream: BodyStream | null;
+  /** The request's Content-Type ('' when absent or the method has no body). */
+  contentType: string;
 }
 
 export interface PortalHeaders {
@@ -74,6 +79,13 @@ export interface Route<B = unknown, Q = unknown, R = unknown> {
   module?: string | readonly string[];
   bodySchema?: RequestSchema<B>;
   querySchema?: RequestSchema<Q>;
+  /**
+   * The body is not read whole: the handler gets it as `bodyStream`, at most
+   * `limit(config)` bytes (413 beyond, found while streaming). No bodySchema then.
+   */
+  streamBody?: { limit(config: Config): number };
+  /** The request body's media types, for the OpenAPI document, when it is not JSON (a file upload). */
+  requestTypes?: Record<string, unknown>;
   /** The success body's shape, for the OpenAPI document only. */
   responseSchema?: ResponseSchema;
   /** The success body's media type when it is not JSON (a streamed file), for the OpenAPI document. */
@@ -201,6 +213,7 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
     const auditRoute = `${route.method === 'del' ? 'DELETE' : route.method.toUpperCase()} ${route.path}`;
     const modules = route.module === undefined ? null : typeof route.module === 'string' ? [route.module] : route.module;
     const auditNote = auditNoteOf(route);
+    const streamLimit = route.streamBody?.limit(engine.config);
 
     app[route.method](route.path, (res: HttpResponse, req) => {
       const ex: Exchange = { res, aborted: false };
@@ -249,13 +262,25 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
         traffic.leave(sourceAddress);
       };
       traffic.begin();
-      const bodyPromise = hasBody
+      // A streamed body is read by the handler, from now: uWS takes onData only in this turn.
+      let bodyStream: BodyStream | null = null;
+      if (streamLimit !== undefined) {
+        if (declaredLength > streamLimit) ex.res.onData(() => undefined);
+        else {
+          const stream = new BodyStream(ex, streamLimit, bodyTimeoutMs);
+          bodyAborted = () => stream.gone();
+          bodyStream = stream;
+        }
+      }
+      const bodyPromise = hasBody && streamLimit === undefined
         ? readBody(ex, limit, declaredLength, bodyTimeoutMs, (cancel) => { bodyAborted = cancel; })
         : Promise.resolve(null);
       void (async (): Promise<void> => {
         let reply: Reply;
         let closeConnection = false;
         try {
+          // A declared length past the limit is refused before anything is read.
+          if (streamLimit !== undefined && bodyStream === null) throw Errors.PAYLOAD_TOO_LARGE(streamLimit);
           const raw = await bodyPromise;
           const principal = route.auth ? await engine.credentials.authenticate({ authorization, apiKey, streamToken }) : NO_PRINCIPAL;
           const platform = route.platform ? await engine.credentials.authenticatePlatform({ authorization, apiKey }) : null;
@@ -277,7 +302,7 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
           } else if (validateBody) {
             validateBody(undefined);
           }
-          const ctx = { params, query, body, q, principal, sourceAddress, platform, headers, raw, browser };
+          const ctx = { params, query, body, q, principal, sourceAddress, platform, headers, raw, browser, bodyStream, contentType };
           // Audited, or not made: the change's intent is in Redis before the change (docs/audit-chain.md).
           const pending = route.audit ? await beginChange(engine, principal, auditRoute, params) : null;
           let answer: Answer<unknown>;
@@ -311,6 +336,11 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
           reply = errorReply(err, log);
           // A body refused part-way (too large, too slow) is not read to its end: the connection goes with the reply.
           closeConnection = reply.status === 413 || reply.status === 408;
+        }
+        // A streamed body the handler did not read to its end (refused part-way): the connection goes with the reply.
+        if (bodyStream && !bodyStream.complete) {
+          closeConnection = true;
+          bodyStream.destroy();
         }
         send(ex, reply, closeConnection || traffic.closing);
       })().finally(() => {

@@ -21,6 +21,7 @@ import { portalSponsorRoutes } from './routes/portal-sponsor.js';
 import { sponsorRequestRoutes } from './routes/sponsor-requests.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { voucherRoutes } from './routes/vouchers.js';
+import { voucherImportRoutes } from './routes/voucher-import.js';
 import { voucherSheetRoutes } from './routes/voucher-sheets.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { webAppRoutes } from './routes/web-app.js';
@@ -42,7 +43,7 @@ export interface HttpServer {
 export function allRoutes(engine: Engine): Route[] {
   let doc: Record<string, unknown> | undefined;
   const routes: Route[] = [
-    ...hotspotRoutes(engine), ...voucherSheetRoutes(engine), ...voucherRoutes(engine), ...sessionRoutes(engine), ...complianceRoutes(engine), ...portalRoutes(engine), ...dashboardRoutes(engine),
+    ...hotspotRoutes(engine), ...voucherImportRoutes(engine), ...voucherSheetRoutes(engine), ...voucherRoutes(engine), ...sessionRoutes(engine), ...complianceRoutes(engine), ...portalRoutes(engine), ...dashboardRoutes(engine),
     ...portalPageRoutes(engine), ...captiveRoutes(engine), ...portalOtpRoutes(engine), ...signInSettingsRoutes(engine), ...portalSponsorRoutes(engine), ...sponsorRequestRoutes(engine), ...pmsRoutes(engine),
     ...adminRoutes(engine), ...otpDeliveryRoutes(engine), ...webhookRoutes(engine), ...privacyRoutes(engine),
     ...dashboardOpsRoutes(engine), ...decisionRoutes(engine), ...streamRoutes(engine), ...webAppRoutes(engine),

@@ -12,6 +12,7 @@ export type OperatorEvent =
   | 'pms_link_changed' | 'pms_link_removed'
   /** Data-subject requests (engine/privacy/): the subject as its keyed reference and kind, never the value. */
   | 'privacy_request_filed' | 'privacy_request_closed'
+  | 'voucher_import'
   /** A change whose request never said how it ended (its process died, or Redis failed at its commit): recorded from its intent. */
   | 'operator_change_unconfirmed';
 

@@ -30,6 +30,8 @@ export interface RequestOptions {
   method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
   body?: unknown;
   query?: Record<string, string | number | undefined | null>;
+  /** A file upload (multipart/form-data, the browser sets the boundary); instead of `body`. */
+  form?: FormData;
   /** Without the session's token (sign-in itself). */
   anonymous?: boolean;
   signal?: AbortSignal;
@@ -52,7 +54,7 @@ async function send(path: string, opts: RequestOptions): Promise<Response> {
   try {
     res = await fetch(urlOf(path, opts.query), {
       method: opts.method ?? 'GET', headers, signal: opts.signal, credentials: 'omit', cache: 'no-store',
-      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+      body: opts.form ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body)),
     });
   } catch (err) {
     if ((err as Error).name === 'AbortError') throw err;

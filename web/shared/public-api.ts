@@ -23,6 +23,11 @@ export interface VoucherBatchInput {
   duration_minutes?: number; notes?: string; format?: CodeFormat;
   valid_from?: string | null; valid_until?: string | null;
 }
+/** The answer of a CSV import (docs/vouchers-bulk.md). */
+export interface VoucherImportReport {
+  batch_id: string; imported: number; invalid: number; invalid_rows_truncated: boolean; time_zone: string;
+  invalid_rows: { line: number; reason: string; message: string }[];
+}
 export interface VoucherInput {
   code?: string; max_uses: number | null; duration_minutes?: number; bandwidth_down_mbps?: number; bandwidth_up_mbps?: number;
   expires_at?: string | null; notes?: string;
@@ -113,6 +118,11 @@ export const api = {
     exportCsv: (q: { batch_id?: string; status?: ConsoleVoucherStatus; q?: string }) => download('/api/v1/vouchers/export', q),
     createOne: (body: VoucherInput) => request<{ id: string; code: string }>('/v1/vouchers', { method: 'POST', body }),
     remove: (id: string) => request<{ id: string; code: string }>(`/v1/vouchers/${enc(id)}`, { method: 'DELETE' }),
+    importCsv: (file: Blob) => {
+      const form = new FormData();
+      form.append('file', file, 'vouchers.csv');
+      return request<VoucherImportReport>('/api/v1/vouchers/import', { method: 'POST', form });
+    },
     profiles: () => request<Record<string, { down_mbps: number; up_mbps: number; daily_quota_mb: number | null }>>('/v1/bandwidth-profiles'),
     /** A printable sheet (PDF): a batch or ids, layout a4|receipt, lang tr|en, optional message and hotspot (docs/voucher-sheets.md). */
     pdf: (q: { batch_id?: string; ids?: string; layout: 'a4' | 'receipt'; lang: string; message?: string; hotspot_id?: string }) =>

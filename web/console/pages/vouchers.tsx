@@ -3,6 +3,7 @@ import { api, usePoll, type CodeFormat, type ConsoleVoucher, type ConsoleVoucher
 import { ConfirmDialog, Field, OutcomeLine, useAction, useConsole, val, when } from '../ui.js';
 import { ExportButton } from './voucher-export.js';
 import { PrintSheet } from './voucher-print.js';
+import { ImportCsv } from './voucher-import.js';
 
 const STATUSES: ConsoleVoucherStatus[] = ['created', 'activated', 'used', 'expired'];
 /** The list shows up to this many of the newest matching vouchers; the search runs on the server, over all of them. */
@@ -34,6 +35,7 @@ export function VouchersPage(): preact.JSX.Element {
         <CreateOne onDone={list.reload} />
         <CreateBatch onDone={list.reload} />
       </div>
+      <ImportCsv onDone={list.reload} />
       <VoucherList rows={list.data?.data ?? null} total={list.data?.total ?? 0} error={list.error} status={status}
         setStatus={setStatus} search={search} setSearch={setSearch} reload={list.reload} />
     </>
