@@ -161,7 +161,7 @@ export type OutboxRecordShape =
  * Dashboard activity, counted as it happens into per-minute and per-hour
  * hashes (keys.activityMinute / keys.activityHour) by the Lua scripts that
  * make the change (session start, end, accounting) and by the decision sink
- * (engine/dashboard/). Readers sum a window of buckets: the cost of a tile
+ * (engine/views/). Readers sum a window of buckets: the cost of a tile
  * does not grow with the number of sessions. A field is counted tenant-wide
  * and again per hotspot as `<field>@<hotspot id>` (perSite); decisions also
  * per method as `<field>#<auth method>` (perMethod) and rejects per reason as

@@ -59,14 +59,14 @@ const SCRIPTS = [
   { file: 'approve-sponsor-15.lua', name: 'approveSponsorV2', numberOfKeys: 15 },
   { file: 'reject-sponsor-3.lua', name: 'rejectSponsorV1', numberOfKeys: 3 },
   { file: 'withdraw-sponsor-4.lua', name: 'withdrawSponsorV1', numberOfKeys: 4 },
-  // Dashboard operations (engine/dashboard/): posture verdicts, NAS presence
+  // Dashboard operations (engine/posture/, engine/nas/): posture verdicts, NAS presence
   { file: 'record-posture-5.lua', name: 'recordPostureV1', numberOfKeys: 5 },
   { file: 'mark-nas-seen-2.lua', name: 'markNasSeenV1', numberOfKeys: 2 },
-  // Dashboard activity: buffered sign-in decisions (engine/dashboard/decision-recorder.ts)
+  // Dashboard activity: buffered sign-in decisions (engine/decisions/decision-recorder.ts)
   // V2: an entry carries a count (a NAS's alike re-checks folded into one), and only sign-ins emit events.
   // V3: an entry carries the device's MAC ('' unknown), which its auth.* event carries for webhooks.
   { file: 'record-decisions-5.lua', name: 'recordDecisionsV3', numberOfKeys: 5 },
-  // Dashboard reads (engine/dashboard/read-batch.ts): a request's reads in one command. The key
+  // Dashboard reads (engine/redis/read-batch.ts): a request's reads in one command. The key
   // count is the caller's (the tenant's sites, NAS and windows), so it is passed first: numberOfKeys null.
   { file: 'read-batch-n.lua', name: 'readBatchV1', numberOfKeys: null },
   // Webhooks (engine/webhooks/): subscriptions mirrored for routing, events routed into owed deliveries,
@@ -187,7 +187,7 @@ declare module 'ioredis' {
       callback?: Callback<unknown[]>): Result<unknown[], Context>;
     withdrawSponsorV1(requestKey: string, linkKey: string, recentKey: string, eventsKey: string, now: Arg, requestId: string,
       callback?: Callback<number>): Result<number, Context>;
-    // Dashboard operations (engine/dashboard/)
+    // Dashboard operations (engine/incidents/, engine/posture/, engine/nas/)
     recordPostureV1(
       postureKey: string, countsKey: string, minuteKey: string, hourKey: string, eventsKey: string,
       mac: string, verdict: string, now: Arg, hotspotId: string, minuteTtl: Arg, hourTtl: Arg, maxlen: Arg, reason: string,
