@@ -82,3 +82,6 @@ export { ATTEMPT_STATUSES, type AttemptStatus, type DeliveryAttempt } from './we
 export type { PmsLinkView, RoomVerifyRequest } from './pms/pms-service.js';
 export type { PmsLinkInput } from './pms/pms-link-store.js';
 export { DEFAULT_RESYNC_AFTER_GAP_SEC } from './pms/pms-link-store.js';
+
+// Reports (engine/reports/): device types, rollups, the session report and analytics
+export { DEVICE_TYPES, deviceType, type DeviceType, type DeviceHints } from './reports/device-type.js';

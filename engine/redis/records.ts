@@ -98,6 +98,8 @@ export interface SessionStartRecord {
   method: AuthMethod;
   /** The voucher used, '' for other methods. */
   vid: string;
+  /** The device type the guest's browser claimed (engine/reports/device-type.ts); '' none (RADIUS, sponsor, an older process): other. */
+  dt?: string;
 }
 
 /** What use-voucher-8.lua queued before the start became method-neutral (use: the use's id, never stored). */

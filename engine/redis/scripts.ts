@@ -50,7 +50,8 @@ const SCRIPTS = [
   { file: 'request-otp-7.lua', name: 'requestOtpV1', numberOfKeys: 7 },
   // The code check and the session start in one script (it replaced verify-otp-1.lua + start-session-12.lua for codes).
   // V2: a tenant's first session of a MAC emits device.new (one more KEY, the known devices).
-  { file: 'use-otp-14.lua', name: 'useOtpV2', numberOfKeys: 14 },
+  // V3: the device type the browser claimed as ARGV[10], the method groups from ARGV[11] (the reports' device types).
+  { file: 'use-otp-14.lua', name: 'useOtpV3', numberOfKeys: 14 },
   { file: 'mark-otp-delivered-2.lua', name: 'markOtpDeliveredV1', numberOfKeys: 2 },
   { file: 'claim-otp-fallbacks-1.lua', name: 'claimOtpFallbacksV1', numberOfKeys: 1 },
   { file: 'settle-otp-fallback-3.lua', name: 'settleOtpFallbackV1', numberOfKeys: 3 },
@@ -109,7 +110,7 @@ declare module 'ioredis' {
       deviceGuessesKey: string, addressGuessesKey: string, refusalsKey: string, knownDevicesKey: string,
       now: Arg, mac: string, hotspotId: string, ip: string, ssid: string,
       sessionId: string, defaultMinutes: Arg, idleSec: Arg,
-      perDevice: Arg, perAddress: Arg, windowMs: Arg, refusalsTtlMs: Arg,
+      perDevice: Arg, perAddress: Arg, windowMs: Arg, refusalsTtlMs: Arg, deviceType?: string,
       callback?: Callback<unknown[]>,
     ): Result<unknown[], Context>;
     removeVoucherV1(voucherKey: string, devicesKey: string, id: string, callback?: Callback<number>): Result<number, Context>;
@@ -143,7 +144,7 @@ declare module 'ioredis' {
       knownDevicesKey: string,
       now: Arg, mac: string, hotspotId: string, ip: string, ssid: string, sessionId: string,
       minutes: Arg, idleSec: Arg, method: string, user: string,
-      downKbps: Arg, upKbps: Arg, quotaMb: Arg, sessionQuotaMb: Arg, profile: string,
+      downKbps: Arg, upKbps: Arg, quotaMb: Arg, sessionQuotaMb: Arg, profile: string, deviceType?: string,
       callback?: Callback<unknown[]>,
     ): Result<unknown[], Context>;
     // OTP sign-in (engine/signin/otp/)
@@ -155,12 +156,12 @@ declare module 'ioredis' {
       perIp: Arg, perMac: Arg, perPrefix: Arg, windowMs: Arg, fallbackDueMs: Arg, fallbackSms: Arg, locale: string,
       callback?: Callback<unknown[]>,
     ): Result<unknown[], Context>;
-    useOtpV2(
+    useOtpV3(
       codeKey: string, grantKey: string, outboxKey: string, loadedKey: string, liveKey: string, sessionRefKey: string, blockKey: string,
       eventsKey: string, minuteKey: string, hourKey: string, liveDevicesKey: string, liveBySsidKey: string, liveByApKey: string,
       knownDevicesKey: string,
       now: Arg, hash: string, maxTries: Arg, mac: string, hotspotId: string, ip: string, ssid: string, sessionId: string, user: string,
-      ...terms: Arg[]
+      deviceType: string, ...terms: Arg[]
     ): Result<unknown[], Context>;
     markOtpDeliveredV1(requestKey: string, fallbacksKey: string, requestId: string, channel: string, callback?: Callback<string>): Result<string, Context>;
     claimOtpFallbacksV1(fallbacksKey: string, now: Arg, leaseMs: Arg, limit: Arg, callback?: Callback<string[]>): Result<string[], Context>;
