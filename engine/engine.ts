@@ -36,6 +36,7 @@ import { BlockService } from './sessions/block-service.js';
 import { NasCommandRelay, RadiusGateway } from './nas/radius-gateway.js';
 import { SessionService } from './sessions/session-service.js';
 import { DecisionReader } from './decisions/decision-reader.js';
+import { ReportService } from './reports/report-service.js';
 import { DecisionRecorder } from './decisions/decision-recorder.js';
 import { MetricsDecisionSink } from './signin/decision-sink.js';
 import { OtpFallbackPoller } from './signin/otp/fallback-poller.js';
@@ -173,6 +174,8 @@ export class Engine {
   private readonly runWebhooks: boolean;
   /** Room sign-in over the hotels' PMS links (engine/pms/): link settings, status, verify. */
   readonly pms: PmsService;
+  /** Session report and analytics over the rollups the sink keeps (engine/reports/). */
+  readonly reports: ReportService;
   private readonly runSink: boolean;
   private retentionTimer: NodeJS.Timeout | undefined;
 
@@ -286,6 +289,7 @@ export class Engine {
     const pmsMethod = new PmsMethod(this.redis, pmsGuests, (hs) => pmsLinks.linkOf(hs), this.signInSettings, new SettingsTerms(this.signInSettings),
       { sessionMinutes: config.defaultSessionMinutes, idleSec: config.defaultIdleTimeoutSec }, config.pms.staleAfterMs, endForPms, this.metrics);
     this.pms = new PmsService(pmsLinkStore, pmsGuests, pmsLinks, pmsMethod, this.signIn, config.pms.staleAfterMs, now);
+    this.reports = new ReportService(this.pool);
     this.portal = new PortalState(this.redis, this.hotspots, now);
     this.portalSignIn = new PortalSignIn(this.hotspots, this.uamCredentials, this.portal, log.child({ component: 'portal' }));
     // Sponsor approval: the e-mail goes through the tenant's e-mail sender; approval starts the session through the pipeline.

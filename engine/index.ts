@@ -85,3 +85,6 @@ export { DEFAULT_RESYNC_AFTER_GAP_SEC } from './pms/pms-link-store.js';
 
 // Reports (engine/reports/): device types, rollups, the session report and analytics
 export { DEVICE_TYPES, deviceType, type DeviceType, type DeviceHints } from './reports/device-type.js';
+export { ReportService, REPORT_AUTH_METHODS, REPORT_DEVICE_TYPES, type Analytics, type ReportQuery } from './reports/report-service.js';
+export { REPORT_MAX_DAYS, reportRange, type ReportRange } from './reports/report-range.js';
+export type { SessionReportRow } from './reports/session-rows.js';
