@@ -30,6 +30,14 @@ export interface ReportQuery {
   hotspotId?: string;
 }
 
+/** Days a rebuild recomputes per transaction. */
+const REBUILD_CHUNK_DAYS = 31;
+
+/** A calendar date `n` days after `day` (YYYY-MM-DD). */
+function addDays(day: string, n: number): string {
+  return new Date(Date.parse(`${day}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
+}
+
 interface Grouped {
   auth_method: string | null;
   device_type: string | null;
@@ -124,16 +132,42 @@ export class ReportService {
     return { range, stream: csvReport(this.pool, tenantId, range, hs) };
   }
 
-  /** Recomputes a tenant's rollups from the raw rows (`cli reports rebuild`); returns the sessions counted. */
-  async rebuild(tenantId: string, from: string, to: string, hotspotId?: string): Promise<number> {
-    // A rebuild is an operator's tool: no 366-day limit, only real dates in order.
-    const f = reportRange(from, from).from;
-    const t = reportRange(to, to).to;
-    if (t < f) throw Errors.REPORT_RANGE_REVERSED(f, t);
+  /**
+   * Recomputes a tenant's rollups from the raw rows (`cli reports rebuild`)
+   * for local days from..to (default: every day the tenant has sessions);
+   * returns the sessions counted. A month at a time, each in a transaction
+   * of its own: the report tables are locked while one runs (the sink's
+   * rollup writes wait), so the wait stays a month's worth, not a year's.
+   */
+  async rebuild(tenantId: string, from?: string, to?: string, hotspotId?: string): Promise<number> {
+    let f = from;
+    let t = to;
+    if (f === undefined || t === undefined) {
+      const { rows } = await this.pool.query<{ first: string | null; last: string | null }>(
+        `SELECT ((min(started_at) AT TIME ZONE 'UTC')::date - 1)::text AS first, ((max(started_at) AT TIME ZONE 'UTC')::date + 1)::text AS last
+         FROM sessions WHERE tenant_id = $1`, [tenantId]);
+      if (!rows[0]?.first) return 0;
+      f ??= String(rows[0].first);
+      t ??= String(rows[0].last);
+    }
+    // An operator's tool: no 366-day limit, only real dates in order.
+    const first = reportRange(f, f).from;
+    const last = reportRange(t, t).to;
+    if (last < first) throw Errors.REPORT_RANGE_REVERSED(first, last);
+    let n = 0;
+    for (let day = first; day <= last;) {
+      const end = addDays(day, REBUILD_CHUNK_DAYS - 1) < last ? addDays(day, REBUILD_CHUNK_DAYS - 1) : last;
+      n += await this.rebuildChunk(tenantId, day, end, hotspotId);
+      day = addDays(end, 1);
+    }
+    return n;
+  }
+
+  private async rebuildChunk(tenantId: string, from: string, to: string, hotspotId?: string): Promise<number> {
     const c = await this.pool.connect();
     try {
       await c.query('BEGIN');
-      const n = await rebuildRollups(c, tenantId, f, t, hotspotId);
+      const n = await rebuildRollups(c, tenantId, from, to, hotspotId);
       await c.query('COMMIT');
       return n;
     } catch (err) {

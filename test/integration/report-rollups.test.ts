@@ -1,12 +1,14 @@
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
 import pg from 'pg';
-import { describe, expect } from 'vitest';
-import { createLogger } from '../../engine/index.js';
+import { describe, expect, inject } from 'vitest';
+import { createLogger, projectPath } from '../../engine/index.js';
 import { Metrics } from '../../engine/metrics.js';
 import { ReportService } from '../../engine/reports/report-service.js';
 import { BatchWriter } from '../../engine/store/batch-writer.js';
 import type { OutboxRecord } from '../../engine/store/outbox-writer.js';
-import { mac, poolTest as test } from '../support/fixture.js';
+import { JWT_SECRET, mac, poolTest as test } from '../support/fixture.js';
 
 /**
  * The rollups as the outbox sink keeps them (BatchWriter, the sink's own
@@ -161,6 +163,17 @@ describe('report rollups', () => {
     await pool.query("UPDATE report_devices SET sketch = decode(repeat('00', 4096), 'hex') WHERE tenant_id = $1", [tenant]);
     const n = await reports.rebuild(tenant, '2026-01-01', '2026-12-31');
     expect(n).toBe(11);
+    expect(await snapshot()).toEqual(kept);
+  });
+
+  test('cli reports rebuild puts scrambled rollups back (every day the tenant has sessions)', async () => {
+    const kept = await snapshot();
+    await pool.query('UPDATE report_hours SET ended = ended + 3 WHERE tenant_id = $1', [tenant]);
+    await pool.query('DELETE FROM report_devices WHERE tenant_id = $1', [tenant]);
+    const { stdout } = await promisify(execFile)(process.execPath, [projectPath('dist', 'scripts', 'cli.js'), 'reports', 'rebuild', '--tenant', tenant, '--json'], {
+      env: { ...process.env, REDIS_URL: inject('redisUrl'), DATABASE_URL: inject('databaseUrl'), JWT_SECRET },
+    });
+    expect(JSON.parse(stdout)).toEqual({ tenant_id: tenant, sessions: 11 });
     expect(await snapshot()).toEqual(kept);
   });
 });
