@@ -1,4 +1,5 @@
 import type { Pool } from '../store/postgres.js';
+import { ZONES } from '../store/report-rollups.js';
 import type { ReportRange } from './report-range.js';
 
 /** One row of the session report (JSON and CSV alike, in this order). No identity (name, phone, e-mail) and no address: those are the 5651 export's. */
@@ -33,14 +34,15 @@ const UTC_ISO = (col: string): string => `to_char(${col} AT TIME ZONE 'UTC', 'YY
  * no parameters).
  */
 export function reportSelect(tenant: string, from: string, to: string, hs: string): string {
-  return `SELECT 'ses_' || substr(s.id, 6) AS session_id, s.hotspot_id, ${SAFE('s.ssid')} AS ssid, s.mac, s.auth_method,
+  return `WITH ${ZONES(`SELECT id FROM hotspots WHERE tenant_id = ${tenant}`)}
+    SELECT 'ses_' || substr(s.id, 6) AS session_id, s.hotspot_id, ${SAFE('s.ssid')} AS ssid, s.mac, s.auth_method,
       coalesce(s.device_type, 'other') AS device_type, ${UTC_ISO('s.started_at')} AS started_at, ${UTC_ISO('s.ended_at')} AS ended_at,
       CASE WHEN s.ended_at IS NULL THEN NULL ELSE round(greatest(0, extract(epoch FROM s.ended_at - s.started_at)) / 60)::int END AS duration_minutes,
       s.bytes_in, s.bytes_out, s.end_reason
-    FROM sessions s LEFT JOIN hotspots h ON h.id = s.hotspot_id
+    FROM sessions s LEFT JOIN zones z ON z.id = s.hotspot_id
     WHERE s.tenant_id = ${tenant} AND (${hs}::text IS NULL OR s.hotspot_id = ${hs})
       AND s.started_at >= (${from}::date - 1)::timestamp AT TIME ZONE 'UTC' AND s.started_at < (${to}::date + 2)::timestamp AT TIME ZONE 'UTC'
-      AND (s.started_at AT TIME ZONE report_zone(h.timezone))::date BETWEEN ${from}::date AND ${to}::date
+      AND (s.started_at AT TIME ZONE coalesce(z.zone, 'UTC'))::date BETWEEN ${from}::date AND ${to}::date
     ORDER BY s.started_at, s.id`;
 }
 

@@ -16,6 +16,16 @@ import type { PoolClient } from './postgres.js';
 /** SQL: a stored device type as the reports count it. */
 const DEVICE = (v: string): string => `CASE WHEN ${v} IN ('ios', 'android', 'windows', 'macos') THEN ${v} ELSE 'other' END`;
 
+/**
+ * SQL: a CTE `zones` (id, zone) of the hotspots `ids` (a SELECT) names, each
+ * zone checked once (report_zone), not once per row: its exception block is
+ * a subtransaction, which per row cost the rebuild and the export most of
+ * their time. MATERIALIZED keeps Postgres from folding the call back into
+ * the rows.
+ */
+export const ZONES = (ids: string): string =>
+  `zones AS MATERIALIZED (SELECT id, report_zone(timezone) AS zone FROM hotspots WHERE id IN (${ids}))`;
+
 const HOUR_KEY = 'tenant_id, hotspot_id, day, hour, auth_method, device_type';
 
 /** A start whose session row this transaction inserted. */
@@ -37,11 +47,12 @@ export interface RolledStart {
 export async function rollStarts(c: Pick<PoolClient, 'query'>, starts: RolledStart[]): Promise<void> {
   if (starts.length === 0) return;
   await c.query(
-    `WITH r AS (
+    `WITH j AS MATERIALIZED (
+       SELECT * FROM json_to_recordset($1::json) AS r(t text, hs text, mac text, at bigint, m text, dt text)
+     ), ${ZONES('SELECT hs FROM j')}, r AS (
        SELECT r.t, r.hs, r.mac, coalesce(nullif(r.m, ''), 'voucher') AS m, ${DEVICE('r.dt')} AS dt,
-              to_timestamp(r.at / 1000.0) AT TIME ZONE report_zone(h.timezone) AS local
-       FROM json_to_recordset($1::json) AS r(t text, hs text, mac text, at bigint, m text, dt text)
-       LEFT JOIN hotspots h ON h.id = r.hs
+              to_timestamp(r.at / 1000.0) AT TIME ZONE coalesce(z.zone, 'UTC') AS local
+       FROM j r LEFT JOIN zones z ON z.id = r.hs
      ), hours AS (
        INSERT INTO report_hours (${HOUR_KEY}, sessions)
        SELECT t, hs, local::date, extract(hour FROM local)::smallint, m, dt, count(*) FROM r GROUP BY 1, 2, 3, 4, 5, 6
@@ -71,14 +82,14 @@ export const ENDED_RETURNING = 's.tenant_id, s.hotspot_id, s.started_at, s.ended
  * that adds the ended rows' counts, durations and bytes to their start hour.
  */
 export function rollEndsOf(ended: string): string {
-  return `rolled AS (
+  return `${ZONES(`SELECT hotspot_id FROM ${ended}`)}, rolled AS (
     INSERT INTO report_hours (${HOUR_KEY}, ended, duration_s, bytes_in, bytes_out)
     SELECT x.tenant_id, x.hotspot_id, x.local::date, extract(hour FROM x.local)::smallint, x.auth_method, x.dt,
            count(*), sum(x.dur), sum(x.bytes_in), sum(x.bytes_out)
     FROM (SELECT e.tenant_id, e.hotspot_id, e.auth_method, ${DEVICE('e.device_type')} AS dt, e.bytes_in, e.bytes_out,
-                 e.started_at AT TIME ZONE report_zone(h.timezone) AS local,
+                 e.started_at AT TIME ZONE coalesce(z.zone, 'UTC') AS local,
                  greatest(0, round(extract(epoch FROM e.ended_at - e.started_at)))::bigint AS dur
-          FROM ${ended} e LEFT JOIN hotspots h ON h.id = e.hotspot_id) x
+          FROM ${ended} e LEFT JOIN zones z ON z.id = e.hotspot_id) x
     GROUP BY 1, 2, 3, 4, 5, 6
     ON CONFLICT (${HOUR_KEY}) DO UPDATE SET ended = report_hours.ended + EXCLUDED.ended,
       duration_s = report_hours.duration_s + EXCLUDED.duration_s,
@@ -102,11 +113,11 @@ export async function rebuildRollups(c: Pick<PoolClient, 'query'>, tenantId: str
   await c.query(`DELETE FROM report_hours WHERE ${scope}`, params);
   await c.query(`DELETE FROM report_devices WHERE ${scope}`, params);
   // A local day lies within a day and a half of the UTC day of the same date (zones span -12..+14 h).
-  const rows = `SELECT s.*, s.started_at AT TIME ZONE report_zone(h.timezone) AS local FROM sessions s LEFT JOIN hotspots h ON h.id = s.hotspot_id
+  const rows = `SELECT s.*, s.started_at AT TIME ZONE coalesce(z.zone, 'UTC') AS local FROM sessions s LEFT JOIN zones z ON z.id = s.hotspot_id
     WHERE s.tenant_id = $1 AND ($4::text IS NULL OR s.hotspot_id = $4)
       AND s.started_at >= ($2::date - 1)::timestamp AT TIME ZONE 'UTC' AND s.started_at < ($3::date + 2)::timestamp AT TIME ZONE 'UTC'`;
   const r = await c.query<{ n: string }>(
-    `WITH x AS (SELECT * FROM (${rows}) y WHERE local::date BETWEEN $2::date AND $3::date),
+    `WITH ${ZONES('SELECT id FROM hotspots WHERE tenant_id = $1')}, x AS (SELECT * FROM (${rows}) y WHERE local::date BETWEEN $2::date AND $3::date),
      hours AS (
        INSERT INTO report_hours (${HOUR_KEY}, sessions, ended, duration_s, bytes_in, bytes_out)
        SELECT tenant_id, hotspot_id, local::date, extract(hour FROM local)::smallint, auth_method, ${DEVICE('device_type')},
