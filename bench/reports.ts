@@ -58,7 +58,7 @@ async function main(): Promise<void> {
     await pool.query(
       `INSERT INTO sessions (id, tenant_id, hotspot_id, mac, auth_method, ssid, started_at, ends_at, ended_at, bytes_in, bytes_out, device_type, status)
        SELECT 'sess_b' || lpad(g::text, 9, '0'), $1, $2,
-              '02:00:' || lpad(to_hex((g * 7919 % 20000) / 256), 2, '0') || ':' || lpad(to_hex((g * 7919 % 20000) % 256), 2, '0') || ':00:01',
+              '02:00:' || lpad(to_hex((g::bigint * 7919 % 20000) / 256), 2, '0') || ':' || lpad(to_hex((g::bigint * 7919 % 20000) % 256), 2, '0') || ':00:01',
               (ARRAY['voucher','sms_otp','msgapp_otp','email','sponsor','pms'])[g % 6 + 1], 'Guest',
               st, st + interval '2 hours', st + (5 + g % 121) * interval '1 minute', g % 100000, g % 50000,
               (ARRAY['ios','android','windows','macos','other'])[g % 5 + 1], 'ended'
