@@ -6,7 +6,7 @@ import { ACTIVITY, perSite } from '../engine/redis/records.js';
 import { localStack, percentile, say, spawnReady, Teardown, withCpu, type CpuUse } from './bench-kit.js';
 
 /**
- * Scenario: `GET /api/v1/tenants/me/engine/views/overview` for a tenant with 100
+ * Scenario: `GET /api/v1/tenants/me/dashboard/overview` for a tenant with 100
  * live sessions and for one with 100,000, on the same service, everything
  * else equal (20 sites, 40 NAS clients, a day of activity buckets, live
  * counts per SSID and access point). The issue asks that the overview cost
@@ -37,7 +37,7 @@ const NAS_PER_SITE = 2;
 const TARGET_P95_MS = 10;
 const SPEC_P95_MS = 200;
 const HOST = '127.0.0.1';
-const PATH = '/api/v1/tenants/me/engine/views/overview';
+const PATH = '/api/v1/tenants/me/dashboard/overview';
 
 const undo = new Teardown();
 undo.guard('dashboard', 120_000 + 2 * ROUNDS * (DURATION_S + 3) * 1000);

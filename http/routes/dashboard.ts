@@ -21,7 +21,7 @@ export function dashboardRoutes(engine: Engine): Route[] {
       }),
     }),
     route({
-      ...read, path: `${ME}/engine/views/overview`, responseSchema: overview,
+      ...read, path: `${ME}/dashboard/overview`, responseSchema: overview,
       summary: 'The top strip and main grid: live sessions and devices, decisions, sign-ins and failures 24 h, error rate, audit lag',
       handler: async ({ principal }) => ({ status: 200, body: await rm.overview(principal.tenant.id) }),
     }),

@@ -11,7 +11,7 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 const test = serviceTest({ ACTOR_THREADS: '2' });
 
 const ME = '/api/v1/tenants/me';
-const PATHS = ['engine/views/overview', 'dashboard/kpis-extra', 'sessions/active', 'sites', 'sites/metrics'] as const;
+const PATHS = ['dashboard/overview', 'dashboard/kpis-extra', 'sessions/active', 'sites', 'sites/metrics'] as const;
 const VERIFY = '/api/v1/hotspot-portal/voucher/verify';
 
 /** A tenant licensed for `modules`, with an API key and a hotspot. */
@@ -71,8 +71,8 @@ describe('dashboard read paths', () => {
     // The NAS spoke a minute ago (as the RADIUS side records it).
     await redis.hset(keys.nasSeen(t.tenantId), nasId, Date.now() - 60_000);
 
-    await until(async () => (await get('engine/views/overview', { auth: t.apiKey })).body.active_sessions === 3);
-    const overview = (await get('engine/views/overview', { auth: t.apiKey })).body;
+    await until(async () => (await get('dashboard/overview', { auth: t.apiKey })).body.active_sessions === 3);
+    const overview = (await get('dashboard/overview', { auth: t.apiKey })).body;
     expect(overview).toMatchObject({ active_sessions: 3, switches_online: 1, incidents_open: 0, audit_anchor_lag_min: expect.any(Number) });
     expect(Date.now() - Date.parse(overview.generated_at)).toBeLessThan(10_000);
 
@@ -93,7 +93,7 @@ describe('dashboard read paths', () => {
 
     // Another tenant, licensed through the network-access-control package, sees only its own (empty) site.
     const other = await tenantWith(svc.service, [...DEFAULT_MODULES, 'nac']);
-    const theirs = (await get('engine/views/overview', { auth: other.apiKey })).body;
+    const theirs = (await get('dashboard/overview', { auth: other.apiKey })).body;
     expect(theirs).toMatchObject({ active_sessions: 0, switches_online: 0, active_guest_count: 0, login_count_24h: 0, audit_anchor_lag_min: 0 });
     expect((await get('sessions/active', { auth: other.apiKey })).body.summary.active_sessions).toBe(0);
     expect((await get('sites', { auth: other.apiKey })).body.data.map((s: { id: string }) => s.id)).toEqual([other.hotspotId]);

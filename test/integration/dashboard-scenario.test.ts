@@ -259,7 +259,7 @@ describe('dashboard tiles against a known scenario', () => {
         switches = await read(viewerA, 'switches');
         return switches.data.every((s) => s.online);
       }, { what: 'both NAS online', seen: () => switches });
-      const overview = await read(viewerA, 'engine/views/overview');
+      const overview = await read(viewerA, 'dashboard/overview');
       expect(overview).toEqual({
         active_sessions: BURST + 1, decisions_1m: decisions1m(decA, Date.parse(overview.generated_at)), switches_online: 2, incidents_open: 0,
         posture_fail_24h: 3, active_guest_count: BURST + 1, login_count_24h: BURST + 4, login_fail_count_24h: 5,
@@ -360,7 +360,7 @@ describe('dashboard tiles against a known scenario', () => {
         `accept portal voucher - ${B.hotspotId}`, `accept portal voucher - ${B.hotspotId}`,
         `reject portal voucher voucher_not_found ${B.hotspotId}`, `reject radius mac_auth not_signed_in ${B.hotspotId}`,
       ], [{ reason: 'not_signed_in', count: 1 }, { reason: 'voucher_not_found', count: 1 }]);
-      const overviewB = await read(viewerB, 'engine/views/overview');
+      const overviewB = await read(viewerB, 'dashboard/overview');
       expect(overviewB).toEqual({
         active_sessions: 1, decisions_1m: decisions1m(decB, Date.parse(overviewB.generated_at)), switches_online: 1, incidents_open: 0,
         posture_fail_24h: 1, active_guest_count: 1, login_count_24h: 2, login_fail_count_24h: 1, auth_success_pct_24h: pct(2, 3),

@@ -41,7 +41,7 @@ describe('the dashboard API tells one truth', () => {
     // The widget refetches on invalidations: one must come that is not older than the count. A refetch on
     // session_started alone read logins_24h 0, written a quarter second later, and kept it.
     await live.waitFor((f) => f.id !== undefined && msOf(f.id) >= msOf(decisionId), 5000, 'an invalidation after the count');
-    const [panel, overview] = [await get('sessions/active'), await get('engine/views/overview')];
+    const [panel, overview] = [await get('sessions/active'), await get('dashboard/overview')];
     expect(panel.summary.logins_24h).toBe(1);
     expect(overview.login_count_24h).toBe(panel.summary.logins_24h);
     expect(overview.active_sessions).toBe(panel.summary.active_sessions);
@@ -70,7 +70,7 @@ describe('the dashboard API tells one truth', () => {
     await live.waitFor((f) => f.id !== undefined && msOf(f.id) >= msOf(onlineId), 5000, 'an invalidation for the NAS');
     const agree = async (online: boolean) => {
       const [overview, extra, sites, switches, topology] = await Promise.all(
-        ['engine/views/overview', 'dashboard/kpis-extra', 'sites', 'switches', 'topology'].map(get));
+        ['dashboard/overview', 'dashboard/kpis-extra', 'sites', 'switches', 'topology'].map(get));
       const site = sites.data.find((s: { id: string }) => s.id === t.hotspotId);
       return {
         switches_online: overview.switches_online, nas_online: extra.nas_online, edge: extra.edge_health_pct,

@@ -172,7 +172,7 @@ describe('dashboard streams', () => {
     const token: string = minted.body.token;
     expect(await status(`${path}?token=${encodeURIComponent(token)}`)).toEqual([200, '']);
     expect(await status(path, { authorization: `Bearer ${token}` })).toEqual([401, 'unauthorized']);
-    for (const [method, p] of [['GET', ME], ['GET', `${ME}/engine/views/overview`], ['GET', '/v1/sessions'], ['POST', `${ME}/stream-token`]] as const) {
+    for (const [method, p] of [['GET', ME], ['GET', `${ME}/dashboard/overview`], ['GET', '/v1/sessions'], ['POST', `${ME}/stream-token`]] as const) {
       const r = await call(svc.base, method, p, { bearer: token });
       expect(r.status, `${method} ${p}`).toBe(401);
       expect(r.body.error).toBe('unauthorized');

@@ -78,7 +78,7 @@ function Board(props: { admin: boolean; status: StreamStatus | null; onReady(): 
   // 60 s, for what changes with no event): pieces that show one figure side by side follow the same events, so they
   // agree within a fetch of each other, and each one says how old it is (Freshness). A widget that only followed
   // session_started once read the sign-in counts before they were written and kept that until the page reloaded.
-  const overview = useResource((s) => get<Overview>('engine/views/overview', s), { everyMs: KPI_REFRESH_MS, stream: SITES_STREAMS, settleMs: SITES_SETTLE });
+  const overview = useResource((s) => get<Overview>('dashboard/overview', s), { everyMs: KPI_REFRESH_MS, stream: SITES_STREAMS, settleMs: SITES_SETTLE });
   const extra = useResource((s) => get<KpisExtra>('dashboard/kpis-extra', s), { everyMs: KPI_REFRESH_MS, stream: 'live-sessions' });
   const incidents = useResource((s) => get<Incidents>('incidents', s, { state: 'open', limit: 50 }), { stream: 'incidents', everyMs: WIDGET_POLL_MS });
   const audit = useResource((s) => get<Audit>('audit', s, { limit: 15 }), { stream: 'audit', everyMs: WIDGET_POLL_MS });

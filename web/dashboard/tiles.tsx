@@ -3,7 +3,7 @@ import { Freshness, Tile, useDash } from './parts.js';
 import type { Incidents, KpisExtra, Overview } from './types.js';
 import type { Resource } from './use-resource.js';
 
-/** The top strip: five live figures from engine/views/overview, refreshed every 10 s ("Top strip, five live tiles, refreshed every 10 seconds"). */
+/** The top strip: five live figures from dashboard/overview, refreshed every 10 s ("Top strip, five live tiles, refreshed every 10 seconds"). */
 export function TopStrip(props: { overview: Resource<Overview> }): preact.JSX.Element {
   const { t, locale } = useDash();
   const o = props.overview.data;
