@@ -30,6 +30,32 @@ export interface ReportQuery {
   hotspotId?: string;
 }
 
+/**
+ * A range cut into the whole calendar months inside it (their first days)
+ * and the days left at its two edges, each as an inclusive [from, to] (an
+ * empty edge is a reversed pair).
+ */
+export function monthSplit(from: string, to: string): { months: string[]; edges: [[string, string], [string, string]] } {
+  const firstOf = (d: string): string => `${d.slice(0, 7)}-01`;
+  const nextMonth = (m: string): string => {
+    const y = Number(m.slice(0, 4));
+    const mo = Number(m.slice(5, 7));
+    return mo === 12 ? `${y + 1}-01-01` : `${y}-${String(mo + 1).padStart(2, '0')}-01`;
+  };
+  const months: string[] = [];
+  // The first month that starts on or after `from`; whole while its last day is on or before `to`.
+  let m = firstOf(from) === from ? from : nextMonth(firstOf(from));
+  while (addDays(nextMonth(m), -1) <= to) {
+    months.push(m);
+    m = nextMonth(m);
+  }
+  const none: [string, string] = ['2000-01-02', '2000-01-01'];
+  if (months.length === 0) return { months, edges: [[from, to], none] };
+  const head: [string, string] = from < months[0]! ? [from, addDays(months[0]!, -1)] : none;
+  const tail: [string, string] = m <= to ? [m, to] : none;
+  return { months, edges: [head, tail] };
+}
+
 /** Days a rebuild recomputes per transaction. */
 const REBUILD_CHUNK_DAYS = 31;
 
@@ -65,15 +91,23 @@ export class ReportService {
   async analytics(tenantId: string, q: ReportQuery): Promise<Analytics> {
     const range = reportRange(q.from, q.to);
     const hs = await this.hotspotOf(tenantId, q.hotspotId);
-    const params = [tenantId, range.from, range.to, hs];
-    const scope = 'tenant_id = $1 AND day BETWEEN $2::date AND $3::date AND ($4::text IS NULL OR hotspot_id = $4)';
+    // Whole months from the month rollups, the days at the edges from the day rollups: a year reads
+    // twelve months and a day, not 366 days.
+    const split = monthSplit(range.from, range.to);
+    const params = [tenantId, hs, split.months, split.edges[0][0], split.edges[0][1], split.edges[1][0], split.edges[1][1]];
+    const who = 'tenant_id = $1 AND ($2::text IS NULL OR hotspot_id = $2)';
+    const days = `(day BETWEEN $4::date AND $5::date OR day BETWEEN $6::date AND $7::date)`;
     const [grouped, sketches] = await Promise.all([
       this.pool.query<Grouped>(
         `SELECT auth_method, device_type, hour, GROUPING(auth_method, device_type, hour) AS g,
                 sum(sessions)::text AS sessions, sum(ended)::text AS ended, sum(duration_s)::text AS duration_s
-         FROM report_hours WHERE ${scope}
+         FROM (SELECT auth_method, device_type, hour, sessions, ended, duration_s FROM report_months WHERE ${who} AND month = ANY($3::date[])
+               UNION ALL
+               SELECT auth_method, device_type, hour, sessions, ended, duration_s FROM report_hours WHERE ${who} AND ${days}) x
          GROUP BY GROUPING SETS ((auth_method), (device_type), (hour), ())`, params),
-      this.pool.query<{ sketch: Buffer }>(`SELECT sketch FROM report_devices WHERE ${scope}`, params),
+      this.pool.query<{ sketch: Buffer }>(
+        `SELECT sketch FROM report_device_months WHERE ${who} AND month = ANY($3::date[])
+         UNION ALL SELECT sketch FROM report_devices WHERE ${who} AND ${days}`, params),
     ]);
     const out: Analytics = {
       period: { from: range.from, to: range.to },

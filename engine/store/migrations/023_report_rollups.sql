@@ -68,3 +68,75 @@ BEGIN
   END LOOP;
   RETURN s;
 END $$;
+
+-- Month-level copies of both, so a long range reads whole months plus the days at its edges (a
+-- year: 12 months and a day, not 366 days). Kept by triggers on the day-level tables, so every
+-- writer of those (the sink, a waiting end, the rebuild) keeps them too, in the same transaction.
+CREATE TABLE IF NOT EXISTS report_months (
+  tenant_id    text NOT NULL,
+  hotspot_id   text NOT NULL,
+  month        date NOT NULL,                 -- the first day of the local month
+  hour         smallint NOT NULL,
+  auth_method  text NOT NULL,
+  device_type  text NOT NULL,
+  sessions     integer NOT NULL DEFAULT 0,
+  ended        integer NOT NULL DEFAULT 0,
+  duration_s   bigint NOT NULL DEFAULT 0,
+  bytes_in     bigint NOT NULL DEFAULT 0,
+  bytes_out    bigint NOT NULL DEFAULT 0,
+  PRIMARY KEY (tenant_id, hotspot_id, month, hour, auth_method, device_type)
+);
+CREATE INDEX IF NOT EXISTS report_months_tenant_month ON report_months (tenant_id, month);
+
+CREATE TABLE IF NOT EXISTS report_device_months (
+  tenant_id   text NOT NULL,
+  hotspot_id  text NOT NULL,
+  month       date NOT NULL,
+  sketch      bytea NOT NULL,
+  PRIMARY KEY (tenant_id, hotspot_id, month)
+);
+
+-- The register-wise maximum of two sketches (their union).
+CREATE OR REPLACE FUNCTION report_hll_merge(a bytea, b bytea) RETURNS bytea LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+  s bytea := coalesce(a, decode(repeat('00', 4096), 'hex'));
+  i integer;
+BEGIN
+  IF b IS NULL THEN RETURN s; END IF;
+  FOR i IN 0 .. 4095 LOOP
+    IF get_byte(b, i) > get_byte(s, i) THEN s := set_byte(s, i, get_byte(b, i)); END IF;
+  END LOOP;
+  RETURN s;
+END $$;
+DROP AGGREGATE IF EXISTS report_hll_union(bytea);
+CREATE AGGREGATE report_hll_union(bytea) (SFUNC = report_hll_merge, STYPE = bytea);
+
+-- A day row's change, added to its month row (an insert adds, a delete subtracts, an update adds the difference).
+CREATE OR REPLACE FUNCTION report_month_add(r report_hours, sign integer) RETURNS void LANGUAGE sql AS $$
+  INSERT INTO report_months AS m (tenant_id, hotspot_id, month, hour, auth_method, device_type, sessions, ended, duration_s, bytes_in, bytes_out)
+  VALUES (r.tenant_id, r.hotspot_id, date_trunc('month', r.day)::date, r.hour, r.auth_method, r.device_type,
+          sign * r.sessions, sign * r.ended, sign * r.duration_s, sign * r.bytes_in, sign * r.bytes_out)
+  ON CONFLICT (tenant_id, hotspot_id, month, hour, auth_method, device_type) DO UPDATE SET
+    sessions = m.sessions + EXCLUDED.sessions, ended = m.ended + EXCLUDED.ended, duration_s = m.duration_s + EXCLUDED.duration_s,
+    bytes_in = m.bytes_in + EXCLUDED.bytes_in, bytes_out = m.bytes_out + EXCLUDED.bytes_out
+$$;
+CREATE OR REPLACE FUNCTION report_hours_to_month() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP <> 'DELETE' THEN PERFORM report_month_add(NEW, 1); END IF;
+  IF TG_OP <> 'INSERT' THEN PERFORM report_month_add(OLD, -1); END IF;
+  RETURN NULL;
+END $$;
+DROP TRIGGER IF EXISTS report_hours_month ON report_hours;
+CREATE TRIGGER report_hours_month AFTER INSERT OR UPDATE OR DELETE ON report_hours FOR EACH ROW EXECUTE FUNCTION report_hours_to_month();
+
+-- A day sketch's registers merged into its month's. A sketch only grows, so a deleted day row
+-- (the rebuild) leaves its month alone: the rebuild recomputes the months it touched.
+CREATE OR REPLACE FUNCTION report_devices_to_month() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO report_device_months AS m (tenant_id, hotspot_id, month, sketch)
+  VALUES (NEW.tenant_id, NEW.hotspot_id, date_trunc('month', NEW.day)::date, NEW.sketch)
+  ON CONFLICT (tenant_id, hotspot_id, month) DO UPDATE SET sketch = report_hll_merge(m.sketch, EXCLUDED.sketch);
+  RETURN NULL;
+END $$;
+DROP TRIGGER IF EXISTS report_devices_month ON report_devices;
+CREATE TRIGGER report_devices_month AFTER INSERT OR UPDATE ON report_devices FOR EACH ROW EXECUTE FUNCTION report_devices_to_month();
