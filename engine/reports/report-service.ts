@@ -70,6 +70,7 @@ interface Grouped {
   hour: number | null;
   g: number;
   sessions: string;
+  sessions_h: string;
   ended: string;
   duration_s: string;
 }
@@ -98,12 +99,17 @@ export class ReportService {
     const who = 'tenant_id = $1 AND ($2::text IS NULL OR hotspot_id = $2)';
     const days = `(day BETWEEN $4::date AND $5::date OR day BETWEEN $6::date AND $7::date)`;
     const [grouped, sketches] = await Promise.all([
+      // Month rows carry either the mix (methods x device types) or the hours; `sessions_h` counts
+      // starts for the hour grouping only, so neither is counted twice.
       this.pool.query<Grouped>(
         `SELECT auth_method, device_type, hour, GROUPING(auth_method, device_type, hour) AS g,
-                sum(sessions)::text AS sessions, sum(ended)::text AS ended, sum(duration_s)::text AS duration_s
-         FROM (SELECT auth_method, device_type, hour, sessions, ended, duration_s FROM report_months WHERE ${who} AND month = ANY($3::date[])
+                sum(sessions)::text AS sessions, sum(sessions_h)::text AS sessions_h, sum(ended)::text AS ended, sum(duration_s)::text AS duration_s
+         FROM (SELECT auth_method, device_type, NULL::smallint AS hour, sessions, 0 AS sessions_h, ended, duration_s
+                 FROM report_month_mix WHERE ${who} AND month = ANY($3::date[])
                UNION ALL
-               SELECT auth_method, device_type, hour, sessions, ended, duration_s FROM report_hours WHERE ${who} AND ${days}) x
+               SELECT NULL, NULL, hour, 0, sessions, 0, 0 FROM report_month_hours WHERE ${who} AND month = ANY($3::date[])
+               UNION ALL
+               SELECT auth_method, device_type, hour, sessions, sessions, ended, duration_s FROM report_hours WHERE ${who} AND ${days}) x
          GROUP BY GROUPING SETS ((auth_method), (device_type), (hour), ())`, params),
       this.pool.query<{ sketch: Buffer }>(
         `SELECT sketch FROM report_device_months WHERE ${who} AND month = ANY($3::date[])
@@ -129,9 +135,12 @@ export class ReportService {
         out.auth_methods[r.auth_method as keyof Analytics['auth_methods']] = n;
       } else if (r.device_type !== null && r.device_type in out.device_types) {
         out.device_types[r.device_type as keyof Analytics['device_types']] = n;
-      } else if (r.hour !== null && n > 0 && (n > peakCount || (n === peakCount && r.hour < peak))) {
-        peak = r.hour;
-        peakCount = n;
+      } else if (r.g === 6 && r.hour !== null) {
+        const h = Number(r.sessions_h);
+        if (h > 0 && (h > peakCount || (h === peakCount && r.hour < peak))) {
+          peak = r.hour;
+          peakCount = h;
+        }
       }
     }
     if (peak >= 0) out.peak_hour = `${String(peak).padStart(2, '0')}:00`;

@@ -106,7 +106,7 @@ export function rollEndsOf(ended: string): string {
  * writes after adds to the rebuilt rows. Returns the sessions counted.
  */
 export async function rebuildRollups(c: Pick<PoolClient, 'query'>, tenantId: string, from: string, to: string, hotspotId?: string): Promise<number> {
-  await c.query('LOCK TABLE report_hours, report_devices, report_months, report_device_months IN EXCLUSIVE MODE');
+  await c.query('LOCK TABLE report_hours, report_devices, report_month_mix, report_month_hours, report_device_months IN EXCLUSIVE MODE');
   const hs = hotspotId ?? null;
   const params = [tenantId, from, to, hs];
   const scope = `tenant_id = $1 AND day BETWEEN $2::date AND $3::date AND ($4::text IS NULL OR hotspot_id = $4)`;
@@ -133,7 +133,7 @@ export async function rebuildRollups(c: Pick<PoolClient, 'query'>, tenantId: str
        RETURNING 1
      )
      SELECT coalesce(sum(sessions), 0)::text AS n FROM hours`, params);
-  // The day rows' triggers kept report_months; a month sketch only grows, so the touched months' are made again.
+  // The day rows' triggers kept report_month_mix and report_month_hours; a month sketch only grows, so the touched months' are made again.
   const months = `tenant_id = $1 AND ($4::text IS NULL OR hotspot_id = $4)
     AND month BETWEEN date_trunc('month', $2::date)::date AND date_trunc('month', $3::date)::date`;
   await c.query(`DELETE FROM report_device_months WHERE ${months}`, params);

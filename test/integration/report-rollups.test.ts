@@ -135,8 +135,9 @@ describe('report rollups', () => {
       FROM report_hours WHERE tenant_id = $1 ORDER BY 1, 2, 3, 4, 5`, [tenant])).rows,
     ...(await pool.query(`SELECT hotspot_id, day::text, encode(sketch, 'hex') AS sketch FROM report_devices WHERE tenant_id = $1 ORDER BY 1, 2`, [tenant])).rows,
     // The month-level copies (kept by triggers; zero rows left by a subtraction are kept too, and must match).
-    ...(await pool.query(`SELECT hotspot_id, month::text, hour, auth_method, device_type, sessions, ended, duration_s::text, bytes_in::text, bytes_out::text
-      FROM report_months WHERE tenant_id = $1 AND (sessions <> 0 OR ended <> 0) ORDER BY 1, 2, 3, 4, 5`, [tenant])).rows,
+    ...(await pool.query(`SELECT hotspot_id, month::text, auth_method, device_type, sessions, ended, duration_s::text, bytes_in::text, bytes_out::text
+      FROM report_month_mix WHERE tenant_id = $1 AND (sessions <> 0 OR ended <> 0) ORDER BY 1, 2, 3, 4`, [tenant])).rows,
+    ...(await pool.query(`SELECT hotspot_id, month::text, hour, sessions FROM report_month_hours WHERE tenant_id = $1 AND sessions <> 0 ORDER BY 1, 2, 3`, [tenant])).rows,
     ...(await pool.query(`SELECT hotspot_id, month::text, encode(sketch, 'hex') AS sketch FROM report_device_months WHERE tenant_id = $1 ORDER BY 1, 2`, [tenant])).rows,
   ];
 

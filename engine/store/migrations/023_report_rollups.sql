@@ -72,11 +72,12 @@ END $$;
 -- Month-level copies of both, so a long range reads whole months plus the days at its edges (a
 -- year: 12 months and a day, not 366 days). Kept by triggers on the day-level tables, so every
 -- writer of those (the sink, a waiting end, the rebuild) keeps them too, in the same transaction.
-CREATE TABLE IF NOT EXISTS report_months (
+-- Narrow, so a month is a few dozen rows: the mix of methods and device types (with the counts,
+-- durations and bytes), and the starts per local hour.
+CREATE TABLE IF NOT EXISTS report_month_mix (
   tenant_id    text NOT NULL,
   hotspot_id   text NOT NULL,
   month        date NOT NULL,                 -- the first day of the local month
-  hour         smallint NOT NULL,
   auth_method  text NOT NULL,
   device_type  text NOT NULL,
   sessions     integer NOT NULL DEFAULT 0,
@@ -84,9 +85,16 @@ CREATE TABLE IF NOT EXISTS report_months (
   duration_s   bigint NOT NULL DEFAULT 0,
   bytes_in     bigint NOT NULL DEFAULT 0,
   bytes_out    bigint NOT NULL DEFAULT 0,
-  PRIMARY KEY (tenant_id, hotspot_id, month, hour, auth_method, device_type)
+  PRIMARY KEY (tenant_id, hotspot_id, month, auth_method, device_type)
 );
-CREATE INDEX IF NOT EXISTS report_months_tenant_month ON report_months (tenant_id, month);
+CREATE TABLE IF NOT EXISTS report_month_hours (
+  tenant_id    text NOT NULL,
+  hotspot_id   text NOT NULL,
+  month        date NOT NULL,
+  hour         smallint NOT NULL,
+  sessions     integer NOT NULL DEFAULT 0,
+  PRIMARY KEY (tenant_id, hotspot_id, month, hour)
+);
 
 CREATE TABLE IF NOT EXISTS report_device_months (
   tenant_id   text NOT NULL,
@@ -113,12 +121,15 @@ CREATE AGGREGATE report_hll_union(bytea) (SFUNC = report_hll_merge, STYPE = byte
 
 -- A day row's change, added to its month row (an insert adds, a delete subtracts, an update adds the difference).
 CREATE OR REPLACE FUNCTION report_month_add(r report_hours, sign integer) RETURNS void LANGUAGE sql AS $$
-  INSERT INTO report_months AS m (tenant_id, hotspot_id, month, hour, auth_method, device_type, sessions, ended, duration_s, bytes_in, bytes_out)
-  VALUES (r.tenant_id, r.hotspot_id, date_trunc('month', r.day)::date, r.hour, r.auth_method, r.device_type,
+  INSERT INTO report_month_mix AS m (tenant_id, hotspot_id, month, auth_method, device_type, sessions, ended, duration_s, bytes_in, bytes_out)
+  VALUES (r.tenant_id, r.hotspot_id, date_trunc('month', r.day)::date, r.auth_method, r.device_type,
           sign * r.sessions, sign * r.ended, sign * r.duration_s, sign * r.bytes_in, sign * r.bytes_out)
-  ON CONFLICT (tenant_id, hotspot_id, month, hour, auth_method, device_type) DO UPDATE SET
+  ON CONFLICT (tenant_id, hotspot_id, month, auth_method, device_type) DO UPDATE SET
     sessions = m.sessions + EXCLUDED.sessions, ended = m.ended + EXCLUDED.ended, duration_s = m.duration_s + EXCLUDED.duration_s,
-    bytes_in = m.bytes_in + EXCLUDED.bytes_in, bytes_out = m.bytes_out + EXCLUDED.bytes_out
+    bytes_in = m.bytes_in + EXCLUDED.bytes_in, bytes_out = m.bytes_out + EXCLUDED.bytes_out;
+  INSERT INTO report_month_hours AS m (tenant_id, hotspot_id, month, hour, sessions)
+  VALUES (r.tenant_id, r.hotspot_id, date_trunc('month', r.day)::date, r.hour, sign * r.sessions)
+  ON CONFLICT (tenant_id, hotspot_id, month, hour) DO UPDATE SET sessions = m.sessions + EXCLUDED.sessions;
 $$;
 CREATE OR REPLACE FUNCTION report_hours_to_month() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
