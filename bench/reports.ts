@@ -131,7 +131,8 @@ async function main(): Promise<void> {
   const exportOf = async (from: string, to: string) => drain((await reports.sessionsCsv(tenant, { from, to, hotspotId: hotspot })).stream);
   await exportOf('2025-06-15', '2025-06-15'); // warm-up
   const results: { exp: Awaited<ReturnType<typeof exportOf>>; raw: Awaited<ReturnType<typeof bare>> }[] = [];
-  for (let i = 0; i < 2; i++) results.push({ raw: await bare(FIRST, LAST), exp: await exportOf(FIRST, LAST) });
+  // Interleaved, best of three each: a neighbour's burst on this shared machine then hits both alike.
+  for (let i = 0; i < 3; i++) results.push({ raw: await bare(FIRST, LAST), exp: await exportOf(FIRST, LAST) });
   const half = await exportOf(FIRST, MID);
   const best = <T extends { ms: number }>(xs: T[]): T => xs.reduce((a, b) => (b.ms < a.ms ? b : a));
   const exp = best(results.map((r) => r.exp));

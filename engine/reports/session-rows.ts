@@ -22,7 +22,9 @@ export interface SessionReportRow {
 const PAGE_ROWS = 2_000;
 
 /** Text a spreadsheet would run as a formula gets a leading ' (as csvCell does; engine/util/csv-cell.ts); a signed number stays. */
-const SAFE = (col: string): string => `CASE WHEN ${col} ~ '^[=+@\\t\\r-]' AND ${col} !~ '^[+-][0-9]+([.][0-9]+)?$' THEN '''' || ${col} ELSE ${col} END`;
+// The first character by a plain comparison, the regular expression only for the rare cell that opens with one of them.
+const SAFE = (col: string): string =>
+  `CASE WHEN left(${col}, 1) IN ('=', '+', '-', '@', E'\\t', E'\\r') AND ${col} !~ '^[+-][0-9]+([.][0-9]+)?$' THEN '''' || ${col} ELSE ${col} END`;
 const UTC_ISO = (col: string): string => `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /**
