@@ -256,7 +256,8 @@ async function* csvReport(pool: Pool, tenantId: string, range: ReportRange, hs: 
   const c: PoolClient = await pool.connect();
   let done = false;
   const lit = (v: string): string => c.escapeLiteral(v);
-  const select = reportSelect(lit(tenantId), lit(range.from), lit(range.to), hs === null ? 'NULL' : lit(hs));
+  const select = hs === null ? reportSelect(lit(tenantId), lit(range.from), lit(range.to), 'NULL', false)
+    : reportSelect(lit(tenantId), lit(range.from), lit(range.to), lit(hs), true);
   const stream = c.query(copyTo(`COPY (${select}) TO STDOUT WITH (FORMAT csv, HEADER)`));
   try {
     for await (const chunk of stream) yield chunk as Buffer;
