@@ -1,5 +1,5 @@
 /**
- * The device types the reports count (spec §4.1 `device_types`), and `other`
+ * The device types the reports count (the spec's analytics `device_types`), and `other`
  * for everything else: Linux, ChromeOS, game consoles, a RADIUS-only sign-in
  * (no browser spoke to us), a missing or unreadable User-Agent.
  */

@@ -1,6 +1,6 @@
 import { Errors } from '../errors.js';
 
-/** The longest range a report covers, both ends included (spec §8: 366 days, a leap year). */
+/** The longest range a report covers, both ends included (the spec: 366 days, a leap year). */
 export const REPORT_MAX_DAYS = 366;
 
 /** A report's range: calendar dates (YYYY-MM-DD) in the hotspot's zone, both included. */

@@ -6,12 +6,12 @@ import { estimateSketch, HLL_REGISTERS, mergeSketch } from './hll.js';
 import { reportRange, type ReportRange } from './report-range.js';
 import { reportSelect, sessionRows, type SessionReportRow } from './session-rows.js';
 
-/** The auth methods of spec §4.1 `auth_methods`, exactly these five keys (pms sign-ins count in total_sessions only). */
+/** The auth methods of the spec's analytics `auth_methods`, exactly these five keys (pms sign-ins count in total_sessions only). */
 export const REPORT_AUTH_METHODS = ['sms_otp', 'msgapp_otp', 'sponsor', 'voucher', 'email'] as const;
-/** The device types of spec §4.1 `device_types` (`other` counts in total_sessions only). */
+/** The device types of the spec's analytics `device_types` (`other` counts in total_sessions only). */
 export const REPORT_DEVICE_TYPES = ['ios', 'android', 'windows', 'macos'] as const;
 
-/** GET /v1/reports/analytics, spec §4.1's shape exactly. */
+/** GET /v1/reports/analytics, exactly the shape the spec gives it. */
 export interface Analytics {
   period: { from: string; to: string };
   total_sessions: number;
@@ -88,7 +88,7 @@ interface Grouped {
 export class ReportService {
   constructor(private readonly pool: Pool) {}
 
-  /** Spec §4.1 analytics over the rollups. */
+  /** The spec's analytics, over the rollups. */
   async analytics(tenantId: string, q: ReportQuery): Promise<Analytics> {
     const range = reportRange(q.from, q.to);
     const hs = await this.hotspotOf(tenantId, q.hotspotId);

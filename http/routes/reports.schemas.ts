@@ -45,7 +45,7 @@ export const sessionReport = responseSchema('sessionReport', {
 
 export const analytics = responseSchema('analytics', {
   type: 'object', additionalProperties: false,
-  description: "Spec §4.1, from the rollups. A session counts on the local day and hour it started; avg_duration_minutes over the ended ones; "
+  description: "The spec's analytics shape, from the rollups. A session counts on the local day and hour it started; avg_duration_minutes over the ended ones; "
     + 'pms sign-ins and other devices count in total_sessions only (docs/reports.md)',
   required: ['period', 'total_sessions', 'unique_devices', 'avg_duration_minutes', 'auth_methods', 'device_types', 'peak_hour'],
   properties: {

@@ -8,7 +8,7 @@ const RANGE_ERRORS = {
   403: 'module_not_licensed (reports)', 404: 'hotspot_not_found (hotspot_id not one of the tenant\'s)',
 };
 
-/** Session report and analytics (spec §4.1; docs/reports.md). */
+/** Session report and analytics (the spec's contract; docs/reports.md). */
 export function reportRoutes(engine: Engine): Route[] {
   return [
     route({
@@ -32,7 +32,7 @@ export function reportRoutes(engine: Engine): Route[] {
     route({
       method: 'get', path: '/v1/reports/analytics', surface: 'public', auth: true, module: 'reports', querySchema: analyticsQuery,
       responseSchema: analytics,
-      summary: 'Spec §4.1 analytics over the rollups: sessions, unique devices, average duration, methods, device types, peak hour',
+      summary: 'Analytics as the spec shapes them, over the rollups: sessions, unique devices, average duration, methods, device types, peak hour',
       errors: RANGE_ERRORS,
       handler: async ({ principal, q }) => ({
         status: 200, body: await engine.reports.analytics(principal.tenant.id, { from: q.from, to: q.to, hotspotId: q.hotspot_id }),
