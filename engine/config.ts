@@ -57,7 +57,7 @@ export interface Config {
   portalPublicUrl: string | undefined;
   /** TLS_CERT_FILE and TLS_KEY_FILE (PEM): the HTTP listeners serve HTTPS themselves (RFC 8908 wants HTTPS); undefined: plain HTTP. */
   tls: { certFile: string; keyFile: string } | undefined;
-  /** When the engine raises incidents itself (engine/dashboard/incident-watch.ts). */
+  /** When the engine raises incidents itself (engine/incidents/incident-watch.ts). */
   incidents: IncidentThresholds;
   /** The dashboard's SSE streams (http/sse.ts, engine/events/). */
   streams: StreamSettings;
@@ -120,7 +120,7 @@ export interface IncidentThresholds {
   /** A NAS heard from before and silent this long, s, is `nas_silent` (and offline on the dashboard). */
   nasSilentSec: number;
   /**
-   * `signin_failure_surge` (engine/dashboard/surge-window.ts): rejected sign-ins in the sliding window of
+   * `signin_failure_surge` (engine/incidents/surge-window.ts): rejected sign-ins in the sliding window of
    * surgeWindowSec above surgeRejects (the floor), and above surgeBaselineFactor times the hour before's rate per
    * window or above surgeRejectPct of the window's decisions.
    */

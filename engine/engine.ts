@@ -5,18 +5,18 @@ import { AuditService } from './audit/audit-service.js';
 import { runRetention } from './audit/retention.js';
 import { EventFanout } from './events/event-fanout.js';
 import { EventLog } from './events/event-log.js';
-import { AuditPages } from './dashboard/audit-pages.js';
-import { IncidentService } from './dashboard/incident-service.js';
-import { GuessingDetector } from './dashboard/guessing-detector.js';
-import { IncidentWatch } from './dashboard/incident-watch.js';
-import { JitApprovals } from './dashboard/jit-approvals.js';
-import { NasPresence } from './dashboard/nas-presence.js';
-import { NetworkView } from './dashboard/network-view.js';
-import { OpenIncidents } from './dashboard/open-incidents.js';
-import { PostureService } from './dashboard/posture-service.js';
-import { ProviderFailureWindow } from './dashboard/provider-failure-window.js';
-import { DashboardReadModels } from './dashboard/read-models.js';
-import { SiteDirectory } from './dashboard/site-directory.js';
+import { AuditPages } from './views/audit-pages.js';
+import { IncidentService } from './incidents/incident-service.js';
+import { GuessingDetector } from './incidents/guessing-detector.js';
+import { IncidentWatch } from './incidents/incident-watch.js';
+import { JitApprovals } from './views/jit-approvals.js';
+import { NasPresence } from './nas/nas-presence.js';
+import { NetworkView } from './views/network-view.js';
+import { OpenIncidents } from './views/open-incidents.js';
+import { PostureService } from './posture/posture-service.js';
+import { ProviderFailureWindow } from './incidents/provider-failure-window.js';
+import { DashboardReadModels } from './views/read-models.js';
+import { SiteDirectory } from './views/site-directory.js';
 import { InvalidationStreams } from './events/invalidation-streams.js';
 import { DailySummary } from './compliance/daily-summary.js';
 import { EvidencePackService } from './compliance/evidence-pack-service.js';
@@ -36,8 +36,9 @@ import { DisabledActors, type SessionActors } from './sessions/actor-ports.js';
 import { BlockService } from './sessions/block-service.js';
 import { NasCommandRelay, RadiusGateway } from './nas/radius-gateway.js';
 import { SessionService } from './sessions/session-service.js';
-import { DecisionReader } from './dashboard/decision-reader.js';
-import { DecisionRecorder } from './dashboard/decision-recorder.js';
+import { DecisionReader } from './decisions/decision-reader.js';
+import { ReportService } from './reports/report-service.js';
+import { DecisionRecorder } from './decisions/decision-recorder.js';
 import { MetricsDecisionSink } from './signin/decision-sink.js';
 import { OtpFallbackPoller } from './signin/otp/fallback-poller.js';
 import { OtpHasher } from './signin/otp/otp-code.js';
@@ -148,11 +149,11 @@ export class Engine {
   readonly portalSignIn: PortalSignIn;
   /** Appends domain events made outside Lua scripts to the tenant's event stream (engine/events/). */
   readonly events: EventLog;
-  /** Dashboard activity: every sign-in decision (portal, OTP, RADIUS) counted, listed and emitted (engine/dashboard/). */
+  /** Dashboard activity: every sign-in decision (portal, OTP, RADIUS) counted, listed and emitted (engine/decisions/). */
   readonly decisions: DecisionRecorder;
   /** The dashboard's `decisions` call: the latest decisions and their aggregates. */
   readonly decisionReader: DecisionReader;
-  // Dashboard operations (engine/dashboard/): incidents and their detectors, posture, NAS presence,
+  // Dashboard operations (engine/incidents/, engine/posture/, engine/nas/, engine/views/): incidents and their detectors, posture, NAS presence,
   // switches and topology, audit paging, JIT approvals.
   readonly incidents: IncidentService;
   private readonly incidentWatch: IncidentWatch;
@@ -164,7 +165,7 @@ export class Engine {
   readonly jitApprovals: JitApprovals;
   /** Sponsor approval: guests' requests, the sponsors' links, the console's list (engine/signin/sponsor/). */
   readonly sponsor: SponsorService;
-  /** Dashboard read models: overview, kpis-extra, sessions/active, sites, sites/metrics (engine/dashboard/). */
+  /** Dashboard read models: overview, kpis-extra, sessions/active, sites, sites/metrics (engine/views/). */
   readonly readModels: DashboardReadModels;
   /** Streams: this process's one reader of the tenants' event streams, handing events to local listeners. */
   readonly fanout: EventFanout;
@@ -182,6 +183,8 @@ export class Engine {
   readonly pms: PmsService;
   /** Personal data (engine/privacy/): data-subject requests, access export, erasure under legal hold, deletions, summary. */
   readonly privacy: PrivacyService;
+  /** Session report and analytics over the rollups the sink keeps (engine/reports/). */
+  readonly reports: ReportService;
   private readonly runSink: boolean;
   private retentionTimer: NodeJS.Timeout | undefined;
 
@@ -299,6 +302,7 @@ export class Engine {
     const pmsMethod = new PmsMethod(this.redis, pmsGuests, (hs) => pmsLinks.linkOf(hs), this.signInSettings, new SettingsTerms(this.signInSettings),
       { sessionMinutes: config.defaultSessionMinutes, idleSec: config.defaultIdleTimeoutSec }, config.pms.staleAfterMs, endForPms, this.metrics);
     this.pms = new PmsService(pmsLinkStore, pmsGuests, pmsLinks, pmsMethod, this.signIn, config.pms.staleAfterMs, now);
+    this.reports = new ReportService(this.pool);
     this.portal = new PortalState(this.redis, this.hotspots, now);
     this.portalSignIn = new PortalSignIn(this.hotspots, this.uamCredentials, this.portal, log.child({ component: 'portal' }));
     // Sponsor approval: the e-mail goes through the tenant's e-mail sender; approval starts the session through the pipeline.

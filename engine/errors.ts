@@ -180,4 +180,11 @@ export const Errors = {
   WEBHOOK_NOT_FOUND: def(() => ['webhook_not_found', 404, 'No such webhook']),
   WEBHOOK_DELIVERY_NOT_FOUND: def(() => ['webhook_delivery_not_found', 404, 'No such delivery of this webhook (or it is no longer kept)']),
   WEBHOOK_SECRET_UNSEALABLE: def(() => ['secrets_unavailable', 503, 'This service cannot store webhook secrets (SECRETS_KEY is not set)']),
+
+  // Reports (engine/reports/; docs/reports.md)
+  REPORT_DATE_INVALID: def((field: string, value: string) => ['report_date_invalid', 400,
+    `${field} must be a calendar date as YYYY-MM-DD, not ${JSON.stringify(value.slice(0, 40))}`, { field }]),
+  REPORT_RANGE_REVERSED: def((from: string, to: string) => ['report_range_reversed', 400, `to (${to}) is before from (${from}); give the earlier date as from`]),
+  REPORT_RANGE_TOO_LONG: def((days: number, max: number) => ['report_range_too_long', 400,
+    `The range covers ${days} days; a report covers at most ${max} days, both ends included`, { max_days: max }]),
 } as const;

@@ -65,17 +65,17 @@ export { UamCredentials, type UamCredentialRecord } from './signin/uam-credentia
 export { parseGatewayParams, gatewayQuery, gatewayFrom, unpackOpenNdsQuery, type GatewayParams } from './signin/gateway-params.js';
 export { buildHandback, handbackUrl, chapResponse, papPassword, openNdsToken, type Handback } from './signin/handback.js';
 export type { HotspotRef } from './hotspots/hotspot-service.js';
-// Dashboard operations (engine/dashboard/): incidents, posture, switches and topology, audit paging, JIT approvals
-export { INCIDENT_STATES, INCIDENT_KINDS, INCIDENT_SEVERITIES, type Incident, type IncidentState, type IncidentKind, type IncidentFilter } from './dashboard/incident-service.js';
-export { POSTURE_VERDICTS, type PostureVerdict, type PostureInput, type PostureReceived } from './dashboard/posture-service.js';
-export type { Switch, SwitchPort, Topology } from './dashboard/network-view.js';
-export type { AuditEntry } from './dashboard/audit-pages.js';
-export type { JitApproval } from './dashboard/jit-approvals.js';
-// Dashboard read models (engine/dashboard/)
-export type { Overview, KpisExtra, IncidentCounts } from './dashboard/overview.js';
-export type { LivePanel } from './dashboard/live-panel.js';
-export { LIVE_PAGE_DEFAULT, LIVE_PAGE_MAX, LIVE_OFFSET_MAX, type ConsoleSession, type LiveSessionPage } from './dashboard/live-session-list.js';
-export type { SiteSummary, SiteMetrics, SiteHealth } from './dashboard/sites.js';
+// Dashboard operations (engine/incidents/, engine/posture/, engine/views/): incidents, posture, switches and topology, audit paging, JIT approvals
+export { INCIDENT_STATES, INCIDENT_KINDS, INCIDENT_SEVERITIES, type Incident, type IncidentState, type IncidentKind, type IncidentFilter } from './incidents/incident-service.js';
+export { POSTURE_VERDICTS, type PostureVerdict, type PostureInput, type PostureReceived } from './posture/posture-service.js';
+export type { Switch, SwitchPort, Topology } from './views/network-view.js';
+export type { AuditEntry } from './views/audit-pages.js';
+export type { JitApproval } from './views/jit-approvals.js';
+// Dashboard read models (engine/views/)
+export type { Overview, KpisExtra, IncidentCounts } from './views/overview.js';
+export type { LivePanel } from './views/live-panel.js';
+export { LIVE_PAGE_DEFAULT, LIVE_PAGE_MAX, LIVE_OFFSET_MAX, type ConsoleSession, type LiveSessionPage } from './views/live-session-list.js';
+export type { SiteSummary, SiteMetrics, SiteHealth } from './views/sites.js';
 // Streams: the event fan-out and the dashboard's invalidation streams (engine/events/), stream tokens
 export { STREAM_NAMES, STREAM_KINDS, type StreamName, type Invalidation, type InvalidationListener, type InvalidationStreams } from './events/invalidation-streams.js';
 export { signStreamToken, STREAM_TOKEN_TTL_SEC } from './tenants/credentials.js';
@@ -91,3 +91,9 @@ export { DEFAULT_RESYNC_AFTER_GAP_SEC } from './pms/pms-link-store.js';
 // Personal data (engine/privacy/)
 export type { PrivacyRequest, RequestType, RequestOutcome } from './privacy/privacy-request-store.js';
 export { releasedMac, holdEnd, personalDataRetention } from './privacy/legal-holds.js';
+
+// Reports (engine/reports/): device types, rollups, the session report and analytics
+export { DEVICE_TYPES, deviceType, type DeviceType, type DeviceHints } from './reports/device-type.js';
+export { ReportService, REPORT_AUTH_METHODS, REPORT_DEVICE_TYPES, type Analytics, type ReportQuery } from './reports/report-service.js';
+export { REPORT_MAX_DAYS, reportRange, type ReportRange } from './reports/report-range.js';
+export type { SessionReportRow } from './reports/session-rows.js';

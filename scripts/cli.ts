@@ -22,6 +22,10 @@ const USAGE = `Usage: npm run -s cli -- <command>
       rows are pseudonymised (docs/privacy.md). --now drives the clock for a check ahead of time.
   redis reload --tenant ID
       Loads the tenant's vouchers from Postgres into Redis (after a Redis loss).
+  reports rebuild [--tenant ID] [--hotspot ID] [--from YYYY-MM-DD --to YYYY-MM-DD]
+      Recomputes the report rollups from the raw session rows (every tenant
+      without --tenant; every day with sessions without --from/--to), a month
+      at a time; dates are local days of each hotspot (docs/reports.md).
   secrets rotate [--json]
       Re-encrypts every tenant secret sealed under an older key with SECRETS_KEY;
       the older keys go in SECRETS_KEY_OLD (comma-separated). Exit 1 when a row
@@ -38,6 +42,7 @@ async function main(argv: string[]): Promise<void> {
       name: { type: 'string' }, modules: { type: 'string' }, json: { type: 'boolean' }, tenant: { type: 'string' },
       label: { type: 'string' }, key: { type: 'string' }, roles: { type: 'string' }, ttl: { type: 'string' },
       sub: { type: 'string' }, now: { type: 'string' }, platform: { type: 'boolean' }, help: { type: 'boolean', short: 'h' }, from: { type: 'string' }, to: { type: 'string' },
+      hotspot: { type: 'string' },
     },
   });
   const [cmd, sub] = positionals;
@@ -107,6 +112,17 @@ async function main(argv: string[]): Promise<void> {
       if (values.json) out(r);
       else out(`re-encrypted ${r.rotated} secrets under key ${r.key_id}${r.unreadable.length ? `; ${r.unreadable.length} opened under no key given: ${r.unreadable.map((u) => `${u.tenant_id} ${u.name} (key ${u.key_id})`).join(', ')}` : ''}`);
       if (r.unreadable.length) process.exitCode = 1;
+      return;
+    }
+    if (cmd === 'reports' && sub === 'rebuild') {
+      const tenants = values.tenant ? [values.tenant] : (await engine.tenants.list()).map((t) => t.id);
+      let total = 0;
+      for (const t of tenants) {
+        const n = await engine.reports.rebuild(t, values.from, values.to, values.hotspot);
+        total += n;
+        if (values.json) out({ tenant_id: t, sessions: n });
+      }
+      if (!values.json) out(`rebuilt the rollups of ${tenants.length} tenant(s) from ${total} sessions`);
       return;
     }
     if (cmd === 'redis' && sub === 'reload') {

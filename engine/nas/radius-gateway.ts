@@ -72,7 +72,7 @@ export interface NasPortFields {
 
 /**
  * Who spoke and through which port, for the dashboard's switches and
- * topology (engine/dashboard/nas-presence.ts). Called on every packet:
+ * topology (engine/nas/nas-presence.ts). Called on every packet:
  * must not await or throw.
  */
 export interface NasPresencePort {

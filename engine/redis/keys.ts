@@ -86,7 +86,7 @@ export const keys = {
   portalOutcome: (tenantId: string, id: string) => `${tag(tenantId)}:po:${id}`,
   /** Hash: a one-time gateway credential (UAM / MikroTik log-in over RADIUS) by its username; short TTL. */
   uamCredential: (tenantId: string, username: string) => `${tag(tenantId)}:uam:${username}`,
-  // --- Domain events and dashboard activity (engine/events/, engine/dashboard/; docs/events.md, docs/dashboard-api.md) ---
+  // --- Domain events and dashboard activity (engine/events/, engine/decisions/, engine/views/; docs/events.md, docs/dashboard-api.md) ---
   /** Stream: the tenant's domain events (engine/events/types.ts), queued atomically with the change; trimmed to about EVENTS_MAXLEN by the events trimmer only, never past what the webhook group has not read. */
   events: (tenantId: string) => `${tag(tenantId)}:ev`,
   /** Hash: activity counted in one minute (floor(ms / 60000)), fields ACTIVITY of records.ts; expires after ACTIVITY_TTL.minute. */

@@ -98,6 +98,8 @@ export interface SessionStartRecord {
   method: AuthMethod;
   /** The voucher used, '' for other methods. */
   vid: string;
+  /** The device type the guest's browser claimed (engine/reports/device-type.ts); '' none (RADIUS, sponsor, an older process): other. */
+  dt?: string;
 }
 
 /** What use-voucher-8.lua queued before the start became method-neutral (use: the use's id, never stored). */
@@ -161,7 +163,7 @@ export type OutboxRecordShape =
  * Dashboard activity, counted as it happens into per-minute and per-hour
  * hashes (keys.activityMinute / keys.activityHour) by the Lua scripts that
  * make the change (session start, end, accounting) and by the decision sink
- * (engine/dashboard/). Readers sum a window of buckets: the cost of a tile
+ * (engine/views/). Readers sum a window of buckets: the cost of a tile
  * does not grow with the number of sessions. A field is counted tenant-wide
  * and again per hotspot as `<field>@<hotspot id>` (perSite); decisions also
  * per method as `<field>#<auth method>` (perMethod) and rejects per reason as

@@ -28,7 +28,7 @@ const SCRIPTS = [
   // activity: six more KEYS (includes/activity.lua).
   // V7: the guessing limits checked and counted in the same step (three more KEYS, four more ARGV, 'too_many_attempts').
   // V8: a spent use emits voucher.redeemed, and a tenant's first session of a MAC device.new (one more KEY, the known devices).
-  // V9: the match-day window: 'not_yet_valid' before it, 'expired' at its end.
+  // V9: the match-day window: 'not_yet_valid' before it, 'expired' at its end; an optional ARGV[13], the browser's device type (reports).
   { file: 'use-voucher-18.lua', name: 'useVoucherV9', numberOfKeys: 18 },
   { file: 'remove-voucher-2.lua', name: 'removeVoucherV1', numberOfKeys: 2 },
   // Operator audit records (engine/audit/audit-log.ts): the record queued and its intent cleared in one step.
@@ -52,7 +52,8 @@ const SCRIPTS = [
   { file: 'request-otp-7.lua', name: 'requestOtpV1', numberOfKeys: 7 },
   // The code check and the session start in one script (it replaced verify-otp-1.lua + start-session-12.lua for codes).
   // V2: a tenant's first session of a MAC emits device.new (one more KEY, the known devices).
-  { file: 'use-otp-14.lua', name: 'useOtpV2', numberOfKeys: 14 },
+  // V3: the device type the browser claimed as ARGV[10], the method groups from ARGV[11] (the reports' device types).
+  { file: 'use-otp-14.lua', name: 'useOtpV3', numberOfKeys: 14 },
   { file: 'mark-otp-delivered-2.lua', name: 'markOtpDeliveredV1', numberOfKeys: 2 },
   { file: 'claim-otp-fallbacks-1.lua', name: 'claimOtpFallbacksV1', numberOfKeys: 1 },
   { file: 'settle-otp-fallback-3.lua', name: 'settleOtpFallbackV1', numberOfKeys: 3 },
@@ -61,14 +62,14 @@ const SCRIPTS = [
   { file: 'approve-sponsor-15.lua', name: 'approveSponsorV2', numberOfKeys: 15 },
   { file: 'reject-sponsor-3.lua', name: 'rejectSponsorV1', numberOfKeys: 3 },
   { file: 'withdraw-sponsor-4.lua', name: 'withdrawSponsorV1', numberOfKeys: 4 },
-  // Dashboard operations (engine/dashboard/): posture verdicts, NAS presence
+  // Dashboard operations (engine/posture/, engine/nas/): posture verdicts, NAS presence
   { file: 'record-posture-5.lua', name: 'recordPostureV1', numberOfKeys: 5 },
   { file: 'mark-nas-seen-2.lua', name: 'markNasSeenV1', numberOfKeys: 2 },
-  // Dashboard activity: buffered sign-in decisions (engine/dashboard/decision-recorder.ts)
+  // Dashboard activity: buffered sign-in decisions (engine/decisions/decision-recorder.ts)
   // V2: an entry carries a count (a NAS's alike re-checks folded into one), and only sign-ins emit events.
   // V3: an entry carries the device's MAC ('' unknown), which its auth.* event carries for webhooks.
   { file: 'record-decisions-5.lua', name: 'recordDecisionsV3', numberOfKeys: 5 },
-  // Dashboard reads (engine/dashboard/read-batch.ts): a request's reads in one command. The key
+  // Dashboard reads (engine/redis/read-batch.ts): a request's reads in one command. The key
   // count is the caller's (the tenant's sites, NAS and windows), so it is passed first: numberOfKeys null.
   { file: 'read-batch-n.lua', name: 'readBatchV1', numberOfKeys: null },
   // Webhooks (engine/webhooks/): subscriptions mirrored for routing, events routed into owed deliveries,
@@ -113,7 +114,7 @@ declare module 'ioredis' {
       deviceGuessesKey: string, addressGuessesKey: string, refusalsKey: string, knownDevicesKey: string,
       now: Arg, mac: string, hotspotId: string, ip: string, ssid: string,
       sessionId: string, defaultMinutes: Arg, idleSec: Arg,
-      perDevice: Arg, perAddress: Arg, windowMs: Arg, refusalsTtlMs: Arg,
+      perDevice: Arg, perAddress: Arg, windowMs: Arg, refusalsTtlMs: Arg, deviceType?: string,
       callback?: Callback<unknown[]>,
     ): Result<unknown[], Context>;
     removeVoucherV1(voucherKey: string, devicesKey: string, id: string, callback?: Callback<number>): Result<number, Context>;
@@ -147,7 +148,7 @@ declare module 'ioredis' {
       knownDevicesKey: string,
       now: Arg, mac: string, hotspotId: string, ip: string, ssid: string, sessionId: string,
       minutes: Arg, idleSec: Arg, method: string, user: string,
-      downKbps: Arg, upKbps: Arg, quotaMb: Arg, sessionQuotaMb: Arg, profile: string,
+      downKbps: Arg, upKbps: Arg, quotaMb: Arg, sessionQuotaMb: Arg, profile: string, deviceType?: string,
       callback?: Callback<unknown[]>,
     ): Result<unknown[], Context>;
     // OTP sign-in (engine/signin/otp/)
@@ -159,12 +160,12 @@ declare module 'ioredis' {
       perIp: Arg, perMac: Arg, perPrefix: Arg, windowMs: Arg, fallbackDueMs: Arg, fallbackSms: Arg, locale: string,
       callback?: Callback<unknown[]>,
     ): Result<unknown[], Context>;
-    useOtpV2(
+    useOtpV3(
       codeKey: string, grantKey: string, outboxKey: string, loadedKey: string, liveKey: string, sessionRefKey: string, blockKey: string,
       eventsKey: string, minuteKey: string, hourKey: string, liveDevicesKey: string, liveBySsidKey: string, liveByApKey: string,
       knownDevicesKey: string,
       now: Arg, hash: string, maxTries: Arg, mac: string, hotspotId: string, ip: string, ssid: string, sessionId: string, user: string,
-      ...terms: Arg[]
+      deviceType: string, ...terms: Arg[]
     ): Result<unknown[], Context>;
     markOtpDeliveredV1(requestKey: string, fallbacksKey: string, requestId: string, channel: string, callback?: Callback<string>): Result<string, Context>;
     claimOtpFallbacksV1(fallbacksKey: string, now: Arg, leaseMs: Arg, limit: Arg, callback?: Callback<string[]>): Result<string[], Context>;
@@ -191,7 +192,7 @@ declare module 'ioredis' {
       callback?: Callback<unknown[]>): Result<unknown[], Context>;
     withdrawSponsorV1(requestKey: string, linkKey: string, recentKey: string, eventsKey: string, now: Arg, requestId: string,
       callback?: Callback<number>): Result<number, Context>;
-    // Dashboard operations (engine/dashboard/)
+    // Dashboard operations (engine/incidents/, engine/posture/, engine/nas/)
     recordPostureV1(
       postureKey: string, countsKey: string, minuteKey: string, hourKey: string, eventsKey: string,
       mac: string, verdict: string, now: Arg, hotspotId: string, minuteTtl: Arg, hourTtl: Arg, maxlen: Arg, reason: string,

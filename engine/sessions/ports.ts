@@ -33,7 +33,7 @@ export interface AccessRequestMsg {
   /** From Called-Station-Id ("AA-BB-..:SSID") when the NAS sends it. */
   ssid?: string;
   nasPortId?: string;
-  /** NAS-Port and Called-Station-Id as sent: the dashboard's port map (engine/dashboard/nas-presence.ts). */
+  /** NAS-Port and Called-Station-Id as sent: the dashboard's port map (engine/nas/nas-presence.ts). */
   nasPort?: number;
   calledStationId?: string;
 }
@@ -92,7 +92,7 @@ export interface AccountingMsg {
   /** Extra console fields the NAS sent (ap name, signal) when known. */
   apName?: string;
   signalDbm?: number;
-  /** NAS-Port, NAS-Port-Id and Called-Station-Id as sent: the dashboard's port map (engine/dashboard/nas-presence.ts). */
+  /** NAS-Port, NAS-Port-Id and Called-Station-Id as sent: the dashboard's port map (engine/nas/nas-presence.ts). */
   nasPort?: number;
   nasPortId?: string;
   calledStationId?: string;

@@ -67,7 +67,7 @@ export class IdentityMethod implements SignInMethod<CheckedIdentity, StartedSess
       const sid = newId('sess_');
       a = await this.redis.startSessionV3(keys.grant(t, hs, ctx.mac), keys.outbox(t), keys.loaded(t), keys.live(t, hs),
         keys.sessionRef(t, sid), keys.block(t, ctx.mac), ...activityKeys(t, ctx.now), keys.knownDevices(t), ctx.now, ctx.mac, hs, ctx.ip, ctx.ssid, sid,
-        x.minutes, x.idleSec, this.name, id.username, x.downKbps, x.upKbps, x.quotaMb, x.sessionQuotaMb, x.profile);
+        x.minutes, x.idleSec, this.name, id.username, x.downKbps, x.upKbps, x.quotaMb, x.sessionQuotaMb, x.profile, ctx.device);
     } catch (err) {
       throw Errors.SERVICE_UNAVAILABLE('Session store').withCause(err);
     }

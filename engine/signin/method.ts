@@ -1,3 +1,4 @@
+import type { DeviceType } from '../reports/device-type.js';
 import type { AppError } from '../errors.js';
 import type { HotspotRef } from '../hotspots/hotspot-service.js';
 import type { AuthMethod } from '../redis/records.js';
@@ -25,6 +26,11 @@ export interface SignInRequest {
    * it up again. Absent (RADIUS): the pipeline looks it up.
    */
   hotspot?: HotspotRef;
+  /**
+   * The device type the guest's browser claimed (engine/reports/device-type.ts):
+   * a statistic for the reports and nothing else. Absent (RADIUS, no browser): `other`.
+   */
+  device?: DeviceType;
 }
 
 /** What the pipeline has settled when it hands over to a method. */
@@ -41,6 +47,8 @@ export interface SignInContext {
   viaNas: boolean;
   /** The clock's reading for this sign-in, ms. */
   now: number;
+  /** SignInRequest.device, `other` when none: carried with the session start to the reports. */
+  device: DeviceType;
 }
 
 /** A session's terms: its length, bandwidth and quotas. 0 or '' means none (the idle time-out: the service default). */

@@ -75,6 +75,7 @@ export class SignInPipeline {
     const viaNas = req.viaNas === true;
     const ctx: SignInContext = {
       hotspot, tenantId: hotspot.tenantId, mac, ip: req.ip, ssid: req.ssid, source: req.source ?? '', viaNas, now: this.now(),
+      device: req.device ?? 'other',
     };
     const decide = (outcome: 'accept' | 'reject', reason: string, name = method.name): void => this.decisions.record(viaNas
       ? { tenantId: ctx.tenantId, hotspotId: hotspot.id, method: name, outcome, reason, at: ctx.now, source: 'radius', mac }

@@ -78,7 +78,7 @@ export class VoucherMethod implements SignInMethod<{ code: string }, VoucherSess
         keys.guessesByDevice(t, hs, ctx.mac), keys.guessesByAddress(t, ctx.source), keys.guessRefusals(t, Math.floor(ctx.now / GUESS_REFUSAL_WINDOW_MS)),
         keys.knownDevices(t),
         ctx.now, ctx.mac, hs, ctx.ip, ctx.ssid, sid, minutes, this.defaults.idleSec,
-        g.per_device, perAddress, g.window_sec * 1000, 2 * GUESS_REFUSAL_WINDOW_MS);
+        g.per_device, perAddress, g.window_sec * 1000, 2 * GUESS_REFUSAL_WINDOW_MS, ctx.device);
     } catch (err) {
       throw Errors.SERVICE_UNAVAILABLE('Voucher store').withCause(err);
     }

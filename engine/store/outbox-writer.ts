@@ -3,6 +3,7 @@ import { RECORD } from '../redis/records.js';
 import { storable, type OutboxFields } from './outbox-record.js';
 import { isoTime } from '../util/iso-time.js';
 import { copyField, copyInto, copyLine, copyText, type PoolClient } from './postgres.js';
+import { ENDED_RETURNING, rollEndsOf, rollStarts, type RolledStart } from './report-rollups.js';
 
 /** One outbox entry: its tenant and its record's fields. */
 export interface OutboxRecord {
@@ -54,6 +55,7 @@ export async function writeOutbox(c: PoolClient, records: OutboxRecord[], audit:
     for (const r of rows) started.add(r.id);
     if (audit.some((e) => isStart(e) && !started.has(e.session_id))) chain.link((e) => isStart(e) && !started.has(e.session_id));
     written += rows.length;
+    await rollStarts(c, startsInserted(uses, started));
     const counts = new Map<string, number>();
     for (const r of rows) if (r.voucher_id) counts.set(r.voucher_id, (counts.get(r.voucher_id) ?? 0) + 1);
     if (counts.size > 0) {
@@ -99,9 +101,12 @@ export async function writeOutbox(c: PoolClient, records: OutboxRecord[], audit:
          bin::bigint AS bytes_in, bout::bigint AS bytes_out
        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS t(sid, tenant_id, at, reason, bin, bout, n)
        ORDER BY sid, n`;
-    const ended = await c.query(
-      `UPDATE sessions s SET ${END_SET('t')} FROM (${endsOf}) t WHERE s.id = t.sid AND s.tenant_id = t.tenant_id AND s.ended_at IS NULL`, params);
-    if ((ended.rowCount ?? 0) < ends.length) {
+    // The rows ended here, and only they, go into the rollups (report-rollups.ts): a redelivered end matches no open row.
+    const ended = await c.query<{ n: number }>(
+      `WITH ended AS (UPDATE sessions s SET ${END_SET('t')} FROM (${endsOf}) t WHERE s.id = t.sid AND s.tenant_id = t.tenant_id AND s.ended_at IS NULL
+         RETURNING ${ENDED_RETURNING}), ${rollEndsOf('ended')}
+       SELECT count(*)::int AS n FROM ended`, params);
+    if ((ended.rows[0]?.n ?? 0) < ends.length) {
       // Some matched no open row: already ended (a redelivery: nothing to do), or not started yet
       // here. Only an end already applied is dropped. A start row that is merely present now may
       // have been committed by another consumer after the UPDATE above took its snapshot (READ
@@ -133,7 +138,7 @@ async function insertStarts(c: PoolClient, uses: OutboxRecord[]): Promise<{ id: 
     lines.push(copyLine([
       copyField(f.sid || null), copyField(r.tenant), copyField(f.hs || null), copyField(f.mac || null), copyField(f.ip || null),
       copyField(f.user || null), copyField(f.method || 'voucher'), copyField(f.ssid || null), copyField(f.vid || null),
-      timestampField(f.at), timestampField(f.until),
+      timestampField(f.at), timestampField(f.until), copyField(f.dt || null),
     ]));
   }
   const rows = copyText(lines);
@@ -152,20 +157,31 @@ async function insertStarts(c: PoolClient, uses: OutboxRecord[]): Promise<{ id: 
     return {
       sid: f.sid || null, t: r.tenant, hs: f.hs || null, mac: f.mac || null, ip: f.ip || null,
       usr: f.user || null, m: f.method || null, ssid: f.ssid || null, vid: f.vid || null,
-      at: f.at || null, until: f.until || null,
+      at: f.at || null, until: f.until || null, dt: f.dt || null,
     };
   });
   const { rows: inserted } = await c.query<{ id: string; voucher_id: string | null }>(
     `INSERT INTO sessions (${SESSION_COLUMNS.join(', ')})
-     SELECT sid, t, hs, mac, ip, usr, coalesce(m, 'voucher'), ssid, vid, to_timestamp(at / 1000.0), to_timestamp(until / 1000.0)
-     FROM json_to_recordset($1::json) AS r(sid text, t text, hs text, mac text, ip text, usr text, m text, ssid text, vid text, at bigint, until bigint)
+     SELECT sid, t, hs, mac, ip, usr, coalesce(m, 'voucher'), ssid, vid, to_timestamp(at / 1000.0), to_timestamp(until / 1000.0), dt
+     FROM json_to_recordset($1::json) AS r(sid text, t text, hs text, mac text, ip text, usr text, m text, ssid text, vid text, at bigint, until bigint, dt text)
      ON CONFLICT (id) DO NOTHING
      RETURNING id, voucher_id`,
     [JSON.stringify(starts)]);
   return inserted;
 }
 
-const SESSION_COLUMNS = ['id', 'tenant_id', 'hotspot_id', 'mac', 'ip', 'username', 'auth_method', 'ssid', 'voucher_id', 'started_at', 'ends_at'] as const;
+/** The starts of `uses` whose rows were inserted (`started`), as the rollups count them. */
+function startsInserted(uses: OutboxRecord[], started: ReadonlySet<string>): RolledStart[] {
+  const out: RolledStart[] = [];
+  for (const r of uses) {
+    const f = r.f;
+    if (!f.sid || !started.has(f.sid)) continue;
+    out.push({ t: r.tenant, hs: f.hs ?? '', mac: f.mac ?? '', at: f.at ?? '', m: f.method || 'voucher', dt: f.dt ?? '' });
+  }
+  return out;
+}
+
+const SESSION_COLUMNS = ['id', 'tenant_id', 'hotspot_id', 'mac', 'ip', 'username', 'auth_method', 'ssid', 'voucher_id', 'started_at', 'ends_at', 'device_type'] as const;
 const UNIQUE_VIOLATION = '23505';
 
 /**
@@ -201,10 +217,12 @@ export async function applyWaiting(c: Pick<PoolClient, 'query'>): Promise<number
   await c.query(
     `WITH early AS (DELETE FROM session_extends_early e USING sessions s WHERE s.id = e.id AND s.tenant_id = e.tenant_id RETURNING e.*)
      UPDATE sessions s SET ends_at = greatest(s.ends_at, e.until) FROM early e WHERE s.id = e.id AND s.ended_at IS NULL`);
-  const r = await c.query(
-    `WITH early AS (DELETE FROM session_ends_early e USING sessions s WHERE s.id = e.id AND s.tenant_id = e.tenant_id RETURNING e.*)
-     UPDATE sessions s SET ${END_SET('e')} FROM early e WHERE s.id = e.id AND s.ended_at IS NULL`);
-  return r.rowCount ?? 0;
+  const r = await c.query<{ n: number }>(
+    `WITH early AS (DELETE FROM session_ends_early e USING sessions s WHERE s.id = e.id AND s.tenant_id = e.tenant_id RETURNING e.*),
+     ended AS (UPDATE sessions s SET ${END_SET('e')} FROM early e WHERE s.id = e.id AND s.ended_at IS NULL RETURNING ${ENDED_RETURNING}),
+     ${rollEndsOf('ended')}
+     SELECT count(*)::int AS n FROM ended`);
+  return r.rows[0]?.n ?? 0;
 }
 
 /** The columns a session end sets, from a row `e` with ended_at, end_reason, bytes_in and bytes_out. */

@@ -3,6 +3,7 @@ import { guestAddress } from '../client-address.js';
 import type { Reply } from '../respond.js';
 import { route, type Route, type RouteContext } from '../router.js';
 import { portalAnswer } from './portal-page.js';
+import { DEVICE_HEADERS, deviceOf } from './portal.js';
 import { portalQuery } from './portal.schemas.js';
 import { portalEmailRequest, portalEmailVerify, portalOtpStatus, portalSmsRequest, portalSmsVerify, type PortalOtpBody } from './sign-in-schemas.js';
 
@@ -58,6 +59,7 @@ export function portalOtpRoutes(engine: Engine): Route[] {
     return portalAnswer(engine, ctx, hotspotId, (hotspot) => otp.verify({
       hotspotId, hotspot, kind, to: ctx.body[kind] ?? '', code: ctx.body.code ?? '', mac: ctx.body.mac,
       ip: guestAddress(ctx.body.ip, ctx.sourceAddress), source: ctx.sourceAddress, ssid: ctx.body.ssid ?? '',
+      device: deviceOf(ctx.headers),
     }));
   };
   return [
@@ -71,7 +73,7 @@ export function portalOtpRoutes(engine: Engine): Route[] {
       handler: async ({ q }) => ({ status: 200, body: await otp.status(q.request_id) }),
     }),
     route({
-      ...base, method: 'post', path: '/api/v1/hotspot-portal/sms/verify', bodySchema: portalSmsVerify,
+      ...base, method: 'post', path: '/api/v1/hotspot-portal/sms/verify', bodySchema: portalSmsVerify, headers: DEVICE_HEADERS,
       summary: 'Sign a device in with a code sent by SMS or messaging app', errors: VERIFY_ERRORS, handler: verifyCode('phone'),
     }),
     route({
@@ -79,7 +81,7 @@ export function portalOtpRoutes(engine: Engine): Route[] {
       summary: 'Send a sign-in code by e-mail', errors: { ...REQUEST_ERRORS, 400: 'email_invalid (or invalid_mac)' }, handler: requestCode('email'),
     }),
     route({
-      ...base, method: 'post', path: '/api/v1/hotspot-portal/email/verify', bodySchema: portalEmailVerify,
+      ...base, method: 'post', path: '/api/v1/hotspot-portal/email/verify', bodySchema: portalEmailVerify, headers: DEVICE_HEADERS,
       summary: 'Sign a device in with a code sent by e-mail', errors: VERIFY_ERRORS, handler: verifyCode('email'),
     }),
   ];

@@ -1,4 +1,4 @@
-import { Errors, type Engine } from '../../engine/index.js';
+import { Errors, deviceType, type DeviceType, type Engine } from '../../engine/index.js';
 import { guestAddress } from '../client-address.js';
 import { route, type Route } from '../router.js';
 import { portalAnswer } from './portal-page.js';
@@ -13,6 +13,8 @@ export function portalRoutes(engine: Engine): Route[] {
     route({
       method: 'post', path: '/api/v1/hotspot-portal/voucher/verify', surface: 'portal', auth: false,
       bodySchema: portalVoucherVerify, querySchema: portalQuery, responseSchema: authorized,
+      // What the browser says it runs on: the reports' device type, nothing else (engine/reports/device-type.ts).
+      headers: DEVICE_HEADERS,
       summary: 'Sign a device in with a voucher code',
       errors: {
         404: 'voucher_not_found {error} or hotspot_not_found', 410: 'voucher_expired {error, expired_at}',
@@ -29,8 +31,17 @@ export function portalRoutes(engine: Engine): Route[] {
         // The socket's peer keys the per-address guessing limit; the body's ip is only recorded.
         return portalAnswer(engine, ctx, hotspotId, (hotspot) => engine.signIn.voucher({
           hotspotId, hotspot, code: body.code, mac: body.mac, ip: guestAddress(body.ip, sourceAddress), source: sourceAddress, ssid: body.ssid ?? '',
+          device: deviceOf(ctx.headers),
         }), true);
       },
     }),
   ];
+}
+
+/** The request headers a sign-in reads for its device type (copied synchronously by the router). */
+export const DEVICE_HEADERS = ['user-agent', 'sec-ch-ua-platform'];
+
+/** The device type a sign-in's browser claims (a statistic only; never trusted for anything else). */
+export function deviceOf(headers: Record<string, string>): DeviceType {
+  return deviceType({ userAgent: headers['user-agent'], platform: headers['sec-ch-ua-platform'] });
 }

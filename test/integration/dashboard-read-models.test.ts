@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { describe, expect } from 'vitest';
-import { AuditLag } from '../../engine/dashboard/audit-lag.js';
-import type { IncidentCounts } from '../../engine/dashboard/overview.js';
-import { DashboardReadModels } from '../../engine/dashboard/read-models.js';
-import type { Sites, SiteSource } from '../../engine/dashboard/site-directory.js';
+import { AuditLag } from '../../engine/audit/audit-lag.js';
+import type { IncidentCounts } from '../../engine/views/overview.js';
+import { DashboardReadModels } from '../../engine/views/read-models.js';
+import type { Sites, SiteSource } from '../../engine/views/site-directory.js';
 import { OUTBOX_GROUP } from '../../engine/redis/keys.js';
 import { ACTIVITY, perSite } from '../../engine/redis/records.js';
 import { keys, storesTest as test } from '../support/fixture.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { describe, expect } from 'vitest';
-import { DecisionRecorder } from '../../engine/dashboard/decision-recorder.js';
+import { DecisionRecorder } from '../../engine/decisions/decision-recorder.js';
 import { activityBuckets, stepOf } from '../../engine/events/activity-keys.js';
 import { DECISIONS_MAXLEN } from '../../engine/events/types.js';
 import { createLogger } from '../../engine/logger.js';
@@ -10,7 +10,7 @@ import { defineScripts } from '../../engine/redis/scripts.js';
 import { MetricsDecisionSink, rejectsOnly, type SignInDecision } from '../../engine/signin/decision-sink.js';
 import { keys, storesTest as test } from '../support/fixture.js';
 
-/** engine/dashboard/decision-recorder.ts against the real Redis: what one flush writes, and a Redis that is away. */
+/** engine/decisions/decision-recorder.ts against the real Redis: what one flush writes, and a Redis that is away. */
 describe('DecisionRecorder', () => {
   const AT = 1_790_000_000_000 - (1_790_000_000_000 % 3_600_000) + 5_000;
   const decision = (tenantId: string, over: Partial<SignInDecision>): SignInDecision =>

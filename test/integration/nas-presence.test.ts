@@ -1,6 +1,6 @@
 import { describe, expect } from 'vitest';
 import { createLogger } from '../../engine/index.js';
-import { NasPresence, PRESENCE_THROTTLE_MS } from '../../engine/dashboard/nas-presence.js';
+import { NasPresence, PRESENCE_THROTTLE_MS } from '../../engine/nas/nas-presence.js';
 import { defineScripts } from '../../engine/redis/scripts.js';
 import type { NasRecord } from '../../engine/sessions/ports.js';
 import { storesTest as test } from '../support/fixture.js';

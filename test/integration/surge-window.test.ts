@@ -2,11 +2,11 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { describe, expect } from 'vitest';
 import type { IncidentThresholds } from '../../engine/config.js';
-import { DecisionRecorder } from '../../engine/dashboard/decision-recorder.js';
-import { IncidentService } from '../../engine/dashboard/incident-service.js';
-import { IncidentWatch } from '../../engine/dashboard/incident-watch.js';
-import { ProviderFailureWindow } from '../../engine/dashboard/provider-failure-window.js';
-import { isSurge, readSurgeWindow } from '../../engine/dashboard/surge-window.js';
+import { DecisionRecorder } from '../../engine/decisions/decision-recorder.js';
+import { IncidentService } from '../../engine/incidents/incident-service.js';
+import { IncidentWatch } from '../../engine/incidents/incident-watch.js';
+import { ProviderFailureWindow } from '../../engine/incidents/provider-failure-window.js';
+import { isSurge, readSurgeWindow } from '../../engine/incidents/surge-window.js';
 import { EventLog } from '../../engine/events/event-log.js';
 import { createLogger } from '../../engine/logger.js';
 import { Metrics } from '../../engine/metrics.js';
@@ -16,7 +16,7 @@ import { TenantService } from '../../engine/tenants/tenant-service.js';
 import { poolTest, storesTest as test } from '../support/fixture.js';
 
 /**
- * The failed-sign-in surge (engine/dashboard/surge-window.ts) driven with a
+ * The failed-sign-in surge (engine/incidents/surge-window.ts) driven with a
  * controlled clock: decisions written by the real recorder (real Redis, the
  * real script) at chosen instants, and the detector run at chosen instants,
  * every 30 s as INCIDENT_WATCH_MS runs it. The defaults of the settings.

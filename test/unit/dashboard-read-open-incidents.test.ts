@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { OPEN_INCIDENTS_CACHE_MS, OpenIncidents } from '../../engine/dashboard/open-incidents.js';
+import { OPEN_INCIDENTS_CACHE_MS, OpenIncidents } from '../../engine/views/open-incidents.js';
 
 /** OpenIncidents: one query per tenant per window, every tenant its own answer, a failed query not kept. */
 describe('open incidents for the dashboard', () => {

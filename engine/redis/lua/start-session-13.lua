@@ -37,6 +37,7 @@
   ARGV[13] daily quota MB (0 none)
   ARGV[14] session quota MB (0 none)
   ARGV[15] bandwidth profile name ('' none)
+  ARGV[16] device type the browser claimed (ios, android, windows, macos, other; '' none): reports only
 
   Returns
     {'ok', session_id, grant_until_ms, replaced_session_id}
@@ -64,5 +65,5 @@ k.known = KEYS[13]
 local replaced = startSession(KEYS[1], KEYS[4], KEYS[5], KEYS[2], k, {
   sid = ARGV[6], hs = ARGV[3], mac = ARGV[2], now = now, untilMs = untilMs, method = ARGV[9], user = ARGV[10], vid = '',
   down = ARGV[11], up = ARGV[12], quota = ARGV[13], squota = ARGV[14], idle = ARGV[8], profile = ARGV[15],
-  ip = ARGV[4], ssid = ARGV[5]})
+  ip = ARGV[4], ssid = ARGV[5], dt = ARGV[16]})
 return {'ok', ARGV[6], tostring(untilMs), replaced}

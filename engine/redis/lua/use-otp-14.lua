@@ -46,7 +46,8 @@
   ARGV[7] SSID ('' when unknown)
   ARGV[8] session id for the new session (sess_...)
   ARGV[9] user name (E.164 phone or e-mail address)
-  ARGV[10...] one group of 9 per method the code may belong to:
+  ARGV[10] device type the browser claimed (ios, android, windows, macos, other; '' none): reports only
+  ARGV[11...] one group of 9 per method the code may belong to:
           channel (sms, msgapp, email), auth method (sms_otp, msgapp_otp, email),
           session minutes (> 0), idle timeout s (0 none), down kbps, up kbps
           (0 unset), daily quota MB, session quota MB (0 none), bandwidth
@@ -96,7 +97,7 @@ if diff ~= 0 then
 end
 
 local g
-for i = 10, #ARGV, 9 do
+for i = 11, #ARGV, 9 do
   if ARGV[i] == v[4] then g = i break end
 end
 if not g then
@@ -119,5 +120,5 @@ k.known = KEYS[14]
 local replaced = startSession(KEYS[2], KEYS[5], KEYS[6], KEYS[3], k, {
   sid = sid, hs = ARGV[5], mac = ARGV[4], now = now, untilMs = untilMs, method = method, user = ARGV[9], vid = '',
   down = ARGV[g + 4], up = ARGV[g + 5], quota = ARGV[g + 6], squota = ARGV[g + 7], idle = ARGV[g + 3], profile = ARGV[g + 8],
-  ip = ARGV[6], ssid = ARGV[7]})
+  ip = ARGV[6], ssid = ARGV[7], dt = ARGV[10]})
 return {'ok', sid, tostring(untilMs), replaced, method, v[5]}

@@ -56,6 +56,7 @@
   ARGV[10] unknown codes allowed per source address in the window (0: no limit)
   ARGV[11] the guessing window, ms
   ARGV[12] how long KEYS[17] lives, ms
+  ARGV[13] device type the browser claimed (ios, android, windows, macos, other; '' none): reports only
 
   Returns
     {'ok', session_id, grant_until_ms, current_uses, max_uses, 1}
@@ -172,7 +173,7 @@ local replaced = startSession(KEYS[3], KEYS[6], KEYS[7], KEYS[4], k, {
   -- Only the voucher sets a session quota. A definition written before
   -- vouchers had one has no `squota` field: none.
   squota = tonumber(v[12]) or 0,
-  idle = ARGV[8], profile = v[10], ip = ARGV[4], ssid = ARGV[5],
+  idle = ARGV[8], profile = v[10], ip = ARGV[4], ssid = ARGV[5], dt = ARGV[13],
   -- The list goes with the session: the NAS's Called-Station-Id is checked against it on every
   -- Access-Request (decide.ts), since the SSID checked above is only what the portal was told.
   ssids = ssids})

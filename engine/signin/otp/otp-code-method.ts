@@ -67,7 +67,7 @@ export class OtpCodeMethod implements SignInMethod<CodeInput, CodeSession, Start
     try {
       r = await this.store.use({
         tenantId: ctx.tenantId, hotspotId: ctx.hotspot.id, identity: input.identity, hash: input.hash, mac: ctx.mac, ip: ctx.ip, ssid: ctx.ssid,
-        sessionId: newId('sess_'), now: ctx.now, terms,
+        sessionId: newId('sess_'), now: ctx.now, terms, device: ctx.device,
       });
     } catch (err) {
       if (err instanceof AppError) throw err;

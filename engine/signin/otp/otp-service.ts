@@ -1,3 +1,4 @@
+import type { DeviceType } from '../../reports/device-type.js';
 import type { Redis } from 'ioredis';
 import { AppError, Errors } from '../../errors.js';
 import type { PortalMethod } from '../../hotspots/portal-settings.js';
@@ -37,6 +38,8 @@ export interface OtpVerifyInput {
   /** The request's source address (a fact). */
   source: string;
   ssid: string;
+  /** The device type the guest's browser claimed (a statistic only). */
+  device?: DeviceType;
   /** The hotspot `hotspotId` names, when the caller resolved it already (the portal sign-in): not looked up again. */
   hotspot?: HotspotRef;
 }
@@ -173,7 +176,7 @@ export class OtpService implements DeliveryReceiver {
     const codeHash = this.hasher.hash(tenantId, v.hotspotId, identity, v.code.trim());
     try {
       const answer = await this.ports.sessions.code({
-        tenantId, hotspotId: v.hotspotId, hotspot: hs, mac, ip: v.ip, source: v.source, ssid: v.ssid, kind: v.kind, username: identity, codeHash,
+        tenantId, hotspotId: v.hotspotId, hotspot: hs, mac, ip: v.ip, source: v.source, ssid: v.ssid, kind: v.kind, username: identity, codeHash, device: v.device,
       });
       this.metrics.inc('otp_verify_total', 'ok');
       return answer;

@@ -51,6 +51,8 @@ export interface CodeUse {
   mac: string; ip: string; ssid: string;
   /** The new session's id (fresh per call). */
   sessionId: string;
+  /** The device type the browser claimed (SignInContext.device). */
+  device?: string;
   now: number;
   /** One group per channel the code may have gone by (a phone code: SMS or messaging app). */
   terms: ChannelTerms[];
@@ -98,9 +100,9 @@ export class OtpStore {
     for (const g of u.terms) {
       terms.push(g.channel, g.method, g.minutes, g.idleSec, g.downKbps, g.upKbps, g.quotaMb, g.sessionQuotaMb, g.profile);
     }
-    const a = await this.redis.useOtpV2(keys.otpCode(t, u.hotspotId, u.identity), keys.grant(t, u.hotspotId, u.mac), keys.outbox(t),
+    const a = await this.redis.useOtpV3(keys.otpCode(t, u.hotspotId, u.identity), keys.grant(t, u.hotspotId, u.mac), keys.outbox(t),
       keys.loaded(t), keys.live(t, u.hotspotId), keys.sessionRef(t, u.sessionId), keys.block(t, u.mac), ...activityKeys(t, u.now), keys.knownDevices(t),
-      u.now, u.hash, MAX_TRIES, u.mac, u.hotspotId, u.ip, u.ssid, u.sessionId, u.identity, ...terms);
+      u.now, u.hash, MAX_TRIES, u.mac, u.hotspotId, u.ip, u.ssid, u.sessionId, u.identity, u.device ?? '', ...terms);
     switch (a[0]) {
       case 'ok':
         return { kind: 'started', sessionId: String(a[1]), untilMs: Number(a[2]), replaced: String(a[3] ?? ''), method: String(a[4]) as OtpMethod,

@@ -1,3 +1,4 @@
+import type { DeviceType } from '../../reports/device-type.js';
 import type { HotspotRef } from '../../hotspots/hotspot-service.js';
 
 /** The guest the OTP verify route proved, handed to the session start. */
@@ -26,6 +27,8 @@ export interface CodeClaim {
   ssid: string;
   kind: 'phone' | 'email';
   username: string;
+  /** The device type the guest's browser claimed (SignInRequest.device). */
+  device?: DeviceType;
   /** OtpHasher's keyed hash of the code as presented. */
   codeHash: string;
   /** The hotspot, as the verify resolved it (SignInRequest.hotspot): not looked up again. */

@@ -206,7 +206,7 @@ export class SponsorService {
     }));
   }
 
-  /** The requests waiting for their sponsor: the dashboard's JIT approvals (engine/dashboard/jit-approvals.ts). */
+  /** The requests waiting for their sponsor: the dashboard's JIT approvals (engine/views/jit-approvals.ts). */
   async pending(tenantId: string): Promise<{ id: string; site_id: string; guest: string; sponsor: string; requested_at: string; expires_at: string }[]> {
     return (await this.d.store.recent(tenantId, this.d.now(), 1000)).filter((r) => r.status === 'pending').map((r) => ({
       id: r.id, site_id: r.hotspotId, guest: r.guest, sponsor: r.sponsor, requested_at: iso(r.at), expires_at: iso(r.exp),

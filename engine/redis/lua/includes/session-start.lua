@@ -10,7 +10,8 @@
        known devices hash {t:T}:kdev (MAC -> first seen, ms)
     s: sid, hs, mac, now (ms, number), untilMs (number), method, user, vid
        ('' none), down, up, quota, squota, idle, profile, ip, ssid, and
-       ssids (the voucher's SSID list, newline separated; nil or '': any)
+       ssids (the voucher's SSID list, newline separated; nil or '': any),
+       dt (the device type the browser claimed; nil or '': none, stored as other)
     Writes the grant, the live set entry, the session ref and the
     session_start record, emits device.new when the tenant has never seen
     the MAC and then session.start, and counts the start (starts,
@@ -48,7 +49,9 @@ local function startSession(grantKey, liveKey, refKey, outboxKey, k, s)
 
   rcall('XADD', outboxKey, '*', 'type', 'session_start', 'rec', cjson.encode({
     type = 'session_start', sid = s.sid, hs = s.hs, mac = s.mac, ip = s.ip, ssid = s.ssid,
-    at = tostring(s.now), ['until'] = tostring(s.untilMs), user = s.user, method = s.method, vid = s.vid}))
+    at = tostring(s.now), ['until'] = tostring(s.untilMs), user = s.user, method = s.method, vid = s.vid,
+    -- Left out when unknown (RADIUS, sponsor): stored as NULL, counted as other.
+    dt = (s.dt ~= '' and s.dt) or nil}))
   -- device.new: HSETNX creates the field once, whichever of any number of concurrent starts of the
   -- same MAC (any method, any engine process) runs first, as Redis runs scripts one at a time; the
   -- rest find it. One command per sign-in; the event only for a new device.

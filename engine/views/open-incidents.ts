@@ -1,5 +1,5 @@
 import type { IncidentCounts } from './overview.js';
-import { TenantCache } from './tenant-cache.js';
+import { TenantCache } from '../util/tenant-cache.js';
 
 /** What OpenIncidents reads: the site (or null) of every open incident of a tenant (IncidentService.openSiteIds). */
 export interface OpenIncidentSource {

@@ -7,7 +7,7 @@ import type { Pool } from '../store/postgres.js';
 export const INCIDENT_STATES = ['pending', 'triaging', 'acknowledged', 'resolved'] as const;
 export type IncidentState = (typeof INCIDENT_STATES)[number];
 
-/** What the engine watches for (engine/dashboard/incident-watch.ts). */
+/** What the engine watches for (engine/incidents/incident-watch.ts). */
 export const INCIDENT_KINDS = [
   'nas_silent', 'signin_failure_surge', 'error_rate_spike', 'audit_anchor_lag', 'audit_dead_letters', 'tsa_failure', 'otp_provider_failing',
   'signin_guessing',

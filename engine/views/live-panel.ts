@@ -3,7 +3,7 @@ import { keys } from '../redis/keys.js';
 import { ACTIVITY } from '../redis/records.js';
 import { activityWindow, bucketStart, MINUTE_MS, readWindow } from './activity-reader.js';
 import { LIVE_PAGE_DEFAULT, readLiveSessionPage, type LiveSessionPage } from './live-session-list.js';
-import { ReadBatch } from './read-batch.js';
+import { ReadBatch } from '../redis/read-batch.js';
 import { readLiveCounts, type SiteSource } from './site-directory.js';
 
 /** `GET sessions/active`: the console's live panel (docs/dashboard-api.md). */

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { defineScripts } from '../redis/scripts.js';
+import { defineScripts } from './scripts.js';
 
 /** A reply read after ReadBatch.run(): call it only once the batch ran. */
 export type Slot<T> = () => T;

@@ -7,7 +7,7 @@ import { ACTIVITY } from '../redis/records.js';
 import type { Pool } from '../store/postgres.js';
 import { DASHBOARD_MODULES, type Tenant } from '../tenants/tenant-service.js';
 import type { IncidentKind, IncidentService } from './incident-service.js';
-import { AuditLag } from './audit-lag.js';
+import { AuditLag } from '../audit/audit-lag.js';
 import type { ProviderFailureWindow } from './provider-failure-window.js';
 import { isSurge, readSurgeWindow } from './surge-window.js';
 

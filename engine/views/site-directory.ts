@@ -1,8 +1,8 @@
 import type { HotspotService } from '../hotspots/hotspot-service.js';
 import { keys } from '../redis/keys.js';
 import type { Pool } from '../store/postgres.js';
-import type { ReadBatch, Slot } from './read-batch.js';
-import { TenantCache } from './tenant-cache.js';
+import type { ReadBatch, Slot } from '../redis/read-batch.js';
+import { TenantCache } from '../util/tenant-cache.js';
 
 /** A tenant's sites (hotspots) and NAS clients, as the read models need them. */
 export interface Sites {

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { Errors } from '../errors.js';
 import { keys } from '../redis/keys.js';
-import { parsePorts, type NasPortRecord } from './nas-presence.js';
+import { parsePorts, type NasPortRecord } from '../nas/nas-presence.js';
 import { nasLabel, type Sites, type SiteSource } from './site-directory.js';
 
 /** A NAS client as the dashboard's `switches` shows it. */

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { keys } from '../redis/keys.js';
 import { ACTIVITY, perStep } from '../redis/records.js';
-import { ensureReadScript, ReadBatch } from './read-batch.js';
+import { ensureReadScript, ReadBatch } from '../redis/read-batch.js';
 
 const STEP_MS = 10_000;
 const STEPS_PER_MINUTE = 6;

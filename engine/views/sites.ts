@@ -4,7 +4,7 @@ import { ACTIVITY, perSite } from '../redis/records.js';
 import { activityWindow, bucketStart, readWindow } from './activity-reader.js';
 import { liveCounts } from './live-panel.js';
 import type { IncidentCounts } from './overview.js';
-import { ReadBatch } from './read-batch.js';
+import { ReadBatch } from '../redis/read-batch.js';
 import { readLiveCounts, readNasOnline, type SiteSource } from './site-directory.js';
 
 export type SiteHealth = 'ok' | 'degraded' | 'down';

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
-import { AuditLag } from './audit-lag.js';
+import { AuditLag } from '../audit/audit-lag.js';
 import { LivePanelModel, type LivePanel } from './live-panel.js';
-import { ensureReadScript } from './read-batch.js';
+import { ensureReadScript } from '../redis/read-batch.js';
 import { OverviewModel, type IncidentCounts, type KpisExtra, type Overview } from './overview.js';
 import { NAS_ONLINE_MS, type SiteSource } from './site-directory.js';
 import { SitesModel, type SiteMetrics, type SiteSummary } from './sites.js';

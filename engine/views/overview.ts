@@ -2,11 +2,11 @@ import type { Redis } from 'ioredis';
 import { keys } from '../redis/keys.js';
 import { ACTIVITY } from '../redis/records.js';
 import { activityWindow, percent, readDecisions1m, readWindow } from './activity-reader.js';
-import { lagMinutesOf, type AuditLag } from './audit-lag.js';
-import { ReadBatch } from './read-batch.js';
+import { lagMinutesOf, type AuditLag } from '../audit/audit-lag.js';
+import { ReadBatch } from '../redis/read-batch.js';
 import { readLiveCounts, readNasOnline, type SiteSource } from './site-directory.js';
 
-/** `GET dashboard/overview` (docs/dashboard-api.md). */
+/** `GET engine/views/overview` (docs/dashboard-api.md). */
 export interface Overview {
   active_sessions: number;
   decisions_1m: number;
@@ -33,7 +33,7 @@ export interface KpisExtra {
   generated_at: string;
 }
 
-/** What the incidents service tells the read models (engine/dashboard/ incidents, built beside them). */
+/** What the incidents service tells the read models (engine/incidents/). */
 export interface IncidentCounts {
   /** Incidents of the tenant in an open state (pending, triaging, acknowledged). */
   openIncidents(tenantId: string): Promise<number>;

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from '../logger.js';
 import { keys } from '../redis/keys.js';
-import type { NasPortFields, NasPresencePort } from '../nas/radius-gateway.js';
+import type { NasPortFields, NasPresencePort } from './radius-gateway.js';
 import type { NasRecord } from '../sessions/ports.js';
 
 /** At most one write per NAS (and per port) per this long, per process: a busy NAS sends hundreds of packets a second. */

@@ -1,5 +1,5 @@
 import { keys } from '../redis/keys.js';
-import type { ReadBatch, Slot } from './read-batch.js';
+import type { ReadBatch, Slot } from '../redis/read-batch.js';
 
 export const STEP_MS = 10_000;
 export const MINUTE_MS = 60_000;

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { keys, OUTBOX_GROUP } from '../redis/keys.js';
-import { ensureReadScript, ReadBatch, type Slot, type StreamBacklog } from './read-batch.js';
+import { ensureReadScript, ReadBatch, type Slot, type StreamBacklog } from '../redis/read-batch.js';
 
 /** The ms part of a stream id ("<ms>-<seq>"). */
 const idMs = (id: string): number => Number(id.split('-')[0]);
