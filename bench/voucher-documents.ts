@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { createReadStream, createWriteStream, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -11,8 +12,13 @@ import { localStack, say, spawnReady, Teardown, withCpu, type CpuUse } from './b
 
 /**
  * Scenario: voucher documents (issue 20). One part per document kind, each
- * against a floor in the same run; PARTS names the parts run (the PDF part
- * is added beside `importPart`).
+ * against a floor in the same run; BENCH_PARTS names the parts run
+ * (default `import,pdf`).
+ *
+ * pdf: bench/voucher-pdf.ts in a process of its own (its own service and
+ * stores): 1,000 vouchers to an A4 PDF through the service against pdfkit
+ * drawing the same sheets in a bare script; target 0.7. Its summary line is
+ * carried into this one.
  *
  * import: a CSV file of BENCH_ROWS (100,000) vouchers through the real
  * service's HTTP import (POST /v1/vouchers/import, streamed from disk),
@@ -30,7 +36,7 @@ import { localStack, say, spawnReady, Teardown, withCpu, type CpuUse } from './b
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000);
 const BIG_ROWS = Number(process.env.BENCH_BIG_ROWS ?? 1_000_000);
-const PARTS = (process.env.BENCH_PARTS ?? 'import').split(',');
+const PARTS = (process.env.BENCH_PARTS ?? 'import,pdf').split(',');
 const TARGET_RATIO = 0.5;
 const DEADLINE_MS = 240_000 + BIG_ROWS / 10;
 const undo = new Teardown();
@@ -184,6 +190,13 @@ async function main(): Promise<number> {
       ok &&= f.ratio >= TARGET_RATIO;
       out.push(`import ${f.rows} rows: ${Math.round(f.importRps)} rows/s vs floor ${Math.round(f.floorRps)} rows/s = ${f.ratio.toFixed(2)} (target >= ${TARGET_RATIO}); ` +
         `RSS growth ${f.rssGrowthMiB.toFixed(0)} MiB at ${f.rows}` + (f.bigRows ? `, ${f.bigRssGrowthMiB.toFixed(0)} MiB at ${f.bigRows} (${Math.round(f.bigImportRps)} rows/s)` : ''));
+    }
+    if (PARTS.includes('pdf')) {
+      const pdf = spawnSync(process.execPath, [projectPath('dist', 'bench', 'voucher-pdf.js')], { env: process.env, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+      const line = pdf.stdout.trim().split('\n').at(-1) ?? '';
+      if (pdf.status === 1 || !line) throw new Error(`the pdf part failed (exit ${pdf.status})`);
+      ok &&= pdf.status === 0;
+      out.push(line.replace(/^voucher-pdf: /, 'pdf: '));
     }
     process.stdout.write(`voucher-documents: ${out.join(' | ')} ${ok ? 'PASS' : 'FAIL'}\n`);
     return ok ? 0 : 2;
