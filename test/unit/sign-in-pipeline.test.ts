@@ -49,7 +49,7 @@ describe('SignInPipeline', () => {
   it('an accept: the method sees the canonical MAC and the hotspot, the actor is woken, the decision recorded', async () => {
     const s = setup([{ kind: 'started', session: session() }]);
     expect(await s.run()).toBe('sess_1 02:AA:00:00:00:01 https://example.com/');
-    expect(s.seen[0]).toEqual({ hotspot, tenantId: 'tn_1', mac: '02:AA:00:00:00:01', ip: '10.0.0.1', ssid: 'Guest', source: '', viaNas: false, now: 42 });
+    expect(s.seen[0]).toEqual({ hotspot, tenantId: 'tn_1', mac: '02:AA:00:00:00:01', ip: '10.0.0.1', ssid: 'Guest', source: '', viaNas: false, now: 42, device: 'other' });
     expect(s.actorCalls).toEqual([['wake', 'tn_1', 'hs_1', 'Europe/Istanbul']]);
     expect(s.decisions).toEqual([{ tenantId: 'tn_1', hotspotId: 'hs_1', method: 'sms_otp', outcome: 'accept', reason: '', at: 42, mac: '02:AA:00:00:00:01' }]);
   });
