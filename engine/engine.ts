@@ -209,7 +209,7 @@ export class Engine {
     this.blocks = new BlockService(this.pool, this.redis, now);
     this.bandwidthProfiles = new BandwidthProfileService(this.pool);
     this.vouchers = new VoucherService(this.pool, this.redis, now, this.bandwidthProfiles, new VoucherLoader(this.pool, this.redis, this.blocks));
-    this.voucherImport = new VoucherImport(this.pool, this.redis, this.bandwidthProfiles);
+    this.voucherImport = new VoucherImport(this.pool, this.redis, this.bandwidthProfiles, undefined, now);
     // Every URL a tenant names is checked at save and at every connection (engine/net/outbound-target.ts).
     const outbound = new OutboundPolicy({ allowPrivate: config.allowPrivateTargets });
     this.outboundHttp = new OutboundHttp({ outbound });
