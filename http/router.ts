@@ -1,4 +1,4 @@
-import { AppError, Errors, type Config, type Engine, type Logger, type OperatorEvent, type PendingChange, type PlatformPrincipal, type Principal } from '../engine/index.js';
+import { AppError, Errors, INTENT_REFRESH_MS, type Config, type Engine, type Logger, type OperatorEvent, type PendingChange, type PlatformPrincipal, type Principal } from '../engine/index.js';
 import { errorReply, send, sendStream, type Exchange, type Reply } from './respond.js';
 import { BodyStream } from './body-stream.js';
 import { redactor } from './audit-redaction.js';
@@ -314,6 +314,9 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
           // Audited, or not made: the change's intent is in Redis before the change (docs/audit-chain.md).
           const pending = route.audit ? await beginChange(engine, principal, auditRoute, params) : null;
           let answer: Answer<unknown>;
+          // A streamed body may take longer than an intent stays fresh: it is refreshed while the handler runs.
+          const alive = pending && bodyStream ? setInterval(() => void pending.refresh().catch(() => undefined), INTENT_REFRESH_MS) : null;
+          alive?.unref();
           try {
             answer = await route.handler(ctx);
           } catch (err) {
@@ -326,6 +329,8 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
               await pending?.withdraw().catch((e: unknown) => log.warn({ err: (e as Error).message }, 'audit intent not withdrawn; it will be recorded as unconfirmed'));
             }
             throw err;
+          } finally {
+            if (alive) clearInterval(alive);
           }
           // Not counted in `traffic` from here: a stream ends when its client goes, not with a request's work.
           // Its peer's place is held until then (the stream calls ex.release).
