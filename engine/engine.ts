@@ -209,7 +209,7 @@ export class Engine {
     this.blocks = new BlockService(this.pool, this.redis, now);
     this.bandwidthProfiles = new BandwidthProfileService(this.pool);
     this.vouchers = new VoucherService(this.pool, this.redis, now, this.bandwidthProfiles, new VoucherLoader(this.pool, this.redis, this.blocks));
-    this.voucherImport = new VoucherImport(this.pool, this.redis, this.bandwidthProfiles);
+    this.voucherImport = new VoucherImport(this.pool, this.redis, this.bandwidthProfiles, undefined, now);
     // Every URL a tenant names is checked at save and at every connection (engine/net/outbound-target.ts).
     const outbound = new OutboundPolicy({ allowPrivate: config.allowPrivateTargets });
     this.outboundHttp = new OutboundHttp({ outbound });
@@ -302,7 +302,7 @@ export class Engine {
     const pmsMethod = new PmsMethod(this.redis, pmsGuests, (hs) => pmsLinks.linkOf(hs), this.signInSettings, new SettingsTerms(this.signInSettings),
       { sessionMinutes: config.defaultSessionMinutes, idleSec: config.defaultIdleTimeoutSec }, config.pms.staleAfterMs, endForPms, this.metrics);
     this.pms = new PmsService(pmsLinkStore, pmsGuests, pmsLinks, pmsMethod, this.signIn, config.pms.staleAfterMs, now);
-    this.reports = new ReportService(this.pool);
+    this.reports = new ReportService(this.pool, now);
     this.portal = new PortalState(this.redis, this.hotspots, now);
     this.portalSignIn = new PortalSignIn(this.hotspots, this.uamCredentials, this.portal, log.child({ component: 'portal' }));
     // Sponsor approval: the e-mail goes through the tenant's e-mail sender; approval starts the session through the pipeline.

@@ -97,7 +97,11 @@ export const Errors = {
   ]),
   CSV_MEDIA_TYPE: def(() => ['unsupported_media_type', 415, 'Send the file as text/csv, or as multipart/form-data with the file in the field "file"']),
   CSV_FILE_MISSING: def(() => ['validation_failed', 400, 'The multipart body has no file in the field "file"', { details: [{ field: 'file', message: 'required' }] }]),
-  VOUCHER_IMPORT_INTERRUPTED: def(() => ['voucher_import_interrupted', 503, 'The voucher store failed part-way through the import; the rows counted in `imported` work, the rest were not imported']),
+  CSV_RECORD_UNREADABLE: def((line: number, max: number) => [
+    'csv_record_unreadable', 400, `The record starting at line ${line} is longer than ${max} characters or its quoted field never closes (an unterminated quote?); `
+      + 'nothing from it on was imported (nor anything else beyond the rows counted in `imported`, if any)', { line },
+  ]),
+  VOUCHER_IMPORT_INTERRUPTED: def(() => ['voucher_import_interrupted', 503, 'The voucher store failed part-way through the import; the rows counted in `imported` are stored, the rest were not imported']),
   UNKNOWN_BANDWIDTH_PROFILE: def((name: string) => ['unknown_bandwidth_profile', 400, `No bandwidth profile named ${name}`]),
   TENANT_NOT_FOUND: def(() => ['tenant_not_found', 404, 'No such tenant']),
   /** The dashboard's records (an incident, a NAS): another tenant's are as unknown as ones that never existed. */

@@ -39,6 +39,7 @@ export { threadIndex } from './sessions/actor-pool.js';
 export { GENESIS, canonical, link, ChainVerifier, type ChainFields, type StoredLink, type ChainBreak } from './audit/chain.js';
 export { runRetention, retentionCutoff, RETENTION_DAYS } from './audit/retention.js';
 export type { OperatorEvent, PendingChange, ChangeIntent } from './audit/audit-log.js';
+export { INTENT_REFRESH_MS } from './audit/audit-log.js';
 export type { ChainRecord, VerifyResult } from './audit/audit-service.js';
 export { EvidencePackService, type EvidencePackDownload } from './compliance/evidence-pack-service.js';
 export { MAX_SHEET_IDS, MAX_SHEET_MESSAGE, MAX_SHEET_VOUCHERS, VoucherSheetService, type SheetDownload, type SheetRequest } from './vouchers/voucher-sheet-service.js';

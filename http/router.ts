@@ -1,4 +1,4 @@
-import { AppError, Errors, type Config, type Engine, type Logger, type OperatorEvent, type PendingChange, type PlatformPrincipal, type Principal } from '../engine/index.js';
+import { AppError, Errors, INTENT_REFRESH_MS, type Config, type Engine, type Logger, type OperatorEvent, type PendingChange, type PlatformPrincipal, type Principal } from '../engine/index.js';
 import { errorReply, send, sendStream, type Exchange, type Reply } from './respond.js';
 import { BodyStream } from './body-stream.js';
 import { redactor } from './audit-redaction.js';
@@ -97,6 +97,11 @@ export interface Route<B = unknown, Q = unknown, R = unknown> {
   handler(ctx: RouteContext<B, Q>): Promise<Answer<R>> | Answer<R>;
   /** For operator changes: the audit-chain event a successful call records (administrator actions are audited); `out` is the success body. */
   audit?(ctx: RouteContext<B, Q>, out: R): AuditNote | null;
+  /**
+   * For a change that can fail part-way with some of it made (an import): the audit note of what was made,
+   * read from the error's fields; null (or absent) withdraws the intent as for any failure.
+   */
+  auditOnError?(ctx: RouteContext<B, Q>, err: AppError): AuditNote | null;
 }
 
 /**
@@ -125,8 +130,10 @@ export interface AuditNote {
  * reads a note, so no route's audit function can leak a secret into the chain.
  * Built once per route at mount.
  */
-export function auditNoteOf(route: Route): (ctx: RouteContext, out: unknown) => AuditNote | null {
-  const audit = route.audit?.bind(route);
+export function auditNoteOf(route: Route, onError = false): (ctx: RouteContext, out: unknown) => AuditNote | null {
+  const audit = onError
+    ? route.auditOnError && ((ctx: RouteContext, err: unknown) => (err instanceof AppError ? route.auditOnError!(ctx, err) : null))
+    : route.audit?.bind(route);
   if (!audit) return () => null;
   const redact = redactor(route.bodySchema?.schema);
   return (ctx, out) => {
@@ -213,6 +220,7 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
     const auditRoute = `${route.method === 'del' ? 'DELETE' : route.method.toUpperCase()} ${route.path}`;
     const modules = route.module === undefined ? null : typeof route.module === 'string' ? [route.module] : route.module;
     const auditNote = auditNoteOf(route);
+    const auditErrorNote = auditNoteOf(route, true);
     const streamLimit = route.streamBody?.limit(engine.config);
 
     app[route.method](route.path, (res: HttpResponse, req) => {
@@ -306,11 +314,23 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
           // Audited, or not made: the change's intent is in Redis before the change (docs/audit-chain.md).
           const pending = route.audit ? await beginChange(engine, principal, auditRoute, params) : null;
           let answer: Answer<unknown>;
+          // A streamed body may take longer than an intent stays fresh: it is refreshed while the handler runs.
+          const alive = pending && bodyStream ? setInterval(() => void pending.refresh().catch(() => undefined), INTENT_REFRESH_MS) : null;
+          alive?.unref();
           try {
             answer = await route.handler(ctx);
           } catch (err) {
-            await pending?.withdraw().catch((e: unknown) => log.warn({ err: (e as Error).message }, 'audit intent not withdrawn; it will be recorded as unconfirmed'));
+            // Part of the change made before the failure (auditOnError): it is recorded, not withdrawn.
+            const made = pending ? auditErrorNote(ctx, err) : null;
+            if (made) {
+              await pending!.commit(made.event, made.details, made.subject)
+                .catch((e: unknown) => log.warn({ err: (e as Error).message, route: auditRoute }, 'audit record not committed; its intent stands for it'));
+            } else {
+              await pending?.withdraw().catch((e: unknown) => log.warn({ err: (e as Error).message }, 'audit intent not withdrawn; it will be recorded as unconfirmed'));
+            }
             throw err;
+          } finally {
+            if (alive) clearInterval(alive);
           }
           // Not counted in `traffic` from here: a stream ends when its client goes, not with a request's work.
           // Its peer's place is held until then (the stream calls ex.release).

@@ -30,6 +30,8 @@ export interface PendingChange {
   commit(event: OperatorEvent, details: Record<string, unknown>, subject?: { hotspot_id?: string; mac?: string }): Promise<void>;
   /** The change was not made: the intent goes, and no record. */
   withdraw(): Promise<void>;
+  /** The request is still at work (a long upload): the intent is not stale yet. Only while it is still stored. */
+  refresh(): Promise<void>;
 }
 
 /**
@@ -39,8 +41,13 @@ export interface PendingChange {
  */
 const STALE_MS = 5 * 60_000;
 
+/** How often a long request refreshes its intent (http/router.ts, streamed bodies): well within STALE_MS. */
+export const INTENT_REFRESH_MS = 60_000;
+
 interface StoredIntent extends ChangeIntent {
   at: number;
+  /** When its request last said it was still at work (refresh); stale counts from here. */
+  seen?: number;
 }
 
 /**
@@ -66,7 +73,8 @@ export class AuditLog {
     const rid = newId('op_');
     const at = this.now();
     const stored: StoredIntent = { at, ...intent };
-    await this.redis.hset(keys.auditIntents(tenantId), rid, JSON.stringify(stored));
+    let text = JSON.stringify(stored);
+    await this.redis.hset(keys.auditIntents(tenantId), rid, text);
     // Intents left by a request that never ended become records now, before this change is made
     // (and within a minute in any case: AuditIntentSweep).
     await this.recoverStale(tenantId, at);
@@ -77,6 +85,10 @@ export class AuditLog {
       },
       withdraw: async () => {
         await this.redis.hdel(keys.auditIntents(tenantId), rid);
+      },
+      refresh: async () => {
+        const next = JSON.stringify({ ...stored, seen: this.now() });
+        if (await this.redis.refreshIntentV1(keys.auditIntents(tenantId), rid, text, next) === 1) text = next;
       },
     };
   }
@@ -93,7 +105,7 @@ export class AuditLog {
       } catch {
         i = { at: 0, by: '', route: '', params: [] };
       }
-      if (i.at >= before) continue;
+      if ((i.seen ?? i.at) >= before) continue;
       const details = { route: i.route, params: i.params, requested_at: new Date(i.at).toISOString() };
       recovered += await this.redis.commitAuditV1(keys.outbox(tenantId), keys.auditIntents(tenantId), rid, '1', 'operator_change_unconfirmed',
         String(i.at), i.by, '', '', JSON.stringify(details));

@@ -33,6 +33,8 @@ const SCRIPTS = [
   { file: 'remove-voucher-2.lua', name: 'removeVoucherV1', numberOfKeys: 2 },
   // Operator audit records (engine/audit/audit-log.ts): the record queued and its intent cleared in one step.
   { file: 'commit-audit-2.lua', name: 'commitAuditV1', numberOfKeys: 2 },
+  // A long request's intent kept fresh while it runs, only while it is still the one stored.
+  { file: 'refresh-intent-1.lua', name: 'refreshIntentV1', numberOfKeys: 1 },
   // V2: totals per Acct-Session-Id, the status as ARGV[8], and whether the id is the session's current one.
   // V3: byte deltas counted into the activity buckets, the live-per-AP hash moved (three more KEYS).
   // V4: the deltas returned for the caller to count (engine/events/activity-tally.ts), the buckets' KEYS gone.
@@ -123,6 +125,7 @@ declare module 'ioredis' {
       rid: string, mustHold: '0' | '1', event: string, at: string, by: string, hotspotId: string, mac: string, details: string,
       callback?: Callback<number>,
     ): Result<number, Context>;
+    refreshIntentV1(intentsKey: string, rid: string, before: string, after: string, callback?: Callback<number>): Result<number, Context>;
     accountSessionV4(
       grantKey: string, dailyKey: string, liveByApKey: string,
       now: Arg, acctSessionId: string, inOctets: Arg, outOctets: Arg, ip: string, ap: string, signal: string,

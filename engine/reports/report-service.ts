@@ -1,4 +1,5 @@
 import { to as copyTo } from 'pg-copy-streams';
+import { retentionCutoff } from '../audit/retention-cutoff.js';
 import { Errors } from '../errors.js';
 import type { Pool, PoolClient } from '../store/postgres.js';
 import { rebuildRollups } from '../store/report-rollups.js';
@@ -59,6 +60,14 @@ export function monthSplit(from: string, to: string): { months: string[]; edges:
 /** Days a rebuild recomputes per transaction. */
 const REBUILD_CHUNK_DAYS = 31;
 
+/**
+ * Session report downloads at once in this process. Each holds a Postgres
+ * connection of the main pool for as long as its client reads (a cursor's
+ * transaction, or a COPY), so slow readers must not take the pool from
+ * every tenant's sign-ins: beyond this, 503 service_unavailable.
+ */
+export const MAX_CONCURRENT_REPORTS = 4;
+
 /** A calendar date `n` days after `day` (YYYY-MM-DD). */
 function addDays(day: string, n: number): string {
   return new Date(Date.parse(`${day}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
@@ -86,7 +95,25 @@ interface Grouped {
  * venue). A session counts on the day and hour it started.
  */
 export class ReportService {
-  constructor(private readonly pool: Pool) {}
+  /** Session report downloads running now (MAX_CONCURRENT_REPORTS). */
+  private running = 0;
+
+  constructor(private readonly pool: Pool, private readonly now: () => number = Date.now) {}
+
+  /**
+   * A download's chunks, holding one of MAX_CONCURRENT_REPORTS places from its
+   * first `next()` (which throws service_unavailable when none is free, before
+   * any byte, so the answer is a 503) to its end or its client's leaving.
+   */
+  private async *limited(download: () => AsyncGenerator<Buffer>): AsyncGenerator<Buffer> {
+    if (this.running >= MAX_CONCURRENT_REPORTS) throw Errors.SERVICE_UNAVAILABLE(`The session report (at most ${MAX_CONCURRENT_REPORTS} downloads at once)`);
+    this.running++;
+    try {
+      yield* download();
+    } finally {
+      this.running--;
+    }
+  }
 
   /** The spec's analytics, over the rollups. */
   async analytics(tenantId: string, q: ReportQuery): Promise<Analytics> {
@@ -160,7 +187,7 @@ export class ReportService {
   async sessionsJson(tenantId: string, q: ReportQuery): Promise<AsyncIterable<Buffer>> {
     const range = reportRange(q.from, q.to);
     const hs = await this.hotspotOf(tenantId, q.hotspotId);
-    return jsonReport(this.pool, tenantId, range, hs);
+    return this.limited(() => jsonReport(this.pool, tenantId, range, hs));
   }
 
   /**
@@ -172,12 +199,13 @@ export class ReportService {
   async sessionsCsv(tenantId: string, q: ReportQuery): Promise<{ range: ReportRange; stream: AsyncIterable<Buffer> }> {
     const range = reportRange(q.from, q.to);
     const hs = await this.hotspotOf(tenantId, q.hotspotId);
-    return { range, stream: csvReport(this.pool, tenantId, range, hs) };
+    return { range, stream: this.limited(() => csvReport(this.pool, tenantId, range, hs)) };
   }
 
   /**
    * Recomputes a tenant's rollups from the raw rows (`cli reports rebuild`)
-   * for local days from..to (default: every day the tenant has sessions);
+   * for local days from..to (default: every day the tenant has sessions
+   * after the retention cutoff: see below);
    * returns the sessions counted. A month at a time, each in a transaction
    * of its own: the report tables are locked while one runs (the sink's
    * rollup writes wait), so the wait stays a month's worth, not a year's.
@@ -186,9 +214,13 @@ export class ReportService {
     let f = from;
     let t = to;
     if (f === undefined || t === undefined) {
+      // By default never a day that holds rows past retention: their MACs are `expired`, so a rebuilt device
+      // sketch would count one device for the whole day, overwriting the count kept while the MACs were there.
+      // The first local day with no such row, in any zone (-12..+14 h), is the day after the UTC cutoff.
+      const safe = addDays(retentionCutoff(this.now()), 1);
       const { rows } = await this.pool.query<{ first: string | null; last: string | null }>(
-        `SELECT ((min(started_at) AT TIME ZONE 'UTC')::date - 1)::text AS first, ((max(started_at) AT TIME ZONE 'UTC')::date + 1)::text AS last
-         FROM sessions WHERE tenant_id = $1`, [tenantId]);
+        `SELECT greatest((min(started_at) AT TIME ZONE 'UTC')::date - 1, $2::date)::text AS first, ((max(started_at) AT TIME ZONE 'UTC')::date + 1)::text AS last
+         FROM sessions WHERE tenant_id = $1 AND started_at >= $2::date - 1`, [tenantId, safe]);
       if (!rows[0]?.first) return 0;
       f ??= String(rows[0].first);
       t ??= String(rows[0].last);
@@ -256,8 +288,8 @@ async function* csvReport(pool: Pool, tenantId: string, range: ReportRange, hs: 
   const c: PoolClient = await pool.connect();
   let done = false;
   const lit = (v: string): string => c.escapeLiteral(v);
-  const select = hs === null ? reportSelect(lit(tenantId), lit(range.from), lit(range.to), 'NULL', false)
-    : reportSelect(lit(tenantId), lit(range.from), lit(range.to), lit(hs), true);
+  const select = hs === null ? reportSelect(lit(tenantId), lit(range.from), lit(range.to), 'NULL', false, true)
+    : reportSelect(lit(tenantId), lit(range.from), lit(range.to), lit(hs), true, true);
   const stream = c.query(copyTo(`COPY (${select}) TO STDOUT WITH (FORMAT csv, HEADER)`));
   try {
     for await (const chunk of stream) yield chunk as Buffer;

@@ -21,14 +21,15 @@ export interface SessionReportRow {
 /** Rows a cursor fetch brings: memory per report stays about this many rows. */
 const PAGE_ROWS = 2_000;
 
-/** Text a spreadsheet would run as a formula gets a leading ' (as csvCell does; engine/util/csv-cell.ts); a signed number stays. */
+/** Text a spreadsheet would run as a formula gets a leading ' (as csvCell does; engine/util/csv-cell.ts); a signed number stays. CSV only: JSON is no spreadsheet. */
 // The first character by a plain comparison, the regular expression only for the rare cell that opens with one of them.
 const SAFE = (col: string): string =>
   `CASE WHEN left(${col}, 1) IN ('=', '+', '-', '@', E'\\t', E'\\r') AND ${col} !~ '^[+-][0-9]+([.][0-9]+)?$' THEN '''' || ${col} ELSE ${col} END`;
 const UTC_ISO = (col: string): string => `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /**
- * The session report's SELECT, its columns those of SessionReportRow: the
+ * The session report's SELECT, its columns those of SessionReportRow (`csv`:
+ * cells a spreadsheet would run as formulas are prefixed): the
  * sessions whose START falls on a local day from..to of their hotspot. The
  * four arguments are SQL expressions: parameters ($1..) for a cursor,
  * literals for COPY (which takes no parameters).
@@ -39,8 +40,10 @@ const UTC_ISO = (col: string): string => `to_char(${col} AT TIME ZONE 'UTC', 'YY
  * and a half wider on each side (zones span -12..+14 h) bounds the scan, and
  * each row's local day is checked in its hotspot's zone.
  */
-export function reportSelect(tenant: string, from: string, to: string, hs: string, oneHotspot: boolean): string {
-  const columns = `'ses_' || substr(s.id, 6) AS session_id, s.hotspot_id, ${SAFE('s.ssid')} AS ssid, s.mac, s.auth_method,
+export function reportSelect(tenant: string, from: string, to: string, hs: string, oneHotspot: boolean, csv: boolean): string {
+  // A row under a legal hold is a subject's who asked for erasure: kept for the law, not shown (the MAC reads `erased`).
+  const columns = `'ses_' || substr(s.id, 6) AS session_id, s.hotspot_id, ${csv ? SAFE('s.ssid') : 's.ssid'} AS ssid,
+      CASE WHEN s.legal_hold IS NULL THEN s.mac ELSE 'erased' END AS mac, s.auth_method,
       coalesce(s.device_type, 'other') AS device_type, ${UTC_ISO('s.started_at')} AS started_at, ${UTC_ISO('s.ended_at')} AS ended_at,
       CASE WHEN s.ended_at IS NULL THEN NULL ELSE round(greatest(0, extract(epoch FROM s.ended_at - s.started_at)) / 60)::int END AS duration_minutes,
       s.bytes_in, s.bytes_out, s.end_reason`;
@@ -74,7 +77,7 @@ export async function* sessionRows(pool: Pool, tenantId: string, range: ReportRa
   try {
     await c.query('BEGIN READ ONLY');
     open = true;
-    const sql = hs === null ? reportSelect('$1', '$2', '$3', 'NULL', false) : reportSelect('$1', '$2', '$3', '$4', true);
+    const sql = hs === null ? reportSelect('$1', '$2', '$3', 'NULL', false, false) : reportSelect('$1', '$2', '$3', '$4', true, false);
     await c.query(`DECLARE session_report NO SCROLL CURSOR FOR ${sql}`, hs === null ? [tenantId, range.from, range.to] : [tenantId, range.from, range.to, hs]);
     for (;;) {
       const { rows } = await c.query<Omit<SessionReportRow, 'bytes_in' | 'bytes_out'> & { bytes_in: string; bytes_out: string }>(

@@ -15,6 +15,12 @@ export const CODE_PATTERN = /^[A-Za-z0-9_-]{3,64}$/;
 export const NOTES_MAX = 2000;
 /** Largest max_uses, the API's own limit. */
 export const MAX_USES_MAX = 1_000_000;
+/**
+ * Longest record, in characters. A valid row is at most ~2,100 (a 64-character
+ * code, notes of NOTES_MAX); a longer one is almost always an unterminated
+ * quote swallowing the rest of the file, which would otherwise be held whole.
+ */
+export const MAX_RECORD_CHARS = 16_384;
 
 export type ImportReason =
   | 'column_count' | 'csv_malformed' | 'code_invalid' | 'max_uses_invalid' | 'expires_at_invalid'
@@ -51,13 +57,26 @@ export type CsvRecord = { line: number; fields: string[] } | { line: number; mal
  * inside quotes as two lines.
  */
 export async function* readCsv(source: Readable): AsyncGenerator<CsvRecord> {
-  const parser = parse({ bom: true, relax_column_count: true, info: true, skip_empty_lines: true, skip_records_with_error: true });
+  const parser = parse({
+    bom: true, relax_column_count: true, info: true, skip_empty_lines: true, skip_records_with_error: true, max_record_size: MAX_RECORD_CHARS,
+  });
   const skipped: CsvRecord[] = [];
   // The parser's own count, to place a record it skipped (its count runs ahead by CRLFs inside quotes, so this is near, not exact).
   let drift = 0;
   let nextLine = 1;
   let emptySeen = 0;
+  // A record too long or never closed: no boundary to resume from, so the file stops there. The input is cut off
+  // (memory stays one chunk), the records read before it are still yielded, then the error names its first line.
+  let unreadable = false;
   parser.on('skip', (err: CsvError) => {
+    if (unreadable) return;
+    if (err.code === 'CSV_MAX_RECORD_SIZE' || err.code === 'CSV_QUOTE_NOT_CLOSED') {
+      unreadable = true;
+      source.unpipe(parser);
+      source.pause();
+      if (!parser.writableEnded) parser.end();
+      return;
+    }
     const line = Math.max(nextLine, Number(err.lines ?? nextLine) - drift);
     skipped.push({ line, malformed: err.message.replace(/ at line \d+.*$/, '') });
     nextLine = line + 1;
@@ -83,6 +102,7 @@ export async function* readCsv(source: Readable): AsyncGenerator<CsvRecord> {
   }
   while (skipped.length) yield skipped.shift()!;
   if (header) checkHeader([]);
+  if (unreadable) throw Errors.CSV_RECORD_UNREADABLE(nextLine, MAX_RECORD_CHARS);
 }
 
 function checkHeader(found: string[]): void {

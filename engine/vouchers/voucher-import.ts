@@ -7,7 +7,7 @@ import type { Pool } from '../store/postgres.js';
 import type { BandwidthProfile } from './bandwidth-profiles.js';
 import type { BandwidthProfileService } from './bandwidth-profile-service.js';
 import { checkRecord, knownZone, readCsv, type CsvVoucher, type InvalidRow, type RowContext } from './voucher-csv.js';
-import type { VoucherRow } from './voucher.js';
+import { checkWindow, type VoucherRow } from './voucher.js';
 import { putVoucher, queuePutVoucher, removeVoucher } from './voucher-redis.js';
 
 /** Rows written per round (one INSERT, one Redis pipeline); the file is read on while nothing waits. */
@@ -45,9 +45,10 @@ export interface ImportReport {
  * chunks by the conflict itself (the row that holds the code carries this
  * import's batch id).
  *
- * On a Redis failure the chunk's rows are deleted from Postgres again (they
- * were never usable, so nobody used them) and the import stops with
- * voucher_import_interrupted, naming the batch and the rows imported before.
+ * On a Redis failure the chunk's rows are taken out of Redis and then, those
+ * Redis confirmed gone, deleted from Postgres again (they were never usable,
+ * so nobody used them); the import stops with voucher_import_interrupted,
+ * naming the batch and the rows that stay (see withdraw).
  */
 export class VoucherImport {
   constructor(
@@ -55,9 +56,12 @@ export class VoucherImport {
     private readonly redis: Redis,
     private readonly profiles: BandwidthProfileService,
     private readonly chunkRows = IMPORT_CHUNK_ROWS,
+    private readonly now: () => number = Date.now,
   ) {}
 
   async import(tenantId: string, source: Readable, opts: ImportOptions): Promise<ImportReport> {
+    // The window every row gets, checked as a creation checks it: a file is not a way round the rule.
+    checkWindow(opts.valid_from, opts.valid_until, this.now());
     const [timeZone, profiles] = await Promise.all([this.zoneOf(tenantId), this.profiles.list(tenantId)]);
     const ctx: RowContext = { timeZone, profiles: new Set(Object.keys(profiles)) };
     const report: ImportReport = { batch_id: newId('vbt_'), imported: 0, invalid: 0, invalid_rows: [], invalid_rows_truncated: false, time_zone: timeZone };
@@ -102,9 +106,11 @@ export class VoucherImport {
     } catch (err) {
       source.destroy();
       await writing.catch(() => undefined); // a chunk still in flight is counted (or withdrawn) before the answer
-      // Chunks committed before the failure stay: the error says which batch holds them and how many.
-      if (report.imported > 0 && err instanceof AppError) {
-        throw err.withFields({ batch_id: report.batch_id, imported: report.imported });
+      // Chunks committed before the failure stay: the error says which batch holds them and how many
+      // (and the route audits them from these fields). A store's own error becomes voucher_import_interrupted.
+      if (report.imported > 0) {
+        const app = err instanceof AppError ? err : Errors.VOUCHER_IMPORT_INTERRUPTED().withCause(err);
+        throw app.withFields({ batch_id: report.batch_id, imported: report.imported, invalid: report.invalid });
       }
       throw err;
     }
@@ -165,7 +171,8 @@ export class VoucherImport {
     try {
       await this.putAll(rows);
     } catch (err) {
-      await this.withdraw(tenantId, rows);
+      // Rows that could not be taken out of Redis stay in Postgres too, and count as imported.
+      report.imported += await this.withdraw(tenantId, rows);
       throw Errors.VOUCHER_IMPORT_INTERRUPTED().withCause(err);
     }
     report.imported += rows.length;
@@ -207,13 +214,20 @@ export class VoucherImport {
   }
 
   /**
-   * A chunk Redis did not take: its rows leave Postgres again (hard delete:
-   * they were never usable, so nothing refers to them) and whatever of them
-   * reached Redis goes too. Best effort; should Postgres be away as well, the
-   * rows stay and become usable at the tenant's next reload into Redis.
+   * A chunk Redis did not take: each row leaves Redis first (whatever of it
+   * got there), and only the rows Redis confirmed gone leave Postgres (hard
+   * delete: they were never usable, so nothing refers to them). A row Redis
+   * could not confirm (Redis away) keeps its Postgres row, so no code ever
+   * works at the portal without its durable row. Answers how many rows stay:
+   * they are counted as imported (usable now, or at the tenant's next reload
+   * into Redis). Should the Postgres delete fail, those rows stay as well.
    */
-  private async withdraw(tenantId: string, rows: VoucherRow[]): Promise<void> {
-    await this.pool.query('DELETE FROM vouchers WHERE tenant_id = $1 AND id = ANY($2)', [tenantId, rows.map((r) => r.id)]).catch(() => undefined);
-    await Promise.all(rows.map((r) => removeVoucher(this.redis, tenantId, r.code, r.id).catch(() => 0)));
+  private async withdraw(tenantId: string, rows: VoucherRow[]): Promise<number> {
+    const gone = await Promise.all(rows.map((r) => removeVoucher(this.redis, tenantId, r.code, r.id).then(() => true, () => false)));
+    const out = rows.filter((_, i) => gone[i]).map((r) => r.id);
+    if (out.length === 0) return rows.length;
+    const deleted = await this.pool.query('DELETE FROM vouchers WHERE tenant_id = $1 AND id = ANY($2)', [tenantId, out])
+      .then((r) => r.rowCount ?? 0, () => 0);
+    return rows.length - deleted;
   }
 }

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { inflateSync } from 'node:zlib';
 import PDFDocument from 'pdfkit';
 import QRCode from 'qrcode';
 import { projectPath } from '../util/project-root.js';
@@ -61,19 +62,20 @@ export function newSheetDocument(job: SheetJob, fonts: SheetFonts): PDFKit.PDFDo
  * the reader, so a slow client slows the drawing instead of filling memory).
  */
 export async function drawSheets(doc: PDFKit.PDFDocument, job: SheetJob, afterPage: () => Promise<void> = async () => undefined): Promise<void> {
+  const logo = openLogo(doc, job.logo);
   if (job.layout === 'a4') {
     for (let i = 0; i < job.vouchers.length; i += A4_PER_PAGE) {
       doc.addPage({ size: [A4.w, A4.h], margin: 0 });
       const page = job.vouchers.slice(i, i + A4_PER_PAGE);
       const cw = (A4.w - 2 * A4.margin) / A4.cols;
       const ch = (A4.h - 2 * A4.margin) / A4.rows;
-      page.forEach((v, k) => drawA4Cell(doc, job, v, A4.margin + (k % A4.cols) * cw, A4.margin + Math.floor(k / A4.cols) * ch, cw, ch));
+      page.forEach((v, k) => drawA4Cell(doc, job, logo, v, A4.margin + (k % A4.cols) * cw, A4.margin + Math.floor(k / A4.cols) * ch, cw, ch));
       cutLines(doc, cw, ch, Math.ceil(page.length / A4.cols));
       await afterPage();
     }
   } else {
     for (const v of job.vouchers) {
-      drawReceipt(doc, job, v);
+      drawReceipt(doc, job, logo, v);
       await afterPage();
     }
   }
@@ -97,14 +99,44 @@ function codeSize(doc: PDFKit.PDFDocument, code: string, width: number, max: num
   return w <= width ? max : Math.max(CODE_MIN_PT, Math.floor((max * width) / w));
 }
 
-function drawA4Cell(doc: PDFKit.PDFDocument, job: SheetJob, v: SheetVoucher, x: number, y: number, w: number, h: number): void {
+/**
+ * An image pdfkit has read once (doc.openImage): drawn again by reference, so
+ * the document holds the logo once however many vouchers show it (pdfkit
+ * caches only images named by a path; a Buffer would be embedded each time).
+ */
+type OpenedImage = { width: number; height: number };
+
+/**
+ * The logo read once for the document; null when there is none, or when its
+ * bytes are no readable PNG/JPEG (a corrupt upload): the sheet is printed
+ * without it rather than not at all.
+ */
+export function openLogo(doc: PDFKit.PDFDocument, bytes: Uint8Array | null): OpenedImage | null {
+  if (!bytes) return null;
+  try {
+    const image = (doc as unknown as { openImage(src: Buffer): OpenedImage & { imgData?: Buffer } }).openImage(Buffer.from(bytes));
+    // A PNG's pixels are inflated only when embedded, asynchronously, where a broken stream would be an uncaught
+    // error: inflated once here instead (a logo is small), so a corrupt one is left out now.
+    if (image.imgData) inflateSync(image.imgData);
+    return image.width > 0 && image.height > 0 ? image : null;
+  } catch {
+    return null;
+  }
+}
+
+/** doc.image with an opened image (pdfkit takes one in place of the bytes; its types do not say so). */
+function drawLogo(doc: PDFKit.PDFDocument, logo: OpenedImage, x: number, y: number, options: PDFKit.Mixins.ImageOption): void {
+  doc.image(logo as unknown as Buffer, x, y, options);
+}
+
+function drawA4Cell(doc: PDFKit.PDFDocument, job: SheetJob, logo: OpenedImage | null, v: SheetVoucher, x: number, y: number, w: number, h: number): void {
   const words = SHEET_WORDS[job.lang];
   const pad = 12;
   const inner = w - 2 * pad;
   let top = y + pad;
-  if (job.logo) {
+  if (logo) {
     // Beside the title, above the code line (which may span the whole cell): 16 pt tall at most.
-    doc.image(Buffer.from(job.logo), x + w - pad - 90, top - 2, { fit: [90, 16], align: 'right' });
+    drawLogo(doc, logo, x + w - pad - 90, top - 2, { fit: [90, 16], align: 'right' });
   }
   doc.fillColor(INK).font('bold').fontSize(11).text(words.title, x + pad, top, { width: inner - 96, lineBreak: false });
   top += 20;
@@ -125,7 +157,7 @@ function drawA4Cell(doc: PDFKit.PDFDocument, job: SheetJob, v: SheetVoucher, x: 
   }
 }
 
-function drawReceipt(doc: PDFKit.PDFDocument, job: SheetJob, v: SheetVoucher): void {
+function drawReceipt(doc: PDFKit.PDFDocument, job: SheetJob, logo: OpenedImage | null, v: SheetVoucher): void {
   const words = SHEET_WORDS[job.lang];
   const x = RECEIPT.margin;
   const inner = RECEIPT.w - 2 * RECEIPT.margin;
@@ -133,14 +165,14 @@ function drawReceipt(doc: PDFKit.PDFDocument, job: SheetJob, v: SheetVoucher): v
   const size = codeSize(doc, v.code, inner, CODE_MAX_PT.receipt);
   // Measure first: each voucher is one page exactly as tall as its content, so a roll printer feeds no blank paper.
   const measure = (font: string, pt: number, s: string): number => doc.font(font).fontSize(pt).heightOfString(s, { width: inner, align: 'center' });
-  const logoH = job.logo ? 40 : 0;
+  const logoH = logo ? 40 : 0;
   const height = RECEIPT.margin + logoH + measure('bold', 12, words.title) + 6 + measure('mono', size, v.code) + 8 + qr + 6
     + measure('sans', 8, words.scan) + 4 + v.lines.reduce((s, l) => s + measure('sans', 9.5, l), 0)
     + (job.message ? 6 + measure('oblique', 9.5, job.message) : 0) + RECEIPT.margin + 8;
   doc.addPage({ size: [RECEIPT.w, height], margin: 0 });
   let top = RECEIPT.margin;
-  if (job.logo) {
-    doc.image(Buffer.from(job.logo), x, top, { fit: [inner, 34], align: 'center' });
+  if (logo) {
+    drawLogo(doc, logo, x, top, { fit: [inner, 34], align: 'center' });
     top += logoH;
   }
   doc.fillColor(INK).font('bold').fontSize(12).text(words.title, x, top, { width: inner, align: 'center' });

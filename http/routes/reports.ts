@@ -15,7 +15,7 @@ export function reportRoutes(engine: Engine): Route[] {
       method: 'get', path: '/v1/reports/sessions', surface: 'public', auth: true, module: 'reports', querySchema: sessionReportQuery,
       responseSchema: sessionReport,
       summary: 'Sessions started on the days asked (local days of each hotspot), with totals; format=csv for text/csv with a header row. Streamed whatever the size',
-      errors: RANGE_ERRORS,
+      errors: { ...RANGE_ERRORS, 503: 'service_unavailable: the process has its most session report downloads running (4); try again shortly' },
       handler: async ({ principal, q }): Promise<Reply> => {
         const rq = { from: q.from, to: q.to, hotspotId: q.hotspot_id };
         if (q.format === 'csv') {

@@ -1,4 +1,4 @@
-import type { Config, Engine } from '../../engine/index.js';
+import type { AppError, Config, Engine } from '../../engine/index.js';
 import { csvUpload } from '../csv-upload.js';
 import { route, type Route, type RouteContext } from '../router.js';
 import { voucherImportBody, voucherImportQuery, voucherImportReport } from './voucher-import.schemas.js';
@@ -15,7 +15,7 @@ export function voucherImportRoutes(engine: Engine): Route[] {
     method: 'post', auth: true, module: 'vouchers', streamBody: { limit: (config: Config) => config.voucherImportMaxBytes }, querySchema: voucherImportQuery,
     requestTypes: voucherImportBody, responseSchema: voucherImportReport, status: 200,
     errors: {
-      400: 'csv_header_invalid (nothing imported)', 413: 'payload_too_large: the file passes VOUCHER_IMPORT_MAX_BYTES',
+      400: 'csv_header_invalid (nothing imported); csv_record_unreadable (a record too long or never closed); validation_failed (the valid_from/valid_until window)', 413: 'payload_too_large: the file passes VOUCHER_IMPORT_MAX_BYTES',
       415: 'unsupported_media_type', 503: 'voucher_import_interrupted',
     },
     handler: async ({ principal, bodyStream, contentType, q }: RouteContext<undefined, ImportQuery>) => {
@@ -29,6 +29,12 @@ export function voucherImportRoutes(engine: Engine): Route[] {
     audit: (_ctx: RouteContext<undefined, ImportQuery>, out: { batch_id: string; imported: number; invalid: number }) => ({
       event: 'voucher_import' as const, details: { batch_id: out.batch_id, imported: out.imported, invalid: out.invalid },
     }),
+    // Failed after chunks were committed: those vouchers are live, so the import is recorded with what it made (and the error).
+    auditOnError: (_ctx: RouteContext<undefined, ImportQuery>, err: AppError) => {
+      const f = err.fields ?? {};
+      if (typeof f.imported !== 'number' || f.imported <= 0 || typeof f.batch_id !== 'string') return null;
+      return { event: 'voucher_import' as const, details: { batch_id: f.batch_id, imported: f.imported, invalid: f.invalid ?? null, error: err.code } };
+    },
   } as const;
   return [
     route({ ...common, path: '/v1/vouchers/import', surface: 'public',

@@ -190,4 +190,29 @@ describe('report rollups', () => {
     expect({ ...byDays, period: march.period }).toEqual(march);
     expect(await reports.analytics(tenant, { from: '2026-01-01', to: '2026-12-31' })).toMatchObject({ total_sessions: 11 });
   });
+
+  test('a default rebuild leaves the days past retention alone: their expired MACs do not overwrite the device counts kept', async () => {
+    const kept = await snapshot();
+    // Two years on from early October 2026: the cutoff falls between the spring sessions and the autumn ones,
+    // and retention has turned the spring MACs into `expired`, as its hourly run does.
+    const later = new ReportService(pool, () => Date.parse('2028-10-10T12:00:00Z'));
+    const { rows: macs } = await pool.query<{ id: string; mac: string }>(
+      "SELECT id, mac FROM sessions WHERE tenant_id = $1 AND started_at < '2026-10-01'", [tenant]);
+    expect(macs.length).toBe(8);
+    await pool.query("UPDATE sessions SET mac = 'expired' WHERE tenant_id = $1 AND started_at < '2026-10-01'", [tenant]);
+    try {
+      await pool.query('UPDATE report_hours SET ended = ended + 3 WHERE tenant_id = $1', [tenant]);
+      const n = await later.rebuild(tenant);
+      expect(n).toBe(3); // the autumn sessions only
+      const after = await snapshot();
+      // The spring days' device sketches are as the sink kept them (not one `expired` device a day); their hours stay scrambled.
+      const days = (rows: unknown[]): unknown[] => rows.filter((r) => { const o = r as Record<string, unknown>; return 'sketch' in o && 'day' in o; });
+      expect(days(after)).toEqual(days(kept));
+      expect(after).not.toEqual(kept);
+    } finally {
+      for (const m of macs) await pool.query('UPDATE sessions SET mac = $2 WHERE id = $1', [m.id, m.mac]);
+      await reports.rebuild(tenant, '2026-01-01', '2026-12-31');
+    }
+    expect(await snapshot()).toEqual(kept);
+  });
 });

@@ -98,4 +98,41 @@ describe('reports API', () => {
     const doc = (await call(svc.base, 'GET', '/v1/openapi.json')).body as { paths: Record<string, unknown> };
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v1/reports/sessions', '/v1/reports/analytics']));
   });
+
+  test('JSON keeps the SSID as it is (the formula guard is the CSV\'s); a row under a legal hold shows no MAC in either', async ({ svc, tenant, db }) => {
+    await db.query(`INSERT INTO sessions (id, tenant_id, hotspot_id, mac, auth_method, ssid, started_at, ends_at, legal_hold)
+      VALUES ('sess_f1' || $1, $1, $2, '02:00:00:00:aa:01', 'voucher', '=1+2', timestamptz '2026-04-04 10:00:00+03', timestamptz '2026-04-04 12:00:00+03', NULL),
+             ('sess_f2' || $1, $1, $2, '02:00:00:00:aa:02', 'voucher', 'Guest', timestamptz '2026-04-04 11:00:00+03', timestamptz '2026-04-04 12:00:00+03', 'lh_test')`,
+    [tenant.tenantId, tenant.hotspotId]);
+    const json = await call(svc.base, 'GET', '/v1/reports/sessions?from=2026-04-04&to=2026-04-04', { auth: tenant.apiKey });
+    const data = (json.body as { data: { ssid: string; mac: string }[] }).data;
+    expect(data.map((r) => [r.ssid, r.mac])).toEqual([['=1+2', '02:00:00:00:aa:01'], ['Guest', 'erased']]);
+    const csv = await (await fetch(`${svc.base}/v1/reports/sessions?from=2026-04-04&to=2026-04-04&format=csv`, { headers: { 'x-api-key': tenant.apiKey } })).text();
+    const rows = csv.trimEnd().split('\n').slice(1).map((l) => l.split(','));
+    expect(rows.map((r) => [r[2], r[3]])).toEqual([["'=1+2", '02:00:00:00:aa:01'], ['Guest', 'erased']]);
+    expect(csv).not.toContain('aa:02');
+  });
+
+  test('session report downloads are capped per process: beyond the cap, 503 service_unavailable until one ends', async ({ svc, tenant }) => {
+    const { MAX_CONCURRENT_REPORTS } = await import('../../engine/reports/report-service.js');
+    const reports = svc.service.engine.reports;
+    const q = { from: '2026-05-05', to: '2026-05-05' };
+    // Downloads whose readers stop after the first chunk: each holds its place (and its connection) meanwhile.
+    const held: AsyncIterator<Buffer>[] = [];
+    for (let i = 0; i < MAX_CONCURRENT_REPORTS; i++) {
+      const it = (i % 2 ? (await reports.sessionsCsv(tenant.tenantId, q)).stream : await reports.sessionsJson(tenant.tenantId, q))[Symbol.asyncIterator]();
+      expect((await it.next()).done).toBe(false);
+      held.push(it);
+    }
+    try {
+      for (const format of ['', '&format=csv']) {
+        const r = await call(svc.base, 'GET', `/v1/reports/sessions?from=2026-05-05&to=2026-05-05${format}`, { auth: tenant.apiKey });
+        expect([r.status, (r.body as { error: string }).error], format).toEqual([503, 'service_unavailable']);
+      }
+    } finally {
+      for (const it of held) await it.return?.();
+    }
+    const r = await call(svc.base, 'GET', '/v1/reports/sessions?from=2026-05-05&to=2026-05-05', { auth: tenant.apiKey });
+    expect(r.status).toBe(200);
+  });
 });

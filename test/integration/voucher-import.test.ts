@@ -183,11 +183,13 @@ describe('voucher CSV import', () => {
     const codes = [1, 2, 3, 4, 5].map(() => `RF-${uniq()}`);
     const csv = [HEADER, ...codes.map((c) => `${c},1,,,`)].join('\n');
     const err = await small.import(t.tenantId, Readable.from([Buffer.from(csv)]), { valid_from: null, valid_until: null }).then(() => null, (e: unknown) => e);
-    expect(err).toMatchObject({ code: 'voucher_import_interrupted', status: 503, fields: { imported: 2, batch_id: expect.stringMatching(/^vbt_/) } });
+    // Redis is away, so the failed chunk's codes cannot be confirmed gone from it: their Postgres rows stay and count.
+    expect(err).toMatchObject({ code: 'voucher_import_interrupted', status: 503, fields: { imported: 4, batch_id: expect.stringMatching(/^vbt_/) } });
     const { rows } = await engine.pool.query('SELECT code FROM vouchers WHERE tenant_id = $1 AND deleted_at IS NULL ORDER BY code', [t.tenantId]);
-    expect(rows.map((r: { code: string }) => r.code).sort()).toEqual(codes.slice(0, 2).sort());
+    expect(rows.map((r: { code: string }) => r.code).sort()).toEqual(codes.slice(0, 4).sort());
     for (const c of codes.slice(0, 2)) expect((await verify(t, c)).status).toBe(200);
-    for (const c of codes.slice(2)) expect((await verify(t, c)).status).toBe(404);
+    expect((await verify(t, codes[4]!)).status).toBe(404);
+    redis.disconnect();
   });
 
   test("a date is the end of that day in the hotspot's zone: ahead of UTC, behind it, and UTC for a tenant of two hotspots", async ({ tenant: ist }) => {
@@ -270,5 +272,39 @@ describe('voucher CSV import', () => {
     await until(async () => (await audited()).rows.length > 0);
     const again = await audited();
     expect(again.rows[0]!.details).toMatchObject({ batch_id: r.body.batch_id, imported: 1, invalid: 1 });
+  });
+
+  test('the valid_from/valid_until window is checked as a creation checks it: until not after from, or already past, is 400 and imports nothing', async ({ tenant: t }) => {
+    const csv = `${HEADER}\nWIN-${uniq()},1,,,\n`;
+    for (const query of ['?valid_from=2031-06-01T22:00:00Z&valid_until=2031-06-01T10:00:00Z', '?valid_from=2031-06-01T10:00:00Z&valid_until=2031-06-01T10:00:00Z',
+      '?valid_until=2020-01-01T00:00:00Z']) {
+      const r = await importCsv(t, csv, { query });
+      expect([r.status, r.body.error], query).toEqual([400, 'validation_failed']);
+      expect((r.body.details as { field: string }[])[0]!.field).toBe('valid_until');
+    }
+    expect(await count(t)).toBe(0);
+  });
+
+  test('an unterminated quote or a record past 16384 characters is 400 csv_record_unreadable naming its line; nothing of a one-chunk file is imported', async ({ tenant: t }) => {
+    const open = await importCsv(t, [HEADER, `UQ-${uniq()},1,,,x`, `UQ-${uniq()},1,,,"never closed`, `UQ-${uniq()},1,,,`, ''].join('\n'));
+    expect([open.status, open.body.error, open.body.line]).toEqual([400, 'csv_record_unreadable', 3]);
+    expect(open.body.message).toContain('line 3');
+    const long = await importCsv(t, [HEADER, `UL-${uniq()},1,,,x`, `UL-${uniq()},1,,,${'y'.repeat(20_000)}`, ''].join('\n'));
+    expect([long.status, long.body.error, long.body.line]).toEqual([400, 'csv_record_unreadable', 3]);
+    expect(await count(t)).toBe(0);
+  });
+
+  test('an import failing after a chunk was committed answers the batch and count, and is audited with them (those vouchers are live)', async ({ tenant: t }) => {
+    const rows = Array.from({ length: 5001 }, (_, i) => `P${String(i).padStart(4, '0')},,,,`);
+    const r = await importCsv(t, [HEADER, ...rows, 'PX,1,,,"open', ''].join('\n'));
+    expect([r.status, r.body.error, r.body.imported, r.body.line], JSON.stringify(r.body)).toEqual([400, 'csv_record_unreadable', 5000, 5003]);
+    expect((await verify(t, 'P0000')).status).toBe(200);
+    const audited = (): Promise<{ rows: { details: Record<string, unknown> }[] }> => svc.service.engine.pool.query(
+      `SELECT details FROM audit_records WHERE tenant_id = $1 AND event_type = 'voucher_import'`, [t.tenantId]);
+    await until(async () => (await audited()).rows.length > 0);
+    expect((await audited()).rows[0]!.details).toMatchObject({ batch_id: r.body.batch_id, imported: 5000, error: 'csv_record_unreadable' });
+    const unconfirmed = await svc.service.engine.pool.query(
+      `SELECT 1 FROM audit_records WHERE tenant_id = $1 AND event_type = 'operator_change_unconfirmed'`, [t.tenantId]);
+    expect(unconfirmed.rowCount).toBe(0);
   });
 });

@@ -191,4 +191,57 @@ describe('voucher sheets', () => {
     expect(afterAnswer).toBeGreaterThan(0);
     expect(bytes).toBeGreaterThan(100_000);
   });
+
+  it('the logo is embedded once per document: on a 50-voucher sheet it costs what it costs on a 1-voucher one, not 50 times that', async ({ svc, tenant: t }) => {
+    // Noise does not compress: the logo's bytes show in the file's size.
+    const png = new PNG({ width: 64, height: 64 });
+    let seed = 7;
+    for (let i = 0; i < png.data.length; i++) { seed = (seed * 1103515245 + 12345) >>> 0; png.data[i] = seed >>> 24; }
+    const logo = `data:image/png;base64,${PNG.sync.write(png).toString('base64')}`;
+    const one = await batch(svc.base, t.apiKey, { count: 1 });
+    const fifty = await batch(svc.base, t.apiKey, { count: 50 });
+    const sizes = async (layout: string): Promise<[number, number]> => {
+      const small = await getSheet(svc.base, t.apiKey, { batch_id: one.batch_id, layout });
+      const big = await getSheet(svc.base, t.apiKey, { batch_id: fifty.batch_id, layout });
+      expect([small.status, big.status]).toEqual([200, 200]);
+      return [small.body.length, big.body.length];
+    };
+    const setLogo = async (value: string | null): Promise<void> => {
+      expect((await call(svc.base, 'PUT', `/v1/hotspots/${t.hotspotId}`, { auth: t.apiKey, body: { portal: { logo: value } } })).status).toBe(200);
+    };
+    for (const layout of ['a4', 'receipt']) {
+      await setLogo(null);
+      const [smallBare, bigBare] = await sizes(layout);
+      await setLogo(logo);
+      const [smallLogo, bigLogo] = await sizes(layout);
+      const once = smallLogo - smallBare;
+      expect(once, layout).toBeGreaterThan(8_000); // the logo is in it
+      expect(bigLogo - bigBare, layout).toBeLessThan(3 * once);
+    }
+  });
+
+  it('a corrupt PNG or JPEG logo is left out: the sheet is printed without it, not a 500', async ({ svc, tenant: t }) => {
+    const png = new PNG({ width: 60, height: 20 });
+    for (let i = 0; i < 60 * 20; i++) png.data.set([11, 83, 148, 255], i * 4);
+    const good = PNG.sync.write(png);
+    const badIdat = Buffer.from(good);
+    const at = badIdat.indexOf('IDAT');
+    for (let i = at + 6; i < at + 30; i++) badIdat[i]! ^= 0x5a;
+    const b = await batch(svc.base, t.apiKey, { count: 2 });
+    const cases: [string, Buffer][] = [
+      ['png', Buffer.concat([good.subarray(0, 8), Buffer.from('not a png at all, only its signature')])],
+      ['png', badIdat],
+      ['jpeg', Buffer.from([0xff, 0xd8, 0xff, 0x00, 1, 2, 3, 4, 5, 6, 7, 8])],
+    ];
+    for (const [type, bytes] of cases) {
+      const logo = `data:image/${type};base64,${bytes.toString('base64')}`;
+      expect((await call(svc.base, 'PUT', `/v1/hotspots/${t.hotspotId}`, { auth: t.apiKey, body: { portal: { logo } } })).status).toBe(200);
+      for (const layout of ['a4', 'receipt']) {
+        const res = await getSheet(svc.base, t.apiKey, { batch_id: b.batch_id, layout });
+        expect(res.status, `${type} ${layout}`).toBe(200);
+        expect(res.body.toString('latin1')).not.toContain('/Subtype /Image');
+        expect(await pdfText(savePdf(`corrupt-logo-${layout}`, res.body))).toContain(b.vouchers[0]!.code);
+      }
+    }
+  });
 });
