@@ -10,7 +10,7 @@ export interface RedisFinding {
   whole: boolean;
   /** The entries that name the subject: hash `field=value`, set or sorted-set members, list items, stream `id fields-json`, a string's value. */
   entries: string[];
-  /** A record on its way to the legal store (the outbox) or refused by it (its dead letters): kept under the hold, never scrubbed here. */
+  /** A record on its way to the legal store (the outbox, an operator audit intent) or refused by it (its dead letters): kept under the hold, never scrubbed here. */
   held: boolean;
 }
 
@@ -35,7 +35,8 @@ export class RedisPersonalData {
 
   /** Every key of the tenant that names the subject, one at a time (an export streams them). */
   async *find(tenantId: string, s: Subject): AsyncGenerator<RedisFinding> {
-    const heldKeys = new Set([keys.outbox(tenantId), keys.outboxDead(tenantId)]);
+    // Records on their way to the legal store, and the operator audit intents about to become such records (engine/audit/audit-log.ts).
+    const heldKeys = new Set([keys.outbox(tenantId), keys.outboxDead(tenantId), keys.auditIntents(tenantId)]);
     let cursor = '0';
     do {
       const [next, batch] = await this.redis.scan(cursor, 'MATCH', keys.tenantScan(tenantId), 'COUNT', PAGE);
@@ -64,7 +65,8 @@ export class RedisPersonalData {
             const field = e.slice(0, eq);
             const value = e.slice(eq + 1);
             if (names(field, s)) out.entries_removed += await this.redis.hdel(f.key, field);
-            else { await this.redis.hset(f.key, field, pseudonymise(value, s)); out.values_pseudonymised++; }
+            // Compare-and-set: a field deleted or changed since the scan (a committed audit intent, a delivered webhook body) stays so.
+            else out.values_pseudonymised += await this.redis.replaceHashValueV1(f.key, field, value, pseudonymise(value, s));
           }
           break;
         }
