@@ -6,7 +6,7 @@ import { publicSessionId, type SessionService } from '../sessions/session-servic
 import { inTransaction, type Pool, type PoolClient } from '../store/postgres.js';
 import { holdEnd } from './legal-holds.js';
 import type { RedisPersonalData, RedisScrub } from './redis-personal-data.js';
-import { names, pseudonymise, wholeValuePatterns, type Subject, type SubjectKeys } from './subject.js';
+import { namesAny, pseudonymise, wholeValuePatterns, type Subject, type SubjectKeys } from './subject.js';
 
 /** What an erasure did, kept on the closed request: counts and the hold, never a value. */
 export interface ErasureResult {
@@ -20,6 +20,8 @@ export interface ErasureResult {
 
 /** How long an erasure waits for the subject's session records to reach Postgres before it gives up (503, nothing done). */
 const SETTLE_MS = 20_000;
+/** Outbox entries read per page while waiting for the subject's records to reach Postgres. */
+const OUTBOX_PAGE = 1_000;
 /** Identities one request covers at most: the subject and its own devices. */
 const MAX_LINKED = 20;
 
@@ -80,12 +82,7 @@ export class Erasure {
     const sessionsEnded = await this.endLive(tenantId, subjects, by);
     await this.settle(tenantId, subjects, true);
     const pg = await inTransaction(this.pool, (c) => this.erasePostgres(c, tenantId, subjects, requestId));
-    const redis: RedisScrub = { keys_deleted: 0, entries_removed: 0, values_pseudonymised: 0, held_entries: 0 };
-    for (const s of subjects) {
-      const r = await this.redisData.scrub(tenantId, s);
-      redis.keys_deleted += r.keys_deleted; redis.entries_removed += r.entries_removed;
-      redis.values_pseudonymised += r.values_pseudonymised; redis.held_entries += r.held_entries;
-    }
+    const redis: RedisScrub = await this.redisData.scrub(tenantId, subjects);
     await this.pool.query(`INSERT INTO privacy_deletions (tenant_id, at, kind, category, rows, ref) VALUES ($1, $2, 'erasure', 'redis', $3, $4)`,
       [tenantId, new Date(this.now()), redis.keys_deleted + redis.entries_removed + redis.values_pseudonymised, requestId]);
     return { identities: subjects.length, sessions_ended: sessionsEnded, ...pg, redis };
@@ -126,12 +123,16 @@ export class Erasure {
     }
   }
 
+  /** Whether any outbox entry names a subject: read to its end in pages (a long outbox hides nothing). */
   private async outboxNames(tenantId: string, subjects: Subject[]): Promise<boolean> {
-    const entries = await this.redis.xrange(keys.outbox(tenantId), '-', '+', 'COUNT', 10_000);
-    return entries.some(([, fields]) => {
-      const text = fields.join('\n');
-      return subjects.some((s) => names(text, s));
-    });
+    const names = namesAny(subjects);
+    let start = '-';
+    for (;;) {
+      const page = await this.redis.xrange(keys.outbox(tenantId), start, '+', 'COUNT', OUTBOX_PAGE);
+      if (page.some(([, fields]) => names(fields.join('\n')))) return true;
+      if (page.length < OUTBOX_PAGE) return false;
+      start = `(${page[page.length - 1]![0]}`;
+    }
   }
 
   private async erasePostgres(c: PoolClient, tenantId: string, subjects: Subject[], requestId: string): Promise<Omit<ErasureResult, 'identities' | 'sessions_ended' | 'redis'>> {

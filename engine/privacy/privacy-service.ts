@@ -70,7 +70,7 @@ export class PrivacyService {
   /** Sponsor requests (kept a day in Redis) whose device or guest is the subject get the corrected guest name. */
   private async correctGuestName(tenantId: string, s: Subject, name: string): Promise<number> {
     let n = 0;
-    for await (const f of this.redisData.find(tenantId, s)) {
+    for await (const f of this.redisData.find(tenantId, [s])) {
       // A sponsor request's hash (keys.sponsorRequest): `guest` is the name the guest typed on the portal.
       if (f.type !== 'hash' || !f.key.includes(':sp:r:') || !(await this.redis.hexists(f.key, 'guest'))) continue;
       await this.redis.hset(f.key, 'guest', name);
@@ -116,11 +116,9 @@ export class PrivacyService {
        WHERE tenant_id = $1 AND subject_ref = ANY($2) AND id > $3 ORDER BY id LIMIT 500`, [tenantId, subjects.map((s) => s.ref), after]));
     yield b(',"redis":[');
     let first = true;
-    for (const s of subjects) {
-      for await (const f of this.redisData.find(tenantId, s)) {
-        yield b(`${first ? '' : ','}${JSON.stringify({ category: categoryOf(f.key), ...f, key: hide(f.key), entries: f.entries.map(hide) })}`);
-        first = false;
-      }
+    for await (const f of this.redisData.find(tenantId, subjects)) {
+      yield b(`${first ? '' : ','}${JSON.stringify({ category: categoryOf(f.key), ...f, key: hide(f.key), entries: f.entries.map(hide) })}`);
+      first = false;
     }
     yield b(']}\n');
   }

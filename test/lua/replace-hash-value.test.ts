@@ -43,7 +43,7 @@ describe('replace-hash-value-1.lua', () => {
         }
         : Reflect.get(target, prop, recv)),
     }) as Redis;
-    const out = await new RedisPersonalData(racing).scrub(t, subject);
+    const out = await new RedisPersonalData(racing).scrub(t, [subject]);
     expect(await redis.hexists(bodies, 'delivered')).toBe(0);
     expect(await redis.hget(intents, 'rid_1')).toBe(intent);
     expect(out).toMatchObject({ values_pseudonymised: 0, held_entries: 1 });
