@@ -6,7 +6,7 @@ import { publicSessionId, type SessionService } from '../sessions/session-servic
 import { inTransaction, type Pool, type PoolClient } from '../store/postgres.js';
 import { holdEnd } from './legal-holds.js';
 import type { RedisPersonalData, RedisScrub } from './redis-personal-data.js';
-import { names, pseudonymise, type Subject, type SubjectKeys } from './subject.js';
+import { namesAny, pseudonymise, wholeValuePatterns, type Subject, type SubjectKeys } from './subject.js';
 
 /** What an erasure did, kept on the closed request: counts and the hold, never a value. */
 export interface ErasureResult {
@@ -20,7 +20,9 @@ export interface ErasureResult {
 
 /** How long an erasure waits for the subject's session records to reach Postgres before it gives up (503, nothing done). */
 const SETTLE_MS = 20_000;
-/** Identities one erasure follows at most (a shared kiosk device would otherwise link a whole venue's guests). */
+/** Outbox entries read per page while waiting for the subject's records to reach Postgres. */
+const OUTBOX_PAGE = 1_000;
+/** Identities one request covers at most: the subject and its own devices. */
 const MAX_LINKED = 20;
 
 /** The subject's identities as the stores hold them: a MAC's values, a phone's or e-mail's. */
@@ -28,9 +30,21 @@ export const macsOf = (subjects: Subject[]): string[] => subjects.filter((s) => 
 export const usernamesOf = (subjects: Subject[]): string[] => subjects.filter((s) => s.kind !== 'mac').map((s) => s.value);
 
 /**
- * Erasure of one data subject (docs/privacy.md). The subject's identities are the one named and
- * those linked to it by their sessions (the devices a phone signed in from, the phones and e-mail
- * addresses a device signed in with): all of them are the same guest's data.
+ * The rows (sessions, audit records) that are the subject's own, as a condition on `$2` (the MACs)
+ * and `$3` (the user names). When a MAC is the named subject, every row of that device (the device
+ * is what the request is about; an export hides the other guests' identities in them). Otherwise the
+ * rows whose user name is one of the subject's, and the rows on its own devices that name no other
+ * guest (no user name, or one that is not a phone or e-mail: a voucher's, a room's): another guest
+ * who signed in on a shared device keeps their rows, neither exported to nor erased for this subject.
+ */
+export const ownRows = (subjects: Subject[], mac: string, user: string, also = ''): string => (subjects[0]?.kind === 'mac'
+  ? `(${mac} = ANY($2)${also} OR ${user} = ANY($3))`
+  : `((${user} = ANY($3) OR ${mac} = ANY($2)${also}) AND (${user} IS NULL OR ${user} = ANY($3) OR (${user} NOT LIKE '%@%' AND ${user} !~ '^\\+?[0-9]{8,15}$')))`);
+
+/**
+ * Erasure of one data subject (docs/privacy.md). The subject's identities are the one named and,
+ * for a phone or e-mail address, the devices it signed in from itself. Other guests' identities on
+ * those devices are not followed: a shared phone or kiosk links no one else's data to the subject.
  *
  * 1. Live sessions end (admin_disconnect by the request): a guest who asks to be forgotten is not
  *    kept online under their identity; their end records are legal records like the rest.
@@ -38,9 +52,10 @@ export const usernamesOf = (subjects: Subject[]): string[] => subjects.filter((s
  *    records Law 5651 requires are put under a legal hold: the session rows are marked with the
  *    hold's id; the audit chain's records stay as they are (a record cannot change without breaking
  *    the chain) and go with their day's partition; held_until is when the retention job no longer
- *    keeps the last of them, and it then pseudonymises the marked rows.
+ *    keeps the last of them, and it then pseudonymises the marked rows (each held row that reaches
+ *    its own end of retention before that is expired as any other: the hold only stops early erasure).
  * 3. Everything else goes: blocks are lifted, incident details rewritten with the pseudonym, every
- *    Redis key, field and entry naming an identity removed or rewritten.
+ *    Redis key, field and entry naming an identity (as a whole value) removed or rewritten.
  */
 export class Erasure {
   constructor(
@@ -49,23 +64,15 @@ export class Erasure {
   ) {}
 
   /**
-   * The named subject and every identity its sessions link it to, followed through (a device's
-   * phones, those phones' other devices, ...), at most MAX_LINKED: one guest, however they signed in.
+   * The named subject and, for a phone or e-mail address, the devices (at most MAX_LINKED - 1) it
+   * signed in from itself. A MAC is itself only: the guests who used the device are other subjects.
    */
   async linked(tenantId: string, s: Subject): Promise<Subject[]> {
-    const out = [s];
-    for (let i = 0; i < out.length && out.length < MAX_LINKED; i++) {
-      const x = out[i]!;
-      const { rows } = x.kind === 'mac'
-        ? await this.pool.query<{ v: string }>('SELECT DISTINCT username AS v FROM sessions WHERE tenant_id = $1 AND mac = $2 AND username IS NOT NULL LIMIT 100', [tenantId, x.value])
-        : await this.pool.query<{ v: string }>('SELECT DISTINCT mac AS v FROM sessions WHERE tenant_id = $1 AND username = $2 LIMIT 100', [tenantId, x.value]);
-      for (const { v } of rows) {
-        const kind = x.kind !== 'mac' ? 'mac' : v.includes('@') ? 'email' : /^\+\d{8,15}$/.test(v) ? 'phone' : null;
-        // A user name that is neither (a room sign-in's `room:<n>`) is not an identity of its own.
-        if (kind && !out.some((o) => o.value === v)) out.push(this.subjectKeys.of(tenantId, kind, v));
-      }
-    }
-    return out;
+    if (s.kind === 'mac') return [s];
+    const { rows } = await this.pool.query<{ v: string }>(
+      'SELECT DISTINCT mac AS v FROM sessions WHERE tenant_id = $1 AND username = $2 AND mac <> \'expired\' AND mac NOT LIKE \'erased-%\' ORDER BY mac LIMIT $3',
+      [tenantId, s.value, MAX_LINKED - 1]);
+    return [s, ...rows.map(({ v }) => this.subjectKeys.of(tenantId, 'mac', v))];
   }
 
   async erase(tenantId: string, subject: Subject, requestId: string, by: string): Promise<ErasureResult> {
@@ -75,12 +82,7 @@ export class Erasure {
     const sessionsEnded = await this.endLive(tenantId, subjects, by);
     await this.settle(tenantId, subjects, true);
     const pg = await inTransaction(this.pool, (c) => this.erasePostgres(c, tenantId, subjects, requestId));
-    const redis: RedisScrub = { keys_deleted: 0, entries_removed: 0, values_pseudonymised: 0, held_entries: 0 };
-    for (const s of subjects) {
-      const r = await this.redisData.scrub(tenantId, s);
-      redis.keys_deleted += r.keys_deleted; redis.entries_removed += r.entries_removed;
-      redis.values_pseudonymised += r.values_pseudonymised; redis.held_entries += r.held_entries;
-    }
+    const redis: RedisScrub = await this.redisData.scrub(tenantId, subjects);
     await this.pool.query(`INSERT INTO privacy_deletions (tenant_id, at, kind, category, rows, ref) VALUES ($1, $2, 'erasure', 'redis', $3, $4)`,
       [tenantId, new Date(this.now()), redis.keys_deleted + redis.entries_removed + redis.values_pseudonymised, requestId]);
     return { identities: subjects.length, sessions_ended: sessionsEnded, ...pg, redis };
@@ -88,7 +90,7 @@ export class Erasure {
 
   private async endLive(tenantId: string, subjects: Subject[], by: string): Promise<number> {
     const { rows } = await this.pool.query<{ id: string }>(
-      `SELECT id FROM sessions WHERE tenant_id = $1 AND status = 'active' AND (mac = ANY($2) OR username = ANY($3))`,
+      `SELECT id FROM sessions WHERE tenant_id = $1 AND status = 'active' AND ${ownRows(subjects, 'mac', 'username')}`,
       [tenantId, macsOf(subjects), usernamesOf(subjects)]);
     let n = 0;
     for (const { id } of rows) {
@@ -113,7 +115,7 @@ export class Erasure {
     for (;;) {
       const pending = await this.outboxNames(tenantId, subjects);
       const active = noneActive ? Number((await this.pool.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM sessions WHERE tenant_id = $1 AND status = 'active' AND (mac = ANY($2) OR username = ANY($3))`,
+        `SELECT count(*)::int AS n FROM sessions WHERE tenant_id = $1 AND status = 'active' AND ${ownRows(subjects, 'mac', 'username')}`,
         [tenantId, macsOf(subjects), usernamesOf(subjects)])).rows[0]?.n ?? 0) : 0;
       if (!pending && active === 0) return;
       if (Date.now() > deadline) throw Errors.PRIVACY_ERASURE_BUSY();
@@ -121,12 +123,16 @@ export class Erasure {
     }
   }
 
+  /** Whether any outbox entry names a subject: read to its end in pages (a long outbox hides nothing). */
   private async outboxNames(tenantId: string, subjects: Subject[]): Promise<boolean> {
-    const entries = await this.redis.xrange(keys.outbox(tenantId), '-', '+', 'COUNT', 10_000);
-    return entries.some(([, fields]) => {
-      const text = fields.join('\n');
-      return subjects.some((s) => names(text, s));
-    });
+    const names = namesAny(subjects);
+    let start = '-';
+    for (;;) {
+      const page = await this.redis.xrange(keys.outbox(tenantId), start, '+', 'COUNT', OUTBOX_PAGE);
+      if (page.some(([, fields]) => names(fields.join('\n')))) return true;
+      if (page.length < OUTBOX_PAGE) return false;
+      start = `(${page[page.length - 1]![0]}`;
+    }
   }
 
   private async erasePostgres(c: PoolClient, tenantId: string, subjects: Subject[], requestId: string): Promise<Omit<ErasureResult, 'identities' | 'sessions_ended' | 'redis'>> {
@@ -135,13 +141,13 @@ export class Erasure {
     const at = new Date(this.now());
     const holdId = newId('lgh_');
     const held = await c.query<{ last: Date }>(
-      'UPDATE sessions SET legal_hold = $4 WHERE tenant_id = $1 AND (mac = ANY($2) OR username = ANY($3)) RETURNING started_at AS last',
+      `UPDATE sessions SET legal_hold = $4 WHERE tenant_id = $1 AND ${ownRows(subjects, 'mac', 'username')} RETURNING started_at AS last`,
       [tenantId, macs, users, holdId]);
-    const likes = subjects.flatMap((s) => s.needles).map((n) => `%${n.replace(/[\\%_]/g, '\\$&')}%`);
+    const patterns = wholeValuePatterns(subjects);
     const audit = (await c.query<{ n: number; last: Date | null }>(
       `SELECT count(*)::int AS n, max(day)::timestamptz AS last FROM audit_records
-       WHERE tenant_id = $1 AND (mac_address = ANY($2) OR username = ANY($3) OR details::text LIKE ANY($4))`,
-      [tenantId, macs, users, likes])).rows[0]!;
+       WHERE tenant_id = $1 AND ${ownRows(subjects, 'mac_address', 'username', ' OR details::text ~ ANY($4)')}`,
+      [tenantId, macs, users, patterns])).rows[0]!;
     let hold: ErasureResult['hold'] = null;
     const lastMs = Math.max(0, ...held.rows.map((r) => r.last.getTime()), audit.last?.getTime() ?? 0);
     if (held.rowCount || audit.n > 0) {
@@ -155,8 +161,8 @@ export class Erasure {
     }
     const blocks = await c.query('DELETE FROM blocks WHERE tenant_id = $1 AND mac = ANY($2)', [tenantId, macs]);
     const inc = await c.query<{ id: string; subject: string; details: unknown }>(
-      'SELECT id, subject, details FROM incidents WHERE tenant_id = $1 AND (subject = ANY($2) OR details::text LIKE ANY($3)) FOR UPDATE',
-      [tenantId, [...macs, ...users], likes]);
+      'SELECT id, subject, details FROM incidents WHERE tenant_id = $1 AND (subject = ANY($2) OR details::text ~ ANY($3)) FOR UPDATE',
+      [tenantId, [...macs, ...users], patterns]);
     for (const row of inc.rows) {
       let subject = row.subject;
       let details = JSON.stringify(row.details);

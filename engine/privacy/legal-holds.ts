@@ -18,32 +18,43 @@ export function holdEnd(lastMs: number): Date {
 export const releasedMac = (holdId: string): string => `erased-${holdId.slice(4, 16)}`;
 
 /**
- * Ends the holds whose time has come: their marked session rows lose the MAC (one pseudonym per
- * hold), the address and the user name; the audit chain's records were in partitions the same run
- * has just dropped (held_until is computed so). Each release is logged in privacy_deletions.
- * Runs inside the retention job, under its advisory lock.
+ * Ends the holds whose time has come: their marked session rows (those retention has not already
+ * expired) lose the MAC (one pseudonym per hold), the address and the user name; the audit chain's
+ * records were in partitions the same run has just dropped (held_until is computed so). Each release
+ * is logged in privacy_deletions. Runs inside the retention job, under its advisory lock; a failed
+ * release is rolled back (the job or releaseDueHolds reports it, the next run tries again).
  */
 export async function releaseHolds(c: PoolClient, log: Logger, nowMs: number): Promise<number> {
   const { rows } = await c.query<{ tenant_id: string; id: string }>(
     'SELECT tenant_id, id FROM legal_holds WHERE released_at IS NULL AND held_until <= $1 ORDER BY held_until LIMIT 1000', [new Date(nowMs)]);
   for (const h of rows) {
     await c.query('BEGIN');
-    const r = await c.query(
-      `UPDATE sessions SET mac = $3, ip = NULL, username = NULL, legal_hold = NULL WHERE tenant_id = $1 AND legal_hold = $2`,
-      [h.tenant_id, h.id, releasedMac(h.id)]);
-    await c.query('UPDATE legal_holds SET released_at = $3 WHERE tenant_id = $1 AND id = $2', [h.tenant_id, h.id, new Date(nowMs)]);
-    await c.query(`INSERT INTO privacy_deletions (tenant_id, at, kind, category, rows, ref) VALUES ($1, $2, 'hold_released', 'sessions', $3, $4)`,
-      [h.tenant_id, new Date(nowMs), r.rowCount ?? 0, h.id]);
-    await c.query('COMMIT');
-    log.info({ tenant: h.tenant_id, hold: h.id, sessions: r.rowCount }, 'retention: legal hold released');
+    let released = 0;
+    try {
+      const r = await c.query(
+        `UPDATE sessions SET mac = $3, ip = NULL, username = NULL, legal_hold = NULL WHERE tenant_id = $1 AND legal_hold = $2`,
+        [h.tenant_id, h.id, releasedMac(h.id)]);
+      await c.query('UPDATE legal_holds SET released_at = $3 WHERE tenant_id = $1 AND id = $2', [h.tenant_id, h.id, new Date(nowMs)]);
+      await c.query(`INSERT INTO privacy_deletions (tenant_id, at, kind, category, rows, ref) VALUES ($1, $2, 'hold_released', 'sessions', $3, $4)`,
+        [h.tenant_id, new Date(nowMs), r.rowCount ?? 0, h.id]);
+      await c.query('COMMIT');
+      released = r.rowCount ?? 0;
+    } catch (err) {
+      // The connection goes back to the pool (or on to the retention job's next step): never inside an aborted transaction.
+      await c.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    }
+    log.info({ tenant: h.tenant_id, hold: h.id, sessions: released }, 'retention: legal hold released');
   }
   return rows.length;
 }
 
 /**
  * Session rows past retention (started before the cutoff) keep their counts and times but lose who:
- * the MAC becomes `expired`, the address and the user name go. Rows under a legal hold wait for
- * their hold. In batches, each logged per tenant in privacy_deletions.
+ * the MAC becomes `expired`, the address and the user name go, and the row leaves its legal hold if
+ * it had one: a hold only stops an erasure from removing records the law keeps, it never keeps a
+ * record past its own end of retention. Rows a released hold already pseudonymised (`erased-...`)
+ * keep that pseudonym. In batches, each logged per tenant in privacy_deletions.
  */
 export async function expireSessions(c: PoolClient, log: Logger, nowMs: number): Promise<number> {
   const cutoff = retentionCutoff(nowMs);
@@ -51,9 +62,9 @@ export async function expireSessions(c: PoolClient, log: Logger, nowMs: number):
   for (;;) {
     const { rows } = await c.query<{ tenant_id: string; n: number }>(
       `WITH batch AS (
-         SELECT tenant_id, id FROM sessions WHERE started_at < $1::date AND mac <> 'expired' AND legal_hold IS NULL LIMIT 5000
+         SELECT tenant_id, id FROM sessions WHERE started_at < $1::date AND mac <> 'expired' AND mac NOT LIKE 'erased-%' LIMIT 5000
        ), gone AS (
-         UPDATE sessions s SET mac = 'expired', ip = NULL, username = NULL FROM batch b WHERE s.tenant_id = b.tenant_id AND s.id = b.id RETURNING s.tenant_id
+         UPDATE sessions s SET mac = 'expired', ip = NULL, username = NULL, legal_hold = NULL FROM batch b WHERE s.tenant_id = b.tenant_id AND s.id = b.id RETURNING s.tenant_id
        ) SELECT tenant_id, count(*)::int AS n FROM gone GROUP BY tenant_id`, [cutoff]);
     if (rows.length === 0) break;
     for (const r of rows) {

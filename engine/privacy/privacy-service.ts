@@ -6,10 +6,10 @@ import { keys } from '../redis/keys.js';
 import type { SessionService } from '../sessions/session-service.js';
 import type { Pool } from '../store/postgres.js';
 import { releaseHolds } from './legal-holds.js';
-import { Erasure, macsOf, usernamesOf, type ErasureResult } from './erasure.js';
+import { Erasure, macsOf, ownRows, usernamesOf, type ErasureResult } from './erasure.js';
 import { PrivacyRequestStore, type PrivacyRequest, type RequestOutcome, type RequestType } from './privacy-request-store.js';
 import { RedisPersonalData } from './redis-personal-data.js';
-import { SubjectKeys, type Subject, type SubjectKind } from './subject.js';
+import { SubjectKeys, wholeValuePatterns, type Subject, type SubjectKind } from './subject.js';
 
 /** Where a Redis key's data belongs, by the key's first segment after the tenant tag (engine/redis/keys.ts). */
 const REDIS_CATEGORY: Record<string, string> = {
@@ -18,6 +18,13 @@ const REDIS_CATEGORY: Record<string, string> = {
   vd: 'voucher_uses', v: 'vouchers', outbox: 'outbox', gl: 'guessing_limits', pos: 'posture', po: 'portal_outcomes', uam: 'gateway_credentials',
 };
 const categoryOf = (key: string): string => REDIS_CATEGORY[key.slice(key.indexOf('}:') + 2).split(':')[0] ?? ''] ?? 'other';
+
+/**
+ * `text` with every phone number and e-mail address that is not the subject's replaced: a Redis
+ * entry about the subject's device (an event, a decision) may also name another guest who used it.
+ */
+const otherGuests = (text: string, own: Set<string>): string =>
+  text.replace(/[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}|\+[0-9]{8,15}(?![0-9])/g, (m) => (own.has(m.toLowerCase()) || own.has(m) ? m : '(another guest)'));
 
 export interface Deletion { at: string; kind: string; category: string; rows: number; ref: string | null }
 
@@ -63,7 +70,7 @@ export class PrivacyService {
   /** Sponsor requests (kept a day in Redis) whose device or guest is the subject get the corrected guest name. */
   private async correctGuestName(tenantId: string, s: Subject, name: string): Promise<number> {
     let n = 0;
-    for await (const f of this.redisData.find(tenantId, s)) {
+    for await (const f of this.redisData.find(tenantId, [s])) {
       // A sponsor request's hash (keys.sponsorRequest): `guest` is the name the guest typed on the portal.
       if (f.type !== 'hash' || !f.key.includes(':sp:r:') || !(await this.redis.hexists(f.key, 'guest'))) continue;
       await this.redis.hset(f.key, 'guest', name);
@@ -73,7 +80,8 @@ export class PrivacyService {
   }
 
   /**
-   * Everything held on the request's subject and the identities linked to it, as one JSON document
+   * Everything held on the request's subject and the devices it used itself (never another guest's
+   * rows on a shared device: Erasure.linked, ownRows), as one JSON document
    * written piece by piece: session rows (voucher uses among them), blocks, the audit chain's records
    * naming it, legal holds, and every Redis key, field or entry naming it, by category.
    */
@@ -90,33 +98,33 @@ export class PrivacyService {
       + `"subject":${JSON.stringify(ids(subjects.slice(0, 1))[0])},"linked":${JSON.stringify(ids(subjects.slice(1)))}`);
     const macs = macsOf(subjects);
     const users = usernamesOf(subjects);
-    const likes = subjects.flatMap((s) => s.needles).map((n) => `%${n.replace(/[\\%_]/g, '\\$&')}%`);
-    yield* this.section(b, 'sessions', (after) => this.pool.query(
+    const patterns = wholeValuePatterns(subjects);
+    const own = new Set(subjects.map((s) => s.value));
+    const hide = (t: string): string => otherGuests(t, own);
+    yield* this.section(b, hide, 'sessions', (after) => this.pool.query(
       `SELECT id, hotspot_id, mac, ip, username, auth_method, ssid, voucher_id, started_at, ends_at, ended_at, end_reason, status, bytes_in, bytes_out, legal_hold
-       FROM sessions WHERE tenant_id = $1 AND (mac = ANY($2) OR username = ANY($3)) AND id > $4 ORDER BY id LIMIT 500`, [tenantId, macs, users, after]));
-    yield* this.section(b, 'blocks', (after) => this.pool.query(
+       FROM sessions WHERE tenant_id = $1 AND ${ownRows(subjects, 'mac', 'username')} AND id > $4 ORDER BY id LIMIT 500`, [tenantId, macs, users, after]));
+    yield* this.section(b, hide, 'blocks', (after) => this.pool.query(
       `SELECT mac AS id, until, duration, reason, created_by, created_at FROM blocks WHERE tenant_id = $1 AND mac = ANY($2) AND mac > $3 ORDER BY mac LIMIT 500`,
       [tenantId, macs, after]));
-    yield* this.section(b, 'audit_records', (after) => this.pool.query(
+    yield* this.section(b, hide, 'audit_records', (after) => this.pool.query(
       `SELECT lpad(seq::text, 20, '0') AS id, seq, event_type, ts, session_id, mac_address, ip_address, username, auth_method, ssid, hotspot_id, details
-       FROM audit_records WHERE tenant_id = $1 AND (mac_address = ANY($2) OR username = ANY($3) OR details::text LIKE ANY($4)) AND lpad(seq::text, 20, '0') > $5
-       ORDER BY seq LIMIT 500`, [tenantId, macs, users, likes, after]));
-    yield* this.section(b, 'legal_holds', (after) => this.pool.query(
+       FROM audit_records WHERE tenant_id = $1 AND ${ownRows(subjects, 'mac_address', 'username', ' OR details::text ~ ANY($4)')} AND lpad(seq::text, 20, '0') > $5
+       ORDER BY seq LIMIT 500`, [tenantId, macs, users, patterns, after]));
+    yield* this.section(b, hide, 'legal_holds', (after) => this.pool.query(
       `SELECT id, request_id, reason, held, created_at, held_until, released_at FROM legal_holds
        WHERE tenant_id = $1 AND subject_ref = ANY($2) AND id > $3 ORDER BY id LIMIT 500`, [tenantId, subjects.map((s) => s.ref), after]));
     yield b(',"redis":[');
     let first = true;
-    for (const s of subjects) {
-      for await (const f of this.redisData.find(tenantId, s)) {
-        yield b(`${first ? '' : ','}${JSON.stringify({ category: categoryOf(f.key), ...f })}`);
-        first = false;
-      }
+    for await (const f of this.redisData.find(tenantId, subjects)) {
+      yield b(`${first ? '' : ','}${JSON.stringify({ category: categoryOf(f.key), ...f, key: hide(f.key), entries: f.entries.map(hide) })}`);
+      first = false;
     }
     yield b(']}\n');
   }
 
   /** One JSON array member of the export, read in pages by `id` (keyset) so that no page is held whole. */
-  private async *section(b: (s: string) => Buffer, name: string, page: (after: string) => Promise<{ rows: Record<string, unknown>[] }>): AsyncGenerator<Buffer> {
+  private async *section(b: (s: string) => Buffer, hide: (t: string) => string, name: string, page: (after: string) => Promise<{ rows: Record<string, unknown>[] }>): AsyncGenerator<Buffer> {
     yield b(`,${JSON.stringify(name)}:[`);
     let after = '';
     let first = true;
@@ -124,7 +132,7 @@ export class PrivacyService {
       const { rows } = await page(after);
       for (const r of rows) {
         const { id, ...rest } = r;
-        yield b(`${first ? '' : ','}${JSON.stringify(name === 'audit_records' ? rest : { id, ...rest })}`);
+        yield b(`${first ? '' : ','}${hide(JSON.stringify(name === 'audit_records' ? rest : { id, ...rest }))}`);
         first = false;
       }
       if (rows.length < 500) break;

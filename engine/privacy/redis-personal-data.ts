@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { keys } from '../redis/keys.js';
-import { names, pseudonymise, type Subject } from './subject.js';
+import { namesAny, pseudonymise, type Subject } from './subject.js';
 
 /** What one Redis key holds about a subject: the key itself (its name names the subject) or some of its entries. */
 export interface RedisFinding {
@@ -10,7 +10,7 @@ export interface RedisFinding {
   whole: boolean;
   /** The entries that name the subject: hash `field=value`, set or sorted-set members, list items, stream `id fields-json`, a string's value. */
   entries: string[];
-  /** A record on its way to the legal store (the outbox) or refused by it (its dead letters): kept under the hold, never scrubbed here. */
+  /** A record on its way to the legal store (the outbox, an operator audit intent) or refused by it (its dead letters): kept under the hold, never scrubbed here. */
   held: boolean;
 }
 
@@ -33,15 +33,17 @@ const PAGE = 500;
 export class RedisPersonalData {
   constructor(private readonly redis: Redis) {}
 
-  /** Every key of the tenant that names the subject, one at a time (an export streams them). */
-  async *find(tenantId: string, s: Subject): AsyncGenerator<RedisFinding> {
-    const heldKeys = new Set([keys.outbox(tenantId), keys.outboxDead(tenantId)]);
+  /** Every key of the tenant that names any of the subjects, one at a time (an export streams them): one SCAN for all of them. */
+  async *find(tenantId: string, subjects: Subject[]): AsyncGenerator<RedisFinding> {
+    const names = namesAny(subjects);
+    // Records on their way to the legal store, and the operator audit intents about to become such records (engine/audit/audit-log.ts).
+    const heldKeys = new Set([keys.outbox(tenantId), keys.outboxDead(tenantId), keys.auditIntents(tenantId)]);
     let cursor = '0';
     do {
       const [next, batch] = await this.redis.scan(cursor, 'MATCH', keys.tenantScan(tenantId), 'COUNT', PAGE);
       cursor = next;
       for (const key of batch) {
-        const found = await this.inspect(key, s, heldKeys.has(key));
+        const found = await this.inspect(key, names, heldKeys.has(key));
         if (found) yield found;
       }
     } while (cursor !== '0');
@@ -52,9 +54,11 @@ export class RedisPersonalData {
    * set, list and stream entries naming them go; hash values and strings that only mention them inside
    * (a webhook body kept for redelivery) are rewritten with the pseudonym.
    */
-  async scrub(tenantId: string, s: Subject): Promise<RedisScrub> {
+  async scrub(tenantId: string, subjects: Subject[]): Promise<RedisScrub> {
     const out: RedisScrub = { keys_deleted: 0, entries_removed: 0, values_pseudonymised: 0, held_entries: 0 };
-    for await (const f of this.find(tenantId, s)) {
+    const names = namesAny(subjects);
+    const rewrite = (v: string): string => subjects.reduce((t, s) => pseudonymise(t, s), v);
+    for await (const f of this.find(tenantId, subjects)) {
       if (f.held) { out.held_entries += f.entries.length; continue; }
       if (f.whole) { out.keys_deleted += await this.redis.del(f.key); continue; }
       switch (f.type) {
@@ -63,8 +67,9 @@ export class RedisPersonalData {
             const eq = e.indexOf('=');
             const field = e.slice(0, eq);
             const value = e.slice(eq + 1);
-            if (names(field, s)) out.entries_removed += await this.redis.hdel(f.key, field);
-            else { await this.redis.hset(f.key, field, pseudonymise(value, s)); out.values_pseudonymised++; }
+            if (names(field)) out.entries_removed += await this.redis.hdel(f.key, field);
+            // Compare-and-set: a field deleted or changed since the scan (a committed audit intent, a delivered webhook body) stays so.
+            else out.values_pseudonymised += await this.redis.replaceHashValueV1(f.key, field, value, rewrite(value));
           }
           break;
         }
@@ -83,14 +88,14 @@ export class RedisPersonalData {
     return out;
   }
 
-  private async inspect(key: string, s: Subject, held: boolean): Promise<RedisFinding | null> {
+  private async inspect(key: string, names: (text: string) => boolean, held: boolean): Promise<RedisFinding | null> {
     const type = await this.redis.type(key);
-    const whole = names(key, s);
+    const whole = names(key);
     const entries: string[] = [];
     switch (type) {
       case 'string': {
         const v = await this.redis.get(key);
-        if (v !== null && names(v, s)) entries.push(v);
+        if (v !== null && names(v)) entries.push(v);
         break;
       }
       case 'hash': {
@@ -100,7 +105,7 @@ export class RedisPersonalData {
           c = n;
           for (let i = 0; i + 1 < flat.length; i += 2) {
             const e = `${flat[i]}=${flat[i + 1]}`;
-            if (names(e, s)) entries.push(e);
+            if (names(e)) entries.push(e);
           }
         } while (c !== '0');
         break;
@@ -110,7 +115,7 @@ export class RedisPersonalData {
         do {
           const [n, members] = await this.redis.sscan(key, c, 'COUNT', PAGE);
           c = n;
-          for (const m of members) if (names(m, s)) entries.push(m);
+          for (const m of members) if (names(m)) entries.push(m);
         } while (c !== '0');
         break;
       }
@@ -119,14 +124,14 @@ export class RedisPersonalData {
         do {
           const [n, flat] = await this.redis.zscan(key, c, 'COUNT', PAGE);
           c = n;
-          for (let i = 0; i < flat.length; i += 2) if (names(flat[i]!, s)) entries.push(flat[i]!);
+          for (let i = 0; i < flat.length; i += 2) if (names(flat[i]!)) entries.push(flat[i]!);
         } while (c !== '0');
         break;
       }
       case 'list': {
         const len = await this.redis.llen(key);
         for (let i = 0; i < len; i += PAGE) {
-          for (const item of await this.redis.lrange(key, i, i + PAGE - 1)) if (names(item, s)) entries.push(item);
+          for (const item of await this.redis.lrange(key, i, i + PAGE - 1)) if (names(item)) entries.push(item);
         }
         break;
       }
@@ -136,7 +141,7 @@ export class RedisPersonalData {
           const page = await this.redis.xrange(key, start, '+', 'COUNT', PAGE);
           for (const [id, fields] of page) {
             const text = JSON.stringify(fields);
-            if (names(text, s)) entries.push(`${id} ${text}`);
+            if (names(text)) entries.push(`${id} ${text}`);
           }
           if (page.length < PAGE) break;
           start = `(${page[page.length - 1]![0]}`;

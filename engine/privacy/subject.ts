@@ -60,15 +60,31 @@ export class SubjectKeys {
   }
 }
 
-/** True when `text` holds any of the subject's spellings. */
-export function names(text: string, s: Subject): boolean {
-  for (const n of s.needles) if (text.includes(n)) return true;
-  return false;
+/**
+ * The characters an identity is made of (an e-mail address's, a phone number's, a MAC's in either
+ * spelling): a spelling counts only where neither neighbour is one of them, so `bob@mail.co` is not
+ * found in `jimbob@mail.com` nor `+9055512345` in a longer number. Key segments (`:`), JSON quotes,
+ * spaces and `=` bound a value.
+ */
+const IDENT = 'A-Za-z0-9@._+-';
+const reEscape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\-]/g, '\\$&');
+const wholeRe = (s: Subject): RegExp => new RegExp(`(?<![${IDENT}])(?:${s.needles.map(reEscape).join('|')})(?![${IDENT}])`, 'g');
+
+/** A test for any of the subjects' spellings as a whole value (one expression for all of them: one pass over each text). */
+export function namesAny(subjects: Subject[]): (text: string) => boolean {
+  const re = new RegExp(`(?<![${IDENT}])(?:${subjects.flatMap((s) => s.needles).map(reEscape).join('|')})(?![${IDENT}])`);
+  return subjects.length === 0 ? () => false : (text) => re.test(text);
 }
 
-/** `text` with every spelling of the subject replaced by its pseudonym. */
+/** `text` with every whole-value spelling of the subject replaced by its pseudonym. */
 export function pseudonymise(text: string, s: Subject): string {
-  let out = text;
-  for (const n of s.needles) out = out.split(n).join(s.pseudonym);
-  return out;
+  return text.replace(wholeRe(s), s.pseudonym);
+}
+
+/**
+ * Postgres regular expressions (`~ ANY($n)`) for the subjects' spellings as whole values, with the
+ * same bounds as namesAny(): what a query matches in a jsonb column's text instead of LIKE '%v%'.
+ */
+export function wholeValuePatterns(subjects: Subject[]): string[] {
+  return subjects.flatMap((s) => s.needles).map((n) => `(^|[^${IDENT}])${reEscape(n)}($|[^${IDENT}])`);
 }

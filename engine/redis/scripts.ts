@@ -47,6 +47,8 @@ const SCRIPTS = [
   // V2: the SSID the NAS names replaces the portal's, and moves the session in the live-per-SSID hash.
   { file: 'remember-nas-2.lua', name: 'rememberNasV2', numberOfKeys: 2 },
   { file: 'raise-uses-1.lua', name: 'raiseUsesV1', numberOfKeys: 1 },
+  // Erasure (engine/privacy/redis-personal-data.ts): a hash value pseudonymised only if it is still the value read.
+  { file: 'replace-hash-value-1.lua', name: 'replaceHashValueV1', numberOfKeys: 1 },
   // V2: the start emits its domain event and counts the dashboard's activity (six more KEYS).
   // V3: a tenant's first session of a MAC emits device.new (one more KEY, the known devices).
   { file: 'start-session-13.lua', name: 'startSessionV3', numberOfKeys: 13 },
@@ -145,6 +147,7 @@ declare module 'ioredis' {
     renewLeaseV2(leaseKey: string, nextKey: string, owner: string, ttlMs: Arg, queue: Arg, queueGraceMs: Arg, callback?: Callback<number>): Result<number, Context>;
     rememberNasV2(grantKey: string, liveBySsidKey: string, sid: string, nasId: string, nasUser: string, ssid: string, callback?: Callback<number>): Result<number, Context>;
     raiseUsesV1(voucherKey: string, voucherId: string, uses: Arg, callback?: Callback<number>): Result<number, Context>;
+    replaceHashValueV1(hashKey: string, field: string, expected: string, value: string, callback?: Callback<number>): Result<number, Context>;
     startSessionV3(
       grantKey: string, outboxKey: string, loadedKey: string, liveKey: string, sessionRefKey: string, blockKey: string,
       eventsKey: string, minuteKey: string, hourKey: string, liveDevicesKey: string, liveBySsidKey: string, liveByApKey: string,

@@ -150,7 +150,8 @@ describe('personal data: erasure under a legal hold', () => {
     expect((await scanRedis(redis, t.tenantId, guest)).length).toBeGreaterThan(0);
     expect((await verifyChain(t.tenantId)).valid).toBe(true);
 
-    // --- Access: an export of everything held on device A and the identities linked to it.
+    // --- Access: an export of everything held on device A: the device's rows, the guests who signed
+    // in on it hidden (the device is the subject, the phones and e-mail addresses are other subjects).
     const access = await call(svc.base, 'POST', '/v1/privacy/requests', { auth: t.apiKey, body: { type: 'access', subject: { mac: macA.toLowerCase() }, note: 'letter of 2026-11-28' } });
     expect(access.status, JSON.stringify(access.body)).toBe(201);
     expect(access.body.id).toMatch(/^dsr_/);
@@ -162,8 +163,11 @@ describe('personal data: erasure under a legal hold', () => {
     expect(exp.headers.get('content-type')).toContain('application/json');
     const doc = JSON.parse(await exp.text());
     expect(doc.subject).toEqual({ kind: 'mac', value: macA });
-    expect(doc.linked).toEqual(expect.arrayContaining([{ kind: 'phone', value: phone }, { kind: 'email', value: email }, { kind: 'mac', value: macB }]));
-    expect(doc.sessions.map((s: { auth_method: string }) => s.auth_method).sort()).toEqual(['email', 'sms_otp', 'sms_otp', 'voucher']);
+    expect(doc.linked).toEqual([]);
+    expect(doc.sessions.map((s: { auth_method: string }) => s.auth_method).sort()).toEqual(['email', 'sms_otp', 'voucher']);
+    expect(JSON.stringify(doc)).not.toContain(phone);
+    expect(JSON.stringify(doc)).not.toContain(email);
+    expect(JSON.stringify(doc)).not.toContain(macB);
     expect(doc.sessions.filter((s: { voucher_id: string | null }) => s.voucher_id === v.id)).toHaveLength(1);
     expect(doc.blocks).toEqual([expect.objectContaining({ id: macA, duration: '24h' })]);
     expect(doc.audit_records.map((r: { event_type: string }) => r.event_type)).toEqual(expect.arrayContaining(['session_start', 'session_end', 'device_blocked']));
@@ -178,16 +182,18 @@ describe('personal data: erasure under a legal hold', () => {
     expect(closedAccess.status, JSON.stringify(closedAccess.body)).toBe(200);
     expect((await call(svc.base, 'GET', `/v1/privacy/requests/${access.body.id}/export`, { auth: t.apiKey })).body.error).toBe('privacy_request_closed');
 
-    // --- Erasure by phone: device B's live session ends, the legal records are held, the rest goes.
+    // --- Erasure by phone: the phone and the two devices it signed in from. Device B's live session
+    // ends, the legal records are held, the rest goes; the e-mail address's sign-in on device A is
+    // another identity's row (it could be another guest on a shared device) and stays as it is.
     const filed = await call(svc.base, 'POST', '/v1/privacy/requests', { auth: t.apiKey, body: { type: 'erasure', subject: { phone } } });
     expect(filed.status).toBe(201);
     const erased = await call(svc.base, 'POST', `/v1/privacy/requests/${filed.body.id}/close`, { auth: t.apiKey, body: { outcome: 'completed' } });
     expect(erased.status, JSON.stringify(erased.body)).toBe(200);
     const result = erased.body.result;
-    expect(result.identities).toBe(4);
+    expect(result.identities).toBe(3);
     expect(result.sessions_ended).toBe(1);
     expect(result.blocks_lifted).toBe(1);
-    expect(result.hold).toEqual({ id: expect.stringMatching(/^lgh_/), held_until: expect.any(String), sessions: 4, audit_records: expect.any(Number) });
+    expect(result.hold).toEqual({ id: expect.stringMatching(/^lgh_/), held_until: expect.any(String), sessions: 3, audit_records: expect.any(Number) });
     const hold = result.hold as { id: string; held_until: string };
     // Two years and a day or two from now: until the retention job no longer keeps today's records.
     expect(Date.parse(hold.held_until) - Date.now()).toBeGreaterThan(729 * DAY);
@@ -195,13 +201,14 @@ describe('personal data: erasure under a legal hold', () => {
     expect(retentionCutoff(Date.parse(hold.held_until) - DAY) <= new Date().toISOString().slice(0, 10)).toBe(true);
 
     // Postgres: only the 5651 records: the held session rows (marked) and the audit chain's partitions.
-    const hits = await scanPostgres(db, t.tenantId, guest);
+    const erasedIds = [phone, macA, macB];
+    const hits = await scanPostgres(db, t.tenantId, erasedIds);
     for (const h of hits) expect(`${h.table}.${h.column}`).toMatch(/^(sessions\.(mac|username)|audit_records_\d{8}\.(mac_address|username|details))$/);
-    const unmarked = await db.query('SELECT id FROM sessions WHERE tenant_id = $1 AND legal_hold IS DISTINCT FROM $2', [t.tenantId, hold.id]);
-    expect(unmarked.rows).toEqual([]);
+    const unmarked = await db.query('SELECT mac, username FROM sessions WHERE tenant_id = $1 AND legal_hold IS DISTINCT FROM $2', [t.tenantId, hold.id]);
+    expect(unmarked.rows).toEqual([{ mac: macA, username: email }]);
     expect((await db.query<{ n: number }>('SELECT count(*)::int AS n FROM legal_holds WHERE tenant_id = $1 AND id = $2 AND released_at IS NULL', [t.tenantId, hold.id])).rows[0]!.n).toBe(1);
     // Redis: nothing at all.
-    expect(await scanRedis(redis, t.tenantId, guest)).toEqual([]);
+    expect(await scanRedis(redis, t.tenantId, erasedIds)).toEqual([]);
     expect(await redis.exists(keys.block(t.tenantId, macA))).toBe(0);
     // The chain verifies, and records the request by reference, never the phone.
     expect((await verifyChain(t.tenantId)).valid).toBe(true);
@@ -229,16 +236,16 @@ describe('personal data: erasure under a legal hold', () => {
     // audit records' days are all behind the cutoff then, so their partitions are dropped that run.
     expect(await svc.service.engine.privacy.releaseDueHolds(Date.parse(hold.held_until) - 1, createLogger('silent'))).toBe(0);
     await svc.service.engine.privacy.releaseDueHolds(Date.parse(hold.held_until), createLogger('silent'));
-    const after = await scanPostgres(db, t.tenantId, guest);
+    const after = await scanPostgres(db, t.tenantId, [phone, macB]);
     for (const h of after) expect(h.table).toMatch(/^audit_records_\d{8}$/);
     const heldDays = (await db.query<{ day: string }>(
       `SELECT DISTINCT day::text AS day FROM audit_records WHERE tenant_id = $1 AND (mac_address = ANY($2) OR username = ANY($2))`, [t.tenantId, guest])).rows;
     expect(heldDays.length).toBeGreaterThan(0);
     for (const { day } of heldDays) expect(day < retentionCutoff(Date.parse(hold.held_until))).toBe(true);
-    expect((await db.query<{ mac: string; username: string | null }>('SELECT mac, username FROM sessions WHERE tenant_id = $1', [t.tenantId])).rows)
-      .toEqual(Array(4).fill({ mac: `erased-${hold.id.slice(4, 16)}`, username: null }));
+    expect((await db.query<{ mac: string; username: string | null }>('SELECT mac, username FROM sessions WHERE tenant_id = $1 AND username IS DISTINCT FROM $2', [t.tenantId, email])).rows)
+      .toEqual(Array(3).fill({ mac: `erased-${hold.id.slice(4, 16)}`, username: null }));
     const released = await db.query('SELECT kind, rows, ref FROM privacy_deletions WHERE tenant_id = $1 AND kind = $2', [t.tenantId, 'hold_released']);
-    expect(released.rows).toEqual([{ kind: 'hold_released', rows: 4, ref: hold.id }]);
+    expect(released.rows).toEqual([{ kind: 'hold_released', rows: 3, ref: hold.id }]);
     expect((await verifyChain(t.tenantId)).valid).toBe(true);
   });
 
@@ -274,6 +281,80 @@ describe('personal data: erasure under a legal hold', () => {
     expect(sum.body.categories.map((c: { category: string }) => c.category)).toEqual(expect.arrayContaining(['access_log_sessions', 'audit_chain', 'blocks', 'legal_holds', 'known_devices']));
     expect(sum.body.categories.every((c: { compliant: boolean }) => c.compliant)).toBe(true);
     expect((await db.query('SELECT subject_value FROM privacy_requests WHERE id = $1', [filed.body.id])).rows[0].subject_value).toBeNull();
+  });
+
+  /** Ended session rows written as the outbox writer would (no live session: nothing waits for Redis). */
+  const endedSession = (db: pg.Client, tenant: Tenant, mac: string, username: string | null, method: string) => db.query(
+    `INSERT INTO sessions (id, tenant_id, hotspot_id, mac, ip, username, auth_method, started_at, ends_at, ended_at, status)
+     VALUES ($1, $2, $3, $4, '10.0.0.7', $5, $6, now() - interval '2 hours', now() - interval '1 hour', now() - interval '1 hour', 'ended')`,
+    [`sess_${randomBytes(8).toString('hex')}`, tenant.tenantId, tenant.hotspotId, mac, username, method]);
+  const fileAs = async (s: Running, tenant: Tenant, type: string, subject: Record<string, string>) => {
+    const filed = await call(s.base, 'POST', '/v1/privacy/requests', { auth: tenant.apiKey, body: { type, subject } });
+    expect(filed.status, JSON.stringify(filed.body)).toBe(201);
+    return filed.body.id as string;
+  };
+
+  test("a second guest on a shared device is neither in the first guest's export nor touched by her erasure", async ({ svc: s, tenant, db, redis }) => {
+    const alice = `+90532${randomInt(1_000_000, 9_999_999)}`;
+    const bob = `+90533${randomInt(1_000_000, 9_999_999)}`;
+    const shared = macOf(randomInt(1 << 30), 0x7e);
+    const bobsOwn = macOf(randomInt(1 << 30), 0x7f);
+    await endedSession(db, tenant, shared, alice, 'sms_otp');
+    await endedSession(db, tenant, shared, bob, 'sms_otp');
+    await endedSession(db, tenant, bobsOwn, bob, 'sms_otp');
+    // An entry about the shared device that also names Bob (as an event or a decision would).
+    const note = keys.sponsorRequest(tenant.tenantId, `spr_${randomInt(1e9)}`);
+    await redis.hset(note, { event: JSON.stringify({ mac: shared, user: bob }) });
+    const bobsKey = keys.sponsorRequest(tenant.tenantId, `spr_${randomInt(1e9)}`);
+    await redis.hset(bobsKey, { mac: bobsOwn, guest_phone: bob });
+
+    const access = await fileAs(s, tenant, 'access', { phone: alice });
+    const exp = await fetch(`${s.base}/v1/privacy/requests/${access}/export`, { headers: { 'x-api-key': tenant.apiKey } });
+    const text = await exp.text();
+    expect(exp.status).toBe(200);
+    const doc = JSON.parse(text);
+    expect(doc.linked).toEqual([{ kind: 'mac', value: shared }]);
+    expect(doc.sessions.map((r: { username: string }) => r.username)).toEqual([alice]);
+    expect(text).not.toContain(bob);
+    expect(text).not.toContain(bobsOwn);
+    expect(doc.redis.some((f: { entries: string[] }) => f.entries.some((e) => e.includes('(another guest)')))).toBe(true);
+
+    const erasure = await fileAs(s, tenant, 'erasure', { phone: alice });
+    const erased = await call(s.base, 'POST', `/v1/privacy/requests/${erasure}/close`, { auth: tenant.apiKey, body: { outcome: 'completed' } });
+    expect(erased.status, JSON.stringify(erased.body)).toBe(200);
+    expect(erased.body.result.identities).toBe(2);
+    expect(erased.body.result.hold.sessions).toBe(1);
+    const rows = await db.query<{ username: string; mac: string; held: boolean }>(
+      'SELECT username, mac, legal_hold IS NOT NULL AS held FROM sessions WHERE tenant_id = $1', [tenant.tenantId]);
+    expect(rows.rows).toHaveLength(3);
+    expect(rows.rows).toEqual(expect.arrayContaining([
+      { username: alice, mac: shared, held: true }, { username: bob, mac: bobsOwn, held: false }, { username: bob, mac: shared, held: false },
+    ]));
+    expect(await redis.hgetall(bobsKey)).toEqual({ mac: bobsOwn, guest_phone: bob });
+  });
+
+  test('an identity is matched as a whole value: bob@mail.co is not jimbob@mail.com, a phone not a longer number', async ({ svc: s, tenant, redis }) => {
+    const n = randomInt(1e9);
+    const email = `bob${n}@mail.co`;
+    const phone = `+90534${randomInt(1_000_000, 9_999_999)}`;
+    const jim = keys.sponsorRequest(tenant.tenantId, `spr_${randomInt(1e9)}`);
+    const longer = keys.sponsorRequest(tenant.tenantId, `spr_${randomInt(1e9)}`);
+    const mine = keys.sponsorRequest(tenant.tenantId, `spr_${randomInt(1e9)}`);
+    await redis.hset(jim, { sponsor: `jim${email}m`, body: `{"to":"jim${email}m"}` });
+    await redis.hset(longer, { sponsor: `${phone}9`, body: `call ${phone}12` });
+    await redis.hset(mine, { body: `{"to":"${email}","cc":"jim${email}m"}` });
+
+    const access = await fileAs(s, tenant, 'access', { email });
+    const doc = JSON.parse(await (await fetch(`${s.base}/v1/privacy/requests/${access}/export`, { headers: { 'x-api-key': tenant.apiKey } })).text());
+    expect(doc.redis.map((f: { key: string }) => f.key)).toEqual([mine]);
+    const erasure = await fileAs(s, tenant, 'erasure', { email });
+    expect((await call(s.base, 'POST', `/v1/privacy/requests/${erasure}/close`, { auth: tenant.apiKey, body: { outcome: 'completed' } })).status).toBe(200);
+    expect(await redis.hgetall(jim)).toEqual({ sponsor: `jim${email}m`, body: `{"to":"jim${email}m"}` });
+    expect(await redis.hget(mine, 'body')).toMatch(/^\{"to":"erased-[0-9a-f]{12}","cc":"jim/);
+
+    const byPhone = await fileAs(s, tenant, 'erasure', { phone });
+    expect((await call(s.base, 'POST', `/v1/privacy/requests/${byPhone}/close`, { auth: tenant.apiKey, body: { outcome: 'completed' } })).status).toBe(200);
+    expect(await redis.hgetall(longer)).toEqual({ sponsor: `${phone}9`, body: `call ${phone}12` });
   });
 
   test("a correction puts right the guest name of the subject's sponsor requests, and nothing else", async ({ svc: s, tenant, redis }) => {

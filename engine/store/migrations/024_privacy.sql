@@ -45,8 +45,10 @@ CREATE INDEX IF NOT EXISTS legal_holds_due ON legal_holds (held_until) WHERE rel
 
 ALTER TABLE sessions ADD COLUMN IF NOT EXISTS legal_hold text;
 -- The hourly retention step finds rows past retention that still name a guest without scanning the
--- table: rows leave this index as they are pseudonymised, so it holds about two years of sessions.
-CREATE INDEX IF NOT EXISTS sessions_retention ON sessions (started_at) WHERE mac <> 'expired' AND legal_hold IS NULL;
+-- table: rows leave this index as they are pseudonymised (by retention, 'expired', or by a released
+-- hold, 'erased-...'), so it holds about two years of sessions. Held rows stay in it: a hold does not
+-- keep a row past its own end of retention.
+CREATE INDEX IF NOT EXISTS sessions_retention ON sessions (started_at) WHERE mac <> 'expired' AND mac NOT LIKE 'erased-%';
 
 -- Every deletion of personal data the service made on its own or for a request: an audit partition
 -- dropped at the end of retention (one row per tenant it held), a hold released, an erasure.
