@@ -1,3 +1,5 @@
+// The composition root: every service is built and wired here, in one place a newcomer can read top to
+// bottom, so it runs past 400 lines; it holds no rule of its own (those live in the folders it wires).
 import { Redis } from 'ioredis';
 import { AuditLog } from './audit/audit-log.js';
 import { AuditIntentSweep } from './audit/intent-sweep.js';

@@ -21,7 +21,7 @@ export class BodyStream extends Readable {
   /** Every byte has arrived (the last chunk was pushed). */
   complete = false;
 
-  constructor(private readonly ex: Exchange, private readonly limit: number, private readonly idleMs: number) {
+  constructor(private readonly ex: Exchange, limit: number, private readonly idleMs: number) {
     super({ highWaterMark: 256 * 1024 });
     // Its reader may attach later (after authentication): the error waits in `errored` for it, and is never an uncaught one.
     this.on('error', () => undefined);

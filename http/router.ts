@@ -4,6 +4,8 @@ import { BodyStream } from './body-stream.js';
 import { redactor } from './audit-redaction.js';
 import { ClientAddress, formatAddress } from './client-address.js';
 import { refuseLoneSurrogates, refuseNul } from './request-text.js';
+import { parseBody, readBody } from './request-body.js';
+import { Traffic } from './traffic.js';
 import type { RequestSchema, ResponseSchema, Validators } from './schemas.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from './uws.js';
 
@@ -143,60 +145,6 @@ export function auditNoteOf(route: Route, onError = false): (ctx: RouteContext, 
 }
 
 const NO_PRINCIPAL = null as unknown as Principal;
-
-/**
- * Requests a listener group is serving, so a shutdown can let them finish
- * (HttpServer.close then drain): once `closing`, a request that still
- * arrives on an open keep-alive connection is answered 503 and the
- * connection closed, rather than run against an engine going away.
- */
-export class Traffic {
-  inFlight = 0;
-  closing = false;
-  private idle: (() => void)[] = [];
-  /**
-   * Requests each peer address holds open now, streams and downloads
-   * included. uWS tells HTTP handlers nothing of connections themselves; an
-   * idle keep-alive connection costs a socket only and uWS closes it after
-   * 10 s, while what a slow or hostile client can hold for long (a stream,
-   * an upload, a download) is always a request in here.
-   */
-  private readonly byAddress = new Map<string, number>();
-
-  constructor(private readonly maxPerAddress = Number.MAX_SAFE_INTEGER) {}
-
-  /** Takes a place for `addr`; false (nothing taken) when it holds maxPerAddress already. */
-  enter(addr: string): boolean {
-    const n = this.byAddress.get(addr) ?? 0;
-    if (n >= this.maxPerAddress) return false;
-    this.byAddress.set(addr, n + 1);
-    return true;
-  }
-
-  leave(addr: string): void {
-    const n = (this.byAddress.get(addr) ?? 1) - 1;
-    if (n <= 0) this.byAddress.delete(addr);
-    else this.byAddress.set(addr, n);
-  }
-
-  begin(): void {
-    this.inFlight++;
-  }
-
-  end(): void {
-    if (--this.inFlight === 0) for (const wake of this.idle.splice(0)) wake();
-  }
-
-  /** Resolves when no request is in flight, or after `ms` at the latest. */
-  drained(ms: number): Promise<void> {
-    if (this.inFlight === 0) return Promise.resolve();
-    return new Promise((resolve) => {
-      const t = setTimeout(resolve, ms);
-      t.unref();
-      this.idle.push(() => { clearTimeout(t); resolve(); });
-    });
-  }
-}
 
 /**
  * Registers routes on a uWS app. Per uWS rules: onAborted first, everything
@@ -410,52 +358,6 @@ function forwardedFor(req: HttpRequest): string {
 }
 
 /**
- * Reads the body with a hard cap: a declared Content-Length above the cap is
- * refused before reading, and a chunked body is cut off as it passes the cap.
- * The whole body must arrive within `timeoutMs` (408 otherwise: a client that
- * trickles a byte at a time holds a connection and a request open for as long
- * as it likes). `onCancel` receives the function the router calls when the
- * client goes mid-upload: the promise then rejects, so the request ends
- * rather than wait forever for a last chunk that will never come.
- * Chunks are copied at once: uWS reuses the ArrayBuffer after the callback.
- */
-function readBody(ex: Exchange, limit: number, declaredLength: number, timeoutMs: number, onCancel: (cancel: () => void) => void): Promise<Buffer | null> {
-  return new Promise((resolve, reject) => {
-    if (declaredLength > limit) {
-      reject(Errors.PAYLOAD_TOO_LARGE(limit));
-      // Keep draining so uWS does not see an unread body; the connection is closed with the reply.
-      ex.res.onData(() => undefined);
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let failed = false;
-    const fail = (err: AppError): void => {
-      if (failed) return;
-      failed = true;
-      clearTimeout(timer);
-      reject(err);
-    };
-    const timer = setTimeout(() => fail(Errors.BODY_TIMEOUT(timeoutMs)), timeoutMs);
-    onCancel(() => fail(Errors.CLIENT_GONE()));
-    ex.res.onData((ab, isLast) => {
-      if (failed) return;
-      size += ab.byteLength;
-      if (size > limit) {
-        fail(Errors.PAYLOAD_TOO_LARGE(limit));
-        return;
-      }
-      if (ab.byteLength > 0) chunks.push(Buffer.from(ab.slice(0)));
-      if (isLast) {
-        failed = true; // settled: a late abort or time-out changes nothing
-        clearTimeout(timer);
-        resolve(size === 0 ? null : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
-      }
-    });
-  });
-}
-
-/**
  * A path parameter, percent-decoded. A malformed escape (`%zz`) is kept as
  * sent: it names no resource, so the route answers 404 as for any unknown id.
  * decodeURIComponent throws here, outside the request's try, and an uncaught
@@ -466,19 +368,5 @@ function decodeParam(raw: string): string {
     return decodeURIComponent(raw);
   } catch {
     return raw;
-  }
-}
-
-function parseBody(raw: Buffer, contentType: string): unknown {
-  // The captive portal may post a plain HTML form. A body that opens like JSON
-  // is JSON whatever the header says (curl -d labels JSON as a form).
-  const first = raw.find((b) => b !== 0x20 && b !== 0x0a && b !== 0x0d && b !== 0x09);
-  if (contentType.startsWith('application/x-www-form-urlencoded') && first !== 0x7b && first !== 0x5b) {
-    return Object.fromEntries(new URLSearchParams(raw.toString('utf8')));
-  }
-  try {
-    return JSON.parse(raw.toString('utf8'));
-  } catch (err) {
-    throw Errors.INVALID_JSON((err as Error).message);
   }
 }

@@ -1,6 +1,7 @@
 import type { Engine, Logger } from '../engine/index.js';
 import { buildOpenApi } from './openapi.js';
-import { mount, Traffic, type Route, type Surface } from './router.js';
+import { mount, type Route, type Surface } from './router.js';
+import { Traffic } from './traffic.js';
 import { adminRoutes } from './routes/admin.js';
 import { complianceRoutes } from './routes/compliance.js';
 import { reportRoutes } from './routes/reports.js';
