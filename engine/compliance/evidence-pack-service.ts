@@ -4,7 +4,8 @@ import { Errors } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { projectPath } from '../util/project-root.js';
 import { MAX_PACK_DAYS } from './evidence-pack.js';
-import type { FromBuilder, PackTask, ToBuilder } from './evidence-pack-worker.js';
+import { portBlocks } from '../workers/port-stream.js';
+import type { PackTask } from './evidence-pack-worker.js';
 
 /**
  * Exports are rare and long (a year of a busy venue is minutes of reading
@@ -84,48 +85,18 @@ export class EvidencePackService {
     await this.pool.destroy();
   }
 
-  private async *blocks(task: Omit<PackTask, 'port'>): AsyncGenerator<Buffer> {
+  /** The archive's blocks from a builder thread (engine/workers/port-stream.ts: credit window, cancel when the reader goes). */
+  private blocks(task: Omit<PackTask, 'port'>): AsyncGenerator<Buffer> {
     const { port1, port2 } = new MessageChannel();
-    const queue: Buffer[] = [];
-    let finished = false;
-    let failure: Error | null = null;
-    let wake: (() => void) | null = null;
-    port1.on('message', (m: FromBuilder) => {
-      if (m.t === 'data') queue.push(Buffer.from(m.chunk.buffer, m.chunk.byteOffset, m.chunk.byteLength));
-      else if (m.t === 'end') finished = true;
-      else if (!failure) {
-        this.opts.log.warn({ tenant: task.tenantId, code: m.code, err: m.message }, 'evidence pack build failed');
-        failure = Errors.INTERNAL();
-      }
-      wake?.();
-    });
     const full: PackTask = { ...task, port: port2 };
-    this.pool.run(full, { transferList: [port2] }).catch((err: Error) => {
+    const started = this.pool.run(full, { transferList: [port2] });
+    return portBlocks(port1, started,
+      (code, message) => {
+        this.opts.log.warn({ tenant: task.tenantId, code, err: message }, 'evidence pack build failed');
+        return Errors.INTERNAL();
+      },
       // The queue is full, or the thread died: no 'end' will come.
-      failure ??= /queue is at limit/i.test(err.message) ? Errors.SERVICE_UNAVAILABLE('The evidence pack builder') : err;
-      wake?.();
-    });
-    try {
-      for (;;) {
-        const block = queue.shift();
-        if (block) {
-          const ack: ToBuilder = { t: 'ack' };
-          port1.postMessage(ack);
-          yield block;
-          continue;
-        }
-        if (failure) throw failure;
-        if (finished) return;
-        await new Promise<void>((r) => { wake = r; });
-        wake = null;
-      }
-    } finally {
-      if (!finished && !failure) {
-        const cancel: ToBuilder = { t: 'cancel' };
-        port1.postMessage(cancel);
-        this.opts.log.info({ tenant: task.tenantId, from: task.from, to: task.to }, 'evidence pack export cancelled');
-      }
-      port1.close();
-    }
+      (err) => (/queue is at limit/i.test(err.message) ? Errors.SERVICE_UNAVAILABLE('The evidence pack builder') : err),
+      () => this.opts.log.info({ tenant: task.tenantId, from: task.from, to: task.to }, 'evidence pack export cancelled'));
   }
 }

@@ -5,8 +5,8 @@ import type { MessagePort } from 'node:worker_threads';
  * back-pressure: the worker sends blocks of BLOCK_BYTES (transferred, not
  * copied) and may have at most WINDOW of them unacknowledged; the request
  * thread acknowledges a block only when the reader pulls the next one. So a
- * slow client slows the producer instead of filling memory. The same protocol
- * as the evidence pack's builder (engine/compliance/evidence-pack-worker.ts).
+ * slow client slows the producer instead of filling memory. Used by the
+ * evidence pack's builder and the voucher sheets' drawing.
  */
 export const BLOCK_BYTES = 64 * 1024;
 export const WINDOW = 8;
