@@ -1,13 +1,12 @@
-import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { fork, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { createLogger, DEFAULT_CODE_FORMAT, Engine, loadConfig, projectPath } from '../engine/index.js';
 import { activityKeys } from '../engine/events/activity-keys.js';
 import { newId } from '../engine/ids.js';
-import { keys, OUTBOX_GROUP } from '../engine/redis/keys.js';
+import { keys } from '../engine/redis/keys.js';
 import { createRedis } from '../engine/redis/scripts.js';
 import { localStack, say, stopChild, Teardown, watchReady } from './bench-kit.js';
 

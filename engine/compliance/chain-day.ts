@@ -1,4 +1,4 @@
-import type { ChainBreak, StoredLink } from '../audit/chain.js';
+import type { StoredLink } from '../audit/chain.js';
 import type { Pool } from '../store/postgres.js';
 import { PAGE_ROWS } from './access-log.js';
 

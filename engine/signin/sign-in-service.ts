@@ -38,7 +38,7 @@ export class SignInService {
   private readonly codes: Record<CodeClaim['kind'], OtpCodeMethod>;
   private readonly sponsors: SponsorMethod;
 
-  constructor(private readonly deps: SignInDeps) {
+  constructor(deps: SignInDeps) {
     this.pipeline = new SignInPipeline(deps.hotspots, deps.loader, deps.actors, deps.decisions, deps.now, deps.barrier);
     this.vouchers = new VoucherMethod(deps.redis, deps.metrics, deps.defaults, deps.guessing);
     const store = new OtpStore(deps.redis);
