@@ -124,15 +124,18 @@ function CreateBatch(props: { onDone(): void }): preact.JSX.Element {
           </Field>
         </div>
         <Field id="b-notes" label={t('v_notes')}><input id="b-notes" class="wide" value={f.notes} onInput={(e) => setF({ ...f, notes: val(e) })} /></Field>
-        <p class="hint" id="b-window-hint">{t('v_window_hint')}</p>
-        <div class="row">
-          <Field id="b-from" label={t('v_valid_from')}>
-            <input id="b-from" type="datetime-local" value={f.from} aria-describedby="b-window-hint" onInput={(e) => setF({ ...f, from: val(e) })} />
-          </Field>
-          <Field id="b-until" label={t('v_valid_until')}>
-            <input id="b-until" type="datetime-local" value={f.until} aria-describedby="b-window-hint" onInput={(e) => setF({ ...f, until: val(e) })} />
-          </Field>
-        </div>
+        <fieldset>
+          <legend>{t('v_col_window')}</legend>
+          <p class="hint" id="b-window-hint">{t('v_window_hint')}</p>
+          <div class="row">
+            <Field id="b-from" label={t('v_valid_from')}>
+              <input id="b-from" type="datetime-local" value={f.from} aria-describedby="b-window-hint" onInput={(e) => setF({ ...f, from: val(e) })} />
+            </Field>
+            <Field id="b-until" label={t('v_valid_until')}>
+              <input id="b-until" type="datetime-local" value={f.until} aria-describedby="b-window-hint" onInput={(e) => setF({ ...f, until: val(e) })} />
+            </Field>
+          </div>
+        </fieldset>
         <fieldset>
           <legend>{t('v_format')}</legend>
           <div class="row">
