@@ -6,7 +6,7 @@ import { lagMinutesOf, type AuditLag } from '../audit/audit-lag.js';
 import { ReadBatch } from '../redis/read-batch.js';
 import { readLiveCounts, readNasOnline, type SiteSource } from './site-directory.js';
 
-/** `GET engine/views/overview` (docs/dashboard-api.md). */
+/** `GET dashboard/overview` (docs/dashboard-api.md). */
 export interface Overview {
   active_sessions: number;
   decisions_1m: number;
