@@ -24,11 +24,11 @@ export const RadiusErrors = {
 export const DropReason = {
   /** Length < 20 or > 4096, shorter than its Length field, or a bad attribute length. */
   MALFORMED: 'malformed',
-  /** A code this port does not serve (e.g. Status-Server, or an Access-Request on the accounting port). */
+  /** A code this port does not serve (e.g. an Access-Request on the accounting port, or a CoA-Request sent to us). */
   UNKNOWN_CODE: 'unknown_code',
   /** The source address is not a registered NAS. */
   UNKNOWN_NAS: 'unknown_nas',
-  /** The NAS must sign its Access-Requests (requireMessageAuthenticator) and did not. */
+  /** No Message-Authenticator where one is required: an Access-Request of a NAS that must sign (requireMessageAuthenticator), or any Status-Server (RFC 5997 §3). */
   MISSING_MESSAGE_AUTHENTICATOR: 'missing_message_authenticator',
   /** Message-Authenticator present but wrong (RFC 3579 §3.2): wrong secret or forged. */
   BAD_MESSAGE_AUTHENTICATOR: 'bad_message_authenticator',

@@ -44,6 +44,8 @@ export interface RadiusServerStats {
   accountingResponses: number;
   /** Retransmissions answered from the duplicate cache. */
   duplicatesAnswered: number;
+  /** Status-Server packets answered (RFC 5997). */
+  statusAnswered: number;
   dropped: Record<DropReason, number>;
   inFlight: number;
 }
@@ -113,7 +115,7 @@ export class RadiusServer {
     this.encoder = new AccessReplyEncoder(opts.dictionary ?? RadiusDictionary.load());
     const dropped = {} as Record<DropReason, number>;
     for (const r of Object.values(DropReason)) dropped[r] = 0;
-    this.counts = { received: { auth: 0, acct: 0 }, accepts: 0, rejects: 0, accountingResponses: 0, duplicatesAnswered: 0, dropped, inFlight: 0 };
+    this.counts = { received: { auth: 0, acct: 0 }, accepts: 0, rejects: 0, accountingResponses: 0, duplicatesAnswered: 0, statusAnswered: 0, dropped, inFlight: 0 };
     if (this.metrics) {
       this.metrics.counter(MetricName.RECEIVED, 'RADIUS datagrams received, by port', 'port');
       this.metrics.counter(MetricName.REPLIES, 'RADIUS replies sent, by kind', 'kind');
@@ -182,7 +184,9 @@ export class RadiusServer {
     this.metrics?.inc(MetricName.RECEIVED, port);
     const len = checkFraming(msg);
     if (len < 0) return this.drop(DropReason.MALFORMED, rinfo);
-    if (msg[0] !== (port === 'auth' ? Code.ACCESS_REQUEST : Code.ACCOUNTING_REQUEST)) return this.drop(DropReason.UNKNOWN_CODE, rinfo);
+    if (msg[0] !== (port === 'auth' ? Code.ACCESS_REQUEST : Code.ACCOUNTING_REQUEST) && msg[0] !== Code.STATUS_SERVER) {
+      return this.drop(DropReason.UNKNOWN_CODE, rinfo);
+    }
     let found: NasRecord | null | Promise<NasRecord | null>;
     try {
       found = this.handler.nasByIp(sourceIp(rinfo.address));
@@ -204,12 +208,35 @@ export class RadiusServer {
     if (!this.running) return;
     if (!nas) return this.drop(DropReason.UNKNOWN_NAS, rinfo);
     try {
-      if (port === 'auth') this.access(msg, len, rinfo, nas);
+      if (msg[0] === Code.STATUS_SERVER) this.status(msg, len, rinfo, nas, port);
+      else if (port === 'auth') this.access(msg, len, rinfo, nas);
       else this.accounting(msg, len, rinfo, nas);
     } catch (err) {
       // Only a bug of ours gets here; the packet is dropped, the server goes on.
       this.drop(DropReason.HANDLER_ERROR, rinfo, err);
     }
+  }
+
+  /**
+   * Status-Server (RFC 5997), the NAS's or a monitor's "are you alive": it
+   * must carry a Message-Authenticator made with the NAS's secret (§3: one
+   * without is discarded, whatever the NAS record says), and is answered at
+   * once, from this process, with an Access-Accept on the auth port or an
+   * Accounting-Response on the accounting port, each with a
+   * Message-Authenticator and nothing else. Not cached as a duplicate (§3:
+   * a client sends each with a fresh Identifier and authenticator) and not
+   * handed to the engine: it says the server answers, not that a guest may in.
+   */
+  private status(msg: Buffer, len: number, rinfo: RemoteInfo, nas: NasRecord, port: Port): void {
+    const ma = findAttribute(msg, len, Attr.MESSAGE_AUTHENTICATOR);
+    if (ma < 0) return this.drop(DropReason.MISSING_MESSAGE_AUTHENTICATOR, rinfo);
+    if (!this.crypto.verifyMessageAuthenticator(msg, len, ma, nas.secret, null)) return this.drop(DropReason.BAD_MESSAGE_AUTHENTICATOR, rinfo);
+    const reply = this.writer.begin(port === 'auth' ? Code.ACCESS_ACCEPT : Code.ACCOUNTING_RESPONSE, msg[1]!)
+      .messageAuthenticator()
+      .finishReply(msg.subarray(4, HEADER_LENGTH), nas.secret);
+    this.counts.statusAnswered++;
+    this.metrics?.inc(MetricName.REPLIES, 'status_server');
+    this.send(port === 'auth' ? this.auth : this.acct, reply, rinfo);
   }
 
   private access(msg: Buffer, len: number, rinfo: RemoteInfo, nas: NasRecord): void {

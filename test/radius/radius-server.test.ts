@@ -184,9 +184,9 @@ describe('RadiusServer over UDP on 127.0.0.1', () => {
     });
 
     it('drops codes the port does not serve', async () => {
-      const statusServer = accessRequest({ secret: nas.secret });
-      statusServer[0] = Code.STATUS_SERVER;
-      expect(await client.exchange(statusServer, auth, SILENCE_MS)).toBeNull();
+      const challenge = accessRequest({ secret: nas.secret });
+      challenge[0] = Code.ACCESS_CHALLENGE; // a reply's code, sent to us as a request
+      expect(await client.exchange(challenge, auth, SILENCE_MS)).toBeNull();
       expect(await client.exchange(signedRequest(), acct, SILENCE_MS)).toBeNull();
       expect(await client.exchange(accountingRequest({ secret: nas.secret }), auth, SILENCE_MS)).toBeNull();
       expect(server.stats().dropped.unknown_code).toBe(3);
