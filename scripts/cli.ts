@@ -1,5 +1,7 @@
 import { parseArgs } from 'node:util';
-import { ConfigError, DEFAULT_MODULES, Engine, MODULES, createLogger, loadConfig, signOperatorToken, signPlatformToken } from '../engine/index.js';
+import {
+  ConfigError, DEFAULT_MODULES, Engine, MODULES, createLogger, createPool, loadConfig, migrate, migrationStatus, signOperatorToken, signPlatformToken,
+} from '../engine/index.js';
 import { withLocalDefaults } from './local-services.js';
 
 const USAGE = `Usage: npm run -s cli -- <command>
@@ -17,6 +19,13 @@ const USAGE = `Usage: npm run -s cli -- <command>
   audit verify --tenant ID [--from YYYY-MM-DD --to YYYY-MM-DD]
       Recomputes the tenant's audit chain from Postgres and names the first
       record that breaks it (exit 1 when broken).
+  migrate status [--json]
+      Lists every migration by its file name, applied (with when) or pending, and
+      any the database has that this release does not know (a newer one applied them).
+      Reads only; exit 0.
+  migrate up
+      Applies the pending migrations, each in its own transaction (as every start
+      does), and names them.
   privacy release-holds [--now ISO-8601]
       Ends the legal holds due by then (as the hourly retention job does): their held session
       rows are pseudonymised (docs/privacy.md). --now drives the clock for a check ahead of time.
@@ -55,6 +64,8 @@ async function main(argv: string[]): Promise<void> {
 
   const { env } = await withLocalDefaults(process.env, (l) => process.stderr.write(l + '\n'));
   const config = loadConfig({ LOG_LEVEL: 'warn', ...env });
+  // Before the engine: its start applies pending migrations, which `status` must only report.
+  if (cmd === 'migrate') return migrateCommand(sub, config.databaseUrl, values.json === true, out);
   const engine = new Engine(config, createLogger(config.logLevel, 2), { sink: false, actors: false });
   await engine.start();
   try {
@@ -136,6 +147,27 @@ async function main(argv: string[]): Promise<void> {
 }
 
 class UsageError extends Error {}
+
+async function migrateCommand(sub: string | undefined, databaseUrl: string, json: boolean, out: (v: unknown) => void): Promise<void> {
+  if (sub !== 'status' && sub !== 'up') throw new UsageError('migrate status | migrate up');
+  const log = createLogger('warn', 2);
+  const pool = createPool(databaseUrl, log, 1);
+  try {
+    if (sub === 'up') {
+      const applied = await migrate(pool, log);
+      return out(json ? { applied } : applied.length ? applied.map((f) => `applied  ${f}`).join('\n') : 'nothing pending');
+    }
+    const st = await migrationStatus(pool);
+    if (json) return out(st);
+    const lines = st.migrations.map((m) => `${m.applied_at ? 'applied' : 'pending'}  ${m.file}${m.applied_at ? `  ${m.applied_at}` : ''}`);
+    for (const u of st.unknown) lines.push(`unknown  ${u}  (applied by a newer release)`);
+    const pending = st.migrations.filter((m) => !m.applied_at).length;
+    lines.push(`${st.migrations.length - pending} applied, ${pending} pending`);
+    return out(lines.join('\n'));
+  } finally {
+    await pool.end();
+  }
+}
 
 function ttlOf(raw: string | undefined): number {
   const ttl = Number(raw ?? 3600);

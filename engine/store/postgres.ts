@@ -87,8 +87,8 @@ export function copyText(lines: string[]): string {
  * (several engine processes, parallel test files) safe.
  */
 export async function migrate(pool: Pool, log: Logger): Promise<string[]> {
-  const dir = projectPath('engine', 'store', 'migrations');
-  const files = readdirSync(dir).filter((f) => f.endsWith('.sql')).sort();
+  const dir = migrationsDir();
+  const files = migrationFiles();
   const applied: string[] = [];
   const client = await pool.connect();
   try {
@@ -116,4 +116,29 @@ export async function migrate(pool: Pool, log: Logger): Promise<string[]> {
     client.release();
   }
   return applied;
+}
+
+const migrationsDir = (): string => projectPath('engine', 'store', 'migrations');
+const migrationFiles = (): string[] => readdirSync(migrationsDir()).filter((f) => f.endsWith('.sql')).sort();
+
+/** One migration as `cli migrate status` lists it. */
+export interface MigrationState { file: string; applied_at: string | null }
+
+/**
+ * Every migration file with when it was applied (null: pending), in the
+ * order `migrate` applies them, plus rows the database has that no file
+ * names (applied by a newer release). Reads only: nothing is created.
+ */
+export async function migrationStatus(pool: Pool): Promise<{ migrations: MigrationState[]; unknown: string[] }> {
+  const { rows: [t] } = await pool.query<{ present: boolean }>("SELECT to_regclass('schema_migrations') IS NOT NULL AS present");
+  const applied = new Map<string, Date>();
+  if (t?.present) {
+    const { rows } = await pool.query<{ version: string; applied_at: Date }>('SELECT version, applied_at FROM schema_migrations');
+    for (const r of rows) applied.set(r.version, r.applied_at);
+  }
+  const files = migrationFiles();
+  return {
+    migrations: files.map((file) => ({ file, applied_at: applied.get(file)?.toISOString() ?? null })),
+    unknown: [...applied.keys()].filter((v) => !files.includes(v)).sort(),
+  };
 }
