@@ -5,7 +5,7 @@ import { readAccessRequest } from './access-request.js';
 import { AccessReplyEncoder } from './access-reply-encoder.js';
 import { encodeAccountingResponse, readAccountingRequest } from './accounting-request.js';
 import { Attr, Code } from './attributes.js';
-import { HEADER_LENGTH, checkFraming, findAttribute } from './codec.js';
+import { HEADER_LENGTH, checkFraming, findAttribute, readString } from './codec.js';
 import { DuplicateCache, type DuplicateEntry } from './duplicate-cache.js';
 import { DropReason, RadiusErrors } from './errors.js';
 import { PacketWriter } from './packet-writer.js';
@@ -189,7 +189,7 @@ export class RadiusServer {
     }
     let found: NasRecord | null | Promise<NasRecord | null>;
     try {
-      found = this.handler.nasByIp(sourceIp(rinfo.address));
+      found = this.handler.nasByIp(sourceIp(rinfo.address), () => nasIdentifier(msg, len));
     } catch (err) {
       return this.drop(DropReason.HANDLER_ERROR, rinfo, err);
     }
@@ -385,6 +385,12 @@ export class RadiusServer {
     this.metrics?.inc(MetricName.DROPPED, reason);
     if (this.log.isLevelEnabled('debug')) this.log.debug({ reason, ip: rinfo.address, port: rinfo.port, err }, 'RADIUS packet dropped');
   }
+}
+
+/** The packet's NAS-Identifier (attribute 32), if it has one. */
+function nasIdentifier(msg: Buffer, len: number): string | undefined {
+  const at = findAttribute(msg, len, Attr.NAS_IDENTIFIER);
+  return at < 0 ? undefined : readString(msg, at);
 }
 
 function isPromiseLike<T>(v: T | PromiseLike<T>): v is PromiseLike<T> {

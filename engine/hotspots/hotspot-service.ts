@@ -47,6 +47,8 @@ export interface NasClient {
   name: string | null;
   coa_port: number;
   require_message_authenticator: boolean;
+  /** Set: this client is the one at `ip` whose packets carry this NAS-Identifier (access points behind one NAT). */
+  nas_identifier: string | null;
   created_at: string;
 }
 
@@ -56,6 +58,7 @@ export interface NasClientInput {
   name?: string;
   coa_port?: number;
   require_message_authenticator?: boolean;
+  nas_identifier?: string;
 }
 
 const REF_CACHE_MS = 5_000;
@@ -178,12 +181,12 @@ export class HotspotService {
         // An IPv4 address written as IPv4-mapped IPv6 (::ffff:10.1.1.1) is stored as the IPv4
         // address: packets from it arrive as IPv4 (or are read so), and one address must not be
         // registered twice under two spellings.
-        `INSERT INTO nas_clients (id, tenant_id, hotspot_id, ip, secret, coa_port, require_message_authenticator, name)
+        `INSERT INTO nas_clients (id, tenant_id, hotspot_id, ip, secret, coa_port, require_message_authenticator, name, nas_identifier)
          VALUES ($1, $2, $3, CASE WHEN family($4::inet) = 6 AND $4::inet << '::ffff:0.0.0.0/96'
                                   THEN '0.0.0.0'::inet + ($4::inet - '::ffff:0.0.0.0'::inet) ELSE $4::inet END,
-                 $5, $6, $7, $8) RETURNING *`,
+                 $5, $6, $7, $8, $9) RETURNING *`,
         [newId('nas_'), tenantId, hotspotId, input.ip, input.secret, input.coa_port ?? 3799,
-          input.require_message_authenticator ?? true, input.name ?? null]);
+          input.require_message_authenticator ?? true, input.name ?? null, input.nas_identifier ?? null]);
       await this.onNasChange();
       this.sitesChanged(tenantId);
       return toNas(rows[0]!);
@@ -203,14 +206,14 @@ export class HotspotService {
 
 interface NasRow {
   id: string; hotspot_id: string; ip: string; name: string | null; coa_port: number;
-  require_message_authenticator: boolean; created_at: Date;
+  require_message_authenticator: boolean; nas_identifier: string | null; created_at: Date;
 }
 
 /** The secret is write-only: it is never part of a response. */
 function toNas(r: NasRow): NasClient {
   return {
     id: r.id, hotspot_id: r.hotspot_id, ip: r.ip, name: r.name, coa_port: r.coa_port,
-    require_message_authenticator: r.require_message_authenticator, created_at: r.created_at.toISOString(),
+    require_message_authenticator: r.require_message_authenticator, nas_identifier: r.nas_identifier, created_at: r.created_at.toISOString(),
   };
 }
 

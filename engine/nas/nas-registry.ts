@@ -9,14 +9,18 @@ export interface NasEntry extends NasRecord {
 
 const REFRESH_MS = 5_000;
 
+/** The clients at one source address: the one without a NAS-Identifier, and those named by one. */
+interface AtAddress { plain: NasEntry | null; named: Map<string, NasEntry> | null }
+
 /**
  * Every registered NAS, in memory, so the RADIUS server can find a packet's
- * client by source address without a query per packet. Refreshed every few
- * seconds (so a NAS added in another process is known within REFRESH_MS) and
- * at once after a change in this process.
+ * client by source address (and NAS-Identifier, for access points behind one
+ * NAT) without a query per packet. Refreshed every few seconds (so a NAS
+ * added in another process is known within REFRESH_MS) and at once after a
+ * change in this process.
  */
 export class NasRegistry {
-  private byIp = new Map<string, NasEntry>();
+  private byIp = new Map<string, AtAddress>();
   private byId = new Map<string, NasEntry>();
   private byHotspot = new Map<string, NasEntry[]>();
   private timer: NodeJS.Timeout | undefined;
@@ -36,10 +40,11 @@ export class NasRegistry {
   async refresh(): Promise<void> {
     const { rows } = await this.pool.query<{
       id: string; tenant_id: string; hotspot_id: string; ip: string; secret: string; coa_port: number;
-      require_message_authenticator: boolean; timezone: string;
-    }>(`SELECT n.id, n.tenant_id, n.hotspot_id, host(n.ip) AS ip, n.secret, n.coa_port, n.require_message_authenticator, h.timezone
+      require_message_authenticator: boolean; timezone: string; nas_identifier: string | null;
+    }>(`SELECT n.id, n.tenant_id, n.hotspot_id, host(n.ip) AS ip, n.secret, n.coa_port, n.require_message_authenticator, h.timezone,
+               n.nas_identifier
         FROM nas_clients n JOIN hotspots h ON h.id = n.hotspot_id ORDER BY n.created_at`);
-    const byIp = new Map<string, NasEntry>();
+    const byIp = new Map<string, AtAddress>();
     const byId = new Map<string, NasEntry>();
     const byHotspot = new Map<string, NasEntry[]>();
     for (const r of rows) {
@@ -47,7 +52,10 @@ export class NasRegistry {
         id: r.id, tenantId: r.tenant_id, hotspotId: r.hotspot_id, ip: r.ip, secret: r.secret, coaPort: r.coa_port,
         requireMessageAuthenticator: r.require_message_authenticator, timezone: r.timezone,
       };
-      byIp.set(e.ip, e);
+      let at = byIp.get(e.ip);
+      if (!at) byIp.set(e.ip, (at = { plain: null, named: null }));
+      if (r.nas_identifier === null) at.plain = e;
+      else (at.named ??= new Map()).set(r.nas_identifier, e);
       byId.set(e.id, e);
       byHotspot.set(e.hotspotId, [...(byHotspot.get(e.hotspotId) ?? []), e]);
     }
@@ -56,9 +64,22 @@ export class NasRegistry {
     this.byHotspot = byHotspot;
   }
 
-  /** The NAS sending from this address; IPv4-mapped IPv6 addresses are matched as IPv4. */
-  byAddress(ip: string): NasEntry | null {
-    return this.byIp.get(ip.startsWith('::ffff:') ? ip.slice(7) : ip) ?? null;
+  /**
+   * The NAS sending from this address (IPv4-mapped IPv6 addresses are matched
+   * as IPv4): the client registered with the packet's NAS-Identifier, else
+   * the address's client registered without one. The identifier is a claim
+   * of an unauthenticated packet: it only chooses whose secret must then
+   * verify the packet.
+   */
+  byAddress(ip: string, nasIdentifier?: string): NasEntry | null {
+    const at = this.byIp.get(ip.startsWith('::ffff:') ? ip.slice(7) : ip);
+    if (!at) return null;
+    return (nasIdentifier !== undefined ? at.named?.get(nasIdentifier) : undefined) ?? at.plain;
+  }
+
+  /** Whether some client at this address is told apart by NAS-Identifier (the RADIUS server reads the attribute only then). */
+  namesIdentifiers(ip: string): boolean {
+    return this.byIp.get(ip.startsWith('::ffff:') ? ip.slice(7) : ip)?.named != null;
   }
 
   get(id: string): NasEntry | null {

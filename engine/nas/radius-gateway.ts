@@ -100,8 +100,8 @@ export class RadiusGateway implements RadiusHandler {
     this.relay.setControl(control);
   }
 
-  nasByIp(ip: string): NasRecord | null {
-    return this.registry.byAddress(ip);
+  nasByIp(ip: string, identifier: () => string | undefined): NasRecord | null {
+    return this.registry.byAddress(ip, this.registry.namesIdentifiers(ip) ? identifier() : undefined);
   }
 
   async authorize(m: AccessRequestMsg): Promise<AccessDecision> {

@@ -122,8 +122,13 @@ export interface NasControl {
 
 /** What the RADIUS server needs from the engine. */
 export interface RadiusHandler {
-  /** The registered client at this source address, or null (then the packet is dropped and counted). */
-  nasByIp(ip: string): NasRecord | null | Promise<NasRecord | null>;
+  /**
+   * The registered client at this source address, told apart from others at
+   * the same address by the packet's NAS-Identifier (`identifier()` reads it
+   * from the packet, only when asked), or null (then the packet is dropped
+   * and counted).
+   */
+  nasByIp(ip: string, identifier: () => string | undefined): NasRecord | null | Promise<NasRecord | null>;
   authorize(msg: AccessRequestMsg): Promise<AccessDecision>;
   /** Resolves once the accounting data is durably recorded; only then may the server answer (RFC 2866 §2). */
   account(msg: AccountingMsg): Promise<void>;

@@ -37,8 +37,20 @@ export class TestHandler implements RadiusHandler {
     for (const n of nases) this.nases.set(n.ip, n);
   }
 
-  nasByIp(ip: string): NasRecord | null | Promise<NasRecord | null> {
-    return this.lookup ? this.lookup(ip) : (this.nases.get(ip) ?? null);
+  /** Lookups by address and the NAS-Identifier read for each (only when `named` has the address). */
+  readonly identifiersRead: (string | undefined)[] = [];
+  /** NAS records told apart by NAS-Identifier: `${ip}/${identifier}`. */
+  readonly named = new Map<string, NasRecord>();
+
+  nasByIp(ip: string, identifier: () => string | undefined): NasRecord | null | Promise<NasRecord | null> {
+    if (this.lookup) return this.lookup(ip);
+    if ([...this.named.keys()].some((k) => k.startsWith(`${ip}/`))) {
+      const id = identifier();
+      this.identifiersRead.push(id);
+      const hit = id === undefined ? undefined : this.named.get(`${ip}/${id}`);
+      if (hit) return hit;
+    }
+    return this.nases.get(ip) ?? null;
   }
 
   authorize(m: AccessRequestMsg): Promise<AccessDecision> {
@@ -121,6 +133,8 @@ export interface AccessRequestSpec {
   chapRaw?: { password: Buffer; challenge?: Buffer };
   callingStationId?: string;
   calledStationId?: string;
+  /** NAS-Identifier (attribute 32): which NAS behind a shared address sent it. */
+  nasIdentifier?: string;
   framedIp?: string;
   nasPortId?: string;
   nasPort?: number;
@@ -154,6 +168,7 @@ export function accessRequest(spec: AccessRequestSpec): Buffer {
   }
   if (spec.callingStationId !== undefined) w.string(Attr.CALLING_STATION_ID, spec.callingStationId);
   if (spec.calledStationId !== undefined) w.string(Attr.CALLED_STATION_ID, spec.calledStationId);
+  if (spec.nasIdentifier !== undefined) w.string(Attr.NAS_IDENTIFIER, spec.nasIdentifier);
   if (spec.framedIp !== undefined) w.ipv4(Attr.FRAMED_IP_ADDRESS, spec.framedIp);
   if (spec.nasPortId !== undefined) w.string(Attr.NAS_PORT_ID, spec.nasPortId);
   if (spec.nasPort !== undefined) w.uint32(Attr.NAS_PORT, spec.nasPort);

@@ -200,6 +200,9 @@ export const en = {
   h_nas_col_ip: 'IP address',
   h_nas_col_name: 'Name',
   h_nas_col_coa: 'CoA port',
+  h_nas_ident: 'NAS-Identifier (optional)',
+  h_nas_ident_hint: 'Only for NASes behind one address (a NAT): the NAS-Identifier this one sends tells it apart.',
+  h_nas_col_ident: 'NAS-Identifier',
   h_close: 'Close',
   // guests
   g_title: 'Guests',

@@ -18,14 +18,14 @@ export function NasClients(props: { hotspot: Hotspot; onClose(): void }): preact
   const h = props.hotspot;
   const list = usePoll((signal) => api.hotspots.nasClients(h.id, signal), null, [h.id]);
   const act = useAction();
-  const [f, setF] = useState({ ip: '', name: '', coa: '3799' });
+  const [f, setF] = useState({ ip: '', name: '', coa: '3799', ident: '' });
   const [shown, setShown] = useState<{ ip: string; secret: string } | null>(null);
   const submit = (e: Event): void => {
     e.preventDefault();
     const secret = newSecret();
     setShown(null);
     void act.run(async () => {
-      const n = await api.hotspots.addNasClient(h.id, { ip: f.ip.trim(), name: f.name || undefined, coa_port: Number(f.coa) || 3799, secret });
+      const n = await api.hotspots.addNasClient(h.id, { ip: f.ip.trim(), name: f.name || undefined, coa_port: Number(f.coa) || 3799, nas_identifier: f.ident.trim() || undefined, secret });
       setShown({ ip: n.ip, secret });
       list.reload();
       return n.ip;
@@ -38,8 +38,8 @@ export function NasClients(props: { hotspot: Hotspot; onClose(): void }): preact
       {list.error ? <p class="error-summary" role="alert">{say(list.error)}</p> : null}
       {list.data && rows.length === 0 ? <p>{t('none_yet')}</p> : (
         <table aria-labelledby="nas-title">
-          <thead><tr><th scope="col">{t('h_nas_col_ip')}</th><th scope="col">{t('h_nas_col_name')}</th><th scope="col" class="num">{t('h_nas_col_coa')}</th></tr></thead>
-          <tbody>{rows.map((n) => <tr key={n.id}><td class="mono">{n.ip}</td><td>{n.name ?? ''}</td><td class="num">{n.coa_port}</td></tr>)}</tbody>
+          <thead><tr><th scope="col">{t('h_nas_col_ip')}</th><th scope="col">{t('h_nas_col_ident')}</th><th scope="col">{t('h_nas_col_name')}</th><th scope="col" class="num">{t('h_nas_col_coa')}</th></tr></thead>
+          <tbody>{rows.map((n) => <tr key={n.id}><td class="mono">{n.ip}</td><td class="mono">{n.nas_identifier ?? ''}</td><td>{n.name ?? ''}</td><td class="num">{n.coa_port}</td></tr>)}</tbody>
         </table>
       )}
       {shown && (
@@ -50,6 +50,7 @@ export function NasClients(props: { hotspot: Hotspot; onClose(): void }): preact
       )}
       <form class="row" onSubmit={submit}>
         <Field id="nas-ip" label={t('h_nas_ip')}><input id="nas-ip" class="mono" required value={f.ip} onInput={(e) => setF({ ...f, ip: val(e) })} /></Field>
+        <Field id="nas-ident" label={t('h_nas_ident')} hint={t('h_nas_ident_hint')}><input id="nas-ident" class="mono" maxLength={253} value={f.ident} onInput={(e) => setF({ ...f, ident: val(e) })} /></Field>
         <Field id="nas-name" label={t('h_nas_name')}><input id="nas-name" value={f.name} onInput={(e) => setF({ ...f, name: val(e) })} /></Field>
         <Field id="nas-coa" label={t('h_nas_coa')}><input id="nas-coa" type="number" min={1} max={65535} value={f.coa} onInput={(e) => setF({ ...f, coa: val(e) })} /></Field>
         <button type="submit" disabled={act.busy}>{t('h_nas_add')}</button>
