@@ -40,6 +40,7 @@ import { NasCommandRelay, RadiusGateway } from './nas/radius-gateway.js';
 import { SessionService } from './sessions/session-service.js';
 import { DecisionReader } from './decisions/decision-reader.js';
 import { ReportService } from './reports/report-service.js';
+import { ConsoleReportService } from './reports/console-report.js';
 import { DecisionRecorder } from './decisions/decision-recorder.js';
 import { MetricsDecisionSink } from './signin/decision-sink.js';
 import { OtpFallbackPoller } from './signin/otp/fallback-poller.js';
@@ -187,6 +188,8 @@ export class Engine {
   readonly privacy: PrivacyService;
   /** Session report and analytics over the rollups the sink keeps (engine/reports/). */
   readonly reports: ReportService;
+  /** The console's reports (presets, several venues) over the rollups of 023 and 025 (engine/reports/console-report.ts). */
+  readonly consoleReports: ConsoleReportService;
   private readonly runSink: boolean;
   private retentionTimer: NodeJS.Timeout | undefined;
 
@@ -305,6 +308,7 @@ export class Engine {
       { sessionMinutes: config.defaultSessionMinutes, idleSec: config.defaultIdleTimeoutSec }, config.pms.staleAfterMs, endForPms, this.metrics);
     this.pms = new PmsService(pmsLinkStore, pmsGuests, pmsLinks, pmsMethod, this.signIn, config.pms.staleAfterMs, now);
     this.reports = new ReportService(this.pool, now);
+    this.consoleReports = new ConsoleReportService(this.pool, now);
     this.portal = new PortalState(this.redis, this.hotspots, now);
     this.portalSignIn = new PortalSignIn(this.hotspots, this.uamCredentials, this.portal, log.child({ component: 'portal' }));
     // Sponsor approval: the e-mail goes through the tenant's e-mail sender; approval starts the session through the pipeline.
