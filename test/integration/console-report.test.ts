@@ -189,6 +189,16 @@ describe('GET /api/v1/reports/console', () => {
     await until(async () => (await visitorRows('mac', m)) === 2, { what: 'the visit and the visitor kept by the sink' });
     const ssids = await db.query<{ ssid: string; sessions: number }>('SELECT ssid, sessions FROM report_ssids WHERE tenant_id = $1', [tenant.tenantId]);
     expect(ssids.rows).toEqual([{ ssid: 'Lobby-WiFi', sessions: 1 }]);
+    // The rebuild from the raw rows makes exactly what the sink kept.
+    const kept = async () => (await db.query(
+      `SELECT 's' AS k, hotspot_id, day::text, ssid AS v, sessions AS n FROM report_ssids WHERE tenant_id = $1
+       UNION ALL SELECT 'v', hotspot_id, day::text, encode(visitor, 'hex'), 0 FROM report_visits WHERE tenant_id = $1
+       UNION ALL SELECT 'f', hotspot_id, first_day::text, encode(visitor, 'hex'), 0 FROM report_visitors WHERE tenant_id = $1 ORDER BY 1, 2, 3, 4`,
+      [tenant.tenantId])).rows;
+    const bySink = await kept();
+    expect(bySink).toHaveLength(3);
+    await svc.service.engine.reports.rebuild(tenant.tenantId);
+    expect(await kept()).toEqual(bySink);
     // No clear MAC in the visitor tables.
     const clear = await db.query(`SELECT 1 FROM report_visits WHERE tenant_id = $1 AND position(convert_to($2, 'UTF8') IN visitor) > 0`, [tenant.tenantId, m]);
     expect(clear.rowCount).toBe(0);
