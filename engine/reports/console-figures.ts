@@ -1,8 +1,33 @@
 import type { Pool } from '../store/postgres.js';
 import { estimateSketch, HLL_REGISTERS, mergeSketch } from './hll.js';
-import { CONSOLE_METHODS, type ConsoleMethod, type ConsoleReport, type ConsoleWeek } from './console-report.js';
-import { addDays } from './report-presets.js';
+import { addDays, type ReportPreset } from './report-presets.js';
 import type { ReportRange } from './report-range.js';
+
+/** The sign-in methods the console's method table always lists, in this order. */
+export const CONSOLE_METHODS = ['sms_otp', 'msgapp_otp', 'email', 'voucher', 'sponsor', 'pms'] as const;
+
+export interface ConsoleMethod { method: string; sessions: number; attempts: number; succeeded: number; failed: number; success_rate: number | null }
+export interface ConsoleWeek { week_start: string; visitors: number; returning_rate: number; avg_dwell_minutes: number }
+
+/** The console's report (contract: /work/brief21/contract.md; docs/reports.md "Console reports"). */
+export interface ConsoleReport {
+  period: { from: string; to: string; preset: ReportPreset; time_zone: string; days: number };
+  hotspots: { id: string; name: string }[];
+  summary: {
+    total_sessions: number; unique_devices: number; signins_succeeded: number; signins_failed: number;
+    bytes_in: number; bytes_out: number; avg_duration_minutes: number; peak_hour: string | null;
+  };
+  daily: { date: string; sessions: number; unique_devices: number; signins_failed: number; bytes_in: number; bytes_out: number }[];
+  hours: { hour: number; sessions: number }[];
+  ssids: { ssid: string; sessions: number }[];
+  top_devices: { mac: string; sessions: number; last_seen: string }[];
+  methods: ConsoleMethod[];
+  guests: {
+    visitors: number; returning_visitors: number; returning_rate: number; avg_dwell_minutes: number;
+    device_types: { ios: number; android: number; windows: number; macos: number; other: number };
+    weeks: ConsoleWeek[];
+  };
+}
 
 /** A venue of a report: its id, name and zone (report_zone: an unknown one reads as UTC). */
 export interface Venue { id: string; name: string; zone: string }

@@ -1,15 +1,14 @@
 import { Errors } from '../errors.js';
 import type { Pool } from '../store/postgres.js';
-import { consoleFigures, type Venue } from './console-figures.js';
-import { presetRange, type ReportPreset } from './report-presets.js';
+import { consoleFigures, type ConsoleReport, type Venue } from './console-figures.js';
+
+export { CONSOLE_METHODS, type ConsoleMethod, type ConsoleReport, type ConsoleWeek } from './console-figures.js';
+import { presetRange } from './report-presets.js';
 
 /** Hotspots one console report covers at most (10 venues, as the contract says). */
 export const REPORT_MAX_VENUES = 10;
 /** The module a report over more than one hotspot needs (the Pro and Enterprise packages include it). */
 export const MULTI_VENUE_MODULE = 'multi_venue';
-/** The sign-in methods the console's method table always lists, in this order. */
-export const CONSOLE_METHODS = ['sms_otp', 'msgapp_otp', 'email', 'voucher', 'sponsor', 'pms'] as const;
-
 /** What the console asks (GET /api/v1/reports/console). */
 export interface ConsoleReportQuery {
   preset?: string;
@@ -17,29 +16,6 @@ export interface ConsoleReportQuery {
   to?: string;
   /** As given: repeated or comma-separated ids. */
   hotspotIds: string[];
-}
-
-export interface ConsoleMethod { method: string; sessions: number; attempts: number; succeeded: number; failed: number; success_rate: number | null }
-export interface ConsoleWeek { week_start: string; visitors: number; returning_rate: number; avg_dwell_minutes: number }
-
-/** The console's report (contract: /work/brief21/contract.md; docs/reports.md "Console reports"). */
-export interface ConsoleReport {
-  period: { from: string; to: string; preset: ReportPreset; time_zone: string; days: number };
-  hotspots: { id: string; name: string }[];
-  summary: {
-    total_sessions: number; unique_devices: number; signins_succeeded: number; signins_failed: number;
-    bytes_in: number; bytes_out: number; avg_duration_minutes: number; peak_hour: string | null;
-  };
-  daily: { date: string; sessions: number; unique_devices: number; signins_failed: number; bytes_in: number; bytes_out: number }[];
-  hours: { hour: number; sessions: number }[];
-  ssids: { ssid: string; sessions: number }[];
-  top_devices: { mac: string; sessions: number; last_seen: string }[];
-  methods: ConsoleMethod[];
-  guests: {
-    visitors: number; returning_visitors: number; returning_rate: number; avg_dwell_minutes: number;
-    device_types: { ios: number; android: number; windows: number; macos: number; other: number };
-    weeks: ConsoleWeek[];
-  };
 }
 
 /** The ids a query names: repeated parameters and comma-separated lists, trimmed, each once, in the order given. */
