@@ -1,8 +1,14 @@
+import { Ajv } from 'ajv';
+import addFormatsModule from 'ajv-formats';
 import { describe, expect } from 'vitest';
+import { consoleReport } from '../../http/routes/console-reports.schemas.js';
 import { DEFAULT_MODULES } from '../../engine/tenants/tenant-service.js';
 import { call, newTenant, serviceTest, until, type Tenant } from '../support/fixture.js';
 
 const test = serviceTest();
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+/** The answer as the OpenAPI document describes it (additionalProperties false throughout): the schema and the engine agree. */
+const matchesSchema = addFormats(new Ajv({ strict: false })).compile(consoleReport.schema);
 const hourOf = (iso: string): number => Math.floor(Date.parse(iso) / 3_600_000);
 const PHONE = '+905551110001';
 
@@ -58,6 +64,7 @@ describe('GET /api/v1/reports/console', () => {
     const q = (s: string) => call(svc.base, 'GET', `/api/v1/reports/console?${s}`, { auth: t.apiKey });
     const r = await q(`preset=custom&from=2026-03-05&to=2026-03-10&hotspot_id=${t.hotspotId}`);
     expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(matchesSchema(r.body), JSON.stringify(matchesSchema.errors)).toBe(true);
     const zero = { sessions: 0, unique_devices: 0, signins_failed: 0, bytes_in: 0, bytes_out: 0 };
     expect(r.body).toEqual({
       period: { from: '2026-03-05', to: '2026-03-10', preset: 'custom', time_zone: 'Europe/Istanbul', days: 6 },
@@ -142,6 +149,9 @@ describe('GET /api/v1/reports/console', () => {
     expect(one.status).toBe(200);
     expect(one.body).toMatchObject({ period: { preset: 'last_7_days', days: 7, time_zone: 'UTC' }, summary: { peak_hour: null } });
     expect((one.body as { daily: unknown[] }).daily).toHaveLength(7);
+    expect(matchesSchema(one.body), JSON.stringify(matchesSchema.errors)).toBe(true);
+    const doc = (await call(svc.base, 'GET', '/v1/openapi.json')).body as { paths: Record<string, unknown> };
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/api/v1/reports/console', '/api/v1/reports/sessions']));
     expect((await call(svc.base, 'GET', '/api/v1/reports/console', { auth: tenant.apiKey })).status).toBe(400);
   });
 
