@@ -55,6 +55,10 @@ export const nasClientCreate = requestSchema<NasClientInput>('nasClientCreate', 
     name: { type: 'string', maxLength: 200 },
     coa_port: { type: 'integer', minimum: 1, maximum: 65535, default: 3799 },
     require_message_authenticator: { type: 'boolean', default: true },
+    nas_identifier: {
+      type: 'string', minLength: 1, maxLength: 253, pattern: '^[\\x20-\\x7e]+$',
+      description: 'The NAS-Identifier (RADIUS attribute 32) this NAS sends: several NASes behind one address (a NAT) are told apart by it. Unset: this client takes the packets from its address that no other client names',
+    },
   },
 });
 
@@ -73,7 +77,8 @@ export const nasClient = responseSchema('nasClient', {
   type: 'object',
   properties: {
     id: { type: 'string' }, hotspot_id: { type: 'string' }, ip: { type: 'string' }, name: nullable({ type: 'string' }),
-    coa_port: { type: 'integer' }, require_message_authenticator: { type: 'boolean' }, created_at: { type: 'string', format: 'date-time' },
+    coa_port: { type: 'integer' }, require_message_authenticator: { type: 'boolean' }, nas_identifier: nullable({ type: 'string' }),
+    created_at: { type: 'string', format: 'date-time' },
   },
 });
 export const nasClientList = responseSchema('nasClientList', { type: 'object', properties: { data: { type: 'array', items: refTo(nasClient) } } }, [nasClient]);
