@@ -234,7 +234,10 @@ describe('personal data: erasure under a legal hold', () => {
 
     // --- The hold's end (the retention job's step, driven to held_until): held rows lose who; the
     // audit records' days are all behind the cutoff then, so their partitions are dropped that run.
-    expect(await svc.service.engine.privacy.releaseDueHolds(Date.parse(hold.held_until) - 1, createLogger('silent'))).toBe(0);
+    // Not a moment early. (The count the call returns is every tenant's: other files' holds, made a little
+    // earlier, fall due a little earlier, so this tenant's hold is asked about, not the total.)
+    await svc.service.engine.privacy.releaseDueHolds(Date.parse(hold.held_until) - 1, createLogger('silent'));
+    expect((await db.query('SELECT released_at FROM legal_holds WHERE id = $1', [hold.id])).rows).toEqual([{ released_at: null }]);
     await svc.service.engine.privacy.releaseDueHolds(Date.parse(hold.held_until), createLogger('silent'));
     const after = await scanPostgres(db, t.tenantId, [phone, macB]);
     for (const h of after) expect(h.table).toMatch(/^audit_records_\d{8}$/);
