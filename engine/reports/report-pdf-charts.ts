@@ -12,6 +12,17 @@ export const HIGHLIGHT = '#d9822b';
 
 export interface Box { x: number; y: number; w: number; h: number }
 
+/**
+ * `text` cut with an ellipsis to `width` in the current font (pdfkit's own
+ * `ellipsis` still wraps a long word to a second line without a height).
+ */
+export function fit(doc: PDFKit.PDFDocument, text: string, width: number): string {
+  if (doc.widthOfString(text) <= width) return text;
+  let n = text.length;
+  while (n > 1 && doc.widthOfString(`${text.slice(0, n)}…`) > width) n--;
+  return `${text.slice(0, n).trimEnd()}…`;
+}
+
 /** A round top for an axis: 1, 2 or 5 times a power of ten, at least `max` (and at least 1). */
 export function niceMax(max: number): number {
   if (max <= 1) return 1;
@@ -72,7 +83,8 @@ export function barList(doc: PDFKit.PDFDocument, box: Box, rows: { label: string
   const top = Math.max(1, ...rows.map((r) => r.value));
   rows.forEach((r, i) => {
     const y = box.y + i * rowH;
-    doc.font('sans').fontSize(8).fillColor(INK).text(r.label, box.x, y + rowH / 2 - 4, { width: labelW - 6, lineBreak: false, ellipsis: true });
+    doc.font('sans').fontSize(8).fillColor(INK);
+    doc.text(fit(doc, r.label, labelW - 6), box.x, y + rowH / 2 - 4, { lineBreak: false });
     doc.rect(box.x + labelW, y + rowH * 0.2, barW, rowH * 0.6).fill('#eef2f7');
     const w = (r.value / top) * barW;
     if (w > 0) doc.rect(box.x + labelW, y + rowH * 0.2, Math.max(0.8, w), rowH * 0.6).fill(ACCENT);

@@ -1,9 +1,9 @@
 import PDFDocument from 'pdfkit';
 import { registerPdfFonts, type PdfFonts } from '../workers/pdf-fonts.js';
-import { ACCENT, barList, chartTitle, columnChart, INK, MUTED, RULE, type Box } from './report-pdf-charts.js';
+import { ACCENT, barList, chartTitle, columnChart, fit, INK, MUTED, RULE, type Box } from './report-pdf-charts.js';
 import type { ReportFigures } from './report-document.js';
 import {
-  bytes, count, hourText, instantInWords, rangeInWords, REPORT_WORDS, reportNotes, share, shortDate, type ReportPdfLang,
+  bytes, count, dateInWords, hourText, instantInWords, rangeInWords, REPORT_WORDS, reportNotes, share, shortDate, type ReportPdfLang,
 } from './report-pdf-text.js';
 
 export type { ReportPdfLang } from './report-pdf-text.js';
@@ -87,7 +87,7 @@ export async function drawReport(doc: PDFKit.PDFDocument, job: ReportPdfJob, aft
       newPage();
       y = tableHeader(doc, cols, PAGE.margin);
     }
-    y = tableRow(doc, cols, [rangeInWords(job.lang, d.date, d.date), count(job.lang, d.sessions),
+    y = tableRow(doc, cols, [dateInWords(job.lang, d.date, true), count(job.lang, d.sessions),
       d.sessions > 0 ? w.minutes(d.avgDurationMinutes) : '–', bytes(job.lang, d.bytesIn), bytes(job.lang, d.bytesOut)], y);
   }
   await afterPage();
@@ -98,7 +98,7 @@ function footer(doc: PDFKit.PDFDocument, job: ReportPdfJob, page: number): void 
   const w = REPORT_WORDS[job.lang];
   doc.moveTo(PAGE.margin, FOOTER_Y - 6).lineTo(PAGE.w - PAGE.margin, FOOTER_Y - 6).lineWidth(0.5).strokeColor(RULE).stroke();
   doc.font('sans').fontSize(7.5).fillColor(MUTED);
-  doc.text(`${siteLine(job)} · ${rangeInWords(job.lang, job.from, job.to)}`, PAGE.margin, FOOTER_Y, { width: CONTENT_W - 60, lineBreak: false, ellipsis: true });
+  doc.text(fit(doc, `${siteLine(job)} · ${rangeInWords(job.lang, job.from, job.to)}`, CONTENT_W - 70), PAGE.margin, FOOTER_Y, { lineBreak: false });
   doc.text(w.page(page), PAGE.w - PAGE.margin - 60, FOOTER_Y, { width: 60, align: 'right', lineBreak: false });
 }
 
@@ -107,10 +107,11 @@ function cover(doc: PDFKit.PDFDocument, job: ReportPdfJob): number {
   const w = REPORT_WORDS[job.lang];
   doc.rect(0, 0, PAGE.w, 150).fill(ACCENT);
   doc.font('bold').fontSize(26).fillColor('#ffffff').text(w.title, PAGE.margin, 56, { width: CONTENT_W, lineBreak: false });
-  doc.font('sans').fontSize(12).fillColor('#e6eef8').text(job.tenantName, PAGE.margin, 96, { width: CONTENT_W, lineBreak: false, ellipsis: true });
+  doc.font('sans').fontSize(12).fillColor('#e6eef8');
+  doc.text(fit(doc, job.tenantName, CONTENT_W), PAGE.margin, 96, { lineBreak: false });
   let y = 178;
   const field = (label: string, value: string, size: number): void => {
-    doc.font('sans').fontSize(9).fillColor(MUTED).text(label.toUpperCase(), PAGE.margin, y, { lineBreak: false });
+    doc.font('sans').fontSize(9).fillColor(MUTED).text(label.toLocaleUpperCase(w.locale), PAGE.margin, y, { lineBreak: false });
     doc.font('bold').fontSize(size).fillColor(INK);
     const h = doc.heightOfString(value, { width: CONTENT_W });
     doc.text(value, PAGE.margin, y + 13, { width: CONTENT_W });
@@ -145,8 +146,10 @@ function kpiCards(doc: PDFKit.PDFDocument, job: ReportPdfJob, top: number): numb
     const y = top + 22 + Math.floor(i / 3) * (ch + gap);
     doc.roundedRect(x, y, cw, ch, 6).lineWidth(0.8).fillAndStroke('#f4f7fb', '#d5dfeb');
     doc.rect(x, y + 8, 3, ch - 16).fill(ACCENT);
-    doc.font('sans').fontSize(9).fillColor(MUTED).text(label, x + 12, y + 11, { width: cw - 20, lineBreak: false, ellipsis: true });
-    doc.font('bold').fontSize(20).fillColor(INK).text(value, x + 12, y + 28, { width: cw - 20, lineBreak: false, ellipsis: true });
+    doc.font('sans').fontSize(9).fillColor(MUTED);
+    doc.text(fit(doc, label, cw - 20), x + 12, y + 11, { lineBreak: false });
+    doc.font('bold').fontSize(20).fillColor(INK);
+    doc.text(fit(doc, value, cw - 20), x + 12, y + 28, { lineBreak: false });
   });
   return top + 22 + 2 * ch + gap;
 }
@@ -210,13 +213,13 @@ function tableHeader(doc: PDFKit.PDFDocument, cols: Column[], y: number): number
   const last = cols[cols.length - 1]!;
   doc.rect(x0, y, last.x + last.w - x0, ROW_H + 2).fill('#e9eef5');
   doc.font('bold').fontSize(8.5).fillColor(INK);
-  for (const c of cols) doc.text(c.title, c.x + 4, y + 4.5, { width: c.w - 8, align: c.align, lineBreak: false, ellipsis: true });
+  for (const c of cols) doc.text(fit(doc, c.title, c.w - 8), c.x + 4, y + 4.5, { width: c.w - 8, align: c.align, lineBreak: false });
   return y + ROW_H + 2;
 }
 
 function tableRow(doc: PDFKit.PDFDocument, cols: Column[], cells: string[], y: number): number {
   doc.font('sans').fontSize(8.5).fillColor(INK);
-  cols.forEach((c, i) => doc.text(cells[i] ?? '', c.x + 4, y + 4, { width: c.w - 8, align: c.align, lineBreak: false, ellipsis: true }));
+  cols.forEach((c, i) => doc.text(fit(doc, cells[i] ?? '', c.w - 8), c.x + 4, y + 4, { width: c.w - 8, align: c.align, lineBreak: false }));
   const x0 = cols[0]!.x;
   const last = cols[cols.length - 1]!;
   doc.moveTo(x0, y + ROW_H).lineTo(last.x + last.w, y + ROW_H).lineWidth(0.4).strokeColor(RULE).stroke();
@@ -229,8 +232,8 @@ function smallTables(doc: PDFKit.PDFDocument, job: ReportPdfJob, top: number): n
   const t = w.tables;
   const f = job.figures;
   const half = (CONTENT_W - 24) / 2;
-  const left = columns([[t.method, half - 110, 'left'], [t.sessions, 60, 'right'], [t.share, 50, 'right']], PAGE.margin);
-  const right = columns([[t.device, half - 110, 'left'], [t.sessions, 60, 'right'], [t.share, 50, 'right']], PAGE.margin + half + 24);
+  const left = columns([[t.method, half - 96, 'left'], [t.sessions, 56, 'right'], [t.share, 40, 'right']], PAGE.margin);
+  const right = columns([[t.device, half - 96, 'left'], [t.sessions, 56, 'right'], [t.share, 40, 'right']], PAGE.margin + half + 24);
   doc.font('bold').fontSize(12).fillColor(INK).text(t.methods, left[0]!.x, top, { lineBreak: false });
   doc.font('bold').fontSize(12).fillColor(INK).text(t.devices, right[0]!.x, top, { lineBreak: false });
   let yl = tableHeader(doc, left, top + 20);

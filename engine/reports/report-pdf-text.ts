@@ -51,7 +51,7 @@ const EN: Words = {
   methods: { sms_otp: 'SMS code', msgapp_otp: 'Messaging app code', email: 'E-mail', voucher: 'Voucher', sponsor: 'Sponsor approval', pms: 'Hotel room (PMS)' },
   deviceTypes: { ios: 'iOS', android: 'Android', windows: 'Windows', macos: 'macOS', other: 'Other' },
   page: (n) => `Page ${n}`,
-  minutes: (m) => (m < 60 ? `${m} min` : `${Math.floor(m / 60)} h ${m % 60} min`),
+  minutes: (m) => (m < 60 ? `${m} min` : `${Math.floor(m / 60)} h${m % 60 ? ` ${m % 60} min` : ''}`),
   percent: (p) => `${p}%`,
   busiest: (day, n) => `The busiest day was ${day}, with ${n} sessions.`,
   peakHour: (f, t) => `Most sessions started between ${f} and ${t}.`,
@@ -80,7 +80,7 @@ const TR: Words = {
   methods: { sms_otp: 'SMS kodu', msgapp_otp: 'Mesajlaşma uygulaması kodu', email: 'E-posta', voucher: 'Kupon', sponsor: 'Sponsor onayı', pms: 'Otel odası (PMS)' },
   deviceTypes: { ios: 'iOS', android: 'Android', windows: 'Windows', macos: 'macOS', other: 'Diğer' },
   page: (n) => `Sayfa ${n}`,
-  minutes: (m) => (m < 60 ? `${m} dk` : `${Math.floor(m / 60)} sa ${m % 60} dk`),
+  minutes: (m) => (m < 60 ? `${m} dk` : `${Math.floor(m / 60)} sa${m % 60 ? ` ${m % 60} dk` : ''}`),
   percent: (p) => `%${p}`,
   busiest: (day, n) => `En yoğun gün ${n} oturumla ${day} oldu.`,
   peakHour: (f, t) => `Oturumların çoğu ${f} ile ${t} arasında başladı.`,
@@ -102,7 +102,7 @@ export function dateInWords(lang: ReportPdfLang, day: string, weekday = false): 
   }).format(new Date(`${day}T00:00:00Z`));
 }
 
-/** A short date for chart axes: "5 May", "5 May" (tr: "5 May" too: Mayıs is cut by the locale's short month). */
+/** A short date for chart axes: "5 May", "5 May" (the locale's short month). */
 export function shortDate(lang: ReportPdfLang, day: string): string {
   return new Intl.DateTimeFormat(REPORT_WORDS[lang].locale, { day: 'numeric', month: 'short', timeZone: 'UTC' }).format(new Date(`${day}T00:00:00Z`));
 }
