@@ -65,8 +65,10 @@ export function columnChart(
   doc.fillColor(MUTED).fontSize(7);
   values.forEach((_, i) => {
     if (!labelAt(i)) return;
+    // Centred under its bar, but kept inside the chart at both ends (the first and last day of a year).
     const cx = plot.x + i * slot + slot / 2;
-    doc.text(labels[i] ?? '', cx - 30, plot.y + plot.h + 3, { width: 60, align: 'center', lineBreak: false });
+    const [x, align] = cx - 30 < plot.x ? [plot.x, 'left' as const] : cx + 30 > plot.x + plot.w ? [plot.x + plot.w - 60, 'right' as const] : [cx - 30, 'center' as const];
+    doc.text(labels[i] ?? '', x, plot.y + plot.h + 3, { width: 60, align, lineBreak: false });
   });
 }
 

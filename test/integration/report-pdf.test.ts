@@ -178,6 +178,23 @@ describe('PDF report', () => {
     expect(await pdfText(savePdf('leap-year-empty-en', year.body))).toContain('(366 days)');
   });
 
+  it('a year: the per-day table runs over as many pages as it needs, every day listed once', async ({ svc, tenant: t, db }) => {
+    await seedWeek(svc, db, t);
+    const res = await getPdf(svc.base, t.apiKey, 'from=2026-01-01&to=2026-12-31&lang=en');
+    expect(res.status, res.body.toString()).toBe(200);
+    const file = savePdf('year-en', res.body);
+    const text = await pdfText(file);
+    const pages = text.split('\f').filter((p) => p.trim());
+    // 365 rows of 15 pt: the first table page holds about 40 after the small tables, the next ones about 48.
+    expect(pages.length).toBeGreaterThanOrEqual(9);
+    expect(pages.at(-1)).toContain('Thursday, 31 December 2026');
+    expect(text.match(/Tuesday, 5 May 2026/g)).toHaveLength(2); // the busiest day's note and its row
+    expect(text).toContain('1,851'); // the week's 1,234 and the 617 of 1 May
+    expect(text).toContain('(365 days)');
+    expect(inked(await pageImage(file, 2))).toBeGreaterThan(0.01);
+    expect(inked(await pageImage(file, pages.length))).toBeGreaterThan(0.005);
+  });
+
   it('the engine renders the same document for the scheduled e-mail, as a Buffer', async ({ svc, tenant: t, db }) => {
     await seedWeek(svc, db, t);
     const { filename, pdf, lang } = await svc.service.engine.reportPdf.renderBuffer(t.tenantId, { from: '2026-05-04', to: '2026-05-10' });
