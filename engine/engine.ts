@@ -42,6 +42,7 @@ import { DecisionReader } from './decisions/decision-reader.js';
 import { ReportService } from './reports/report-service.js';
 import { ConsoleReportService } from './reports/console-report.js';
 import { SignInMover } from './reports/signin-mover.js';
+import { ReportPdfService } from './reports/report-pdf-service.js';
 import { DecisionRecorder } from './decisions/decision-recorder.js';
 import { MetricsDecisionSink } from './signin/decision-sink.js';
 import { OtpFallbackPoller } from './signin/otp/fallback-poller.js';
@@ -193,6 +194,8 @@ export class Engine {
   readonly consoleReports: ConsoleReportService;
   /** Sign-in attempts per hotspot, hour, method and outcome moved from Redis's hour buckets into report_signins (every minute, with the sink). */
   readonly signInMover: SignInMover;
+  /** The PDF report (cover, KPIs, charts, tables, notes), drawn on a piscina thread; the routes and the scheduled e-mail call it. */
+  readonly reportPdf: ReportPdfService;
   private readonly runSink: boolean;
   private retentionTimer: NodeJS.Timeout | undefined;
 
@@ -313,6 +316,7 @@ export class Engine {
     this.reports = new ReportService(this.pool, now);
     this.consoleReports = new ConsoleReportService(this.pool, now);
     this.signInMover = new SignInMover(this.pool, this.redis, log.child({ component: 'signin-mover' }), now);
+    this.reportPdf = new ReportPdfService({ pool: this.pool, log: log.child({ component: 'report-pdf' }), now });
     this.portal = new PortalState(this.redis, this.hotspots, now);
     this.portalSignIn = new PortalSignIn(this.hotspots, this.uamCredentials, this.portal, log.child({ component: 'portal' }));
     // Sponsor approval: the e-mail goes through the tenant's e-mail sender; approval starts the session through the pipeline.
@@ -412,6 +416,7 @@ export class Engine {
     await this.actors?.close();
     await this.evidencePacks.close();
     await this.voucherSheets.close();
+    await this.reportPdf.close();
     this.nas.stop();
     this.outboundHttp.close();
     this.signInMover.stop();

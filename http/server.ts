@@ -6,6 +6,7 @@ import { adminRoutes } from './routes/admin.js';
 import { complianceRoutes } from './routes/compliance.js';
 import { reportRoutes } from './routes/reports.js';
 import { consoleReportRoutes } from './routes/console-reports.js';
+import { reportPdfRoutes } from './routes/report-pdf.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { dashboardOpsRoutes } from './routes/dashboard-ops.js';
 import { decisionRoutes } from './routes/decisions.js';
@@ -49,6 +50,7 @@ export function allRoutes(engine: Engine): Route[] {
     ...hotspotRoutes(engine), ...voucherImportRoutes(engine), ...voucherSheetRoutes(engine), ...voucherRoutes(engine), ...sessionRoutes(engine), ...complianceRoutes(engine), ...portalRoutes(engine), ...dashboardRoutes(engine),
     ...portalPageRoutes(engine), ...captiveRoutes(engine), ...portalOtpRoutes(engine), ...signInSettingsRoutes(engine), ...portalSponsorRoutes(engine), ...sponsorRequestRoutes(engine), ...pmsRoutes(engine),
     ...adminRoutes(engine), ...otpDeliveryRoutes(engine), ...webhookRoutes(engine), ...privacyRoutes(engine),
+    ...reportPdfRoutes(engine),
     ...reportRoutes(engine),
     ...consoleReportRoutes(engine),
     ...dashboardOpsRoutes(engine), ...decisionRoutes(engine), ...streamRoutes(engine), ...webAppRoutes(engine),

@@ -4,11 +4,8 @@ import { consoleFigures, type ConsoleReport, type Venue } from './console-figure
 
 export { CONSOLE_METHODS, type ConsoleMethod, type ConsoleReport, type ConsoleWeek } from './console-figures.js';
 import { presetRange } from './report-presets.js';
+import { checkVenues, venueIds } from './report-venues.js';
 
-/** Hotspots one console report covers at most (10 venues, as the contract says). */
-export const REPORT_MAX_VENUES = 10;
-/** The module a report over more than one hotspot needs (the Pro and Enterprise packages include it). */
-export const MULTI_VENUE_MODULE = 'multi_venue';
 /** What the console asks (GET /api/v1/reports/console). */
 export interface ConsoleReportQuery {
   preset?: string;
@@ -18,19 +15,9 @@ export interface ConsoleReportQuery {
   hotspotIds: string[];
 }
 
-/** The ids a query names: repeated parameters and comma-separated lists, trimmed, each once, in the order given. */
-export function venueIds(given: string[]): string[] {
-  const out: string[] = [];
-  for (const g of given) for (const id of g.split(',')) {
-    const v = id.trim();
-    if (v !== '' && !out.includes(v)) out.push(v);
-  }
-  return out;
-}
-
 /**
- * The console's report: the venues checked (at most REPORT_MAX_VENUES, more
- * than one only with MULTI_VENUE_MODULE, each the tenant's), the preset
+ * The console's report: the venues checked (report-venues.ts; each the
+ * tenant's), the preset
  * resolved in the venue's zone (the tenant's for several, else the first
  * venue's), then the figures from the rollups (console-figures.ts).
  */
@@ -42,8 +29,7 @@ export class ConsoleReportService {
     if (ids.length === 0) {
       throw Errors.VALIDATION_FAILED('hotspot_id names at least one hotspot', [{ field: 'hotspot_id', message: 'is required' }]);
     }
-    if (ids.length > REPORT_MAX_VENUES) throw Errors.REPORT_TOO_MANY_VENUES(ids.length, REPORT_MAX_VENUES);
-    if (ids.length > 1 && !modules.includes(MULTI_VENUE_MODULE)) throw Errors.MODULE_NOT_LICENSED(MULTI_VENUE_MODULE);
+    checkVenues(ids, modules);
     const { rows } = await this.pool.query<Venue & { tenant_zone: string | null }>(
       `SELECT h.id, h.name, report_zone(h.timezone) AS zone, CASE WHEN coalesce(t.settings->>'timezone', '') = '' THEN NULL ELSE report_zone(t.settings->>'timezone') END AS tenant_zone
        FROM hotspots h JOIN tenants t ON t.id = h.tenant_id WHERE h.tenant_id = $1 AND h.id = ANY($2)`, [tenantId, ids]);
