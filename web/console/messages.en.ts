@@ -402,4 +402,10 @@ export const en = {
   r_empty_table: 'Nothing in this period.',
   r_log_summary: 'The daily 5651 log summary and the evidence pack are on the',
   r_log_link: 'Compliance page',
+  r_short_sms_otp: 'SMS',
+  r_short_msgapp_otp: 'App',
+  r_short_email: 'E-mail',
+  r_short_voucher: 'Voucher',
+  r_short_sponsor: 'Sponsor',
+  r_short_pms: 'Room',
 };

@@ -397,4 +397,10 @@ export const tr: typeof en = {
   r_empty_table: 'Bu dönemde kayıt yok.',
   r_log_summary: 'Günlük 5651 kayıt özeti ve kanıt paketi şu sayfadadır:',
   r_log_link: 'Uyumluluk sayfası',
+  r_short_sms_otp: 'SMS',
+  r_short_msgapp_otp: 'Uyg.',
+  r_short_email: 'E-posta',
+  r_short_voucher: 'Kupon',
+  r_short_sponsor: 'Sponsor',
+  r_short_pms: 'Oda',
 };

@@ -27,11 +27,13 @@ export function ReportSections(props: { report: ConsoleReport | null; busy: bool
   );
   const s = r?.summary;
   const day = (d: string, long = false): string => new Date(`${d}T12:00:00Z`).toLocaleDateString(locale, long
-    ? { weekday: 'short', day: 'numeric', month: 'short', year: 'numeric', timeZone: 'UTC' } : { day: 'numeric', month: 'short', timeZone: 'UTC' });
+    ? { day: 'numeric', month: 'short', year: 'numeric', timeZone: 'UTC' } : { day: 'numeric', month: 'short', timeZone: 'UTC' });
   const hour = (h: number): string => `${String(h).padStart(2, '0')}:00`;
   const empty = (cols: number): preact.JSX.Element => <tr><td colSpan={cols}>{r ? t('r_empty_table') : '\u00a0'}</td></tr>;
   const none = r !== null && r.summary.total_sessions === 0;
   const methodName = (m: string): string => ((METHODS as readonly string[]).includes(m) ? t(`s_method_${m}` as ConsoleKey) : m);
+  // The chart's ticks take short names (the table beside it has the full ones, in the same order).
+  const shortName = (m: string): string => ((METHODS as readonly string[]).includes(m) ? t(`r_short_${m}` as ConsoleKey) : m);
   const g = r?.guests;
   const devicesTotal = g ? DEVICE_TYPES.reduce((a, k) => a + g.device_types[k], 0) : 0;
 
@@ -55,7 +57,7 @@ export function ReportSections(props: { report: ConsoleReport | null; busy: bool
       <div class="grid2">
         <section aria-labelledby="r-daily-title">
           <h2 id="r-daily-title">{t('r_daily')}</h2>
-          <CategoryChart label={t('r_daily_chart')} categories={r ? r.daily.map((d) => day(d.date)) : []} series={[
+          <CategoryChart label={t('r_daily_chart')} empty={none ? t('r_empty') : null} categories={r ? r.daily.map((d) => day(d.date)) : []} series={[
             { label: t('r_col_sessions'), color: BLUE, values: r ? r.daily.map((d) => d.sessions) : [], bars: true },
             { label: t('r_col_devices'), color: DARK, values: r ? r.daily.map((d) => d.unique_devices) : [] },
           ]} />
@@ -73,7 +75,7 @@ export function ReportSections(props: { report: ConsoleReport | null; busy: bool
         </section>
         <section aria-labelledby="r-hours-title">
           <h2 id="r-hours-title">{t('r_hours')}</h2>
-          <CategoryChart label={t('r_hours_chart')} categories={r ? r.hours.map((h) => hour(h.hour)) : []} series={[
+          <CategoryChart label={t('r_hours_chart')} empty={none ? t('r_empty') : null} categories={r ? r.hours.map((h) => hour(h.hour)) : []} series={[
             { label: t('r_col_sessions'), color: GREEN, values: r ? r.hours.map((h) => h.sessions) : [], bars: true },
           ]} />
           <details>
@@ -120,7 +122,7 @@ export function ReportSections(props: { report: ConsoleReport | null; busy: bool
                 <td class="num">{m.failed === null ? dash : n(m.failed)}</td><td class="num">{pct(m.success_rate)}</td></tr>
             ))}</tbody>
           </table></div>
-          <CategoryChart label={t('r_methods_chart')} height={200} categories={(r?.methods ?? []).map((m) => methodName(m.method))} series={[
+          <CategoryChart label={t('r_methods_chart')} height={200} slanted empty={none ? t('r_empty') : null} categories={(r?.methods ?? []).map((m) => shortName(m.method))} series={[
             { label: t('r_col_sessions'), color: BLUE, values: (r?.methods ?? []).map((m) => m.sessions), bars: true },
           ]} />
         </div>
