@@ -40,6 +40,8 @@ import { NasCommandRelay, RadiusGateway } from './nas/radius-gateway.js';
 import { SessionService } from './sessions/session-service.js';
 import { DecisionReader } from './decisions/decision-reader.js';
 import { ReportService } from './reports/report-service.js';
+import { ConsoleReportService } from './reports/console-report.js';
+import { SignInMover } from './reports/signin-mover.js';
 import { DecisionRecorder } from './decisions/decision-recorder.js';
 import { MetricsDecisionSink } from './signin/decision-sink.js';
 import { OtpFallbackPoller } from './signin/otp/fallback-poller.js';
@@ -187,6 +189,10 @@ export class Engine {
   readonly privacy: PrivacyService;
   /** Session report and analytics over the rollups the sink keeps (engine/reports/). */
   readonly reports: ReportService;
+  /** The console's reports (presets, several venues) over the rollups of 023 and 025 (engine/reports/console-report.ts). */
+  readonly consoleReports: ConsoleReportService;
+  /** Sign-in attempts per hotspot, hour, method and outcome moved from Redis's hour buckets into report_signins (every minute, with the sink). */
+  readonly signInMover: SignInMover;
   private readonly runSink: boolean;
   private retentionTimer: NodeJS.Timeout | undefined;
 
@@ -305,6 +311,8 @@ export class Engine {
       { sessionMinutes: config.defaultSessionMinutes, idleSec: config.defaultIdleTimeoutSec }, config.pms.staleAfterMs, endForPms, this.metrics);
     this.pms = new PmsService(pmsLinkStore, pmsGuests, pmsLinks, pmsMethod, this.signIn, config.pms.staleAfterMs, now);
     this.reports = new ReportService(this.pool, now);
+    this.consoleReports = new ConsoleReportService(this.pool, now);
+    this.signInMover = new SignInMover(this.pool, this.redis, log.child({ component: 'signin-mover' }), now);
     this.portal = new PortalState(this.redis, this.hotspots, now);
     this.portalSignIn = new PortalSignIn(this.hotspots, this.uamCredentials, this.portal, log.child({ component: 'portal' }));
     // Sponsor approval: the e-mail goes through the tenant's e-mail sender; approval starts the session through the pipeline.
@@ -348,6 +356,7 @@ export class Engine {
     }
     if (this.runSink) {
       this.sink.start();
+      this.signInMover.start(); // the console's sign-in counts, Redis -> Postgres
       // Retention runs hourly; it drops a day's partition once the day is past the legal period.
       const retention = (): void => void runRetention(this.pool, this.log, Date.now(), (c, at) => personalDataRetention(c, this.log, at)).catch((err: Error) => this.log.warn({ err: err.message }, 'retention run failed'));
       this.retentionTimer = setInterval(retention, 3_600_000);
@@ -405,6 +414,7 @@ export class Engine {
     await this.voucherSheets.close();
     this.nas.stop();
     this.outboundHttp.close();
+    this.signInMover.stop();
     await this.sink.stop();
     await this.decisions.close(); // dashboard activity: the last decisions written
     this.redis.disconnect();

@@ -191,4 +191,6 @@ export const Errors = {
   REPORT_RANGE_REVERSED: def((from: string, to: string) => ['report_range_reversed', 400, `to (${to}) is before from (${from}); give the earlier date as from`]),
   REPORT_RANGE_TOO_LONG: def((days: number, max: number) => ['report_range_too_long', 400,
     `The range covers ${days} days; a report covers at most ${max} days, both ends included`, { max_days: max }]),
+  REPORT_TOO_MANY_VENUES: def((n: number, max: number) => ['report_too_many_venues', 400,
+    `The report names ${n} hotspots; a report covers at most ${max} venues at once`, { max_venues: max }]),
 } as const;

@@ -4,6 +4,7 @@ import { newId } from '../ids.js';
 import { keys } from '../redis/keys.js';
 import { publicSessionId, type SessionService } from '../sessions/session-service.js';
 import { inTransaction, type Pool, type PoolClient } from '../store/postgres.js';
+import { eraseVisitorKeys } from '../store/report-guests.js';
 import { holdEnd } from './legal-holds.js';
 import type { RedisPersonalData, RedisScrub } from './redis-personal-data.js';
 import { namesAny, pseudonymise, wholeValuePatterns, type Subject, type SubjectKeys } from './subject.js';
@@ -169,7 +170,9 @@ export class Erasure {
       for (const s of subjects) { subject = pseudonymise(subject, s); details = pseudonymise(details, s); }
       await c.query('UPDATE incidents SET subject = $3, details = $4 WHERE tenant_id = $1 AND id = $2', [tenantId, row.id, subject, details]);
     }
-    for (const [category, n] of [['blocks', blocks.rowCount ?? 0], ['incidents', inc.rowCount ?? 0]] as const) {
+    // The console's returning-visitor keys (pseudonymous, but linkable to the subject by whoever holds the salt): gone.
+    const visitors = await eraseVisitorKeys(c, tenantId, macs, users);
+    for (const [category, n] of [['blocks', blocks.rowCount ?? 0], ['incidents', inc.rowCount ?? 0], ['report_visitors', visitors]] as const) {
       if (n > 0) {
         await c.query(`INSERT INTO privacy_deletions (tenant_id, at, kind, category, rows, ref) VALUES ($1, $2, 'erasure', $3, $4, $5)`,
           [tenantId, at, category, n, requestId]);

@@ -195,6 +195,16 @@ export const rejectReason = (reason: string): string => `r:${reason}`;
  * (record-decisions-5.lua), in the minute hash only. The failure-surge detector sums a sliding window of them.
  */
 export const perStep = (field: string, stepInMinute: number): string => `${field}~${stepInMinute}`;
+/**
+ * Sign-ins per hotspot, method and outcome in an hour bucket only: `m:a:<method>@<hotspot>` (accepted),
+ * `m:r:...` (rejected) (record-decisions-5.lua); the console's reports move them into Postgres (signin-mover.ts).
+ */
+export const signInTally = (accept: boolean, method: string, hotspotId: string): string => `m:${accept ? 'a' : 'r'}:${method}@${hotspotId}`;
+/** A signInTally field read back, or null for any other field. */
+export function parseSignInTally(field: string): { accept: boolean; method: string; hotspotId: string } | null {
+  const m = /^m:([ar]):([a-z_]+)@(.+)$/.exec(field);
+  return m ? { accept: m[1] === 'a', method: m[2]!, hotspotId: m[3]! } : null;
+}
 
 /** Seconds each activity key lives after its first write (a bucket is written only during its own minute, hour or step): long enough for the widest window read from it. */
 export const ACTIVITY_TTL = { step: 180, minute: 2 * 3600 + 120, hour: 25 * 3600 + 600 } as const;

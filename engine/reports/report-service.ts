@@ -3,6 +3,7 @@ import { retentionCutoff } from '../audit/retention-cutoff.js';
 import { Errors } from '../errors.js';
 import type { Pool, PoolClient } from '../store/postgres.js';
 import { rebuildRollups } from '../store/report-rollups.js';
+import { rebuildGuestRollups } from '../store/report-guests.js';
 import { estimateSketch, HLL_REGISTERS, mergeSketch } from './hll.js';
 import { reportRange, type ReportRange } from './report-range.js';
 import { reportSelect, sessionRows, type SessionReportRow } from './session-rows.js';
@@ -243,6 +244,7 @@ export class ReportService {
     try {
       await c.query('BEGIN');
       const n = await rebuildRollups(c, tenantId, from, to, hotspotId);
+      await rebuildGuestRollups(c, tenantId, from, to, hotspotId);
       await c.query('COMMIT');
       return n;
     } catch (err) {

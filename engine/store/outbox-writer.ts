@@ -4,6 +4,7 @@ import { storable, type OutboxFields } from './outbox-record.js';
 import { isoTime } from '../util/iso-time.js';
 import { copyField, copyInto, copyLine, copyText, type PoolClient } from './postgres.js';
 import { ENDED_RETURNING, rollEndsOf, rollStarts, type RolledStart } from './report-rollups.js';
+import { rollGuests } from './report-guests.js';
 
 /** One outbox entry: its tenant and its record's fields. */
 export interface OutboxRecord {
@@ -55,7 +56,9 @@ export async function writeOutbox(c: PoolClient, records: OutboxRecord[], audit:
     for (const r of rows) started.add(r.id);
     if (audit.some((e) => isStart(e) && !started.has(e.session_id))) chain.link((e) => isStart(e) && !started.has(e.session_id));
     written += rows.length;
-    await rollStarts(c, startsInserted(uses, started));
+    const rolled = startsInserted(uses, started);
+    await rollStarts(c, rolled);
+    await rollGuests(c, rolled);
     const counts = new Map<string, number>();
     for (const r of rows) if (r.voucher_id) counts.set(r.voucher_id, (counts.get(r.voucher_id) ?? 0) + 1);
     if (counts.size > 0) {
@@ -176,7 +179,7 @@ function startsInserted(uses: OutboxRecord[], started: ReadonlySet<string>): Rol
   for (const r of uses) {
     const f = r.f;
     if (!f.sid || !started.has(f.sid)) continue;
-    out.push({ t: r.tenant, hs: f.hs ?? '', mac: f.mac ?? '', at: f.at ?? '', m: f.method || 'voucher', dt: f.dt ?? '' });
+    out.push({ t: r.tenant, hs: f.hs ?? '', mac: f.mac ?? '', at: f.at ?? '', m: f.method || 'voucher', dt: f.dt ?? '', ssid: f.ssid ?? '', u: f.user ?? '' });
   }
   return out;
 }

@@ -37,6 +37,9 @@ export interface RolledStart {
   at: string;
   m: string;
   dt: string;
+  /** The SSID ('' none) and the user name (a verified identity for some methods): for report-guests.ts. */
+  ssid?: string;
+  u?: string;
 }
 
 /**

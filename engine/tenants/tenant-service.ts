@@ -13,7 +13,8 @@ export interface Tenant {
 }
 
 /** The modules a tenant can be licensed for. */
-export const MODULES = ['vouchers', 'sessions', 'reports', 'compliance', 'webhooks', 'dashboard', 'otp', 'nac', 'onprem'] as const;
+/** `multi_venue`: the console's reports over several hotspots at once (docs/reports.md); the Pro and Enterprise packages include it. */
+export const MODULES = ['vouchers', 'sessions', 'reports', 'compliance', 'webhooks', 'dashboard', 'otp', 'nac', 'onprem', 'multi_venue'] as const;
 export const DEFAULT_MODULES = ['vouchers', 'sessions', 'reports', 'compliance', 'webhooks'];
 /** The operations dashboard comes with any of these: its own module, or the network-access-control or on-premises package. */
 export const DASHBOARD_MODULES = ['dashboard', 'nac', 'onprem'] as const;

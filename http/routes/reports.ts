@@ -11,9 +11,10 @@ const RANGE_ERRORS = {
 /** Session report and analytics (the spec's contract; docs/reports.md). */
 export function reportRoutes(engine: Engine): Route[] {
   return [
-    route({
-      method: 'get', path: '/v1/reports/sessions', surface: 'public', auth: true, module: 'reports', querySchema: sessionReportQuery,
-      responseSchema: sessionReport,
+    // The console's copy (/api/v1/, its cookie session) is what its reports page downloads the CSV from.
+    ...(['public', 'console'] as const).map((surface) => route({
+      method: 'get', path: surface === 'public' ? '/v1/reports/sessions' : '/api/v1/reports/sessions', surface, auth: true, module: 'reports',
+      querySchema: sessionReportQuery, responseSchema: sessionReport,
       summary: 'Sessions started on the days asked (local days of each hotspot), with totals; format=csv for text/csv with a header row. Streamed whatever the size',
       errors: { ...RANGE_ERRORS, 503: 'service_unavailable: the process has its most session report downloads running (4); try again shortly' },
       handler: async ({ principal, q }): Promise<Reply> => {
@@ -28,7 +29,7 @@ export function reportRoutes(engine: Engine): Route[] {
         const stream = await engine.reports.sessionsJson(principal.tenant.id, rq);
         return { status: 200, body: null, stream, contentType: 'application/json', headers: { 'cache-control': 'no-store' } };
       },
-    }),
+    })),
     route({
       method: 'get', path: '/v1/reports/analytics', surface: 'public', auth: true, module: 'reports', querySchema: analyticsQuery,
       responseSchema: analytics,

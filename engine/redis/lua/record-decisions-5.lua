@@ -22,8 +22,14 @@
   minute (engine/dashboard/surge-window.ts). Those fields go to the minute
   bucket only: in the hour bucket k would name six different steps.
 
+  Sign-ins are also counted per hotspot, method and outcome in the hour
+  bucket only (`m:a:<method>@<hotspot>`, `m:r:...`: signInTally), which
+  engine/reports/signin-mover.ts copies into Postgres (report_signins) for
+  the console's reports: a guessing storm costs Redis one HINCRBY per field
+  and flush, never a Postgres write per attempt.
+
   Records: engine/redis/records.ts (ACTIVITY, perSite, perMethod,
-  rejectReason, perStep); event fields: engine/events/types.ts (EVENT_FIELD).
+  rejectReason, perStep, signInTally); event fields: engine/events/types.ts (EVENT_FIELD).
 
   KEYS[1] the tenant's decisions stream   {t:T}:dec
   KEYS[2] the tenant's event stream       {t:T}:ev
@@ -51,6 +57,7 @@ local rcall = redis.call
 local ACC, REJ, ERR = ARGV[6], ARGV[7], ARGV[8]
 local counts = {}
 local stepCounts = {}
+local hourCounts = {}
 local n = 0
 local function add(field, c)
   counts[field] = (counts[field] or 0) + c
@@ -70,6 +77,8 @@ for i = 9, #ARGV, 9 do
     add(field .. '@' .. hs, c)
     local sf = field .. '~' .. stepInMinute
     stepCounts[sf] = (stepCounts[sf] or 0) + c
+    local tf = 'm:' .. (accept and 'a' or 'r') .. ':' .. method .. '@' .. hs
+    hourCounts[tf] = (hourCounts[tf] or 0) + c
     if string.find(flags, 'e', 1, true) then
       add(ERR, c)
       add(ERR .. '@' .. hs, c)
@@ -96,6 +105,9 @@ for field, c in pairs(counts) do
 end
 for field, c in pairs(stepCounts) do
   rcall('HINCRBY', KEYS[3], field, c)
+end
+for field, c in pairs(hourCounts) do
+  rcall('HINCRBY', KEYS[4], field, c)
 end
 rcall('EXPIRE', KEYS[3], ARGV[3])
 rcall('EXPIRE', KEYS[4], ARGV[4])
