@@ -408,4 +408,5 @@ export const en = {
   r_short_voucher: 'Voucher',
   r_short_sponsor: 'Sponsor',
   r_short_pms: 'Room',
+  r_csv_venues: 'The sessions CSV covers one venue or all of them: choose one venue, or every venue, to download it.',
 };

@@ -403,4 +403,5 @@ export const tr: typeof en = {
   r_short_voucher: 'Kupon',
   r_short_sponsor: 'Sponsor',
   r_short_pms: 'Oda',
+  r_csv_venues: 'Oturum CSV dosyası tek bir mekânı ya da hepsini kapsar: indirmek için bir mekân ya da mekânların hepsini seçin.',
 };

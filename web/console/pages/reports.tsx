@@ -102,19 +102,22 @@ export function ReportsPage(): preact.JSX.Element {
         {refused ? <p class="error-summary" role="alert">{t(refused)}</p>
           : report.error && !current ? <p class="error-summary" role="alert">{say(report.error)}</p> : null}
       </section>
-      <Downloads report={current} hotspots={query.hotspots} />
+      <Downloads report={current} hotspots={query.hotspots} all={list.map((h) => h.id)} />
       <ReportSections report={shown} busy={loading} />
     </>
   );
 }
 
 /** The CSV of the period's sessions and the PDF report; a service without either says so in words. */
-function Downloads(props: { report: ConsoleReport | null; hotspots: string[] }): preact.JSX.Element {
+function Downloads(props: { report: ConsoleReport | null; hotspots: string[]; all: string[] }): preact.JSX.Element {
   const { t, say } = useConsole();
   const { lang } = useI18n();
   const [outcome, setOutcome] = useState<Outcome>(null);
   const [busy, setBusy] = useState(false);
   const r = props.report;
+  // The session CSV names one hotspot or none (all of the tenant's): several but not all cannot be asked for in one file.
+  const csvIds = props.hotspots.length === 1 ? props.hotspots
+    : props.hotspots.length === props.all.length && props.all.every((id) => props.hotspots.includes(id)) ? [] : null;
   const get = async (what: string, fetch: () => Promise<{ blob: Blob; filename: string }>): Promise<void> => {
     setBusy(true);
     setOutcome({ ok: true, text: t('r_preparing', { what }) });
@@ -134,9 +137,11 @@ function Downloads(props: { report: ConsoleReport | null; hotspots: string[] }):
     <section aria-labelledby="r-dl-title">
       <h2 id="r-dl-title">{t('r_downloads')}</h2>
       <div class="actions">
-        <button type="button" class="secondary" disabled={!r || busy} onClick={() => r && void get(t('r_csv'), () => reportsApi.csv(r.period.from, r.period.to, props.hotspots))}>{t('r_csv')}</button>
+        <button type="button" class="secondary" disabled={!r || busy || !csvIds} aria-describedby={csvIds ? undefined : 'r-csv-hint'}
+          onClick={() => r && csvIds && void get(t('r_csv'), () => reportsApi.csv(r.period.from, r.period.to, csvIds))}>{t('r_csv')}</button>
         <button type="button" class="secondary" disabled={!r || busy} onClick={() => r && void get(t('r_pdf'), () => reportsApi.pdf(r.period.from, r.period.to, props.hotspots, lang))}>{t('r_pdf')}</button>
       </div>
+      {!csvIds && <p class="hint" id="r-csv-hint">{t('r_csv_venues')}</p>}
       <OutcomeLine outcome={outcome} />
     </section>
   );
