@@ -103,8 +103,9 @@ export function ReportSections(props: { report: ConsoleReport | null; busy: bool
           <p class="hint">{t('r_top_hint')}</p>
           <div class="table-wrap"><table aria-labelledby="r-top-title">
             <thead><tr><th scope="col">{t('r_col_mac')}</th><th scope="col" class="num">{t('r_col_sessions')}</th><th scope="col">{t('r_col_last')}</th></tr></thead>
-            <tbody>{!r || r.top_devices.length === 0 ? empty(3) : r.top_devices.map((d) => (
-              <tr key={d.mac}><td class="mono">{d.mac}</td><td class="num">{n(d.sessions)}</td><td>{when(d.last_seen, locale)}</td></tr>
+            <tbody>{!r || r.top_devices.length === 0 ? empty(3) : r.top_devices.map((d, i) => (
+              // Masked MACs can coincide (two devices differing only in the hidden octets): the position keys the row.
+              <tr key={i}><td class="mono">{d.mac}</td><td class="num">{n(d.sessions)}</td><td>{when(d.last_seen, locale)}</td></tr>
             ))}</tbody>
           </table></div>
         </section>
