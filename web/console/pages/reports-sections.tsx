@@ -63,7 +63,7 @@ export function ReportSections(props: { report: ConsoleReport | null; busy: bool
           ]} />
           <details>
             <summary>{t('r_daily_table')}</summary>
-            <div class="table-wrap"><table aria-label={t('r_daily_table')}>
+            <div class="table-wrap" tabIndex={0} role="region" aria-label={t('r_daily_table')}><table aria-label={t('r_daily_table')}>
               <thead><tr><th scope="col">{t('r_col_date')}</th><th scope="col" class="num">{t('r_col_sessions')}</th><th scope="col" class="num">{t('r_col_devices')}</th>
                 <th scope="col" class="num">{t('r_col_failed')}</th><th scope="col" class="num">{t('r_col_data')}</th></tr></thead>
               <tbody>{r?.daily.map((d) => (
@@ -80,7 +80,7 @@ export function ReportSections(props: { report: ConsoleReport | null; busy: bool
           ]} />
           <details>
             <summary>{t('r_hours_table')}</summary>
-            <div class="table-wrap"><table aria-label={t('r_hours_table')}>
+            <div class="table-wrap" tabIndex={0} role="region" aria-label={t('r_hours_table')}><table aria-label={t('r_hours_table')}>
               <thead><tr><th scope="col">{t('r_col_hour')}</th><th scope="col" class="num">{t('r_col_sessions')}</th></tr></thead>
               <tbody>{r?.hours.map((h) => <tr key={h.hour}><td>{hour(h.hour)}</td><td class="num">{n(h.sessions)}</td></tr>)}</tbody>
             </table></div>
@@ -101,7 +101,7 @@ export function ReportSections(props: { report: ConsoleReport | null; busy: bool
         <section aria-labelledby="r-top-title">
           <h2 id="r-top-title">{t('r_top')}</h2>
           <p class="hint">{t('r_top_hint')}</p>
-          <div class="table-wrap"><table aria-labelledby="r-top-title">
+          <div class="table-wrap" tabIndex={0} role="region" aria-label={t('r_top')}><table aria-labelledby="r-top-title">
             <thead><tr><th scope="col">{t('r_col_mac')}</th><th scope="col" class="num">{t('r_col_sessions')}</th><th scope="col">{t('r_col_last')}</th></tr></thead>
             <tbody>{!r || r.top_devices.length === 0 ? empty(3) : r.top_devices.map((d, i) => (
               // Masked MACs can coincide (two devices differing only in the hidden octets): the position keys the row.
@@ -114,7 +114,7 @@ export function ReportSections(props: { report: ConsoleReport | null; busy: bool
       <section aria-labelledby="r-methods-title">
         <h2 id="r-methods-title">{t('r_methods')}</h2>
         <div class="grid2">
-          <div class="table-wrap"><table aria-labelledby="r-methods-title">
+          <div class="table-wrap" tabIndex={0} role="region" aria-label={t('r_methods')}><table aria-labelledby="r-methods-title">
             <thead><tr><th scope="col">{t('r_col_method')}</th><th scope="col" class="num">{t('r_col_sessions')}</th><th scope="col" class="num">{t('r_col_attempts')}</th>
               <th scope="col" class="num">{t('r_col_ok')}</th><th scope="col" class="num">{t('r_col_failed')}</th><th scope="col" class="num">{t('r_col_rate')}</th></tr></thead>
             <tbody>{(r?.methods ?? METHODS.map((method) => ({ method, sessions: null, attempts: null, succeeded: null, failed: null, success_rate: null }))).map((m) => (
@@ -138,7 +138,7 @@ export function ReportSections(props: { report: ConsoleReport | null; busy: bool
           {card('avg_dwell', t('r_g_dwell'), g ? mins(g.avg_dwell_minutes) : dash, t('r_g_dwell_what'))}
         </div>
         <div class="grid2">
-          <div class="table-wrap"><table aria-label={t('r_guests')}>
+          <div class="table-wrap" tabIndex={0} role="region" aria-label={t('r_guests')}><table aria-label={t('r_guests')}>
             <thead><tr><th scope="col">{t('r_col_week')}</th><th scope="col" class="num">{t('r_g_visitors')}</th><th scope="col" class="num">{t('r_col_returning')}</th>
               <th scope="col" class="num">{t('r_col_dwell')}</th></tr></thead>
             <tbody>{!g || g.weeks.length === 0 ? empty(4) : g.weeks.map((w) => (
@@ -146,7 +146,7 @@ export function ReportSections(props: { report: ConsoleReport | null; busy: bool
             ))}</tbody>
           </table></div>
           <table aria-label={t('r_devices')}>
-            <thead><tr><th scope="col">{t('r_col_type')}</th><th scope="col" class="num">{t('r_col_count')}</th><th scope="col" class="num">{t('r_col_share')}</th></tr></thead>
+            <thead><tr><th scope="col">{t('r_col_type')}</th><th scope="col" class="num">{t('r_col_sessions')}</th><th scope="col" class="num">{t('r_col_share')}</th></tr></thead>
             <tbody>{DEVICE_TYPES.map((k) => (
               <tr key={k}><th scope="row">{t(`r_dt_${k}` as ConsoleKey)}</th><td class="num">{g ? n(g.device_types[k]) : dash}</td>
                 <td class="num">{g ? pct(devicesTotal === 0 ? null : g.device_types[k] / devicesTotal) : dash}</td></tr>
