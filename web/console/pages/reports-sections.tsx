@@ -134,7 +134,7 @@ export function ReportSections(props: { report: ConsoleReport | null; busy: bool
         <p class="hint">{t('r_g_count_hint')}</p>
         <div class="cards">
           {card('visitors', t('r_g_visitors'), g ? n(g.visitors) : dash, t('r_g_visitors_what'))}
-          {card('returning_rate', t('r_g_returning'), g ? pct(g.returning_rate) : dash, t('r_g_returning_what', { n: g ? n(g.returning_visitors) : dash }))}
+          {card('returning_rate', t('r_g_returning'), g ? pct(g.returning_rate) : dash, g ? t('r_g_returning_what', { n: n(g.returning_visitors) }) : t('r_k_over'))}
           {card('avg_dwell', t('r_g_dwell'), g ? mins(g.avg_dwell_minutes) : dash, t('r_g_dwell_what'))}
         </div>
         <div class="grid2">
