@@ -44,7 +44,7 @@ describe('console: reports page', () => {
   const browsers: PhoneBrowser[] = [];
   afterAll(async () => { for (const b of browsers) await b.close(); });
 
-  async function open(base: string, apiKey: string, lang: Lang, viewport?: { width: number; height: number }): Promise<Page> {
+  async function open(base: string, apiKey: string, lang: Lang, viewport?: { width: number; height: number }, before?: (page: Page) => Promise<unknown>): Promise<Page> {
     requireChromium();
     mkdirSync(SHOTS, { recursive: true });
     const browser = await launchDesktop(viewport);
@@ -55,6 +55,7 @@ describe('console: reports page', () => {
     await page.reload();
     await page.getByLabel(WORDS[lang].apiKey).fill(apiKey);
     await page.getByRole('button', { name: WORDS[lang].signIn }).click();
+    await before?.(page);
     await page.getByRole('navigation').getByRole('link', { name: WORDS[lang].nav, exact: true }).click();
     await page.getByRole('heading', { level: 1, name: WORDS[lang].nav }).waitFor({ timeout: 10_000 });
     return page;
@@ -143,8 +144,9 @@ describe('console: reports page', () => {
     await page.getByText(WORDS.en.empty).first().waitFor();
     await page.getByRole('combobox', { name: WORDS.en.period, exact: true }).selectOption('last_7_days');
 
-    // Both venues: the sums; then the Terrace alone.
-    await page.getByRole('checkbox', { name: 'Terrace café' }).check();
+    // Both venues, ticked from the keyboard: the sums; then the Terrace alone.
+    await page.getByRole('checkbox', { name: 'Terrace café' }).focus();
+    await page.keyboard.press('Space');
     await shows(page, await api(svc, t, `preset=last_7_days&hotspot_id=${t.hotspotId},${terrace.id}`), 'en-GB');
     expect(await kpi(page, 'total_sessions')).toBe('4');
     await page.getByRole('checkbox', { name: 'Lobby' }).uncheck();
@@ -152,15 +154,26 @@ describe('console: reports page', () => {
     expect(await kpi(page, 'total_sessions')).toBe('1');
     await page.close();
 
-    // Turkish, desktop and narrow; English narrow.
-    for (const [lang, viewport, name] of [['tr', undefined, 'reports-tr'], ['tr', NARROW, 'reports-tr-narrow'], ['en', NARROW, 'reports-en-narrow']] as const) {
-      const p = await open(svc.base, t.apiKey, lang, viewport);
+    // Turkish, desktop: the sections hold their place while the first report loads (the answer held back until measured).
+    let release!: () => void;
+    const held = new Promise<void>((r) => { release = r; });
+    const tr = await open(svc.base, t.apiKey, 'tr', undefined, (p) => p.route('**/api/v1/reports/console?*', async (route) => { await held; await route.continue(); }));
+    await tr.getByRole('checkbox', { name: 'Lobby' }).waitFor();
+    await tr.getByText('Rapor yükleniyor…').waitFor();
+    const daily = tr.getByRole('heading', { level: 2, name: 'Günlük oturumlar' });
+    const before = (await daily.boundingBox())!;
+    release();
+    await shows(tr, lobby, 'tr-TR');
+    expect((await daily.boundingBox())!.y).toBe(before.y);
+    await tr.screenshot({ path: join(SHOTS, 'reports-tr.png'), fullPage: true });
+    await tr.close();
+
+    // Narrow, both languages.
+    for (const [lang, name] of [['tr', 'reports-tr-narrow'], ['en', 'reports-en-narrow']] as const) {
+      const p = await open(svc.base, t.apiKey, lang, NARROW);
       await shows(p, lobby, lang === 'tr' ? 'tr-TR' : 'en-GB');
-      if (viewport) {
-        // Nothing wider than the screen but the tables that scroll in their own box.
-        const overflow = await p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-        expect(overflow).toBeLessThanOrEqual(0);
-      }
+      // Nothing wider than the screen but the tables that scroll in their own box.
+      expect(await p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
       await p.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
       await p.close();
     }
