@@ -3,7 +3,7 @@ import type { Pool } from '../store/postgres.js';
 import { consoleFigures, type Venue } from './console-figures.js';
 import { presetRange, type ReportPreset } from './report-presets.js';
 
-/** Hotspots one console report covers at most (spec §8: 10 venues). */
+/** Hotspots one console report covers at most (10 venues, as the contract says). */
 export const REPORT_MAX_VENUES = 10;
 /** The module a report over more than one hotspot needs (the Pro and Enterprise packages include it). */
 export const MULTI_VENUE_MODULE = 'multi_venue';

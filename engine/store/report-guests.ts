@@ -16,9 +16,12 @@ import { ZONES, type RolledStart } from './report-rollups.js';
  * the erasure deletes a subject's keys (eraseVisitorKeys).
  */
 
-/** SQL: the visitor key of a row with tenant `t`, method `m`, user name `u` and MAC `mac` (NULL when it has none). */
-const VISITOR = (t: string, m: string, u: string, mac: string): string =>
-  `report_visitor_key(${t}, report_visitor_kind(${m}, ${u}), CASE WHEN report_visitor_kind(${m}, ${u}) = 'id' THEN ${u} ELSE ${mac} END)`;
+/**
+ * SQL: the visitor key of a row with method `m`, user name `u` and MAC `mac`, its tenant's salt in
+ * `salt` (report_visitor_salt, once per tenant in a CTE, not per row).
+ */
+const VISITOR = (salt: string, m: string, u: string, mac: string): string =>
+  `report_visitor_hash(${salt}, report_visitor_kind(${m}, ${u}), CASE WHEN report_visitor_kind(${m}, ${u}) = 'id' THEN ${u} ELSE ${mac} END)`;
 
 /** The visits and first days of rows `r` (t, hs, day, visitor), as CTE text to follow others. */
 const VISITS = `v AS (
@@ -27,22 +30,18 @@ const VISITS = `v AS (
   INSERT INTO report_visitors (tenant_id, hotspot_id, visitor, first_day) SELECT t, hs, visitor, min(day) FROM r WHERE visitor IS NOT NULL GROUP BY 1, 2, 3
   ON CONFLICT (tenant_id, hotspot_id, visitor) DO UPDATE SET first_day = least(report_visitors.first_day, EXCLUDED.first_day)`;
 
-/** Makes the tenants' visitor salts when they have none (a statement of its own: a function reads the table as the statement began). */
-async function ensureSalts(c: Pick<PoolClient, 'query'>, tenants: string[]): Promise<void> {
-  await c.query('INSERT INTO report_visitor_salts (tenant_id) SELECT DISTINCT unnest($1::text[]) ON CONFLICT DO NOTHING', [tenants]);
-}
-
 /** Counts inserted starts into report_ssids and the visitor tables. */
 export async function rollGuests(c: Pick<PoolClient, 'query'>, starts: RolledStart[]): Promise<void> {
   if (starts.length === 0) return;
-  await ensureSalts(c, [...new Set(starts.map((s) => s.t))]);
   await c.query(
     `WITH j AS MATERIALIZED (
        SELECT * FROM json_to_recordset($1::json) AS r(t text, hs text, mac text, at bigint, m text, ssid text, u text)
-     ), ${ZONES('SELECT hs FROM j')}, r AS MATERIALIZED (
+     ), ${ZONES('SELECT hs FROM j')}, salts AS MATERIALIZED (
+       SELECT t, report_visitor_salt(t) AS salt FROM (SELECT DISTINCT t FROM j) x
+     ), r AS MATERIALIZED (
        SELECT j.t, j.hs, coalesce(j.ssid, '') AS ssid, (to_timestamp(j.at / 1000.0) AT TIME ZONE coalesce(z.zone, 'UTC'))::date AS day,
-              ${VISITOR('j.t', "coalesce(nullif(j.m, ''), 'voucher')", 'j.u', 'j.mac')} AS visitor
-       FROM j LEFT JOIN zones z ON z.id = j.hs
+              ${VISITOR('k.salt', "coalesce(nullif(j.m, ''), 'voucher')", 'j.u', 'j.mac')} AS visitor
+       FROM j LEFT JOIN zones z ON z.id = j.hs JOIN salts k ON k.t = j.t
      ), s AS (
        INSERT INTO report_ssids (tenant_id, hotspot_id, day, ssid, sessions) SELECT t, hs, day, ssid, count(*) FROM r GROUP BY 1, 2, 3, 4
        ON CONFLICT (tenant_id, hotspot_id, day, ssid) DO UPDATE SET sessions = report_ssids.sessions + EXCLUDED.sessions
@@ -60,19 +59,18 @@ export async function rollGuests(c: Pick<PoolClient, 'query'>, starts: RolledSta
  */
 export async function rebuildGuestRollups(c: Pick<PoolClient, 'query'>, tenantId: string, from: string, to: string, hotspotId?: string): Promise<void> {
   await c.query('LOCK TABLE report_ssids, report_visits, report_visitors IN EXCLUSIVE MODE');
-  await ensureSalts(c, [tenantId]);
   const params = [tenantId, from, to, hotspotId ?? null];
   const scope = 'tenant_id = $1 AND day BETWEEN $2::date AND $3::date AND ($4::text IS NULL OR hotspot_id = $4)';
   await c.query(`DELETE FROM report_ssids WHERE ${scope}`, params);
   await c.query(`DELETE FROM report_visits WHERE ${scope}`, params);
   await c.query(
-    `WITH ${ZONES('SELECT id FROM hotspots WHERE tenant_id = $1')}, x AS (
+    `WITH ${ZONES('SELECT id FROM hotspots WHERE tenant_id = $1')}, k AS MATERIALIZED (SELECT report_visitor_salt($1) AS salt), x AS (
        SELECT s.*, (s.started_at AT TIME ZONE coalesce(z.zone, 'UTC'))::date AS local FROM sessions s LEFT JOIN zones z ON z.id = s.hotspot_id
        WHERE s.tenant_id = $1 AND ($4::text IS NULL OR s.hotspot_id = $4)
          AND s.started_at >= ($2::date - 1)::timestamp AT TIME ZONE 'UTC' AND s.started_at < ($3::date + 2)::timestamp AT TIME ZONE 'UTC'
      ), r AS MATERIALIZED (
        SELECT tenant_id AS t, hotspot_id AS hs, local AS day, coalesce(ssid, '') AS ssid,
-              CASE WHEN legal_hold IS NULL AND mac <> 'expired' AND mac NOT LIKE 'erased-%' THEN ${VISITOR('tenant_id', 'auth_method', 'username', 'mac')} END AS visitor
+              CASE WHEN legal_hold IS NULL AND mac <> 'expired' AND mac NOT LIKE 'erased-%' THEN ${VISITOR('(SELECT salt FROM k)', 'auth_method', 'username', 'mac')} END AS visitor
        FROM x WHERE local BETWEEN $2::date AND $3::date
      ), s AS (
        INSERT INTO report_ssids (tenant_id, hotspot_id, day, ssid, sessions) SELECT t, hs, day, ssid, count(*) FROM r GROUP BY 1, 2, 3, 4 RETURNING 1

@@ -11,7 +11,7 @@ const RANGE_ERRORS = {
 /** Session report and analytics (the spec's contract; docs/reports.md). */
 export function reportRoutes(engine: Engine): Route[] {
   return [
-    // The console's copy (/api/v1/, its cookie session) is what its reports page downloads the CSV from.
+    // The console's copy (/api/v1/, its operator JWT) is what its reports page downloads the CSV from.
     ...(['public', 'console'] as const).map((surface) => route({
       method: 'get', path: surface === 'public' ? '/v1/reports/sessions' : '/api/v1/reports/sessions', surface, auth: true, module: 'reports',
       querySchema: sessionReportQuery, responseSchema: sessionReport,

@@ -35,7 +35,10 @@ describe('DecisionRecorder', () => {
     };
     // The minute bucket also counts sign-ins per 10-second step of the minute (perStep), for the failure-surge window.
     expect(await redis.hgetall(minute)).toEqual({ ...expected, 'acc~0': '1', 'acc~1': '1', 'rej~0': '2' });
-    expect(await redis.hgetall(hour)).toEqual(expected);
+    // The hour bucket also counts sign-ins per hotspot, method and outcome (signInTally), for the console's reports.
+    expect(await redis.hgetall(hour)).toEqual({
+      ...expected, 'm:a:voucher@hs_rec': '1', 'm:a:sms_otp@hs_rec': '1', 'm:r:sms_otp@hs_rec': '1', 'm:r:voucher@hs_two': '1',
+    });
     expect(await redis.get(keys.decisionStep(t, stepOf(AT)))).toBe('3');
     expect(await redis.get(keys.decisionStep(t, stepOf(AT) + 1))).toBe('1');
     expect(await redis.ttl(keys.decisionStep(t, stepOf(AT)))).toBeGreaterThan(100);

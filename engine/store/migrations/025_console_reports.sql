@@ -37,10 +37,29 @@ CREATE TABLE IF NOT EXISTS report_visitor_salts (
   salt        bytea NOT NULL DEFAULT sha256(convert_to(gen_random_uuid()::text || gen_random_uuid()::text || clock_timestamp()::text, 'UTF8'))
 );
 
+-- The tenant's salt, made on first use. VOLATILE: its SELECT after the INSERT sees a salt another
+-- transaction committed meanwhile (ON CONFLICT waited for it), so the sink needs no statement of its own.
+CREATE OR REPLACE FUNCTION report_visitor_salt(tenant text) RETURNS bytea LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+  s bytea;
+BEGIN
+  SELECT salt INTO s FROM report_visitor_salts WHERE tenant_id = tenant;
+  IF s IS NULL THEN
+    INSERT INTO report_visitor_salts (tenant_id) VALUES (tenant) ON CONFLICT DO NOTHING;
+    SELECT salt INTO s FROM report_visitor_salts WHERE tenant_id = tenant;
+  END IF;
+  RETURN s;
+END $$;
+
+-- A visitor's key with a known salt (the writers), and as the erasure finds it.
+CREATE OR REPLACE FUNCTION report_visitor_hash(salt bytea, kind text, v text) RETURNS bytea LANGUAGE sql IMMUTABLE AS $$
+  SELECT sha256(salt || convert_to(kind || ':' || v, 'UTF8'))
+$$;
+
 -- A visitor's key: the verified identity (phone, e-mail, room: the session's user name for a method
 -- that verifies one) else the MAC. NULL when the tenant has no salt yet (the writer makes it first).
 CREATE OR REPLACE FUNCTION report_visitor_key(tenant text, kind text, v text) RETURNS bytea LANGUAGE sql STABLE AS $$
-  SELECT sha256(salt || convert_to(kind || ':' || v, 'UTF8')) FROM report_visitor_salts WHERE tenant_id = tenant
+  SELECT report_visitor_hash(salt, kind, v) FROM report_visitor_salts WHERE tenant_id = tenant
 $$;
 
 -- The kind and value a session row is counted under (report_visitor_key's arguments).
