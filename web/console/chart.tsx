@@ -61,10 +61,10 @@ const WHOLE_STEPS = [1, 2, 3, 5, 7, 10, 14, 20, 30, 50, 100, 200, 500, 1000, 200
  * name. The box keeps its height while empty or loading so the page does not
  * jump. `slanted` tilts long category names (sign-in methods) so they do not
  * run into each other on a narrow screen; `empty` says in words that there is
- * nothing to draw. The canvas is hidden from assistive technology: `label` names the
+ * nothing to draw; `steps` are the tick intervals allowed (hours: 1, 2, 3, 4, 6, 12). The canvas is hidden from assistive technology: `label` names the
  * figure and the same numbers are in a table beside it.
  */
-export function CategoryChart(props: { label: string; categories: string[]; series: CategorySeries[]; height?: number; slanted?: boolean; empty?: string | null }): preact.JSX.Element {
+export function CategoryChart(props: { label: string; categories: string[]; series: CategorySeries[]; height?: number; slanted?: boolean; empty?: string | null; steps?: number[] }): preact.JSX.Element {
   const box = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
   const names = useRef(props.categories);
@@ -90,7 +90,7 @@ export function CategoryChart(props: { label: string; categories: string[]; seri
           : { label: s.label, stroke: s.color, width: 2, dash: s.dash ?? [8, 4], points: { show: true, size: 5 } }),
       ],
       axes: [
-        { stroke: '#0b0c0c', grid: { show: false }, space: props.slanted ? 16 : 44, incrs: WHOLE_STEPS, values: (_u, ticks) => ticks.map(name),
+        { stroke: '#0b0c0c', grid: { show: false }, space: props.slanted ? 16 : 44, incrs: props.steps ?? WHOLE_STEPS, values: (_u, ticks) => ticks.map(name),
           ...(props.slanted ? { rotate: 30, size: 64 } : {}) },
         { stroke: '#0b0c0c', grid: { stroke: '#e1e1e1' }, size: 52, incrs: WHOLE_STEPS },
       ],

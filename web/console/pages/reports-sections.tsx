@@ -7,6 +7,8 @@ import { DEVICE_TYPES, METHODS, type ConsoleReport } from './reports-api.js';
 const BLUE = '#1d4ed8';
 const GREEN = '#00703c';
 const DARK = '#0b0c0c';
+/** Hour ticks that divide the day: every 3 hours on a phone, every 2 or 1 where there is room. */
+const HOUR_STEPS = [1, 2, 3, 4, 6, 12];
 
 /**
  * The sections of a report: KPI cards, days and hours, SSIDs, top devices,
@@ -75,7 +77,7 @@ export function ReportSections(props: { report: ConsoleReport | null; busy: bool
         </section>
         <section aria-labelledby="r-hours-title">
           <h2 id="r-hours-title">{t('r_hours')}</h2>
-          <CategoryChart label={t('r_hours_chart')} empty={none ? t('r_empty') : null} categories={r ? r.hours.map((h) => hour(h.hour)) : []} series={[
+          <CategoryChart label={t('r_hours_chart')} empty={none ? t('r_empty') : null} steps={HOUR_STEPS} categories={r ? r.hours.map((h) => hour(h.hour)) : []} series={[
             { label: t('r_col_sessions'), color: GREEN, values: r ? r.hours.map((h) => h.sessions) : [], bars: true },
           ]} />
           <details>
