@@ -5,6 +5,7 @@ import { CompliancePage } from './pages/compliance.js';
 import { GuestsPage } from './pages/guests.js';
 import { HotspotsPage } from './pages/hotspots.js';
 import { LivePage } from './pages/live.js';
+import { ReportsPage } from './pages/reports.js';
 import { SignInSettingsPage } from './pages/sign-in-settings.js';
 import { SponsorRequestsPage } from './pages/sponsor-requests.js';
 import { VouchersPage } from './pages/vouchers.js';
@@ -16,6 +17,7 @@ const PAGES: [path: string, label: ConsoleKey, page: () => preact.JSX.Element][]
   ['/hotspots', 'nav_hotspots', HotspotsPage], ['/guests', 'nav_guests', GuestsPage], ['/sign-in', 'nav_signin', SignInSettingsPage],
   ['/compliance', 'nav_compliance', CompliancePage], ['/sponsors', 'nav_sponsors', SponsorRequestsPage],
   ['/webhooks', 'nav_webhooks', WebhooksPage],
+  ['/reports', 'nav_reports', ReportsPage],
 ];
 
 export function consoleNav(t: (k: ConsoleKey) => string): NavItem[] {
