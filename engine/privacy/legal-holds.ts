@@ -77,8 +77,46 @@ export async function expireSessions(c: PoolClient, log: Logger, nowMs: number):
   return total;
 }
 
+/**
+ * The report's visitor keys (pseudonymous, migration 025) past retention:
+ * a visit older than the cutoff is deleted, and a visitor whose every visit
+ * is gone with it, so a guest back after two years counts as new and no key
+ * outlives the access log it was drawn from. Logged per tenant.
+ */
+export async function expireVisitors(c: PoolClient, log: Logger, nowMs: number): Promise<number> {
+  const cutoff = retentionCutoff(nowMs);
+  const counts = new Map<string, number>();
+  for (;;) {
+    const { rows } = await c.query<{ tenant_id: string; n: number }>(
+      `WITH batch AS (
+         SELECT tenant_id, hotspot_id, day, visitor FROM report_visits WHERE day < $1::date LIMIT 5000
+       ), gone AS (
+         DELETE FROM report_visits v USING batch b
+         WHERE v.tenant_id = b.tenant_id AND v.hotspot_id = b.hotspot_id AND v.day = b.day AND v.visitor = b.visitor RETURNING v.tenant_id
+       ) SELECT tenant_id, count(*)::int AS n FROM gone GROUP BY tenant_id`, [cutoff]);
+    if (rows.length === 0) break;
+    for (const r of rows) counts.set(r.tenant_id, (counts.get(r.tenant_id) ?? 0) + r.n);
+  }
+  const { rows: visitors } = await c.query<{ tenant_id: string; n: number }>(
+    `WITH gone AS (
+       DELETE FROM report_visitors r WHERE r.first_day < $1::date AND NOT EXISTS (
+         SELECT 1 FROM report_visits v WHERE v.tenant_id = r.tenant_id AND v.hotspot_id = r.hotspot_id AND v.visitor = r.visitor)
+       RETURNING r.tenant_id
+     ) SELECT tenant_id, count(*)::int AS n FROM gone GROUP BY tenant_id`, [cutoff]);
+  for (const r of visitors) counts.set(r.tenant_id, (counts.get(r.tenant_id) ?? 0) + r.n);
+  let total = 0;
+  for (const [tenantId, n] of counts) {
+    await c.query(`INSERT INTO privacy_deletions (tenant_id, at, kind, category, rows, ref) VALUES ($1, $2, 'retention', 'report_visitors', $3, $4)`,
+      [tenantId, new Date(nowMs), n, `before ${cutoff}`]);
+    total += n;
+  }
+  if (total > 0) log.info({ rows: total, cutoff }, 'retention: report visitor keys past retention deleted');
+  return total;
+}
+
 /** The retention job's personal-data step (engine/audit/retention.ts runs it after the partitions, under its lock). */
 export async function personalDataRetention(c: PoolClient, log: Logger, nowMs: number): Promise<void> {
   await expireSessions(c, log, nowMs);
+  await expireVisitors(c, log, nowMs);
   await releaseHolds(c, log, nowMs);
 }

@@ -1,6 +1,6 @@
 import { Errors } from '../errors.js';
 
-/** Hotspots one report covers at most (spec §8: 10 venues per aggregated report). */
+/** Hotspots one report covers at most ("Venues per aggregated report: 10"). */
 export const REPORT_MAX_VENUES = 10;
 /** The module a report over more than one hotspot needs (the Pro and Enterprise packages include it). */
 export const MULTI_VENUE_MODULE = 'multi_venue';
