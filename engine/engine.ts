@@ -84,6 +84,8 @@ import { PmsMethod } from './pms/pms-method.js';
 import { PmsService } from './pms/pms-service.js';
 import { personalDataRetention } from './privacy/legal-holds.js';
 import { PrivacyService } from './privacy/privacy-service.js';
+import { ReportScheduler } from './schedules/report-scheduler.js';
+import { ScheduleStore } from './schedules/schedule-store.js';
 
 export interface EngineOptions {
   /** The clock; tests move it to check expiry at the boundary. */
@@ -187,6 +189,9 @@ export class Engine {
   readonly privacy: PrivacyService;
   /** Session report and analytics over the rollups the sink keeps (engine/reports/). */
   readonly reports: ReportService;
+  /** Scheduled report mail (engine/schedules/): the schedules and their runs; every process sends through its scheduler. */
+  readonly reportSchedules: ScheduleStore;
+  private readonly reportScheduler: ReportScheduler;
   private readonly runSink: boolean;
   private retentionTimer: NodeJS.Timeout | undefined;
 
@@ -327,6 +332,12 @@ export class Engine {
       config.webhooks, this.metrics, log.child({ component: 'webhooks' }), now);
     this.eventTrimmer = new EventTrimmer(this.redis, () => this.tenants.list().then((ts) => ts.map((t) => t.id)), log.child({ component: 'event-trimmer' }));
     this.privacy = new PrivacyService(this.pool, this.redis, this.sessions, config.otpKey, now);
+    this.reportSchedules = new ScheduleStore(this.pool, now);
+    this.reportScheduler = new ReportScheduler({
+      pool: this.pool, sources: { reports: this.reports, dailySummary: this.dailySummary, privacy: this.privacy },
+      smtpUrl: config.smtpUrl, smtpFrom: config.smtpFrom, outbound, metrics: this.metrics, log: log.child({ component: 'report-schedules' }),
+      nodeId: config.nodeId, now, settings: config.reportSchedules,
+    });
     this.metrics.gauge('live_sessions_in_actors', 'Live sessions held by hotspot actors', () => this.actors?.liveSessions ?? 0);
     this.metrics.counterFrom('radius_auth_mirror_hits_total', 'Access-Requests answered on the main thread from an actor\'s published accept (no hop)', () => this.actors?.mirrorHits ?? 0);
   }
@@ -341,6 +352,7 @@ export class Engine {
     this.incidentWatch.start();
     this.auditIntents.start();
     this.pms.links.start(); // room sign-in: take the PMS links nobody holds
+    if (this.config.reportSchedules.run) this.reportScheduler.start(); // scheduled report mail: due periods survive restarts in Postgres
     if (this.actors) await this.wakeLiveHotspots(this.actors);
     if (this.runWebhooks) {
       this.webhookDispatcher.start(); // owed deliveries survive restarts in Redis
@@ -391,6 +403,7 @@ export class Engine {
 
   async close(): Promise<void> {
     this.streams.close(); // streams: their clients are ended first, then the reader goes
+    await this.reportScheduler.stop(); // the mail being sent goes out; nothing more is claimed
     await this.webhookDispatcher.stop(); // attempts under way are settled, not left to their lease
     await this.eventTrimmer.stop();
     await this.fanout.close();

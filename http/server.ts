@@ -5,6 +5,7 @@ import { Traffic } from './traffic.js';
 import { adminRoutes } from './routes/admin.js';
 import { complianceRoutes } from './routes/compliance.js';
 import { reportRoutes } from './routes/reports.js';
+import { reportScheduleRoutes } from './routes/report-schedules.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { dashboardOpsRoutes } from './routes/dashboard-ops.js';
 import { decisionRoutes } from './routes/decisions.js';
@@ -48,7 +49,7 @@ export function allRoutes(engine: Engine): Route[] {
     ...hotspotRoutes(engine), ...voucherImportRoutes(engine), ...voucherSheetRoutes(engine), ...voucherRoutes(engine), ...sessionRoutes(engine), ...complianceRoutes(engine), ...portalRoutes(engine), ...dashboardRoutes(engine),
     ...portalPageRoutes(engine), ...captiveRoutes(engine), ...portalOtpRoutes(engine), ...signInSettingsRoutes(engine), ...portalSponsorRoutes(engine), ...sponsorRequestRoutes(engine), ...pmsRoutes(engine),
     ...adminRoutes(engine), ...otpDeliveryRoutes(engine), ...webhookRoutes(engine), ...privacyRoutes(engine),
-    ...reportRoutes(engine),
+    ...reportRoutes(engine), ...reportScheduleRoutes(engine),
     ...dashboardOpsRoutes(engine), ...decisionRoutes(engine), ...streamRoutes(engine), ...webAppRoutes(engine),
   ];
   const ops = opsRoutes(engine, () => (doc ??= buildOpenApi([...routes, ...ops])));

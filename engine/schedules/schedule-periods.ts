@@ -65,6 +65,12 @@ function offsetAt(ms: number, zone: string): number {
   return asUtc - Math.floor(ms / 1000) * 1000;
 }
 
+/** The wall clock of instant `ms` in `zone`, `YYYY-MM-DD HH:MM` (what a late mail says). */
+export function localClock(ms: number, zone: string): string {
+  const w = wall(ms, zone);
+  return `${w.date} ${String(w.hour).padStart(2, '0')}:${String(w.minute).padStart(2, '0')}`;
+}
+
 /** The local calendar date of instant `ms` in `zone`. */
 export function localDate(ms: number, zone: string): string {
   return wall(ms, zone).date;
