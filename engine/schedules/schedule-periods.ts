@@ -1,6 +1,6 @@
 /**
  * When a scheduled report falls due and which days it covers, in a venue's
- * zone (spec §4.6): daily at 08:00 local (the day before), weekly on Monday at
+ * zone, as the spec's console reports ask: daily at 08:00 local (the day before), weekly on Monday at
  * 08:00 (the previous 7 days, Monday to Sunday), monthly on day 1 at 08:00 (the
  * previous month). Pure calendar arithmetic on local dates, turned into
  * instants only for the due time, so a day of 23 or 25 hours (a daylight-saving
