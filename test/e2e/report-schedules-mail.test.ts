@@ -147,6 +147,30 @@ describe('scheduled report e-mail', () => {
     }
   });
 
+  test('a run whose process died mid-send is taken over once its lease runs out, and sent again under the same Message-ID', async ({ svc, tenant, db }) => {
+    const rcpt = `lease-${tag()}@example.com`;
+    const s = (await call(svc.base, 'POST', '/v1/reports/schedules', { auth: tenant.apiKey, body: { frequency: 'daily', recipients: [rcpt], content: 'report', lang: 'en' } })).body;
+    const at = Date.parse('2026-05-06T05:01:00Z');
+    // What a process killed after its claim leaves: the period recorded, the run `sending` under its lease (10 minutes).
+    await db.query('UPDATE report_schedules SET created_at = $2, last_due_at = $3 WHERE id = $1', [s.id, '2026-05-05T12:00:00Z', '2026-05-06T05:00:00Z']);
+    await db.query(`INSERT INTO report_schedule_runs (schedule_id, tenant_id, period_start, period_end, due_at, time_zone, status, attempts, claimed_by, lease_until, late)
+      VALUES ($1, $2, '2026-05-05', '2026-05-05', '2026-05-06T05:00:00Z', 'Europe/Istanbul', 'sending', 1, 'killed-node', $3, false)`, [s.id, tenant.tenantId, new Date(at + 600_000)]);
+    try {
+      await schedulerAt(svc, () => at + 60_000, smtp.url).tick();
+      expect(to(rcpt)).toHaveLength(0);
+      await schedulerAt(svc, () => at + 601_000, smtp.url).tick();
+      const m = await smtp.waitFor(rcpt);
+      expect(mailHeaders(m.raw)['message-id']).toBe(`<${s.id}.2026-05-05@wifi.example>`);
+      expect((await call(svc.base, 'GET', `/v1/reports/schedules/${s.id}/runs`, { auth: tenant.apiKey })).body.data).toMatchObject([{ status: 'sent', attempts: 2, late: false }]);
+      // The dead process's late write (had it lived on past its lease) changes nothing: its claim is gone.
+      const { rowCount } = await db.query(`UPDATE report_schedule_runs SET status = 'failed' WHERE schedule_id = $1 AND claimed_by = 'killed-node' AND attempts = 1`, [s.id]);
+      expect(rowCount).toBe(0);
+      expect(to(rcpt)).toHaveLength(1);
+    } finally {
+      await call(svc.base, 'DELETE', `/v1/reports/schedules/${s.id}`, { auth: tenant.apiKey });
+    }
+  });
+
   const env = () => ({
     ...process.env,
     ...testEnv({ SMTP_URL: smtp.url, SMTP_FROM: FROM, REPORT_SCHEDULER: 'true', REPORT_SCHEDULE_POLL_MS: '200', RADIUS_ENABLED: 'false', ACTOR_THREADS: '1' }),
