@@ -1,7 +1,8 @@
 import { request } from 'node:http';
 import pg from 'pg';
 import { createLogger, DEFAULT_MODULES, Engine, loadConfig, projectPath } from '../engine/index.js';
-import { drawSheets, loadSheetFonts, newSheetDocument, type SheetJob } from '../engine/vouchers/voucher-sheet-draw.js';
+import { drawSheets, newSheetDocument, type SheetJob } from '../engine/vouchers/voucher-sheet-draw.js';
+import { loadPdfFonts } from '../engine/workers/pdf-fonts.js';
 import type { VoucherRow } from '../engine/vouchers/voucher.js';
 import { termsInWords } from '../engine/vouchers/voucher-sheet-text.js';
 import { localStack, say, spawnReady, Teardown } from './bench-kit.js';
@@ -49,7 +50,7 @@ async function bare(db: pg.Client, tenantId: string, batchId: string, hotspotId:
       code: r.code, url: `${base}/portal?${new URLSearchParams({ hotspot_id: hotspotId, code: r.code })}`, lines: termsInWords(r, 'tr', 'Europe/Istanbul'),
     })),
   };
-  const doc = newSheetDocument(job, loadSheetFonts());
+  const doc = newSheetDocument(job, loadPdfFonts());
   let bytes = 0;
   doc.on('data', (c: Buffer) => { bytes += c.length; });
   const ended = new Promise<void>((r) => doc.on('end', r));

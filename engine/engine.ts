@@ -40,6 +40,7 @@ import { NasCommandRelay, RadiusGateway } from './nas/radius-gateway.js';
 import { SessionService } from './sessions/session-service.js';
 import { DecisionReader } from './decisions/decision-reader.js';
 import { ReportService } from './reports/report-service.js';
+import { ReportPdfService } from './reports/report-pdf-service.js';
 import { DecisionRecorder } from './decisions/decision-recorder.js';
 import { MetricsDecisionSink } from './signin/decision-sink.js';
 import { OtpFallbackPoller } from './signin/otp/fallback-poller.js';
@@ -189,6 +190,8 @@ export class Engine {
   readonly privacy: PrivacyService;
   /** Session report and analytics over the rollups the sink keeps (engine/reports/). */
   readonly reports: ReportService;
+  /** The PDF report (cover, KPIs, charts, tables, notes), drawn on a piscina thread; the routes and the scheduled e-mail call it. */
+  readonly reportPdf: ReportPdfService;
   /** Scheduled report mail (engine/schedules/): the schedules and their runs; every process sends through its scheduler. */
   readonly reportSchedules: ScheduleStore;
   private readonly reportScheduler: ReportScheduler;
@@ -310,6 +313,7 @@ export class Engine {
       { sessionMinutes: config.defaultSessionMinutes, idleSec: config.defaultIdleTimeoutSec }, config.pms.staleAfterMs, endForPms, this.metrics);
     this.pms = new PmsService(pmsLinkStore, pmsGuests, pmsLinks, pmsMethod, this.signIn, config.pms.staleAfterMs, now);
     this.reports = new ReportService(this.pool, now);
+    this.reportPdf = new ReportPdfService({ pool: this.pool, log: log.child({ component: 'report-pdf' }), now });
     this.portal = new PortalState(this.redis, this.hotspots, now);
     this.portalSignIn = new PortalSignIn(this.hotspots, this.uamCredentials, this.portal, log.child({ component: 'portal' }));
     // Sponsor approval: the e-mail goes through the tenant's e-mail sender; approval starts the session through the pipeline.
@@ -416,6 +420,7 @@ export class Engine {
     await this.actors?.close();
     await this.evidencePacks.close();
     await this.voucherSheets.close();
+    await this.reportPdf.close();
     this.nas.stop();
     this.outboundHttp.close();
     await this.sink.stop();

@@ -191,6 +191,8 @@ export const Errors = {
   REPORT_RANGE_REVERSED: def((from: string, to: string) => ['report_range_reversed', 400, `to (${to}) is before from (${from}); give the earlier date as from`]),
   REPORT_RANGE_TOO_LONG: def((days: number, max: number) => ['report_range_too_long', 400,
     `The range covers ${days} days; a report covers at most ${max} days, both ends included`, { max_days: max }]),
+  REPORT_TOO_MANY_VENUES: def((n: number, max: number) => ['report_too_many_venues', 400,
+    `${n} venues named; a report covers at most ${max}`, { max_venues: max }]),
   // Scheduled report e-mail (engine/schedules/; docs/reports.md, Scheduled e-mail)
   REPORT_SCHEDULE_NOT_FOUND: def(() => ['report_schedule_not_found', 404, 'No such report schedule']),
   REPORT_RECIPIENT_INVALID: def((field: string, want: string) => ['report_recipient_invalid', 400, `${field} must be ${want}`, { field }]),

@@ -98,6 +98,8 @@ export { DEVICE_TYPES, deviceType, type DeviceType, type DeviceHints } from './r
 export { ReportService, REPORT_AUTH_METHODS, REPORT_DEVICE_TYPES, type Analytics, type ReportQuery } from './reports/report-service.js';
 export { REPORT_MAX_DAYS, reportRange, type ReportRange } from './reports/report-range.js';
 export type { SessionReportRow } from './reports/session-rows.js';
+export { MAX_REPORT_VENUES, ReportPdfService, type ReportPdfDownload, type ReportPdfRequest } from './reports/report-pdf-service.js';
+export { REPORT_PDF_LANGS, type ReportPdfLang } from './reports/report-pdf-text.js';
 // Scheduled report e-mail (engine/schedules/)
 export { FREQUENCIES, CATCH_UP_MAX, type Frequency } from './schedules/schedule-periods.js';
 export { SCHEDULE_CONTENTS, SCHEDULE_LANGS, MAX_RECIPIENTS, type ReportSchedule, type ScheduleRun, type ScheduleInput, type RunStatus } from './schedules/schedule-store.js';

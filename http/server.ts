@@ -5,6 +5,7 @@ import { Traffic } from './traffic.js';
 import { adminRoutes } from './routes/admin.js';
 import { complianceRoutes } from './routes/compliance.js';
 import { reportRoutes } from './routes/reports.js';
+import { reportPdfRoutes } from './routes/report-pdf.js';
 import { reportScheduleRoutes } from './routes/report-schedules.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { dashboardOpsRoutes } from './routes/dashboard-ops.js';
@@ -49,6 +50,7 @@ export function allRoutes(engine: Engine): Route[] {
     ...hotspotRoutes(engine), ...voucherImportRoutes(engine), ...voucherSheetRoutes(engine), ...voucherRoutes(engine), ...sessionRoutes(engine), ...complianceRoutes(engine), ...portalRoutes(engine), ...dashboardRoutes(engine),
     ...portalPageRoutes(engine), ...captiveRoutes(engine), ...portalOtpRoutes(engine), ...signInSettingsRoutes(engine), ...portalSponsorRoutes(engine), ...sponsorRequestRoutes(engine), ...pmsRoutes(engine),
     ...adminRoutes(engine), ...otpDeliveryRoutes(engine), ...webhookRoutes(engine), ...privacyRoutes(engine),
+    ...reportPdfRoutes(engine),
     ...reportRoutes(engine), ...reportScheduleRoutes(engine),
     ...dashboardOpsRoutes(engine), ...decisionRoutes(engine), ...streamRoutes(engine), ...webAppRoutes(engine),
   ];

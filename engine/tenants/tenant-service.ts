@@ -13,7 +13,7 @@ export interface Tenant {
 }
 
 /** The modules a tenant can be licensed for. */
-export const MODULES = ['vouchers', 'sessions', 'reports', 'compliance', 'webhooks', 'dashboard', 'otp', 'nac', 'onprem'] as const;
+export const MODULES = ['vouchers', 'sessions', 'reports', 'compliance', 'webhooks', 'dashboard', 'otp', 'nac', 'onprem', 'multi_venue'] as const;
 export const DEFAULT_MODULES = ['vouchers', 'sessions', 'reports', 'compliance', 'webhooks'];
 /** The operations dashboard comes with any of these: its own module, or the network-access-control or on-premises package. */
 export const DASHBOARD_MODULES = ['dashboard', 'nac', 'onprem'] as const;

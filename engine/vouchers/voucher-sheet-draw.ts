@@ -1,8 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { inflateSync } from 'node:zlib';
 import PDFDocument from 'pdfkit';
 import QRCode from 'qrcode';
-import { projectPath } from '../util/project-root.js';
+import { registerPdfFonts, type PdfFonts } from '../workers/pdf-fonts.js';
 import { SHEET_WORDS, type SheetLang, type SheetVoucher } from './voucher-sheet-text.js';
 
 export const SHEET_LAYOUTS = ['a4', 'receipt'] as const;
@@ -19,17 +18,6 @@ export interface SheetJob {
   vouchers: SheetVoucher[];
 }
 
-/** Fonts from the dejavu-fonts-ttf package, embedded (subset) in every document: nothing is fetched. */
-export interface SheetFonts { sans: Buffer; bold: Buffer; oblique: Buffer; mono: Buffer }
-
-/** Reads the fonts (once per thread: callers keep them). */
-export function loadSheetFonts(): SheetFonts {
-  const f = (name: string): Buffer => readFileSync(projectPath('node_modules', 'dejavu-fonts-ttf', 'ttf', name));
-  // DejaVu Sans carries ş ğ İ ı ç ö ü; DejaVu Sans Mono Bold draws 0 with a slashed dot,
-  // 1, I and l with distinct serifs, so a guest copying the code tells them apart.
-  return { sans: f('DejaVuSans.ttf'), bold: f('DejaVuSans-Bold.ttf'), oblique: f('DejaVuSans-Oblique.ttf'), mono: f('DejaVuSansMono-Bold.ttf') };
-}
-
 const MM = 72 / 25.4;
 const A4 = { w: 595.28, h: 841.89, margin: 20, cols: 2, rows: 4 };
 /** An 80 mm roll prints about 72 mm; the rest is the printer's own margin. */
@@ -44,15 +32,12 @@ const CUT = '#888888';
 export const A4_PER_PAGE = A4.cols * A4.rows;
 
 /** A new document, fonts registered, nothing drawn yet; pipe or listen to it before drawing. */
-export function newSheetDocument(job: SheetJob, fonts: SheetFonts): PDFKit.PDFDocument {
+export function newSheetDocument(job: SheetJob, fonts: PdfFonts): PDFKit.PDFDocument {
   const doc = new PDFDocument({
     autoFirstPage: false, margin: 0, compress: true, lang: job.lang === 'tr' ? 'tr-TR' : 'en-GB',
     info: { Title: SHEET_WORDS[job.lang].title, Producer: 'guest-wifi-engine', Creator: 'guest-wifi-engine' },
   });
-  doc.registerFont('sans', fonts.sans);
-  doc.registerFont('bold', fonts.bold);
-  doc.registerFont('oblique', fonts.oblique);
-  doc.registerFont('mono', fonts.mono);
+  registerPdfFonts(doc, fonts);
   return doc;
 }
 

@@ -1,0 +1,125 @@
+import { MessageChannel } from 'node:worker_threads';
+import { Piscina } from 'piscina';
+import { Errors } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { Pool } from '../store/postgres.js';
+import { projectPath } from '../util/project-root.js';
+import { portBlocks } from '../workers/port-stream.js';
+import { reportFigures } from './report-document.js';
+import type { ReportPdfJob, ReportPdfLang } from './report-pdf-draw.js';
+import { reportRange, type ReportRange } from './report-range.js';
+import type { ReportPdfTask } from './report-pdf-worker.js';
+
+/** Most venues one report covers (spec §8). */
+export const MAX_REPORT_VENUES = 10;
+/** The licence a report over several named venues needs (the Pro and Enterprise packages). */
+export const MULTI_VENUE_MODULE = 'multi_venue';
+
+/** Reports are drawn one at a time per process (the other core serves requests); a few wait, beyond that 503. */
+const DRAW_THREADS = 1;
+const QUEUED_DOCUMENTS = 3;
+
+/** What a PDF report asks for. */
+export interface ReportPdfRequest {
+  /** YYYY-MM-DD, both included, at most 366 days (the analytics' rules and 400s). */
+  from?: string;
+  to?: string;
+  /** The venues; empty or absent: all of the tenant's. More than one named needs the multi_venue module; at most 10. */
+  hotspotIds?: string[];
+  /** Default: Turkish when the report's zone is Europe/Istanbul, else English (as the voucher sheets). */
+  lang?: ReportPdfLang;
+}
+
+/** A report being drawn: its file name, range, and its bytes as they come (nothing is held whole). */
+export interface ReportPdfDownload {
+  filename: string;
+  range: ReportRange;
+  lang: ReportPdfLang;
+  stream: AsyncIterable<Buffer>;
+}
+
+export interface ReportPdfOptions {
+  pool: Pool;
+  log: Logger;
+  now: () => number;
+}
+
+interface Venue { id: string; name: string; timezone: string }
+
+/**
+ * The PDF report (docs/reports.md, "PDF export"): cover, KPI cards, charts,
+ * tables and notes in words, Turkish or English. The request thread checks
+ * the request and reads the figures from the rollups (report-document.ts);
+ * a piscina thread (report-pdf-worker.ts) draws and streams the document
+ * back through the voucher sheets' port stream. The HTTP routes and the
+ * scheduled e-mail call the same `render`.
+ */
+export class ReportPdfService {
+  private readonly pool: Piscina;
+
+  constructor(private readonly opts: ReportPdfOptions) {
+    this.pool = new Piscina({
+      filename: projectPath('dist', 'engine', 'reports', 'report-pdf-worker.js'),
+      minThreads: 0, maxThreads: DRAW_THREADS, maxQueue: QUEUED_DOCUMENTS, idleTimeout: 30_000,
+    });
+  }
+
+  /**
+   * Checks the request, reads the figures and starts drawing; throws before
+   * the first byte (a bad range 400, too many venues 400, several without
+   * the licence 403, a venue not the tenant's 404), so errors keep their
+   * status. When every drawing place is taken, the stream's first read
+   * throws service_unavailable (503).
+   */
+  async render(tenantId: string, req: ReportPdfRequest): Promise<ReportPdfDownload> {
+    const range = reportRange(req.from, req.to);
+    const ids = [...new Set((req.hotspotIds ?? []).filter((id) => id !== ''))];
+    if (ids.length > MAX_REPORT_VENUES) throw Errors.REPORT_TOO_MANY_VENUES(ids.length, MAX_REPORT_VENUES);
+    const { rows: [tenant] } = await this.opts.pool.query<{ name: string; modules: string[]; tz: string | null }>(
+      "SELECT name, modules, settings->>'timezone' AS tz FROM tenants WHERE id = $1", [tenantId]);
+    if (!tenant) throw Errors.TENANT_NOT_FOUND();
+    if (ids.length > 1 && !tenant.modules.includes(MULTI_VENUE_MODULE)) throw Errors.MODULE_NOT_LICENSED(MULTI_VENUE_MODULE);
+    const venues = await this.venues(tenantId, ids);
+    // One venue: its zone; several: the tenant's zone, else the first venue's (the console's presets say the same).
+    const timeZone = (venues.length === 1 ? venues[0]!.timezone : tenant.tz ?? venues[0]?.timezone) ?? 'UTC';
+    const lang: ReportPdfLang = req.lang ?? (timeZone === 'Europe/Istanbul' ? 'tr' : 'en');
+    const figures = await reportFigures(this.opts.pool, tenantId, venues.map((v) => v.id), range);
+    const job: ReportPdfJob = {
+      lang, timeZone, from: range.from, to: range.to, days: range.days, generatedAt: this.opts.now(),
+      tenantName: tenant.name, sites: venues.map((v) => v.name), figures,
+    };
+    const { port1, port2 } = new MessageChannel();
+    const task: ReportPdfTask = { ...job, port: port2 };
+    const started = this.pool.run(task, { transferList: [port2] });
+    const log = this.opts.log;
+    const stream = portBlocks(port1, started,
+      (code, msg) => {
+        log.warn({ tenant: tenantId, code, err: msg }, 'report pdf drawing failed');
+        return Errors.INTERNAL();
+      },
+      (err) => (/queue is at limit/i.test(err.message) ? Errors.SERVICE_UNAVAILABLE(`The PDF report printer (at most ${DRAW_THREADS + QUEUED_DOCUMENTS} at once)`) : err),
+      () => log.info({ tenant: tenantId }, 'report pdf cancelled by the reader'));
+    return { filename: `report-${range.from}-${range.to}.pdf`, range, lang, stream };
+  }
+
+  /** The whole document in memory: for an e-mail attachment (a report is tens to hundreds of KB). */
+  async renderBuffer(tenantId: string, req: ReportPdfRequest): Promise<{ filename: string; range: ReportRange; lang: ReportPdfLang; pdf: Buffer }> {
+    const { stream, ...rest } = await this.render(tenantId, req);
+    const parts: Buffer[] = [];
+    for await (const b of stream) parts.push(b);
+    return { ...rest, pdf: Buffer.concat(parts) };
+  }
+
+  async close(): Promise<void> {
+    await this.pool.destroy();
+  }
+
+  /** The venues named (all must be the tenant's, else 404 as if unknown), or all of the tenant's, in the order made. */
+  private async venues(tenantId: string, ids: string[]): Promise<Venue[]> {
+    const { rows } = await this.opts.pool.query<Venue>(
+      `SELECT id, name, timezone FROM hotspots WHERE tenant_id = $1 AND ($2::text[] IS NULL OR id = ANY($2::text[])) ORDER BY created_at, id`,
+      [tenantId, ids.length > 0 ? ids : null]);
+    if (rows.length < ids.length) throw Errors.HOTSPOT_NOT_FOUND();
+    return rows;
+  }
+}
