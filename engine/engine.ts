@@ -338,7 +338,7 @@ export class Engine {
     this.privacy = new PrivacyService(this.pool, this.redis, this.sessions, config.otpKey, now);
     this.reportSchedules = new ScheduleStore(this.pool, now);
     this.reportScheduler = new ReportScheduler({
-      pool: this.pool, sources: { reports: this.reports, dailySummary: this.dailySummary, privacy: this.privacy },
+      pool: this.pool, sources: { reports: this.reports, pdf: this.reportPdf, dailySummary: this.dailySummary, privacy: this.privacy },
       smtpUrl: config.smtpUrl, smtpFrom: config.smtpFrom, outbound, metrics: this.metrics, log: log.child({ component: 'report-schedules' }),
       nodeId: config.nodeId, now, settings: config.reportSchedules,
     });

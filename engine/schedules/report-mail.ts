@@ -1,17 +1,18 @@
 import { Readable } from 'node:stream';
 import type { DailySummary, DaySummary } from '../compliance/daily-summary.js';
 import type { PrivacyService } from '../privacy/privacy-service.js';
+import type { ReportPdfService } from '../reports/report-pdf-service.js';
 import type { ReportService } from '../reports/report-service.js';
 import { csvCell } from '../util/csv-cell.js';
 import { mailSubject, MAIL_WORDS, type ComplianceFacts, type MailFacts } from './mail-text.js';
 import { addDays, localTime } from './schedule-periods.js';
 import type { ScheduleContent, ScheduleLang } from './schedule-store.js';
 
-/** One attachment: a stream when it can be long (the session CSV), a string when it is a summary. */
+/** One attachment: a stream when it can be long (the session CSV), whole when it is a summary or the PDF. */
 export interface MailAttachment {
   filename: string;
   contentType: string;
-  content: string | Readable;
+  content: string | Buffer | Readable;
 }
 
 export interface MailContent {
@@ -31,13 +32,15 @@ export interface MailJob {
 
 export interface MailSources {
   reports: ReportService;
+  /** The PDF report (drawn on its piscina thread), attached whole: tens to a few hundred KB. */
+  pdf: ReportPdfService;
   dailySummary: DailySummary;
   privacy: PrivacyService;
 }
 
 /**
  * Writes a scheduled mail (docs/reports.md, Scheduled e-mail): `report` the
- * figures in plain words and the period's sessions as CSV, streamed from
+ * figures in plain words, the PDF report, and the period's sessions as CSV, streamed from
  * Postgres's COPY into the message as nodemailer writes it (never whole in
  * memory); `compliance` the 5651 daily log summaries and the personal-data
  * audit summary, each as JSON and as CSV.
@@ -50,12 +53,17 @@ export async function writeMail(src: MailSources, job: MailJob): Promise<MailCon
   if (job.content === 'report') {
     const q = { from: f.from, to: f.to, ...(job.hotspotId ? { hotspotId: job.hotspotId } : {}) };
     const analytics = await src.reports.analytics(job.tenantId, q);
+    // Drawn before the CSV is opened: the CSV's COPY holds a Postgres connection only while the message is written.
+    const pdf = await src.pdf.renderBuffer(job.tenantId, { from: f.from, to: f.to, hotspotIds: job.hotspotId ? [job.hotspotId] : [], lang: job.lang });
     const csv = await src.reports.sessionsCsv(job.tenantId, q);
     const csvName = `sessions-${f.from}-${f.to}.csv`;
     return {
       subject,
-      text: head + w.report(f, analytics, csvName, null, job.lang) + w.footer(f),
-      attachments: [{ filename: csvName, contentType: 'text/csv; charset=utf-8', content: Readable.from(csv.stream) }],
+      text: head + w.report(f, analytics, csvName, pdf.filename, job.lang) + w.footer(f),
+      attachments: [
+        { filename: pdf.filename, contentType: 'application/pdf', content: pdf.pdf },
+        { filename: csvName, contentType: 'text/csv; charset=utf-8', content: Readable.from(csv.stream) },
+      ],
     };
   }
   // The 5651 summaries are of UTC days, as the evidence pack's access log is; the local days of the period name them.

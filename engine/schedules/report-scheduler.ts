@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import nodemailer from 'nodemailer';
 import { AppError, Errors } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -180,6 +181,8 @@ export class ReportScheduler {
       const s = await this.scheduleOf(run);
       if (!s) return; // deleted while claimed: its runs went with it
       if (!this.d.smtpUrl) throw Errors.REPORT_SMTP_NOT_CONFIGURED();
+      // The server's address first: a mail that cannot go is not written (nor its PDF drawn).
+      const options = await pinnedSmtpOptions(this.d.smtpUrl, this.d.outbound.operatorChosen());
       const zone = run.time_zone;
       const content = await writeMail(this.d.sources, {
         tenantId: run.tenant_id, hotspotId: s.hotspot_id, content: s.content, lang: s.lang,
@@ -188,7 +191,6 @@ export class ReportScheduler {
           late: run.late ? { due: localClock(run.due_at.getTime(), zone), sent: localClock(this.d.now(), zone) } : null,
         },
       });
-      const options = await pinnedSmtpOptions(this.d.smtpUrl, this.d.outbound.operatorChosen());
       // nodemailer's own logger stays off (its default): it would print the AUTH exchange.
       const transport = nodemailer.createTransport({ ...options, connectionTimeout: SMTP_CONNECT_MS, greetingTimeout: SMTP_CONNECT_MS, socketTimeout: SMTP_SOCKET_MS });
       try {
@@ -199,6 +201,8 @@ export class ReportScheduler {
         });
       } finally {
         transport.close();
+        // A stream nodemailer did not read to its end (the send failed part-way) is closed, so the CSV's COPY gives its connection back.
+        for (const a of content.attachments) if (a.content instanceof Readable) a.content.destroy();
       }
       await this.d.pool.query(
         `UPDATE report_schedule_runs SET status = 'sent', sent_at = $4, message_id = $5, error = NULL, lease_until = NULL

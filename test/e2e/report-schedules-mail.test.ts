@@ -1,4 +1,8 @@
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { createLogger } from '../../engine/index.js';
 import { Metrics } from '../../engine/metrics.js';
@@ -32,7 +36,7 @@ const textOf = (m: ReceivedMail): string => mimeParts(m.raw).find((p) => p.filen
 function schedulerAt(svc: Running, now: () => number, smtpUrl: string | undefined, metrics = new Metrics()): ReportScheduler {
   const e = svc.service.engine;
   return new ReportScheduler({
-    pool: e.pool, sources: { reports: e.reports, dailySummary: e.dailySummary, privacy: e.privacy }, smtpUrl, smtpFrom: FROM,
+    pool: e.pool, sources: { reports: e.reports, pdf: e.reportPdf, dailySummary: e.dailySummary, privacy: e.privacy }, smtpUrl, smtpFrom: FROM,
     outbound: new OutboundPolicy({ allowPrivate: true }), metrics, log: createLogger('silent'), nodeId: `fake-clock-${tag()}`, now,
     settings: { pollMs: 60_000, leaseMs: 600_000 },
   });
@@ -59,7 +63,7 @@ async function twoMorePasses(procs: ServiceProcess[]): Promise<void> {
 }
 
 describe('scheduled report e-mail', () => {
-  test('a daily report due at 08:00 goes once, on time, to every recipient: the figures in words, the session CSV attached, a stable Message-ID', async ({ svc, tenant, db }) => {
+  test('a daily report due at 08:00 goes once, on time, to every recipient: the figures in words, the PDF report and the session CSV attached, a stable Message-ID', async ({ svc, tenant, db }) => {
     await db.query(`INSERT INTO sessions (id, tenant_id, hotspot_id, mac, auth_method, ssid, started_at, ends_at, ended_at, bytes_in, bytes_out, device_type)
       SELECT 'sess_rsc' || $1 || g, $1, $2, '02:00:00:00:5C:0' || g, 'voucher', 'Guest', timestamptz '2026-05-05 10:00:00+03' + g * interval '1 minute',
              timestamptz '2026-05-05 23:00:00+03', timestamptz '2026-05-05 10:30:00+03' + g * interval '1 minute', 1000, 2000, 'ios'
@@ -86,6 +90,16 @@ describe('scheduled report e-mail', () => {
       expect(text).toContain('voucher 3, SMS code 0');
       expect(text).toContain('iOS 3, Android 0');
       expect(text).not.toMatch(/late/i);
+      expect(text).toContain('Attached: sessions-2026-05-05-2026-05-05.csv, every session of the period, one a line; report-2026-05-05-2026-05-05.pdf, the report with its charts.');
+      expect(mimeParts(m.raw).filter((p) => p.filename).map((p) => p.filename)).toEqual(['report-2026-05-05-2026-05-05.pdf', 'sessions-2026-05-05-2026-05-05.csv']);
+      // The PDF report of the same period and venue, in the schedule's language.
+      const pdf = mimeParts(m.raw).find((p) => p.filename === 'report-2026-05-05-2026-05-05.pdf')!;
+      expect(pdf.contentType).toMatch(/^application\/pdf/);
+      const dir = mkdtempSync(join(tmpdir(), 'rsc-'));
+      writeFileSync(join(dir, 'r.pdf'), pdf.body);
+      const words = execFileSync('pdftotext', ['-layout', join(dir, 'r.pdf'), '-'], { encoding: 'utf8' });
+      expect(words).toContain('Lobby');
+      expect(words).toMatch(/5 May 2026/);
       const csv = mimeParts(m.raw).find((p) => p.filename === 'sessions-2026-05-05-2026-05-05.csv');
       expect(csv?.contentType).toMatch(/^text\/csv/);
       const lines = csv!.body.toString('utf8').trimEnd().split('\n');
