@@ -12,7 +12,7 @@ import { knownZone, ZONE_SQL, type ScheduleContent, type ScheduleLang } from './
 
 /** Attempts a run gets (the first and its retries) before it stays failed. */
 export const MAX_ATTEMPTS = 6;
-/** A run first taken up this long after its due time is late: its mail says so. */
+/** A run taken up (the attempt that sends it) this long after its due time is late: its mail says so. */
 export const LATE_AFTER_MS = 15 * 60_000;
 /** The longest wait between retries of a failed run. */
 const MAX_BACKOFF_MS = 3_600_000;
@@ -164,7 +164,7 @@ export class ReportScheduler {
   private async claim(): Promise<ClaimedRun | null> {
     const now = this.d.now();
     const { rows } = await this.d.pool.query<ClaimedRun>(
-      `UPDATE report_schedule_runs r SET status = 'sending', claimed_by = $1, lease_until = $2, attempts = r.attempts + 1, late = COALESCE(r.late, r.due_at < $4)
+      `UPDATE report_schedule_runs r SET status = 'sending', claimed_by = $1, lease_until = $2, attempts = r.attempts + 1, late = r.due_at < $4
        FROM (SELECT schedule_id, period_start FROM report_schedule_runs
              WHERE status = 'due' OR (status = 'sending' AND lease_until < $3) OR (status = 'failed' AND attempts < $5 AND retry_at <= $3)
              ORDER BY due_at, schedule_id LIMIT 1 FOR UPDATE SKIP LOCKED) c

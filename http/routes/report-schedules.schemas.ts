@@ -41,7 +41,7 @@ export const reportScheduleRuns = responseSchema('reportScheduleRuns', {
         type: 'object',
         properties: {
           period: { type: 'object', properties: { from: date, to: date } }, due_at: time, sent_at: nullable(time),
-          late: { type: 'boolean', description: 'first taken up more than 15 minutes after due_at; the mail says so' },
+          late: { type: 'boolean', description: 'its latest attempt started more than 15 minutes after due_at; the mail says so' },
           status: { enum: ['due', 'sending', 'sent', 'failed', 'skipped'], description: 'skipped: older than the catch-up cap (the newest 31 periods are caught up)' },
           attempts: { type: 'integer', minimum: 0 }, error: nullable({ type: 'string' }),
         },

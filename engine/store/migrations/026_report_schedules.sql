@@ -34,7 +34,7 @@ CREATE TABLE IF NOT EXISTS report_schedule_runs (
   claimed_by    text,
   lease_until   timestamptz,
   retry_at      timestamptz,
-  late          boolean,                         -- set at the first attempt: started long after due_at
+  late          boolean,                         -- the latest attempt started over 15 minutes after due_at (its mail says so)
   sent_at       timestamptz,
   message_id    text,
   error         text,
