@@ -137,8 +137,13 @@ export class ReportScheduler {
   private async record(): Promise<void> {
     const now = this.d.now();
     const { rows } = await this.d.pool.query<{ tenant_id: string; id: string; frequency: Frequency; created_at: Date; last_due_at: Date | null; zone: string }>(
+      // A period falls due at least 23 hours (a day, 167 a week, 671 a month, a daylight-saving hour less) after the last
+      // one recorded: schedules whose next one cannot be due yet are left out, so a pass looks at few of them.
       `SELECT s.tenant_id, s.id, s.frequency, s.created_at, s.last_due_at, ${ZONE_SQL} AS zone
-       FROM report_schedules s JOIN tenants t ON t.id = s.tenant_id WHERE 'reports' = ANY(t.modules)`);
+       FROM report_schedules s JOIN tenants t ON t.id = s.tenant_id
+       WHERE 'reports' = ANY(t.modules)
+         AND (s.last_due_at IS NULL OR s.last_due_at <= $1::timestamptz - CASE s.frequency WHEN 'daily' THEN interval '23 hours'
+              WHEN 'weekly' THEN interval '167 hours' ELSE interval '671 hours' END)`, [new Date(now)]);
     for (const s of rows) {
       const zone = knownZone(s.zone);
       const due = periodsDue(s.frequency, zone, (s.last_due_at ?? s.created_at).getTime(), now);

@@ -49,11 +49,28 @@ function nextMonthStart(day: string): string {
   return m === 12 ? `${y + 1}-01-01` : `${y}-${String(m + 1).padStart(2, '0')}-01`;
 }
 
+/**
+ * One formatter per zone, made once: building an Intl.DateTimeFormat costs
+ * tens of microseconds, and every scheduler pass asks a few instants of every
+ * schedule. Bounded by the zones the runtime knows (about 600); a formatter
+ * holds no state between calls.
+ */
+const FORMATTERS = new Map<string, Intl.DateTimeFormat>();
+
+function formatter(zone: string): Intl.DateTimeFormat {
+  let f = FORMATTERS.get(zone);
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-CA', {
+      timeZone: zone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit',
+    });
+    FORMATTERS.set(zone, f);
+  }
+  return f;
+}
+
 /** The wall-clock fields of instant `ms` in `zone`. */
 function wall(ms: number, zone: string): { date: string; hour: number; minute: number; second: number } {
-  const parts = new Intl.DateTimeFormat('en-CA', {
-    timeZone: zone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit',
-  }).formatToParts(new Date(ms));
+  const parts = formatter(zone).formatToParts(new Date(ms));
   const get = (t: string): string => parts.find((p) => p.type === t)?.value ?? '00';
   return { date: `${get('year')}-${get('month')}-${get('day')}`, hour: Number(get('hour')), minute: Number(get('minute')), second: Number(get('second')) };
 }

@@ -112,6 +112,13 @@ describe('scheduled report e-mail', () => {
       await sch.tick();
       await schedulerAt(svc, () => Date.parse('2026-05-06T05:01:30Z'), smtp.url).tick();
       expect(to(rcpt[0]!)).toHaveLength(1);
+      // The next morning: nothing a minute before 08:00, the 6th's mail (a day without guests) at 08:00.
+      await schedulerAt(svc, () => Date.parse('2026-05-07T04:59:00Z'), smtp.url).tick();
+      expect(to(rcpt[0]!)).toHaveLength(1);
+      await schedulerAt(svc, () => Date.parse('2026-05-07T05:00:30Z'), smtp.url).tick();
+      await until(() => to(rcpt[0]!).length === 2, { what: 'the next morning\'s mail' });
+      expect(to(rcpt[0]!)[1]!.subject).toBe('Wi-Fi report, Lobby: 2026-05-06');
+      expect(textOf(to(rcpt[0]!)[1]!)).toContain('No guest used the Wi-Fi in this period.');
     } finally {
       await call(svc.base, 'DELETE', `/v1/reports/schedules/${s.id}`, { auth: tenant.apiKey });
     }
