@@ -329,7 +329,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     reportSchedules: {
       run: bool('REPORT_SCHEDULER', true),
       pollMs: int('REPORT_SCHEDULE_POLL_MS', 60_000, 100, 3_600_000),
-      leaseMs: int('REPORT_SCHEDULE_LEASE_SEC', 600, 30, 86_400) * 1000,
+      leaseMs: int('REPORT_SCHEDULE_LEASE_SEC', 600, 300, 86_400) * 1000,
     },
   };
   if (problems.length > 0) throw new ConfigError(problems);
