@@ -1,16 +1,12 @@
-import { MessageChannel } from 'node:worker_threads';
-import { Piscina } from 'piscina';
 import { Errors } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Pool } from '../store/postgres.js';
-import { projectPath } from '../util/project-root.js';
-import { portBlocks } from '../workers/port-stream.js';
+import { PdfPrinter } from '../workers/pdf-printer.js';
 import { reportFigures } from './report-document.js';
 import type { ReportPdfJob, ReportPdfLang } from './report-pdf-draw.js';
 import { reportRange, type ReportRange } from './report-range.js';
-import type { ReportPdfTask } from './report-pdf-worker.js';
 
-/** Most venues one report covers (spec §8). */
+/** Most venues one report covers (the console reports contract: at most 10). */
 export const MAX_REPORT_VENUES = 10;
 /** The licence a report over several named venues needs (the Pro and Enterprise packages). */
 export const MULTI_VENUE_MODULE = 'multi_venue';
@@ -55,12 +51,12 @@ interface Venue { id: string; name: string; timezone: string }
  * scheduled e-mail call the same `render`.
  */
 export class ReportPdfService {
-  private readonly pool: Piscina;
+  private readonly printer: PdfPrinter<ReportPdfJob>;
 
   constructor(private readonly opts: ReportPdfOptions) {
-    this.pool = new Piscina({
-      filename: projectPath('dist', 'engine', 'reports', 'report-pdf-worker.js'),
-      minThreads: 0, maxThreads: DRAW_THREADS, maxQueue: QUEUED_DOCUMENTS, idleTimeout: 30_000,
+    this.printer = new PdfPrinter({
+      worker: ['engine', 'reports', 'report-pdf-worker.js'], log: opts.log, threads: DRAW_THREADS, queued: QUEUED_DOCUMENTS,
+      what: `The PDF report printer (at most ${DRAW_THREADS + QUEUED_DOCUMENTS} at once)`,
     });
   }
 
@@ -88,17 +84,7 @@ export class ReportPdfService {
       lang, timeZone, from: range.from, to: range.to, days: range.days, generatedAt: this.opts.now(),
       tenantName: tenant.name, sites: venues.map((v) => v.name), figures,
     };
-    const { port1, port2 } = new MessageChannel();
-    const task: ReportPdfTask = { ...job, port: port2 };
-    const started = this.pool.run(task, { transferList: [port2] });
-    const log = this.opts.log;
-    const stream = portBlocks(port1, started,
-      (code, msg) => {
-        log.warn({ tenant: tenantId, code, err: msg }, 'report pdf drawing failed');
-        return Errors.INTERNAL();
-      },
-      (err) => (/queue is at limit/i.test(err.message) ? Errors.SERVICE_UNAVAILABLE(`The PDF report printer (at most ${DRAW_THREADS + QUEUED_DOCUMENTS} at once)`) : err),
-      () => log.info({ tenant: tenantId }, 'report pdf cancelled by the reader'));
+    const stream = this.printer.print(job, { tenant: tenantId, from: range.from, to: range.to });
     return { filename: `report-${range.from}-${range.to}.pdf`, range, lang, stream };
   }
 
@@ -111,7 +97,7 @@ export class ReportPdfService {
   }
 
   async close(): Promise<void> {
-    await this.pool.destroy();
+    await this.printer.close();
   }
 
   /** The venues named (all must be the tenant's, else 404 as if unknown), or all of the tenant's, in the order made. */

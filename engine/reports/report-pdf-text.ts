@@ -35,6 +35,8 @@ interface Words {
   noPrevious: (days: number, prev: string) => string;
 }
 
+const previousEn = (days: number): string => (days === 1 ? 'day' : `${days} days`);
+
 const EN: Words = {
   locale: 'en-GB',
   title: 'Wi-Fi usage report', venue: 'Venue', venues: 'Venues', more: (n) => `and ${n} more`,
@@ -59,9 +61,9 @@ const EN: Words = {
   device: (t, s) => `The most common device type was ${t}, with ${s} of sessions.`,
   avgDuration: (d) => `A session lasted ${d} on average.`,
   change: (dir, pct, days, prev, n) => (dir === 'same'
-    ? `Sessions were as many as in the previous ${days} days (${prev}: ${n}).`
-    : `Sessions ${dir === 'up' ? 'rose' : 'fell'} by ${pct} against the previous ${days} days (${prev}: ${n}).`),
-  noPrevious: (days, prev) => `There was no session in the previous ${days} days (${prev}), so there is nothing to compare with.`,
+    ? `Sessions were as many as in the previous ${previousEn(days)} (${prev}: ${n}).`
+    : `Sessions ${dir === 'up' ? 'rose' : 'fell'} by ${pct} against the previous ${previousEn(days)} (${prev}: ${n}).`),
+  noPrevious: (days, prev) => `There was no session in the previous ${previousEn(days)} (${prev}), so there is nothing to compare with.`,
 };
 
 const TR: Words = {

@@ -1,15 +1,11 @@
-import { MessageChannel } from 'node:worker_threads';
-import { Piscina } from 'piscina';
 import { Errors } from '../errors.js';
 import type { HotspotService } from '../hotspots/hotspot-service.js';
 import type { Logger } from '../logger.js';
 import type { Pool } from '../store/postgres.js';
-import { projectPath } from '../util/project-root.js';
-import { portBlocks } from '../workers/port-stream.js';
+import { PdfPrinter } from '../workers/pdf-printer.js';
 import { statusCondition, type StatusFilter, type VoucherRow } from './voucher.js';
-import type { SheetLayout } from './voucher-sheet-draw.js';
+import type { SheetJob, SheetLayout } from './voucher-sheet-draw.js';
 import { termsInWords, type SheetLang, type SheetVoucher } from './voucher-sheet-text.js';
-import type { SheetTask } from './voucher-sheet-worker.js';
 
 /** Most vouchers in one document (10,000: a console batch's maximum; about 1,250 A4 pages). */
 export const MAX_SHEET_VOUCHERS = 10_000;
@@ -60,12 +56,12 @@ function logoBytes(dataUri: string | null): Uint8Array | null {
  * piscina thread (voucher-sheet-worker.ts) draws the PDF and streams it back.
  */
 export class VoucherSheetService {
-  private readonly pool: Piscina;
+  private readonly printer: PdfPrinter<SheetJob>;
 
   constructor(private readonly opts: VoucherSheetOptions) {
-    this.pool = new Piscina({
-      filename: projectPath('dist', 'engine', 'vouchers', 'voucher-sheet-worker.js'),
-      minThreads: 0, maxThreads: DRAW_THREADS, maxQueue: QUEUED_DOCUMENTS, idleTimeout: 30_000,
+    this.printer = new PdfPrinter({
+      worker: ['engine', 'vouchers', 'voucher-sheet-worker.js'], what: 'The voucher sheet printer', log: opts.log,
+      threads: DRAW_THREADS, queued: QUEUED_DOCUMENTS,
     });
   }
 
@@ -86,23 +82,14 @@ export class VoucherSheetService {
       url: `${base}/portal?${new URLSearchParams({ hotspot_id: hotspot.id, code: r.code })}`,
       lines: termsInWords(r, lang, hotspot.timezone),
     }));
-    const { port1, port2 } = new MessageChannel();
-    const task: SheetTask = { layout: req.layout, lang, message, logo: logoBytes(hotspot.portal.logo), vouchers, port: port2 };
-    const started = this.pool.run(task, { transferList: [port2] });
-    const log = this.opts.log;
-    const stream = portBlocks(port1, started,
-      (code, msg) => {
-        log.warn({ tenant: tenantId, code, err: msg }, 'voucher sheet drawing failed');
-        return Errors.INTERNAL();
-      },
-      (err) => (/queue is at limit/i.test(err.message) ? Errors.SERVICE_UNAVAILABLE('The voucher sheet printer') : err),
-      () => log.info({ tenant: tenantId, count: vouchers.length }, 'voucher sheet cancelled by the client'));
+    const job: SheetJob = { layout: req.layout, lang, message, logo: logoBytes(hotspot.portal.logo), vouchers };
+    const stream = this.printer.print(job, { tenant: tenantId, count: vouchers.length });
     const name = req.batchId ?? (req.ids ? 'selection' : 'list');
     return { filename: `vouchers-${name}-${req.layout}-${lang}.pdf`, count: vouchers.length, stream };
   }
 
   async close(): Promise<void> {
-    await this.pool.destroy();
+    await this.printer.close();
   }
 
   /** The named hotspot of this tenant, or its only one; none or several without a name is the caller's mistake (400). */

@@ -38,14 +38,22 @@ function inked(png: PNG): number {
  * 18:xx (60 min): 1,234 sessions, average 36 min, peak 09:00; and 617 on
  * 1 May, the week before (so +100 %). Rollups rebuilt from the rows.
  */
-async function seedWeek(svc: Running, db: { query: (sql: string, args: unknown[]) => Promise<unknown> }, t: Tenant): Promise<void> {
-  const insert = (tag: string, n: number, start: string, minutes: number, method: string, type: string) => db.query(
+type Db = { query: (sql: string, args: unknown[]) => Promise<unknown> };
+
+/** `n` ended sessions of one venue, one a second from `start`, each `minutes` long with 1,000 B in and 2,000 B out; MACs distinct per tag length. */
+function insertSessions(db: Db, t: Tenant, hotspotId: string, tag: string, n: number, start: string, minutes: number, method: string, type: string): Promise<unknown> {
+  return db.query(
     `INSERT INTO sessions (id, tenant_id, hotspot_id, mac, auth_method, started_at, ends_at, ended_at, bytes_in, bytes_out, device_type)
      SELECT 'ses_pdf' || $6 || $1 || lpad(g::text, 5, '0'), $1, $2,
             '02:' || lpad(to_hex(length($6)), 2, '0') || ':00:' || lpad(to_hex(g / 256), 2, '0') || ':' || lpad(to_hex(g % 256), 2, '0') || ':07',
             $4, $3::timestamptz + g * interval '1 second', $3::timestamptz + interval '1 day',
             $3::timestamptz + g * interval '1 second' + $7 * interval '1 minute', 1000, 2000, $5
-     FROM generate_series(1, $8::int) g`, [t.tenantId, t.hotspotId, start, method, type, tag, minutes, n]);
+     FROM generate_series(1, $8::int) g`, [t.tenantId, hotspotId, start, method, type, tag, minutes, n]);
+}
+
+async function seedWeek(svc: Running, db: Db, t: Tenant): Promise<void> {
+  const insert = (tag: string, n: number, start: string, minutes: number, method: string, type: string) =>
+    insertSessions(db, t, t.hotspotId, tag, n, start, minutes, method, type);
   await insert('a', 1000, '2026-05-05 09:00:00+03', 30, 'voucher', 'android');
   await insert('bb', 234, '2026-05-06 18:00:00+03', 60, 'sms_otp', 'ios');
   await insert('ccc', 617, '2026-05-01 12:00:00+03', 10, 'voucher', 'windows');
@@ -130,13 +138,21 @@ describe('PDF report', () => {
     }
     const pro = await newTenant(svc.service, 'Pro Venue', [...DEFAULT_MODULES, 'multi_venue']);
     const terrace = await svc.service.engine.hotspots.create(pro.tenantId, { name: 'Terrace Ğ', timezone: 'Europe/Istanbul' });
+    // 66 e-mail sign-ins on the terrace on Thursday 7 May: the two venues together have 1,300.
+    await insertSessions(db, pro, terrace.id, 'dddd', 66, '2026-05-07 20:00:00+03', 15, 'email', 'macos');
     await seedWeek(svc, db, pro);
     const both = await getPdf(svc.base, pro.apiKey, `from=2026-05-04&to=2026-05-10&hotspot_id=${pro.hotspotId},${terrace.id}&lang=en`, '/api/v1/reports/pdf');
     expect(both.status, both.body.toString()).toBe(200);
     const text = await pdfText(savePdf('two-venues-en', both.body));
     expect(text).toContain('VENUES');
     expect(text).toContain(`${SITE}, Terrace Ğ`);
-    expect(text).toContain('1,234');
+    expect(text).toContain('1,300');
+    expect(text).toMatch(/Thursday, 7 May 2026\s+66\s/);
+    // The same week of the first venue alone: the terrace's sessions stay out.
+    const one = await getPdf(svc.base, pro.apiKey, `from=2026-05-04&to=2026-05-10&hotspot_id=${pro.hotspotId}&lang=en`);
+    const oneText = await pdfText(savePdf('one-of-two-venues-en', one.body));
+    expect(oneText).toContain('1,234');
+    expect(oneText).not.toContain('1,300');
     // One venue of another tenant among them: 404, as if it did not exist.
     const mixed = await getPdf(svc.base, pro.apiKey, `from=2026-05-04&to=2026-05-10&hotspot_id=${pro.hotspotId}&hotspot_id=${t.hotspotId}`);
     expect(mixed.status).toBe(404);
