@@ -114,9 +114,12 @@ export class ScheduleStore {
       if (!rowCount) throw Errors.HOTSPOT_NOT_FOUND();
     }
     const id = newId('rsc_');
+    // No language given: Turkish for a schedule in Turkey's zone, else English (as the PDF report and the voucher sheets).
     await this.pool.query(
-      `INSERT INTO report_schedules (tenant_id, id, name, frequency, recipients, hotspot_id, content, lang, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-      [tenantId, id, input.name ?? '', input.frequency, recipients, input.hotspot_id ?? null, input.content, input.lang ?? 'tr', new Date(this.now())]);
+      `INSERT INTO report_schedules (tenant_id, id, name, frequency, recipients, hotspot_id, content, lang, created_at)
+       SELECT $1, $2, $3, $4, $5, $6, $7, COALESCE($8, CASE WHEN ${ZONE_SQL} = 'Europe/Istanbul' THEN 'tr' ELSE 'en' END), $9
+       FROM (SELECT $1::text AS tenant_id, $6::text AS hotspot_id) s`,
+      [tenantId, id, input.name ?? '', input.frequency, recipients, input.hotspot_id ?? null, input.content, input.lang ?? null, new Date(this.now())]);
     return this.get(tenantId, id);
   }
 

@@ -15,7 +15,7 @@ export const scheduleCreate = looseRequestSchema<ScheduleInput>('reportScheduleC
     },
     hotspot_id: { type: 'string', minLength: 1, maxLength: 64, description: "One hotspot of the tenant (its zone); absent: every hotspot, in the tenant's zone" },
     content: { enum: [...SCHEDULE_CONTENTS], description: 'report: the figures in the body and the sessions as CSV; compliance: the 5651 daily log summary and the personal-data audit summary (JSON and CSV)' },
-    lang: { enum: [...SCHEDULE_LANGS], default: 'tr', description: 'Language of the mail (tr or en)' },
+    lang: { enum: [...SCHEDULE_LANGS], description: "Language of the mail (tr or en); absent: tr when the schedule's zone is Europe/Istanbul, else en" },
     name: { type: 'string', maxLength: 120, description: 'A label of your own, shown in the mail' },
   },
 });

@@ -240,7 +240,7 @@ describe('scheduled report e-mail', () => {
     const hs = await svc.service.engine.hotspots.create(tenant.tenantId, { name: 'Pool bar', timezone: zone });
     const rcpt = `twice-${tag()}@example.com`;
     const procs = await Promise.all([spawnService(env()), spawnService(env())]);
-    const s = (await call(svc.base, 'POST', '/v1/reports/schedules', { auth: tenant.apiKey, body: { frequency: 'daily', recipients: [rcpt], hotspot_id: hs.id, content: 'report' } })).body;
+    const s = (await call(svc.base, 'POST', '/v1/reports/schedules', { auth: tenant.apiKey, body: { frequency: 'daily', recipients: [rcpt], hotspot_id: hs.id, content: 'report', lang: 'tr' } })).body;
     try {
       // Three mornings passed since the schedule was made; both processes find them at their next pass.
       const due = periodsDue('daily', zone, Date.now() - 4 * 86_400_000, Date.now()).slice(-3);
@@ -253,7 +253,7 @@ describe('scheduled report e-mail', () => {
       expect(mails).toHaveLength(3);
       expect(mails.map((m) => mailHeaders(m.raw)['x-report-period']).sort()).toEqual(due.map((p) => `${p.from}/${p.to}`));
       expect(new Set(mails.map((m) => mailHeaders(m.raw)['message-id'])).size).toBe(3);
-      // Turkish by default, and late: each says so.
+      // In Turkish, and late: each says so.
       expect(mails.every((m) => m.subject.startsWith('[Gecikmeli] Wi-Fi raporu, Pool bar: '))).toBe(true);
       const runs = (await call(svc.base, 'GET', `/v1/reports/schedules/${s.id}/runs`, { auth: tenant.apiKey })).body.data;
       expect(runs.map((r: { period: { from: string }; attempts: number }) => [r.period.from, r.attempts])).toEqual(due.map((p) => [p.from, 1]).reverse());

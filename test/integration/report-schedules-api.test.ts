@@ -31,11 +31,17 @@ describe('report schedules API (/v1/reports/schedules)', () => {
     expect((await call(svc.base, 'GET', `/v1/reports/schedules/${s.id}`, { auth: tenant.apiKey })).body).toEqual(s);
     expect((await call(svc.base, 'GET', `/v1/reports/schedules/${s.id}/runs`, { auth: tenant.apiKey })).body).toEqual({ data: [] });
 
-    // Defaults: Turkish, all hotspots in the tenant's zone (its first venue's, as the tenant sets none).
+    // Defaults: all hotspots in the tenant's zone (its first venue's, as the tenant sets none), so Turkish.
     const all = await call(svc.base, 'POST', '/v1/reports/schedules', { auth: tenant.apiKey, body: { frequency: 'monthly', recipients: ['c@example.com'], content: 'compliance' } });
     expect(all.status).toBe(201);
     expect(all.body).toMatchObject({ lang: 'tr', hotspot_id: null, time_zone: 'Europe/Istanbul', name: '' });
     expect(all.body.next_run_at).toMatch(/-01T05:00:00\.000Z$/);
+
+    // A venue elsewhere: English unless asked.
+    const ny = await svc.service.engine.hotspots.create(tenant.tenantId, { name: 'Annex', timezone: 'America/New_York' });
+    const en = await call(svc.base, 'POST', '/v1/reports/schedules', { auth: tenant.apiKey, body: { frequency: 'daily', recipients: ['d@example.com'], content: 'report', hotspot_id: ny.id } });
+    expect(en.body).toMatchObject({ lang: 'en', time_zone: 'America/New_York' });
+    expect(en.body.next_run_at).toMatch(/T1[23]:00:00\.000Z$/);
 
     const del = await call(svc.base, 'DELETE', `/v1/reports/schedules/${s.id}`, { auth: tenant.apiKey });
     expect(del.status).toBe(200);
