@@ -168,6 +168,25 @@ describe('scheduled report e-mail', () => {
     }
   });
 
+  test('a mail that goes out more than 15 minutes after its due time because its first attempt failed says it is late', async ({ svc, tenant, db }) => {
+    const rcpt = `retry-late-${tag()}@example.com`;
+    const s = (await call(svc.base, 'POST', '/v1/reports/schedules', { auth: tenant.apiKey, body: { frequency: 'monthly', recipients: [rcpt], content: 'report', lang: 'en' } })).body;
+    await db.query('UPDATE report_schedules SET created_at = $2 WHERE id = $1', [s.id, '2026-04-15T00:00:00Z']);
+    try {
+      // 1 May 2026 08:01 Istanbul: the first attempt finds no SMTP server; the retry goes at 08:25.
+      await schedulerAt(svc, () => Date.parse('2026-05-01T05:01:00Z'), undefined).tick();
+      await schedulerAt(svc, () => Date.parse('2026-05-01T05:25:00Z'), smtp.url).tick();
+      const m = await smtp.waitFor(rcpt);
+      expect(m.subject).toMatch(/^\[Late\] Wi-Fi report, Test Venue [0-9a-z]+: 2026-04-01 – 2026-04-30$/);
+      expect(textOf(m)).toMatch(/^This mail is late\. It was due at 2026-05-01 08:00 \(Europe\/Istanbul\) and goes out at 2026-05-01 08:25:/);
+      expect((await call(svc.base, 'GET', `/v1/reports/schedules/${s.id}/runs`, { auth: tenant.apiKey })).body.data).toMatchObject([
+        { period: { from: '2026-04-01', to: '2026-04-30' }, status: 'sent', attempts: 2, late: true },
+      ]);
+    } finally {
+      await call(svc.base, 'DELETE', `/v1/reports/schedules/${s.id}`, { auth: tenant.apiKey });
+    }
+  });
+
   test('a run whose process died mid-send is taken over once its lease runs out, and sent again under the same Message-ID', async ({ svc, tenant, db }) => {
     const rcpt = `lease-${tag()}@example.com`;
     const s = (await call(svc.base, 'POST', '/v1/reports/schedules', { auth: tenant.apiKey, body: { frequency: 'daily', recipients: [rcpt], content: 'report', lang: 'en' } })).body;
