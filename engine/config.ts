@@ -91,6 +91,12 @@ export interface Config {
   pms: PmsTimers;
   /** Webhook deliveries (engine/webhooks/, docs/webhooks.md). */
   webhooks: WebhookSettings;
+  /**
+   * Scheduled report mail (engine/schedules/, docs/reports.md): REPORT_SCHEDULER (this process runs
+   * the scheduler; every process should), REPORT_SCHEDULE_POLL_MS (how often it looks for due periods),
+   * REPORT_SCHEDULE_LEASE_SEC (how long a run being sent is this process's before another takes it over).
+   */
+  reportSchedules: { run: boolean; pollMs: number; leaseMs: number };
 }
 
 export interface WebhookSettings {
@@ -320,6 +326,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       pollMs: int('WEBHOOK_POLL_MS', 100, 10, 60_000),
     },
     pms: pmsSettings(int, bool),
+    reportSchedules: {
+      run: bool('REPORT_SCHEDULER', true),
+      pollMs: int('REPORT_SCHEDULE_POLL_MS', 60_000, 100, 3_600_000),
+      leaseMs: int('REPORT_SCHEDULE_LEASE_SEC', 600, 300, 86_400) * 1000,
+    },
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

@@ -87,6 +87,8 @@ import { PmsMethod } from './pms/pms-method.js';
 import { PmsService } from './pms/pms-service.js';
 import { personalDataRetention } from './privacy/legal-holds.js';
 import { PrivacyService } from './privacy/privacy-service.js';
+import { ReportScheduler } from './schedules/report-scheduler.js';
+import { ScheduleStore } from './schedules/schedule-store.js';
 
 export interface EngineOptions {
   /** The clock; tests move it to check expiry at the boundary. */
@@ -196,6 +198,9 @@ export class Engine {
   readonly signInMover: SignInMover;
   /** The PDF report (cover, KPIs, charts, tables, notes), drawn on a piscina thread; the routes and the scheduled e-mail call it. */
   readonly reportPdf: ReportPdfService;
+  /** Scheduled report mail (engine/schedules/): the schedules and their runs; every process sends through its scheduler. */
+  readonly reportSchedules: ScheduleStore;
+  private readonly reportScheduler: ReportScheduler;
   private readonly runSink: boolean;
   private retentionTimer: NodeJS.Timeout | undefined;
 
@@ -339,6 +344,12 @@ export class Engine {
       config.webhooks, this.metrics, log.child({ component: 'webhooks' }), now);
     this.eventTrimmer = new EventTrimmer(this.redis, () => this.tenants.list().then((ts) => ts.map((t) => t.id)), log.child({ component: 'event-trimmer' }));
     this.privacy = new PrivacyService(this.pool, this.redis, this.sessions, config.otpKey, now);
+    this.reportSchedules = new ScheduleStore(this.pool, now);
+    this.reportScheduler = new ReportScheduler({
+      pool: this.pool, sources: { reports: this.reports, pdf: this.reportPdf, dailySummary: this.dailySummary, privacy: this.privacy },
+      smtpUrl: config.smtpUrl, smtpFrom: config.smtpFrom, outbound, metrics: this.metrics, log: log.child({ component: 'report-schedules' }),
+      nodeId: config.nodeId, now, settings: config.reportSchedules,
+    });
     this.metrics.gauge('live_sessions_in_actors', 'Live sessions held by hotspot actors', () => this.actors?.liveSessions ?? 0);
     this.metrics.counterFrom('radius_auth_mirror_hits_total', 'Access-Requests answered on the main thread from an actor\'s published accept (no hop)', () => this.actors?.mirrorHits ?? 0);
   }
@@ -353,6 +364,7 @@ export class Engine {
     this.incidentWatch.start();
     this.auditIntents.start();
     this.pms.links.start(); // room sign-in: take the PMS links nobody holds
+    if (this.config.reportSchedules.run) this.reportScheduler.start(); // scheduled report mail: due periods survive restarts in Postgres
     if (this.actors) await this.wakeLiveHotspots(this.actors);
     if (this.runWebhooks) {
       this.webhookDispatcher.start(); // owed deliveries survive restarts in Redis
@@ -404,6 +416,7 @@ export class Engine {
 
   async close(): Promise<void> {
     this.streams.close(); // streams: their clients are ended first, then the reader goes
+    await this.reportScheduler.stop(); // the mail being sent goes out; nothing more is claimed
     await this.webhookDispatcher.stop(); // attempts under way are settled, not left to their lease
     await this.eventTrimmer.stop();
     await this.fanout.close();

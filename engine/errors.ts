@@ -193,4 +193,9 @@ export const Errors = {
     `The range covers ${days} days; a report covers at most ${max} days, both ends included`, { max_days: max }]),
   REPORT_TOO_MANY_VENUES: def((n: number, max: number) => ['report_too_many_venues', 400,
     `${n} venues named; a report covers at most ${max}`, { max_venues: max }]),
+  // Scheduled report e-mail (engine/schedules/; docs/reports.md, Scheduled e-mail)
+  REPORT_SCHEDULE_NOT_FOUND: def(() => ['report_schedule_not_found', 404, 'No such report schedule']),
+  REPORT_RECIPIENT_INVALID: def((field: string, want: string) => ['report_recipient_invalid', 400, `${field} must be ${want}`, { field }]),
+  /** A scheduled mail with no SMTP_URL to go through: recorded on the run (its `error`), never an HTTP answer. */
+  REPORT_SMTP_NOT_CONFIGURED: def(() => ['report_smtp_not_configured', 503, 'SMTP_URL is not set: scheduled report mail cannot be sent; the run is tried again']),
 } as const;

@@ -104,3 +104,6 @@ export { MULTI_VENUE_MODULE, REPORT_MAX_VENUES } from './reports/report-venues.j
 export { REPORT_PRESETS, presetRange, type ReportPreset } from './reports/report-presets.js';
 export { ReportPdfService, type ReportPdfDownload, type ReportPdfRequest } from './reports/report-pdf-service.js';
 export { REPORT_PDF_LANGS, type ReportPdfLang } from './reports/report-pdf-text.js';
+// Scheduled report e-mail (engine/schedules/)
+export { FREQUENCIES, CATCH_UP_MAX, type Frequency } from './schedules/schedule-periods.js';
+export { SCHEDULE_CONTENTS, SCHEDULE_LANGS, MAX_RECIPIENTS, type ReportSchedule, type ScheduleRun, type ScheduleInput, type RunStatus } from './schedules/schedule-store.js';

@@ -7,6 +7,7 @@ import { complianceRoutes } from './routes/compliance.js';
 import { reportRoutes } from './routes/reports.js';
 import { consoleReportRoutes } from './routes/console-reports.js';
 import { reportPdfRoutes } from './routes/report-pdf.js';
+import { reportScheduleRoutes } from './routes/report-schedules.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { dashboardOpsRoutes } from './routes/dashboard-ops.js';
 import { decisionRoutes } from './routes/decisions.js';
@@ -51,7 +52,7 @@ export function allRoutes(engine: Engine): Route[] {
     ...portalPageRoutes(engine), ...captiveRoutes(engine), ...portalOtpRoutes(engine), ...signInSettingsRoutes(engine), ...portalSponsorRoutes(engine), ...sponsorRequestRoutes(engine), ...pmsRoutes(engine),
     ...adminRoutes(engine), ...otpDeliveryRoutes(engine), ...webhookRoutes(engine), ...privacyRoutes(engine),
     ...reportPdfRoutes(engine),
-    ...reportRoutes(engine),
+    ...reportRoutes(engine), ...reportScheduleRoutes(engine),
     ...consoleReportRoutes(engine),
     ...dashboardOpsRoutes(engine), ...decisionRoutes(engine), ...streamRoutes(engine), ...webAppRoutes(engine),
   ];

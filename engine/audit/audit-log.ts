@@ -13,6 +13,8 @@ export type OperatorEvent =
   /** Data-subject requests (engine/privacy/): the subject as its keyed reference and kind, never the value. */
   | 'privacy_request_filed' | 'privacy_request_closed'
   | 'voucher_import'
+  /** Scheduled report e-mail (engine/schedules/): the recipients as a count, never the addresses. */
+  | 'report_schedule_created' | 'report_schedule_deleted'
   /** A change whose request never said how it ended (its process died, or Redis failed at its commit): recorded from its intent. */
   | 'operator_change_unconfirmed';
 

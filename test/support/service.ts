@@ -32,6 +32,9 @@ export function testEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
     // Every process holds the PMS links of every hotel it finds in Postgres: only the room sign-in tests' own
     // services do here, so one test file's hotel is never linked from another file's process (with other timers).
     PMS_HOLD_LINKS: 'false',
+    // Every process sends every tenant's scheduled report mail through its own SMTP_URL (unset in most files): only the
+    // schedule tests' own services run the scheduler, so no other file's process takes up (and fails) their runs.
+    REPORT_SCHEDULER: 'false',
     ...extra,
   };
 }

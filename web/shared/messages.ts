@@ -85,6 +85,8 @@ const en = {
   audit_type_pms_link_removed: 'PMS link removed',
   audit_type_privacy_request_filed: 'Data-subject request filed',
   audit_type_privacy_request_closed: 'Data-subject request closed',
+  audit_type_report_schedule_created: 'Report schedule created',
+  audit_type_report_schedule_deleted: 'Report schedule deleted',
   audit_type_operator_change_unconfirmed: 'Operator change, outcome unconfirmed',
 };
 
@@ -166,6 +168,8 @@ const tr: typeof en = {
   audit_type_pms_link_removed: 'PMS bağlantısı kaldırıldı',
   audit_type_privacy_request_filed: 'İlgili kişi başvurusu alındı',
   audit_type_privacy_request_closed: 'İlgili kişi başvurusu kapatıldı',
+  audit_type_report_schedule_created: 'Rapor zamanlaması oluşturuldu',
+  audit_type_report_schedule_deleted: 'Rapor zamanlaması silindi',
   audit_type_operator_change_unconfirmed: 'Operatör değişikliği, sonucu doğrulanmadı',
 };
 

@@ -85,19 +85,33 @@ export class EmailSender implements OtpSender {
   }
 
   /** nodemailer's options for `url`, connecting to the checked address of its host. */
-  private async pinned(url: string): Promise<SmtpOptions> {
-    const host = urlHost(url);
+  private pinned(url: string): Promise<SmtpOptions> {
     // A tenant's server (a reference or inline) is the tenant's choice; SMTP_URL the operator's.
-    const policy = this.target.urlRef || this.target.inline ? this.outbound : this.outbound.operatorChosen();
-    const [first] = await policy.resolve(host);
-    const u = parseConnectionUrl(url);
-    const servername = isIP(host) ? undefined : host;
-    // Only what a mail server's URL should say; anything else in its query (host, service, proxy, getSocket...) is dropped.
-    return {
-      host: first!.address, port: u.port, secure: u.secure, auth: u.auth, servername,
-      tls: { ...u.tls, servername }, requireTLS: u.requireTLS, ignoreTLS: u.ignoreTLS, authMethod: u.authMethod, name: u.name,
-    } as SmtpOptions;
+    return pinnedSmtpOptions(url, this.target.urlRef || this.target.inline ? this.outbound : this.outbound.operatorChosen());
   }
+}
+
+/**
+ * nodemailer's options for an smtp(s):// `url`, connecting to the address of
+ * its host that `policy` resolved and checked (the name kept for SNI and the
+ * certificate). Also the scheduled report mail's transport (engine/schedules/).
+ */
+export async function pinnedSmtpOptions(url: string, policy: OutboundPolicy): Promise<SmtpOptions> {
+  const host = urlHost(url);
+  const [first] = await policy.resolve(host);
+  const u = parseConnectionUrl(url);
+  const servername = isIP(host) ? undefined : host;
+  // Only what a mail server's URL should say; anything else in its query (host, service, proxy, getSocket...) is dropped.
+  return {
+    host: first!.address, port: u.port, secure: u.secure, auth: u.auth, servername,
+    tls: { ...u.tls, servername }, requireTLS: u.requireTLS, ignoreTLS: u.ignoreTLS, authMethod: u.authMethod, name: u.name,
+  } as SmtpOptions;
+}
+
+/** The fixed kind of an SMTP failure and a meaning without anything of the URL (the scheduled report mail's run error). */
+export function smtpFailure(err: unknown): { code: string; meaning: string; retryable: boolean } {
+  const e = err as { responseCode?: number; code?: string; message?: string };
+  return { code: e.responseCode ? `smtp_${e.responseCode}` : (e.code ?? 'smtp_error'), meaning: smtpMeaning(e), retryable: !e.responseCode || e.responseCode < 500 };
 }
 
 /** The fixed kind of an SMTP failure: the server's reply class, or how the connection failed. */

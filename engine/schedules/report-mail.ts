@@ -1,0 +1,130 @@
+import { Readable } from 'node:stream';
+import type { DailySummary, DaySummary } from '../compliance/daily-summary.js';
+import type { PrivacyService } from '../privacy/privacy-service.js';
+import type { ReportPdfService } from '../reports/report-pdf-service.js';
+import type { ReportService } from '../reports/report-service.js';
+import { csvCell } from '../util/csv-cell.js';
+import { mailSubject, MAIL_WORDS, type ComplianceFacts, type MailFacts } from './mail-text.js';
+import { addDays, localTime } from './schedule-periods.js';
+import type { ScheduleContent, ScheduleLang } from './schedule-store.js';
+
+/** One attachment: a stream when it can be long (the session CSV), whole when it is a summary or the PDF. */
+export interface MailAttachment {
+  filename: string;
+  contentType: string;
+  content: string | Buffer | Readable;
+}
+
+export interface MailContent {
+  subject: string;
+  text: string;
+  attachments: MailAttachment[];
+}
+
+/** What a run needs to be written. */
+export interface MailJob {
+  tenantId: string;
+  hotspotId: string | null;
+  content: ScheduleContent;
+  lang: ScheduleLang;
+  facts: MailFacts;
+}
+
+export interface MailSources {
+  reports: ReportService;
+  /** The PDF report (drawn on its piscina thread), attached whole: tens to a few hundred KB. */
+  pdf: ReportPdfService;
+  dailySummary: DailySummary;
+  privacy: PrivacyService;
+}
+
+/**
+ * Writes a scheduled mail (docs/reports.md, Scheduled e-mail): `report` the
+ * figures in plain words, the PDF report, and the period's sessions as CSV, streamed from
+ * Postgres's COPY into the message as nodemailer writes it (never whole in
+ * memory); `compliance` the 5651 daily log summaries and the personal-data
+ * audit summary, each as JSON and as CSV.
+ */
+export async function writeMail(src: MailSources, job: MailJob): Promise<MailContent> {
+  const w = MAIL_WORDS[job.lang];
+  const f = job.facts;
+  const head = f.late ? w.lateNotice(f) : '';
+  const subject = mailSubject(job.lang, job.content, f);
+  if (job.content === 'report') {
+    const q = { from: f.from, to: f.to, ...(job.hotspotId ? { hotspotId: job.hotspotId } : {}) };
+    const analytics = await src.reports.analytics(job.tenantId, q);
+    // Drawn before the CSV is opened: the CSV's COPY holds a Postgres connection only while the message is written.
+    const pdf = await src.pdf.renderBuffer(job.tenantId, { from: f.from, to: f.to, hotspotIds: job.hotspotId ? [job.hotspotId] : [], lang: job.lang });
+    const csv = await src.reports.sessionsCsv(job.tenantId, q);
+    const csvName = `sessions-${f.from}-${f.to}.csv`;
+    return {
+      subject,
+      text: head + w.report(f, analytics, csvName, pdf.filename, job.lang) + w.footer(f),
+      attachments: [
+        { filename: pdf.filename, contentType: 'application/pdf', content: pdf.pdf },
+        { filename: csvName, contentType: 'text/csv; charset=utf-8', content: Readable.from(csv.stream) },
+      ],
+    };
+  }
+  // The 5651 summaries are of UTC days, as the evidence pack's access log is; the local days of the period name them.
+  const days: DaySummary[] = [];
+  for (let d = f.from; d <= f.to; d = addDays(d, 1)) days.push(await src.dailySummary.day(job.tenantId, d));
+  const privacy = await src.privacy.summary(job.tenantId, new Date(localTime(f.from, 0, f.zone)), new Date(localTime(addDays(f.to, 1), 0, f.zone)));
+  const facts = complianceFacts(days, privacy);
+  const base = `${f.from}_${f.to}`;
+  const files = [`5651-daily-summary-${base}.json`, `5651-daily-summary-${base}.csv`, `personal-data-summary-${base}.json`, `personal-data-summary-${base}.csv`];
+  return {
+    subject,
+    text: head + w.compliance(f, facts, files, job.lang) + w.footer(f),
+    attachments: [
+      { filename: files[0]!, contentType: 'application/json', content: JSON.stringify({ days }, null, 2) },
+      { filename: files[1]!, contentType: 'text/csv; charset=utf-8', content: dailyCsv(days) },
+      { filename: files[2]!, contentType: 'application/json', content: JSON.stringify(privacy, null, 2) },
+      { filename: files[3]!, contentType: 'text/csv; charset=utf-8', content: privacyCsv(privacy) },
+    ],
+  };
+}
+
+interface PrivacyCategory { category: string; lives_in: string; records: number; oldest: string | null; retention: string; compliant: boolean }
+interface PrivacyShape {
+  categories?: PrivacyCategory[];
+  requests?: { open: number; overdue: number; filed: number; closed: number; closed_late: number };
+  deletions?: { kind: string; category: string; rows: number; runs: number }[];
+}
+
+function complianceFacts(days: DaySummary[], privacy: Record<string, unknown>): ComplianceFacts {
+  const p = privacy as PrivacyShape;
+  const r = p.requests ?? { open: 0, overdue: 0, filed: 0, closed: 0, closed_late: 0 };
+  return {
+    days: days.length,
+    records: days.reduce((s, d) => s + d.totals.record_count, 0),
+    sessions: days.reduce((s, d) => s + d.totals.session_count, 0),
+    brokenOn: days.find((d) => !d.totals.chain_valid)?.date ?? null,
+    stamped: days.filter((d) => d.totals.tsa_status === 'granted').length,
+    warnings: days.reduce((s, d) => s + d.totals.warnings.length, 0),
+    requests: { filed: r.filed, closed: r.closed, open: r.open, overdue: r.overdue },
+    deletions: (p.deletions ?? []).reduce((s, d) => s + d.runs, 0),
+  };
+}
+
+const row = (cells: (string | number | boolean | null)[]): string => `${cells.map((c) => csvCell(c === null ? null : String(c))).join(',')}\r\n`;
+
+/** One line per day and hotspot, and one per day for the tenant as a whole (hotspot empty). */
+function dailyCsv(days: DaySummary[]): string {
+  let out = row(['date', 'hotspot_id', 'hotspot', 'record_count', 'session_count', 'chain_valid', 'tsa_status', 'warnings', 'log_sha256']);
+  for (const d of days) {
+    out += row([d.date, '', '', d.totals.record_count, d.totals.session_count, d.totals.chain_valid, d.totals.tsa_status, d.totals.warnings.length, d.log_sha256]);
+    for (const h of d.hotspots) out += row([d.date, h.hotspot_id, h.name, h.record_count, h.session_count, h.chain_valid, h.tsa_status, h.warnings.length, '']);
+  }
+  return out;
+}
+
+/** The categories held (with retention compliance), then the requests, then the deletions, each a section of its own. */
+function privacyCsv(privacy: Record<string, unknown>): string {
+  const p = privacy as PrivacyShape;
+  let out = row(['section', 'name', 'lives_in', 'records', 'oldest', 'retention', 'compliant']);
+  for (const c of p.categories ?? []) out += row(['category', c.category, c.lives_in, c.records, c.oldest, c.retention, c.compliant]);
+  for (const [k, v] of Object.entries(p.requests ?? {})) out += row(['requests', k, '', v, '', '', '']);
+  for (const d of p.deletions ?? []) out += row(['deletions', `${d.kind}:${d.category}`, '', d.rows, '', `${d.runs} run(s)`, '']);
+  return out;
+}
