@@ -174,25 +174,43 @@ export class HotspotService {
     return ref;
   }
 
+  /**
+   * Registers a NAS client. Several clients may share an address only by
+   * NAS-Identifier and only within one tenant: an address is one venue's
+   * network, and another tenant registering it (with the identifier the
+   * access points send, or as the address's plain client) would be served
+   * their packets. The check and the insert run under a lock per address,
+   * so two tenants racing for one address cannot both win.
+   */
   async addNasClient(tenantId: string, hotspotId: string, input: NasClientInput): Promise<NasClient> {
     await this.get(tenantId, hotspotId);
+    const c = await this.pool.connect();
     try {
-      const { rows } = await this.pool.query<NasRow>(
-        // An IPv4 address written as IPv4-mapped IPv6 (::ffff:10.1.1.1) is stored as the IPv4
-        // address: packets from it arrive as IPv4 (or are read so), and one address must not be
-        // registered twice under two spellings.
+      await c.query('BEGIN');
+      // An IPv4 address written as IPv4-mapped IPv6 (::ffff:10.1.1.1) is stored as the IPv4
+      // address: packets from it arrive as IPv4 (or are read so), and one address must not be
+      // registered twice under two spellings.
+      const { rows: [addr] } = await c.query<{ ip: string }>(
+        `SELECT host(CASE WHEN family($1::inet) = 6 AND $1::inet << '::ffff:0.0.0.0/96'
+                          THEN '0.0.0.0'::inet + ($1::inet - '::ffff:0.0.0.0'::inet) ELSE $1::inet END) AS ip`, [input.ip]);
+      await c.query('SELECT pg_advisory_xact_lock(7265031, hashtext($1))', [addr!.ip]);
+      const { rowCount } = await c.query('SELECT 1 FROM nas_clients WHERE ip = $1::inet AND tenant_id <> $2 LIMIT 1', [addr!.ip, tenantId]);
+      if (rowCount) throw Errors.NAS_IP_IN_USE();
+      const { rows } = await c.query<NasRow>(
         `INSERT INTO nas_clients (id, tenant_id, hotspot_id, ip, secret, coa_port, require_message_authenticator, name, nas_identifier)
-         VALUES ($1, $2, $3, CASE WHEN family($4::inet) = 6 AND $4::inet << '::ffff:0.0.0.0/96'
-                                  THEN '0.0.0.0'::inet + ($4::inet - '::ffff:0.0.0.0'::inet) ELSE $4::inet END,
-                 $5, $6, $7, $8, $9) RETURNING *`,
-        [newId('nas_'), tenantId, hotspotId, input.ip, input.secret, input.coa_port ?? 3799,
+         VALUES ($1, $2, $3, $4::inet, $5, $6, $7, $8, $9) RETURNING *`,
+        [newId('nas_'), tenantId, hotspotId, addr!.ip, input.secret, input.coa_port ?? 3799,
           input.require_message_authenticator ?? true, input.name ?? null, input.nas_identifier ?? null]);
+      await c.query('COMMIT');
       await this.onNasChange();
       this.sitesChanged(tenantId);
       return toNas(rows[0]!);
     } catch (err) {
+      await c.query('ROLLBACK').catch(() => undefined);
       if ((err as { code?: string }).code === '23505') throw Errors.NAS_IP_IN_USE();
       throw err;
+    } finally {
+      c.release();
     }
   }
 

@@ -64,6 +64,15 @@ describe('NAS clients sharing an address', () => {
     expect(listed.body.data.map((n: { nas_identifier: string | null }) => n.nas_identifier).sort()).toEqual(['ap-pool', null]);
   });
 
+  it("another tenant cannot register the address at all: not with a new identifier, not with the access points' own, not as its plain client", async () => {
+    const other = await newTenant(svc.service, 'Next Door');
+    for (const body of [{ nas_identifier: 'ap-roof' }, { nas_identifier: 'ap-lobby' }, {}]) {
+      const r = await call(svc.base, 'POST', `/v1/hotspots/${other.hotspotId}/nas-clients`, { auth: other.apiKey, body: { ip, secret: 'other-tenant-secret', ...body } });
+      expect(r.status).toBe(409);
+      expect(r.body.error).toBe('nas_ip_in_use');
+    }
+  });
+
   it('a NAS-Identifier that is not printable text is refused with 400', async () => {
     const r = await addNas(pool, { secret: secrets.pool, nas_identifier: 'ap\u0000x' });
     expect(r.status).toBe(400);
