@@ -325,17 +325,18 @@ describe('scheduled report e-mail: faults of a send', () => {
   const runsOf = async (svc: Running, apiKey: string, id: string) => (await call(svc.base, 'GET', `/v1/reports/schedules/${id}/runs`, { auth: apiKey })).body.data;
   const row = async (db: pg.Client, id: string) => (await db.query('SELECT status, attempts, claimed_by, lease_until, late FROM report_schedule_runs WHERE schedule_id = $1', [id])).rows[0];
   /** A second SMTP listener that holds the messages to `rcpt` until `release()` (others go through). */
-  async function holding(rcpt: string): Promise<{ smtp: SmtpListener; release: () => void }> {
+  async function holding(rcpt: string): Promise<{ smtp: SmtpListener; release: () => void; held: () => number }> {
     const slow = await SmtpListener.start();
     let release!: () => void;
+    let held = 0;
     const gate = new Promise<void>((resolve) => { release = resolve; });
-    slow.onMessage = (rcptTo) => (rcptTo.includes(rcpt) ? gate : Promise.resolve());
-    return { smtp: slow, release };
+    slow.onMessage = (rcptTo) => (rcptTo.includes(rcpt) ? (held++, gate) : Promise.resolve());
+    return { smtp: slow, release, held: () => held };
   }
 
   test('a send that outlasts the lease keeps its run: the lease is extended while it lasts, another process takes nothing over, one mail goes', async ({ svc, tenant, db }) => {
     const rcpt = `long-${tag()}@example.com`;
-    const { smtp: slow, release } = await holding(rcpt);
+    const { smtp: slow, release, held } = await holding(rcpt);
     const s = (await call(svc.base, 'POST', '/v1/reports/schedules', { auth: tenant.apiKey, body: { frequency: 'daily', recipients: [rcpt], content: 'report', lang: 'en' } })).body;
     // On the real clock: a run due a minute ago, and no period of the schedule left to record.
     await db.query('UPDATE report_schedules SET last_due_at = now() WHERE id = $1', [s.id]);
@@ -345,7 +346,7 @@ describe('scheduled report e-mail: faults of a send', () => {
       const leaseMs = 6_000;
       const first = scheduler(svc, { smtpUrl: slow.url, leaseMs });
       const sending = first.tick();
-      await until(() => slow.received === 1, { what: 'the mail at the (held) server' });
+      await until(() => held() === 1, { what: 'the mail at the (held) server' });
       const claimed = (await row(db, s.id)).lease_until.getTime() as number;
       // The lease the claim took has run out on the clock, and the row's lease is still ahead: it was extended.
       await until(async () => Date.now() > claimed && (await row(db, s.id)).lease_until.getTime() > Date.now() + 1_000,
@@ -396,12 +397,12 @@ describe('scheduled report e-mail: faults of a send', () => {
 
   test('a process that lost its claim mid-send neither records nor counts the mail as its own', async ({ svc, tenant, db }) => {
     const rcpt = `lost-${tag()}@example.com`;
-    const { smtp: slow, release } = await holding(rcpt);
+    const { smtp: slow, release, held } = await holding(rcpt);
     const id = await dailyDue(svc, tenant, db, rcpt);
     try {
       const metrics = new Metrics();
       const sending = scheduler(svc, { smtpUrl: slow.url, now: () => AT, metrics }).tick();
-      await until(() => slow.received === 1, { what: 'the mail at the (held) server' });
+      await until(() => held() === 1, { what: 'the mail at the (held) server' });
       // Meanwhile its lease ran out and another process took the run over.
       await db.query(`UPDATE report_schedule_runs SET claimed_by = 'other-node', attempts = 2 WHERE schedule_id = $1`, [id]);
       release();

@@ -24,11 +24,9 @@ export class SmtpListener {
   /**
    * When set, the server answers each message's DATA only once this settles: a
    * reply (code >= 400) refuses the message, nothing accepts it. A test holds a
-   * send with it (a slow server) or refuses one. `received` counts the messages
-   * that reached it while a hook was set (accepted or not).
+   * send with it (a slow server) or refuses one.
    */
   onMessage: ((to: string[]) => Promise<{ code: number; message: string } | void>) | null = null;
-  received = 0;
   private waiters: (() => void)[] = [];
   private constructor(private readonly server: SMTPServer, readonly port: number) {}
 
@@ -58,7 +56,6 @@ export class SmtpListener {
           };
           const hook = listener!.onMessage;
           if (!hook) return accept();
-          listener!.received++;
           void hook(to).then((reply) => {
             if (!reply) return accept();
             cb(Object.assign(new Error(reply.message), { responseCode: reply.code }));
