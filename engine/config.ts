@@ -94,9 +94,10 @@ export interface Config {
   /**
    * Scheduled report mail (engine/schedules/, docs/reports.md): REPORT_SCHEDULER (this process runs
    * the scheduler; every process should), REPORT_SCHEDULE_POLL_MS (how often it looks for due periods),
-   * REPORT_SCHEDULE_LEASE_SEC (how long a run being sent is this process's before another takes it over).
+   * REPORT_SCHEDULE_LEASE_SEC (how long a run being sent is this process's before another takes it over),
+   * REPORT_MAIL_MAX_CSV_BYTES (the session CSV attached up to this size; past it a partial one, named so).
    */
-  reportSchedules: { run: boolean; pollMs: number; leaseMs: number };
+  reportSchedules: { run: boolean; pollMs: number; leaseMs: number; maxCsvBytes: number };
 }
 
 export interface WebhookSettings {
@@ -330,6 +331,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       run: bool('REPORT_SCHEDULER', true),
       pollMs: int('REPORT_SCHEDULE_POLL_MS', 60_000, 100, 3_600_000),
       leaseMs: int('REPORT_SCHEDULE_LEASE_SEC', 600, 300, 86_400) * 1000,
+      // 64 KiB to 16 MiB: 16 MiB is about 22.4 MB once base64-encoded, under the ~25 MB most SMTP servers take.
+      maxCsvBytes: int('REPORT_MAIL_MAX_CSV_BYTES', 10 * 1024 * 1024, 65_536, 16 * 1024 * 1024),
     },
   };
   if (problems.length > 0) throw new ConfigError(problems);

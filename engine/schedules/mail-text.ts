@@ -15,6 +15,13 @@ export interface MailFacts {
   late: { due: string; sent: string } | null;
 }
 
+/** The session CSV cut at REPORT_MAIL_MAX_CSV_BYTES: the rows attached, the cap, and the API path of the whole. */
+export interface CsvPartial {
+  rows: number;
+  maxBytes: number;
+  url: string;
+}
+
 /** The 5651 daily summaries and the personal-data summary, as the compliance mail's body counts them. */
 export interface ComplianceFacts {
   days: number;
@@ -29,6 +36,8 @@ export interface ComplianceFacts {
 }
 
 const n = (lang: ScheduleLang, v: number): string => v.toLocaleString(lang === 'tr' ? 'tr-TR' : 'en-GB');
+/** A byte count as MiB, KiB or bytes, one decimal at most. */
+const size = (b: number): string => (b >= 1_048_576 ? `${Math.round((b / 1_048_576) * 10) / 10} MiB` : b >= 1024 ? `${Math.round((b / 1024) * 10) / 10} KiB` : `${b} bytes`);
 const label = (f: MailFacts): string => (f.from === f.to ? f.from : `${f.from} – ${f.to}`);
 
 interface Words {
@@ -38,7 +47,7 @@ interface Words {
   lateNotice(f: MailFacts): string;
   frequency: Record<Frequency, string>;
   footer(f: MailFacts): string;
-  report(f: MailFacts, a: Analytics, csv: string, pdf: string | null, lang: ScheduleLang): string;
+  report(f: MailFacts, a: Analytics, csv: string, pdf: string | null, lang: ScheduleLang, partial: CsvPartial | null): string;
   compliance(f: MailFacts, c: ComplianceFacts, files: string[], lang: ScheduleLang): string;
 }
 
@@ -51,7 +60,7 @@ const EN: Words = {
   frequency: { daily: 'daily', weekly: 'weekly', monthly: 'monthly' },
   footer: (f) => `\n--\nSent by the ${EN.frequency[f.frequency]} schedule${f.scheduleName ? ` "${f.scheduleName}"` : ''} (${f.scheduleId}). `
     + `To stop it, delete the schedule in the console or with DELETE /v1/reports/schedules/${f.scheduleId}.\n`,
-  report: (f, a, csv, pdf, lang) => {
+  report: (f, a, csv, pdf, lang, partial) => {
     const m = a.auth_methods;
     const d = a.device_types;
     const lines = a.total_sessions === 0
@@ -66,7 +75,10 @@ const EN: Words = {
         `Devices: iOS ${n(lang, d.ios)}, Android ${n(lang, d.android)}, Windows ${n(lang, d.windows)}, macOS ${n(lang, d.macos)}`,
       ];
     return `Guest Wi-Fi at ${f.site}, ${label(f)} (days in ${f.zone}).\n\n${lines.join('\n')}\n\n`
-      + `Attached: ${csv}, every session of the period, one a line${pdf ? `; ${pdf}, the report with its charts` : ''}.\n`;
+      + `Attached: ${csv}, ${partial ? `the first ${n(lang, partial.rows)} sessions of the period only` : 'every session of the period'}, one a line`
+      + `${pdf ? `; ${pdf}, the report with its charts` : ''}.\n`
+      + (partial ? `\nThe whole session CSV is larger than ${size(partial.maxBytes)}, more than this mail may carry, so ${csv} is cut there. `
+        + `The whole CSV: GET ${partial.url} (with an API key of this tenant).\n` : '');
   },
   compliance: (f, c, files, lang) => `Compliance package of ${f.site}, ${label(f)}.\n\n`
     + `Law 5651 access log, ${n(lang, c.days)} day(s): ${n(lang, c.records)} audit records, ${n(lang, c.sessions)} sessions; `
@@ -86,7 +98,7 @@ const TR: Words = {
   frequency: { daily: 'günlük', weekly: 'haftalık', monthly: 'aylık' },
   footer: (f) => `\n--\nBu e-posta ${TR.frequency[f.frequency]} zamanlamayla${f.scheduleName ? ` ("${f.scheduleName}")` : ''} gönderildi (${f.scheduleId}). `
     + `Durdurmak için zamanlamayı konsoldan ya da DELETE /v1/reports/schedules/${f.scheduleId} ile silin.\n`,
-  report: (f, a, csv, pdf, lang) => {
+  report: (f, a, csv, pdf, lang, partial) => {
     const m = a.auth_methods;
     const d = a.device_types;
     const lines = a.total_sessions === 0
@@ -101,7 +113,10 @@ const TR: Words = {
         `Cihazlar: iOS ${n(lang, d.ios)}, Android ${n(lang, d.android)}, Windows ${n(lang, d.windows)}, macOS ${n(lang, d.macos)}`,
       ];
     return `${f.site} misafir Wi-Fi ağı, ${label(f)} (günler ${f.zone} saatine göre).\n\n${lines.join('\n')}\n\n`
-      + `Ekler: ${csv}, dönemin bütün oturumları, her satırda bir oturum${pdf ? `; ${pdf}, grafikleriyle rapor` : ''}.\n`;
+      + `Ekler: ${csv}, ${partial ? `dönemin yalnızca ilk ${n(lang, partial.rows)} oturumu` : 'dönemin bütün oturumları'}, her satırda bir oturum`
+      + `${pdf ? `; ${pdf}, grafikleriyle rapor` : ''}.\n`
+      + (partial ? `\nOturumların tamamının CSV dosyası ${size(partial.maxBytes)} sınırını aşıyor, bu e-postanın taşıyabileceğinden fazla; bu yüzden ${csv} orada kesildi. `
+        + `CSV'nin tamamı: GET ${partial.url} (bu kiracının bir API anahtarıyla).\n` : '');
   },
   compliance: (f, c, files, lang) => `${f.site} uyum paketi, ${label(f)}.\n\n`
     + `5651 sayılı Kanun erişim kaydı, ${n(lang, c.days)} gün: ${n(lang, c.records)} denetim kaydı, ${n(lang, c.sessions)} oturum; `

@@ -1,4 +1,3 @@
-import { Readable } from 'node:stream';
 import type { DailySummary, DaySummary } from '../compliance/daily-summary.js';
 import type { PrivacyService } from '../privacy/privacy-service.js';
 import type { ReportPdfService } from '../reports/report-pdf-service.js';
@@ -8,12 +7,15 @@ import { mailSubject, MAIL_WORDS, type ComplianceFacts, type MailFacts } from '.
 import { addDays, localTime } from './schedule-periods.js';
 import type { ScheduleContent, ScheduleLang } from './schedule-store.js';
 
-/** One attachment: a stream when it can be long (the session CSV), whole when it is a summary or the PDF. */
+/** One attachment, whole: a summary, the PDF, or the session CSV read up to its cap. */
 export interface MailAttachment {
   filename: string;
   contentType: string;
-  content: string | Buffer | Readable;
+  content: string | Buffer;
 }
+
+/** REPORT_MAIL_MAX_CSV_BYTES's default: 10 MiB, about 13.4 MB once base64-encoded, under the ~25 MB most SMTP servers take. */
+export const DEFAULT_MAX_CSV_BYTES = 10 * 1024 * 1024;
 
 export interface MailContent {
   subject: string;
@@ -28,6 +30,8 @@ export interface MailJob {
   content: ScheduleContent;
   lang: ScheduleLang;
   facts: MailFacts;
+  /** The session CSV attached up to this many bytes (REPORT_MAIL_MAX_CSV_BYTES); past it a partial one, named so, and the body says where the whole is. */
+  maxCsvBytes: number;
 }
 
 export interface MailSources {
@@ -40,10 +44,13 @@ export interface MailSources {
 
 /**
  * Writes a scheduled mail (docs/reports.md, Scheduled e-mail): `report` the
- * figures in plain words, the PDF report, and the period's sessions as CSV, streamed from
- * Postgres's COPY into the message as nodemailer writes it (never whole in
- * memory); `compliance` the 5651 daily log summaries and the personal-data
- * audit summary, each as JSON and as CSV.
+ * figures in plain words, the PDF report, and the period's sessions as CSV,
+ * read from Postgres's COPY up to `maxCsvBytes` (a mail server refuses a
+ * message past ~25 MB, and a busy venue's month can be hundreds of MB): past
+ * the cap the COPY is ended, the attachment is the whole rows before it, named
+ * `-partial.csv`, and the body says so and where the whole CSV is;
+ * `compliance` the 5651 daily log summaries and the personal-data audit
+ * summary, each as JSON and as CSV.
  */
 export async function writeMail(src: MailSources, job: MailJob): Promise<MailContent> {
   const w = MAIL_WORDS[job.lang];
@@ -55,14 +62,18 @@ export async function writeMail(src: MailSources, job: MailJob): Promise<MailCon
     const analytics = await src.reports.analytics(job.tenantId, q);
     // Drawn before the CSV is opened: the CSV's COPY holds a Postgres connection only while the message is written.
     const pdf = await src.pdf.renderBuffer(job.tenantId, { from: f.from, to: f.to, hotspotIds: job.hotspotId ? [job.hotspotId] : [], lang: job.lang });
-    const csv = await src.reports.sessionsCsv(job.tenantId, q);
-    const csvName = `sessions-${f.from}-${f.to}.csv`;
+    const csv = await csvUpTo((await src.reports.sessionsCsv(job.tenantId, q)).stream, job.maxCsvBytes);
+    const csvName = `sessions-${f.from}-${f.to}${csv.whole ? '' : '-partial'}.csv`;
+    const partial = csv.whole ? null : {
+      rows: csv.rows, maxBytes: job.maxCsvBytes,
+      url: `/v1/reports/sessions?format=csv&from=${f.from}&to=${f.to}${job.hotspotId ? `&hotspot_id=${encodeURIComponent(job.hotspotId)}` : ''}`,
+    };
     return {
       subject,
-      text: head + w.report(f, analytics, csvName, pdf.filename, job.lang) + w.footer(f),
+      text: head + w.report(f, analytics, csvName, pdf.filename, job.lang, partial) + w.footer(f),
       attachments: [
         { filename: pdf.filename, contentType: 'application/pdf', content: pdf.pdf },
-        { filename: csvName, contentType: 'text/csv; charset=utf-8', content: Readable.from(csv.stream) },
+        { filename: csvName, contentType: 'text/csv; charset=utf-8', content: csv.bytes },
       ],
     };
   }
@@ -83,6 +94,36 @@ export async function writeMail(src: MailSources, job: MailJob): Promise<MailCon
       { filename: files[3]!, contentType: 'text/csv; charset=utf-8', content: privacyCsv(privacy) },
     ],
   };
+}
+
+/**
+ * The CSV read up to `max` bytes: whole when it ends by then; else its whole
+ * rows before the cap (a line break outside quotes: COPY quotes a field holding
+ * one), and the COPY ended by leaving the loop (its connection and download
+ * slot go back). Held in memory, at most `max` bytes: the mail needs its
+ * name (partial or not) before its first byte goes out.
+ */
+export async function csvUpTo(stream: AsyncIterable<Buffer>, max: number): Promise<{ bytes: Buffer; whole: boolean; /** the data rows kept, when not whole */ rows: number }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const c of stream) {
+    if (size + c.length > max) {
+      chunks.push(c.subarray(0, max - size));
+      const head = Buffer.concat(chunks);
+      let quoted = false;
+      let end = 0;
+      let lines = 0;
+      for (let i = 0; i < head.length; i++) {
+        const b = head[i];
+        if (b === 0x22) quoted = !quoted;
+        else if (b === 0x0a && !quoted) { end = i + 1; lines++; }
+      }
+      return { bytes: head.subarray(0, end), whole: false, rows: Math.max(0, lines - 1) };
+    }
+    chunks.push(c);
+    size += c.length;
+  }
+  return { bytes: Buffer.concat(chunks), whole: true, rows: 0 };
 }
 
 interface PrivacyCategory { category: string; lives_in: string; records: number; oldest: string | null; retention: string; compliant: boolean }

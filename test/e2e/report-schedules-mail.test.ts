@@ -3,12 +3,15 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { createLogger } from '../../engine/index.js';
 import { Metrics } from '../../engine/metrics.js';
 import { OutboundPolicy } from '../../engine/net/outbound-target.js';
+import type { MailSources } from '../../engine/schedules/report-mail.js';
 import { ReportScheduler } from '../../engine/schedules/report-scheduler.js';
 import { localDate, nextPeriod, periodsDue } from '../../engine/schedules/schedule-periods.js';
+import type { Pool } from '../../engine/store/postgres.js';
 import { call, serviceTest, spawnService, testEnv, until, type Running, type ServiceProcess } from '../support/fixture.js';
 import { mailHeaders, mimeParts } from '../support/mime-parts.js';
 import { SmtpListener, type ReceivedMail } from '../support/smtp-listener.js';
@@ -279,6 +282,230 @@ describe('scheduled report e-mail', () => {
     } finally {
       for (const p of procs) await p.stop();
       await call(svc.base, 'DELETE', `/v1/reports/schedules/${s.id}`, { auth: tenant.apiKey });
+    }
+  });
+});
+
+/**
+ * The faults of a send (issue 21 item 5 review): a send longer than the lease,
+ * Postgres failing after the SMTP server took the mail, a claim lost mid-send,
+ * permanent and transient refusals, an error that must not reach the API, the
+ * CSV cap, and a takeover's subject. In this file because its later tests' processes run the
+ * scheduler: beside them (another file) they would take these runs up.
+ */
+describe('scheduled report e-mail: faults of a send', () => {
+  interface Opts { smtpUrl?: string; now?: () => number; leaseMs?: number; maxCsvBytes?: number; pool?: Pool; sources?: Partial<MailSources>; metrics?: Metrics; nodeId?: string }
+  function scheduler(svc: Running, o: Opts): ReportScheduler {
+    const e = svc.service.engine;
+    return new ReportScheduler({
+      pool: o.pool ?? e.pool, sources: { reports: e.reports, pdf: e.reportPdf, dailySummary: e.dailySummary, privacy: e.privacy, ...o.sources },
+      smtpUrl: o.smtpUrl, smtpFrom: FROM, outbound: new OutboundPolicy({ allowPrivate: true }), metrics: o.metrics ?? new Metrics(), log: createLogger('silent'),
+      nodeId: o.nodeId ?? `faults-${tag()}`, now: o.now ?? Date.now,
+      settings: { pollMs: 60_000, leaseMs: o.leaseMs ?? 600_000, ...(o.maxCsvBytes ? { maxCsvBytes: o.maxCsvBytes } : {}) },
+    });
+  }
+  /** The pool, but its query fails while `failing(sql)` says so (Postgres away at that moment, for that statement). */
+  function failingPool(pool: Pool, failing: (sql: string) => boolean): Pool {
+    return new Proxy(pool, {
+      get(target, prop, receiver) {
+        if (prop !== 'query') return Reflect.get(target, prop, receiver) as unknown;
+        return (sql: unknown, ...rest: unknown[]) => (typeof sql === 'string' && failing(sql)
+          ? Promise.reject(new Error('Connection terminated unexpectedly'))
+          : (target.query as (...a: unknown[]) => unknown)(sql, ...rest));
+      },
+    });
+  }
+  /** A daily schedule whose 5 May 2026 (Istanbul) is due at 08:00 on the 6th: clock `at` then sends it. */
+  async function dailyDue(svc: Running, tenant: { apiKey: string }, db: pg.Client, rcpt: string, extra: Record<string, unknown> = {}): Promise<string> {
+    const s = (await call(svc.base, 'POST', '/v1/reports/schedules', { auth: tenant.apiKey, body: { frequency: 'daily', recipients: [rcpt], content: 'report', lang: 'en', ...extra } })).body;
+    await db.query('UPDATE report_schedules SET created_at = $2 WHERE id = $1', [s.id, '2026-05-05T12:00:00Z']);
+    return s.id as string;
+  }
+  const AT = Date.parse('2026-05-06T05:01:00Z');
+  const runsOf = async (svc: Running, apiKey: string, id: string) => (await call(svc.base, 'GET', `/v1/reports/schedules/${id}/runs`, { auth: apiKey })).body.data;
+  const row = async (db: pg.Client, id: string) => (await db.query('SELECT status, attempts, claimed_by, lease_until, late FROM report_schedule_runs WHERE schedule_id = $1', [id])).rows[0];
+  /** A second SMTP listener that holds the messages to `rcpt` until `release()` (others go through). */
+  async function holding(rcpt: string): Promise<{ smtp: SmtpListener; release: () => void; held: () => number }> {
+    const slow = await SmtpListener.start();
+    let release!: () => void;
+    let held = 0;
+    const gate = new Promise<void>((resolve) => { release = resolve; });
+    slow.onMessage = (rcptTo) => (rcptTo.includes(rcpt) ? (held++, gate) : Promise.resolve());
+    return { smtp: slow, release, held: () => held };
+  }
+
+  test('a send that outlasts the lease keeps its run: the lease is extended while it lasts, another process takes nothing over, one mail goes', async ({ svc, tenant, db }) => {
+    const rcpt = `long-${tag()}@example.com`;
+    const { smtp: slow, release, held } = await holding(rcpt);
+    const s = (await call(svc.base, 'POST', '/v1/reports/schedules', { auth: tenant.apiKey, body: { frequency: 'daily', recipients: [rcpt], content: 'report', lang: 'en' } })).body;
+    // On the real clock: a run due a minute ago, and no period of the schedule left to record.
+    await db.query('UPDATE report_schedules SET last_due_at = now() WHERE id = $1', [s.id]);
+    await db.query(`INSERT INTO report_schedule_runs (schedule_id, tenant_id, period_start, period_end, due_at, time_zone, status)
+      VALUES ($1, $2, '2026-05-05', '2026-05-05', now() - interval '1 minute', 'Europe/Istanbul', 'due')`, [s.id, tenant.tenantId]);
+    try {
+      const leaseMs = 6_000;
+      const first = scheduler(svc, { smtpUrl: slow.url, leaseMs });
+      const sending = first.tick();
+      await until(() => held() === 1, { what: 'the mail at the (held) server' });
+      const claimed = (await row(db, s.id)).lease_until.getTime() as number;
+      // The lease the claim took has run out on the clock, and the row's lease is still ahead: it was extended.
+      await until(async () => Date.now() > claimed && (await row(db, s.id)).lease_until.getTime() > Date.now() + 1_000,
+        { what: 'the lease extended past its first end', timeoutMs: 4 * leaseMs, seen: () => row(db, s.id) });
+      await scheduler(svc, { smtpUrl: smtp.url, leaseMs }).tick();
+      expect(await row(db, s.id)).toMatchObject({ status: 'sending', attempts: 1 });
+      release();
+      await sending;
+      expect(await runsOf(svc, tenant.apiKey, s.id)).toMatchObject([{ status: 'sent', attempts: 1 }]);
+      expect(slow.messages.filter((m) => m.to.includes(rcpt))).toHaveLength(1);
+      expect(to(rcpt)).toHaveLength(0);
+    } finally {
+      release();
+      await slow.close();
+      await call(svc.base, 'DELETE', `/v1/reports/schedules/${s.id}`, { auth: tenant.apiKey });
+    }
+  });
+
+  test('Postgres failing after the SMTP server took the mail: storing sent is tried again and the run is never failed; past the retries it is left to its lease', async ({ svc, tenant, db }) => {
+    const rcpt = `pgdown-${tag()}@example.com`;
+    const id = await dailyDue(svc, tenant, db, rcpt);
+    try {
+      let failures = 2;
+      const metrics = new Metrics();
+      const isSent = (sql: string) => sql.includes("SET status = 'sent'") && failures-- > 0;
+      await scheduler(svc, { smtpUrl: smtp.url, now: () => AT, metrics, pool: failingPool(svc.service.engine.pool, isSent) }).tick();
+      expect(to(rcpt)).toHaveLength(1);
+      expect(await runsOf(svc, tenant.apiKey, id)).toMatchObject([{ status: 'sent', attempts: 1, error: null }]);
+      expect(metrics.value('report_schedule_sent_total')).toBe(1);
+
+      // The next morning Postgres stays away for every try: the run stays sending under its lease, not failed, and is not counted.
+      const rcptRow = async () => (await db.query(`SELECT status, attempts, error FROM report_schedule_runs WHERE schedule_id = $1 AND period_start = '2026-05-06'`, [id])).rows[0];
+      const next = Date.parse('2026-05-07T05:01:00Z');
+      const down = new Metrics();
+      await scheduler(svc, { smtpUrl: smtp.url, now: () => next, metrics: down, pool: failingPool(svc.service.engine.pool, (sql) => sql.includes("SET status = 'sent'")) }).tick();
+      expect(to(rcpt)).toHaveLength(2);
+      expect(await rcptRow()).toEqual({ status: 'sending', attempts: 1, error: null });
+      expect(down.value('report_schedule_sent_total')).toBe(0);
+      expect(down.value('report_schedule_failures_total', 'report_mail_failed')).toBe(0);
+      // The window docs/reports.md names: once the lease ran out another process sends it again, under the same Message-ID.
+      await scheduler(svc, { smtpUrl: smtp.url, now: () => next + 601_000 }).tick();
+      expect(await rcptRow()).toMatchObject({ status: 'sent', attempts: 2 });
+      expect(to(rcpt).slice(1).map((m) => mailHeaders(m.raw)['message-id'])).toEqual([`<${id}.2026-05-06@wifi.example>`, `<${id}.2026-05-06@wifi.example>`]);
+    } finally {
+      await call(svc.base, 'DELETE', `/v1/reports/schedules/${id}`, { auth: tenant.apiKey });
+    }
+  });
+
+  test('a process that lost its claim mid-send neither records nor counts the mail as its own', async ({ svc, tenant, db }) => {
+    const rcpt = `lost-${tag()}@example.com`;
+    const { smtp: slow, release, held } = await holding(rcpt);
+    const id = await dailyDue(svc, tenant, db, rcpt);
+    try {
+      const metrics = new Metrics();
+      const sending = scheduler(svc, { smtpUrl: slow.url, now: () => AT, metrics }).tick();
+      await until(() => held() === 1, { what: 'the mail at the (held) server' });
+      // Meanwhile its lease ran out and another process took the run over.
+      await db.query(`UPDATE report_schedule_runs SET claimed_by = 'other-node', attempts = 2 WHERE schedule_id = $1`, [id]);
+      release();
+      await sending;
+      expect(slow.messages.filter((m) => m.to.includes(rcpt))).toHaveLength(1);
+      expect(metrics.value('report_schedule_sent_total')).toBe(0);
+      expect(await row(db, id)).toMatchObject({ status: 'sending', attempts: 2, claimed_by: 'other-node' });
+    } finally {
+      release();
+      await slow.close();
+      await call(svc.base, 'DELETE', `/v1/reports/schedules/${id}`, { auth: tenant.apiKey });
+    }
+  });
+
+  test('a permanent SMTP refusal is recorded failed at once and not tried again; a transient one is tried again; neither stores the server\'s words', async ({ svc, tenant, db }) => {
+    const hard = `hard-${tag()}@example.com`;
+    const soft = `soft-${tag()}@example.com`;
+    const refusing = await SmtpListener.start();
+    let softTries = 0;
+    refusing.onMessage = async (rcptTo) => {
+      if (rcptTo.includes(hard)) return { code: 554, message: `5.7.1 Message to <${hard}> refused by policy` };
+      if (rcptTo.includes(soft) && softTries++ === 0) return { code: 451, message: `4.3.0 <${soft}> try later` };
+    };
+    const ids = [await dailyDue(svc, tenant, db, hard), await dailyDue(svc, tenant, db, soft)];
+    try {
+      await scheduler(svc, { smtpUrl: refusing.url, now: () => AT }).tick();
+      const [h, s] = [await runsOf(svc, tenant.apiKey, ids[0]!), await runsOf(svc, tenant.apiKey, ids[1]!)];
+      expect(h).toMatchObject([{ status: 'failed', attempts: 1, error: 'smtp_554: SMTP server replied 554, a permanent refusal: not tried again' }]);
+      expect(s).toMatchObject([{ status: 'failed', attempts: 1, error: 'smtp_451: SMTP server replied 451; tried again' }]);
+      // An hour later (past every back-off): the transient one goes, the permanent one is left.
+      await scheduler(svc, { smtpUrl: refusing.url, now: () => AT + 3_600_000 }).tick();
+      expect(await runsOf(svc, tenant.apiKey, ids[0]!)).toMatchObject([{ status: 'failed', attempts: 1 }]);
+      expect(await runsOf(svc, tenant.apiKey, ids[1]!)).toMatchObject([{ status: 'sent', attempts: 2, error: null }]);
+      expect(refusing.messages.map((m) => m.to)).toEqual([[soft]]);
+    } finally {
+      await refusing.close();
+      for (const id of ids) await call(svc.base, 'DELETE', `/v1/reports/schedules/${id}`, { auth: tenant.apiKey });
+    }
+  });
+
+  test('an unexpected failure stores a fixed sentence, never the error\'s own message', async ({ svc, tenant, db }) => {
+    const rcpt = `boom-${tag()}@example.com`;
+    const id = await dailyDue(svc, tenant, db, rcpt);
+    try {
+      const pdf = { renderBuffer: () => Promise.reject(new Error('render failed for guest jane.doe@example.com at 10.1.2.3')) } as unknown as MailSources['pdf'];
+      await scheduler(svc, { smtpUrl: smtp.url, now: () => AT, sources: { pdf } }).tick();
+      const [r] = await runsOf(svc, tenant.apiKey, id);
+      expect(r).toMatchObject({ status: 'failed', attempts: 1 });
+      expect(r.error).toBe('report_mail_failed: the mail could not be written or sent; tried again (the log of the process says why)');
+    } finally {
+      await call(svc.base, 'DELETE', `/v1/reports/schedules/${id}`, { auth: tenant.apiKey });
+    }
+  });
+
+  test('a session CSV past REPORT_MAIL_MAX_CSV_BYTES goes as a partial file, named so, its whole rows only, and the body says where the whole CSV is', async ({ svc, tenant, db }) => {
+    await db.query(`INSERT INTO sessions (id, tenant_id, hotspot_id, mac, auth_method, ssid, started_at, ends_at, ended_at, bytes_in, bytes_out, device_type)
+      SELECT 'sess_cap' || $1 || g, $1, $2, '02:00:00:00:6C:' || lpad(g::text, 2, '0'), 'voucher', 'Guest', timestamptz '2026-05-05 10:00:00+03' + g * interval '1 minute',
+             timestamptz '2026-05-05 23:00:00+03', timestamptz '2026-05-05 10:30:00+03' + g * interval '1 minute', 1000, 2000, 'ios'
+      FROM generate_series(10, 29) g`, [tenant.tenantId, tenant.hotspotId]);
+    await svc.service.engine.reports.rebuild(tenant.tenantId, '2026-05-05', '2026-05-05');
+    const rcpt = `cap-${tag()}@example.com`;
+    const id = await dailyDue(svc, tenant, db, rcpt, { hotspot_id: tenant.hotspotId });
+    try {
+      const whole = (await fetch(`${svc.base}/v1/reports/sessions?format=csv&from=2026-05-05&to=2026-05-05&hotspot_id=${tenant.hotspotId}`,
+        { headers: { authorization: `Bearer ${tenant.apiKey}` } })).text();
+      await scheduler(svc, { smtpUrl: smtp.url, now: () => AT, maxCsvBytes: 1_000 }).tick();
+      const m = await smtp.waitFor(rcpt);
+      const csv = mimeParts(m.raw).find((p) => p.filename?.startsWith('sessions-'))!;
+      expect(csv.filename).toBe('sessions-2026-05-05-2026-05-05-partial.csv');
+      const body = csv.body.toString('utf8');
+      expect(body.length).toBeLessThanOrEqual(1_000);
+      expect(body.endsWith('\n')).toBe(true);
+      const full = await whole;
+      expect(full.length).toBeGreaterThan(1_000);
+      expect(full.startsWith(body)).toBe(true);
+      const rows = body.trimEnd().split('\n').length - 1;
+      expect(rows).toBeGreaterThan(0);
+      expect(rows).toBeLessThan(20);
+      const text = textOf(m);
+      expect(text).toContain(`Attached: sessions-2026-05-05-2026-05-05-partial.csv, the first ${rows} sessions of the period only, one a line;`);
+      expect(text).toContain('The whole session CSV is larger than 1000 bytes, more than this mail may carry');
+      expect(text).toContain(`The whole CSV: GET /v1/reports/sessions?format=csv&from=2026-05-05&to=2026-05-05&hotspot_id=${tenant.hotspotId} (with an API key of this tenant).`);
+      expect(await runsOf(svc, tenant.apiKey, id)).toMatchObject([{ status: 'sent', attempts: 1 }]);
+    } finally {
+      await call(svc.base, 'DELETE', `/v1/reports/schedules/${id}`, { auth: tenant.apiKey });
+    }
+  });
+
+  test('a takeover of a run left sending keeps its `late`, so the resend under the same Message-ID has the same subject', async ({ svc, tenant, db }) => {
+    const rcpt = `keep-${tag()}@example.com`;
+    const id = await dailyDue(svc, tenant, db, rcpt);
+    // A process claimed it a minute after 08:00 (not late) and died; its lease ran out at 08:11.
+    await db.query('UPDATE report_schedules SET last_due_at = $2 WHERE id = $1', [id, '2026-05-06T05:00:00Z']);
+    await db.query(`INSERT INTO report_schedule_runs (schedule_id, tenant_id, period_start, period_end, due_at, time_zone, status, attempts, claimed_by, lease_until, late)
+      VALUES ($1, $2, '2026-05-05', '2026-05-05', '2026-05-06T05:00:00Z', 'Europe/Istanbul', 'sending', 1, 'killed-node', '2026-05-06T05:11:00Z', false)`, [id, tenant.tenantId]);
+    try {
+      // Taken over at 08:40: it would be late by the clock, but its first mail (if it went) was not.
+      await scheduler(svc, { smtpUrl: smtp.url, now: () => Date.parse('2026-05-06T05:40:00Z') }).tick();
+      const m = await smtp.waitFor(rcpt);
+      expect(m.subject).toMatch(/^Wi-Fi report, Test Venue [0-9a-z]+: 2026-05-05$/);
+      expect(await runsOf(svc, tenant.apiKey, id)).toMatchObject([{ status: 'sent', attempts: 2, late: false }]);
+    } finally {
+      await call(svc.base, 'DELETE', `/v1/reports/schedules/${id}`, { auth: tenant.apiKey });
     }
   });
 });

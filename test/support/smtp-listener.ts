@@ -21,6 +21,12 @@ export interface ReceivedMail {
  */
 export class SmtpListener {
   readonly messages: ReceivedMail[] = [];
+  /**
+   * When set, the server answers each message's DATA only once this settles: a
+   * reply (code >= 400) refuses the message, nothing accepts it. A test holds a
+   * send with it (a slow server) or refuses one.
+   */
+  onMessage: ((to: string[]) => Promise<{ code: number; message: string } | void>) | null = null;
   private waiters: (() => void)[] = [];
   private constructor(private readonly server: SMTPServer, readonly port: number) {}
 
@@ -42,9 +48,18 @@ export class SmtpListener {
         const chunks: Buffer[] = [];
         stream.on('data', (c: Buffer) => chunks.push(c));
         stream.on('end', () => {
-          listener!.collect(Buffer.concat(chunks).toString('utf8'), session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-            session.envelope.rcptTo.map((r) => r.address), typeof session.user === 'string' ? session.user : null);
-          cb();
+          const to = session.envelope.rcptTo.map((r) => r.address);
+          const accept = (): void => {
+            listener!.collect(Buffer.concat(chunks).toString('utf8'), session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+              to, typeof session.user === 'string' ? session.user : null);
+            cb();
+          };
+          const hook = listener!.onMessage;
+          if (!hook) return accept();
+          void hook(to).then((reply) => {
+            if (!reply) return accept();
+            cb(Object.assign(new Error(reply.message), { responseCode: reply.code }));
+          });
         });
       },
     });
