@@ -1,6 +1,7 @@
 import type { Pool } from '../store/postgres.js';
 import { estimateSketch, HLL_REGISTERS, mergeSketch } from './hll.js';
-import { addDays, type ReportPreset } from './report-presets.js';
+import { addDays } from '../util/local-day.js';
+import type { ReportPreset } from './report-presets.js';
 import type { ReportRange } from './report-range.js';
 
 /** The sign-in methods the console's method table always lists, in this order. */

@@ -1,4 +1,5 @@
 import type { Pool } from '../store/postgres.js';
+import { addDays } from '../util/local-day.js';
 import { estimateSketch, HLL_REGISTERS, mergeSketch } from './hll.js';
 import type { ReportRange } from './report-range.js';
 import { monthSplit } from './report-service.js';
@@ -50,11 +51,6 @@ interface Grouped {
   duration_s: string;
   bytes_in: string;
   bytes_out: string;
-}
-
-/** A calendar date `n` days after `day` (YYYY-MM-DD). */
-export function addDays(day: string, n: number): string {
-  return new Date(Date.parse(`${day}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
 }
 
 const minutes = (durationS: number, ended: number): number => (ended > 0 ? Math.round(durationS / ended / 60) : 0);

@@ -1,6 +1,7 @@
 import { Errors } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Pool } from '../store/postgres.js';
+import { knownZone } from '../util/local-day.js';
 import { nextPeriod, type Frequency } from './schedule-periods.js';
 
 export type ScheduleContent = 'report' | 'compliance';
@@ -67,16 +68,8 @@ export function checkRecipients(list: readonly string[]): string[] {
   return out;
 }
 
-/** A zone the runtime knows, else UTC (a tenant setting may hold anything). */
-export function knownZone(zone: string | null | undefined): string {
-  if (!zone) return 'UTC';
-  try {
-    new Intl.DateTimeFormat('en', { timeZone: zone });
-    return zone;
-  } catch {
-    return 'UTC';
-  }
-}
+// report-scheduler.ts takes knownZone from here.
+export { knownZone };
 
 /**
  * The zone of a schedule's row: its hotspot's, else the tenant's setting
