@@ -2,7 +2,7 @@ import { Errors } from '../errors.js';
 import type { Pool } from '../store/postgres.js';
 import { consoleFigures, type ConsoleReport, type Venue } from './console-figures.js';
 
-export { CONSOLE_METHODS, type ConsoleMethod, type ConsoleReport, type ConsoleWeek } from './console-figures.js';
+export { type ConsoleMethod, type ConsoleReport, type ConsoleWeek } from './console-figures.js';
 import { presetRange } from './report-presets.js';
 import { checkVenues, venueIds } from './report-venues.js';
 
