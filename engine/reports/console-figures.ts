@@ -108,7 +108,8 @@ export async function consoleFigures(pool: Pool, tenantId: string, ids: string[]
   if (hours.peakHour !== null) out.summary.peak_hour = `${String(hours.peakHour).padStart(2, '0')}:00`;
 
   // Unique devices: each day's sketches merged for the day, all of them for the period (a device seen on
-  // two days or at two venues counts once).
+  // two days or at two venues counts once). Every device started a session: an estimate a hair above the
+  // sessions (the sketch's error) would say more devices than sessions, so it is capped (as in the PDF).
   const all = new Uint8Array(HLL_REGISTERS);
   const perDay = new Map<string, Uint8Array>();
   for (const r of sketches.rows) {
@@ -117,8 +118,8 @@ export async function consoleFigures(pool: Pool, tenantId: string, ids: string[]
     if (!u) perDay.set(r.day, u = new Uint8Array(HLL_REGISTERS));
     mergeSketch(u, r.sketch);
   }
-  if (sketches.rows.length > 0) out.summary.unique_devices = estimateSketch(all);
-  for (const [day, u] of perDay) { const d = daily.get(day); if (d) d.unique_devices = estimateSketch(u); }
+  if (sketches.rows.length > 0) out.summary.unique_devices = Math.min(out.summary.total_sessions, estimateSketch(all));
+  for (const [day, u] of perDay) { const d = daily.get(day); if (d) d.unique_devices = Math.min(d.sessions, estimateSketch(u)); }
 
   out.ssids = ssids.rows.map((r) => ({ ssid: r.ssid, sessions: Number(r.sessions) }));
 
