@@ -99,7 +99,7 @@ export { DEVICE_TYPES, deviceType, type DeviceType, type DeviceHints } from './r
 export { ReportService, REPORT_AUTH_METHODS, REPORT_DEVICE_TYPES, type Analytics, type ReportQuery } from './reports/report-service.js';
 export { REPORT_MAX_DAYS, reportRange, type ReportRange } from './reports/report-range.js';
 export type { SessionReportRow } from './reports/session-rows.js';
-export { ConsoleReportService, CONSOLE_METHODS, type ConsoleReport, type ConsoleReportQuery } from './reports/console-report.js';
+export { ConsoleReportService, type ConsoleReport, type ConsoleReportQuery } from './reports/console-report.js';
 export { MULTI_VENUE_MODULE, REPORT_MAX_VENUES } from './reports/report-venues.js';
 export { REPORT_PRESETS, presetRange, type ReportPreset } from './reports/report-presets.js';
 export { ReportPdfService, type ReportPdfDownload, type ReportPdfRequest } from './reports/report-pdf-service.js';
@@ -107,3 +107,4 @@ export { REPORT_PDF_LANGS, type ReportPdfLang } from './reports/report-pdf-text.
 // Scheduled report e-mail (engine/schedules/)
 export { FREQUENCIES, CATCH_UP_MAX, type Frequency } from './schedules/schedule-periods.js';
 export { SCHEDULE_CONTENTS, SCHEDULE_LANGS, MAX_RECIPIENTS, type ReportSchedule, type ScheduleRun, type ScheduleInput, type RunStatus } from './schedules/schedule-store.js';
+export { hourOf } from './events/activity-keys.js';

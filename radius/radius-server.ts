@@ -12,6 +12,7 @@ import { PacketWriter } from './packet-writer.js';
 import { RadiusCrypto } from './radius-crypto.js';
 import { RadiusDictionary } from './radius-dictionary.js';
 import { MetricName, type RadiusMetrics } from './radius-metrics.js';
+import { statusReply } from './status-server.js';
 
 export interface RadiusServerOptions {
   /** The engine side: NAS lookup, authorization, accounting. */
@@ -217,23 +218,10 @@ export class RadiusServer {
     }
   }
 
-  /**
-   * Status-Server (RFC 5997), the NAS's or a monitor's "are you alive": it
-   * must carry a Message-Authenticator made with the NAS's secret (§3: one
-   * without is discarded, whatever the NAS record says), and is answered at
-   * once, from this process, with an Access-Accept on the auth port or an
-   * Accounting-Response on the accounting port, each with a
-   * Message-Authenticator and nothing else. Not cached as a duplicate (§3:
-   * a client sends each with a fresh Identifier and authenticator) and not
-   * handed to the engine: it says the server answers, not that a guest may in.
-   */
+  /** Status-Server (RFC 5997): answered at once, never cached nor handed to the engine (status-server.ts). */
   private status(msg: Buffer, len: number, rinfo: RemoteInfo, nas: NasRecord, port: Port): void {
-    const ma = findAttribute(msg, len, Attr.MESSAGE_AUTHENTICATOR);
-    if (ma < 0) return this.drop(DropReason.MISSING_MESSAGE_AUTHENTICATOR, rinfo);
-    if (!this.crypto.verifyMessageAuthenticator(msg, len, ma, nas.secret, null)) return this.drop(DropReason.BAD_MESSAGE_AUTHENTICATOR, rinfo);
-    const reply = this.writer.begin(port === 'auth' ? Code.ACCESS_ACCEPT : Code.ACCOUNTING_RESPONSE, msg[1]!)
-      .messageAuthenticator()
-      .finishReply(msg.subarray(4, HEADER_LENGTH), nas.secret);
+    const reply = statusReply(this.crypto, this.writer, msg, len, nas.secret, port);
+    if (!Buffer.isBuffer(reply)) return this.drop(reply, rinfo);
     this.counts.statusAnswered++;
     this.metrics?.inc(MetricName.REPLIES, 'status_server');
     this.send(port === 'auth' ? this.auth : this.acct, reply, rinfo);

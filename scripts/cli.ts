@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import {
-  ConfigError, DEFAULT_MODULES, Engine, MODULES, createLogger, createPool, loadConfig, migrate, migrationStatus, signOperatorToken, signPlatformToken,
+  ConfigError, DEFAULT_MODULES, Engine, MODULES, createLogger, createPool, hourOf, loadConfig, migrate, migrationStatus, signOperatorToken, signPlatformToken,
 } from '../engine/index.js';
 import { withLocalDefaults } from './local-services.js';
 
@@ -132,7 +132,7 @@ async function main(argv: string[]): Promise<void> {
       for (const t of tenants) {
         const n = await engine.reports.rebuild(t, values.from, values.to, values.hotspot);
         // Sign-in counts live in Redis's hour buckets for 25 hours: what is there is moved again (to its value).
-        const hour = Math.floor(Date.now() / 3_600_000);
+        const hour = hourOf(Date.now());
         await engine.signInMover.moveTenant(t, hour - 25, hour);
         total += n;
         if (values.json) out({ tenant_id: t, sessions: n });

@@ -196,11 +196,10 @@ export const rejectReason = (reason: string): string => `r:${reason}`;
  */
 export const perStep = (field: string, stepInMinute: number): string => `${field}~${stepInMinute}`;
 /**
- * Sign-ins per hotspot, method and outcome in an hour bucket only: `m:a:<method>@<hotspot>` (accepted),
- * `m:r:...` (rejected) (record-decisions-5.lua); the console's reports move them into Postgres (signin-mover.ts).
+ * A sign-in tally field read back, or null for any other field. Sign-ins per hotspot, method and outcome are
+ * counted in an hour bucket only: `m:a:<method>@<hotspot>` (accepted), `m:r:...` (rejected); record-decisions-5.lua
+ * writes them, and the console's reports move them into Postgres (signin-mover.ts).
  */
-export const signInTally = (accept: boolean, method: string, hotspotId: string): string => `m:${accept ? 'a' : 'r'}:${method}@${hotspotId}`;
-/** A signInTally field read back, or null for any other field. */
 export function parseSignInTally(field: string): { accept: boolean; method: string; hotspotId: string } | null {
   const m = /^m:([ar]):([a-z_]+)@(.+)$/.exec(field);
   return m ? { accept: m[1] === 'a', method: m[2]!, hotspotId: m[3]! } : null;

@@ -1,10 +1,10 @@
 import type { Pool } from '../store/postgres.js';
+import { addDays } from '../util/local-day.js';
+import { DEVICE_TYPES, type DeviceType } from './device-type.js';
 import { estimateSketch, HLL_REGISTERS, mergeSketch } from './hll.js';
-import { addDays, type ReportPreset } from './report-presets.js';
+import { hourFigures, minutes, REPORT_METHODS } from './hour-figures.js';
+import type { ReportPreset } from './report-presets.js';
 import type { ReportRange } from './report-range.js';
-
-/** The sign-in methods the console's method table always lists, in this order. */
-export const CONSOLE_METHODS = ['sms_otp', 'msgapp_otp', 'email', 'voucher', 'sponsor', 'pms'] as const;
 
 export interface ConsoleMethod { method: string; sessions: number; attempts: number; succeeded: number; failed: number; success_rate: number | null }
 export interface ConsoleWeek { week_start: string; visitors: number; returning_rate: number; avg_dwell_minutes: number }
@@ -34,16 +34,8 @@ export interface Venue { id: string; name: string; zone: string }
 
 type Figures = Omit<ConsoleReport, 'period' | 'hotspots'>;
 
-interface HourRow {
-  day: string | null; hour: number | null; auth_method: string | null; device_type: string | null; g: number;
-  sessions: string; ended: string; duration_s: string; bytes_in: string; bytes_out: string;
-}
-
-const DEVICE_KEYS = ['ios', 'android', 'windows', 'macos', 'other'] as const;
-
 /** A fraction 0..1 to four places, null with nothing to divide by. */
 const rate = (n: number, of: number): number | null => (of > 0 ? Math.round((n / of) * 10_000) / 10_000 : null);
-const minutes = (durationS: number, ended: number): number => (ended > 0 ? Math.round(durationS / ended / 60) : 0);
 
 /** The Monday (YYYY-MM-DD) of the week a date falls in. */
 function mondayOf(day: string): string {
@@ -63,12 +55,7 @@ export async function consoleFigures(pool: Pool, tenantId: string, ids: string[]
   const p = [tenantId, ids, range.from, range.to];
   const scope = 'tenant_id = $1 AND hotspot_id = ANY($2) AND day BETWEEN $3::date AND $4::date';
   const [hours, sketches, ssids, signins, top, guests] = await Promise.all([
-    pool.query<HourRow>(
-      `SELECT day::text AS day, hour, auth_method, device_type, GROUPING(day, hour, auth_method, device_type) AS g,
-              sum(sessions)::text AS sessions, sum(ended)::text AS ended, sum(duration_s)::text AS duration_s,
-              sum(bytes_in)::text AS bytes_in, sum(bytes_out)::text AS bytes_out
-       FROM report_hours WHERE ${scope}
-       GROUP BY GROUPING SETS ((day), (hour), (auth_method), (device_type), ())`, p),
+    hourFigures(pool, tenantId, ids, range.from, range.to),
     pool.query<{ day: string; sketch: Buffer }>(`SELECT day::text AS day, sketch FROM report_devices WHERE ${scope}`, p),
     pool.query<{ ssid: string; sessions: string }>(
       `SELECT ssid, sum(sessions)::text AS sessions FROM report_ssids WHERE ${scope} GROUP BY ssid ORDER BY sum(sessions) DESC, ssid`, p),
@@ -105,35 +92,24 @@ export async function consoleFigures(pool: Pool, tenantId: string, ids: string[]
     daily: [], hours: Array.from({ length: 24 }, (_, hour) => ({ hour, sessions: 0 })), ssids: [], top_devices: [], methods: [],
     guests: { visitors: 0, returning_visitors: 0, returning_rate: 0, avg_dwell_minutes: 0, device_types: { ios: 0, android: 0, windows: 0, macos: 0, other: 0 }, weeks: [] },
   };
-  const methodSessions = new Map<string, number>();
-  for (const r of hours.rows) {
-    const n = Number(r.sessions);
-    if (r.g === 15) {
-      out.summary.total_sessions = n;
-      out.summary.bytes_in = Number(r.bytes_in);
-      out.summary.bytes_out = Number(r.bytes_out);
-      out.summary.avg_duration_minutes = minutes(Number(r.duration_s), Number(r.ended));
-      out.guests.avg_dwell_minutes = out.summary.avg_duration_minutes;
-    } else if (r.day !== null) {
-      const d = daily.get(r.day);
-      if (d) Object.assign(d, { sessions: n, bytes_in: Number(r.bytes_in), bytes_out: Number(r.bytes_out), ended: Number(r.ended), duration_s: Number(r.duration_s) });
-    } else if (r.hour !== null) {
-      const h = out.hours[r.hour];
-      if (h) h.sessions = n;
-    } else if (r.auth_method !== null) {
-      methodSessions.set(r.auth_method, n);
-    } else if (r.device_type !== null) {
-      const k = (DEVICE_KEYS as readonly string[]).includes(r.device_type) ? r.device_type as (typeof DEVICE_KEYS)[number] : 'other';
-      out.guests.device_types[k] += n;
-    }
+  const t = hours.total;
+  Object.assign(out.summary, { total_sessions: t.sessions, bytes_in: t.bytesIn, bytes_out: t.bytesOut, avg_duration_minutes: minutes(t.durationS, t.ended) });
+  out.guests.avg_dwell_minutes = out.summary.avg_duration_minutes;
+  for (const [day, x] of hours.days) {
+    const d = daily.get(day);
+    if (d) Object.assign(d, { sessions: x.sessions, bytes_in: x.bytesIn, bytes_out: x.bytesOut, ended: x.ended, duration_s: x.durationS });
+  }
+  hours.hours.forEach((n, h) => { out.hours[h]!.sessions = n; });
+  // A type stored before the list grew (or mistyped) counts as other.
+  for (const [type, n] of hours.deviceTypes) {
+    out.guests.device_types[(DEVICE_TYPES as readonly string[]).includes(type) ? type as DeviceType : 'other'] += n;
   }
   // The local hour with the most starts; the earliest of a tie (as the public analytics).
-  let peak = -1;
-  for (const h of out.hours) if (h.sessions > 0 && (peak < 0 || h.sessions > out.hours[peak]!.sessions)) peak = h.hour;
-  if (peak >= 0) out.summary.peak_hour = `${String(peak).padStart(2, '0')}:00`;
+  if (hours.peakHour !== null) out.summary.peak_hour = `${String(hours.peakHour).padStart(2, '0')}:00`;
 
   // Unique devices: each day's sketches merged for the day, all of them for the period (a device seen on
-  // two days or at two venues counts once).
+  // two days or at two venues counts once). Every device started a session: an estimate a hair above the
+  // sessions (the sketch's error) would say more devices than sessions, so it is capped (as in the PDF).
   const all = new Uint8Array(HLL_REGISTERS);
   const perDay = new Map<string, Uint8Array>();
   for (const r of sketches.rows) {
@@ -142,8 +118,8 @@ export async function consoleFigures(pool: Pool, tenantId: string, ids: string[]
     if (!u) perDay.set(r.day, u = new Uint8Array(HLL_REGISTERS));
     mergeSketch(u, r.sketch);
   }
-  if (sketches.rows.length > 0) out.summary.unique_devices = estimateSketch(all);
-  for (const [day, u] of perDay) { const d = daily.get(day); if (d) d.unique_devices = estimateSketch(u); }
+  if (sketches.rows.length > 0) out.summary.unique_devices = Math.min(out.summary.total_sessions, estimateSketch(all));
+  for (const [day, u] of perDay) { const d = daily.get(day); if (d) d.unique_devices = Math.min(d.sessions, estimateSketch(u)); }
 
   out.ssids = ssids.rows.map((r) => ({ ssid: r.ssid, sessions: Number(r.sessions) }));
 
@@ -162,10 +138,10 @@ export async function consoleFigures(pool: Pool, tenantId: string, ids: string[]
       tries.set(r.method, t);
     }
   }
-  out.methods = CONSOLE_METHODS.map((method): ConsoleMethod => {
+  out.methods = REPORT_METHODS.map((method): ConsoleMethod => {
     const t = tries.get(method) ?? { accept: 0, reject: 0 };
     const attempts = t.accept + t.reject;
-    return { method, sessions: methodSessions.get(method) ?? 0, attempts, succeeded: t.accept, failed: t.reject, success_rate: rate(t.accept, attempts) };
+    return { method, sessions: hours.methods.get(method) ?? 0, attempts, succeeded: t.accept, failed: t.reject, success_rate: rate(t.accept, attempts) };
   });
 
   out.top_devices = top.rows.map((r) => ({ mac: `${r.mac.slice(0, 11)}:**:**`, sessions: r.n, last_seen: r.last.toISOString().replace(/\.\d{3}Z$/, 'Z') }));

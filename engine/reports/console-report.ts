@@ -2,9 +2,9 @@ import { Errors } from '../errors.js';
 import type { Pool } from '../store/postgres.js';
 import { consoleFigures, type ConsoleReport, type Venue } from './console-figures.js';
 
-export { CONSOLE_METHODS, type ConsoleMethod, type ConsoleReport, type ConsoleWeek } from './console-figures.js';
+export { type ConsoleMethod, type ConsoleReport, type ConsoleWeek } from './console-figures.js';
 import { presetRange } from './report-presets.js';
-import { checkVenues, venueIds } from './report-venues.js';
+import { checkVenues, reportZone, TENANT_ZONE_SQL, venueIds } from './report-venues.js';
 
 /** What the console asks (GET /api/v1/reports/console). */
 export interface ConsoleReportQuery {
@@ -31,12 +31,12 @@ export class ConsoleReportService {
     }
     checkVenues(ids, modules);
     const { rows } = await this.pool.query<Venue & { tenant_zone: string | null }>(
-      `SELECT h.id, h.name, report_zone(h.timezone) AS zone, CASE WHEN coalesce(t.settings->>'timezone', '') = '' THEN NULL ELSE report_zone(t.settings->>'timezone') END AS tenant_zone
+      `SELECT h.id, h.name, report_zone(h.timezone) AS zone, ${TENANT_ZONE_SQL} AS tenant_zone
        FROM hotspots h JOIN tenants t ON t.id = h.tenant_id WHERE h.tenant_id = $1 AND h.id = ANY($2)`, [tenantId, ids]);
     // Another tenant's hotspot reads as no hotspot at all.
     if (rows.length !== ids.length) throw Errors.HOTSPOT_NOT_FOUND();
     const venues = ids.map((id) => rows.find((r) => r.id === id)!);
-    const zone = venues.length === 1 ? venues[0]!.zone : rows[0]!.tenant_zone ?? venues[0]!.zone;
+    const zone = reportZone(venues.map((v) => v.zone), rows[0]!.tenant_zone);
     const range = presetRange(q.preset, zone, this.now(), q.from, q.to);
     const figures = await consoleFigures(this.pool, tenantId, venues.map((v) => v.id), range);
     return {

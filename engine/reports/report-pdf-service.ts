@@ -5,7 +5,7 @@ import { PdfPrinter } from '../workers/pdf-printer.js';
 import { reportFigures } from './report-document.js';
 import type { ReportPdfJob, ReportPdfLang } from './report-pdf-draw.js';
 import { reportRange, type ReportRange } from './report-range.js';
-import { checkVenues, venueIds } from './report-venues.js';
+import { checkVenues, reportZone, TENANT_ZONE_SQL, venueIds } from './report-venues.js';
 
 /** Reports are drawn one at a time per process (the other core serves requests); a few wait, beyond that 503. */
 const DRAW_THREADS = 1;
@@ -36,7 +36,7 @@ export interface ReportPdfOptions {
   now: () => number;
 }
 
-interface Venue { id: string; name: string; timezone: string }
+interface Venue { id: string; name: string; zone: string }
 
 /**
  * The PDF report (docs/reports.md, "PDF export"): cover, KPI cards, charts,
@@ -67,12 +67,11 @@ export class ReportPdfService {
     const range = reportRange(req.from, req.to);
     const ids = venueIds(req.hotspotIds ?? []);
     const { rows: [tenant] } = await this.opts.pool.query<{ name: string; modules: string[]; tz: string | null }>(
-      "SELECT name, modules, settings->>'timezone' AS tz FROM tenants WHERE id = $1", [tenantId]);
+      `SELECT name, modules, ${TENANT_ZONE_SQL} AS tz FROM tenants t WHERE id = $1`, [tenantId]);
     if (!tenant) throw Errors.TENANT_NOT_FOUND();
     checkVenues(ids, tenant.modules);
     const venues = await this.venues(tenantId, ids);
-    // One venue: its zone; several: the tenant's zone, else the first venue's (the console's presets say the same).
-    const timeZone = (venues.length === 1 ? venues[0]!.timezone : tenant.tz ?? venues[0]?.timezone) ?? 'UTC';
+    const timeZone = reportZone(venues.map((v) => v.zone), tenant.tz);
     const lang: ReportPdfLang = req.lang ?? (timeZone === 'Europe/Istanbul' ? 'tr' : 'en');
     const figures = await reportFigures(this.opts.pool, tenantId, venues.map((v) => v.id), range);
     const job: ReportPdfJob = {
@@ -95,12 +94,12 @@ export class ReportPdfService {
     await this.printer.close();
   }
 
-  /** The venues named (all must be the tenant's, else 404 as if unknown), or all of the tenant's, in the order made. */
+  /** The venues named, in the order given (all must be the tenant's, else 404 as if unknown), or all of the tenant's, in the order made. */
   private async venues(tenantId: string, ids: string[]): Promise<Venue[]> {
     const { rows } = await this.opts.pool.query<Venue>(
-      `SELECT id, name, timezone FROM hotspots WHERE tenant_id = $1 AND ($2::text[] IS NULL OR id = ANY($2::text[])) ORDER BY created_at, id`,
+      `SELECT id, name, report_zone(timezone) AS zone FROM hotspots WHERE tenant_id = $1 AND ($2::text[] IS NULL OR id = ANY($2::text[])) ORDER BY created_at, id`,
       [tenantId, ids.length > 0 ? ids : null]);
     if (rows.length < ids.length) throw Errors.HOTSPOT_NOT_FOUND();
-    return rows;
+    return ids.length > 0 ? ids.map((id) => rows.find((r) => r.id === id)!) : rows;
   }
 }

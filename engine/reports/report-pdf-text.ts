@@ -1,4 +1,6 @@
-import type { DocumentDeviceType, DocumentMethod, ReportFigures } from './report-document.js';
+import type { DeviceType } from './device-type.js';
+import type { ReportMethod } from './hour-figures.js';
+import type { ReportFigures } from './report-document.js';
 
 /** The languages a PDF report is written in. */
 export const REPORT_PDF_LANGS = ['tr', 'en'] as const;
@@ -21,8 +23,8 @@ interface Words {
   notes: string;
   charts: { daily: string; hours: string; methods: string; devices: string };
   tables: { methods: string; devices: string; daily: string; method: string; device: string; date: string; sessions: string; share: string; avg: string; dataIn: string; dataOut: string };
-  methods: Record<DocumentMethod, string>;
-  deviceTypes: Record<DocumentDeviceType, string>;
+  methods: Record<ReportMethod, string>;
+  deviceTypes: Record<DeviceType, string>;
   page: (n: number) => string;
   minutes: (m: number) => string;
   percent: (p: number) => string;

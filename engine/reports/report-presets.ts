@@ -1,30 +1,10 @@
 import { Errors } from '../errors.js';
+import { addDays, localDate } from '../util/local-day.js';
 import { reportRange, type ReportRange } from './report-range.js';
 
 /** The console's period presets (contract: GET /api/v1/reports/console). */
 export const REPORT_PRESETS = ['today', 'yesterday', 'last_7_days', 'last_30_days', 'last_90_days', 'this_month', 'last_month', 'this_year', 'custom'] as const;
 export type ReportPreset = (typeof REPORT_PRESETS)[number];
-
-/** A calendar date `n` days after `day` (YYYY-MM-DD). */
-export function addDays(day: string, n: number): string {
-  return new Date(Date.parse(`${day}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
-}
-
-/**
- * The calendar date (YYYY-MM-DD) an instant falls on in a zone. Intl knows
- * the zone's offset at that instant, DST included; an unknown zone reads as
- * UTC, as report_zone does in Postgres.
- */
-export function localDate(ms: number, zone: string): string {
-  let fmt: Intl.DateTimeFormat;
-  try {
-    fmt = new Intl.DateTimeFormat('en-CA', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit' });
-  } catch {
-    fmt = new Intl.DateTimeFormat('en-CA', { timeZone: 'UTC', year: 'numeric', month: '2-digit', day: '2-digit' });
-  }
-  const p = Object.fromEntries(fmt.formatToParts(new Date(ms)).map((x) => [x.type, x.value]));
-  return `${p.year}-${p.month}-${p.day}`;
-}
 
 /**
  * A preset as dates in `zone` at the instant `nowMs`, both ends included:

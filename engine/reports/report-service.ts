@@ -2,6 +2,7 @@ import { to as copyTo } from 'pg-copy-streams';
 import { retentionCutoff } from '../audit/retention-cutoff.js';
 import { Errors } from '../errors.js';
 import type { Pool, PoolClient } from '../store/postgres.js';
+import { addDays } from '../util/local-day.js';
 import { rebuildRollups } from '../store/report-rollups.js';
 import { rebuildGuestRollups } from '../store/report-guests.js';
 import { estimateSketch, HLL_REGISTERS, mergeSketch } from './hll.js';
@@ -68,11 +69,6 @@ const REBUILD_CHUNK_DAYS = 31;
  * every tenant's sign-ins: beyond this, 503 service_unavailable.
  */
 export const MAX_CONCURRENT_REPORTS = 4;
-
-/** A calendar date `n` days after `day` (YYYY-MM-DD). */
-function addDays(day: string, n: number): string {
-  return new Date(Date.parse(`${day}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
-}
 
 interface Grouped {
   auth_method: string | null;

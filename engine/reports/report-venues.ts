@@ -20,3 +20,18 @@ export function checkVenues(ids: readonly string[], modules: readonly string[]):
   if (ids.length > REPORT_MAX_VENUES) throw Errors.REPORT_TOO_MANY_VENUES(ids.length, REPORT_MAX_VENUES);
   if (ids.length > 1 && !modules.includes(MULTI_VENUE_MODULE)) throw Errors.MODULE_NOT_LICENSED(MULTI_VENUE_MODULE);
 }
+
+/**
+ * The tenant's own zone (settings.timezone) through report_zone(), or NULL when it sets none;
+ * in a query over `tenants t`.
+ */
+export const TENANT_ZONE_SQL = "CASE WHEN coalesce(t.settings->>'timezone', '') = '' THEN NULL ELSE report_zone(t.settings->>'timezone') END";
+
+/**
+ * The zone a report's presets and cover are in: one venue's own; for several, the tenant's when it
+ * sets one, else the first venue in the order given (zones read through report_zone(), so a name
+ * Postgres does not know reads as UTC). The console and the PDF alike.
+ */
+export function reportZone(venueZones: readonly string[], tenantZone: string | null): string {
+  return (venueZones.length === 1 ? venueZones[0] : tenantZone ?? venueZones[0]) ?? 'UTC';
+}

@@ -14,7 +14,7 @@ interface Tally { hs: string; h: number; m: string; o: 'accept' | 'reject'; n: n
 
 /**
  * Moves the sign-in attempts the decision recorder counts into Redis's hour
- * buckets (signInTally fields, per hotspot, method and outcome) into Postgres
+ * buckets (sign-in tally fields, per hotspot, method and outcome) into Postgres
  * (report_signins, migration 025), for the console's failures, attempts and
  * success rates. The sign-in path never writes Postgres per attempt: a
  * guessing storm is one HINCRBY per field and flush in Redis, and one upsert

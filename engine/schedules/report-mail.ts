@@ -4,7 +4,8 @@ import type { ReportPdfService } from '../reports/report-pdf-service.js';
 import type { ReportService } from '../reports/report-service.js';
 import { csvCell } from '../util/csv-cell.js';
 import { mailSubject, MAIL_WORDS, type ComplianceFacts, type MailFacts } from './mail-text.js';
-import { addDays, localTime } from './schedule-periods.js';
+import { addDays } from '../util/local-day.js';
+import { localTime } from './schedule-periods.js';
 import type { ScheduleContent, ScheduleLang } from './schedule-store.js';
 
 /** One attachment, whole: a summary, the PDF, or the session CSV read up to its cap. */

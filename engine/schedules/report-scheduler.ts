@@ -7,7 +7,8 @@ import { pinnedSmtpOptions, smtpFailure } from '../signin/providers/email-sender
 import type { Pool } from '../store/postgres.js';
 import { DEFAULT_MAX_CSV_BYTES, writeMail, type MailSources } from './report-mail.js';
 import { catchUp, localClock, periodsDue, type Frequency } from './schedule-periods.js';
-import { knownZone, ZONE_SQL, type ScheduleContent, type ScheduleLang } from './schedule-store.js';
+import { knownZone } from '../util/local-day.js';
+import { ZONE_SQL, type ScheduleContent, type ScheduleLang } from './schedule-store.js';
 
 /** Attempts a run gets (the first and its retries) before it stays failed. */
 export const MAX_ATTEMPTS = 6;

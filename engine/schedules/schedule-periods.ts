@@ -6,6 +6,7 @@
  * instants only for the due time, so a day of 23 or 25 hours (a daylight-saving
  * change) is still one day and 08:00 stays 08:00 on the wall clock.
  */
+import { addDays, localDate } from '../util/local-day.js';
 
 export type Frequency = 'daily' | 'weekly' | 'monthly';
 export const FREQUENCIES: readonly Frequency[] = ['daily', 'weekly', 'monthly'];
@@ -28,13 +29,6 @@ export interface Period {
   to: string;
   /** The instant of 08:00 local on the day after `to`, ms since the epoch. */
   dueAt: number;
-}
-
-const DAY_MS = 86_400_000;
-
-/** A calendar date `n` days after `day` (YYYY-MM-DD); zone-free. */
-export function addDays(day: string, n: number): string {
-  return new Date(Date.parse(`${day}T00:00:00Z`) + n * DAY_MS).toISOString().slice(0, 10);
 }
 
 /** ISO weekday of a date: 1 Monday .. 7 Sunday. */
@@ -86,11 +80,6 @@ function offsetAt(ms: number, zone: string): number {
 export function localClock(ms: number, zone: string): string {
   const w = wall(ms, zone);
   return `${w.date} ${String(w.hour).padStart(2, '0')}:${String(w.minute).padStart(2, '0')}`;
-}
-
-/** The local calendar date of instant `ms` in `zone`. */
-export function localDate(ms: number, zone: string): string {
-  return wall(ms, zone).date;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { Errors } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Pool } from '../store/postgres.js';
+import { knownZone } from '../util/local-day.js';
 import { nextPeriod, type Frequency } from './schedule-periods.js';
 
 export type ScheduleContent = 'report' | 'compliance';
@@ -67,24 +68,13 @@ export function checkRecipients(list: readonly string[]): string[] {
   return out;
 }
 
-/** A zone the runtime knows, else UTC (a tenant setting may hold anything). */
-export function knownZone(zone: string | null | undefined): string {
-  if (!zone) return 'UTC';
-  try {
-    new Intl.DateTimeFormat('en', { timeZone: zone });
-    return zone;
-  } catch {
-    return 'UTC';
-  }
-}
-
 /**
  * The zone of a schedule's row: its hotspot's, else the tenant's setting
  * (`tenants.settings->>'timezone'`), else the tenant's first venue's, else UTC.
  * `s` is the alias of report_schedules in the query.
  */
 export const ZONE_SQL = `COALESCE((SELECT h.timezone FROM hotspots h WHERE h.id = s.hotspot_id AND h.tenant_id = s.tenant_id),
-  (SELECT t.settings->>'timezone' FROM tenants t WHERE t.id = s.tenant_id),
+  (SELECT CASE WHEN coalesce(t.settings->>'timezone', '') = '' THEN NULL ELSE report_zone(t.settings->>'timezone') END FROM tenants t WHERE t.id = s.tenant_id),
   (SELECT h.timezone FROM hotspots h WHERE h.tenant_id = s.tenant_id ORDER BY h.created_at, h.id LIMIT 1), 'UTC')`;
 
 export interface ScheduleRow {

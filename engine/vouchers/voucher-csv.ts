@@ -191,13 +191,3 @@ export function offsetMs(t: number, timeZone: string): number {
   return asUtc - Math.floor(t / 1000) * 1000;
 }
 
-/** A zone name Intl knows, else UTC. */
-export function knownZone(zone: string | null | undefined): string {
-  if (!zone) return 'UTC';
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: zone });
-    return zone;
-  } catch {
-    return 'UTC';
-  }
-}

@@ -6,7 +6,8 @@ import { keys } from '../redis/keys.js';
 import type { Pool } from '../store/postgres.js';
 import type { BandwidthProfile } from './bandwidth-profiles.js';
 import type { BandwidthProfileService } from './bandwidth-profile-service.js';
-import { checkRecord, knownZone, readCsv, type CsvVoucher, type InvalidRow, type RowContext } from './voucher-csv.js';
+import { knownZone } from '../util/local-day.js';
+import { checkRecord, readCsv, type CsvVoucher, type InvalidRow, type RowContext } from './voucher-csv.js';
 import { checkWindow, type VoucherRow } from './voucher.js';
 import { putVoucher, queuePutVoucher, removeVoucher } from './voucher-redis.js';
 

@@ -13,13 +13,9 @@ const ERRORS = {
   503: 'service_unavailable: the process is drawing its most reports at once; try again shortly',
 };
 
-/** Every hotspot_id given, repeated or comma-separated (the validated query keeps only the last of a repeated one). */
-function hotspotIds(query: URLSearchParams): string[] {
-  return query.getAll('hotspot_id').flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '');
-}
-
 async function pdf(engine: Engine, { principal, q, query }: RouteContext<unknown, ReportPdfQuery>): Promise<Reply> {
-  const doc = await engine.reportPdf.render(principal.tenant.id, { from: q.from, to: q.to, hotspotIds: hotspotIds(query), lang: q.lang });
+  // Every hotspot_id given (the validated query keeps only the last of a repeated one); the engine splits the lists.
+  const doc = await engine.reportPdf.render(principal.tenant.id, { from: q.from, to: q.to, hotspotIds: query.getAll('hotspot_id'), lang: q.lang });
   return {
     status: 200, body: null, stream: doc.stream, contentType: 'application/pdf',
     headers: { 'content-disposition': `attachment; filename="${doc.filename}"`, 'cache-control': 'no-store' },

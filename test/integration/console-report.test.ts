@@ -164,16 +164,21 @@ describe('GET /api/v1/reports/console', () => {
     const before = Date.now();
     for (const code of ['WRONG-0001', 'WRONG-0002']) expect((await verify(code)).status).toBeGreaterThanOrEqual(400);
     expect((await verify(voucher.code)).status).toBe(200);
+    const after = Date.now();
+    // One row per hour: attempts that straddle an hour change are split over two rows, so the totals are summed.
     const stored = async () => (await db.query<{ outcome: string; attempts: number }>(
-      `SELECT outcome, attempts FROM report_signins WHERE tenant_id = $1 AND method = 'voucher' ORDER BY outcome`, [tenant.tenantId])).rows;
+      `SELECT outcome, sum(attempts)::int AS attempts FROM report_signins WHERE tenant_id = $1 AND method = 'voucher' GROUP BY outcome ORDER BY outcome`,
+      [tenant.tenantId])).rows;
+    const expected = [{ outcome: 'accept', attempts: 1 }, { outcome: 'reject', attempts: 2 }];
     const move = () => eng.signInMover.moveTenant(tenant.tenantId, hourOf(new Date(before).toISOString()) - 1, hourOf(new Date().toISOString()));
-    // The recorder flushes every 250 ms; move until the flush has landed.
-    await until(async () => { await move(); return (await stored()).length === 2; }, { what: 'the sign-in counts moved into Postgres' });
-    expect(await stored()).toEqual([{ outcome: 'accept', attempts: 1 }, { outcome: 'reject', attempts: 2 }]);
+    // The recorder flushes every 250 ms; move until the whole flush has landed.
+    await until(async () => { await move(); return JSON.stringify(await stored()) === JSON.stringify(expected); }, { what: 'the sign-in counts moved into Postgres' });
     // Moved again, by two movers at once and by the periodic run: the values, not sums.
     await Promise.all([move(), move(), eng.signInMover.runOnce()]);
-    expect(await stored()).toEqual([{ outcome: 'accept', attempts: 1 }, { outcome: 'reject', attempts: 2 }]);
-    const r = await call(svc.base, 'GET', `/api/v1/reports/console?preset=today&hotspot_id=${tenant.hotspotId}`, { auth: tenant.apiKey });
+    expect(await stored()).toEqual(expected);
+    // The venue's local days the attempts were made on (two if its midnight passed meanwhile), not "today" when asked.
+    const day = (ms: number) => new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Istanbul' }).format(ms);
+    const r = await call(svc.base, 'GET', `/api/v1/reports/console?preset=custom&from=${day(before)}&to=${day(after)}&hotspot_id=${tenant.hotspotId}`, { auth: tenant.apiKey });
     expect((r.body as { summary: unknown }).summary).toMatchObject({ signins_succeeded: 1, signins_failed: 2 });
     expect((r.body as { methods: unknown[] }).methods).toContainEqual({ method: 'voucher', sessions: expect.any(Number), attempts: 3, succeeded: 1, failed: 2, success_rate: 0.3333 });
   });

@@ -35,7 +35,7 @@ describe('DecisionRecorder', () => {
     };
     // The minute bucket also counts sign-ins per 10-second step of the minute (perStep), for the failure-surge window.
     expect(await redis.hgetall(minute)).toEqual({ ...expected, 'acc~0': '1', 'acc~1': '1', 'rej~0': '2' });
-    // The hour bucket also counts sign-ins per hotspot, method and outcome (signInTally), for the console's reports.
+    // The hour bucket also counts sign-ins per hotspot, method and outcome (the sign-in tally fields), for the console's reports.
     expect(await redis.hgetall(hour)).toEqual({
       ...expected, 'm:a:voucher@hs_rec': '1', 'm:a:sms_otp@hs_rec': '1', 'm:r:sms_otp@hs_rec': '1', 'm:r:voucher@hs_two': '1',
     });

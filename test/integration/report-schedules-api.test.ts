@@ -1,12 +1,26 @@
 import { describe, expect } from 'vitest';
 import { signOperatorToken } from '../../engine/index.js';
-import { call, JWT_SECRET, newTenant, serviceTest } from '../support/fixture.js';
+import { call, JWT_SECRET, newTenant, serviceTest, type Running, type Tenant } from '../support/fixture.js';
 
 // The scheduler is off in this file's service (testEnv): these tests are about the API, nothing is sent.
 const test = serviceTest();
 
+/**
+ * Deletes the tenant's schedules when the test ends, passed or failed: the mail tests' schedulers share this
+ * database, run on the real clock, and would otherwise run (and mail) whatever this file left behind.
+ */
+function dropSchedulesAtEnd(svc: Running, t: Tenant, onTestFinished: (fn: () => Promise<void>) => void): void {
+  onTestFinished(async () => {
+    const list = await call(svc.base, 'GET', '/v1/reports/schedules', { auth: t.apiKey });
+    for (const s of list.body.data as { id: string }[]) {
+      expect((await call(svc.base, 'DELETE', `/v1/reports/schedules/${s.id}`, { auth: t.apiKey })).status).toBe(200);
+    }
+  });
+}
+
 describe('report schedules API (/v1/reports/schedules)', () => {
-  test('create, list, read, runs and delete; next_run_at is 08:00 in the venue\'s zone', async ({ svc, tenant }) => {
+  test('create, list, read, runs and delete; next_run_at is 08:00 in the venue\'s zone', async ({ svc, tenant, onTestFinished }) => {
+    dropSchedulesAtEnd(svc, tenant, onTestFinished);
     const created = await call(svc.base, 'POST', '/v1/reports/schedules', {
       auth: tenant.apiKey,
       body: { frequency: 'weekly', recipients: ['a@example.com', 'B@example.com', 'b@example.com'], hotspot_id: tenant.hotspotId, content: 'report', lang: 'en', name: 'Monday' },
@@ -50,7 +64,8 @@ describe('report schedules API (/v1/reports/schedules)', () => {
     expect((await call(svc.base, 'DELETE', `/v1/reports/schedules/${s.id}`, { auth: tenant.apiKey })).status).toBe(404);
   });
 
-  test('another tenant can neither see, read, list the runs of, nor delete a schedule: 404 as if it did not exist', async ({ svc, tenant }) => {
+  test('another tenant can neither see, read, list the runs of, nor delete a schedule: 404 as if it did not exist', async ({ svc, tenant, onTestFinished }) => {
+    dropSchedulesAtEnd(svc, tenant, onTestFinished);
     const other = await newTenant(svc.service, 'Other Venue');
     const s = (await call(svc.base, 'POST', '/v1/reports/schedules', { auth: tenant.apiKey, body: { frequency: 'daily', recipients: ['x@example.com'], content: 'report' } })).body;
     expect((await call(svc.base, 'GET', '/v1/reports/schedules', { auth: other.apiKey })).body).toEqual({ data: [] });
@@ -69,7 +84,8 @@ describe('report schedules API (/v1/reports/schedules)', () => {
     expect(theirs.body).toMatchObject({ error: 'hotspot_not_found' });
   });
 
-  test('a recipient with CR or LF (header injection) is 400 report_recipient_invalid naming it; so is a display name; more than 20 is 400', async ({ svc, tenant }) => {
+  test('a recipient with CR or LF (header injection) is 400 report_recipient_invalid naming it; so is a display name; more than 20 is 400', async ({ svc, tenant, onTestFinished }) => {
+    dropSchedulesAtEnd(svc, tenant, onTestFinished);
     const post = (recipients: unknown) => call(svc.base, 'POST', '/v1/reports/schedules', { auth: tenant.apiKey, body: { frequency: 'daily', recipients, content: 'report' } });
     for (const bad of ['a@example.com\r\nBcc: victim@example.org', 'a@example.com\nBcc: v@example.org', 'a@example.com\r', 'Boss <boss@example.com>', 'a@b', 'a b@example.com', 'a@example.com,b@example.com']) {
       const r = await post(['ok@example.com', bad]);
@@ -85,7 +101,8 @@ describe('report schedules API (/v1/reports/schedules)', () => {
     expect((await call(svc.base, 'GET', '/v1/reports/schedules', { auth: tenant.apiKey })).body.data).toHaveLength(1);
   });
 
-  test('writes need the admin role (a viewer reads); the paths are in the OpenAPI document', async ({ svc, tenant }) => {
+  test('writes need the admin role (a viewer reads); the paths are in the OpenAPI document', async ({ svc, tenant, onTestFinished }) => {
+    dropSchedulesAtEnd(svc, tenant, onTestFinished);
     const viewer = await signOperatorToken(new TextEncoder().encode(JWT_SECRET), tenant.tenantId, ['viewer'], 600);
     const body = { frequency: 'daily', recipients: ['v@example.com'], content: 'report' };
     expect((await call(svc.base, 'POST', '/v1/reports/schedules', { bearer: viewer, body })).status).toBe(403);

@@ -104,7 +104,7 @@ describe('Status-Server (RFC 5997) over UDP on 127.0.0.1', () => {
 
   it("is answered to FreeRADIUS's radclient (`radclient ... status`) on both ports", async () => {
     for (const [port, answer] of [[auth, 'Access-Accept'], [acct, 'Accounting-Response']] as const) {
-      const r = await radclient(['-x', '-r', '1', '-t', '3', `127.0.0.1:${port}`, 'status', nas.secret], 'Message-Authenticator = 0x00\n');
+      const r = await radclient(['-x', '-r', '5', '-t', '2', `127.0.0.1:${port}`, 'status', nas.secret], 'Message-Authenticator = 0x00\n');
       expect(r.stdout).toContain(`Received ${answer}`);
       expect(r.code).toBe(0);
     }

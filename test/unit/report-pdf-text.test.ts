@@ -1,12 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { DOCUMENT_DEVICE_TYPES, DOCUMENT_METHODS, type ReportFigures } from '../../engine/reports/report-document.js';
+import { DEVICE_TYPES } from '../../engine/reports/device-type.js';
+import { REPORT_METHODS } from '../../engine/reports/hour-figures.js';
+import type { ReportFigures } from '../../engine/reports/report-document.js';
 import { bytes, rangeInWords, REPORT_WORDS, reportNotes } from '../../engine/reports/report-pdf-text.js';
 
 function figures(over: Partial<ReportFigures>): ReportFigures {
   return {
     sessions: 0, uniqueDevices: 0, avgDurationMinutes: 0, peakHour: null, bytesIn: 0, bytesOut: 0,
     daily: [{ date: '2026-03-29', sessions: 0, avgDurationMinutes: 0, bytesIn: 0, bytesOut: 0 }], hours: new Array<number>(24).fill(0),
-    methods: DOCUMENT_METHODS.map((method) => ({ method, sessions: 0 })), devices: DOCUMENT_DEVICE_TYPES.map((type) => ({ type, sessions: 0 })),
+    methods: REPORT_METHODS.map((method) => ({ method, sessions: 0 })), devices: DEVICE_TYPES.map((type) => ({ type, sessions: 0 })),
     previous: { from: '2026-03-28', to: '2026-03-28', sessions: 0 }, ...over,
   };
 }
@@ -16,7 +18,7 @@ describe('PDF report notes', () => {
   it('a one-day report compares with the day before, in the singular, and names no busiest day', () => {
     const f = figures({
       sessions: 30, peakHour: 23, avgDurationMinutes: 75, previous: { from: '2026-03-28', to: '2026-03-28', sessions: 40 },
-      methods: DOCUMENT_METHODS.map((method) => ({ method, sessions: method === 'pms' ? 30 : 0 })),
+      methods: REPORT_METHODS.map((method) => ({ method, sessions: method === 'pms' ? 30 : 0 })),
     });
     const en = reportNotes('en', f, 1);
     expect(en).toContain('Most sessions started between 23:00 and 00:00.');

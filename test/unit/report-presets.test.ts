@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../engine/errors.js';
-import { localDate, presetRange } from '../../engine/reports/report-presets.js';
+import { presetRange } from '../../engine/reports/report-presets.js';
+import { localDate } from '../../engine/util/local-day.js';
 
 const at = (iso: string): number => Date.parse(iso);
 const range = (preset: string, zone: string, now: string) => {

@@ -23,13 +23,13 @@
   bucket only: in the hour bucket k would name six different steps.
 
   Sign-ins are also counted per hotspot, method and outcome in the hour
-  bucket only (`m:a:<method>@<hotspot>`, `m:r:...`: signInTally), which
+  bucket only (`m:a:<method>@<hotspot>`, `m:r:...`, read back by parseSignInTally), which
   engine/reports/signin-mover.ts copies into Postgres (report_signins) for
   the console's reports: a guessing storm costs Redis one HINCRBY per field
   and flush, never a Postgres write per attempt.
 
   Records: engine/redis/records.ts (ACTIVITY, perSite, perMethod,
-  rejectReason, perStep, signInTally); event fields: engine/events/types.ts (EVENT_FIELD).
+  rejectReason, perStep, parseSignInTally); event fields: engine/events/types.ts (EVENT_FIELD).
 
   KEYS[1] the tenant's decisions stream   {t:T}:dec
   KEYS[2] the tenant's event stream       {t:T}:ev
