@@ -23,12 +23,15 @@ import { ZONES, type RolledStart } from './report-rollups.js';
 const VISITOR = (salt: string, m: string, u: string, mac: string): string =>
   `report_visitor_hash(${salt}, report_visitor_kind(${m}, ${u}), CASE WHEN report_visitor_kind(${m}, ${u}) = 'id' THEN ${u} ELSE ${mac} END)`;
 
-/** The visits and first days of rows `r` (t, hs, day, visitor), as CTE text to follow others. */
+/**
+ * The visits and first days of rows `r` (t, hs, day, visitor), as CTE text to follow others. A returning
+ * visitor's first day is written only when it moves earlier (a rebuild): an unchanged row is not rewritten.
+ */
 const VISITS = `v AS (
     INSERT INTO report_visits (tenant_id, hotspot_id, day, visitor) SELECT DISTINCT t, hs, day, visitor FROM r WHERE visitor IS NOT NULL
     ON CONFLICT DO NOTHING RETURNING 1)
   INSERT INTO report_visitors (tenant_id, hotspot_id, visitor, first_day) SELECT t, hs, visitor, min(day) FROM r WHERE visitor IS NOT NULL GROUP BY 1, 2, 3
-  ON CONFLICT (tenant_id, hotspot_id, visitor) DO UPDATE SET first_day = least(report_visitors.first_day, EXCLUDED.first_day)`;
+  ON CONFLICT (tenant_id, visitor, hotspot_id) DO UPDATE SET first_day = EXCLUDED.first_day WHERE EXCLUDED.first_day < report_visitors.first_day`;
 
 /** Counts inserted starts into report_ssids and the visitor tables. */
 export async function rollGuests(c: Pick<PoolClient, 'query'>, starts: RolledStart[]): Promise<void> {

@@ -73,9 +73,10 @@ CREATE TABLE IF NOT EXISTS report_visitors (
   hotspot_id  text NOT NULL,
   visitor     bytea NOT NULL,
   first_day   date NOT NULL,
-  PRIMARY KEY (tenant_id, hotspot_id, visitor)
+  -- Visitor before hotspot: the sink's upsert, the reports' lookups (all three known) and the
+  -- erasure (tenant and visitor) all use this one index; a second one cost every session start.
+  PRIMARY KEY (tenant_id, visitor, hotspot_id)
 );
-CREATE INDEX IF NOT EXISTS report_visitors_key ON report_visitors (tenant_id, visitor);
 
 -- One row per visitor, hotspot and local day with a session start: the period's visitors.
 CREATE TABLE IF NOT EXISTS report_visits (
