@@ -58,8 +58,8 @@ export class ReportPdfService {
 
   /**
    * Checks the request, reads the figures and starts drawing; throws before
-   * the first byte (a bad range 400, too many venues 400, several without
-   * the licence 403, a venue not the tenant's 404), so errors keep their
+   * the first byte (a bad range 400, too many venues 400, several (named,
+   * or all of a tenant's when none is) without the licence 403, a venue not the tenant's 404), so errors keep their
    * status. When every drawing place is taken, the stream's first read
    * throws service_unavailable (503).
    */
@@ -71,6 +71,8 @@ export class ReportPdfService {
     if (!tenant) throw Errors.TENANT_NOT_FOUND();
     checkVenues(ids, tenant.modules);
     const venues = await this.venues(tenantId, ids);
+    // None named is every venue: an aggregate like any other, under the same licence and limit.
+    if (ids.length === 0) checkVenues(venues.map((v) => v.id), tenant.modules);
     const timeZone = reportZone(venues.map((v) => v.zone), tenant.tz);
     const lang: ReportPdfLang = req.lang ?? (timeZone === 'Europe/Istanbul' ? 'tr' : 'en');
     const figures = await reportFigures(this.opts.pool, tenantId, venues.map((v) => v.id), range);

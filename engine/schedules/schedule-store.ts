@@ -1,3 +1,4 @@
+import { checkVenues } from '../reports/report-venues.js';
 import { Errors } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Pool } from '../store/postgres.js';
@@ -97,11 +98,19 @@ const COLUMNS = `s.tenant_id, s.id, s.name, s.frequency, s.recipients, s.hotspot
 export class ScheduleStore {
   constructor(private readonly pool: Pool, private readonly now: () => number) {}
 
-  async create(tenantId: string, input: ScheduleInput): Promise<ReportSchedule> {
+  /**
+   * `modules`: the tenant's licence. A report for every venue (no hotspot_id) is an aggregate over
+   * them: refused now as the PDF report would refuse it at each run (several venues need the
+   * multi_venue module, at most 10), not found failing later.
+   */
+  async create(tenantId: string, input: ScheduleInput, modules: readonly string[]): Promise<ReportSchedule> {
     const recipients = checkRecipients(input.recipients);
     if (input.hotspot_id !== undefined) {
       const { rowCount } = await this.pool.query('SELECT 1 FROM hotspots WHERE id = $1 AND tenant_id = $2', [input.hotspot_id, tenantId]);
       if (!rowCount) throw Errors.HOTSPOT_NOT_FOUND();
+    } else if (input.content === 'report') {
+      const { rows } = await this.pool.query<{ id: string }>('SELECT id FROM hotspots WHERE tenant_id = $1', [tenantId]);
+      checkVenues(rows.map((r) => r.id), modules);
     }
     const id = newId('rsc_');
     // No language given: Turkish for a schedule in Turkey's zone, else English (as the PDF report and the voucher sheets).

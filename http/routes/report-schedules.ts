@@ -9,8 +9,8 @@ export function reportScheduleRoutes(engine: Engine): Route[] {
     route({
       method: 'post', path: '/v1/reports/schedules', surface: 'public', auth: true, module: 'reports', status: 201, bodySchema: scheduleCreate, responseSchema: reportSchedule,
       summary: 'Schedule a report or the compliance package by e-mail: daily, weekly (Monday) or monthly (day 1), at 08:00 local, to 1-20 addresses',
-      errors: { 400: 'report_recipient_invalid (field names the address), validation_failed', 403: 'module_not_licensed (reports)', 404: "hotspot_not_found (not one of the tenant's)" },
-      handler: async ({ principal, body }) => ({ status: 201, body: await store.create(principal.tenant.id, body) }),
+      errors: { 400: 'report_recipient_invalid (field names the address), validation_failed, report_too_many_venues (a report for all venues of a tenant with more than 10)', 403: 'module_not_licensed (reports; or multi_venue, for a report of all venues of a tenant with several)', 404: "hotspot_not_found (not one of the tenant's)" },
+      handler: async ({ principal, body }) => ({ status: 201, body: await store.create(principal.tenant.id, body, principal.tenant.modules) }),
       // The addresses stay out of the chain (kept 730 days): how many, not who.
       audit: (_ctx, out) => ({
         event: 'report_schedule_created',

@@ -129,12 +129,17 @@ describe('PDF report', () => {
   });
 
   it('several venues need the multi_venue module (403 without it); with it, one report over both', async ({ svc, tenant: t, db }) => {
-    const second = await svc.service.engine.hotspots.create(t.tenantId, { name: 'Terrace', timezone: 'Europe/Istanbul' });
+    // A tenant of its own with two venues (the file's tenant keeps one, for the tests after this).
+    const basic = await newTenant(svc.service, 'Basic Venue');
+    const second = await svc.service.engine.hotspots.create(basic.tenantId, { name: 'Terrace', timezone: 'Europe/Istanbul' });
     for (const path of ['/v1/reports/pdf', '/api/v1/reports/pdf']) {
-      const r = await getPdf(svc.base, t.apiKey, `from=2026-05-04&to=2026-05-10&hotspot_id=${t.hotspotId}&hotspot_id=${second.id}`, path);
-      expect(r.status, path).toBe(403);
-      expect(JSON.parse(r.body.toString())).toMatchObject({ error: 'module_not_licensed' });
-      expect(JSON.parse(r.body.toString()).message).toContain('multi_venue');
+      // Two named, or none named (every venue of the tenant, two here): an aggregate either way.
+      for (const venues of [`&hotspot_id=${basic.hotspotId}&hotspot_id=${second.id}`, '']) {
+        const r = await getPdf(svc.base, basic.apiKey, `from=2026-05-04&to=2026-05-10${venues}`, path);
+        expect(r.status, `${path} ${venues}`).toBe(403);
+        expect(JSON.parse(r.body.toString())).toMatchObject({ error: 'module_not_licensed' });
+        expect(JSON.parse(r.body.toString()).message).toContain('multi_venue');
+      }
     }
     const pro = await newTenant(svc.service, 'Pro Venue', [...DEFAULT_MODULES, 'multi_venue']);
     const terrace = await svc.service.engine.hotspots.create(pro.tenantId, { name: 'Terrace Ğ', timezone: 'Europe/Istanbul' });

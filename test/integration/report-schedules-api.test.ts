@@ -57,6 +57,11 @@ describe('report schedules API (/v1/reports/schedules)', () => {
     expect(en.body).toMatchObject({ lang: 'en', time_zone: 'America/New_York' });
     expect(en.body.next_run_at).toMatch(/T1[23]:00:00\.000Z$/);
 
+    // The report of every venue is an aggregate over two now: it needs multi_venue, as the PDF does (the compliance package is the tenant's whole log, no aggregate).
+    const every = await call(svc.base, 'POST', '/v1/reports/schedules', { auth: tenant.apiKey, body: { frequency: 'daily', recipients: ['e@example.com'], content: 'report' } });
+    expect(every.status).toBe(403);
+    expect(every.body).toMatchObject({ error: 'module_not_licensed' });
+
     const del = await call(svc.base, 'DELETE', `/v1/reports/schedules/${s.id}`, { auth: tenant.apiKey });
     expect(del.status).toBe(200);
     expect(del.body.id).toBe(s.id);
