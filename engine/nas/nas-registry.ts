@@ -67,19 +67,20 @@ export class NasRegistry {
   /**
    * The NAS sending from this address (IPv4-mapped IPv6 addresses are matched
    * as IPv4): the client registered with the packet's NAS-Identifier, else
-   * the address's client registered without one. The identifier is a claim
-   * of an unauthenticated packet: it only chooses whose secret must then
-   * verify the packet.
+   * the address's client registered without one. `identifier` reads the
+   * packet's NAS-Identifier and is called only when some client at the
+   * address is named by one. The identifier is a claim of an unauthenticated
+   * packet: it only chooses whose secret must then verify the packet.
    */
-  byAddress(ip: string, nasIdentifier?: string): NasEntry | null {
+  byAddress(ip: string, identifier?: () => string | undefined): NasEntry | null {
     const at = this.byIp.get(ip.startsWith('::ffff:') ? ip.slice(7) : ip);
     if (!at) return null;
-    return (nasIdentifier !== undefined ? at.named?.get(nasIdentifier) : undefined) ?? at.plain;
-  }
-
-  /** Whether some client at this address is told apart by NAS-Identifier (the RADIUS server reads the attribute only then). */
-  namesIdentifiers(ip: string): boolean {
-    return this.byIp.get(ip.startsWith('::ffff:') ? ip.slice(7) : ip)?.named != null;
+    if (at.named && identifier) {
+      const id = identifier();
+      const named = id === undefined ? undefined : at.named.get(id);
+      if (named) return named;
+    }
+    return at.plain;
   }
 
   get(id: string): NasEntry | null {

@@ -101,7 +101,7 @@ export class RadiusGateway implements RadiusHandler {
   }
 
   nasByIp(ip: string, identifier: () => string | undefined): NasRecord | null {
-    return this.registry.byAddress(ip, this.registry.namesIdentifiers(ip) ? identifier() : undefined);
+    return this.registry.byAddress(ip, identifier);
   }
 
   async authorize(m: AccessRequestMsg): Promise<AccessDecision> {
