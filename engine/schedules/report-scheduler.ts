@@ -8,7 +8,7 @@ import type { Pool } from '../store/postgres.js';
 import { DEFAULT_MAX_CSV_BYTES, writeMail, type MailSources } from './report-mail.js';
 import { catchUp, localClock, periodsDue, type Frequency } from './schedule-periods.js';
 import { knownZone } from '../util/local-day.js';
-import { ZONE_SQL, type ScheduleContent, type ScheduleLang } from './schedule-store.js';
+import { ZONE_SQL, type ScheduleRow } from './schedule-store.js';
 
 /** Attempts a run gets (the first and its retries) before it stays failed. */
 export const MAX_ATTEMPTS = 6;
@@ -60,15 +60,7 @@ interface ClaimedRun {
   late: boolean;
 }
 
-interface ScheduleOfRun {
-  name: string;
-  frequency: Frequency;
-  recipients: string[];
-  hotspot_id: string | null;
-  content: ScheduleContent;
-  lang: ScheduleLang;
-  site: string;
-}
+type ScheduleOfRun = Pick<ScheduleRow, 'name' | 'frequency' | 'recipients' | 'hotspot_id' | 'content' | 'lang'> & { site: string };
 
 /**
  * Sends the scheduled report mails (docs/reports.md, Scheduled e-mail). Every
