@@ -30,6 +30,8 @@ export interface LocalOptions {
   pgPort?: number;
   /** Throw-away: faster, non-durable Postgres settings (fsync off). */
   ephemeral?: boolean;
+  /** More postgresql.conf lines for a new cluster (e.g. WAL archiving for the restore drill). */
+  postgresConf?: string;
   database?: string;
   log?: (line: string) => void;
 }
@@ -141,7 +143,7 @@ export async function startLocalServices(opts: LocalOptions): Promise<LocalServi
     pgRun('initdb', ['-D', pgDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C']);
     const extra = opts.ephemeral ? '\nfsync = off\nfull_page_writes = off\nsynchronous_commit = off\n' : '';
     writeFileSync(join(pgDir, 'postgresql.auto.conf'),
-      `listen_addresses = '127.0.0.1'\nunix_socket_directories = '${pgDir}'\nmax_connections = 200\n${extra}`);
+      `listen_addresses = '127.0.0.1'\nunix_socket_directories = '${pgDir}'\nmax_connections = 200\n${extra}${opts.postgresConf ?? ''}`);
     ownByPostgres(join(pgDir, 'postgresql.auto.conf'));
   }
   const status = spawnSync(isRoot ? 'runuser' : pgBin('pg_ctl'), isRoot ? ['-u', 'postgres', '--', pgBin('pg_ctl'), 'status', '-D', pgDir] : ['status', '-D', pgDir]);

@@ -49,12 +49,12 @@ export interface OwnStack {
 }
 
 /** Throw-away Redis + PostgreSQL 15 in a fresh temporary folder, and an environment for the service. */
-export async function ownStack(nodeId: string): Promise<OwnStack> {
+export async function ownStack(nodeId: string, postgresConf?: string): Promise<OwnStack> {
   if (!existsSync(projectPath('dist', 'scripts', 'serve.js'))) throw new Error('dist/ is missing: run `npx tsc -p .` first');
   const dir = mkdtempSync(join(tmpdir(), 'gw-e2e-'));
   let local: LocalServices;
   try {
-    local = await startLocalServices({ dir, ephemeral: true });
+    local = await startLocalServices({ dir, ephemeral: true, postgresConf });
   } catch (err) {
     rmSync(dir, { recursive: true, force: true });
     throw err;
@@ -176,10 +176,10 @@ export async function expectOneStartEach(db: pg.Pool, tenantId: string, authoriz
 }
 
 /** The e2e fixture: see the top of this file. */
-export function e2eTest(nodeId: string) {
+export function e2eTest(nodeId: string, postgresConf?: string) {
   return base
     .extend('stack', { scope: 'file' }, async ({}, { onCleanup }) => {
-      const stack = await ownStack(nodeId);
+      const stack = await ownStack(nodeId, postgresConf);
       onCleanup(() => stack.destroy());
       return stack;
     })
