@@ -81,14 +81,43 @@ export function tlsFiles(env: NodeJS.ProcessEnv, problems: string[]): { certFile
     problems.push(`TLS_CERT_FILE and TLS_KEY_FILE go together: set both (HTTPS) or neither (plain HTTP); only ${certFile ? 'TLS_CERT_FILE' : 'TLS_KEY_FILE'} is set`);
     return undefined;
   }
-  for (const [name, file] of [['TLS_CERT_FILE', certFile], ['TLS_KEY_FILE', keyFile]] as const) {
+  readable(env, ['TLS_CERT_FILE', 'TLS_KEY_FILE'], problems);
+  return { certFile, keyFile };
+}
+
+function readable(env: NodeJS.ProcessEnv, names: readonly string[], problems: string[]): void {
+  for (const name of names) {
     try {
-      accessSync(file, fsConstants.R_OK);
+      accessSync(env[name]!, fsConstants.R_OK);
     } catch (err) {
-      problems.push(`${name}=${JSON.stringify(file)} is not a readable file (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+      problems.push(`${name}=${JSON.stringify(env[name])} is not a readable file (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
     }
   }
-  return { certFile, keyFile };
+}
+
+/** RADIUS over TLS (RFC 6614): the server's certificate and key, and the CA its NASes' client certificates chain to. */
+export interface RadsecConfig {
+  certFile: string;
+  keyFile: string;
+  caFile: string;
+  /** TCP port; 2083 (RFC 6614 §2.1) by default. */
+  port: number;
+}
+
+/** RADSEC_*: all three PEM files or none (RadSec off), each readable now, not at the first NAS's handshake. */
+export function radsecSettings(env: NodeJS.ProcessEnv, problems: string[], port: number): RadsecConfig | null {
+  const names = ['RADSEC_CERT_FILE', 'RADSEC_KEY_FILE', 'RADSEC_CA_FILE'] as const;
+  const missing = names.filter((n) => !env[n]);
+  if (missing.length === names.length) {
+    if (env.RADSEC_PORT) problems.push(`RADSEC_PORT is set but RadSec is off: set ${names.join(', ')}`);
+    return null;
+  }
+  if (missing.length > 0) {
+    problems.push(`RadSec needs all of ${names.join(', ')}; missing ${missing.join(', ')}`);
+    return null;
+  }
+  readable(env, names, problems);
+  return { certFile: env.RADSEC_CERT_FILE!, keyFile: env.RADSEC_KEY_FILE!, caFile: env.RADSEC_CA_FILE!, port };
 }
 
 /**

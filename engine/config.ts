@@ -1,10 +1,10 @@
 import { isIP } from 'node:net';
 import { availableParallelism, hostname } from 'node:os';
-import { cidrList, metricsToken, pmsSettings, privateTargets, secretsKeys, tlsFiles, type Cidr, type PmsTimers } from './config-parsers.js';
+import { cidrList, metricsToken, pmsSettings, privateTargets, radsecSettings, secretsKeys, tlsFiles, type Cidr, type PmsTimers, type RadsecConfig } from './config-parsers.js';
 import type { SecretKey } from './secrets/secret-box.js';
 import { deriveOtpKey } from './signin/otp/otp-code.js';
 
-export { cidrList, type Cidr };
+export { cidrList, type Cidr, type RadsecConfig };
 
 /**
  * Configuration from the environment, validated once at start. Every bad value
@@ -37,6 +37,8 @@ export interface Config {
   radiusAcctPort: number;
   /** Start the RADIUS server (off for processes that only serve HTTP). */
   radiusEnabled: boolean;
+  /** RADIUS over TLS (RFC 6614) beside UDP: on when RADSEC_CERT_FILE, RADSEC_KEY_FILE and RADSEC_CA_FILE are set. */
+  radsec: RadsecConfig | null;
   nodeId: string;
   /** RFC 3161 time-stamp authority for 5651 evidence packs; undefined: packs carry no tokens. */
   tsaUrl: string | undefined;
@@ -279,6 +281,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     radiusAuthPort: port('RADIUS_AUTH_PORT', 1812) ?? 1812,
     radiusAcctPort: port('RADIUS_ACCT_PORT', 1813) ?? 1813,
     radiusEnabled: bool('RADIUS_ENABLED', true),
+    radsec: radsecSettings(env, problems, port('RADSEC_PORT', 2083) ?? 2083),
     // Stable across restarts, so a restarted process takes back its hotspot leases and its
     // unacknowledged outbox entries at once. Two processes on one host need distinct NODE_IDs.
     nodeId: env.NODE_ID || hostname(),

@@ -53,6 +53,18 @@ export interface RadiusServerStats {
 
 type Port = 'auth' | 'acct';
 
+/**
+ * Where a packet came from and its reply goes: a UDP sender (Node's
+ * RemoteInfo, answered from the socket it reached), or a RadSec connection
+ * (radsec-listener.ts), which answers on its own TLS stream with `reply`.
+ */
+export interface Peer extends RemoteInfo {
+  reply?: (packet: Buffer) => void;
+}
+
+/** RFC 6614 §2.3: over TLS the RADIUS shared secret is this fixed string; TLS carries the protection. */
+export const RADSEC_SECRET = 'radsec';
+
 /** The Authenticator field as seen by an Accounting-Request's Message-Authenticator (never written to). */
 const ZERO_AUTHENTICATOR = Buffer.alloc(16);
 
@@ -84,6 +96,12 @@ export class RadiusServer {
   private acct: Socket | null = null;
   private bound = { auth: 0, acct: 0 };
   private running = false;
+  /**
+   * The NAS records as RadSec sees them, one copy per record: the secret `radsec` (RFC 6614 §2.3), and no
+   * Message-Authenticator required, since TLS already protects every packet against the forgery it guards
+   * against (Blast-RADIUS needs an attacker inside the stream).
+   */
+  private readonly overTls = new WeakMap<NasRecord, NasRecord>();
 
   constructor(opts: RadiusServerOptions) {
     const bad = (why: string) => RadiusErrors.RADIUS_BAD_OPTIONS(`RadiusServer: ${why}`);
@@ -179,8 +197,17 @@ export class RadiusServer {
     });
   }
 
+  /**
+   * A packet from a RadSec connection (RFC 6614), framed by its listener: both
+   * kinds share the connection, so the code says which port's rules apply.
+   * Matched to a NAS exactly as a datagram from the peer's address. Must not throw.
+   */
+  receiveStream(msg: Buffer, peer: Peer): void {
+    this.receive(msg, peer, msg[0] === Code.ACCOUNTING_REQUEST ? 'acct' : 'auth');
+  }
+
   /** Entry point of every datagram. Must not throw. */
-  private receive(msg: Buffer, rinfo: RemoteInfo, port: Port): void {
+  private receive(msg: Buffer, rinfo: Peer, port: Port): void {
     this.counts.received[port]++;
     this.metrics?.inc(MetricName.RECEIVED, port);
     const len = checkFraming(msg);
@@ -205,9 +232,10 @@ export class RadiusServer {
     }
   }
 
-  private withNas(msg: Buffer, len: number, rinfo: RemoteInfo, port: Port, nas: NasRecord | null): void {
+  private withNas(msg: Buffer, len: number, rinfo: Peer, port: Port, found: NasRecord | null): void {
     if (!this.running) return;
-    if (!nas) return this.drop(DropReason.UNKNOWN_NAS, rinfo);
+    if (!found) return this.drop(DropReason.UNKNOWN_NAS, rinfo);
+    const nas = rinfo.reply ? this.radsecView(found) : found;
     try {
       if (msg[0] === Code.STATUS_SERVER) this.status(msg, len, rinfo, nas, port);
       else if (port === 'auth') this.access(msg, len, rinfo, nas);
@@ -216,6 +244,12 @@ export class RadiusServer {
       // Only a bug of ours gets here; the packet is dropped, the server goes on.
       this.drop(DropReason.HANDLER_ERROR, rinfo, err);
     }
+  }
+
+  private radsecView(nas: NasRecord): NasRecord {
+    let view = this.overTls.get(nas);
+    if (!view) this.overTls.set(nas, view = { ...nas, secret: RADSEC_SECRET, requireMessageAuthenticator: false });
+    return view;
   }
 
   /** Status-Server (RFC 5997): answered at once, never cached nor handed to the engine (status-server.ts). */
@@ -337,10 +371,11 @@ export class RadiusServer {
     this.send(socket, entry.reply, rinfo);
   }
 
-  private send(socket: Socket | null, reply: Buffer, rinfo: RemoteInfo): void {
-    if (!this.running || !socket) return;
+  private send(socket: Socket | null, reply: Buffer, rinfo: Peer): void {
+    if (!this.running) return;
     try {
-      socket.send(reply, rinfo.port, rinfo.address, this.onSent);
+      if (rinfo.reply) rinfo.reply(reply);
+      else socket?.send(reply, rinfo.port, rinfo.address, this.onSent);
     } catch (err) {
       // Runs inside promise callbacks: a throw here would be an unhandled rejection.
       this.onSent(err as Error);

@@ -1,15 +1,16 @@
+import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { ConfigError, Engine, createLogger, loadConfig, type Logger } from '../engine/index.js';
 import { startHttp, type HttpServer } from '../http/index.js';
-import { CoaClient, RadiusServer } from '../radius/index.js';
+import { CoaClient, RadiusServer, RadsecListener } from '../radius/index.js';
 
 export interface Service {
   engine: Engine;
   http: HttpServer;
   /** Null when RADIUS_ENABLED=false. */
   radius: RadiusServer | null;
-  /** The bound RADIUS ports (0 when disabled). */
-  radiusPorts: { auth: number; acct: number };
+  /** The bound RADIUS ports (0 when disabled); `radsec` 0 unless RadSec is configured. */
+  radiusPorts: { auth: number; acct: number; radsec: number };
   log: Logger;
   stop(): Promise<void>;
 }
@@ -31,7 +32,8 @@ export async function runService(env: NodeJS.ProcessEnv = process.env): Promise<
   engine.radius.setNasControl(coa);
   let http: HttpServer | undefined;
   let radius: RadiusServer | null = null;
-  let radiusPorts = { auth: 0, acct: 0 };
+  let radsec: RadsecListener | null = null;
+  let radiusPorts = { auth: 0, acct: 0, radsec: 0 };
   try {
     http = await startHttp(engine, log);
     if (config.radiusEnabled) {
@@ -39,10 +41,19 @@ export async function runService(env: NodeJS.ProcessEnv = process.env): Promise<
         handler: engine.radius, host: config.radiusHost, authPort: config.radiusAuthPort, acctPort: config.radiusAcctPort,
         logger: log.child({ component: 'radius' }), metrics: engine.metrics,
       });
-      radiusPorts = await radius.start();
+      radiusPorts = { ...(await radius.start()), radsec: 0 };
+      if (config.radsec) {
+        radsec = new RadsecListener({
+          server: radius, host: config.radiusHost, port: config.radsec.port, logger: log.child({ component: 'radsec' }),
+          cert: readFileSync(config.radsec.certFile), key: readFileSync(config.radsec.keyFile), ca: readFileSync(config.radsec.caFile),
+        });
+        radiusPorts.radsec = await radsec.start();
+      }
       log.info({ host: config.radiusHost, ...radiusPorts }, 'radius listening');
     }
   } catch (err) {
+    await radsec?.stop();
+    await radius?.stop();
     http?.close();
     await coa.close();
     await engine.close();
@@ -56,6 +67,7 @@ export async function runService(env: NodeJS.ProcessEnv = process.env): Promise<
       // whose use is counted); new ones are refused. Then RADIUS, then the engine.
       httpServer.close();
       await httpServer.drained(SHUTDOWN_DRAIN_MS);
+      await radsec?.stop();
       await radius?.stop();
       await coa.close();
       await engine.close();
