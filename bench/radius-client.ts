@@ -71,10 +71,15 @@ export type Outcome = { code: number; ms: number; tries: number } | { lost: true
 
 interface Pending { packet: Buffer; port: number; dueAt: number; sentAt: number; tries: number; done: (o: Outcome) => void }
 
-/** One UDP socket and its 256 Identifiers. */
+/**
+ * One UDP socket and its 256 Identifiers, reused oldest-freed first: the server may
+ * still answer a retransmission of the request that last held an Identifier.
+ */
 class Lane {
   readonly slots: (Pending | undefined)[] = new Array(256);
-  readonly free: number[] = Array.from({ length: 256 }, (_, i) => 255 - i);
+  /** The Request Authenticator of the request each Identifier last carried, to tell a late duplicate answer from a bad one. */
+  readonly last: (Buffer | undefined)[] = new Array(256);
+  readonly free: number[] = Array.from({ length: 256 }, (_, i) => i);
   constructor(readonly socket: Socket) {}
 }
 
@@ -102,8 +107,12 @@ export class OpenLoopRadius {
   private readonly lanes: Lane[] = [];
   private timer: NodeJS.Timeout | undefined;
   outstanding = 0;
+  /** Answers that matched no request (nor the last one of their Identifier), or failed their Response Authenticator. */
   bad = 0;
+  /** Answers to a request already answered: the server answering a retransmission too (RFC 5080 §2.2.2). */
+  lateDuplicates = 0;
   retransmitted = 0;
+  private closed = false;
 
   constructor(private readonly o: OpenLoopOptions) {}
 
@@ -122,7 +131,7 @@ export class OpenLoopRadius {
       if (this.lanes.length >= this.o.maxLanes) { done({ refused: 'window' }); return; }
       lane = this.openLane();
     }
-    const id = lane.free.pop()!;
+    const id = lane.free.shift()!;
     const packet = build(id);
     const p: Pending = { packet, port, dueAt, sentAt: performance.now(), tries: 1, done };
     lane.slots[id] = p;
@@ -132,6 +141,8 @@ export class OpenLoopRadius {
 
   /** Sends of lost requests still waiting are given up; sockets closed. */
   close(): void {
+    if (this.closed) return;
+    this.closed = true;
     clearInterval(this.timer);
     for (const lane of this.lanes) {
       for (let id = 0; id < 256; id++) this.finish(lane, id, (p) => ({ lost: true, tries: p.tries }));
@@ -151,8 +162,13 @@ export class OpenLoopRadius {
     s.on('message', (msg) => {
       const len = checkFraming(msg);
       const id = msg.length > 1 ? msg[1]! : -1;
-      const p = id >= 0 ? lane.slots[id] : undefined;
-      if (len < 0 || !p || !this.crypto.verifyResponseAuthenticator(msg, len, p.packet.subarray(4, HEADER_LENGTH), this.o.secret)) { this.bad++; return; }
+      if (len < 0 || id < 0) { this.bad++; return; }
+      const p = lane.slots[id];
+      if (!p || !this.crypto.verifyResponseAuthenticator(msg, len, p.packet.subarray(4, HEADER_LENGTH), this.o.secret)) {
+        const last = lane.last[id];
+        if (last && this.crypto.verifyResponseAuthenticator(msg, len, last, this.o.secret)) this.lateDuplicates++; else this.bad++;
+        return;
+      }
       this.finish(lane, id, (q) => ({ code: msg[0]!, ms: performance.now() - q.dueAt, tries: q.tries }));
     });
     this.lanes.push(lane);
@@ -163,6 +179,7 @@ export class OpenLoopRadius {
     const p = lane.slots[id];
     if (!p) return;
     lane.slots[id] = undefined;
+    lane.last[id] = p.packet.subarray(4, HEADER_LENGTH);
     lane.free.push(id);
     this.outstanding--;
     p.done(outcome(p));
