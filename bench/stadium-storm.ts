@@ -249,7 +249,7 @@ async function main(o: StormOptions): Promise<number> {
   };
   const met = Object.values(targets).every(Boolean);
   const summary = {
-    summary: true, guests: shape.guests, rate: shape.rate, otp_share: shape.otpShare, signed_in: driver.signedIn,
+    summary: true, tenant: venue.tenant ?? null, guests: shape.guests, rate: shape.rate, otp_share: shape.otpShare, signed_in: driver.signedIn,
     latency_ms: f, errors, restart_errors: Object.fromEntries(driver.restartErrors), retransmitted: radius.retransmitted, late_duplicates: radius.lateDuplicates, bad_replies: radius.bad,
     sink_lag_s: lagS, cpu_us_per_signin: cpu, killed_at_s: o.killAtSec ?? null,
     check: check ?? null, targets: o.killAtSec === undefined ? targets : null,
