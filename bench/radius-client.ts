@@ -69,6 +69,8 @@ export function accountingRequest(w: PacketWriter, id: number, f: AcctFields, se
 /** How a request ended: its reply's code and the time from `dueAt`, or why none came. */
 export type Outcome = { code: number; ms: number; tries: number } | { lost: true; tries: number } | { refused: 'window' };
 
+const RESERVE = 64;
+
 interface Pending { packet: Buffer; port: number; dueAt: number; sentAt: number; tries: number; done: (o: Outcome) => void }
 
 /**
@@ -126,11 +128,12 @@ export class OpenLoopRadius {
    * `build` gets the Identifier; the packet's Request Authenticator is bytes 4..20 of what it returns.
    */
   send(port: number, dueAt: number, build: (id: number) => Buffer, done: (o: Outcome) => void): void {
-    let lane = this.lanes.find((l) => l.free.length > 0);
-    if (!lane) {
-      if (this.lanes.length >= this.o.maxLanes) { done({ refused: 'window' }); return; }
-      lane = this.openLane();
-    }
+    // A lane keeps a reserve of Identifiers (a new socket opens first), so an Identifier is reused only
+    // after RESERVE others freed since: a late answer to a retransmission is then told from a bad one.
+    let lane = this.lanes.find((l) => l.free.length > RESERVE);
+    if (!lane && this.lanes.length < this.o.maxLanes) lane = this.openLane();
+    lane ??= this.lanes.find((l) => l.free.length > 0);
+    if (!lane) { done({ refused: 'window' }); return; }
     const id = lane.free.shift()!;
     const packet = build(id);
     const p: Pending = { packet, port, dueAt, sentAt: performance.now(), tries: 1, done };

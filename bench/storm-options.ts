@@ -19,7 +19,7 @@ each request was due.
                        ports, go on; then every session start/end must be in Postgres exactly once
                        and the chain must verify (exit 1 if not)
   --json-lines <path>  one JSON line per second there, and the summary as the last line
-  --connections 256    HTTP connections at most     --timeout 1000 / --tries 3   RADIUS retransmission
+  --connections 256    HTTP connections at most     --timeout 2000 / --tries 3   RADIUS retransmission
   --signin-tries 3     a guest's tries of a sign-in that failed on the wire or with a 5xx, 1 s apart
   --deadline <s>       hard stop (default: the run plus 120 s)
   --redis-url / --database-url   use these (migrated) instead of a throw-away Redis and PostgreSQL
@@ -104,7 +104,7 @@ export function parseStormArgs(argv: string[]): StormOptions | 'help' {
     shape, target, external, killAtSec,
     jsonLines: args.get('json-lines'),
     connections: Math.floor(num('connections', 256, 1, 65_536)),
-    timeoutMs: num('timeout', 1000, 10, 60_000),
+    timeoutMs: num('timeout', 2000, 10, 60_000),
     tries: Math.floor(num('tries', 3, 1, 10)),
     signinTries: Math.floor(num('signin-tries', 3, 1, 10)),
     deadlineSec: num('deadline', runSec + 120, 1, 7200),
