@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { Redis } from 'ioredis';
+import pg from 'pg';
 import { createLogger, DEFAULT_CODE_FORMAT, Engine, loadConfig, projectPath, signOperatorToken } from '../engine/index.js';
 import { cpuTicks, localStack, say, spawnReady, Teardown, treeTicks, type ReadyChild } from './bench-kit.js';
 import { fakeCarrier } from './fake-carrier.js';
@@ -9,7 +9,8 @@ import { JsonClient } from './json-client.js';
 import { figures, JsonLines } from './json-lines.js';
 import { OpenLoopRadius } from './radius-client.js';
 import { checkStorm, startsStored, endsStored, type StormCheck } from './storm-check.js';
-import { StormDriver, type CodeFor, type StormSite } from './storm-driver.js';
+import { RawHttpClient } from './raw-http-client.js';
+import { StormDriver, type CodeFor, type GuestHttp, type StormSite } from './storm-driver.js';
 import { parseStormArgs, STORM_HELP, type StormOptions } from './storm-options.js';
 import { StormPlan } from './storm-plan.js';
 
@@ -87,7 +88,7 @@ async function seed(env: NodeJS.ProcessEnv, otp: boolean): Promise<{ tenant: str
 }
 
 /** SMS sign-in on, through the fake carrier, with the abuse limits off (every guest comes from 127.0.0.1). */
-async function enableSms(client: JsonClient, jwtSecret: string, tenant: string, carrierUrl: string, credentialsVar: string): Promise<void> {
+async function enableSms(client: GuestHttp, jwtSecret: string, tenant: string, carrierUrl: string, credentialsVar: string): Promise<void> {
   const token = await signOperatorToken(new TextEncoder().encode(jwtSecret), tenant, ['admin'], 3600, 'bench');
   const put = await client.send('PUT', '/v1/settings/sign-in', {
     methods: ['voucher', 'sms_otp'],
@@ -110,10 +111,12 @@ async function main(o: StormOptions): Promise<number> {
 
   let venue: Venue;
   let lives: ServiceLives | undefined;
-  let engine: Engine | undefined;
-  let redis: Redis | undefined;
+  let pool: pg.Pool | undefined;
+  let checkEnv: NodeJS.ProcessEnv | undefined;
   let pids: (() => { redis: number; postgres: number }) | undefined;
-  const http = new JsonClient(o.target, o.external?.httpPort ?? 0, o.connections);
+  const http: GuestHttp = o.httpClient === 'node'
+    ? new JsonClient(o.target, o.external?.httpPort ?? 0, o.connections)
+    : new RawHttpClient(o.target, o.external?.httpPort ?? 0, o.connections);
   undo.push(() => http.close());
   if (o.external) {
     const x = o.external;
@@ -150,11 +153,11 @@ async function main(o: StormOptions): Promise<number> {
     if (shape.otpShare > 0) await enableSms(http, jwt, seeded.tenant, carrierUrl, credentialsVar);
     venue = { site: { hotspot: seeded.hotspot, codes: seeded.codes, authPort: s.ready.radius.auth, acctPort: s.ready.radius.acct, secret: SECRET },
       tenant: seeded.tenant, codeFor };
-    engine = new Engine(loadConfig(env), createLogger('warn', 2), { sink: false, actors: false });
-    undo.push(() => engine!.close());
-    await engine.start();
-    redis = new Redis(env.REDIS_URL!, { maxRetriesPerRequest: 2 });
-    undo.push(() => { redis!.disconnect(); });
+    // A bare pool while the storm runs (an Engine here would run its background work on the bench's CPU);
+    // the engine for the chain's verification only afterwards.
+    pool = new pg.Pool({ connectionString: env.DATABASE_URL, max: 2 });
+    undo.push(() => pool!.end());
+    checkEnv = env;
   }
 
   const radius = new OpenLoopRadius({ host: o.target, secret: venue.site.secret, timeoutMs: o.timeoutMs, tries: o.tries, maxLanes: 1024 });
@@ -174,7 +177,7 @@ async function main(o: StormOptions): Promise<number> {
     const from = driver.lastSigninAt;
     const need = driver.ledger.authorized.size;
     for (;;) {
-      if ((await startsStored(engine!.pool, venue.tenant!)) >= need) { sinkLagMs = performance.now() - from; return; }
+      if ((await startsStored(pool!, venue.tenant!)) >= need) { sinkLagMs = performance.now() - from; return; }
       if (performance.now() - from > 120_000) return;
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -207,7 +210,7 @@ async function main(o: StormOptions): Promise<number> {
         }, (err: Error) => { clearInterval(loop); reject(err); });
       }
       const arrived = plan.exhausted(now) || now >= plan.lastArrivalMs;
-      if (arrived && driver.signing === 0 && engine && !watching && driver.lastSigninAt > 0 && !driver.down()) watching = watchSink();
+      if (arrived && driver.signing === 0 && pool && !watching && driver.lastSigninAt > 0 && !driver.down()) watching = watchSink();
       if (plan.exhausted(now) && driver.signing === 0 && radius.outstanding === 0 && !driver.down()) { clearInterval(loop); resolve(); }
     }, 1);
   });
@@ -219,11 +222,11 @@ async function main(o: StormOptions): Promise<number> {
 
   let check: StormCheck | undefined;
   const cpu: Record<string, number | null> = { service: null, redis: null, postgres: null, bench: null };
-  if (engine && venue.tenant) {
+  if (pool && checkEnv && venue.tenant) {
     // Every answered Stop's end in Postgres too, before the check (bounded).
     const until = performance.now() + 60_000;
-    while (performance.now() < until && ((await startsStored(engine.pool, venue.tenant)) < driver.ledger.authorized.size
-      || (await endsStored(engine.pool, venue.tenant)) < driver.ledger.stopped.size)) await new Promise((r) => setTimeout(r, 100));
+    while (performance.now() < until && ((await startsStored(pool, venue.tenant)) < driver.ledger.authorized.size
+      || (await endsStored(pool, venue.tenant)) < driver.ledger.stopped.size)) await new Promise((r) => setTimeout(r, 100));
     const per = (ticks: number): number => Math.round((ticks * 1e4) / Math.max(1, driver.signedIn));
     cpu.service = per(lives!.ticks() - cpu0.service);
     if (pids) {
@@ -234,7 +237,10 @@ async function main(o: StormOptions): Promise<number> {
     }
     const own = process.cpuUsage(cpu0.own);
     cpu.bench = Math.round((own.user + own.system) / Math.max(1, driver.signedIn));
-    check = await checkStorm(engine.pool, venue.tenant, driver.ledger, () => engine!.audit.verify(venue.tenant!));
+    const engine = new Engine(loadConfig(checkEnv), createLogger('warn', 2), { sink: false, actors: false });
+    undo.push(() => engine.close());
+    await engine.start();
+    check = await checkStorm(pool, venue.tenant, driver.ledger, () => engine.audit.verify(venue.tenant!));
   }
 
   const f = Object.fromEntries(Object.entries(driver.series).map(([k, s]) => [k, figures(s.all)]));
@@ -249,7 +255,7 @@ async function main(o: StormOptions): Promise<number> {
   };
   const met = Object.values(targets).every(Boolean);
   const summary = {
-    summary: true, tenant: venue.tenant ?? null, guests: shape.guests, rate: shape.rate, otp_share: shape.otpShare, signed_in: driver.signedIn,
+    summary: true, tenant: venue.tenant ?? null, http_client: o.httpClient, guests: shape.guests, rate: shape.rate, otp_share: shape.otpShare, signed_in: driver.signedIn,
     latency_ms: f, errors, restart_errors: Object.fromEntries(driver.restartErrors), retransmitted: radius.retransmitted, late_duplicates: radius.lateDuplicates, bad_replies: radius.bad,
     sink_lag_s: lagS, cpu_us_per_signin: cpu, killed_at_s: o.killAtSec ?? null,
     check: check ?? null, targets: o.killAtSec === undefined ? targets : null,

@@ -1,6 +1,5 @@
 import { performance } from 'node:perf_hooks';
 import { benchMac } from './bench-kit.js';
-import type { JsonClient } from './json-client.js';
 import { SecondCounters, SecondSeries } from './json-lines.js';
 import { accessRequest, accountingRequest, AcctStatusType, Code, type OpenLoopRadius, type Outcome } from './radius-client.js';
 import type { StormLedger } from './storm-check.js';
@@ -17,6 +16,15 @@ import type { StormEvent, StormPlan } from './storm-plan.js';
 
 export interface StormSite {
   hotspot: string; codes: string[]; authPort: number; acctPort: number; secret: string;
+}
+
+/** What the driver needs of an HTTP client: JsonClient (node:http) or RawHttpClient. */
+export interface GuestHttp {
+  port: number;
+  post(path: string, body: unknown): Promise<{ status: number; json: any }>;
+  send(method: string, path: string, body: unknown, headers?: Record<string, string>): Promise<{ status: number; json: any }>;
+  page(path: string): Promise<{ status: number; bytes: number }>;
+  close(): void;
 }
 
 /** An SMS code delivered to the fake carrier for a 10-digit local number. */
@@ -47,7 +55,7 @@ export class StormDriver {
   /** [kill, ready] of the service's restart, performance.now(); a request due in it and failing after the kill is the kill's. */
   outage: [number, number] | undefined;
 
-  constructor(private readonly plan: StormPlan, private readonly http: JsonClient, private readonly radius: OpenLoopRadius,
+  constructor(private readonly plan: StormPlan, private readonly http: GuestHttp, private readonly radius: OpenLoopRadius,
     private readonly site: StormSite, private readonly codeFor: CodeFor | undefined, t0: number, private readonly runTag: number,
     private readonly signinTries: number) {
     this.state = new Uint8Array(plan.shape.guests);

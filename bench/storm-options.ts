@@ -20,6 +20,7 @@ each request was due.
                        and the chain must verify (exit 1 if not)
   --json-lines <path>  one JSON line per second there, and the summary as the last line
   --connections 256    HTTP connections at most     --timeout 2000 / --tries 3   RADIUS retransmission
+  --http-client raw    raw (a lean keep-alive HTTP/1.1 client) or node (node:http's Agent), for an A/B of the bench's own cost
   --signin-tries 3     a guest's tries of a sign-in that failed on the wire or with a 5xx, 1 s apart
   --deadline <s>       hard stop (default: the run plus 120 s)
   --redis-url / --database-url   use these (migrated) instead of a throw-away Redis and PostgreSQL
@@ -39,6 +40,7 @@ export interface StormOptions {
   external: External | undefined;
   killAtSec: number | undefined;
   jsonLines: string | undefined;
+  httpClient: 'raw' | 'node';
   connections: number; timeoutMs: number; tries: number; signinTries: number;
   deadlineSec: number;
   redisUrl: string | undefined; databaseUrl: string | undefined;
@@ -46,7 +48,7 @@ export interface StormOptions {
 
 const FLAGS = new Set(['allow-remote', 'external', 'help']);
 const VALUES = new Set(['guests', 'over', 'rate', 'otp-share', 'interim', 'stay', 'tail', 'kill-at', 'json-lines', 'connections', 'timeout',
-  'tries', 'signin-tries', 'deadline', 'redis-url', 'database-url', 'target', 'http-port', 'radius-port', 'acct-port', 'radius-secret', 'hotspot', 'codes']);
+  'tries', 'signin-tries', 'http-client', 'deadline', 'redis-url', 'database-url', 'target', 'http-port', 'radius-port', 'acct-port', 'radius-secret', 'hotspot', 'codes']);
 
 /** The options, or a one-line reason they are refused (thrown as an Error). */
 export function parseStormArgs(argv: string[]): StormOptions | 'help' {
@@ -99,10 +101,12 @@ export function parseStormArgs(argv: string[]): StormOptions | 'help' {
   } else if (target !== '127.0.0.1') {
     throw new Error('the bench starts its own service on 127.0.0.1; --target elsewhere needs --external');
   }
+  const httpClient = args.get('http-client') ?? 'raw';
+  if (httpClient !== 'raw' && httpClient !== 'node') throw new Error('--http-client is raw or node');
   if (args.has('redis-url') !== args.has('database-url')) throw new Error('give --redis-url and --database-url together');
   return {
     shape, target, external, killAtSec,
-    jsonLines: args.get('json-lines'),
+    jsonLines: args.get('json-lines'), httpClient,
     connections: Math.floor(num('connections', 256, 1, 65_536)),
     timeoutMs: num('timeout', 2000, 10, 60_000),
     tries: Math.floor(num('tries', 3, 1, 10)),
