@@ -89,6 +89,18 @@ export class StormPlan {
     return into;
   }
 
+  /** When the next event not yet taken is due, ms after the start (Infinity: none left), so the clock can sleep till then. */
+  nextDueMs(): number {
+    const { guests, interimSec } = this.shape;
+    let next = this.nextArrival < guests ? this.arrivalMs(this.nextArrival) : Infinity;
+    for (let k = 1; k < this.nextInterim.length; k++) {
+      const g = this.nextInterim[k]!;
+      if (g < guests) next = Math.min(next, this.arrivalMs(g) + k * interimSec * 1000);
+    }
+    if (this.shape.staySec > 0 && this.nextStop < guests) next = Math.min(next, this.stopMs(this.nextStop));
+    return next < this.endMs ? next : Infinity;
+  }
+
   /** True once every event of the run has been taken. */
   exhausted(nowMs: number): boolean {
     return nowMs >= this.endMs;
