@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { Agent, request, type IncomingMessage } from 'node:http';
-import { createServer as createNetServer, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
 import { createLogger, DEFAULT_CODE_FORMAT, Engine, loadConfig, projectPath, signOperatorToken } from '../engine/index.js';
 import { keys } from '../engine/redis/keys.js';
+import { fakeCarrier } from './fake-carrier.js';
+import { JsonClient } from './json-client.js';
 import { localStack, benchMac, drained, percentile, say, spawnReady, Teardown, withCpu, type CpuUse } from './bench-kit.js';
 
 /**
@@ -39,106 +39,6 @@ const undo = new Teardown();
 undo.guard('otp-signin', DEADLINE_MS);
 
 interface Phase { done: number; errors: number; seconds: number; latencies: number[]; firstError?: string }
-
-/** A keep-alive JSON client to the service. */
-class Client {
-  private readonly agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS * 2 });
-  constructor(private readonly port: number) {}
-
-  post(path: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: any }> {
-    return this.send('POST', path, body, headers);
-  }
-
-  send(method: string, path: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: any }> {
-    const data = Buffer.from(JSON.stringify(body));
-    return new Promise((resolve, reject) => {
-      const req = request({
-        host: HOST, port: this.port, path, method, agent: this.agent,
-        headers: { 'content-type': 'application/json', 'content-length': data.length, ...headers },
-      }, (res: IncomingMessage) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString();
-          try { resolve({ status: res.statusCode ?? 0, json: text ? JSON.parse(text) : null }); } catch { resolve({ status: res.statusCode ?? 0, json: text }); }
-        });
-      });
-      req.on('error', reject);
-      req.setTimeout(10_000, () => req.destroy(new Error('timeout')));
-      req.end(data);
-    });
-  }
-
-  close(): void { this.agent.destroy(); }
-}
-
-/**
- * A Netgsm carrier on loopback: `POST /sms/rest/v2/otp` with Basic auth and `{msgheader, msg, no}`,
- * answering `{"code":"00","jobid":...}`. The code in `msg` goes to whoever waits for that number.
- *
- * Raw HTTP/1.1 on a TCP server rather than node:http: the carrier is a stand-in for a remote
- * service, yet it runs in this process on the cores the service is measured on. With node:http's
- * server the CPU outside the service, Redis and Postgres (mostly this process) came to 2.4
- * verifies' worth per pair (bench/results/otp-signin.md, 2026-11-25 00:29), where the target
- * allows two for everything. This one reads only what it must: the request line, Authorization,
- * Content-Length and the two fields it needs from the body.
- */
-async function fakeCarrier(expectedAuth: string): Promise<{ url: string; codeFor(no: string): Promise<string>; sent: () => number }> {
-  const waiting = new Map<string, (code: string) => void>();
-  const arrived = new Map<string, string>();
-  let sent = 0;
-  const deliver = (no: string, code: string): void => {
-    const w = waiting.get(no);
-    if (w) { waiting.delete(no); w(code); } else arrived.set(no, code);
-  };
-  const answer = (body: string, status = '200 OK'): string =>
-    `HTTP/1.1 ${status}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
-  const sockets = new Set<Socket>();
-  const server = createNetServer((socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-    socket.setNoDelay(true);
-    let buf = '';
-    socket.on('error', () => socket.destroy());
-    socket.on('data', (chunk: Buffer) => {
-      buf += chunk.toString('latin1');
-      for (;;) {
-        const headEnd = buf.indexOf('\r\n\r\n');
-        if (headEnd < 0) return;
-        const head = buf.slice(0, headEnd);
-        const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
-        if (buf.length < headEnd + 4 + length) return;
-        const body = buf.slice(headEnd + 4, headEnd + 4 + length);
-        buf = buf.slice(headEnd + 4 + length);
-        const auth = /\r\nauthorization: *([^\r]*)/i.exec(head)?.[1];
-        if (!head.startsWith('POST /sms/rest/v2/otp ') || auth !== expectedAuth) {
-          socket.write(answer('{"code":"30"}', '401 Unauthorized'));
-          continue;
-        }
-        const no = (/"no":"(\d+)"/.exec(body)?.[1] ?? '').slice(-10);
-        const code = /"msg":"[^"]*?\b(\d{6})\b/.exec(body)?.[1] ?? '';
-        sent++;
-        deliver(no, code);
-        socket.write(answer(`{"code":"00","jobid":"${sent}"}`));
-      }
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, HOST, r));
-  undo.push(() => new Promise<void>((r) => {
-    server.close(() => r());
-    for (const s of sockets) s.destroy();
-  }));
-  const port = (server.address() as { port: number }).port;
-  return {
-    url: `http://${HOST}:${port}`,
-    sent: () => sent,
-    codeFor: (no) => {
-      const have = arrived.get(no);
-      if (have !== undefined) { arrived.delete(no); return Promise.resolve(have); }
-      return new Promise((resolve) => waiting.set(no, resolve));
-    },
-  };
-}
 
 /** Runs `one(i)` with `concurrency` loops until `seconds` pass (closed loop). */
 async function closedLoop(seconds: number, concurrency: number, one: (i: number) => Promise<void>): Promise<Phase> {
@@ -187,7 +87,7 @@ async function main(): Promise<number> {
     undo.push(() => { redis.disconnect(); });
     const secret = stack.env.JWT_SECRET!;
     const carrierCreds = `bench:${randomBytes(8).toString('hex')}`;
-    const carrier = await fakeCarrier(`Basic ${Buffer.from(carrierCreds).toString('base64')}`);
+    const carrier = await fakeCarrier(undo, HOST, `Basic ${Buffer.from(carrierCreds).toString('base64')}`);
     // The fake carrier is on loopback: a private target, allowed for the bench as for the tests.
     const env: NodeJS.ProcessEnv = { ...stack.env, HTTP_HOST: HOST, RADIUS_ENABLED: 'false', ALLOW_PRIVATE_TARGETS: 'true' };
 
@@ -212,7 +112,7 @@ async function main(): Promise<number> {
     const credentialsVar = `${tenantId.toUpperCase()}_SMS`;
     env[credentialsVar] = carrierCreds;
     const service = await spawnReady(undo, 'service', [...prof, projectPath('dist', 'scripts', 'serve.js')], env);
-    const client = new Client(service.ready.ports.main as number);
+    const client = new JsonClient(HOST, service.ready.ports.main as number, CONNECTIONS * 2);
     undo.push(() => client.close());
     const token = await signOperatorToken(new TextEncoder().encode(secret), tenantId, ['admin'], 3600, 'bench');
     const put = await client.send('PUT', '/v1/settings/sign-in', {

@@ -9,7 +9,10 @@
  *   node dist/bench/radius-load.js --self            # against an in-process RadiusServer with a stub engine
  *
  * Options (all optional):
- *   --host 127.0.0.1     target; loopback only (127.0.0.0/8 or ::1)
+ *   --target 127.0.0.1   the server's address (--host is the same); loopback (127.0.0.0/8 or ::1)
+ *                        unless --allow-remote: only then does it load a deployment elsewhere
+ *   --json-lines path    one JSON line per second of the run there (sent, answered, lost,
+ *                        latency n/p50/p90/p99/max in ms), beside the summary line
  *   --port 1812          authentication port      --acct-port 1813   accounting port
  *   --secret testing123  shared secret             --password guest   User-Password sent
  *   --rate 0             requests/s; 0 = as fast as the outstanding window allows
@@ -26,7 +29,6 @@
  * event loop: at high rates it includes the generator's own queueing, so run
  * it on other cores than the server (taskset) for server figures.
  */
-import { randomFillSync } from 'node:crypto';
 import { createSocket, type Socket } from 'node:dgram';
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
@@ -34,13 +36,15 @@ import { performance } from 'node:perf_hooks';
 import { pino } from 'pino';
 import type { AccessDecision, NasRecord, RadiusHandler } from '../engine/index.js';
 import {
-  AcctStatusType, Attr, Code, HEADER_LENGTH, PacketWriter, RadiusCrypto, RadiusServer, checkFraming,
+  AcctStatusType, Code, HEADER_LENGTH, PacketWriter, RadiusCrypto, RadiusServer, checkFraming,
 } from '../radius/index.js';
+import { JsonLines, SecondCounters, SecondSeries } from './json-lines.js';
+import { accessRequest, accountingRequest, Authenticators, isLoopback, refuseTarget } from './radius-client.js';
 
 interface Options {
   host: string; port: number; acctPort: number; secret: string; password: string;
   rate: number; concurrency: number; durationSec: number; maxRequests: number;
-  macs: string[]; acctRatio: number; timeoutMs: number; self: boolean;
+  macs: string[]; acctRatio: number; timeoutMs: number; self: boolean; jsonLines: string | undefined;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -48,7 +52,7 @@ function parseArgs(argv: string[]): Options {
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (!a.startsWith('--')) fail(`unexpected argument ${a}`);
-    if (a === '--self') { args.set('self', '1'); continue; }
+    if (a === '--self' || a === '--allow-remote') { args.set(a.slice(2), '1'); continue; }
     const v = argv[++i];
     if (v === undefined) fail(`${a} needs a value`);
     args.set(a.slice(2), v);
@@ -60,8 +64,10 @@ function parseArgs(argv: string[]): Options {
     if (!Number.isFinite(n) || n < min || n > max) fail(`--${k} must be a number in ${min}..${max}`);
     return n;
   };
-  const host = args.get('host') ?? '127.0.0.1';
-  if (!isLoopback(host)) fail('--host must be a loopback address (127.0.0.0/8 or ::1): this tool only loads local servers');
+  if (args.has('host') && args.has('target')) fail('--host and --target are the same option: give one');
+  const host = args.get('target') ?? args.get('host') ?? '127.0.0.1';
+  const refused = refuseTarget(host, args.has('allow-remote'));
+  if (refused) fail(refused);
   let macs: string[];
   const file = args.get('mac-file');
   if (file) {
@@ -71,7 +77,7 @@ function parseArgs(argv: string[]): Options {
     const n = num('macs', 1000, 1, 16_777_216);
     macs = Array.from({ length: n }, (_, i) => `02-00-00-${hex2(i >> 16)}-${hex2(i >> 8)}-${hex2(i)}`);
   }
-  const known = new Set(['host', 'port', 'acct-port', 'secret', 'password', 'rate', 'concurrency', 'duration', 'requests', 'macs', 'mac-file', 'acct-ratio', 'timeout', 'self']);
+  const known = new Set(['host', 'port', 'acct-port', 'secret', 'password', 'rate', 'concurrency', 'duration', 'requests', 'macs', 'mac-file', 'acct-ratio', 'timeout', 'self', 'target', 'allow-remote', 'json-lines']);
   for (const k of args.keys()) if (!known.has(k)) fail(`unknown option --${k}`);
   return {
     host,
@@ -87,16 +93,13 @@ function parseArgs(argv: string[]): Options {
     acctRatio: num('acct-ratio', 0, 0, 1),
     timeoutMs: num('timeout', 2000, 10, 60_000),
     self: args.has('self'),
+    jsonLines: args.get('json-lines'),
   };
 }
 
 function fail(msg: string): never {
   process.stderr.write(`radius-load: ${msg}\n`);
   process.exit(2);
-}
-
-function isLoopback(host: string): boolean {
-  return (isIP(host) === 4 && host.startsWith('127.')) || host === '::1';
 }
 
 function hex2(n: number): string {
@@ -136,14 +139,10 @@ async function main(): Promise<void> {
 
   const crypto = new RadiusCrypto();
   const writer = new PacketWriter(crypto);
-  const authenticators = Buffer.allocUnsafe(16 * 4096);
-  let authPos = authenticators.length;
-  const nextAuthenticator = (): Buffer => {
-    if (authPos === authenticators.length) { randomFillSync(authenticators); authPos = 0; }
-    const a = authenticators.subarray(authPos, authPos + 16);
-    authPos += 16;
-    return a;
-  };
+  const authenticators = new Authenticators();
+  // Per second, only when asked for: the summary's Float64Array stays the hot path's only store.
+  const lines = new JsonLines(o.jsonLines);
+  const perSecond = o.jsonLines ? { latency: new SecondSeries(), counts: new SecondCounters() } : undefined;
 
   const latencies = new Float64Array(o.maxRequests);
   let sent = 0, answered = 0, accepts = 0, rejects = 0, acctResponses = 0, lost = 0, bad = 0, outstanding = 0;
@@ -152,7 +151,9 @@ async function main(): Promise<void> {
   const laneCount = Math.ceil(o.concurrency / 256);
   for (let i = 0; i < laneCount; i++) {
     const s = createSocket(isIP(o.host) === 6 ? 'udp6' : 'udp4');
-    await new Promise<void>((resolve) => s.bind(0, isIP(o.host) === 6 ? '::1' : '127.0.0.1', resolve));
+    // The loopback address for a local target; the wildcard when --allow-remote aims elsewhere.
+    const local = isLoopback(o.host) ? (isIP(o.host) === 6 ? '::1' : '127.0.0.1') : undefined;
+    await new Promise<void>((resolve) => s.bind(0, local, resolve));
     try { s.setRecvBufferSize(4 * 1024 * 1024); s.setSendBufferSize(4 * 1024 * 1024); } catch { /* kernel cap */ }
     const lane = new Lane(s);
     s.on('message', (msg) => {
@@ -164,11 +165,14 @@ async function main(): Promise<void> {
       lane.slots[id] = undefined;
       lane.free.push(id);
       outstanding--;
-      if (answered < latencies.length) latencies[answered] = performance.now() - out.sentAt;
+      const ms = performance.now() - out.sentAt;
+      if (answered < latencies.length) latencies[answered] = ms;
       answered++;
+      perSecond?.latency.add(ms);
       if (msg[0] === Code.ACCESS_ACCEPT) accepts++;
       else if (msg[0] === Code.ACCESS_REJECT) rejects++;
       else if (msg[0] === Code.ACCOUNTING_RESPONSE) acctResponses++;
+      perSecond?.counts.add(msg[0] === Code.ACCESS_ACCEPT ? 'accept' : msg[0] === Code.ACCESS_REJECT ? 'reject' : 'acct');
       pump();
     });
     lanes.push(lane);
@@ -191,27 +195,19 @@ async function main(): Promise<void> {
       let packet: Buffer;
       let authenticator: Buffer;
       if (isAcct) {
-        packet = writer.begin(Code.ACCOUNTING_REQUEST, id)
-          .uint32(Attr.ACCT_STATUS_TYPE, AcctStatusType.INTERIM_UPDATE)
-          .string(Attr.USER_NAME, mac).string(Attr.CALLING_STATION_ID, mac)
-          .string(Attr.CALLED_STATION_ID, '00-11-22-33-44-55:Bench')
-          .string(Attr.ACCT_SESSION_ID, `bench-${mac}`)
-          .uint32(Attr.ACCT_INPUT_OCTETS, sent & 0xffffff).uint32(Attr.ACCT_OUTPUT_OCTETS, (sent * 7) & 0xffffff)
-          .uint32(Attr.ACCT_SESSION_TIME, 60).uint32(Attr.ACCT_DELAY_TIME, 0)
-          .finishSignedRequest(o.secret);
-        authenticator = packet.subarray(4, HEADER_LENGTH);
+        packet = accountingRequest(writer, id, {
+          status: AcctStatusType.INTERIM_UPDATE, mac, sessionId: `bench-${mac}`,
+          inOctets: sent & 0xffffff, outOctets: (sent * 7) & 0xffffff, sessionTime: 60,
+        }, o.secret);
       } else {
-        packet = writer.begin(Code.ACCESS_REQUEST, id, nextAuthenticator()).messageAuthenticator()
-          .string(Attr.USER_NAME, mac).userPassword(o.password, o.secret)
-          .string(Attr.CALLING_STATION_ID, mac).string(Attr.CALLED_STATION_ID, '00-11-22-33-44-55:Bench')
-          .string(Attr.NAS_PORT_ID, 'bench0')
-          .finishAccessRequest(o.secret);
-        authenticator = packet.subarray(4, HEADER_LENGTH);
+        packet = accessRequest(writer, id, authenticators.next(), mac, o.password, o.secret);
       }
+      authenticator = packet.subarray(4, HEADER_LENGTH);
       lane.slots[id] = { sentAt: performance.now(), authenticator };
       lane.socket.send(packet, isAcct ? o.acctPort : o.port, o.host);
       sent++;
       outstanding++;
+      perSecond?.counts.add(isAcct ? 'sent_acct' : 'sent_auth');
       return true;
     }
     return false;
@@ -226,6 +222,11 @@ async function main(): Promise<void> {
     while (sent < allowed && sendOne());
   }
 
+  let second = 0;
+  const secondTimer = perSecond && setInterval(() => {
+    lines.write({ t: ++second, ...perSecond.counts.take(), latency: perSecond.latency.take(), outstanding, bad });
+  }, 1000);
+
   // Paces sending when rate-limited, expires lost requests, and ends the run.
   await new Promise<void>((resolve) => {
     const tick = setInterval(() => {
@@ -238,6 +239,7 @@ async function main(): Promise<void> {
             lane.free.push(id);
             outstanding--;
             lost++;
+            perSecond?.counts.add('lost');
           }
         }
       }
@@ -252,6 +254,11 @@ async function main(): Promise<void> {
     pump();
   });
   finished = true;
+  if (secondTimer) {
+    clearInterval(secondTimer);
+    lines.write({ t: ++second, partial: true, ...perSecond.counts.take(), latency: perSecond.latency.take(), outstanding, bad });
+  }
+  await lines.close();
   const elapsedSec = (performance.now() - started) / 1000;
 
   const n = Math.min(answered, latencies.length);
