@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { availableParallelism, hostname } from 'node:os';
-import { cidrList, metricsToken, pmsSettings, privateTargets, secretsKeys, tlsFiles, type Cidr, type PmsTimers } from './config-parsers.js';
+import { cidrList, dictionaryDir, metricsToken, pmsSettings, privateTargets, secretsKeys, tlsFiles, type Cidr, type PmsTimers } from './config-parsers.js';
 import type { SecretKey } from './secrets/secret-box.js';
 import { deriveOtpKey } from './signin/otp/otp-code.js';
 
@@ -37,6 +37,8 @@ export interface Config {
   radiusAcctPort: number;
   /** Start the RADIUS server (off for processes that only serve HTTP). */
   radiusEnabled: boolean;
+  /** NAS_DICTIONARY_DIR: an operator's FreeRADIUS dictionaries, read after radius/dictionaries; undefined: ours only. */
+  nasDictionaryDir: string | undefined;
   nodeId: string;
   /** RFC 3161 time-stamp authority for 5651 evidence packs; undefined: packs carry no tokens. */
   tsaUrl: string | undefined;
@@ -279,6 +281,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     radiusAuthPort: port('RADIUS_AUTH_PORT', 1812) ?? 1812,
     radiusAcctPort: port('RADIUS_ACCT_PORT', 1813) ?? 1813,
     radiusEnabled: bool('RADIUS_ENABLED', true),
+    nasDictionaryDir: dictionaryDir(env, problems),
     // Stable across restarts, so a restarted process takes back its hotspot leases and its
     // unacknowledged outbox entries at once. Two processes on one host need distinct NODE_IDs.
     nodeId: env.NODE_ID || hostname(),

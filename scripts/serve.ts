@@ -1,7 +1,7 @@
 import { pathToFileURL } from 'node:url';
 import { ConfigError, Engine, createLogger, loadConfig, type Logger } from '../engine/index.js';
 import { startHttp, type HttpServer } from '../http/index.js';
-import { CoaClient, RadiusServer } from '../radius/index.js';
+import { CoaClient, RadiusDictionary, RadiusServer } from '../radius/index.js';
 
 export interface Service {
   engine: Engine;
@@ -23,6 +23,8 @@ const SHUTDOWN_DRAIN_MS = 10_000;
  */
 export async function runService(env: NodeJS.ProcessEnv = process.env): Promise<Service> {
   const config = loadConfig(env);
+  // Before anything starts: a broken dictionary of NAS_DICTIONARY_DIR is a configuration error (one line, exit 1).
+  const dictionary = config.radiusEnabled ? loadDictionary(config.nasDictionaryDir) : undefined;
   const log = createLogger(config.logLevel);
   const engine = new Engine(config, log);
   await engine.start();
@@ -37,7 +39,7 @@ export async function runService(env: NodeJS.ProcessEnv = process.env): Promise<
     if (config.radiusEnabled) {
       radius = new RadiusServer({
         handler: engine.radius, host: config.radiusHost, authPort: config.radiusAuthPort, acctPort: config.radiusAcctPort,
-        logger: log.child({ component: 'radius' }), metrics: engine.metrics,
+        logger: log.child({ component: 'radius' }), metrics: engine.metrics, dictionary,
       });
       radiusPorts = await radius.start();
       log.info({ host: config.radiusHost, ...radiusPorts }, 'radius listening');
@@ -61,6 +63,15 @@ export async function runService(env: NodeJS.ProcessEnv = process.env): Promise<
       await engine.close();
     },
   };
+}
+
+/** Our dictionaries and the operator's (NAS_DICTIONARY_DIR); a bad file is a ConfigError naming the file and line. */
+function loadDictionary(extraDir: string | undefined): RadiusDictionary {
+  try {
+    return RadiusDictionary.load(undefined, extraDir);
+  } catch (err) {
+    throw new ConfigError([`${extraDir ? `NAS_DICTIONARY_DIR=${JSON.stringify(extraDir)}: ` : ''}RADIUS dictionary ${(err as Error).message}`]);
+  }
 }
 
 /** Stops cleanly on SIGINT/SIGTERM. */
