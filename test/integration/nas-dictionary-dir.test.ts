@@ -34,7 +34,7 @@ describe('NAS_DICTIONARY_DIR at start-up', () => {
     expect(err!.stderr).toContain('NAS_DICTIONARY_DIR');
     expect(err!.stderr).toContain('dictionary.acme:3: unknown type strnig');
     // One problem, one line (after the heading every configuration error has).
-    expect(err!.stderr.trim().split('\n').filter((l) => l.includes('NAS_DICTIONARY_DIR'))).toHaveLength(1);
+    expect((err!.stderr ?? '').trim().split('\n').filter((l) => l.includes('NAS_DICTIONARY_DIR'))).toHaveLength(1);
   });
 
   it('a file that renumbers one of our attributes is refused the same way', async () => {
