@@ -1,4 +1,4 @@
-import { accessSync, constants as fsConstants } from 'node:fs';
+import { accessSync, constants as fsConstants, statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { parseSecretKey, type SecretKey } from './secrets/secret-box.js';
 
@@ -142,4 +142,22 @@ export function cidrList(name: string, raw: string, problems: string[]): Cidr[] 
     out.push({ address, prefix, family: family === 6 ? 'ipv6' : 'ipv4' });
   }
   return out;
+}
+
+/**
+ * NAS_DICTIONARY_DIR: a directory of FreeRADIUS-format dictionaries an operator
+ * adds to ours (radius/radius-dictionary.ts reads them at start, after ours).
+ * Here only its existence is checked; a bad file in it stops the start with
+ * its file and line (scripts/serve.ts).
+ */
+export function dictionaryDir(env: NodeJS.ProcessEnv, problems: string[]): string | undefined {
+  const dir = env.NAS_DICTIONARY_DIR;
+  if (!dir) return undefined;
+  try {
+    if (!statSync(dir).isDirectory()) problems.push(`NAS_DICTIONARY_DIR=${JSON.stringify(dir)} is not a directory`);
+    else accessSync(dir, fsConstants.R_OK | fsConstants.X_OK);
+  } catch (err) {
+    problems.push(`NAS_DICTIONARY_DIR=${JSON.stringify(dir)} is not a readable directory (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  return dir;
 }

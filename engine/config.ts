@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { availableParallelism, hostname } from 'node:os';
-import { cidrList, metricsToken, pmsSettings, privateTargets, radsecSettings, secretsKeys, tlsFiles, type Cidr, type PmsTimers, type RadsecConfig } from './config-parsers.js';
+import { cidrList, dictionaryDir, metricsToken, pmsSettings, privateTargets, radsecSettings, secretsKeys, tlsFiles, type Cidr, type PmsTimers, type RadsecConfig } from './config-parsers.js';
 import type { SecretKey } from './secrets/secret-box.js';
 import { deriveOtpKey } from './signin/otp/otp-code.js';
 
@@ -39,6 +39,8 @@ export interface Config {
   radiusEnabled: boolean;
   /** RADIUS over TLS (RFC 6614) beside UDP: on when RADSEC_CERT_FILE, RADSEC_KEY_FILE and RADSEC_CA_FILE are set. */
   radsec: RadsecConfig | null;
+  /** NAS_DICTIONARY_DIR: an operator's FreeRADIUS dictionaries, read after radius/dictionaries; undefined: ours only. */
+  nasDictionaryDir: string | undefined;
   nodeId: string;
   /** RFC 3161 time-stamp authority for 5651 evidence packs; undefined: packs carry no tokens. */
   tsaUrl: string | undefined;
@@ -282,6 +284,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     radiusAcctPort: port('RADIUS_ACCT_PORT', 1813) ?? 1813,
     radiusEnabled: bool('RADIUS_ENABLED', true),
     radsec: radsecSettings(env, problems, port('RADSEC_PORT', 2083) ?? 2083),
+    nasDictionaryDir: dictionaryDir(env, problems),
     // Stable across restarts, so a restarted process takes back its hotspot leases and its
     // unacknowledged outbox entries at once. Two processes on one host need distinct NODE_IDs.
     nodeId: env.NODE_ID || hostname(),

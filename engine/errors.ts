@@ -89,6 +89,7 @@ export const Errors = {
   HOTSPOT_NOT_FOUND: def(() => ['hotspot_not_found', 404, 'No such hotspot']),
   VOUCHER_ID_NOT_FOUND: def(() => ['voucher_not_found', 404, 'No such voucher']),
   NAS_IP_IN_USE: def(() => ['nas_ip_in_use', 409, 'This IP address is registered already: with this NAS-Identifier, or without one, or for another account (an address belongs to one account)']),
+  NAS_SUBNET_OVERLAP: def(() => ['nas_subnet_overlap', 409, 'This address or subnet overlaps a subnet, or holds an address, that another account registered (an address belongs to one account)']),
   VOUCHER_CODE_TAKEN: def(() => ['voucher_code_taken', 409, 'A voucher with this code already exists']),
   VOUCHER_SHEETS_UNAVAILABLE: def(() => ['voucher_sheets_unavailable', 503, 'Voucher sheets need PORTAL_PUBLIC_URL, the address their QR codes open']),
   CODE_SPACE_EXHAUSTED: def(() => ['code_space_exhausted', 409, 'Could not generate enough unique codes; use a longer code length']),

@@ -34,6 +34,7 @@ export const Attr = {
   NAS_PORT: 5,
   SERVICE_TYPE: 6,
   FRAMED_IP_ADDRESS: 8,
+  FILTER_ID: 11,
   LOGIN_IP_HOST: 14,
   LOGIN_SERVICE: 15,
   REPLY_MESSAGE: 18,
@@ -58,11 +59,35 @@ export const Attr = {
   EVENT_TIMESTAMP: 55,
   CHAP_CHALLENGE: 60,
   NAS_PORT_TYPE: 61,
+  TUNNEL_TYPE: 64,
+  TUNNEL_MEDIUM_TYPE: 65,
   MESSAGE_AUTHENTICATOR: 80,
+  TUNNEL_PRIVATE_GROUP_ID: 81,
   ACCT_INTERIM_INTERVAL: 85,
   NAS_PORT_ID: 87,
   ERROR_CAUSE: 101,
 } as const;
+
+/**
+ * The standard attributes a reply profile may name (engine/nas/nas-profiles.ts),
+ * by their RFC names, with their value types.
+ */
+export const REPLY_ATTRIBUTES: Readonly<Record<string, { code: number; type: 'integer' | 'string' }>> = {
+  'Session-Timeout': { code: Attr.SESSION_TIMEOUT, type: 'integer' },
+  'Idle-Timeout': { code: Attr.IDLE_TIMEOUT, type: 'integer' },
+  'Class': { code: Attr.CLASS, type: 'string' },
+  'Filter-Id': { code: Attr.FILTER_ID, type: 'string' },
+  'Reply-Message': { code: Attr.REPLY_MESSAGE, type: 'string' },
+  // RFC 2868 §3.1, §3.2: tagged integers; with tag 0 the four octets read as the plain value.
+  'Tunnel-Type': { code: Attr.TUNNEL_TYPE, type: 'integer' },
+  'Tunnel-Medium-Type': { code: Attr.TUNNEL_MEDIUM_TYPE, type: 'integer' },
+  // RFC 2868 §3.6: untagged text is fine while its first octet is above 0x1F (a VLAN's digits are).
+  'Tunnel-Private-Group-Id': { code: Attr.TUNNEL_PRIVATE_GROUP_ID, type: 'string' },
+};
+
+/** RFC 3580 §3.31: Tunnel-Type VLAN, Tunnel-Medium-Type IEEE-802. */
+export const TUNNEL_TYPE_VLAN = 13;
+export const TUNNEL_MEDIUM_IEEE_802 = 6;
 
 /** Acct-Status-Type values (RFC 2866 §5.1). */
 export const AcctStatusType = {

@@ -10,6 +10,7 @@ export type { RadiusMetrics } from './radius-metrics.js';
 export { MetricName } from './radius-metrics.js';
 export { RadiusErrors, DropReason } from './errors.js';
 export { Code, Attr, AcctStatusType, ErrorCause, TERMINATE_CAUSES, Vendor, VendorAttr } from './attributes.js';
+export { AccessReplyEncoder } from './access-reply-encoder.js';
 export { PacketWriter } from './packet-writer.js';
 export { RadiusCrypto } from './radius-crypto.js';
 export { Md5, HmacMd5Key } from './md5.js';

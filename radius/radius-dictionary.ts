@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { projectPath } from '../engine/index.js';
 import { RadiusErrors } from './errors.js';
@@ -38,10 +38,30 @@ export class RadiusDictionary {
 
   private constructor() {}
 
-  /** Reads `file` (default: the project's radius/dictionaries/dictionary) and everything it includes. */
-  static load(file: string = DEFAULT_DICTIONARY()): RadiusDictionary {
+  /**
+   * Reads `file` (default: the project's radius/dictionaries/dictionary) and
+   * everything it includes, then every file of `extraDir` (NAS_DICTIONARY_DIR:
+   * an operator's own vendors) in name order, skipping names that start with
+   * a dot. A file there may add vendors and attributes, and $INCLUDE files
+   * beside it, but not renumber ours: a name or vendor defined twice with two
+   * numbers fails the load, naming the file and line.
+   */
+  static load(file: string = DEFAULT_DICTIONARY(), extraDir?: string): RadiusDictionary {
     const dict = new RadiusDictionary();
-    dict.readFile(file, new Set());
+    const seen = new Set<string>();
+    dict.readFile(file, seen);
+    if (extraDir !== undefined) {
+      let names: string[];
+      try {
+        names = readdirSync(extraDir).filter((n) => !n.startsWith('.')).sort();
+      } catch (err) {
+        throw RadiusErrors.RADIUS_DICTIONARY(extraDir, `cannot read the directory: ${(err as Error).message}`);
+      }
+      for (const n of names) {
+        const path = join(extraDir, n);
+        if (statSync(path).isFile()) dict.readFile(path, seen);
+      }
+    }
     return dict;
   }
 

@@ -294,7 +294,7 @@ export class RadiusServer {
     this.counts.inFlight--;
     let reply: Buffer;
     try {
-      reply = this.encoder.encode(this.writer, msg, len, decision, nas.secret);
+      reply = this.encoder.encode(this.writer, msg, len, decision, nas);
     } catch (err) {
       return this.forgetAndDrop(key, entry, rinfo, err);
     }

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { ConfigError, Engine, createLogger, loadConfig, type Logger } from '../engine/index.js';
 import { startHttp, type HttpServer } from '../http/index.js';
-import { CoaClient, RadiusServer, RadsecListener } from '../radius/index.js';
+import { CoaClient, RadiusDictionary, RadiusServer, RadsecListener } from '../radius/index.js';
 
 export interface Service {
   engine: Engine;
@@ -24,6 +24,8 @@ const SHUTDOWN_DRAIN_MS = 10_000;
  */
 export async function runService(env: NodeJS.ProcessEnv = process.env): Promise<Service> {
   const config = loadConfig(env);
+  // Before anything starts: a broken dictionary of NAS_DICTIONARY_DIR is a configuration error (one line, exit 1).
+  const dictionary = config.radiusEnabled ? loadDictionary(config.nasDictionaryDir) : undefined;
   const log = createLogger(config.logLevel);
   const engine = new Engine(config, log);
   await engine.start();
@@ -39,7 +41,7 @@ export async function runService(env: NodeJS.ProcessEnv = process.env): Promise<
     if (config.radiusEnabled) {
       radius = new RadiusServer({
         handler: engine.radius, host: config.radiusHost, authPort: config.radiusAuthPort, acctPort: config.radiusAcctPort,
-        logger: log.child({ component: 'radius' }), metrics: engine.metrics,
+        logger: log.child({ component: 'radius' }), metrics: engine.metrics, dictionary,
       });
       radiusPorts = { ...(await radius.start()), radsec: 0 };
       if (config.radsec) {
@@ -73,6 +75,15 @@ export async function runService(env: NodeJS.ProcessEnv = process.env): Promise<
       await engine.close();
     },
   };
+}
+
+/** Our dictionaries and the operator's (NAS_DICTIONARY_DIR); a bad file is a ConfigError naming the file and line. */
+function loadDictionary(extraDir: string | undefined): RadiusDictionary {
+  try {
+    return RadiusDictionary.load(undefined, extraDir);
+  } catch (err) {
+    throw new ConfigError([`${extraDir ? `NAS_DICTIONARY_DIR=${JSON.stringify(extraDir)}: ` : ''}RADIUS dictionary ${(err as Error).message}`]);
+  }
 }
 
 /** Stops cleanly on SIGINT/SIGTERM. */

@@ -1,5 +1,7 @@
 import { Errors } from '../errors.js';
 import { newId } from '../ids.js';
+import { nasClientAddress } from '../nas/nas-client-address.js';
+import { NAS_TYPES, type NasType } from '../nas/nas-profiles.js';
 import type { Pool } from '../store/postgres.js';
 import { portalSettingsOf, storedPortalPart, type PortalSettings, type PortalSettingsInput } from './portal-settings.js';
 
@@ -43,12 +45,19 @@ export interface HotspotRef {
 export interface NasClient {
   id: string;
   hotspot_id: string;
+  /** One address, or a subnet in CIDR notation (10.20.0.0/24) whose every address is this NAS's. */
   ip: string;
   name: string | null;
   coa_port: number;
   require_message_authenticator: boolean;
   /** Set: this client is the one at `ip` whose packets carry this NAS-Identifier (access points behind one NAT). */
   nas_identifier: string | null;
+  /** The reply profile of its Access-Accepts (engine/nas/nas-profiles.ts). */
+  nas_type: NasType;
+  /** Its own values for the reply: a role (Aruba-User-Role, Mikrotik-Group, Ruckus-User-Groups), Filter-Id, VLAN. */
+  reply_role: string | null;
+  reply_filter_id: string | null;
+  reply_vlan: number | null;
   created_at: string;
 }
 
@@ -59,6 +68,10 @@ export interface NasClientInput {
   coa_port?: number;
   require_message_authenticator?: boolean;
   nas_identifier?: string;
+  nas_type?: NasType;
+  reply_role?: string;
+  reply_filter_id?: string;
+  reply_vlan?: number;
 }
 
 const REF_CACHE_MS = 5_000;
@@ -175,32 +188,39 @@ export class HotspotService {
   }
 
   /**
-   * Registers a NAS client. Several clients may share an address only by
-   * NAS-Identifier and only within one tenant: an address is one venue's
-   * network, and another tenant registering it (with the identifier the
-   * access points send, or as the address's plain client) would be served
-   * their packets. The check and the insert run under a lock per address,
-   * so two tenants racing for one address cannot both win.
+   * Registers a NAS client, for one address or a subnet. Several clients may
+   * share an address only by NAS-Identifier and only within one tenant, and a
+   * subnet may not overlap another tenant's address or subnet: an address is
+   * one venue's network, and another tenant registering it (with the
+   * identifier the access points send, as the address's plain client, or
+   * within a subnet) would be served their packets. Within a tenant, subnets
+   * may nest (the most specific wins, engine/nas/nas-registry.ts). The check
+   * and the insert run under a lock per /16 (or /48) block, which every
+   * overlapping record shares, so two tenants racing cannot both win.
    */
   async addNasClient(tenantId: string, hotspotId: string, input: NasClientInput): Promise<NasClient> {
     await this.get(tenantId, hotspotId);
+    if (input.nas_type !== undefined && !NAS_TYPES.includes(input.nas_type)) {
+      throw Errors.VALIDATION_FAILED(`nas_type must be one of ${NAS_TYPES.join(', ')}`, [{ field: 'nas_type', message: `one of ${NAS_TYPES.join(', ')}` }]);
+    }
     const c = await this.pool.connect();
     try {
       await c.query('BEGIN');
-      // An IPv4 address written as IPv4-mapped IPv6 (::ffff:10.1.1.1) is stored as the IPv4
-      // address: packets from it arrive as IPv4 (or are read so), and one address must not be
-      // registered twice under two spellings.
-      const { rows: [addr] } = await c.query<{ ip: string }>(
-        `SELECT host(CASE WHEN family($1::inet) = 6 AND $1::inet << '::ffff:0.0.0.0/96'
-                          THEN '0.0.0.0'::inet + ($1::inet - '::ffff:0.0.0.0'::inet) ELSE $1::inet END) AS ip`, [input.ip]);
-      await c.query('SELECT pg_advisory_xact_lock(7265031, hashtext($1))', [addr!.ip]);
-      const { rowCount } = await c.query('SELECT 1 FROM nas_clients WHERE ip = $1::inet AND tenant_id <> $2 LIMIT 1', [addr!.ip, tenantId]);
-      if (rowCount) throw Errors.NAS_IP_IN_USE();
+      const addr = await nasClientAddress(c, input.ip);
+      await c.query('SELECT pg_advisory_xact_lock(7265031, hashtext($1))', [addr.block]);
+      // The lock of the release before subnets (one per address), so its processes and this one exclude each other too.
+      if (!addr.subnet) await c.query('SELECT pg_advisory_xact_lock(7265031, hashtext($1))', [addr.ip]);
+      const { rows: [other] } = await c.query<{ subnet: boolean }>(
+        `SELECT masklen(ip) < CASE family(ip) WHEN 4 THEN 32 ELSE 128 END AS subnet
+         FROM nas_clients WHERE ip && $1::inet AND tenant_id <> $2 LIMIT 1`, [addr.ip, tenantId]);
+      if (other) throw other.subnet || addr.subnet ? Errors.NAS_SUBNET_OVERLAP() : Errors.NAS_IP_IN_USE();
       const { rows } = await c.query<NasRow>(
-        `INSERT INTO nas_clients (id, tenant_id, hotspot_id, ip, secret, coa_port, require_message_authenticator, name, nas_identifier)
-         VALUES ($1, $2, $3, $4::inet, $5, $6, $7, $8, $9) RETURNING *`,
-        [newId('nas_'), tenantId, hotspotId, addr!.ip, input.secret, input.coa_port ?? 3799,
-          input.require_message_authenticator ?? true, input.name ?? null, input.nas_identifier ?? null]);
+        `INSERT INTO nas_clients (id, tenant_id, hotspot_id, ip, secret, coa_port, require_message_authenticator, name, nas_identifier,
+                                  nas_type, reply_role, reply_filter_id, reply_vlan)
+         VALUES ($1, $2, $3, $4::inet, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING *`,
+        [newId('nas_'), tenantId, hotspotId, addr.ip, input.secret, input.coa_port ?? 3799,
+          input.require_message_authenticator ?? true, input.name ?? null, input.nas_identifier ?? null,
+          input.nas_type ?? 'generic', input.reply_role ?? null, input.reply_filter_id ?? null, input.reply_vlan ?? null]);
       await c.query('COMMIT');
       await this.onNasChange();
       this.sitesChanged(tenantId);
@@ -225,13 +245,16 @@ export class HotspotService {
 interface NasRow {
   id: string; hotspot_id: string; ip: string; name: string | null; coa_port: number;
   require_message_authenticator: boolean; nas_identifier: string | null; created_at: Date;
+  nas_type: NasType; reply_role: string | null; reply_filter_id: string | null; reply_vlan: number | null;
 }
 
 /** The secret is write-only: it is never part of a response. */
 function toNas(r: NasRow): NasClient {
   return {
     id: r.id, hotspot_id: r.hotspot_id, ip: r.ip, name: r.name, coa_port: r.coa_port,
-    require_message_authenticator: r.require_message_authenticator, nas_identifier: r.nas_identifier, created_at: r.created_at.toISOString(),
+    require_message_authenticator: r.require_message_authenticator, nas_identifier: r.nas_identifier,
+    nas_type: r.nas_type, reply_role: r.reply_role, reply_filter_id: r.reply_filter_id, reply_vlan: r.reply_vlan,
+    created_at: r.created_at.toISOString(),
   };
 }
 

@@ -106,7 +106,8 @@ export class RadiusGateway implements RadiusHandler {
 
   async authorize(m: AccessRequestMsg): Promise<AccessDecision> {
     const nas = this.registry.get(m.nas.id) ?? { ...m.nas, timezone: 'UTC' };
-    this.presence.saw(nas, m);
+    // Presence is the registered client's (a subnet client's addresses are one row on the console).
+    this.presence.saw(this.registry.client(nas) ?? nas, m);
     let mac = m.mac;
     // A user name and password (PAP) or CHAP response: a portal's one-time UAM login, or a voucher code
     // as User-Name, which is the same atomic redemption as the portal's. MAC authentication sends the
@@ -165,7 +166,8 @@ export class RadiusGateway implements RadiusHandler {
 
   async account(m: AccountingMsg): Promise<void> {
     const nas = this.registry.get(m.nas.id) ?? { ...m.nas, timezone: 'UTC' };
-    this.presence.saw(nas, m);
+    // Presence is the registered client's (a subnet client's addresses are one row on the console).
+    this.presence.saw(this.registry.client(nas) ?? nas, m);
     await this.actors.request({
       t: 'acct', tenant: nas.tenantId, hs: nas.hotspotId, tz: nas.timezone, nasId: nas.id, status: m.status,
       mac: m.mac, userName: m.userName, acctSessionId: m.acctSessionId, inOctets: m.inputOctets, outOctets: m.outputOctets,

@@ -6,6 +6,7 @@
  * NAS (Disconnect / CoA) only through the NasControl port, which radius/
  * implements and scripts/ wires in: the engine never imports radius/.
  */
+import type { NasReplyOptions } from '../nas/nas-profiles.js';
 
 /** A registered RADIUS client, as the RADIUS server needs it. */
 export interface NasRecord {
@@ -17,6 +18,10 @@ export interface NasRecord {
   secret: string;
   coaPort: number;
   requireMessageAuthenticator: boolean;
+  /** Which reply profile its Access-Accepts follow (engine/nas/nas-profiles.ts); unset: generic. */
+  nasType?: string;
+  /** Its own role, filter and VLAN for the reply (migration 028); unset: none. */
+  reply?: NasReplyOptions;
 }
 
 /** What the NAS told us in an Access-Request, already decoded and checked. */

@@ -47,7 +47,9 @@ export class SiteDirectory implements SiteSource {
     const [hotspots, { rows }] = await Promise.all([
       this.hotspots.list(tenantId),
       this.pool.query<{ id: string; hotspot_id: string; name: string | null; ip: string }>(
-        'SELECT id, hotspot_id, name, host(ip) AS ip FROM nas_clients WHERE tenant_id = $1 ORDER BY created_at, id', [tenantId]),
+        // A subnet client (migration 028) shows as its CIDR, an address client as the bare address.
+        `SELECT id, hotspot_id, name, CASE WHEN masklen(ip) < CASE family(ip) WHEN 4 THEN 32 ELSE 128 END THEN text(ip) ELSE host(ip) END AS ip
+         FROM nas_clients WHERE tenant_id = $1 ORDER BY created_at, id`, [tenantId]),
     ]);
     return {
       hotspots: hotspots.map((h) => ({ id: h.id, name: h.name, location: h.location, timezone: h.timezone })),

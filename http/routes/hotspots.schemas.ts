@@ -1,4 +1,4 @@
-import { GATEWAY_KINDS, MAX_LOGO_CHARS, PORTAL_METHODS, type HotspotInput, type NasClientInput } from '../../engine/index.js';
+import { GATEWAY_KINDS, MAX_LOGO_CHARS, NAS_TYPES, PORTAL_METHODS, type HotspotInput, type NasClientInput } from '../../engine/index.js';
 import { looseRequestSchema, minutes, nullable, refTo, requestSchema, responseSchema, secret } from '../schemas.js';
 
 const color = nullable({ type: 'string', pattern: '^#[0-9a-fA-F]{6}$' } as const);
@@ -50,7 +50,10 @@ export const hotspotUpdate = looseRequestSchema<HotspotInput>('hotspotUpdate', {
 export const nasClientCreate = requestSchema<NasClientInput>('nasClientCreate', {
   type: 'object', additionalProperties: false, required: ['ip', 'secret'],
   properties: {
-    ip: { anyOf: [{ type: 'string', format: 'ipv4' }, { type: 'string', format: 'ipv6' }] },
+    ip: {
+      anyOf: [{ type: 'string', format: 'ipv4' }, { type: 'string', format: 'ipv6' }, { type: 'string', pattern: '^[0-9A-Fa-f:.]+/[0-9]{1,3}$', maxLength: 64 }],
+      description: 'The address the NAS sends from, or a subnet in CIDR notation (10.20.0.0/24, at most /16 or /48 wide) whose every address is this NAS: access points that each send from their own address. An exact address wins over a subnet, a narrower subnet over a wider one',
+    },
     secret: secret({ type: 'string', minLength: 8, maxLength: 128, description: 'RADIUS shared secret; write-only' } as const),
     name: { type: 'string', maxLength: 200 },
     coa_port: { type: 'integer', minimum: 1, maximum: 65535, default: 3799 },
@@ -59,6 +62,10 @@ export const nasClientCreate = requestSchema<NasClientInput>('nasClientCreate', 
       type: 'string', minLength: 1, maxLength: 253, pattern: '^[\\x20-\\x7e]+$',
       description: 'The NAS-Identifier (RADIUS attribute 32) this NAS sends: several NASes behind one address (a NAT) are told apart by it. Unset: this client takes the packets from its address that no other client names',
     },
+    nas_type: { type: 'string', enum: NAS_TYPES, default: 'generic', description: 'Which attributes its Access-Accepts carry (docs/nas/README.md): generic sends every family at once' },
+    reply_role: { type: 'string', minLength: 1, maxLength: 64, pattern: '^[\\x21-\\x7e]+$', description: 'A role or group the NAS defines, sent as Aruba-User-Role, Mikrotik-Group or Ruckus-User-Groups by those types' },
+    reply_filter_id: { type: 'string', minLength: 1, maxLength: 64, pattern: '^[\\x21-\\x7e]+$', description: 'A filter or ACL name the NAS defines, sent as Filter-Id' },
+    reply_vlan: { type: 'integer', minimum: 1, maximum: 4094, description: "The guest's VLAN, sent as the RFC 3580 tunnel attributes" },
   },
 });
 
@@ -78,6 +85,8 @@ export const nasClient = responseSchema('nasClient', {
   properties: {
     id: { type: 'string' }, hotspot_id: { type: 'string' }, ip: { type: 'string' }, name: nullable({ type: 'string' }),
     coa_port: { type: 'integer' }, require_message_authenticator: { type: 'boolean' }, nas_identifier: nullable({ type: 'string' }),
+    nas_type: { type: 'string', enum: NAS_TYPES }, reply_role: nullable({ type: 'string' }), reply_filter_id: nullable({ type: 'string' }),
+    reply_vlan: nullable({ type: 'integer' }),
     created_at: { type: 'string', format: 'date-time' },
   },
 });

@@ -32,9 +32,12 @@ export function hotspotRoutes(engine: Engine): Route[] {
       method: 'post', path: '/v1/hotspots/:id/nas-clients', surface: 'public', auth: true, bodySchema: nasClientCreate,
       responseSchema: nasClient, status: 201,
       summary: 'Register a NAS (RADIUS client) of the hotspot; the secret is never returned',
-      errors: { 404: 'hotspot_not_found', 409: 'nas_ip_in_use' },
+      errors: { 404: 'hotspot_not_found', 409: 'nas_ip_in_use, nas_subnet_overlap' },
       handler: async ({ principal, params, body }) => ({ status: 201, body: await hs.addNasClient(principal.tenant.id, params[0]!, body) }),
-      audit: (_ctx, out) => ({ event: 'nas_client_added', details: { nas_id: out.id, ip: out.ip, coa_port: out.coa_port }, subject: { hotspot_id: out.hotspot_id } }),
+      audit: (_ctx, out) => ({ event: 'nas_client_added', details: {
+        nas_id: out.id, ip: out.ip, coa_port: out.coa_port, nas_identifier: out.nas_identifier, nas_type: out.nas_type,
+        reply_role: out.reply_role, reply_filter_id: out.reply_filter_id, reply_vlan: out.reply_vlan,
+      }, subject: { hotspot_id: out.hotspot_id } }),
     }),
     route({
       method: 'get', path: '/v1/hotspots/:id/nas-clients', surface: 'public', auth: true, responseSchema: nasClientList,

@@ -67,8 +67,17 @@ export interface ConsoleSession {
 
 export interface Hotspot { id: string; name: string; location: string; timezone: string; redirect_url: string | null; session_minutes: number | null; created_at: string }
 export interface HotspotInput { name?: string; location?: string; timezone?: string }
-export interface NasClient { id: string; hotspot_id: string; ip: string; name: string | null; coa_port: number; require_message_authenticator: boolean; nas_identifier: string | null; created_at: string }
-export interface NasClientInput { ip: string; secret: string; name?: string; coa_port?: number; nas_identifier?: string }
+export interface NasClient {
+  id: string; hotspot_id: string; ip: string; name: string | null; coa_port: number; require_message_authenticator: boolean; nas_identifier: string | null;
+  nas_type: NasType; reply_role: string | null; reply_filter_id: string | null; reply_vlan: number | null; created_at: string;
+}
+export interface NasClientInput {
+  ip: string; secret: string; name?: string; coa_port?: number; nas_identifier?: string;
+  nas_type?: NasType; reply_role?: string; reply_filter_id?: string; reply_vlan?: number;
+}
+/** The reply profiles of docs/nas/README.md (engine/nas/nas-profiles.ts). */
+export const NAS_TYPES = ['generic', 'coovachilli', 'mikrotik', 'unifi', 'cisco', 'aruba', 'ruckus'] as const;
+export type NasType = (typeof NAS_TYPES)[number];
 
 export interface Guest {
   mac: string; first_seen: string; last_seen: string; sessions: number; active_sessions: number; bytes_in: number; bytes_out: number;
