@@ -113,7 +113,7 @@ export interface EngineOptions {
 export class Engine {
   readonly redis: Redis;
   readonly pool: Pool;
-  readonly metrics = new Metrics();
+  readonly metrics = new Metrics({ processMetrics: true });
   readonly tenants: TenantService;
   readonly credentials: CredentialVerifier;
   readonly hotspots: HotspotService;
