@@ -19,10 +19,10 @@ const log = createLogger(data.logLevel).child({ component: 'outbox-sink' });
 // A command cut off by a lost connection fails instead of being sent again on the new one: a
 // stream read that Redis ran before the cut would be run twice, and the entries of the first run
 // left pending unseen; failed, the batch is read again from this consumer's pending entries.
-const redis = createRedis(data.redisUrl, log, { autoResendUnfulfilledCommands: false });
+const metrics = new Metrics();
+const redis = createRedis(data.redisUrl, log, { autoResendUnfulfilledCommands: false }, metrics);
 // A connection per lane, and two for partition creation and the waiting pass beside them.
 const pool = createPool(data.databaseUrl, log, LANES + 2);
-const metrics = new Metrics();
 
 /** How often the main thread hears the counters and the lag. */
 const REPORT_MS = 200;
