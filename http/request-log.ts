@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { labelValues, type Engine, type Logger } from '../engine/index.js';
+import { formatAddress, type ClientAddress } from './client-address.js';
+import type { HttpRequest, HttpResponse } from './uws.js';
 
 /** The HTTP latency histogram: by route pattern (never the raw path), method and status class. */
 export const HTTP_DURATION_METRIC = 'http_request_duration_seconds';
@@ -15,6 +17,12 @@ const SANE_REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
  */
 export function requestIdOf(incoming: string, fromTrustedProxy: boolean): string {
   return fromTrustedProxy && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+}
+
+/** The request id of an answer no route gives (404, 405): read synchronously, as uWS requires; a trusted proxy's kept there too. */
+export function unroutedRequestId(clientAddress: ClientAddress, res: HttpResponse, req: HttpRequest): string {
+  const trusted = clientAddress.trusts(formatAddress(new Uint8Array(res.getRemoteAddress())));
+  return requestIdOf(trusted ? req.getHeader('x-request-id') : '', trusted);
 }
 
 /** What a route's requests are timed and logged as, built once per route at mount. */

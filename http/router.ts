@@ -6,7 +6,7 @@ import { ClientAddress, formatAddress } from './client-address.js';
 import { refuseLoneSurrogates, refuseNul } from './request-text.js';
 import { parseBody, readBody } from './request-body.js';
 import { Traffic } from './traffic.js';
-import { RequestObserver, requestIdOf } from './request-log.js';
+import { RequestObserver, requestIdOf, unroutedRequestId } from './request-log.js';
 import type { RequestSchema, ResponseSchema, Validators } from './schemas.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from './uws.js';
 
@@ -343,7 +343,7 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
     const timing = observer.timing('other', path);
     app.any(path, (res, req) => {
       const startMs = performance.now();
-      const ex: Exchange = { res, aborted: false, requestId: requestIdOf('', false) };
+      const ex: Exchange = { res, aborted: false, requestId: unroutedRequestId(clientAddress, res, req) };
       res.onAborted(() => { ex.aborted = true; });
       const e = Errors.METHOD_NOT_ALLOWED(req.getMethod().toUpperCase());
       send(ex, { status: e.status, body: e.toBody(), headers: { allow } });
@@ -352,9 +352,9 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
   }
   // An unknown path is labelled as such, never by itself: a scanner's paths would each be a series.
   const unmatched = observer.timing('other', '(unmatched)');
-  app.any('/*', (res) => {
+  app.any('/*', (res, req) => {
     const startMs = performance.now();
-    const ex: Exchange = { res, aborted: false, requestId: requestIdOf('', false) };
+    const ex: Exchange = { res, aborted: false, requestId: unroutedRequestId(clientAddress, res, req) };
     res.onAborted(() => { ex.aborted = true; });
     const e = Errors.NOT_FOUND();
     send(ex, { status: e.status, body: e.toBody() });

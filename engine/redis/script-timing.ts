@@ -12,8 +12,8 @@ type Command = (this: Redis, ...args: unknown[]) => Promise<unknown>;
 /**
  * Times every call of the named scripts on a connection (the command
  * defineCommand made, with its round trip: what the caller waits for),
- * failures included. Scripts queued in a pipeline or MULTI are not timed:
- * their calls are the pipeline's.
+ * failures included, auto-pipelining's wait for its batch too. Scripts a
+ * caller queues in its own pipeline or MULTI are not timed: their calls are the pipeline's.
  */
 export function timeScripts(redis: Redis, names: readonly string[], metrics: Metrics): void {
   metrics.histogram(SCRIPT_DURATION_METRIC, 'Redis script latency as its caller sees it (round trip included), by script', 'script', SCRIPT_BUCKETS);
@@ -23,6 +23,9 @@ export function timeScripts(redis: Redis, names: readonly string[], metrics: Met
     if (typeof run !== 'function') continue;
     const observe = (startMs: number): void => metrics.observe(SCRIPT_DURATION_METRIC, name, (performance.now() - startMs) / 1000);
     commands[name] = function timed(this: Redis, ...args: unknown[]): Promise<unknown> {
+      // ioredis copies the connection's commands onto its pipelines (auto-pipelining sends every call
+      // through one): there the call queues and returns the pipeline, and the outer call is the one timed.
+      if (this !== redis) return run.apply(this, args);
       const startMs = performance.now();
       const p = run.apply(this, args);
       // Observed on either outcome; the caller still gets (and must handle) `p` itself.
