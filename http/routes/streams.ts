@@ -32,8 +32,11 @@ const RECONNECTS_METRIC = 'stream_reconnects_total';
 export function streamRoutes(engine: Engine): Route[] {
   // Made on the first stream request: the route table is also built where no engine runs (the OpenAPI document).
   let broker: SseBroker | undefined;
-  const sse = (): SseBroker => (broker ??= new SseBroker(engine.streams, engine.config.streams, engine.metrics, engine.log.child({ component: 'sse' })));
-  engine.metrics.counter(RECONNECTS_METRIC, 'Stream requests that are reconnects (EventSource sent Last-Event-ID), by stream: the spec\'s reconnect target', 'stream');
+  const sse = (): SseBroker => {
+    if (broker) return broker;
+    engine.metrics.counter(RECONNECTS_METRIC, 'Stream requests that are reconnects (EventSource sent Last-Event-ID), by stream: the spec\'s reconnect target', 'stream');
+    return (broker = new SseBroker(engine.streams, engine.config.streams, engine.metrics, engine.log.child({ component: 'sse' })));
+  };
   return [
     route({
       method: 'post', path: '/api/v1/tenants/me/stream-token', surface: 'dashboard', auth: true, readOnly: true, module: DASHBOARD_MODULES,
