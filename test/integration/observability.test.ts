@@ -18,7 +18,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const DASHBOARD = projectPath('deploy', 'grafana', 'guestwifi-dashboard.json');
 const ALERTS = projectPath('deploy', 'prometheus', 'guestwifi-alerts.yml');
 
-const test = serviceTest({ ACTOR_THREADS: '1', LOG_LEVEL: 'warn' });
+const test = serviceTest({ ACTOR_THREADS: '1' });
 
 const scrape = async (base: string): Promise<string> => {
   const res = await fetch(`${base}/metrics`);
