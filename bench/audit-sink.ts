@@ -24,7 +24,7 @@ import { localStack, say, stopChild, Teardown, watchReady } from './bench-kit.js
  *     while a separate load process runs the same script at a fixed rate. Every
  *     100 ms we take the age of the oldest undrained record: the first entry of
  *     each stream (drained entries are deleted), its id's time against now.
- *     The service's own gauge (outbox_sink_lag_seconds) is sampled beside it.
+ *     The service's own gauge (guestwifi_outbox_sink_lag_seconds) is sampled beside it.
  *
  * At the end every record must be in Postgres exactly once and every chain
  * must verify, or the figures mean nothing (exit 1).
@@ -187,7 +187,7 @@ async function queued(redis: Redis, sites: Site[]): Promise<number> {
 
 async function metricLag(base: string): Promise<number> {
   const text = await (await fetch(`${base}/metrics`)).text();
-  return Number(/^outbox_sink_lag_seconds (\S+)$/m.exec(text)?.[1] ?? NaN);
+  return Number(/^guestwifi_outbox_sink_lag_seconds (\S+)$/m.exec(text)?.[1] ?? NaN);
 }
 
 function quantile(xs: number[], q: number): number {
@@ -341,7 +341,7 @@ async function main(): Promise<number> {
       };
       say(`  (b) ${done.ok} records at ${fmt(lag.achievedRate, 0)}/s (most behind schedule: ${done.maxBehind}); ` +
         `oldest undrained record: p50 ${fmt(lag.p50, 2)} s, p99 ${fmt(lag.p99, 2)} s, max ${fmt(lag.max, 2)} s over ${lag.n} samples; ` +
-        `outbox_sink_lag_seconds max ${fmt(lag.metricMax, 2)} s\n` +
+        `guestwifi_outbox_sink_lag_seconds max ${fmt(lag.metricMax, 2)} s\n` +
         `      cpu % of a core: service ${lagCpu.service}, postgres ${lagCpu.postgres}, redis ${lagCpu.redis}`);
       await stopChild(service.child);
     }

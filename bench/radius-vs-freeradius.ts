@@ -331,8 +331,8 @@ async function main(): Promise<number> {
 
     const redisCli = (...args: string[]): string => spawnSync('redis-cli', ['-p', String(local.redisPort), ...args]).stdout?.toString() ?? '';
     redisCli('config', 'resetstat');
-    const engineDrops0 = await metric(base, 'radius_dropped_total');
-    const dup0 = await metric(base, 'radius_replies_total{kind="duplicate"}');
+    const engineDrops0 = await metric(base, 'guestwifi_radius_dropped_total');
+    const dup0 = await metric(base, 'guestwifi_radius_replies_total{kind="duplicate"}');
     const results: Figures[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const order: Server[] = round % 2 === 0 ? ['engine', 'freeradius'] : ['freeradius', 'engine'];
@@ -356,8 +356,8 @@ async function main(): Promise<number> {
         }
       }
     }
-    const engineDrops = (await metric(base, 'radius_dropped_total')) - engineDrops0;
-    const duplicates = (await metric(base, 'radius_replies_total{kind="duplicate"}')) - dup0;
+    const engineDrops = (await metric(base, 'guestwifi_radius_dropped_total')) - engineDrops0;
+    const duplicates = (await metric(base, 'guestwifi_radius_replies_total{kind="duplicate"}')) - dup0;
     // What Redis spent per command during the measured phases (commands a script runs count under their own names).
     const stats = [...redisCli('info', 'commandstats').matchAll(/cmdstat_(\w+):calls=(\d+),usec=(\d+),usec_per_call=([\d.]+)/g)]
       .map((m) => ({ cmd: m[1]!, calls: Number(m[2]), usec: Number(m[3]), per: Number(m[4]) })).sort((a, b) => b.usec - a.usec).slice(0, 8);

@@ -102,6 +102,8 @@ export interface Config {
    * REPORT_MAIL_MAX_CSV_BYTES (the session CSV attached up to this size; past it a partial one, named so).
    */
   reportSchedules: { run: boolean; pollMs: number; leaseMs: number; maxCsvBytes: number };
+  /** ACCESS_LOG: one pino line per HTTP request (method, route pattern, status, duration, request id); docs/observability.md. */
+  accessLog: boolean;
 }
 
 export interface WebhookSettings {
@@ -340,6 +342,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       // 64 KiB to 16 MiB: 16 MiB is about 22.4 MB once base64-encoded, under the ~25 MB most SMTP servers take.
       maxCsvBytes: int('REPORT_MAIL_MAX_CSV_BYTES', 10 * 1024 * 1024, 65_536, 16 * 1024 * 1024),
     },
+    accessLog: bool('ACCESS_LOG', false),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

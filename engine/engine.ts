@@ -113,7 +113,7 @@ export interface EngineOptions {
 export class Engine {
   readonly redis: Redis;
   readonly pool: Pool;
-  readonly metrics = new Metrics();
+  readonly metrics = new Metrics({ processMetrics: true });
   readonly tenants: TenantService;
   readonly credentials: CredentialVerifier;
   readonly hotspots: HotspotService;
@@ -207,7 +207,7 @@ export class Engine {
   constructor(readonly config: Config, readonly log: Logger, options: EngineOptions = {}) {
     const now = options.now ?? Date.now;
     this.runSink = options.sink ?? true;
-    this.redis = createRedis(config.redisUrl, log);
+    this.redis = createRedis(config.redisUrl, log, {}, this.metrics);
     this.events = new EventLog(this.redis, now);
     // Streams: the reader connects on the first listener only, so a process serving no stream holds no blocked connection.
     this.fanout = new EventFanout(config.redisUrl, this.redis, log.child({ component: 'event-fanout' }));
@@ -234,7 +234,7 @@ export class Engine {
     this.signInSettings = new SignInSettingsService(this.pool, outbound, now, this.secrets);
     // Dashboard operations: built before the RADIUS gateway and the OTP senders, which report to them.
     const limits = config.incidents;
-    this.incidents = new IncidentService(this.pool, this.events);
+    this.incidents = new IncidentService(this.pool, this.events, this.metrics);
     this.posture = new PostureService(this.redis, this.hotspots, now);
     this.presence = new NasPresence(this.redis, log.child({ component: 'nas-presence' }), limits.nasSilentSec * 1000, now);
     // One directory of the tenants' sites and NAS clients (cached a few seconds) for every dashboard read.
@@ -254,7 +254,7 @@ export class Engine {
     this.actors = (options.actors ?? true)
       ? new ActorPool({
           threads: config.actorThreads, redisUrl: config.redisUrl, nodeId: config.nodeId, logLevel: config.logLevel,
-          log: log.child({ component: 'actors' }), nas: relay,
+          log: log.child({ component: 'actors' }), nas: relay, metrics: this.metrics,
         })
       : null;
     const actors = this.actors ?? new DisabledActors();

@@ -109,3 +109,4 @@ export { REPORT_PDF_LANGS, type ReportPdfLang } from './reports/report-pdf-text.
 export { FREQUENCIES, CATCH_UP_MAX, type Frequency } from './schedules/schedule-periods.js';
 export { SCHEDULE_CONTENTS, SCHEDULE_LANGS, MAX_RECIPIENTS, type ReportSchedule, type ScheduleRun, type ScheduleInput, type RunStatus } from './schedules/schedule-store.js';
 export { hourOf } from './events/activity-keys.js';
+export { labelValues, type Metrics, type MetricsSnapshot } from './metrics.js';

@@ -1,71 +1,212 @@
+import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
 /**
- * A small Prometheus registry: labelled counters and gauges, rendered in the
- * text exposition format. Counters are plain numbers in a Map keyed by label
- * value, so an increment on the hot path allocates nothing after the first.
+ * Every metric this service defines is named `guestwifi_<name>`; call sites
+ * give `<name>` only. The default process metrics (process_cpu_seconds_total,
+ * nodejs_heap_size_used_bytes, ...) keep their usual names, which dashboards
+ * and the issue's contract expect as they are.
+ */
+export const METRIC_PREFIX = 'guestwifi_';
+
+/** Latency buckets in seconds: 1 ms to 10 s, fine where the targets are (RADIUS in ms, /overview at 0.2 and 0.5 s). */
+export const SECONDS_BUCKETS: readonly number[] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.5, 1, 2.5, 5, 10];
+
+/** A registry's values as plain data (prom-client's getMetricsAsJSON): what a worker thread posts to the main thread. */
+export type MetricsSnapshot = Awaited<ReturnType<Registry['getMetricsAsJSON']>>;
+
+type Labels = Record<string, string>;
+
+interface CounterCell {
+  names: string[];
+  /** Running totals by label value (labelValues() joined); the hot path touches only this Map. */
+  values: Map<string, number>;
+  /** What the prom-client counter was last given, so a scrape adds only the difference. */
+  pushed: Map<string, number>;
+  labels: Map<string, Labels>;
+}
+
+interface HistogramCell {
+  names: string[];
+  histogram: Histogram;
+  labels: Map<string, Labels>;
+}
+
+/**
+ * The service's Prometheus registry, built on prom-client. The call-site API
+ * is small and string-keyed so that code registers a metric once and then
+ * counts with `inc(name, labelValue)`: an increment is a Map update (no
+ * allocation after a label value's first use); prom-client's counter is
+ * brought up to date when /metrics is scraped (its `collect`).
+ *
+ * Worker threads keep a Metrics of their own and post `snapshot()` to the
+ * main thread, which `absorb`s it; /metrics then sums the main thread's
+ * registry and every thread's last snapshot with prom-client's
+ * AggregatorRegistry (the way it merges a cluster's workers). A thread that
+ * is restarted is `retire`d first, so its counters and histograms keep
+ * counting from where the dead thread left them.
+ *
+ * Tenant ids are never label values: a tenant must not see another in a
+ * shared scrape, and a label per tenant is a series per tenant
+ * (docs/observability.md).
  */
 export class Metrics {
-  private readonly counters = new Map<string, { help: string; label: string; values: Map<string, number> }>();
-  private readonly gauges = new Map<string, { help: string; read: () => number }>();
-  /** Counters kept elsewhere (another object's running total), read when scraped. */
-  private readonly readCounters = new Map<string, { help: string; read: () => number }>();
+  private readonly registry = new Registry();
+  private readonly counters = new Map<string, CounterCell>();
+  private readonly histograms = new Map<string, HistogramCell>();
+  private readonly absorbed = new Map<string, MetricsSnapshot>();
+  private retired: MetricsSnapshot[] = [];
 
-  /** `label` may name several labels, comma separated; their values are then given joined by labelValues(). */
+  /** `processMetrics`: also prom-client's default process and Node.js metrics (one registry per process should). */
+  constructor(opts: { processMetrics?: boolean } = {}) {
+    if (opts.processMetrics) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** A counter. `label` may name several labels, comma separated; their values are then given joined by labelValues(). */
   counter(name: string, help: string, label = ''): void {
-    if (!this.counters.has(name)) this.counters.set(name, { help, label, values: new Map() });
+    if (this.counters.has(name)) return;
+    const cell: CounterCell = { names: splitNames(label), values: new Map(), pushed: new Map(), labels: new Map() };
+    this.counters.set(name, cell);
+    this.replace(new Counter({
+      name: METRIC_PREFIX + name, help, labelNames: cell.names, registers: [],
+      collect() {
+        for (const [lv, n] of cell.values) {
+          const before = cell.pushed.get(lv) ?? 0;
+          if (n === before) continue;
+          this.inc(labelsOf(cell, lv), n - before);
+          cell.pushed.set(lv, n);
+        }
+      },
+    }));
   }
 
   inc(name: string, labelValue = '', by = 1): void {
     const c = this.counters.get(name);
-    if (!c) return;
+    if (!c || !(by > 0)) return;
     c.values.set(labelValue, (c.values.get(labelValue) ?? 0) + by);
   }
 
-  /** A counter's current value (0 when never raised). */
+  /** A counter's current value in this thread (0 when never raised). */
   value(name: string, labelValue = ''): number {
     return this.counters.get(name)?.values.get(labelValue) ?? 0;
   }
 
-  /** A gauge read when /metrics is scraped. */
+  /** A gauge read when /metrics is scraped. A read that throws shows NaN. */
   gauge(name: string, help: string, read: () => number): void {
-    this.gauges.set(name, { help, read });
+    this.replace(new Gauge({
+      name: METRIC_PREFIX + name, help, registers: [],
+      collect() {
+        let v: number;
+        try { v = read(); } catch { v = NaN; }
+        this.set(v);
+      },
+    }));
   }
 
   /** A counter whose running total another object keeps, read when /metrics is scraped. */
   counterFrom(name: string, help: string, read: () => number): void {
-    this.readCounters.set(name, { help, read });
+    let last = 0;
+    this.replace(new Counter({
+      name: METRIC_PREFIX + name, help, registers: [],
+      collect() {
+        let v: number;
+        try { v = read(); } catch { return; }
+        if (!Number.isFinite(v)) return;
+        // The object counting was replaced (a restart): a counter reset, which rate() understands.
+        if (v < last) { this.reset(); last = 0; }
+        if (v > last) this.inc(v - last);
+        last = v;
+      },
+    }));
   }
 
-  render(): string {
-    const out: string[] = [];
-    for (const [name, c] of this.counters) {
-      out.push(`# HELP ${name} ${c.help}`, `# TYPE ${name} counter`);
-      if (c.values.size === 0) out.push(`${name} 0`);
-      for (const [lv, n] of c.values) out.push(c.label ? `${name}{${renderLabels(c.label, lv)}} ${n}` : `${name} ${n}`);
-    }
-    for (const [kind, reads] of [['counter', this.readCounters], ['gauge', this.gauges]] as const) {
-      for (const [name, g] of reads) {
-        let v: number;
-        try { v = g.read(); } catch { v = NaN; }
-        out.push(`# HELP ${name} ${g.help}`, `# TYPE ${name} ${kind}`, `${name} ${v}`);
-      }
-    }
-    return out.join('\n') + '\n';
+  /** A histogram (latencies in seconds by default). `label` as for counter(). Registered once; later calls keep the first. */
+  histogram(name: string, help: string, label = '', buckets: readonly number[] = SECONDS_BUCKETS): void {
+    if (this.histograms.has(name)) return;
+    const names = splitNames(label);
+    const histogram = new Histogram({ name: METRIC_PREFIX + name, help, labelNames: names, buckets: [...buckets], registers: [] });
+    this.replace(histogram);
+    this.histograms.set(name, { names, histogram, labels: new Map() });
+  }
+
+  /** One observation; `labelValue` as for inc(). Unknown names are ignored, as inc() ignores them. */
+  observe(name: string, labelValue: string, value: number): void {
+    const h = this.histograms.get(name);
+    if (!h || !Number.isFinite(value)) return;
+    h.histogram.observe(labelsOf(h, labelValue), value);
+  }
+
+  /** The Prometheus text exposition (what /metrics answers), this thread's registry plus what worker threads posted. */
+  async render(): Promise<string> {
+    if (this.absorbed.size === 0 && this.retired.length === 0) return this.registry.metrics();
+    const own = await this.registry.getMetricsAsJSON();
+    const merged = AggregatorRegistry.aggregate([own, ...this.retired, ...this.absorbed.values()]);
+    const text = await merged.metrics();
+    // Restarts are rare, but a long-lived process should not keep one snapshot per restart.
+    if (this.retired.length > 8) this.retired = [onlyCumulative(await AggregatorRegistry.aggregate(this.retired).getMetricsAsJSON())];
+    return text;
+  }
+
+  /** The media type of render()'s text. */
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** This registry as plain data, for a worker thread to post to the main thread. */
+  snapshot(): Promise<MetricsSnapshot> {
+    return this.registry.getMetricsAsJSON();
+  }
+
+  /** A worker thread's latest snapshot (it replaces the one before from the same `source`). */
+  absorb(source: string, snapshot: MetricsSnapshot): void {
+    this.absorbed.set(source, snapshot);
+  }
+
+  /**
+   * The thread behind `source` ended: its counters and histograms stay
+   * counted as they were last posted (its gauges go), and its successor's
+   * snapshots add to them.
+   */
+  retire(source: string): void {
+    const last = this.absorbed.get(source);
+    if (!last) return;
+    this.absorbed.delete(source);
+    this.retired.push(onlyCumulative(last));
+  }
+
+  private replace(metric: Counter | Gauge | Histogram): void {
+    const name = (metric as unknown as { name: string }).name;
+    this.registry.removeSingleMetric(name);
+    this.registry.registerMetric(metric);
   }
 }
 
 const LABEL_SEP = '\u001f';
 
-/** The label value of a counter with several labels, in the order its `label` names them. */
+/** The label value of a metric with several labels, in the order its `label` names them. */
 export function labelValues(...values: string[]): string {
   return values.join(LABEL_SEP);
 }
 
-function renderLabels(names: string, value: string): string {
-  if (!names.includes(',')) return `${names}="${escapeLabel(value)}"`;
-  const vs = value.split(LABEL_SEP);
-  return names.split(',').map((n, i) => `${n}="${escapeLabel(vs[i] ?? '')}"`).join(',');
+function splitNames(label: string): string[] {
+  return label === '' ? [] : label.split(',').map((n) => n.trim());
 }
 
-function escapeLabel(v: string): string {
-  return v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+/** A label value's prom-client labels object, made once per distinct value. */
+function labelsOf(cell: { names: string[]; labels: Map<string, Labels> }, labelValue: string): Labels {
+  let labels = cell.labels.get(labelValue);
+  if (!labels) {
+    labels = {};
+    if (cell.names.length === 1) labels[cell.names[0]!] = labelValue;
+    else if (cell.names.length > 1) {
+      const vs = labelValue.split(LABEL_SEP);
+      cell.names.forEach((n, i) => { labels![n] = vs[i] ?? ''; });
+    }
+    cell.labels.set(labelValue, labels);
+  }
+  return labels;
+}
+
+function onlyCumulative(s: MetricsSnapshot): MetricsSnapshot {
+  // prom-client's types say an enum; what getMetricsAsJSON gives is the exposition's word ('counter', ...).
+  return s.filter((m) => { const type = m.type as unknown as string; return type === 'counter' || type === 'histogram'; });
 }

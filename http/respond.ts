@@ -33,6 +33,8 @@ export interface Exchange {
   aborted: boolean;
   /** Called once when a response that outlives its handler (a stream) is over: frees the peer's place (Traffic.leave). */
   release?: () => void;
+  /** Sent as X-Request-Id with the answer (http/request-log.ts). */
+  requestId?: string;
 }
 
 /** Writes a reply inside cork; a no-op when the client has gone. */
@@ -42,6 +44,7 @@ export function send(ex: Exchange, reply: Reply, closeConnection = false): void 
   ex.res.cork(() => {
     ex.res.writeStatus(STATUS_LINES[reply.status] ?? `${reply.status} Status`);
     ex.res.writeHeader('content-type', reply.contentType ?? 'application/json');
+    if (ex.requestId !== undefined) ex.res.writeHeader('x-request-id', ex.requestId);
     if (reply.headers) for (const [k, v] of Object.entries(reply.headers)) ex.res.writeHeader(k, v);
     ex.res.end(payload, closeConnection);
   });
@@ -74,6 +77,7 @@ export async function sendStream(ex: Exchange, reply: Reply, log: Logger): Promi
   ex.res.cork(() => {
     ex.res.writeStatus(STATUS_LINES[reply.status] ?? `${reply.status} Status`);
     ex.res.writeHeader('content-type', reply.contentType ?? 'application/octet-stream');
+    if (ex.requestId !== undefined) ex.res.writeHeader('x-request-id', ex.requestId);
     if (reply.headers) for (const [k, v] of Object.entries(reply.headers)) ex.res.writeHeader(k, v);
   });
   try {
@@ -101,16 +105,17 @@ export async function sendStream(ex: Exchange, reply: Reply, log: Logger): Promi
   }
 }
 
-/** Maps any throw onto a reply: AppErrors as themselves, everything else as a logged 500. */
-export function errorReply(err: unknown, log: Logger): Reply {
+/** Maps any throw onto a reply: AppErrors as themselves, everything else as a logged 500. `log` may be a function that makes the logger (the request's child, made only when a line is written). */
+export function errorReply(err: unknown, logger: Logger | (() => Logger)): Reply {
+  const log = (): Logger => (typeof logger === 'function' ? logger() : logger);
   if (err instanceof AppError) {
-    if (err.status >= 500) log.warn({ err: err.message, cause: err.cause instanceof Error ? err.cause.message : undefined }, 'request failed');
+    if (err.status >= 500) log().warn({ err: err.message, cause: err.cause instanceof Error ? err.cause.message : undefined }, 'request failed');
     // A limit's wait goes in the header too (RFC 9110 §10.2.3), for clients that read only that.
     const wait = err.fields?.retry_after;
     if (typeof wait === 'number') return { status: err.status, body: err.toBody(), headers: { 'retry-after': String(wait) } };
     return { status: err.status, body: err.toBody() };
   }
-  log.error({ err }, 'unhandled error in request');
+  log().error({ err }, 'unhandled error in request');
   const e = Errors.INTERNAL();
   return { status: e.status, body: e.toBody() };
 }

@@ -6,6 +6,7 @@ import { ClientAddress, formatAddress } from './client-address.js';
 import { refuseLoneSurrogates, refuseNul } from './request-text.js';
 import { parseBody, readBody } from './request-body.js';
 import { Traffic } from './traffic.js';
+import { RequestObserver, requestIdOf, unroutedRequestId } from './request-log.js';
 import type { RequestSchema, ResponseSchema, Validators } from './schemas.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from './uws.js';
 
@@ -158,6 +159,7 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
   const maxPerAddress = engine.config.http.maxConnectionsPerAddress;
   const byPath = new Map<string, Route[]>();
   for (const r of routes) byPath.set(r.path, [...(byPath.get(r.path) ?? []), r]);
+  const observer = new RequestObserver(engine, log);
 
   for (const route of routes) {
     const paramNames = (route.path.match(/:[^/]+/g) ?? []).map((p) => p.slice(1));
@@ -170,8 +172,10 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
     const auditNote = auditNoteOf(route);
     const auditErrorNote = auditNoteOf(route, true);
     const streamLimit = route.streamBody?.limit(engine.config);
+    const timing = observer.timing(auditRoute.slice(0, auditRoute.indexOf(' ')), route.path);
 
     app[route.method](route.path, (res: HttpResponse, req) => {
+      const startMs = performance.now();
       const ex: Exchange = { res, aborted: false };
       // A client gone mid-upload: the body reader is told, so the request ends (and `traffic` with it).
       let bodyAborted: (() => void) | null = null;
@@ -191,7 +195,12 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
       const contentType = hasBody ? req.getHeader('content-type') : '';
       const declaredLength = hasBody ? Number(req.getHeader('content-length') || 0) : 0;
       const peer = formatAddress(new Uint8Array(res.getRemoteAddress()));
-      const sourceAddress = clientAddress.trusts(peer) ? clientAddress.resolve(peer, forwardedFor(req)) : peer;
+      const viaProxy = clientAddress.trusts(peer);
+      const sourceAddress = viaProxy ? clientAddress.resolve(peer, forwardedFor(req)) : peer;
+      const requestId = requestIdOf(viaProxy ? req.getHeader('x-request-id') : '', viaProxy);
+      ex.requestId = requestId;
+      // This request's own log lines carry its id (made only when one is written).
+      const reqLog = (): Logger => log.child({ request_id: requestId });
       const browser: PortalHeaders = route.surface === 'portal'
         ? {
             accept: req.getHeader('accept'), acceptLanguage: req.getHeader('accept-language'), acceptEncoding: req.getHeader('accept-encoding'),
@@ -202,6 +211,7 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
         if (hasBody) ex.res.onData(() => undefined);
         const e = Errors.SHUTTING_DOWN();
         send(ex, { status: e.status, body: e.toBody() }, true);
+        observer.done(timing, e.status, startMs, requestId);
         return;
       }
 
@@ -209,6 +219,7 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
         if (hasBody) ex.res.onData(() => undefined);
         const e = Errors.TOO_MANY_CONNECTIONS(maxPerAddress);
         send(ex, { status: e.status, body: e.toBody() }, true);
+        observer.done(timing, e.status, startMs, requestId);
         return;
       }
       let released = false;
@@ -231,6 +242,8 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
       const bodyPromise = hasBody && streamLimit === undefined
         ? readBody(ex, limit, declaredLength, bodyTimeoutMs, (cancel) => { bodyAborted = cancel; })
         : Promise.resolve(null);
+      // What the request was answered with, for its latency and access line.
+      let answered = 0;
       void (async (): Promise<void> => {
         let reply: Reply;
         let closeConnection = false;
@@ -272,9 +285,9 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
             const made = pending ? auditErrorNote(ctx, err) : null;
             if (made) {
               await pending!.commit(made.event, made.details, made.subject)
-                .catch((e: unknown) => log.warn({ err: (e as Error).message, route: auditRoute }, 'audit record not committed; its intent stands for it'));
+                .catch((e: unknown) => reqLog().warn({ err: (e as Error).message, route: auditRoute }, 'audit record not committed; its intent stands for it'));
             } else {
-              await pending?.withdraw().catch((e: unknown) => log.warn({ err: (e as Error).message }, 'audit intent not withdrawn; it will be recorded as unconfirmed'));
+              await pending?.withdraw().catch((e: unknown) => reqLog().warn({ err: (e as Error).message }, 'audit intent not withdrawn; it will be recorded as unconfirmed'));
             }
             throw err;
           } finally {
@@ -284,10 +297,14 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
           // Its peer's place is held until then (the stream calls ex.release).
           if (answer.takeover) {
             ex.release = release;
+            answered = answer.status;
             return answer.takeover(ex);
           }
           reply = answer;
-          if (reply.stream) return await sendStream(ex, reply, log);
+          if (reply.stream) {
+            answered = reply.status;
+            return await sendStream(ex, reply, reqLog());
+          }
           if (pending) {
             const note = reply.status < 300 ? auditNote(ctx, reply.body) : null;
             try {
@@ -297,11 +314,11 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
             } catch (err) {
               // The change is made and its intent stays in Redis: it becomes an operator_change_unconfirmed
               // record (AuditLog.recoverStale). The operator hears the change succeeded, which it did.
-              log.warn({ err: (err as Error).message, route: auditRoute }, 'audit record not committed; its intent stands for it');
+              reqLog().warn({ err: (err as Error).message, route: auditRoute }, 'audit record not committed; its intent stands for it');
             }
           }
         } catch (err) {
-          reply = errorReply(err, log);
+          reply = errorReply(err, reqLog);
           // A body refused part-way (too large, too slow) is not read to its end: the connection goes with the reply.
           closeConnection = reply.status === 413 || reply.status === 408;
         }
@@ -311,7 +328,10 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
           bodyStream.destroy();
         }
         send(ex, reply, closeConnection || traffic.closing);
+        answered = reply.status;
       })().finally(() => {
+        // A stream is timed to its headers (its end is the client's choice); a request that threw past send() as 500.
+        observer.done(timing, answered || 500, startMs, requestId);
         traffic.end();
         if (ex.release !== release) release();
       });
@@ -320,18 +340,25 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
 
   for (const [path, list] of byPath) {
     const allow = list.map((r) => (r.method === 'del' ? 'DELETE' : r.method.toUpperCase())).join(', ');
+    const timing = observer.timing('other', path);
     app.any(path, (res, req) => {
-      const ex: Exchange = { res, aborted: false };
+      const startMs = performance.now();
+      const ex: Exchange = { res, aborted: false, requestId: unroutedRequestId(clientAddress, res, req) };
       res.onAborted(() => { ex.aborted = true; });
       const e = Errors.METHOD_NOT_ALLOWED(req.getMethod().toUpperCase());
       send(ex, { status: e.status, body: e.toBody(), headers: { allow } });
+      observer.done(timing, e.status, startMs, ex.requestId!);
     });
   }
-  app.any('/*', (res) => {
-    const ex: Exchange = { res, aborted: false };
+  // An unknown path is labelled as such, never by itself: a scanner's paths would each be a series.
+  const unmatched = observer.timing('other', '(unmatched)');
+  app.any('/*', (res, req) => {
+    const startMs = performance.now();
+    const ex: Exchange = { res, aborted: false, requestId: unroutedRequestId(clientAddress, res, req) };
     res.onAborted(() => { ex.aborted = true; });
     const e = Errors.NOT_FOUND();
     send(ex, { status: e.status, body: e.toBody() });
+    observer.done(unmatched, e.status, startMs, ex.requestId!);
   });
 }
 

@@ -69,6 +69,7 @@ class SseClient {
       res.writeHeader('cache-control', 'no-cache, no-transform');
       // Proxies that buffer responses (nginx) would hold the events back.
       res.writeHeader('x-accel-buffering', 'no');
+      if (this.ex.requestId !== undefined) res.writeHeader('x-request-id', this.ex.requestId);
       ok = res.write(first);
     });
     if (!ok) this.backUp(first.length);

@@ -11,7 +11,7 @@ import { DropReason, RadiusErrors } from './errors.js';
 import { PacketWriter } from './packet-writer.js';
 import { RadiusCrypto } from './radius-crypto.js';
 import { RadiusDictionary } from './radius-dictionary.js';
-import { MetricName, type RadiusMetrics } from './radius-metrics.js';
+import { MetricName, Timed, type RadiusMetrics } from './radius-metrics.js';
 import { statusReply } from './status-server.js';
 
 export interface RadiusServerOptions {
@@ -140,6 +140,7 @@ export class RadiusServer {
       this.metrics.counter(MetricName.REPLIES, 'RADIUS replies sent, by kind', 'kind');
       this.metrics.counter(MetricName.DROPPED, 'RADIUS packets silently discarded, by reason', 'reason');
       this.metrics.gauge?.(MetricName.IN_FLIGHT, 'RADIUS requests waiting for the engine', () => this.counts.inFlight);
+      this.metrics.histogram?.(MetricName.DURATION, 'RADIUS request latency, from the packet read to its reply sent (or given up on an engine failure), by port and result', 'port,result');
     }
   }
 
@@ -278,6 +279,7 @@ export class RadiusServer {
 
     const entry = this.cache.begin(key);
     this.counts.inFlight++;
+    const startMs = performance.now();
     let decided: PromiseLike<AccessDecision>;
     try {
       decided = settle(this.handler.authorize(req));
@@ -285,8 +287,8 @@ export class RadiusServer {
       decided = Promise.reject(err);
     }
     decided.then(
-      (decision) => this.replyAccess(msg, len, rinfo, nas, key, entry, decision),
-      (err) => this.failed(key, entry, rinfo, err),
+      (decision) => { this.replyAccess(msg, len, rinfo, nas, key, entry, decision); this.timed(decision.accept ? Timed.ACCEPT : Timed.REJECT, startMs); },
+      (err) => { this.failed(key, entry, rinfo, err); this.timed(Timed.AUTH_ERROR, startMs); },
     );
   }
 
@@ -325,6 +327,7 @@ export class RadiusServer {
 
     const entry = this.cache.begin(key);
     this.counts.inFlight++;
+    const startMs = performance.now();
     let recorded: PromiseLike<void>;
     try {
       recorded = settle(this.handler.account(req));
@@ -334,8 +337,8 @@ export class RadiusServer {
     // RFC 2866 §2: answer only once the record is stored; on failure stay
     // silent so the NAS retransmits.
     recorded.then(
-      () => this.replyAccounting(msg, len, rinfo, nas, key, entry),
-      (err) => this.failed(key, entry, rinfo, err),
+      () => { this.replyAccounting(msg, len, rinfo, nas, key, entry); this.timed(Timed.RESPONSE, startMs); },
+      (err) => { this.failed(key, entry, rinfo, err); this.timed(Timed.ACCT_ERROR, startMs); },
     );
   }
 
@@ -351,6 +354,11 @@ export class RadiusServer {
     this.counts.accountingResponses++;
     this.metrics?.inc(MetricName.REPLIES, 'accounting_response');
     this.send(this.acct, reply, rinfo);
+  }
+
+  /** A request's latency in the histogram (MetricName.DURATION). */
+  private timed(labelValue: string, startMs: number): void {
+    this.metrics?.observe?.(MetricName.DURATION, labelValue, (performance.now() - startMs) / 1000);
   }
 
   /** The engine failed: forget the request so its retransmission is tried again, and send nothing. */

@@ -24,7 +24,7 @@ let dir = '';
 
 /**
  * Debian's programs the browser, document and gateway tests drive (Chromium
- * for the pages, poppler's pdftoppm/pdftotext for the PDFs, FreeRADIUS's radclient as a NAS, radsecproxy as a RadSec peer, openNDS with dnsmasq, a DHCP client and the legacy iptables for the
+ * for the pages, poppler's pdftoppm/pdftotext for the PDFs, FreeRADIUS's radclient as a NAS, radsecproxy as a RadSec peer, Prometheus's promtool for the alert rules, openNDS with dnsmasq, a DHCP client and the legacy iptables for the
  * real gateway), installed when missing and we are root, as CI's fresh
  * machine needs. Elsewhere those tests say what is missing.
  */
@@ -32,6 +32,8 @@ const TOOLS: Record<string, string> = {
   chromium: 'chromium', opennds: 'opennds', dnsmasq: 'dnsmasq', dhclient: 'isc-dhcp-client', 'iptables-legacy': 'iptables', curl: 'curl', python3: 'python3',
   pdftoppm: 'poppler-utils', pdftotext: 'poppler-utils',
   radclient: 'freeradius-utils', radsecproxy: 'radsecproxy',
+  // Checks the Prometheus alert rules (deploy/prometheus/); only the tool is used, no server is started.
+  promtool: 'prometheus',
 };
 
 function ensureTools(log: (l: string) => void): void {

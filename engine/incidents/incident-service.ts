@@ -2,6 +2,7 @@ import { Errors } from '../errors.js';
 import type { EventLog } from '../events/event-log.js';
 import { newId } from '../ids.js';
 import type { Pool } from '../store/postgres.js';
+import type { Metrics } from '../metrics.js';
 
 /** The states in order: an incident only moves forward, and `resolved` is the end. */
 export const INCIDENT_STATES = ['pending', 'triaging', 'acknowledged', 'resolved'] as const;
@@ -68,8 +69,13 @@ const OPEN_STATES = INCIDENT_STATES.filter((s) => s !== 'resolved');
  * raise idempotent, so a problem noticed by five processes is one incident,
  * and only the process whose insert won appends `incident.raised`.
  */
+const INCIDENTS_METRIC = 'incidents_raised_total';
+
 export class IncidentService {
-  constructor(private readonly pool: Pool, private readonly events: EventLog) {}
+  /** `metrics`: incidents raised, by kind (a fixed set; never the tenant): what the NAS-silent alert watches. */
+  constructor(private readonly pool: Pool, private readonly events: EventLog, private readonly metrics?: Metrics) {
+    metrics?.counter(INCIDENTS_METRIC, 'Incidents this process raised, by kind (nas_silent, ...)', 'kind');
+  }
 
   /** Opens an incident unless one of this kind and subject is open; returns it when this call opened it, else null. */
   async raise(tenantId: string, r: IncidentReport): Promise<Incident | null> {
@@ -80,6 +86,7 @@ export class IncidentService {
       [newId('inc_'), tenantId, r.kind, r.subject, r.siteId, r.severity, r.title, JSON.stringify(r.details)]);
     const row = rows[0];
     if (!row) return null;
+    this.metrics?.inc(INCIDENTS_METRIC, r.kind);
     const incident = toIncident(row);
     await this.events.append(tenantId, 'incident.raised', incident.site_id, { id: incident.id, kind: incident.kind, state: incident.state, severity: incident.severity });
     return incident;

@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { Redis, type Result, type Callback, type RedisOptions } from 'ioredis';
 import { projectPath } from '../util/project-root.js';
 import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import { timeScripts } from './script-timing.js';
 
 /**
  * The Lua scripts of engine/redis/lua, registered with ioredis under a
@@ -287,11 +289,13 @@ export async function serverRunId(redis: Redis): Promise<string> {
 
 /**
  * A connection with the scripts defined. Commands fail fast (two retries)
- * while Redis is away, so a request gets a 503 instead of hanging.
+ * while Redis is away, so a request gets a 503 instead of hanging. With
+ * `metrics`, every script's latency goes to its histogram (script-timing.ts).
  */
-export function createRedis(url: string, log: Logger, options: RedisOptions = {}): Redis {
+export function createRedis(url: string, log: Logger, options: RedisOptions = {}, metrics?: Metrics): Redis {
   const redis = new Redis(url, { maxRetriesPerRequest: 2, enableAutoPipelining: true, ...options });
   redis.on('error', (err: Error) => log.warn({ err: err.message }, 'redis connection error'));
   defineScripts(redis);
+  if (metrics) timeScripts(redis, SCRIPTS.map((s) => s.name), metrics);
   return redis;
 }

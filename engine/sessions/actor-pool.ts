@@ -2,6 +2,7 @@ import type { Worker } from 'node:worker_threads';
 import { Packr } from 'msgpackr';
 import { AppError, Errors } from '../errors.js';
 import type { Logger } from '../logger.js';
+import type { Metrics, MetricsSnapshot } from '../metrics.js';
 import { projectPath } from '../util/project-root.js';
 import { WorkerSupervisor, type WorkerStats } from '../workers/worker-supervisor.js';
 import { postBatch, type FromThread, type Reply, type ReplyValue, type ToThread } from './messages.js';
@@ -32,12 +33,17 @@ const REQUEST_TIMEOUT_MS = 10_000;
 const RESTART_MS = 100;
 const RESTART_MAX_MS = 5_000;
 
+/** What a thread posts outside the msgpackr batches: its mirror table (shared, not copied) and its metrics. */
+type PlainMessage = { t: 'mirror_table'; table: SharedArrayBuffer } | { t: 'metrics'; snapshot: MetricsSnapshot };
+
 export interface ActorPoolOptions {
   threads: number;
   redisUrl: string;
   nodeId: string;
   logLevel: string;
   log: Logger;
+  /** Where the threads' own metrics (their Redis scripts' latencies) are summed; none: not reported. */
+  metrics?: Metrics;
   /** Runs a Disconnect/CoA the actors ask for. */
   nas: NasCommandPort;
 }
@@ -158,11 +164,13 @@ export class ActorPool implements SessionActors, AcceptMirror {
       workerData,
       backoff: { firstMs: RESTART_MS, maxMs: RESTART_MAX_MS, healthyMs: 60_000 },
       log: this.opts.log.child({ thread: index }),
-      onMessage: (msg, worker) => this.onMessage(t, index, worker, msg as Uint8Array | { t: 'mirror_table'; table: SharedArrayBuffer }),
+      onMessage: (msg, worker) => this.onMessage(t, index, worker, msg as Uint8Array | PlainMessage),
       // Requests sent while the thread was down waited in its queue.
       onStart: () => this.flushSoon(t),
       onExit: ({ restarting }) => {
         this.mirror.dropTable(index);
+        // Its counts stay in the sums; its successor's add to them.
+        this.opts.metrics?.retire(`actor-thread-${index}`);
         // What the dead thread was asked, answered or not, is lost with it; what was not yet sent belongs to those requests.
         const failure = Errors.SESSION_ENGINE_RESTARTING();
         for (const p of t.pending.values()) p.reject(failure);
@@ -177,11 +185,13 @@ export class ActorPool implements SessionActors, AcceptMirror {
     return t;
   }
 
-  private onMessage(t: Thread, index: number, worker: Worker, msg: Uint8Array | { t: 'mirror_table'; table: SharedArrayBuffer }): void {
+  private onMessage(t: Thread, index: number, worker: Worker, msg: Uint8Array | PlainMessage): void {
     if (msg instanceof Uint8Array) {
       for (const m of this.packr.unpack(msg) as FromThread[]) this.receive(t, m);
     } else if (msg?.t === 'mirror_table' && t.supervisor.worker === worker) {
       this.mirror.setTable(index, msg.table);
+    } else if (msg?.t === 'metrics' && t.supervisor.worker === worker) {
+      this.opts.metrics?.absorb(`actor-thread-${index}`, msg.snapshot);
     }
   }
 

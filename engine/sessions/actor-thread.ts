@@ -1,6 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { Packr } from 'msgpackr';
 import { createLogger } from '../logger.js';
+import { Metrics } from '../metrics.js';
 import { createRedis } from '../redis/scripts.js';
 import { ActorHost } from './actor-host.js';
 import { postBatch, type ToThread } from './messages.js';
@@ -21,9 +22,12 @@ const data = workerData as ThreadData;
 const port = parentPort!;
 const log = createLogger(data.logLevel).child({ component: 'actor-thread', thread: data.index });
 const packr = new Packr({ useRecords: false });
+const metrics = new Metrics();
+/** How often the main thread hears this thread's metrics (summed into its /metrics). */
+const METRICS_MS = 1_000;
 
 const host = new ActorHost({
-  redis: createRedis(data.redisUrl, log),
+  redis: createRedis(data.redisUrl, log, {}, metrics),
   nodeId: data.nodeId,
   log,
   send: (batch) => postBatch(port, packr, batch),
@@ -33,3 +37,4 @@ const host = new ActorHost({
 
 port.on('message', (buf: Uint8Array) => host.receive(packr.unpack(buf) as ToThread[]));
 host.start();
+setInterval(() => void metrics.snapshot().then((snapshot) => port.postMessage({ t: 'metrics', snapshot })), METRICS_MS).unref();

@@ -1,4 +1,4 @@
-import type { Metrics } from '../metrics.js';
+import { labelValues, type Metrics } from '../metrics.js';
 import type { AuthMethod } from './method.js';
 
 /** Where a decision was made: the portal's voucher form, an OTP code, or a NAS's Access-Request. */
@@ -66,15 +66,19 @@ export function rejectsOnly(sink: DecisionSink): DecisionSink {
   return { record: (d) => { if (d.outcome === 'reject') sink.record(d); } };
 }
 
-/** Counts decisions by method, outcome and reason: `signin_decisions_total{decision="voucher accept "}`. */
+/**
+ * Counts decisions by method, outcome and reason, one label each:
+ * `guestwifi_signin_decisions_total{method="voucher",outcome="accept",reason=""}`
+ * (it was one packed label, `decision="voucher accept "`, which no query could take apart).
+ */
 export class MetricsDecisionSink implements DecisionSink {
   static readonly METRIC = 'signin_decisions_total';
 
   constructor(private readonly metrics: Metrics) {
-    metrics.counter(MetricsDecisionSink.METRIC, 'Sign-in decisions by "method outcome reason"', 'decision');
+    metrics.counter(MetricsDecisionSink.METRIC, 'Sign-in decisions by method, outcome and reason (empty for an accept)', 'method,outcome,reason');
   }
 
   record(d: SignInDecision): void {
-    this.metrics.inc(MetricsDecisionSink.METRIC, `${d.method} ${d.outcome} ${d.reason}`);
+    this.metrics.inc(MetricsDecisionSink.METRIC, labelValues(d.method, d.outcome, d.reason));
   }
 }

@@ -2,7 +2,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { createLogger } from '../logger.js';
 import { Metrics } from '../metrics.js';
 import { createRedis } from '../redis/scripts.js';
-import { LANES, OutboxSink, SINK_COUNTERS } from './outbox-sink.js';
+import { LANES, OutboxSink } from './outbox-sink.js';
 import { createPool } from './postgres.js';
 import type { FromSinkThread, SinkThreadData, ToSinkThread } from './sink-worker.js';
 
@@ -19,10 +19,10 @@ const log = createLogger(data.logLevel).child({ component: 'outbox-sink' });
 // A command cut off by a lost connection fails instead of being sent again on the new one: a
 // stream read that Redis ran before the cut would be run twice, and the entries of the first run
 // left pending unseen; failed, the batch is read again from this consumer's pending entries.
-const redis = createRedis(data.redisUrl, log, { autoResendUnfulfilledCommands: false });
+const metrics = new Metrics();
+const redis = createRedis(data.redisUrl, log, { autoResendUnfulfilledCommands: false }, metrics);
 // A connection per lane, and two for partition creation and the waiting pass beside them.
 const pool = createPool(data.databaseUrl, log, LANES + 2);
-const metrics = new Metrics();
 
 /** How often the main thread hears the counters and the lag. */
 const REPORT_MS = 200;
@@ -44,13 +44,12 @@ function post(msg: FromSinkThread): void {
   port.postMessage(msg);
 }
 
-function report(): void {
-  const counters: Record<string, number> = {};
-  for (const name of Object.keys(SINK_COUNTERS)) counters[name] = metrics.value(name);
-  post({ t: 'stats', counters, oldestPendingMs: sink.oldestPendingMs });
+/** The thread's whole registry (counters and the store-lag histogram): the main thread sums it into /metrics. */
+async function report(): Promise<void> {
+  post({ t: 'stats', metrics: await metrics.snapshot(), oldestPendingMs: sink.oldestPendingMs });
 }
 
-const reporter = setInterval(report, REPORT_MS);
+const reporter = setInterval(() => void report(), REPORT_MS);
 
 port.on('message', (m: ToSinkThread) => {
   switch (m.t) {
@@ -60,7 +59,7 @@ port.on('message', (m: ToSinkThread) => {
     case 'stop':
       clearInterval(reporter);
       void sink.stop().finally(async () => {
-        report();
+        await report();
         redis.disconnect();
         await pool.end().catch(() => undefined);
         post({ t: 'stopped' });

@@ -1,8 +1,8 @@
 import type { Logger } from '../logger.js';
-import type { Metrics } from '../metrics.js';
+import type { Metrics, MetricsSnapshot } from '../metrics.js';
 import { projectPath } from '../util/project-root.js';
 import { WorkerSupervisor, type WorkerStats } from '../workers/worker-supervisor.js';
-import { lagSeconds, SINK_COUNTERS } from './outbox-sink.js';
+import { lagSeconds } from './outbox-sink.js';
 
 export interface SinkThreadData {
   redisUrl: string;
@@ -14,8 +14,11 @@ export interface SinkThreadData {
 export type ToSinkThread = { t: 'tenants_changed' } | { t: 'stop' };
 
 export type FromSinkThread =
-  | { t: 'stats'; counters: Record<string, number>; oldestPendingMs: number }
+  | { t: 'stats'; metrics: MetricsSnapshot; oldestPendingMs: number }
   | { t: 'stopped' };
+
+/** The sink thread's name among the snapshots the process's metrics sum. */
+const METRICS_SOURCE = 'outbox-sink';
 
 /** How long a stopping sink may take to finish its batch before its thread is ended. */
 const STOP_WAIT_MS = 10_000;
@@ -49,12 +52,9 @@ const SINK_YOUNG_GENERATION_MB = 64;
 export class SinkWorker {
   private readonly thread: WorkerSupervisor;
   private oldestPendingMs = 0;
-  /** The thread's counters as last reported; a new thread counts from zero. */
-  private seen: Record<string, number> = {};
 
   constructor(data: SinkThreadData, log: Logger, private readonly metrics: Metrics) {
-    // The thread reports these as running totals (see the 'stats' message).
-    for (const [name, help] of Object.entries(SINK_COUNTERS)) metrics.counter(name, help);
+    // The thread's own counters (SINK_COUNTERS) and store-lag histogram come in its 'stats' snapshots.
     metrics.counter('outbox_sink_restarts_total', 'Times the sink thread died and was started again');
     metrics.gauge('outbox_sink_lag_seconds', 'Age of the oldest record the sink has read but not yet stored',
       () => lagSeconds(this.oldestPendingMs));
@@ -65,9 +65,8 @@ export class SinkWorker {
       resourceLimits: { maxYoungGenerationSizeMb: SINK_YOUNG_GENERATION_MB },
       backoff: { firstMs: RESTART_MS, maxMs: RESTART_MAX_MS, healthyMs: 60_000 },
       log,
-      onStart: () => {
-        this.seen = {};
-      },
+      // A new thread counts from zero: what the one before counted stays in the sums.
+      onStart: () => this.metrics.retire(METRICS_SOURCE),
       onMessage: (msg) => this.receive(msg as FromSinkThread),
       onExit: ({ restarting }) => {
         if (restarting) this.metrics.inc('outbox_sink_restarts_total');
@@ -105,8 +104,7 @@ export class SinkWorker {
 
   private receive(m: FromSinkThread): void {
     if (m.t !== 'stats') return;
-    for (const [name, total] of Object.entries(m.counters)) this.metrics.inc(name, '', total - (this.seen[name] ?? 0));
-    this.seen = m.counters;
+    this.metrics.absorb(METRICS_SOURCE, m.metrics);
     this.oldestPendingMs = m.oldestPendingMs;
   }
 }

@@ -44,10 +44,10 @@ export function opsRoutes(engine: Engine, openapi: () => Record<string, unknown>
       method: 'get', path: '/metrics', surface: 'ops', auth: false, headers: ['authorization'],
       summary: 'Prometheus metrics (text format); with METRICS_TOKEN set, send it as a Bearer token',
       errors: { 401: 'unauthorized: METRICS_TOKEN is set and the request did not send it as a Bearer token' },
-      handler: ({ headers }) => {
+      handler: async ({ headers }) => {
         const want = tokenDigest();
         if (want !== null && !bearerMatches(headers.authorization ?? '', want)) throw Errors.UNAUTHORIZED('Send the metrics token: Authorization: Bearer <METRICS_TOKEN>');
-        return { status: 200, body: null, text: engine.metrics.render(), contentType: 'text/plain; version=0.0.4' };
+        return { status: 200, body: null, text: await engine.metrics.render(), contentType: engine.metrics.contentType };
       },
     }),
     route({

@@ -27,10 +27,16 @@ const streamQuery = requestSchema<{ token?: string }>('streamQuery', {
 });
 
 /** Server-sent-event streams of the dashboard and their tokens, under /api/v1/tenants/me/ (docs/dashboard-api.md, Streams). */
+const RECONNECTS_METRIC = 'stream_reconnects_total';
+
 export function streamRoutes(engine: Engine): Route[] {
   // Made on the first stream request: the route table is also built where no engine runs (the OpenAPI document).
   let broker: SseBroker | undefined;
-  const sse = (): SseBroker => (broker ??= new SseBroker(engine.streams, engine.config.streams, engine.metrics, engine.log.child({ component: 'sse' })));
+  const sse = (): SseBroker => {
+    if (broker) return broker;
+    engine.metrics.counter(RECONNECTS_METRIC, 'Stream requests that are reconnects (EventSource sent Last-Event-ID), by stream: the spec\'s reconnect target', 'stream');
+    return (broker = new SseBroker(engine.streams, engine.config.streams, engine.metrics, engine.log.child({ component: 'sse' })));
+  };
   return [
     route({
       method: 'post', path: '/api/v1/tenants/me/stream-token', surface: 'dashboard', auth: true, readOnly: true, module: DASHBOARD_MODULES,
@@ -54,6 +60,7 @@ export function streamRoutes(engine: Engine): Route[] {
         const attach = await sse().join(principal.tenant.id, credential, name);
         // EventSource sends the last id it saw when it reconnects: it may have missed events meanwhile.
         const resync = headers['last-event-id'] !== '';
+        if (resync) engine.metrics.inc(RECONNECTS_METRIC, name);
         return { status: 200, body: null, takeover: (ex) => attach(ex, resync) };
       },
     })),

@@ -49,6 +49,6 @@ describe('a daily partition lost under the sink', () => {
     expect(first).not.toBe(later[0]);
 
     const metrics = await (await fetch(`${svc!.base}/metrics`)).text();
-    expect(/^outbox_dead_letters_total (\S+)$/m.exec(metrics)?.[1]).toBe('0');
+    expect(/^guestwifi_outbox_dead_letters_total (\S+)$/m.exec(metrics)?.[1]).toBe('0');
   });
 });

@@ -14,7 +14,7 @@ const OUTAGE_MS = 60_000;
 
 async function lagSeconds(base: string): Promise<number> {
   const text = await (await fetch(`${base}/metrics`)).text();
-  const m = /^outbox_sink_lag_seconds (\S+)$/m.exec(text);
+  const m = /^guestwifi_outbox_sink_lag_seconds (\S+)$/m.exec(text);
   if (!m) throw new Error('outbox_sink_lag_seconds missing from /metrics');
   return Number(m[1]);
 }

@@ -58,7 +58,7 @@ describe('DecisionRecorder', () => {
       ['auth.failure', 'hs_two', { hotspot_id: 'hs_two', method: 'voucher', reason: 'voucher_expired', source: 'radius' }],
     ]);
     // The Prometheus counter still counts each decision as it is recorded.
-    expect(metrics.value(MetricsDecisionSink.METRIC, 'sms_otp reject otp_send_failed')).toBe(1);
+    expect(metrics.value(MetricsDecisionSink.METRIC, 'sms_otp\u001freject\u001fotp_send_failed')).toBe(1);
     await redis.del(minute, hour, keys.decisions(t), keys.events(t), keys.decisionStep(t, stepOf(AT)), keys.decisionStep(t, stepOf(AT) + 1));
   });
 

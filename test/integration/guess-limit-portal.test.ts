@@ -39,7 +39,7 @@ describe('voucher guessing limits on the portal', () => {
 
     // Another device is not limited by this one's guesses.
     expect((await verify(svc.base, t.hotspotId, { code: voucher.code, mac: mac() })).status).toBe(200);
-    expect(svc.service.engine.metrics.render()).toMatch(/^voucher_guess_limited_total\{limit="device",via="portal"\} [1-9]/m);
+    expect(await svc.service.engine.metrics.render()).toMatch(/^guestwifi_voucher_guess_limited_total\{limit="device",via="portal"\} [1-9]/m);
   });
 
   test('an expired or used-up code is no guess', async ({ svc, tenant: t, voucher, mac }) => {
@@ -68,7 +68,7 @@ describe('voucher guessing limits on the portal', () => {
     expect(limited.body.retry_after).toBeGreaterThanOrEqual(1);
     expect(limited.body.retry_after).toBeLessThanOrEqual(2);
     expect(limited.headers.get('retry-after')).toBe(String(limited.body.retry_after));
-    expect(svc.service.engine.metrics.render()).toMatch(/^voucher_guess_limited_total\{limit="address",via="portal"\} [1-9]/m);
+    expect(await svc.service.engine.metrics.render()).toMatch(/^guestwifi_voucher_guess_limited_total\{limit="address",via="portal"\} [1-9]/m);
 
     // Refused attempts are no guesses: polling does not prolong the wait, and the first guess leaving the window ends it.
     const device = mac();

@@ -74,7 +74,7 @@ describe('voucher guessing limits over RADIUS', () => {
     const chap = await authorize({ userName: good, chap: { secret: good }, callingStationId: dashed(device) });
     expect(chap.code).toBe(Code.ACCESS_REJECT);
     expect(await uses()).toBe(0);
-    expect(svc.service.engine.metrics.render()).toMatch(/^voucher_guess_limited_total\{limit="device",via="radius"\} 2$/m);
+    expect(await svc.service.engine.metrics.render()).toMatch(/^guestwifi_voucher_guess_limited_total\{limit="device",via="radius"\} 2$/m);
 
     // Another device through the same NAS is let in.
     expect((await pap(good, nextMac())).code).toBe(Code.ACCESS_ACCEPT);

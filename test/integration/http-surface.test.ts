@@ -145,17 +145,18 @@ describe('HTTP surface', () => {
         expect(res.status).toBe(200);
         expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
         const text = await res.text();
-        const m = /^voucher_verify_total\{result="not_found"\} (\d+)$/m.exec(text);
+        const m = /^guestwifi_voucher_verify_total\{result="not_found"\} (\d+)$/m.exec(text);
         return { text, notFound: m ? Number(m[1]) : 0 };
       };
       const before = await read();
-      expect(before.text).toContain('# TYPE voucher_verify_total counter');
+      expect(before.text).toContain('# TYPE guestwifi_voucher_verify_total counter');
       await call(svc.base, 'POST', `${VERIFY}?hotspot_id=${t.hotspotId}`, { body: { code: 'NO-SUCH', mac: '02:00:00:00:00:01' } });
       await call(svc.base, 'POST', `${VERIFY}?hotspot_id=${t.hotspotId}`, { body: { code: 'NO-SUCH', mac: '02:00:00:00:00:02' } });
       const after = await read();
       expect(after.notFound).toBe(before.notFound + 2);
-      for (const line of after.text.trim().split('\n')) {
-        expect(line).toMatch(/^(# (HELP|TYPE) \w+ .+|\w+(\{\w+="[^"]*"\})? [\d.e+-]+|\w+ NaN)$/);
+      // prom-client's exposition: a blank line between metrics, any number of labels.
+      for (const line of after.text.trim().split('\n').filter((l) => l !== '')) {
+        expect(line).toMatch(/^(# (HELP|TYPE) \w+ .+|\w+(\{\w+="[^"]*"(,\w+="[^"]*")*\})? ([\d.e+-]+|NaN|\+Inf))$/);
       }
     });
 

@@ -186,7 +186,7 @@ describe('outbound targets at connection time', () => {
       carrier.answerNext('/v1/messages/template', code === 'not-json' ? { status, body: '<html>oops</html>' } : { status, body: { error: { code } } });
       expect((await a.send(msg())).ok).toBe(false);
     }
-    const labels = [...r.metrics.render().matchAll(/otp_provider_errors_total\{provider="[^"]*",code="([^"]*)"\}/g)].map((m) => m[1]!);
+    const labels = [...(await r.metrics.render()).matchAll(/guestwifi_otp_provider_errors_total\{provider="[^"]*",code="([^"]*)"\}/g)].map((m) => m[1]!);
     expect(labels.length).toBeGreaterThan(3);
     for (const l of labels) expect(FAILURE_KINDS).toContain(l);
     expect(r.observed).toHaveLength(answers.length + 6);

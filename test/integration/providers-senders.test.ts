@@ -92,7 +92,7 @@ describe('OTP provider adapters', () => {
       expect(r).toMatchObject({ ok: false, provider: 'netgsm_sms', code: '40', retryable: false });
       // The metric's label is the failure's kind, from a fixed set; the carrier's own code stays in the log.
       expect(r).toMatchObject({ kind: 'refused' });
-      expect(metrics.render()).toContain(`${PROVIDER_ERRORS_METRIC}{provider="netgsm_sms",code="refused"} 1`);
+      expect(await metrics.render()).toContain(`guestwifi_${PROVIDER_ERRORS_METRIC}{provider="netgsm_sms",code="refused"} 1`);
       expect(captured.lines.some((l) => l.includes('code 40') && l.includes('msgheader'))).toBe(true);
     });
 
@@ -129,7 +129,7 @@ describe('OTP provider adapters', () => {
       const kind = ({ '30': 'credentials_rejected', '100': 'provider_error' } as Record<string, string>)[code] ?? 'refused';
       expect(r).toEqual({ ok: false, provider: 'netgsm', kind, code, retryable: code === '100', detail: meaning });
       expect(metrics.value(PROVIDER_ERRORS_METRIC, `netgsm\u001f${kind}`)).toBe(1);
-      expect(metrics.render()).toContain(`${PROVIDER_ERRORS_METRIC}{provider="netgsm",code="${kind}"} 1`);
+      expect(await metrics.render()).toContain(`guestwifi_${PROVIDER_ERRORS_METRIC}{provider="netgsm",code="${kind}"} 1`);
       const line = captured.lines.map((l) => JSON.parse(l)).find((l) => l.code === code);
       expect(line).toMatchObject({ level: 40, provider: 'netgsm', channel: 'msgapp', meaning, request_id: 'req_1' });
       expect(line.msg).toBe(`msgapp provider netgsm refused the send: ${kind}, code ${code} (${meaning})`);
@@ -212,7 +212,7 @@ describe('OTP provider adapters', () => {
       fresh();
       const s = new EmailSender({ urlRef: null, serviceUrl: 'smtp://u:s3cr3t-x@127.0.0.1:1', from: 'no-reply@localhost' }, failures, outbound);
       expect(await s.send(msg({ to: 'nobody@example.org' }))).toMatchObject({ ok: false, provider: 'smtp', retryable: true });
-      expect(metrics.render()).toContain('otp_provider_errors_total{provider="smtp",code="connect_refused"} 1');
+      expect(await metrics.render()).toContain('guestwifi_otp_provider_errors_total{provider="smtp",code="connect_refused"} 1');
     });
   });
 });

@@ -166,8 +166,8 @@ describe('RADIUS over UDP against the real engine', () => {
     return rows[0].details;
   }
 
-  const coaResults = (outcome: string): number => {
-    const m = new RegExp(`^radius_coa_results_total\\{outcome="${outcome}"\\} (\\d+)$`, 'm').exec(svc.service.engine.metrics.render());
+  const coaResults = async (outcome: string): Promise<number> => {
+    const m = new RegExp(`^guestwifi_radius_coa_results_total\\{outcome="${outcome}"\\} (\\d+)$`, 'm').exec(await svc.service.engine.metrics.render());
     return m ? Number(m[1]) : 0;
   };
   const serverStats = () => svc.service.radius!.stats();
@@ -666,7 +666,7 @@ describe('RADIUS over UDP against the real engine', () => {
       const isOurs = (r: DaRequest) => r.code === Code.DISCONNECT_REQUEST && text(r.packet, Attr.CALLING_STATION_ID) === dashed(mac);
       let ackAfter = 1;
       nasA.da.answer = (r) => (isOurs(r) && ackAfter-- > 0 ? null : { code: r.code + 1 });
-      const acks = coaResults('ack');
+      const acks = await coaResults('ack');
       const from = nasA.da.received.length;
       try {
         await account(nasA, { status: AcctStatusType.INTERIM_UPDATE, callingStationId: dashed(mac), userName: codes.quota, acctSessionId, inputOctets: 48_576, outputOctets: MIB - 48_576 + 1, sessionTime: 60 });
@@ -679,7 +679,7 @@ describe('RADIUS over UDP against the real engine', () => {
         const again = await nasA.da.waitFor((r) => r !== dr && r.msg.equals(dr.msg), 5000, from);
         expect(again.at - dr.at).toBeGreaterThan(1500);
         // That one was ACKed with a correct Response Authenticator: the client takes it.
-        await until(async () => coaResults('ack') === acks + 1, { timeoutMs: 3000 });
+        await until(async () => await coaResults('ack') === acks + 1, { timeoutMs: 3000 });
       } finally {
         nasA.da.answer = (r) => ({ code: r.code + 1 });
       }
@@ -752,7 +752,7 @@ describe('RADIUS over UDP against the real engine', () => {
 
       const isOurs = (r: DaRequest) => r.code === Code.COA_REQUEST && text(r.packet, Attr.CALLING_STATION_ID) === dashed(mac);
       nasA.da.answer = (r) => (isOurs(r) ? { code: Code.COA_NAK, errorCause: ErrorCause.SESSION_CONTEXT_NOT_FOUND } : { code: r.code + 1 });
-      const naks = coaResults('nak');
+      const naks = await coaResults('nak');
       const from = nasA.da.received.length;
       try {
         const ext = await call(svc.base, 'POST', `/v1/sessions/${s.session_id}/extend`, { auth: t.apiKey, body: { preset: '1h' } });
@@ -769,7 +769,7 @@ describe('RADIUS over UDP against the real engine', () => {
         expect(text(coa.packet, Attr.ACCT_SESSION_ID)).toBe(acctSessionId);
         expect(text(coa.packet, Attr.USER_NAME)).toBe(bare);
 
-        await until(async () => coaResults('nak') === naks + 1, { timeoutMs: 3000 });
+        await until(async () => await coaResults('nak') === naks + 1, { timeoutMs: 3000 });
         // 503 means the NAS has no such session: no retransmission (one would come 2 s after the first send).
         await sleep(3000);
         expect(nasA.da.received.slice(from).filter((r) => r.msg.equals(coa.msg))).toHaveLength(1);
@@ -784,11 +784,11 @@ describe('RADIUS over UDP against the real engine', () => {
       expect(u32(again, Attr.SESSION_TIMEOUT)).toBeGreaterThan(180 * 60 - 15);
       await until(async () => (await db.query("SELECT count(*)::int AS n FROM audit_records WHERE tenant_id = $1 AND session_id = $2 AND event_type = 'session_extend'", [t.tenantId, s.session_id])).rows[0].n === 1);
       // And a later extension still reaches the NAS (ACKed this time).
-      const acks = coaResults('ack');
+      const acks = await coaResults('ack');
       const from2 = nasA.da.received.length;
       expect((await call(svc.base, 'POST', `/v1/sessions/${s.session_id}/extend`, { auth: t.apiKey, body: { minutes: 15 } })).status).toBe(200);
       await nasA.da.waitFor(isOurs, 5000, from2);
-      await until(async () => coaResults('ack') === acks + 1, { timeoutMs: 3000 });
+      await until(async () => await coaResults('ack') === acks + 1, { timeoutMs: 3000 });
     });
   });
 

@@ -25,7 +25,8 @@ describe('sign-in pipeline', () => {
   const identity = () => new IdentityMethod(svc.service.engine.redis, HOTSPOT_DEFAULT_TERMS, { sessionMinutes: 1440, idleSec: 900 }, 'pms');
   const startIdentity = (req: { hotspotId: string; mac: string; ip: string; ssid: string }, username: string) =>
     svc.service.engine.signIn.via(identity(), req, { method: 'pms', username });
-  const decisions = (label: string): number => svc.service.engine.metrics.value('signin_decisions_total', label);
+  // method, outcome and reason, one label each (the counter's labelValues).
+  const decisions = (label: string): number => svc.service.engine.metrics.value('signin_decisions_total', label.split(' ').join('\u001f'));
   const row = async (sid: string) => (await db.query(
     'SELECT auth_method, username, voucher_id, mac, ssid, ended_at FROM sessions WHERE id = $1', [sid])).rows[0] as Record<string, unknown> | undefined;
   const start = async (tenant: string, sid: string) => (await db.query(

@@ -16,12 +16,12 @@ describe('outbox sink thread', () => {
   let svc: Running;
   test.beforeAll(({ svc: s_ }) => { svc = s_; });
 
-  const metric = (name: string): number =>
-    Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(svc.service.engine.metrics.render())?.[1] ?? NaN);
+  const metric = async (name: string): Promise<number> =>
+    Number(new RegExp(`^guestwifi_${name} (\\S+)$`, 'm').exec(await svc.service.engine.metrics.render())?.[1] ?? NaN);
 
   test('a killed sink thread restarts; every start record lands once, the chain is whole', async ({ svc, db, tenant: t }) => {
     expect((await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code: 'SINK-KILL', max_uses: null } })).status).toBe(201);
-    const restarts = metric('outbox_sink_restarts_total');
+    const restarts = await metric('outbox_sink_restarts_total');
 
     const sids: string[] = [];
     const signIn = async (i: number): Promise<void> => {
@@ -41,7 +41,7 @@ describe('outbox sink thread', () => {
     await storm;
     expect(sids).toHaveLength(300);
 
-    await until(async () => metric('outbox_sink_restarts_total') === restarts + 1, { timeoutMs: 5_000, seen: () => metric('outbox_sink_restarts_total') });
+    await until(async () => await metric('outbox_sink_restarts_total') === restarts + 1, { timeoutMs: 5_000, seen: () => metric('outbox_sink_restarts_total') });
     await until(async () => {
       const { rows } = await db.query("SELECT count(*)::int AS n FROM audit_records WHERE tenant_id = $1 AND event_type = 'session_start'", [t.tenantId]);
       return rows[0].n >= 300;
@@ -57,7 +57,7 @@ describe('outbox sink thread', () => {
     const verified = await svc.service.engine.audit.verify(t.tenantId);
     expect(verified).toMatchObject({ valid: true, first_break: null });
     expect(verified.records).toBeGreaterThanOrEqual(300);
-    await until(async () => metric('outbox_sink_lag_seconds') === 0, { timeoutMs: 10_000, seen: () => metric('outbox_sink_lag_seconds') });
+    await until(async () => await metric('outbox_sink_lag_seconds') === 0, { timeoutMs: 10_000, seen: () => metric('outbox_sink_lag_seconds') });
   });
 
   test('a record Postgres refuses, or one that is no record, is moved to the dead-letter stream; the records around it land and the chain verifies', async ({ svc, redis, db, tenant: t }) => {

@@ -47,7 +47,7 @@ describe('stream clients that do not read', () => {
     path = `/api/v1/tenants/me/stream/live-sessions?token=${r.body.token}`;
   });
 
-  const gauge = (name: string): number => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(svc.service.engine.metrics.render())?.[1] ?? NaN);
+  const gauge = async (name: string): Promise<number> => Number(new RegExp(`^guestwifi_${name} (\\d+)$`, 'm').exec(await svc.service.engine.metrics.render())?.[1] ?? NaN);
   const dropped = (reason: string): number => svc.service.engine.metrics.value('stream_clients_dropped_total', reason);
   /** Appends events, `batch` at a time, until `done`; bounded by until()'s deadline. */
   const pumpUntil = async (done: () => boolean, what: string, batch = 20, timeoutMs = 20_000): Promise<void> => {
@@ -56,7 +56,7 @@ describe('stream clients that do not read', () => {
       if (done()) return true;
       await Promise.all(Array.from({ length: batch }, () => engine.events.append(t.tenantId, 'session.start', t.hotspotId, {})));
       return done();
-    }, { timeoutMs, intervalMs: 1, what, seen: () => ({ clients: gauge('stream_clients'), backedUp: gauge('stream_clients_backed_up'), buffer: dropped('buffer'), stalled: dropped('stalled') }) });
+    }, { timeoutMs, intervalMs: 1, what, seen: async () => ({ clients: await gauge('stream_clients'), backedUp: await gauge('stream_clients_backed_up'), buffer: dropped('buffer'), stalled: dropped('stalled') }) });
   };
 
   test('is dropped once its unsent bytes pass the bound, and 1,000 of them coming and going leave the memory flat', async () => {
@@ -69,9 +69,9 @@ describe('stream clients that do not read', () => {
     try {
       for (let wave = 1; wave <= WAVES; wave++) {
         expect(await clients.run(`open ${PER_WAVE}`)).toBe(`opened ${PER_WAVE}`);
-        await until(() => gauge('stream_clients') === PER_WAVE, { what: `${PER_WAVE} clients connected`, seen: () => gauge('stream_clients') });
+        await until(async () => await gauge('stream_clients') === PER_WAVE, { what: `${PER_WAVE} clients connected`, seen: () => gauge('stream_clients') });
         await pumpUntil(() => dropped('buffer') + dropped('stalled') - droppedBefore === wave * PER_WAVE, `wave ${wave} dropped`);
-        expect(gauge('stream_clients')).toBe(0);
+        expect(await gauge('stream_clients')).toBe(0);
         expect(await clients.run('close')).toBe(`closed ${PER_WAVE}`);
         await until(() => engine.fanout.tenantCount === 0 && engine.streams.hubCount === 0, { what: 'the tenant no longer read' });
         if (wave === 2) rssAfterWarmUp = process.memoryUsage().rss;
@@ -81,7 +81,7 @@ describe('stream clients that do not read', () => {
     }
     // Most went for the byte bound (the pump outruns the stall timer); none stayed.
     expect(dropped('buffer')).toBeGreaterThan(WAVES * PER_WAVE / 2);
-    expect(gauge('stream_clients_backed_up')).toBe(0);
+    expect(await gauge('stream_clients_backed_up')).toBe(0);
     const growth = process.memoryUsage().rss - rssAfterWarmUp;
     expect(growth, `RSS grew ${Math.round(growth / 1e6)} MB over ${(WAVES - 2) * PER_WAVE} clients`).toBeLessThan(40e6);
   });
@@ -92,15 +92,15 @@ describe('stream clients that do not read', () => {
     const bufferBefore = dropped('buffer');
     try {
       expect(await clients.run('open 1')).toBe('opened 1');
-      await until(() => gauge('stream_clients') === 1, { what: 'the client connected' });
+      await until(async () => await gauge('stream_clients') === 1, { what: 'the client connected' });
       // Fill its socket until a write is refused, then add nothing: it then owes far less than the
       // bound. The kernel may grow the socket's send buffer after a refusal, and the client then
       // drains (uWS holds nothing for it): fill again until it stays refused.
       const engine = svc.service.engine;
       const deadline = Date.now() + 20_000;
       let backedUpAt = 0;
-      while (dropped('stalled') === stalledBefore && gauge('stream_clients') === 1 && Date.now() < deadline) {
-        if (gauge('stream_clients_backed_up') === 0) {
+      while (dropped('stalled') === stalledBefore && await gauge('stream_clients') === 1 && Date.now() < deadline) {
+        if (await gauge('stream_clients_backed_up') === 0) {
           backedUpAt = 0;
           // One pair at a time, each delivered before the gauge is read again: the reader takes what
           // accumulated every 20 ms, and a burst landing on a refused socket would pass the byte bound.
@@ -115,7 +115,7 @@ describe('stream clients that do not read', () => {
       expect(dropped('stalled'), 'dropped as stalled').toBe(stalledBefore + 1);
       expect(Date.now() - backedUpAt).toBeGreaterThanOrEqual(MAX_BACKED_UP_MS - 300);
       expect(dropped('buffer')).toBe(bufferBefore);
-      expect(gauge('stream_clients')).toBe(0);
+      expect(await gauge('stream_clients')).toBe(0);
     } finally {
       clients.stop();
     }

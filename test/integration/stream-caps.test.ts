@@ -71,7 +71,7 @@ describe('stream caps', () => {
       expect((await stream(svc.base, { 'x-api-key': b.apiKey })).status).toBe(200);
       refusedAsTooMany(await stream(svc.base, { 'x-api-key': b.apiKey }));
       const metrics = await (await fetch(`${svc.base}/metrics`)).text();
-      expect(metrics).toMatch(/stream_refused_total\{limit="process"\} 1/);
+      expect(metrics).toMatch(/guestwifi_stream_refused_total\{limit="process"\} 1/);
     } finally {
       for (const c of open.splice(0)) c.close();
       await svc.stop();

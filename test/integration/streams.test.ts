@@ -222,7 +222,7 @@ describe('dashboard streams', () => {
     for (const c of cs) c.close();
     await until(() => engine.fanout.tenantCount === 0 && engine.streams.hubCount === 0,
       { what: 'everything released', seen: () => [engine.fanout.tenantCount, engine.streams.hubCount] });
-    expect(engine.metrics.render()).toMatch(/^stream_clients 0$/m);
+    expect(await engine.metrics.render()).toMatch(/^guestwifi_stream_clients 0$/m);
   });
 
   test('a sign-in through the portal reaches the live-sessions stream', async () => {

@@ -177,7 +177,7 @@ describe('webhooks', () => {
       const dead = (await call(svc.base, 'GET', `/v1/webhooks/${id}/deliveries?status=dead`, { auth: tenant.apiKey })).body.data[0];
       expect(dead).toMatchObject({ status: 'dead', attempt: 3, code: 503, event_type: 'device.new' });
       expect(svc.service.engine.metrics.value('webhook_dead_letters_total')).toBe(deadBefore + 1);
-      expect(svc.service.engine.metrics.render()).toContain('webhook_dead_letters_total');
+      expect(await svc.service.engine.metrics.render()).toContain('guestwifi_webhook_dead_letters_total');
       healthy = true;
       const again = await call(svc.base, 'POST', `/v1/webhooks/${id}/deliveries/${dead.delivery_id}/redeliver`, { auth: tenant.apiKey });
       expect(again.status).toBe(202);

@@ -5,7 +5,7 @@ import type { PortalMethod } from '../../hotspots/portal-settings.js';
 import type { HotspotRef, HotspotService } from '../../hotspots/hotspot-service.js';
 import { newId, normalizeMac } from '../../ids.js';
 import type { Logger } from '../../logger.js';
-import type { Metrics } from '../../metrics.js';
+import { labelValues, type Metrics } from '../../metrics.js';
 import type { DeliveryReceiver, OtpChannelName, OtpSenders } from '../providers/types.js';
 import type { AuthMethod, SignInSettings, SignInSettingsService } from '../sign-in-settings.js';
 import { emailDomain, limitPrefix, normalizeEmail, normalizePhone, prefixAllowed } from './identity.js';
@@ -84,7 +84,7 @@ export class OtpService implements DeliveryReceiver {
     private readonly now: () => number,
   ) {
     this.store = new OtpStore(redis);
-    metrics.counter('otp_requests_total', 'OTP code requests by channel and outcome', 'outcome');
+    metrics.counter('otp_requests_total', 'OTP code requests by outcome (sent, delivered, limited, send_failed), channel, and for limited the limit that bit', 'outcome,channel,limit');
     metrics.counter('otp_verify_total', 'OTP code checks by outcome', 'outcome');
     metrics.counter('otp_fallback_total', 'Messaging-app codes whose delivery watch fired, by what followed', 'outcome');
   }
@@ -122,28 +122,28 @@ export class OtpService implements DeliveryReceiver {
       fallbackDueMs: watch ? now + settings.msgapp.fallback_timeout_sec * 1000 : 0, fallbackSms: settings.msgapp.fallback_sms, locale: r.locale ?? 'tr',
     }, now);
     if (!counted.ok) {
-      this.metrics.inc('otp_requests_total', `limited_${counted.limit}`);
+      this.metrics.inc('otp_requests_total', labelValues('limited', r.channel, counted.limit));
       throw reject(Errors.OTP_RATE_LIMITED(Math.max(1, Math.ceil(counted.retryAfterMs / 1000))));
     }
 
     const msg = { tenantId, requestId, to: identity, code, locale: r.locale ?? 'tr' } as const;
     const state = { hotspotId: r.hotspotId, identity };
     if (await this.send(r.channel, msg)) {
-      this.metrics.inc('otp_requests_total', `sent_${r.channel}`);
+      this.metrics.inc('otp_requests_total', labelValues('sent', r.channel, ''));
       return { status: 'sent', channel: r.channel, expires_in: CODE_TTL_MS / 1000, request_id: requestId };
     }
     // Refused outright: for the messaging app that is "not delivered" at once.
     if (watch && settings.msgapp.fallback_sms && await this.store.settle(tenantId, state, requestId, 'resent', hash, this.now(), 'sent')) {
       this.metrics.inc('otp_fallback_total', 'refused_resent');
       if (await this.send('sms', msg)) {
-        this.metrics.inc('otp_requests_total', 'sent_sms');
+        this.metrics.inc('otp_requests_total', labelValues('sent', 'sms', ''));
         return { status: 'sent', channel: 'sms', expires_in: CODE_TTL_MS / 1000, request_id: requestId };
       }
       await this.store.settle(tenantId, state, requestId, 'not_delivered', '', this.now(), 'resent_by_sms');
     } else {
       await this.store.settle(tenantId, state, requestId, 'not_delivered', '', this.now(), 'sent');
     }
-    this.metrics.inc('otp_requests_total', 'send_failed');
+    this.metrics.inc('otp_requests_total', labelValues('send_failed', r.channel, ''));
     throw reject(Errors.OTP_SEND_FAILED());
   }
 
@@ -189,7 +189,7 @@ export class OtpService implements DeliveryReceiver {
 
   /** DeliveryReceiver: the provider confirmed delivery; a pending fallback is cancelled in the same step. */
   async delivered(tenantId: string, requestId: string, channel: OtpChannelName): Promise<void> {
-    if (await this.store.delivered(tenantId, requestId, channel)) this.metrics.inc('otp_requests_total', `delivered_${channel}`);
+    if (await this.store.delivered(tenantId, requestId, channel)) this.metrics.inc('otp_requests_total', labelValues('delivered', channel, ''));
   }
 
   /**
