@@ -292,8 +292,14 @@ async function main(): Promise<number> {
     say(`signed in ${MACS} MACs through the portal in ${((performance.now() - at) / 1000).toFixed(1)} s`);
     // A hotspot actor takes a session into memory from Redis when the NAS first asks about the
     // device: one Access-Request per MAC first, so the measured requests all find theirs there.
-    const touch = await radiusLoad(ready.radius, macFile, 60, false, MACS);
-    if (touch.accepts !== MACS) throw new Error(`first Access-Request per MAC: ${touch.accepts} of ${MACS} accepted (${touch.rejects} rejected, ${touch.lost} lost)`);
+    // On a loaded machine some of them time out: the pass is run again (a MAC already taken in is simply accepted again).
+    for (let pass = 1; ; pass++) {
+      const touch = await radiusLoad(ready.radius, macFile, 60, false, MACS);
+      if (touch.accepts === MACS) break;
+      const why = `first Access-Request per MAC: ${touch.accepts} of ${MACS} accepted (${touch.rejects} rejected, ${touch.lost} lost)`;
+      if (touch.rejects > 0 || pass === 3) throw new Error(why);
+      say(`${why}; once more`);
+    }
     // The actor threads report their sessions every 2 s.
     for (at = Date.now(); (await metric(base, 'live_sessions_in_actors')) < MACS && Date.now() - at < 10_000;) await new Promise((r) => setTimeout(r, 250));
     const live = await metric(base, 'live_sessions_in_actors');
