@@ -71,6 +71,17 @@ describe('account-sessions-n.lua', () => {
     expect((await single(redis, a, 9, now, ['a1', 1, 1]))[0]).toBe('none');
   });
 
+  it("a device's totals never go backwards in a batch, even when an older report of it comes after a newer one", async ({ redis, tenant: t }) => {
+    await sessions(redis, t, [5]);
+    const bin = async () => Number(await redis.hget(keys.grant(t, 'hs_lua', mac(5)), 'bin'));
+    await batch(redis, t, 2_000, [[5, ['a1', 500, 0]], [5, ['a1', 900, 0]]]);
+    expect(await bin()).toBe(900);
+    // The 700 report overtaken by the 900 one (a retransmission late on the network): read as a NAS that restarted
+    // its counters (account-report.lua), it adds, and the session's totals only grow.
+    await batch(redis, t, 3_000, [[5, ['a1', 700, 0]], [5, ['a1', 1_000, 0]]]);
+    expect(await bin()).toBeGreaterThanOrEqual(1_000);
+  });
+
   it('refuses a key and argument count that does not make whole reports, writing nothing', async ({ redis, tenant: t }) => {
     await sessions(redis, t, [4]);
     const g = keys.grant(t, 'hs_lua', mac(4));
