@@ -1,6 +1,7 @@
 import type { Logger } from '../logger.js';
 import { localDay } from '../util/local-day.js';
 import type { MirroredAccept } from './auth-mirror.js';
+import { changesNothing } from './changes-nothing.js';
 import { decide, secondsLeft } from './decide.js';
 import type { AccessDecision, NasCommandResult } from './ports.js';
 import type { AcctMsg, AuthMsg, DisconnectMsg, ExtendMsg, LiveView, NasCommand } from './messages.js';
@@ -50,22 +51,6 @@ export interface ActorContext {
 /** A live session filed in the thread's wheel, with the actor that owns it. */
 export interface TimedSession extends LiveSession {
   actor: HotspotActor;
-}
-
-/**
- * An Interim-Update that changes nothing Redis holds for the session, so nothing a quota or a
- * time-out depends on: the session's current Acct-Session-Id with the totals last recorded for it
- * (no bytes: the session's totals, the daily counter and the last activity, hence the idle deadline,
- * stay as they are), from the same NAS and User-Name, naming no other IP, SSID, access point or
- * signal. Recording it would write the same values again: it needs no script. The actor's copy is
- * exact here: it is updated only from the script's reply, and one device's reports run in order.
- * Anything else, counters that went backwards included, goes through the script.
- */
-function unchanged(s: LiveSession, m: AcctMsg): boolean {
-  return m.acctSessionId === s.acctId && m.inOctets === s.acctIn && m.outOctets === s.acctOut
-    && m.nasId === s.nasId && (m.userName === '' || m.userName === s.nasUser)
-    && (!m.ip || m.ip === s.ip) && (!m.ssid || m.ssid === s.ssid) && (!m.apName || m.apName === s.apName)
-    && (m.signal === undefined || m.signal === s.signal);
 }
 
 /** Who a Disconnect or CoA is about: a tracked session, or a device reporting traffic with none. */
@@ -198,7 +183,7 @@ export class HotspotActor {
     if (!m.mac) return;
     const known = await this.find(m.mac);
     // Nothing new: Redis holds all of it already (docs/sessions.md, "Accounting: what needs a script").
-    if (known && m.status === 'interim' && unchanged(known, m)) return;
+    if (known && m.status === 'interim' && changesNothing(known, m)) return;
     const day = this.day(now);
     const status = m.status === 'start' || m.status === 'stop' ? m.status : 'interim';
     const r = await this.ctx.store.account(this.tenant, this.hs, m.mac, day, now, m.acctSessionId,
