@@ -49,7 +49,9 @@ import { ensureFreeradiusInstalled, spawnFreeradius, stopDebianFreeradius, write
  * BENCH_ROUNDS (2), BENCH_MACS (5000), BENCH_CONCURRENCY (128: radius-load's
  * window and radclient's -p), BENCH_RADCLIENT_REQUESTS (300000 per phase),
  * BENCH_ACTOR_THREADS (passed as ACTOR_THREADS; default the service's own),
- * BENCH_CPU_PROF (a folder: the service runs with --cpu-prof and writes there).
+ * BENCH_CPU_PROF (a folder: the service runs with --cpu-prof and writes there),
+ * BENCH_PHASES (comma-separated, of auth-rc, auth-gen, acct-gen; default all: an A/B of
+ * accounting alone runs `acct-gen`, and a phase not run is left out of the summary and the verdict).
  */
 
 const num = (name: string, dflt: number): number => {
@@ -67,6 +69,9 @@ const RADCLIENT_REQUESTS = Math.floor(num('BENCH_RADCLIENT_REQUESTS', 300_000));
 const RADCLIENT_FILE_PACKETS = Math.min(MACS, 1000);
 const ACTOR_THREADS = process.env.BENCH_ACTOR_THREADS;
 const CPU_PROF = process.env.BENCH_CPU_PROF;
+const ALL_PHASES = ['auth-rc', 'auth-gen', 'acct-gen'] as const;
+const PHASES = (process.env.BENCH_PHASES ?? ALL_PHASES.join(',')).split(',').map((p) => p.trim()).filter(Boolean);
+for (const p of PHASES) if (!(ALL_PHASES as readonly string[]).includes(p)) throw new Error(`BENCH_PHASES: unknown phase ${p} (${ALL_PHASES.join(', ')})`);
 const HOST = '127.0.0.1';
 const SECRET = 'bench-' + randomBytes(9).toString('base64url');
 const DAILY_QUOTA_MB = 100_000; // never reached: every packet checks it, none ends a session
@@ -287,8 +292,14 @@ async function main(): Promise<number> {
     say(`signed in ${MACS} MACs through the portal in ${((performance.now() - at) / 1000).toFixed(1)} s`);
     // A hotspot actor takes a session into memory from Redis when the NAS first asks about the
     // device: one Access-Request per MAC first, so the measured requests all find theirs there.
-    const touch = await radiusLoad(ready.radius, macFile, 60, false, MACS);
-    if (touch.accepts !== MACS) throw new Error(`first Access-Request per MAC: ${touch.accepts} of ${MACS} accepted (${touch.rejects} rejected, ${touch.lost} lost)`);
+    // On a loaded machine some of them time out: the pass is run again (a MAC already taken in is simply accepted again).
+    for (let pass = 1; ; pass++) {
+      const touch = await radiusLoad(ready.radius, macFile, 60, false, MACS);
+      if (touch.accepts === MACS) break;
+      const why = `first Access-Request per MAC: ${touch.accepts} of ${MACS} accepted (${touch.rejects} rejected, ${touch.lost} lost)`;
+      if (touch.rejects > 0 || pass === 3) throw new Error(why);
+      say(`${why}; once more`);
+    }
     // The actor threads report their sessions every 2 s.
     for (at = Date.now(); (await metric(base, 'live_sessions_in_actors')) < MACS && Date.now() - at < 10_000;) await new Promise((r) => setTimeout(r, 250));
     const live = await metric(base, 'live_sessions_in_actors');
@@ -336,7 +347,8 @@ async function main(): Promise<number> {
     const results: Figures[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const order: Server[] = round % 2 === 0 ? ['engine', 'freeradius'] : ['freeradius', 'engine'];
-      for (const phase of ['auth-rc', 'auth-gen', 'acct-gen'] as const) {
+      for (const phase of ALL_PHASES) {
+        if (!PHASES.includes(phase)) continue;
         for (const server of order) {
           const { pid, ports } = servers[server];
           const from = process.hrtime.bigint() / 1000n;
@@ -385,11 +397,13 @@ async function main(): Promise<number> {
       };
     };
     const rc = part('auth-rc', 'auth radclient'), gen = part('auth-gen', 'auth radius-load'), acct = part('acct-gen', 'acct interim radius-load');
+    const ran = (phase: Phase): boolean => PHASES.includes(phase);
     const broken = results.filter((r) => r.answered < MIN_ANSWERED * r.sent || r.rejects > 0 || r.bad > 0 || r.accepts !== r.answered - r.rejects)
       .map((r) => `${r.phase} ${r.server}`);
-    const authPass = rc.ratio >= 1, acctPass = acct.e.rps >= TARGET_ACCT_RPS;
+    const authPass = !ran('auth-rc') || rc.ratio >= 1, acctPass = !ran('acct-gen') || acct.e.rps >= TARGET_ACCT_RPS;
     const verdict = broken.length ? `BROKEN: ${[...new Set(broken)].join(', ')}` : authPass && acctPass ? 'PASS' : 'FAIL';
-    process.stdout.write(`radius-vs-freeradius: ${rc.text} ; ${gen.text} ; ${acct.text} ; engine drops ${engineDrops} duplicates ${duplicates} ; ` +
+    const texts = ([['auth-rc', rc], ['auth-gen', gen], ['acct-gen', acct]] as const).filter(([p]) => ran(p)).map(([, x]) => x.text);
+    process.stdout.write(`radius-vs-freeradius: ${texts.join(' ; ')} ; engine drops ${engineDrops} duplicates ${duplicates} ; ` +
       `rss engine ${engineRss.toFixed(0)} MB at the end with ${liveEnd} live sessions (${rssSignedIn.toFixed(0)} MB before the load), freeradius ${frRss.toFixed(0)} MB ; ` +
       `targets: auth radclient ratio >= 1 ${authPass ? 'pass' : 'miss'}, acct >= ${TARGET_ACCT_RPS}/s ${acctPass ? 'pass' : 'miss'} ; ${verdict}\n`);
     return broken.length ? 1 : authPass && acctPass ? 0 : 2;

@@ -44,6 +44,8 @@ function hashFor(i: number, now: number): Record<string, string> {
     vid: `vch_${i % 5000}`, down: '10000', up: '5000', quota: '2048', squota: '0', idle: '900', profile: 'standard',
     ip: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, ssid: 'Stadium-Guest', created: String(now), last: String(now),
     bin: String(i * 1000), bout: String(i * 100), nas: 'nas_0123456789abcdef', aid: `acct-${i.toString(16)}`,
+    // The totals of its current Acct-Session-Id, which the actor keeps (LiveSession.acctIn/acctOut).
+    [`a:acct-${i.toString(16)}`]: `${i * 100} ${i * 1000}`,
   };
 }
 

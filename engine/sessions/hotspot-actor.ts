@@ -1,6 +1,7 @@
 import type { Logger } from '../logger.js';
 import { localDay } from '../util/local-day.js';
 import type { MirroredAccept } from './auth-mirror.js';
+import { changesNothing } from './changes-nothing.js';
 import { decide, secondsLeft } from './decide.js';
 import type { AccessDecision, NasCommandResult } from './ports.js';
 import type { AcctMsg, AuthMsg, DisconnectMsg, ExtendMsg, LiveView, NasCommand } from './messages.js';
@@ -181,6 +182,8 @@ export class HotspotActor {
     }
     if (!m.mac) return;
     const known = await this.find(m.mac);
+    // Nothing new: Redis holds all of it already (docs/sessions.md, "Accounting: what needs a script").
+    if (known && m.status === 'interim' && changesNothing(known, m)) return;
     const day = this.day(now);
     const status = m.status === 'start' || m.status === 'stop' ? m.status : 'interim';
     const r = await this.ctx.store.account(this.tenant, this.hs, m.mac, day, now, m.acctSessionId,
@@ -209,6 +212,9 @@ export class HotspotActor {
     let ssidChanged = false;
     if (r.current) {
       s.acctId = m.acctSessionId;
+      // What the script stored as this id's totals (a:<id>), so the next report can tell it brings nothing new.
+      s.acctIn = m.inOctets;
+      s.acctOut = m.outOctets;
       if (m.ip) s.ip = m.ip;
       if (m.ssid && m.ssid !== s.ssid) {
         s.ssid = m.ssid;

@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import { activityKeys } from '../events/activity-keys.js';
+import { AccountBatcher } from './account-batcher.js';
 import { ActivityTally } from '../events/activity-tally.js';
 import { keys } from '../redis/keys.js';
 import { GRANT as G, type GrantHash } from '../redis/records.js';
@@ -31,6 +32,12 @@ export interface LiveSession {
   nasId: string;
   nasUser: string;
   acctId: string;
+  /**
+   * The totals last recorded in Redis for `acctId` (GRANT field `a:<acctId>`), -1 unknown: an
+   * Interim-Update bringing the same totals and nothing else new needs no script (HotspotActor.acct).
+   */
+  acctIn: number;
+  acctOut: number;
   bytesIn: number;
   bytesOut: number;
   apName: string;
@@ -65,13 +72,16 @@ export function sessionFromHash(h: GrantHash): LiveSession | null {
   const mac = h[G.mac];
   if (!sid || !mac) return null;
   const signal = h[G.signal];
+  const acctId = h[G.acctId] ?? '';
+  const totals = acctId ? h[G.acctTotalsPrefix + acctId] : undefined;
+  const sp = totals ? totals.indexOf(' ') : -1;
   return {
     sid, mac,
     untilMs: Number(h[G.until]), lastMs: Number(h[G.last] ?? h[G.created]), startedMs: Number(h[G.created]),
     idleSec: Number(h[G.idleSec] ?? 0), downKbps: Number(h[G.downKbps] ?? 0), upKbps: Number(h[G.upKbps] ?? 0),
     quotaMb: Number(h[G.quotaMb] ?? 0), sessionQuotaMb: Number(h[G.sessionQuotaMb] ?? 0),
     userName: h[G.user] ?? '', ip: h[G.ip] ?? '', ssid: h[G.ssid] ?? '', ssids: h[G.ssids] ?? '', nasId: h[G.nasId] ?? '', nasUser: h[G.nasUser] ?? '',
-    acctId: h[G.acctId] ?? '', bytesIn: Number(h[G.bytesIn] ?? 0), bytesOut: Number(h[G.bytesOut] ?? 0), apName: h[G.apName] ?? '',
+    acctId, acctIn: sp > 0 ? Number(totals!.slice(0, sp)) : -1, acctOut: sp > 0 ? Number(totals!.slice(sp + 1)) : -1, bytesIn: Number(h[G.bytesIn] ?? 0), bytesOut: Number(h[G.bytesOut] ?? 0), apName: h[G.apName] ?? '',
     signal: signal ? Number(signal) : null, daily: 0, dailyDay: '', dailyAtMs: 0, slot: 0,
   };
 }
@@ -83,8 +93,12 @@ export function sessionFromHash(h: GrantHash): LiveSession | null {
 export class SessionStore {
   /** Accounting's byte counts for the dashboard, written once a second (made on the first accounting). */
   private tally: ActivityTally | undefined;
+  /** Accounting reports of one event-loop turn go to Redis in one call per tenant. */
+  private readonly batcher: AccountBatcher;
 
-  constructor(private readonly redis: Redis) {}
+  constructor(private readonly redis: Redis) {
+    this.batcher = new AccountBatcher(redis);
+  }
 
   /** Writes the accounting byte counts summed so far and stops their timer. */
   async close(): Promise<void> {
@@ -146,10 +160,13 @@ export class SessionStore {
     await this.redis.rememberNasV2(keys.grant(tenant, hs, mac), keys.liveBySsid(tenant), sid, nasId, nasUser, ssid);
   }
 
+  /**
+   * Records one accounting report (account-session-3.lua's rules), batched with the others of this
+   * event-loop turn (AccountBatcher); resolves once it is in Redis.
+   */
   async account(tenant: string, hs: string, mac: string, day: string, nowMs: number, acctId: string,
     inOctets: number, outOctets: number, ip: string, ap: string, signal: string, status: 'start' | 'interim' | 'stop'): Promise<AccountOutcome> {
-    const r = await this.redis.accountSessionV4(keys.grant(tenant, hs, mac), keys.dailyUsage(tenant, mac, day),
-      keys.liveByAp(tenant), nowMs, acctId, inOctets, outOctets, ip, ap, signal, status);
+    const r = await this.batcher.submit({ tenant, hs, mac, day, nowMs, acctId, inOctets, outOctets, ip, ap, signal, status });
     const kind = String(r[0]);
     if (kind === 'none') return { kind: 'none' };
     (this.tally ??= new ActivityTally(this.redis)).add(tenant, hs, nowMs, Number(r[7]), Number(r[8]));
