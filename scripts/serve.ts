@@ -1,6 +1,6 @@
 import { pathToFileURL } from 'node:url';
 import { ConfigError, Engine, createLogger, loadConfig, type Logger } from '../engine/index.js';
-import { startHttp, type HttpServer } from '../http/index.js';
+import { checkRuntime, startHttp, type HttpServer } from '../http/index.js';
 import { CoaClient, RadiusServer } from '../radius/index.js';
 
 export interface Service {
@@ -22,6 +22,8 @@ const SHUTDOWN_DRAIN_MS = 10_000;
  * servers started. `node dist/scripts/serve.js`.
  */
 export async function runService(env: NodeJS.ProcessEnv = process.env): Promise<Service> {
+  // Before anything touches Redis or Postgres (migrations run in engine.start).
+  checkRuntime(process.version);
   const config = loadConfig(env);
   const log = createLogger(config.logLevel);
   const engine = new Engine(config, log);
