@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { delimiter, dirname, join, sep } from 'node:path';
 import { promisify } from 'node:util';
+import { isNativeAccelerationEnabled } from 'msgpackr';
 import { describe, expect, it } from 'vitest';
 import { SUPPORTED_NODE_MAJORS, checkRuntime, loadUws } from '../../http/uws.js';
 
@@ -52,5 +53,9 @@ describe('the runtime (docs/runtime.md)', () => {
     expect(loaded).toEqual([join(pkgDir, `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`)]);
     // ABI 127 is Node 22; 137 (Node 24) is there for the move docs/runtime.md describes.
     for (const abi of [127, 137]) expect(existsSync(join(pkgDir, `uws_linux_${process.arch}_${abi}.node`))).toBe(true);
+  });
+
+  it('msgpackr runs with its native part on this runtime (the actors\' messages)', () => {
+    expect(isNativeAccelerationEnabled).toBe(true);
   });
 });
