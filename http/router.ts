@@ -184,7 +184,9 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
         bodyAborted?.();
       });
       const params: string[] = [];
-      for (let i = 0; i < paramCount; i++) params.push(decodeParam(req.getParameter(i)));
+      // Every index below paramCount is a parameter of this route's pattern, so
+      // uWS always has it; its types say `undefined` for an index it lacks.
+      for (let i = 0; i < paramCount; i++) params.push(decodeParam(req.getParameter(i) ?? ''));
       const query = new URLSearchParams(req.getQuery() ?? '');
       const credentialed = route.auth || route.platform === true;
       const authorization = credentialed ? req.getHeader('authorization') : '';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { ConfigError, Engine, createLogger, loadConfig, type Logger } from '../engine/index.js';
-import { startHttp, type HttpServer } from '../http/index.js';
+import { checkRuntime, startHttp, type HttpServer } from '../http/index.js';
 import { CoaClient, RadiusDictionary, RadiusServer, RadsecListener } from '../radius/index.js';
 
 export interface Service {
@@ -23,6 +23,8 @@ const SHUTDOWN_DRAIN_MS = 10_000;
  * servers started. `node dist/scripts/serve.js`.
  */
 export async function runService(env: NodeJS.ProcessEnv = process.env): Promise<Service> {
+  // Before anything touches Redis or Postgres (migrations run in engine.start).
+  checkRuntime(process.version);
   const config = loadConfig(env);
   // Before anything starts: a broken dictionary of NAS_DICTIONARY_DIR is a configuration error (one line, exit 1).
   const dictionary = config.radiusEnabled ? loadDictionary(config.nasDictionaryDir) : undefined;
