@@ -32,6 +32,7 @@ const TOOLS: Record<string, string> = {
   chromium: 'chromium', opennds: 'opennds', dnsmasq: 'dnsmasq', dhclient: 'isc-dhcp-client', 'iptables-legacy': 'iptables', curl: 'curl', python3: 'python3',
   pdftoppm: 'poppler-utils', pdftotext: 'poppler-utils',
   radclient: 'freeradius-utils',
+  'systemd-analyze': 'systemd',
 };
 
 function ensureTools(log: (l: string) => void): void {
