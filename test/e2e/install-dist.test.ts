@@ -43,5 +43,7 @@ describe('dist/ plus the production dependencies runs', () => {
       (await run(process.execPath, [join(dir, 'dist', 'scripts', 'cli.js'), ...args], { cwd: dir, env })).stdout;
     const { sessionId } = await operatorPath(svc.base, cli);
     expect(sessionId).toMatch(/\S/);
+    // The CLI on a server reads the settings given and makes no .data/ (no local servers, no secret of its own).
+    expect(existsSync(join(dir, '.data'))).toBe(false);
   }, 600_000);
 });
