@@ -25,7 +25,7 @@ export type { SignInService } from './signin/sign-in-service.js';
 export type { Started, CheckedIdentity, PreCheckedMethod, TermsSource } from './signin/identity-method.js';
 export type { DecisionSink, SignInDecision } from './signin/decision-sink.js';
 export type { AuthMethod } from './redis/records.js';
-export { projectPath, projectRoot } from './util/project-root.js';
+export { assetPath, projectPath, projectRoot } from './util/project-root.js';
 export { createPool, migrate, migrationStatus, type MigrationState } from './store/postgres.js';
 export type {
   NasRecord, AccessRequestMsg, ChapResponse, AccessDecision, AcctStatus, StopReason, AccountingMsg,

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { projectPath } from '../engine/index.js';
+import { assetPath } from '../engine/index.js';
 import { RadiusErrors } from './errors.js';
 
 /** One attribute as a dictionary defines it. `vendorId` 0: a standard attribute. */
@@ -17,7 +17,7 @@ const TYPES = new Set([
 ]);
 
 /** The dictionary shipped with the project: radius/dictionaries/dictionary and its $INCLUDEs. */
-export const DEFAULT_DICTIONARY = (): string => projectPath('radius', 'dictionaries', 'dictionary');
+export const DEFAULT_DICTIONARY = (): string => assetPath('radius', 'dictionaries', 'dictionary');
 
 /**
  * Vendor dictionaries in FreeRADIUS format (VENDOR, BEGIN-VENDOR/END-VENDOR,

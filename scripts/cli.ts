@@ -1,6 +1,7 @@
+import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import {
-  ConfigError, DEFAULT_MODULES, Engine, MODULES, createLogger, createPool, hourOf, loadConfig, migrate, migrationStatus, signOperatorToken, signPlatformToken,
+  ConfigError, DEFAULT_MODULES, Engine, MODULES, createLogger, createPool, hourOf, loadConfig, migrate, migrationStatus, projectPath, signOperatorToken, signPlatformToken,
 } from '../engine/index.js';
 import { withLocalDefaults } from './local-services.js';
 
@@ -63,7 +64,11 @@ async function main(argv: string[]): Promise<void> {
     return v;
   };
 
-  const { env } = await withLocalDefaults(process.env, (l) => process.stderr.write(l + '\n'));
+  // On a server (the env file, the container, the chart's Secret) the three are given and there is no .data/: the CLI
+  // then reads the environment as serve.js does, and never makes .data/ or a secret of its own (a SECRETS_KEY the
+  // service does not have). npm start's local servers and generated secrets are for a developer's machine.
+  const given = process.env.REDIS_URL && process.env.DATABASE_URL && process.env.JWT_SECRET && !existsSync(projectPath('.data'));
+  const { env } = given ? { env: process.env } : await withLocalDefaults(process.env, (l) => process.stderr.write(l + '\n'));
   const config = loadConfig({ LOG_LEVEL: 'warn', ...env });
   // Before the engine: its start applies pending migrations, which `status` must only report.
   if (cmd === 'migrate') return migrateCommand(sub, config.databaseUrl, values.json === true, out);

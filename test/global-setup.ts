@@ -34,6 +34,7 @@ const TOOLS: Record<string, string> = {
   radclient: 'freeradius-utils', radsecproxy: 'radsecproxy',
   // Checks the Prometheus alert rules (deploy/prometheus/); only the tool is used, no server is started.
   promtool: 'prometheus',
+  'systemd-analyze': 'systemd',
 };
 
 function ensureTools(log: (l: string) => void): void {

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis, type Result, type Callback, type RedisOptions } from 'ioredis';
-import { projectPath } from '../util/project-root.js';
+import { assetPath } from '../util/project-root.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { timeScripts } from './script-timing.js';
@@ -246,7 +246,7 @@ declare module 'ioredis' {
   }
 }
 
-const LUA_DIR = projectPath('engine', 'redis', 'lua');
+const LUA_DIR = assetPath('engine', 'redis', 'lua');
 const INCLUDE = /^--- @include "([^"\n]*)"[ \t]*\r?$/gm;
 
 /**

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { finished } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import { projectPath } from '../util/project-root.js';
+import { assetPath } from '../util/project-root.js';
 import type { Logger } from '../logger.js';
 
 export type Pool = pg.Pool;
@@ -118,7 +118,7 @@ export async function migrate(pool: Pool, log: Logger): Promise<string[]> {
   return applied;
 }
 
-const migrationsDir = (): string => projectPath('engine', 'store', 'migrations');
+const migrationsDir = (): string => assetPath('engine', 'store', 'migrations');
 const migrationFiles = (): string[] => readdirSync(migrationsDir()).filter((f) => f.endsWith('.sql')).sort();
 
 /** One migration as `cli migrate status` lists it. */

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { projectPath } from '../util/project-root.js';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 
 /** Fonts from the dejavu-fonts-ttf package, embedded (subset) in every PDF the engine draws: nothing is fetched. */
 export interface PdfFonts { sans: Buffer; bold: Buffer; oblique: Buffer; mono: Buffer }
@@ -11,7 +12,9 @@ export interface PdfFonts { sans: Buffer; bold: Buffer; oblique: Buffer; mono: B
  * them apart. Used by the voucher sheets and the PDF report.
  */
 export function loadPdfFonts(): PdfFonts {
-  const f = (name: string): Buffer => readFileSync(projectPath('node_modules', 'dejavu-fonts-ttf', 'ttf', name));
+  // Resolved as a module is, so the fonts are found wherever npm put the package (a run-time dependency).
+  const dir = join(dirname(createRequire(import.meta.url).resolve('dejavu-fonts-ttf/package.json')), 'ttf');
+  const f = (name: string): Buffer => readFileSync(join(dir, name));
   return { sans: f('DejaVuSans.ttf'), bold: f('DejaVuSans-Bold.ttf'), oblique: f('DejaVuSans-Oblique.ttf'), mono: f('DejaVuSansMono-Bold.ttf') };
 }
 

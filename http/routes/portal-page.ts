@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { brotliCompress, constants as zc, gzip } from 'node:zlib';
 import {
-  gatewayQuery, handbackUrl, normalizeMac, offeredMethods, parseGatewayParams, projectPath, unpackOpenNdsQuery,
+  assetPath, gatewayQuery, handbackUrl, normalizeMac, offeredMethods, parseGatewayParams, unpackOpenNdsQuery,
   type Engine, type GatewayParams, type Handback, type HotspotRef, type PortalRecord, type PortalStarted,
 } from '../../engine/index.js';
 import { canonicalAddress } from '../client-address.js';
@@ -20,7 +20,7 @@ const gz = promisify(gzip);
 interface Assets { template: TemplateNode[]; css: string; js: string; messages: Record<Lang, Messages> }
 
 function loadAssets(): Assets {
-  const read = (f: string): string => readFileSync(projectPath('web', 'portal', f), 'utf8');
+  const read = (f: string): string => readFileSync(assetPath('web', 'portal', f), 'utf8');
   return {
     template: compileTemplate(read('page.html')), css: read('portal.css'), js: read('portal.js'),
     messages: { tr: JSON.parse(read('messages.tr.json')) as Messages, en: JSON.parse(read('messages.en.json')) as Messages },

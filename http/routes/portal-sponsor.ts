@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { AppError, Errors, normalizeMac, projectPath, type Engine, type PortalRecord, type SponsorLinkView } from '../../engine/index.js';
+import { AppError, assetPath, Errors, normalizeMac, type Engine, type PortalRecord, type SponsorLinkView } from '../../engine/index.js';
 import { guestAddress } from '../client-address.js';
 import type { Reply } from '../respond.js';
 import { route, type PortalHeaders, type Route, type RouteContext } from '../router.js';
@@ -59,7 +59,7 @@ const truthy = (v: unknown): boolean => v === true || v === 'true' || v === 'on'
  * is in formAnswer only, so it moves in one piece with the portal sign-in.
  */
 export function portalSponsorRoutes(engine: Engine): Route[] {
-  const read = (f: string): string => readFileSync(projectPath('web', 'portal', f), 'utf8');
+  const read = (f: string): string => readFileSync(assetPath('web', 'portal', f), 'utf8');
   const template = compileTemplate(read('sponsor.html'));
   const css = read('portal.css');
   const messages: Record<Lang, Messages> = { tr: JSON.parse(read('messages.tr.json')) as Messages, en: JSON.parse(read('messages.en.json')) as Messages };

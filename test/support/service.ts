@@ -64,11 +64,13 @@ export interface ServiceProcess {
 /**
  * `node dist/scripts/serve.js` in a child process with `env` (the whole
  * environment: pass `{ ...process.env, ...testEnv() }` for the shared
- * servers); resolves on its `{"ready":true,...}` line. Runs from dist/:
+ * servers); resolves on its `{"ready":true,...}` line. `at.entry` runs an
+ * installed copy instead (another folder's dist/scripts/serve.js). Runs from dist/:
  * `npm test` builds first; alone, run `npm run -s build` before.
  */
-export async function spawnService(env: NodeJS.ProcessEnv): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, [projectPath('dist', 'scripts', 'serve.js')], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+export async function spawnService(env: NodeJS.ProcessEnv, at: { entry?: string; cwd?: string } = {}): Promise<ServiceProcess> {
+  const entry = at.entry ?? projectPath('dist', 'scripts', 'serve.js');
+  const child = spawn(process.execPath, [entry], { env, cwd: at.cwd, stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const lines = createInterface({ input: child.stdout! });
   const ports = await new Promise<Record<string, number>>((resolve, reject) => {
