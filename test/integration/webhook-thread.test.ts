@@ -19,8 +19,15 @@ const test = serviceTest(async () => ({
   REDIS_URL: `${inject('redisUrl')}/14`, SECRETS_KEY: randomBytes(32).toString('base64'), WEBHOOK_POLL_MS: '20',
 }));
 const SECRET = 'thread-test-secret-0123456789';
-/** A failure bound, not a pause: the held main thread is let go as soon as the delivery has arrived. */
-const HOLD_LIMIT_MS = 15_000;
+/**
+ * Failure bounds, not pauses (each wait ends at its event). A thread's start (its modules, connections and
+ * first turn) took 2 s to 10+ s on the shared 2-core machine with other files' tests beside it.
+ */
+const STARTUP_LIMIT_MS = 60_000;
+/** The held main thread is let go as soon as the delivery has arrived. */
+const HOLD_LIMIT_MS = 30_000;
+/** Each test waits for a thread's start, and the first for the held wait besides. */
+const TEST_LIMIT = { timeout: 150_000 };
 
 /** An HTTP receiver on a worker thread: counts every request in shared memory (Atomics) and answers 200. */
 const RECEIVER = `
@@ -60,10 +67,10 @@ describe('webhook dispatcher thread', () => {
     // The first delivery: the thread knows the tenant and holds a connection to the receiver.
     const before = Atomics.load(count, 0);
     await svc.service.engine.events.append(t.tenantId, 'session.start', t.hotspotId, { warm: true });
-    await until(() => Atomics.load(count, 0) > before, { what: 'the first delivery' });
+    await until(() => Atomics.load(count, 0) > before, { what: 'the first delivery', timeoutMs: STARTUP_LIMIT_MS });
   }
 
-  test('a delivery reaches the receiver while the main thread is held in a synchronous wait', async ({ svc, tenant }) => {
+  test('a delivery reaches the receiver while the main thread is held in a synchronous wait', TEST_LIMIT, async ({ svc, tenant }) => {
     await subscribed(svc, tenant);
     const stats = svc.service.engine.webhookDispatcher.stats;
     expect(stats.running).toBe(true);
@@ -79,20 +86,20 @@ describe('webhook dispatcher thread', () => {
     expect(Atomics.load(count, 0)).toBe(before + 1);
   });
 
-  test('a dispatcher thread that dies is started again, counted, and deliveries go on', async ({ svc, tenant }) => {
+  test('a dispatcher thread that dies is started again, counted, and deliveries go on', TEST_LIMIT, async ({ svc, tenant }) => {
     await subscribed(svc, tenant);
     const engine = svc.service.engine;
     const restartsBefore = engine.webhookDispatcher.stats.restarts;
     const deliveredBefore = engine.metrics.value('webhook_deliveries_total', 'delivered');
     await engine.webhookDispatcher.killThread();
     await until(() => engine.webhookDispatcher.stats.restarts === restartsBefore + 1 && engine.webhookDispatcher.stats.running,
-      { what: 'the thread started again', seen: () => engine.webhookDispatcher.stats });
+      { what: 'the thread started again', seen: () => engine.webhookDispatcher.stats, timeoutMs: STARTUP_LIMIT_MS });
     expect(engine.metrics.value('webhook_dispatcher_restarts_total')).toBe(restartsBefore + 1);
     // The service answered throughout, and the new thread delivers (and reports it: totals carry on, not reset).
     expect((await call(svc.base, 'GET', '/v1/webhooks', { auth: tenant.apiKey })).status).toBe(200);
     const before = Atomics.load(count, 0);
     await engine.events.append(tenant.tenantId, 'session.start', tenant.hotspotId, { after: 'restart' });
-    await until(() => Atomics.load(count, 0) > before, { what: 'a delivery from the new thread' });
+    await until(() => Atomics.load(count, 0) > before, { what: 'a delivery from the new thread', timeoutMs: STARTUP_LIMIT_MS });
     await until(() => engine.metrics.value('webhook_deliveries_total', 'delivered') > deliveredBefore,
       { what: 'the new thread\'s delivery counted' });
   });
