@@ -142,7 +142,7 @@ export class Engine {
   readonly msgappProviders: MsgappProviderStore;
   /** The senders OTP codes go out with, per tenant and channel. */
   readonly otpSenders: ProviderRegistry;
-  /** The one outbound HTTP client: providers' sends and webhook deliveries (keep-alive, deadlines, pinned addresses). */
+  /** The outbound HTTP client of the main thread: providers' sends (keep-alive, deadlines, pinned addresses); webhook deliveries have one of the same on their thread. */
   readonly outboundHttp: OutboundHttp;
   /** Checks providers' delivery callbacks and tells the OTP service. */
   readonly otpDelivery: DeliveryCallbacks;
