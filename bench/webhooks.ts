@@ -160,6 +160,8 @@ async function main(): Promise<number> {
   undo.guard('webhooks', DEADLINE_MS);
   const stack = await localStack('webhooks', undo);
   const env: NodeJS.ProcessEnv = { ...stack.env, HTTP_HOST: HOST, ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    // RADIUS is not measured here: free ports on loopback, so a RADIUS server or bench beside it on 1812 does not stop the run.
+    RADIUS_HOST: HOST, RADIUS_AUTH_PORT: '0', RADIUS_ACCT_PORT: '0',
     // Webhook secrets are sealed at rest: a key of this run's own.
     SECRETS_KEY: process.env.SECRETS_KEY ?? randomBytes(32).toString('base64'),
     // The dispatcher's settings as given, for A/B runs (WEBHOOK_TENANT_CONCURRENCY, WEBHOOK_POLL_MS).
