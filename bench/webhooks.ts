@@ -34,7 +34,8 @@ import type { ReceiverReport } from './webhooks-receiver.js';
  * webhooks API is not in this build (only the yardstick and verify ran).
  * Stops by itself: hard limit BENCH_DEADLINE s (default 420).
  *
- * Knobs: BENCH_BURST (5000), BENCH_EVENTS_100 (1000), BENCH_CONNECTIONS (100,
+ * Knobs: BENCH_BURST (5000), BENCH_EVENTS_100 (1000), BENCH_YARDSTICK (20000, the
+ * yardstick's deliveries; fewer for a short check run), BENCH_CONNECTIONS (100,
  * the verify load's), BENCH_DRAIN_S (how long to wait for deliveries owed,
  * 90), BENCH_WEBHOOK_SECRET (the subscriptions' secret, default random),
  * BENCH_CPU_PROF (a folder: the service writes its CPU profiles there;
@@ -43,6 +44,7 @@ import type { ReceiverReport } from './webhooks-receiver.js';
 
 const BURST = Number(process.env.BENCH_BURST ?? 5000);
 const EVENTS_100 = Number(process.env.BENCH_EVENTS_100 ?? 1000);
+const YARDSTICK = Number(process.env.BENCH_YARDSTICK ?? 20_000);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 100);
 const DRAIN_MS = Number(process.env.BENCH_DRAIN_S ?? 90) * 1000;
 const DEADLINE_MS = Number(process.env.BENCH_DEADLINE ?? 420) * 1000;
@@ -158,6 +160,8 @@ async function main(): Promise<number> {
   undo.guard('webhooks', DEADLINE_MS);
   const stack = await localStack('webhooks', undo);
   const env: NodeJS.ProcessEnv = { ...stack.env, HTTP_HOST: HOST, ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    // RADIUS is not measured here: free ports on loopback, so a RADIUS server or bench beside it on 1812 does not stop the run.
+    RADIUS_HOST: HOST, RADIUS_AUTH_PORT: '0', RADIUS_ACCT_PORT: '0',
     // Webhook secrets are sealed at rest: a key of this run's own.
     SECRETS_KEY: process.env.SECRETS_KEY ?? randomBytes(32).toString('base64'),
     // The dispatcher's settings as given, for A/B runs (WEBHOOK_TENANT_CONCURRENCY, WEBHOOK_POLL_MS).
@@ -175,7 +179,7 @@ async function main(): Promise<number> {
 
   // Warm-up: the service's JIT and pools, so the first measured burst is not the cold one.
   await signIns(base, hotspotId, codes, 6, 2000);
-  const y = await yardstick(recv, tenantId, 20_000);
+  const y = await yardstick(recv, tenantId, YARDSTICK);
   say(`yardstick (outbound client -> receiver, 100 in flight): ${rate(y).toFixed(0)} deliveries/s, bad signatures ${y.signaturesBad}/${y.signaturesChecked}`);
   const alone1 = await signIns(base, hotspotId, codes, 2, BURST);
   say(`verify alone: ${alone1.rps.toFixed(0)}/s (${alone1.requests} sign-ins, ${alone1.bad} failed)`);

@@ -77,9 +77,8 @@ import { VoucherService } from './vouchers/voucher-service.js';
 import { VoucherImport } from './vouchers/voucher-import.js';
 import { EventTrimmer } from './events/event-trimmer.js';
 import { WebhookDeliveries } from './webhooks/webhook-deliveries.js';
-import { WebhookDispatcher } from './webhooks/webhook-dispatcher.js';
+import { DispatcherWorker } from './webhooks/dispatcher-worker.js';
 import { WebhookStore } from './webhooks/webhook-store.js';
-import { OutboundWebhookTransport, type WebhookTransport } from './webhooks/webhook-transport.js';
 import { PmsGuestStore } from './pms/pms-guest-store.js';
 import { PmsLinkStore } from './pms/pms-link-store.js';
 import { PmsLinks } from './pms/pms-links.js';
@@ -101,8 +100,6 @@ export interface EngineOptions {
   otp?: { senders?: OtpSenders; sessions?: SessionStarter; decisions?: OtpDecisionSink; pollMs?: number };
   /** Send webhook deliveries and trim the events streams in this process (default: as `sink`; the CLI runs neither). */
   webhooks?: boolean;
-  /** How deliveries are POSTed (default: http1-client through the outbound policy). */
-  webhookTransport?: WebhookTransport;
 }
 
 /**
@@ -145,7 +142,7 @@ export class Engine {
   readonly msgappProviders: MsgappProviderStore;
   /** The senders OTP codes go out with, per tenant and channel. */
   readonly otpSenders: ProviderRegistry;
-  /** The one outbound HTTP client: providers' sends and webhook deliveries (keep-alive, deadlines, pinned addresses). */
+  /** The outbound HTTP client of the main thread: providers' sends (keep-alive, deadlines, pinned addresses); webhook deliveries have one of the same on their thread. */
   readonly outboundHttp: OutboundHttp;
   /** Checks providers' delivery callbacks and tells the OTP service. */
   readonly otpDelivery: DeliveryCallbacks;
@@ -182,7 +179,8 @@ export class Engine {
   readonly webhooks: WebhookStore;
   /** A subscription's recent attempts, its dead letters, redelivery. */
   readonly webhookDeliveries: WebhookDeliveries;
-  private readonly webhookDispatcher: WebhookDispatcher;
+  /** The webhook dispatcher on a thread of its own (engine/webhooks/dispatcher-thread.ts); its stats for tests. */
+  readonly webhookDispatcher: DispatcherWorker;
   /** The events streams' one trimmer (never past what the webhook router has not read). */
   private readonly eventTrimmer: EventTrimmer;
   private readonly runWebhooks: boolean;
@@ -340,8 +338,12 @@ export class Engine {
     this.runWebhooks = options.webhooks ?? this.runSink;
     this.webhooks = new WebhookStore(this.pool, this.redis, this.secrets, outbound, now);
     this.webhookDeliveries = new WebhookDeliveries(this.redis, this.webhooks, now);
-    this.webhookDispatcher = new WebhookDispatcher(this.redis, this.webhooks, options.webhookTransport ?? new OutboundWebhookTransport(this.outboundHttp),
-      config.webhooks, this.metrics, log.child({ component: 'webhooks' }), now);
+    // Sending runs on its own thread (its own Redis, pool and outbound client, the same policy): the main loop's
+    // sign-ins and the deliveries' awaits do not queue behind each other.
+    this.webhookDispatcher = new DispatcherWorker({
+      redisUrl: config.redisUrl, databaseUrl: config.databaseUrl, logLevel: config.logLevel,
+      allowPrivateTargets: config.allowPrivateTargets, secretsKeys: config.secretsKeys, settings: config.webhooks,
+    }, log.child({ component: 'webhooks' }), this.metrics);
     this.eventTrimmer = new EventTrimmer(this.redis, () => this.tenants.list().then((ts) => ts.map((t) => t.id)), log.child({ component: 'event-trimmer' }));
     this.privacy = new PrivacyService(this.pool, this.redis, this.sessions, config.otpKey, now);
     this.reportSchedules = new ScheduleStore(this.pool, now);

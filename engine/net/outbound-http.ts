@@ -6,7 +6,8 @@ import { TargetNotAllowedError, type OutboundPolicy } from './outbound-target.js
 
 /**
  * The service's one outbound HTTP client: the SMS and messaging-app
- * providers' sends and the webhook deliveries go through it. Keep-alive
+ * providers' sends and the webhook deliveries go through it (one instance
+ * on the main thread, one on the webhook dispatcher's thread). Keep-alive
  * connections pooled per origin (scheme, host, port; a TLS connection's SNI
  * and certificate check are the URL's name), one deadline per exchange
  * (waiting for a connection, connecting, sending, the answer), an answer

@@ -33,6 +33,14 @@ const WARN_EVERY_MS = 10_000;
 
 export const DELIVERIES_METRIC = 'webhook_deliveries_total';
 export const DEAD_LETTERS_METRIC = 'webhook_dead_letters_total';
+/** The values of DELIVERIES_METRIC's `outcome` label. */
+export const DELIVERY_OUTCOMES = ['delivered', 'failed', 'dead'] as const;
+/** The counters' help, for the thread's registry and the main thread's, which publishes what the thread reports. */
+export const WEBHOOK_METRICS_HELP = {
+  [DELIVERIES_METRIC]: 'Webhook delivery attempts by outcome (delivered, failed, dead)',
+  [DEAD_LETTERS_METRIC]: 'Webhook deliveries dead-lettered after their last attempt (or a 410)',
+  inFlight: 'Webhook attempts this process is sending now',
+} as const;
 
 export interface DispatcherSettings {
   /** First retry's back-off, ms; doubles per attempt, with jitter (WEBHOOK_RETRY_BASE_MS). */
@@ -67,7 +75,8 @@ type Outcome = { kind: 'delivered' | 'retry' | 'dead'; code: string; error: stri
 const SEND_WITHIN_MS = LEASE_MS - ATTEMPT_DEADLINE_MS - 3_000;
 
 /**
- * Sends the tenants' owed webhook deliveries, in every engine process.
+ * Sends the tenants' owed webhook deliveries, in every engine process, on a
+ * thread of its own (dispatcher-thread.ts; DispatcherWorker on the main side).
  * Each turn, per tenant with a subscription: new events are routed into
  * owed deliveries (route-webhook-events-5.lua: read, queue and advance the
  * group in one step), then due deliveries are claimed
@@ -104,9 +113,13 @@ export class WebhookDispatcher {
     private readonly now: () => number = Date.now,
   ) {
     this.settler = new WebhookSettler(redis, { deliveredMs: KEEP_DELIVERED_MS, deadMs: KEEP_DEAD_MS, attemptsMaxlen: WEBHOOK_ATTEMPTS_MAXLEN }, now);
-    metrics.counter(DELIVERIES_METRIC, 'Webhook delivery attempts by outcome (delivered, failed, dead)', 'outcome');
-    metrics.counter(DEAD_LETTERS_METRIC, 'Webhook deliveries dead-lettered after their last attempt (or a 410)');
-    metrics.gauge('webhook_attempts_in_flight', 'Webhook attempts this process is sending now', () => this.attempts.size);
+    metrics.counter(DELIVERIES_METRIC, WEBHOOK_METRICS_HELP[DELIVERIES_METRIC], 'outcome');
+    metrics.counter(DEAD_LETTERS_METRIC, WEBHOOK_METRICS_HELP[DEAD_LETTERS_METRIC]);
+  }
+
+  /** Attempts being sent now. */
+  get inFlight(): number {
+    return this.attempts.size;
   }
 
   start(): void {

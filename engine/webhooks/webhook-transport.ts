@@ -25,8 +25,9 @@ const MAX_ANSWER_BYTES = 64 * 1024;
 const JSON_TYPE = { 'content-type': 'application/json', 'user-agent': 'guest-wifi-webhooks/1' } as const;
 
 /**
- * The transport on the engine's one outbound client (engine/net/outbound-http.ts,
- * shared with the SMS and messaging-app providers): keep-alive per origin, the
+ * The transport on the engine's outbound client (engine/net/outbound-http.ts, the
+ * one the SMS and messaging-app providers use; the dispatcher's thread has an
+ * instance of its own under the same policy): keep-alive per origin, the
  * policy's `lookup` on every new connection (resolved, checked, pinned), IP
  * literals judged before any connection, redirects never followed.
  */

@@ -176,7 +176,8 @@ describe('webhooks', () => {
       expect(at(p)).toHaveLength(3);
       const dead = (await call(svc.base, 'GET', `/v1/webhooks/${id}/deliveries?status=dead`, { auth: tenant.apiKey })).body.data[0];
       expect(dead).toMatchObject({ status: 'dead', attempt: 3, code: 503, event_type: 'device.new' });
-      expect(svc.service.engine.metrics.value('webhook_dead_letters_total')).toBe(deadBefore + 1);
+      // The dispatcher's thread reports its counters to the main thread a moment after it settles.
+      await until(async () => svc.service.engine.metrics.value('webhook_dead_letters_total') === deadBefore + 1, { what: 'the dead letter counted' });
       expect(await svc.service.engine.metrics.render()).toContain('guestwifi_webhook_dead_letters_total');
       healthy = true;
       const again = await call(svc.base, 'POST', `/v1/webhooks/${id}/deliveries/${dead.delivery_id}/redeliver`, { auth: tenant.apiKey });

@@ -1,0 +1,73 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { createLogger } from '../logger.js';
+import { Metrics } from '../metrics.js';
+import { OutboundHttp } from '../net/outbound-http.js';
+import { OutboundPolicy } from '../net/outbound-target.js';
+import { createRedis } from '../redis/scripts.js';
+import { SecretBox, type SecretKey } from '../secrets/secret-box.js';
+import { SecretStore } from '../secrets/secret-store.js';
+import { createPool } from '../store/postgres.js';
+import type { DispatcherThreadData, FromDispatcherThread, ToDispatcherThread } from './dispatcher-worker.js';
+import { DEAD_LETTERS_METRIC, DELIVERIES_METRIC, DELIVERY_OUTCOMES, WebhookDispatcher } from './webhook-dispatcher.js';
+import { WebhookStore } from './webhook-store.js';
+import { OutboundWebhookTransport } from './webhook-transport.js';
+
+/**
+ * The worker thread that sends webhook deliveries (WebhookDispatcher), so
+ * that routing, claiming, signing and the attempts' HTTP exchanges never
+ * wait behind the portal's sign-ins on the main event loop, nor hold them
+ * up. Its own Redis connection, a small Postgres pool (the subscriptions'
+ * mirror, targets and sealed secrets) and its own outbound HTTP client under
+ * the same policy as the main thread's (resolved, checked, pinned at each
+ * connection). It reports its counters to the main thread.
+ */
+
+const data = workerData as DispatcherThreadData;
+const port = parentPort!;
+const log = createLogger(data.logLevel).child({ component: 'webhooks' });
+const redis = createRedis(data.redisUrl, log);
+// reconcile, the tenant list, a target's row and its secret: one query at a time per turn, a few per cache miss.
+const pool = createPool(data.databaseUrl, log, 4);
+const metrics = new Metrics();
+// A Buffer crosses to a thread as a plain Uint8Array: the keys are made Buffers again.
+const key = (k: SecretKey): SecretKey => ({ id: k.id, key: Buffer.from(k.key) });
+const box = new SecretBox(data.secretsKeys.current && key(data.secretsKeys.current), data.secretsKeys.old.map(key));
+const outbound = new OutboundPolicy({ allowPrivate: data.allowPrivateTargets });
+const http = new OutboundHttp({ outbound });
+const store = new WebhookStore(pool, redis, new SecretStore(pool, box), outbound);
+const dispatcher = new WebhookDispatcher(redis, store, new OutboundWebhookTransport(http), data.settings, metrics, log);
+
+/** How often the main thread hears the counters. */
+const REPORT_MS = 200;
+
+function post(msg: FromDispatcherThread): void {
+  port.postMessage(msg);
+}
+
+function report(): void {
+  const deliveries: Record<string, number> = {};
+  for (const outcome of DELIVERY_OUTCOMES) deliveries[outcome] = metrics.value(DELIVERIES_METRIC, outcome);
+  post({ t: 'stats', deliveries, deadLetters: metrics.value(DEAD_LETTERS_METRIC), inFlight: dispatcher.inFlight });
+}
+
+const reporter = setInterval(report, REPORT_MS);
+
+port.on('message', (m: ToDispatcherThread) => {
+  switch (m.t) {
+    case 'changed':
+      dispatcher.changed();
+      return;
+    case 'stop':
+      clearInterval(reporter);
+      void dispatcher.stop().finally(async () => {
+        report();
+        http.close();
+        redis.disconnect();
+        await pool.end().catch(() => undefined);
+        post({ t: 'stopped' });
+      });
+      return;
+  }
+});
+
+dispatcher.start();
