@@ -87,6 +87,8 @@ class Lane {
 
 export interface OpenLoopOptions {
   host: string; secret: string;
+  /** The sockets' own address (the NAS's); unset: the wildcard, so a remote --target is reachable. */
+  localAddress?: string;
   /** Wait for a reply before sending the same packet again, ms. */
   timeoutMs: number;
   /** Sends of one packet at most (1: no retransmission). */
@@ -156,8 +158,8 @@ export class OpenLoopRadius {
   private openLane(): Lane {
     const v6 = isIP(this.o.host) === 6;
     const s = createSocket(v6 ? 'udp6' : 'udp4');
-    // Bound lazily by the first send, on the wildcard address: a remote --target must be reachable.
-    try { s.bind(0); } catch { /* bound by send */ }
+    // Bound lazily by the first send, on the wildcard address unless the NAS has one of its own: a remote --target must be reachable.
+    try { s.bind(0, this.o.localAddress); } catch { /* bound by send */ }
     const lane = new Lane(s);
     s.on('listening', () => {
       try { s.setRecvBufferSize(4 * 1024 * 1024); s.setSendBufferSize(4 * 1024 * 1024); } catch { /* kernel cap */ }

@@ -69,13 +69,13 @@ class ServiceLives {
   }
 }
 
-async function seed(env: NodeJS.ProcessEnv, otp: boolean): Promise<{ tenant: string; hotspot: string; codes: string[] }> {
+async function seed(env: NodeJS.ProcessEnv, otp: boolean, nasAddress: string): Promise<{ tenant: string; hotspot: string; codes: string[] }> {
   const engine = new Engine(loadConfig(env), createLogger('warn', 2), { sink: false, actors: false });
   try {
     await engine.start();
     const tenant = await engine.tenants.create(`Storm Stadium ${randomBytes(3).toString('hex')}`);
     const hs = await engine.hotspots.create(tenant.id, { name: 'Gates', timezone: 'Europe/Istanbul' });
-    await engine.hotspots.addNasClient(tenant.id, hs.id, { ip: HOST, secret: SECRET, name: 'storm', require_message_authenticator: true });
+    await engine.hotspots.addNasClient(tenant.id, hs.id, { ip: nasAddress, secret: SECRET, name: 'storm', require_message_authenticator: true });
     const rows = await engine.vouchers.createBatch(tenant.id, {
       count: CODES, format: DEFAULT_CODE_FORMAT, max_uses: null, expires_at: null, bandwidth_profile: null,
       daily_quota_mb: null, session_quota_mb: null, duration_minutes: null, bandwidth_down_mbps: null, bandwidth_up_mbps: null, ssids: [], notes: null,
@@ -136,7 +136,7 @@ async function main(o: StormOptions): Promise<number> {
       ...base, NODE_ID: `storm-${process.pid}-${runTag}`, RADIUS_HOST: HOST, RADIUS_AUTH_PORT: '0', RADIUS_ACCT_PORT: '0',
       ALLOW_PRIVATE_TARGETS: 'true', PMS_HOLD_LINKS: 'false', REPORT_SCHEDULER: 'false',
     };
-    const seeded = await seed(env, shape.otpShare > 0);
+    const seeded = await seed(env, shape.otpShare > 0, o.nasAddress);
     let codeFor: CodeFor | undefined;
     let carrierUrl = '';
     const credentialsVar = `${seeded.tenant.toUpperCase()}_SMS`;
@@ -160,7 +160,7 @@ async function main(o: StormOptions): Promise<number> {
     checkEnv = env;
   }
 
-  const radius = new OpenLoopRadius({ host: o.target, secret: venue.site.secret, timeoutMs: o.timeoutMs, tries: o.tries, maxLanes: 1024 });
+  const radius = new OpenLoopRadius({ host: o.target, localAddress: o.external ? undefined : o.nasAddress, secret: venue.site.secret, timeoutMs: o.timeoutMs, tries: o.tries, maxLanes: 1024 });
   radius.start();
   undo.push(() => radius.close());
   const lines = new JsonLines(o.jsonLines);

@@ -37,6 +37,8 @@ export interface External { httpPort: number; radiusPort: number; acctPort: numb
 export interface StormOptions {
   shape: StormShape;
   target: string;
+  /** The NAS's own address (loopback): registered as the NAS client and the RADIUS packets' source. */
+  nasAddress: string;
   external: External | undefined;
   killAtSec: number | undefined;
   jsonLines: string | undefined;
@@ -48,7 +50,7 @@ export interface StormOptions {
 
 const FLAGS = new Set(['allow-remote', 'external', 'help']);
 const VALUES = new Set(['guests', 'over', 'rate', 'otp-share', 'interim', 'stay', 'tail', 'kill-at', 'json-lines', 'connections', 'timeout',
-  'tries', 'signin-tries', 'http-client', 'deadline', 'redis-url', 'database-url', 'target', 'http-port', 'radius-port', 'acct-port', 'radius-secret', 'hotspot', 'codes']);
+  'tries', 'signin-tries', 'http-client', 'deadline', 'redis-url', 'database-url', 'target', 'http-port', 'radius-port', 'acct-port', 'radius-secret', 'hotspot', 'codes', 'nas-address']);
 
 /** The options, or a one-line reason they are refused (thrown as an Error). */
 export function parseStormArgs(argv: string[]): StormOptions | 'help' {
@@ -80,6 +82,9 @@ export function parseStormArgs(argv: string[]): StormOptions | 'help' {
   const runSec = (guests - 1) / rate + shape.tailSec;
   const killAtSec = args.has('kill-at') ? num('kill-at', 0, 0, runSec) : undefined;
   const target = args.get('target') ?? '127.0.0.1';
+  // Another loopback address lets a test run the storm beside files that registered 127.0.0.1 as their NAS.
+  const nasAddress = args.get('nas-address') ?? '127.0.0.1';
+  if (!/^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(nasAddress)) throw new Error('--nas-address must be a loopback IPv4 address (127.x.y.z)');
   const refused = refuseTarget(target, args.has('allow-remote'));
   if (refused) throw new Error(refused);
   let external: External | undefined;
@@ -105,7 +110,7 @@ export function parseStormArgs(argv: string[]): StormOptions | 'help' {
   if (httpClient !== 'raw' && httpClient !== 'node') throw new Error('--http-client is raw or node');
   if (args.has('redis-url') !== args.has('database-url')) throw new Error('give --redis-url and --database-url together');
   return {
-    shape, target, external, killAtSec,
+    shape, target, nasAddress, external, killAtSec,
     jsonLines: args.get('json-lines'), httpClient,
     connections: Math.floor(num('connections', 256, 1, 65_536)),
     timeoutMs: num('timeout', 2000, 10, 60_000),

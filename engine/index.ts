@@ -34,7 +34,7 @@ export type {
 export { internalSessionId, publicSessionId, maskUsername, type PublicSession } from './sessions/session-service.js';
 export type { BlockDuration, BlockEntry } from './sessions/block-service.js';
 export type { RadiusGateway } from './nas/radius-gateway.js';
-export { NAS_REPLY_PROFILES, NAS_TYPES, type NasType, type NasReplyOptions, type ReplyItem, type ReplySource } from './nas/nas-profiles.js';
+export { NAS_REPLY_PROFILES, NAS_TYPES, type NasType, type NasReplyOptions, type ReplyItem, type ReplySource } from './hotspots/nas-profiles.js';
 export { TimerWheel } from './sessions/timer-wheel.js';
 export { localDay } from './util/local-day.js';
 export { threadIndex } from './sessions/actor-pool.js';

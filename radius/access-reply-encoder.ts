@@ -7,7 +7,7 @@ import type { RadiusDictionary } from './radius-dictionary.js';
 
 const TWO_32 = 0x1_0000_0000;
 
-/** Integer and text sources (engine/nas/nas-profiles.ts's ReplySource), numbered for the packet path's switch. */
+/** Integer and text sources (engine/hotspots/nas-profiles.ts's ReplySource), numbered for the packet path's switch. */
 const INT_SOURCES: Readonly<Partial<Record<ReplySource, number>>> = {
   session_timeout: 0, idle_timeout: 1, down_bps: 2, up_bps: 3, down_kbps: 4, up_kbps: 5,
   quota_octets: 6, quota_gigawords: 7, vlan: 8, tunnel_type_vlan: 9, tunnel_medium_802: 10,
@@ -23,7 +23,7 @@ interface Op { readonly vendorId: number; readonly code: number; readonly source
  * Encodes the engine's decision as Access-Accept or Access-Reject.
  *
  * What an Accept carries depends on the NAS's type, from the data table of
- * engine/nas/nas-profiles.ts: each profile is compiled here once, in the
+ * engine/hotspots/nas-profiles.ts: each profile is compiled here once, in the
  * constructor, into attribute numbers resolved from the dictionaries (a
  * missing or mistyped attribute fails start-up); `encode` walks the NAS's
  * list of numbers and writes those whose value is present. Every reply

@@ -69,7 +69,7 @@ export const Attr = {
 } as const;
 
 /**
- * The standard attributes a reply profile may name (engine/nas/nas-profiles.ts),
+ * The standard attributes a reply profile may name (engine/hotspots/nas-profiles.ts),
  * by their RFC names, with their value types.
  */
 export const REPLY_ATTRIBUTES: Readonly<Record<string, { code: number; type: 'integer' | 'string' }>> = {

@@ -50,7 +50,7 @@ export class RadsecListener {
     this.tls.maxConnections = opts.maxConnections ?? 1_000;
     this.tls.on('secureConnection', (socket) => this.serve(socket));
     this.tls.on('tlsClientError', (err, socket) => {
-      this.log.info({ err: err.message, ip: socket.remoteAddress }, 'RadSec handshake refused');
+      this.log.debug({ err: err.message, ip: socket.remoteAddress }, 'RadSec handshake refused');
     });
     this.tls.on('error', (err) => this.log.error({ err }, 'RadSec listener error'));
   }

@@ -1,7 +1,7 @@
 import { Errors } from '../errors.js';
 import { newId } from '../ids.js';
-import { nasClientAddress } from '../nas/nas-client-address.js';
-import { NAS_TYPES, type NasType } from '../nas/nas-profiles.js';
+import { nasClientAddress } from './nas-client-address.js';
+import { NAS_TYPES, type NasType } from './nas-profiles.js';
 import type { Pool } from '../store/postgres.js';
 import { portalSettingsOf, storedPortalPart, type PortalSettings, type PortalSettingsInput } from './portal-settings.js';
 
@@ -52,7 +52,7 @@ export interface NasClient {
   require_message_authenticator: boolean;
   /** Set: this client is the one at `ip` whose packets carry this NAS-Identifier (access points behind one NAT). */
   nas_identifier: string | null;
-  /** The reply profile of its Access-Accepts (engine/nas/nas-profiles.ts). */
+  /** The reply profile of its Access-Accepts (engine/hotspots/nas-profiles.ts). */
   nas_type: NasType;
   /** Its own values for the reply: a role (Aruba-User-Role, Mikrotik-Group, Ruckus-User-Groups), Filter-Id, VLAN. */
   reply_role: string | null;

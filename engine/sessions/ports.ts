@@ -6,7 +6,7 @@
  * NAS (Disconnect / CoA) only through the NasControl port, which radius/
  * implements and scripts/ wires in: the engine never imports radius/.
  */
-import type { NasReplyOptions } from '../nas/nas-profiles.js';
+import type { NasReplyOptions } from '../hotspots/nas-profiles.js';
 
 /** A registered RADIUS client, as the RADIUS server needs it. */
 export interface NasRecord {
@@ -18,7 +18,7 @@ export interface NasRecord {
   secret: string;
   coaPort: number;
   requireMessageAuthenticator: boolean;
-  /** Which reply profile its Access-Accepts follow (engine/nas/nas-profiles.ts); unset: generic. */
+  /** Which reply profile its Access-Accepts follow (engine/hotspots/nas-profiles.ts); unset: generic. */
   nasType?: string;
   /** Its own role, filter and VLAN for the reply (migration 028); unset: none. */
   reply?: NasReplyOptions;

@@ -43,6 +43,16 @@ export const STORE_LAG_METRIC = 'outbox_sink_store_lag_seconds';
 const STORE_LAG_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
 
 /** The sink's counters and their help texts. */
+/**
+ * The sink's counters and store-lag histogram, declared in the thread's registry that counts them and
+ * in the main thread's (zero there), so /metrics names them from the start, before the thread's first
+ * report; the two registries' same-named series are summed.
+ */
+export function declareSinkMetrics(metrics: Metrics): void {
+  for (const [name, help] of Object.entries(SINK_COUNTERS)) metrics.counter(name, help);
+  metrics.histogram(STORE_LAG_METRIC, 'Age of a batch\'s oldest record when the batch was stored in Postgres (outbox append to commit), one observation per batch', '', STORE_LAG_BUCKETS);
+}
+
 export const SINK_COUNTERS = {
   outbox_records_written_total: 'Rows written to Postgres from outbox records (duplicates excluded)',
   outbox_sink_errors_total: 'Failed outbox drain attempts (retried)',
@@ -96,9 +106,9 @@ export class OutboxSink {
     private readonly log: Logger,
     metrics: Metrics,
   ) {
-    for (const [name, help] of Object.entries(SINK_COUNTERS)) metrics.counter(name, help);
-    metrics.gauge('outbox_sink_lag_seconds', 'Age of the oldest record the sink has read but not yet stored', () => lagSeconds(this.oldestPendingMs));
-    metrics.histogram(STORE_LAG_METRIC, 'Age of a batch\'s oldest record when the batch was stored in Postgres (outbox append to commit), one observation per batch', '', STORE_LAG_BUCKETS);
+    declareSinkMetrics(metrics);
+    // The lag gauge is the main thread's (sink-worker.ts), from the oldest pending time this thread reports: it keeps
+    // growing if this thread stalls, and one gauge in both registries would be summed twice.
     this.metrics = metrics;
     this.reader = new OutboxReader(redis, consumer);
     this.writer = new BatchWriter(redis, pool, log, metrics);

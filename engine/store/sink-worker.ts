@@ -2,7 +2,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics, MetricsSnapshot } from '../metrics.js';
 import { projectPath } from '../util/project-root.js';
 import { WorkerSupervisor, type WorkerStats } from '../workers/worker-supervisor.js';
-import { lagSeconds } from './outbox-sink.js';
+import { declareSinkMetrics, lagSeconds } from './outbox-sink.js';
 
 export interface SinkThreadData {
   redisUrl: string;
@@ -55,6 +55,7 @@ export class SinkWorker {
 
   constructor(data: SinkThreadData, log: Logger, private readonly metrics: Metrics) {
     // The thread's own counters (SINK_COUNTERS) and store-lag histogram come in its 'stats' snapshots.
+    declareSinkMetrics(metrics);
     metrics.counter('outbox_sink_restarts_total', 'Times the sink thread died and was started again');
     metrics.gauge('outbox_sink_lag_seconds', 'Age of the oldest record the sink has read but not yet stored',
       () => lagSeconds(this.oldestPendingMs));

@@ -6,7 +6,7 @@ import { ACCEPT, accessRequest, nasRecord } from './helpers.js';
 
 /**
  * Issue 24 item 5: the attributes of an Access-Accept follow the NAS's type
- * (engine/nas/nas-profiles.ts, data), with the NAS record's own role, filter
+ * (engine/hotspots/nas-profiles.ts, data), with the NAS record's own role, filter
  * and VLAN, where they were fixed in code for every NAS alike.
  */
 const dict = RadiusDictionary.load();

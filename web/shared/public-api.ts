@@ -75,7 +75,7 @@ export interface NasClientInput {
   ip: string; secret: string; name?: string; coa_port?: number; nas_identifier?: string;
   nas_type?: NasType; reply_role?: string; reply_filter_id?: string; reply_vlan?: number;
 }
-/** The reply profiles of docs/nas/README.md (engine/nas/nas-profiles.ts). */
+/** The reply profiles of docs/nas/README.md (engine/hotspots/nas-profiles.ts). */
 export const NAS_TYPES = ['generic', 'coovachilli', 'mikrotik', 'unifi', 'cisco', 'aruba', 'ruckus'] as const;
 export type NasType = (typeof NAS_TYPES)[number];
 
