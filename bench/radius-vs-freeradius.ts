@@ -301,8 +301,8 @@ async function main(): Promise<number> {
       say(`${why}; once more`);
     }
     // The actor threads report their sessions every 2 s.
-    for (at = Date.now(); (await metric(base, 'live_sessions_in_actors')) < MACS && Date.now() - at < 10_000;) await new Promise((r) => setTimeout(r, 250));
-    const live = await metric(base, 'live_sessions_in_actors');
+    for (at = Date.now(); (await metric(base, 'guestwifi_live_sessions_in_actors')) < MACS && Date.now() - at < 10_000;) await new Promise((r) => setTimeout(r, 250));
+    const live = await metric(base, 'guestwifi_live_sessions_in_actors');
     if (live < MACS) throw new Error(`only ${live} of ${MACS} sessions live in the actors`);
     const rssSignedIn = rssMb(service.pid!);
 
@@ -377,7 +377,7 @@ async function main(): Promise<number> {
     const engineRss = rssMb(service.pid!), frRss = rssMb(fr.pid!);
     say(`  rss: engine ${rssAtReady.toFixed(0)} MB ready, ${rssSignedIn.toFixed(0)} MB with ${MACS} sessions in its actors before the load, ` +
       `${engineRss.toFixed(0)} MB at the end; freeradius ${frRss.toFixed(0)} MB at the end`);
-    const liveEnd = await metric(base, 'live_sessions_in_actors');
+    const liveEnd = await metric(base, 'guestwifi_live_sessions_in_actors');
 
     const total = (phase: Phase, server: Server) => {
       const rs = results.filter((r) => r.phase === phase && r.server === server);

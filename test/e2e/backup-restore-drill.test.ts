@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chownSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
+import { appendFileSync, chownSync, copyFileSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -128,10 +128,16 @@ describe('backup under load, wipe, restore (docs/backup.md)', () => {
 
     // Restore PostgreSQL: the base backup, then every archived WAL segment replayed; it promotes at the end.
     cpSync(join(backup, 'base'), pgDir, { recursive: true });
+    // This cluster keeps its Unix socket in the data folder, so the backup copied the old server's socket lock
+    // (`.s.PGSQL.<port>.lock`, naming its process id); on a busy machine that id may be alive again, and the
+    // restored server would refuse to start. A server's lock files are never restored.
+    for (const f of readdirSync(pgDir)) if (f.startsWith('.s.PGSQL.')) rmSync(join(pgDir, f));
     appendFileSync(join(pgDir, 'postgresql.auto.conf'), `restore_command = 'cp ${archive}/%f %p'\n`);
     writeFileSync(join(pgDir, 'recovery.signal'), '');
     if (isRoot) await run('chown', ['-R', 'postgres:postgres', pgDir]);
-    await stack.startPostgres();
+    await stack.startPostgres().catch((err: Error) => {
+      throw new Error(`${err.message}\nserver.log: ${readFileSync(join(pgDir, 'server.log'), 'utf8').slice(-3000)}`);
+    });
     await until(async () => (await db.query<{ r: boolean }>('SELECT pg_is_in_recovery() AS r')).rows[0]!.r === false,
       { timeoutMs: 60_000, what: 'recovery finished' });
 

@@ -57,7 +57,7 @@ function quietZone(now: number): string {
 
 async function ticks(p: ServiceProcess): Promise<number> {
   const text = await (await fetch(`${p.base}/metrics`)).text();
-  return Number(/^report_schedule_ticks_total (\d+)$/m.exec(text)?.[1] ?? -1);
+  return Number(/^guestwifi_report_schedule_ticks_total (\d+)$/m.exec(text)?.[1] ?? -1);
 }
 
 /** Waits until each process has finished two more whole passes: whatever they were going to send by now is sent. */
