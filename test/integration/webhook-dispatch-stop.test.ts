@@ -48,8 +48,10 @@ describe('webhook dispatcher: claimed deliveries on stop', () => {
     await rx.when(() => rx.requests.length >= 2, 'the two held requests');
     const states = async (): Promise<{ n: number; k?: string }[]> =>
       Object.values(await redis.hgetall(keys.webhookDeliveries(t.tenantId))).map((v) => JSON.parse(v) as { n: number; k?: string });
-    // Two sent, two more claimed and waiting for a slot (twice the concurrency), two left in the queue.
-    await until(async () => (await states()).filter((s) => s.k).length === 4, { what: 'four claimed' });
+    // Two sent, two more claimed and waiting for a slot (twice the concurrency), two left in the queue. The dispatcher
+    // runs on its own thread, so it may route the six events over two passes: wait for all six owed, four claimed.
+    await until(async () => { const s = await states(); return s.length === 6 && s.filter((x) => x.k).length === 4; },
+      { what: 'six owed, four claimed' });
     expect(rx.requests).toHaveLength(2);
 
     const stoppedAt = Date.now();
