@@ -126,6 +126,8 @@ export async function startLocalServices(opts: LocalOptions): Promise<LocalServi
     const args = [
       '--port', String(redisPort), '--bind', '127.0.0.1', '--dir', redisDir,
       '--appendonly', 'yes', '--appendfsync', 'everysec', '--save', '',
+      // Test files that need a Redis of their own each take a database number: 16 is not enough.
+      '--databases', '32',
       '--daemonize', 'yes', '--pidfile', join(redisDir, 'redis.pid'), '--logfile', join(redisDir, 'redis.log'),
     ];
     const r = spawnSync('redis-server', args, { stdio: 'inherit' });
