@@ -6,7 +6,7 @@ import { createLogger, DEFAULT_CODE_FORMAT, Engine, loadConfig, projectPath, sig
 import { cpuTicks, localStack, say, spawnReady, Teardown, treeTicks, type ReadyChild } from './bench-kit.js';
 import { fakeCarrier } from './fake-carrier.js';
 import { JsonClient } from './json-client.js';
-import { figures, JsonLines } from './json-lines.js';
+import { JsonLines } from './json-lines.js';
 import { OpenLoopRadius } from './radius-client.js';
 import { checkStorm, startsStored, endsStored, type StormCheck } from './storm-check.js';
 import { RawHttpClient } from './raw-http-client.js';
@@ -274,7 +274,7 @@ async function main(o: StormOptions): Promise<number> {
     check = await checkStorm(pool, venue.tenant, driver.ledger, () => engine.audit.verify(venue.tenant!));
   }
 
-  const f = Object.fromEntries(Object.entries(driver.series).map(([k, s]) => [k, figures(s.all)]));
+  const f = Object.fromEntries(Object.entries(driver.series).map(([k, s]) => [k, s.run.figures()]));
   const errors = Object.fromEntries(driver.errors);
   const errorCount = [...driver.errors.values()].reduce((a, b) => a + b, 0);
   const lagS = sinkLagMs === null ? null : (sinkLagMs as number) / 1000;
