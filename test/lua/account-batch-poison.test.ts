@@ -51,9 +51,9 @@ describe('account batch: one poisoned report fails alone', () => {
     await redis.set(keys.dailyUsage(t, mac(3), DAY), 'not-a-number');
     const { calls, batcher } = counted(redis);
     const settled = await Promise.allSettled(devices.map((d) => batcher.submit(report(t, d, 100 * d, d === 5 ? 'stop' : 'interim'))));
+    expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
     // One call for the turn, not retried: the script told the bad report from the good ones itself.
     expect(calls).toEqual({ batch: [5], single: 0 });
-    expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
     expect(String((settled[2] as PromiseRejectedResult).reason)).toMatch(/not an integer/);
     for (const i of [0, 1, 3, 4]) {
       const d = devices[i]!;
@@ -76,8 +76,8 @@ describe('account batch: one poisoned report fails alone', () => {
     await redis.hset(keys.grant(t, 'hs_lua', mac(11)), 'bin', 'garbage');
     const { calls, batcher } = counted(redis);
     const settled = await Promise.allSettled(devices.map((d) => batcher.submit(report(t, d, 1_000 + d))));
-    expect(calls).toEqual({ batch: [3], single: 0 });
     expect(settled.map((s) => s.status)).toEqual(['rejected', 'fulfilled', 'fulfilled']);
+    expect(calls).toEqual({ batch: [3], single: 0 });
     expect(String((settled[0] as PromiseRejectedResult).reason)).toMatch(/arithmetic|number/);
     expect((settled[1] as PromiseFulfilledResult<unknown[]>).value.slice(0, 4)).toEqual(['ok', sids[1], 1_012, 10]);
     expect((settled[2] as PromiseFulfilledResult<unknown[]>).value.slice(0, 4)).toEqual(['ok', sids[2], 1_013, 10]);
@@ -92,8 +92,8 @@ describe('account batch: one poisoned report fails alone', () => {
     await redis.set(keys.dailyUsage(t, mac(22), DAY), 'x');
     const { calls, batcher } = counted(redis, true);
     const settled = await Promise.allSettled(devices.map((d) => batcher.submit(report(t, d, 50 + d))));
-    expect(calls).toEqual({ batch: [4], single: 4 });
     expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    expect(calls).toEqual({ batch: [4], single: 4 });
     for (const i of [0, 2, 3]) {
       expect((settled[i] as PromiseFulfilledResult<unknown[]>).value.slice(0, 4)).toEqual(['ok', sids[i], 50 + devices[i]!, 10]);
       expect(await daily(redis, t, devices[i]!)).toBe(String(60 + devices[i]!));
