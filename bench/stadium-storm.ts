@@ -6,7 +6,7 @@ import { createLogger, DEFAULT_CODE_FORMAT, Engine, loadConfig, projectPath, sig
 import { cpuTicks, localStack, say, spawnReady, Teardown, treeTicks, type ReadyChild } from './bench-kit.js';
 import { fakeCarrier } from './fake-carrier.js';
 import { JsonClient } from './json-client.js';
-import { figures, JsonLines } from './json-lines.js';
+import { JsonLines } from './json-lines.js';
 import { OpenLoopRadius } from './radius-client.js';
 import { checkStorm, startsStored, endsStored, type StormCheck } from './storm-check.js';
 import { RawHttpClient } from './raw-http-client.js';
@@ -118,9 +118,23 @@ async function main(o: StormOptions): Promise<number> {
     ? new JsonClient(o.target, o.external?.httpPort ?? 0, o.connections)
     : new RawHttpClient(o.target, o.external?.httpPort ?? 0, o.connections);
   undo.push(() => http.close());
+  let stub: ReadyChild | undefined;
   if (o.external) {
     const x = o.external;
     venue = { site: { hotspot: x.hotspot, codes: x.codes, authPort: x.radiusPort, acctPort: x.acctPort, secret: x.secret }, tenant: undefined, codeFor: undefined };
+  } else if (o.stub) {
+    // The generator alone: a stand-in answers at once (storm-stub.ts); SMS codes still go through the fake carrier.
+    let codeFor: CodeFor | undefined;
+    const carrierEnv: NodeJS.ProcessEnv = {};
+    if (shape.otpShare > 0) {
+      const auth = `Basic ${Buffer.from(`storm:${randomBytes(8).toString('hex')}`).toString('base64')}`;
+      const carrier = await fakeCarrier(undo, HOST, auth);
+      codeFor = carrier.codeFor;
+      Object.assign(carrierEnv, { STUB_CARRIER_URL: carrier.url, STUB_CARRIER_AUTH: auth });
+    }
+    stub = await spawnReady(undo, 'stub', [projectPath('dist', 'bench', 'storm-stub.js')], { PATH: process.env.PATH, STUB_SECRET: SECRET, ...carrierEnv });
+    http.port = stub.ready.ports.main as number;
+    venue = { site: { hotspot: 'hs_stub', codes: ['STUB-CODE'], authPort: stub.ready.radius.auth, acctPort: stub.ready.radius.acct, secret: SECRET }, tenant: undefined, codeFor };
   } else {
     let base: NodeJS.ProcessEnv;
     if (o.redisUrl && o.databaseUrl) {
@@ -168,7 +182,7 @@ async function main(o: StormOptions): Promise<number> {
   const driver = new StormDriver(plan, http, radius, venue.site, venue.codeFor, t0, runTag, o.signinTries);
 
   // CPU from here to the end of the sink's catch-up.
-  const cpu0 = { service: lives?.ticks() ?? 0, redis: pids ? cpuTicks(pids().redis) : 0, pg: pids ? treeTicks(pids().postgres) : new Map<number, number>(), own: process.cpuUsage() };
+  const cpu0 = { service: lives?.ticks() ?? (stub ? cpuTicks(stub.child.pid!) : 0), redis: pids ? cpuTicks(pids().redis) : 0, pg: pids ? treeTicks(pids().postgres) : new Map<number, number>(), own: process.cpuUsage() };
 
   // Once the last guest's sign-in is answered: how long until every start the bench saw is in Postgres.
   let sinkLagMs: number | null = null;
@@ -227,6 +241,9 @@ async function main(o: StormOptions): Promise<number> {
     };
     step();
   });
+  // The generator's CPU: from the first arrival to the last answer (the check's Postgres polling after it is not the load's).
+  const generatorUs = process.cpuUsage(cpu0.own);
+  const stubTicks = stub ? cpuTicks(stub.child.pid!) - cpu0.service : undefined;
   await restarting;
   clearInterval(secondTimer);
   perSecond();
@@ -234,7 +251,10 @@ async function main(o: StormOptions): Promise<number> {
   await watching;
 
   let check: StormCheck | undefined;
-  const cpu: Record<string, number | null> = { service: null, redis: null, postgres: null, bench: null };
+  const perGuest = (us: number): number => Math.round(us / Math.max(1, driver.signedIn));
+  // "bench" is the generator alone (see generatorUs); with --stub, "service" is the stand-in's CPU.
+  const cpu: Record<string, number | null> = { service: stubTicks === undefined ? null : perGuest(stubTicks * 1e4), redis: null, postgres: null,
+    bench: perGuest(generatorUs.user + generatorUs.system) };
   if (pool && checkEnv && venue.tenant) {
     // Every answered Stop's end in Postgres too, before the check (bounded).
     const until = performance.now() + 60_000;
@@ -248,15 +268,13 @@ async function main(o: StormOptions): Promise<number> {
       for (const [pid, t] of treeTicks(pids().postgres)) pg += t - (cpu0.pg.get(pid) ?? 0);
       cpu.postgres = per(pg);
     }
-    const own = process.cpuUsage(cpu0.own);
-    cpu.bench = Math.round((own.user + own.system) / Math.max(1, driver.signedIn));
     const engine = new Engine(loadConfig(checkEnv), createLogger('warn', 2), { sink: false, actors: false });
     undo.push(() => engine.close());
     await engine.start();
     check = await checkStorm(pool, venue.tenant, driver.ledger, () => engine.audit.verify(venue.tenant!));
   }
 
-  const f = Object.fromEntries(Object.entries(driver.series).map(([k, s]) => [k, figures(s.all)]));
+  const f = Object.fromEntries(Object.entries(driver.series).map(([k, s]) => [k, s.run.figures()]));
   const errors = Object.fromEntries(driver.errors);
   const errorCount = [...driver.errors.values()].reduce((a, b) => a + b, 0);
   const lagS = sinkLagMs === null ? null : (sinkLagMs as number) / 1000;
@@ -268,26 +286,28 @@ async function main(o: StormOptions): Promise<number> {
   };
   const met = Object.values(targets).every(Boolean);
   const summary = {
-    summary: true, tenant: venue.tenant ?? null, http_client: o.httpClient, guests: shape.guests, rate: shape.rate, otp_share: shape.otpShare, signed_in: driver.signedIn,
+    summary: true, stub: o.stub, tenant: venue.tenant ?? null, http_client: o.httpClient, guests: shape.guests, rate: shape.rate, otp_share: shape.otpShare, signed_in: driver.signedIn,
     latency_ms: f, errors, restart_errors: Object.fromEntries(driver.restartErrors), retransmitted: radius.retransmitted, late_duplicates: radius.lateDuplicates, bad_replies: radius.bad,
     sink_lag_s: lagS, cpu_us_per_signin: cpu, killed_at_s: o.killAtSec ?? null,
-    check: check ?? null, targets: o.killAtSec === undefined ? targets : null,
+    check: check ?? null, targets: o.killAtSec === undefined && !o.stub ? targets : null,
   };
   lines.write(summary);
   await lines.close();
 
   say(`  sign-in: ${driver.signedIn} of ${shape.guests}; page p50 ${ms(f.page!.p50)} ms; retransmitted ${radius.retransmitted} (answered twice: ${radius.lateDuplicates}), bad replies ${radius.bad}`);
   say(`  errors: ${JSON.stringify(errors)}${driver.restartErrors.size ? `; around the kill: ${JSON.stringify(summary.restart_errors)}` : ''}`);
-  say(`  cpu us per sign-in: service ${cpu.service ?? '-'}, redis ${cpu.redis ?? '-'}, postgres ${cpu.postgres ?? '-'}, this bench ${cpu.bench ?? '-'}`);
+  say(`  cpu us per sign-in: ${o.stub ? 'stub' : 'service'} ${cpu.service ?? '-'}, redis ${cpu.redis ?? '-'}, postgres ${cpu.postgres ?? '-'}, this bench's generator ${cpu.bench ?? '-'}`);
   if (check) say(`  check: ${check.sessions} sessions, ${check.starts} starts, ${check.ends} ends in Postgres (${check.unanswered} sign-ins and ${check.unansweredEnds} stops whose answers were lost); chain ${check.chainValid ? 'valid' : 'BROKEN'}${check.problems.length ? `; PROBLEMS: ${check.problems.join('; ')}` : ''}`);
   const lat = (k: string): string => `p50 ${ms(f[k]!.p50)} p90 ${ms(f[k]!.p90)} p99 ${ms(f[k]!.p99)} max ${ms(f[k]!.max)}`;
-  const verdict = check && !check.ok ? 'CHECK FAILED' : o.killAtSec !== undefined ? (check ? 'EXACTLY ONCE' : 'UNCHECKED') : met ? 'PASS' : 'FAIL';
+  const verdict = check && !check.ok ? 'CHECK FAILED' : o.killAtSec !== undefined ? (check ? 'EXACTLY ONCE' : 'UNCHECKED')
+    : o.stub ? `STUB (generator only; ${errorCount ? 'errors' : 'no errors'})` : met ? 'PASS' : 'FAIL';
   process.stdout.write(`stadium-storm: ${shape.guests} guests at ${shape.rate.toFixed(0)}/s | sign-in ms ${lat('signin')} | access ms ${lat('access')} | ` +
     `start ms p99 ${ms(f.acctStart!.p99)} | interim ms p99 ${ms(f.interim!.p99)} | errors ${errorCount} | sink lag ${lagS === null ? '-' : lagS.toFixed(2)} s | ` +
-    `cpu us/sign-in service ${cpu.service ?? '-'} redis ${cpu.redis ?? '-'} postgres ${cpu.postgres ?? '-'} | ` +
+    `cpu us/sign-in ${o.stub ? 'stub' : 'service'} ${cpu.service ?? '-'} redis ${cpu.redis ?? '-'} postgres ${cpu.postgres ?? '-'} bench ${cpu.bench ?? '-'} | ` +
     `(targets: sign-in p99 <= ${TARGET.signinP99} ms, access p99 <= ${TARGET.accessP99} ms, 0 errors, sink lag <= ${TARGET.sinkLagS} s) ${verdict}\n`);
   if (check && !check.ok) return 1;
   if (o.killAtSec !== undefined) return check ? 0 : 1;
+  if (o.stub) return errorCount === 0 ? 0 : 2;
   return met ? 0 : 2;
 }
 

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { benchMac } from './bench-kit.js';
-import { SecondCounters, SecondSeries } from './json-lines.js';
+import { SecondCounters } from './json-lines.js';
+import { HistogramSeries } from './latency-histogram.js';
 import { accessRequest, accountingRequest, AcctStatusType, Code, type OpenLoopRadius, type Outcome } from './radius-client.js';
 import type { StormLedger } from './storm-check.js';
 import type { StormEvent, StormPlan } from './storm-plan.js';
@@ -36,8 +37,8 @@ const LEAVING = 0x80;
 
 export class StormDriver {
   readonly series = {
-    signin: new SecondSeries(true), page: new SecondSeries(true), access: new SecondSeries(true),
-    acctStart: new SecondSeries(true), interim: new SecondSeries(true), stop: new SecondSeries(true),
+    signin: new HistogramSeries(), page: new HistogramSeries(), access: new HistogramSeries(),
+    acctStart: new HistogramSeries(), interim: new HistogramSeries(), stop: new HistogramSeries(),
   };
   /** Per second: arrivals, sign-ins done, packets answered, errors by kind (`error.<kind>`). */
   readonly counts = new SecondCounters();
@@ -186,7 +187,7 @@ export class StormDriver {
   }
 
   /** Records an answer's latency; an unanswered request is an error of its kind. */
-  private answered(o: Outcome, due: number, kind: string, series: SecondSeries): boolean {
+  private answered(o: Outcome, due: number, kind: string, series: HistogramSeries): boolean {
     if ('refused' in o) { this.error(`${kind}_window_full`, due); return false; }
     if ('lost' in o) { this.error(`${kind}_lost`, due); return false; }
     series.add(o.ms);

@@ -28,6 +28,9 @@ each request was due.
                        bench starts nothing and aims at a running deployment: --http-port,
                        --radius-port, --acct-port, --radius-secret, --hotspot, --codes <file>
                        (vouchers, one a line); no kill, no Postgres check, no CPU there.
+  --stub               aim at a stand-in that answers every request at once with the service's shapes
+                       (storm-stub.ts): the generator's own CPU per guest, measured and profiled alone;
+                       no Redis, Postgres, kill or check, no verdict on the targets
 
 Exit: 0 targets met (or, with --kill-at, exactly once and the chain valid), 2 a target missed,
 1 errors in the check or the bench.`;
@@ -40,6 +43,8 @@ export interface StormOptions {
   /** The NAS's own address (loopback): registered as the NAS client and the RADIUS packets' source. */
   nasAddress: string;
   external: External | undefined;
+  /** Aim at storm-stub.ts instead of the service: the generator alone. */
+  stub: boolean;
   killAtSec: number | undefined;
   jsonLines: string | undefined;
   httpClient: 'raw' | 'node';
@@ -48,7 +53,7 @@ export interface StormOptions {
   redisUrl: string | undefined; databaseUrl: string | undefined;
 }
 
-const FLAGS = new Set(['allow-remote', 'external', 'help']);
+const FLAGS = new Set(['allow-remote', 'external', 'help', 'stub']);
 const VALUES = new Set(['guests', 'over', 'rate', 'otp-share', 'interim', 'stay', 'tail', 'kill-at', 'json-lines', 'connections', 'timeout',
   'tries', 'signin-tries', 'http-client', 'deadline', 'redis-url', 'database-url', 'target', 'http-port', 'radius-port', 'acct-port', 'radius-secret', 'hotspot', 'codes', 'nas-address']);
 
@@ -106,11 +111,13 @@ export function parseStormArgs(argv: string[]): StormOptions | 'help' {
   } else if (target !== '127.0.0.1') {
     throw new Error('the bench starts its own service on 127.0.0.1; --target elsewhere needs --external');
   }
+  const stub = args.has('stub');
+  if (stub && (external || killAtSec !== undefined || args.has('redis-url'))) throw new Error('--stub runs its own stand-in: not with --external, --kill-at or --redis-url');
   const httpClient = args.get('http-client') ?? 'raw';
   if (httpClient !== 'raw' && httpClient !== 'node') throw new Error('--http-client is raw or node');
   if (args.has('redis-url') !== args.has('database-url')) throw new Error('give --redis-url and --database-url together');
   return {
-    shape, target, nasAddress, external, killAtSec,
+    shape, target, nasAddress, external, stub, killAtSec,
     jsonLines: args.get('json-lines'), httpClient,
     connections: Math.floor(num('connections', 256, 1, 65_536)),
     timeoutMs: num('timeout', 2000, 10, 60_000),

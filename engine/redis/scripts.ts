@@ -42,7 +42,8 @@ const SCRIPTS = [
   // V4: the deltas returned for the caller to count (engine/events/activity-tally.ts), the buckets' KEYS gone.
   { file: 'account-session-3.lua', name: 'accountSessionV4', numberOfKeys: 3 },
   // The same for a batch of one tenant's reports in one round trip (engine/sessions/account-batcher.ts): 1 + 2 KEYS per report.
-  { file: 'account-sessions-n.lua', name: 'accountSessionsV1', numberOfKeys: null },
+  // V2: a report that raises an error replies {'failed', message} alone; the batch's others are recorded and replied to.
+  { file: 'account-sessions-n.lua', name: 'accountSessionsV2', numberOfKeys: null },
   // V2 (both): the domain event, and for the end the activity counters, written in the script.
   { file: 'end-session-10.lua', name: 'endSessionV2', numberOfKeys: 10 },
   { file: 'extend-session-4.lua', name: 'extendSessionV2', numberOfKeys: 4 },
@@ -139,7 +140,7 @@ declare module 'ioredis' {
       callback?: Callback<unknown[]>,
     ): Result<unknown[], Context>;
     /** numKeys (1 + 2 per report), the live-per-AP hash, each report's grant and daily keys, then 8 ARGV per report (lua/account-sessions-n.lua). */
-    accountSessionsV1(numKeys: number, ...keysThenArgs: Arg[]): Result<unknown[][], Context>;
+    accountSessionsV2(numKeys: number, ...keysThenArgs: Arg[]): Result<unknown[][], Context>;
     endSessionV2(
       grantKey: string, liveKey: string, sessionRefKey: string, outboxKey: string,
       eventsKey: string, minuteKey: string, hourKey: string, liveDevicesKey: string, liveBySsidKey: string, liveByApKey: string,

@@ -40,10 +40,21 @@ export const MAX_REPORTS_PER_CALL = 128;
  * reply once the call returns, that is once its report is in Redis: the
  * Accounting-Response still waits for that (docs/sessions.md, Accounting).
  *
- * A failed call fails every report in it: none is answered, and the NAS
- * retransmits. Running a report twice is harmless (totals per
+ * One bad report fails alone (the blast radius of a batch is one report):
+ * - a report that raises an error inside the script (a refused command, a
+ *   corrupt field) is replied to as {'failed', message}; its caller's promise
+ *   rejects with that message, as a lone call would, and the others settle with
+ *   their replies;
+ * - a call that fails as a whole (its answer lost with the connection, a time-out,
+ *   Redis refusing the script) is tried again one report at a time through the
+ *   single script, once: each caller settles with its own call, so a report that
+ *   fails again fails alone and its NAS retransmits it.
+ * Either way a caller's promise resolves only once a call that recorded its
+ * report has returned. Running a report twice is harmless (totals per
  * Acct-Session-Id: the second adds nothing), so a call that failed after
- * Redis ran part of it loses and doubles nothing.
+ * Redis ran part of it loses and doubles nothing; the retry's byte deltas
+ * are then 0, so the dashboard's activity buckets miss that batch's bytes
+ * (the session's totals and the daily counter do not).
  *
  * Why a turn: the actor thread takes the main thread's messages in batches,
  * one per event-loop turn (messages.ts), and the actors reach the store
@@ -82,10 +93,7 @@ export class AccountBatcher {
 
   private send(tenant: string, list: Waiting[]): void {
     if (list.length === 1) {
-      const w = list[0]!;
-      const r = w.report;
-      this.redis.accountSessionV4(keys.grant(tenant, r.hs, r.mac), keys.dailyUsage(tenant, r.mac, r.day), keys.liveByAp(tenant),
-        r.nowMs, r.acctId, r.inOctets, r.outOctets, r.ip, r.ap, r.signal, r.status).then(w.resolve, w.reject);
+      this.sendOne(list[0]!);
       return;
     }
     const n = list.length;
@@ -99,14 +107,22 @@ export class AccountBatcher {
       args[a++] = r.nowMs; args[a++] = r.acctId; args[a++] = r.inOctets; args[a++] = r.outOctets;
       args[a++] = r.ip; args[a++] = r.ap; args[a++] = r.signal; args[a++] = r.status;
     }
-    this.redis.accountSessionsV1(1 + 2 * n, ...args).then((replies) => {
+    this.redis.accountSessionsV2(1 + 2 * n, ...args).then((replies) => {
       for (let i = 0; i < n; i++) {
         const reply = replies[i];
-        if (Array.isArray(reply)) list[i]!.resolve(reply);
-        else list[i]!.reject(new Error('account-sessions-n: a report without its reply'));
+        if (!Array.isArray(reply)) list[i]!.reject(new Error('account-sessions-n: a report without its reply'));
+        else if (reply[0] === 'failed') list[i]!.reject(new Error(`account-sessions-n: the report failed in Redis: ${String(reply[1])}`));
+        else list[i]!.resolve(reply);
       }
-    }, (err: unknown) => {
-      for (const w of list) w.reject(err);
+    }, () => {
+      // The whole call failed: each report once more on its own, so none fails for another's sake.
+      for (const w of list) this.sendOne(w);
     });
+  }
+
+  private sendOne(w: Waiting): void {
+    const r = w.report;
+    this.redis.accountSessionV4(keys.grant(r.tenant, r.hs, r.mac), keys.dailyUsage(r.tenant, r.mac, r.day), keys.liveByAp(r.tenant),
+      r.nowMs, r.acctId, r.inOctets, r.outOctets, r.ip, r.ap, r.signal, r.status).then(w.resolve, w.reject);
   }
 }

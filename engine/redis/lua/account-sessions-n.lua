@@ -18,7 +18,18 @@
                   framed IP, AP name, signal dBm, status (start, interim or stop)
 
   Returns one reply per report, in order, each what account-session-3.lua
-  returns: {'none'} or {kind, sid, bytes_in, bytes_out, daily, last, current, delta_in, delta_out}.
+  returns: {'none'} or {kind, sid, bytes_in, bytes_out, daily, last, current, delta_in, delta_out};
+  or, for a report that raised an error (a Redis command refused, say a daily
+  counter that is not an integer, or a Lua error on a corrupt field):
+    {'failed', message}
+  That report fails alone: the others of the batch run and are replied to as
+  if it had not been there (each report's keys are its own but for the
+  live-per-AP hash). A report's first write is its daily counter's INCRBY,
+  after every read and sum, so a report failing there or before (a corrupt
+  field) has written nothing, and its retransmission counts its bytes; and
+  running a report again adds nothing twice (totals per Acct-Session-Id).
+  An error reply for the whole call only when the KEYS and ARGV do not make
+  whole reports.
 ]]
 local rcall = redis.call
 --- @include "account-report"
@@ -30,7 +41,16 @@ end
 local out = {}
 for i = 1, n do
   local a = 8 * (i - 1)
-  out[i] = accountReport(KEYS[2 * i], KEYS[2 * i + 1], KEYS[1],
+  -- pcall: one bad report must not take the batch's other reports down with it (their NASes would all
+  -- retransmit); a failed redis.call raises a table {err = message}, a Lua error a string.
+  local ok, r = pcall(accountReport, KEYS[2 * i], KEYS[2 * i + 1], KEYS[1],
     ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], ARGV[a + 6], ARGV[a + 7], ARGV[a + 8])
+  if ok then
+    out[i] = r
+  elseif type(r) == 'table' then
+    out[i] = {'failed', tostring(r.err or r[1] or 'error')}
+  else
+    out[i] = {'failed', tostring(r)}
+  end
 end
 return out

@@ -70,12 +70,19 @@ local function accountReport(gkey, dkey, lapkey, now_, aid_, in_, out_, ip_, ap_
     if dout < 0 then dout = tout end
   end
 
+  local bin = tonumber(g[5]) + din
+  local bout = tonumber(g[6]) + dout
+  -- The first write: a report that fails (a counter that is not an integer, a corrupt field read above)
+  -- fails before it has written anything, so the NAS's retransmission, once it succeeds, counts its bytes.
+  local daily = rcall('INCRBY', dkey, din + dout)
+  -- Only this script writes the counter, so a value equal to this delta means it was just made: its lifetime is set
+  -- then, not on every Interim (an existing counter at 0 gets it again, harmlessly).
+  if daily == din + dout then rcall('EXPIRE', dkey, 172800) end
+
   local aid = g[2]
   if status_ == 'start' or not aid then aid = aid_ end
   local current = aid == aid_
 
-  local bin = tonumber(g[5]) + din
-  local bout = tonumber(g[6]) + dout
   local last = tonumber(g[9])
   local fields = {'bin', bin, 'bout', bout}
   if din + dout > 0 then
@@ -102,11 +109,6 @@ local function accountReport(gkey, dkey, lapkey, now_, aid_, in_, out_, ip_, ap_
   end
   rcall('HSET', gkey, unpack(fields))
   if g[3] then rcall('HDEL', gkey, 'ain', 'aout') end
-
-  local daily = rcall('INCRBY', dkey, din + dout)
-  -- Only this script writes the counter, so a value equal to this delta means it was just made: its lifetime is set
-  -- then, not on every Interim (an existing counter at 0 gets it again, harmlessly).
-  if daily == din + dout then rcall('EXPIRE', dkey, 172800) end
 
   local flag = current and 1 or 0
   local kind = 'ok'
