@@ -34,7 +34,7 @@
 local rcall = redis.call
 local now = tonumber(ARGV[1])
 
---- @include "many-fields"
+--- @include "write-deliveries"
 
 local forget = rcall('ZRANGEBYSCORE', KEYS[4], '-inf', now, 'LIMIT', 0, 100)
 many('HDEL', KEYS[2], forget)
@@ -97,12 +97,5 @@ for i = 1, #ids do
     out[#out + 1] = datas[i] or '{}'
   end
 end
-many('ZREM', KEYS[1], dropped)
-many('HDEL', KEYS[2], dropped)
-many('HDEL', KEYS[3], dropped)
-many('ZREM', KEYS[1], ended)
-many('HSET', KEYS[2], written)
-many('ZADD', KEYS[1], due)
-many('ZADD', KEYS[5], dead)
-many('ZADD', KEYS[4], done)
+writeDeliveries({ gone = dropped, unqueued = ended, written = written, due = due, dead = dead, done = done })
 return out

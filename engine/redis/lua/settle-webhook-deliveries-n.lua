@@ -40,7 +40,7 @@
 local rcall = redis.call
 local now = tonumber(ARGV[1])
 
---- @include "many-fields"
+--- @include "write-deliveries"
 
 local count = math.floor((#ARGV - 4) / 7)
 if count < 1 then return {} end
@@ -118,12 +118,5 @@ for _, id in ipairs(changed) do
   written[#written + 1] = id
   written[#written + 1] = cjson.encode(states[id])
 end
-many('HSET', KEYS[2], written)
-many('HDEL', KEYS[2], gone)
-many('HDEL', KEYS[3], gone)
-many('ZREM', KEYS[1], gone)
-many('ZREM', KEYS[1], unqueued)
-many('ZADD', KEYS[1], due)
-many('ZADD', KEYS[5], dead)
-many('ZADD', KEYS[4], done)
+writeDeliveries({ gone = gone, unqueued = unqueued, written = written, due = due, dead = dead, done = done })
 return out
