@@ -25,7 +25,14 @@ import { OutboundWebhookTransport } from './webhook-transport.js';
 const data = workerData as DispatcherThreadData;
 const port = parentPort!;
 const log = createLogger(data.logLevel).child({ component: 'webhooks' });
-const redis = createRedis(data.redisUrl, log);
+/**
+ * The thread's Redis scripts' latency (script-timing.ts), in a registry of its
+ * own: posted whole to the main thread, which sums it into /metrics beside
+ * its own connection's (Metrics.absorb). The counters below go as running
+ * totals instead, which the main thread adds to its own counters.
+ */
+const scriptTiming = new Metrics();
+const redis = createRedis(data.redisUrl, log, {}, scriptTiming);
 // reconcile, the tenant list, a target's row and its secret: one query at a time per turn, a few per cache miss.
 const pool = createPool(data.databaseUrl, log, 4);
 const metrics = new Metrics();
@@ -44,13 +51,14 @@ function post(msg: FromDispatcherThread): void {
   port.postMessage(msg);
 }
 
-function report(): void {
+async function report(): Promise<void> {
   const deliveries: Record<string, number> = {};
   for (const outcome of DELIVERY_OUTCOMES) deliveries[outcome] = metrics.value(DELIVERIES_METRIC, outcome);
-  post({ t: 'stats', deliveries, deadLetters: metrics.value(DEAD_LETTERS_METRIC), inFlight: dispatcher.inFlight });
+  const scripts = await scriptTiming.snapshot();
+  post({ t: 'stats', deliveries, deadLetters: metrics.value(DEAD_LETTERS_METRIC), inFlight: dispatcher.inFlight, scripts });
 }
 
-const reporter = setInterval(report, REPORT_MS);
+const reporter = setInterval(() => void report(), REPORT_MS);
 
 port.on('message', (m: ToDispatcherThread) => {
   switch (m.t) {
@@ -60,7 +68,7 @@ port.on('message', (m: ToDispatcherThread) => {
     case 'stop':
       clearInterval(reporter);
       void dispatcher.stop().finally(async () => {
-        report();
+        await report();
         http.close();
         redis.disconnect();
         await pool.end().catch(() => undefined);

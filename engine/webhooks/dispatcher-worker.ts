@@ -1,5 +1,5 @@
 import type { Logger } from '../logger.js';
-import type { Metrics } from '../metrics.js';
+import type { Metrics, MetricsSnapshot } from '../metrics.js';
 import type { SecretKey } from '../secrets/secret-box.js';
 import { projectPath } from '../util/project-root.js';
 import { WorkerSupervisor, type WorkerStats } from '../workers/worker-supervisor.js';
@@ -21,7 +21,8 @@ export interface DispatcherThreadData {
 export type ToDispatcherThread = { t: 'changed' } | { t: 'stop' };
 
 export type FromDispatcherThread =
-  | { t: 'stats'; deliveries: Record<string, number>; deadLetters: number; inFlight: number }
+  /** Counters as running totals; `scripts` the thread's Redis script-latency registry (script-timing.ts), whole. */
+  | { t: 'stats'; deliveries: Record<string, number>; deadLetters: number; inFlight: number; scripts: MetricsSnapshot }
   | { t: 'stopped' };
 
 /**
@@ -30,6 +31,8 @@ export type FromDispatcherThread =
  * ended (what it still held lapses with its lease and is sent again).
  */
 const STOP_WAIT_MS = ATTEMPT_DEADLINE_MS + 5_000;
+/** The thread's script timings among the snapshots the process's metrics sum. */
+const METRICS_SOURCE = 'webhook-dispatcher';
 /** A dead thread is started again after this, doubling while it keeps dying within a minute. */
 const RESTART_MS = 1_000;
 const RESTART_MAX_MS = 30_000;
@@ -46,7 +49,9 @@ const RESTART_MAX_MS = 30_000;
  * error, a crash, terminate()) after a back-off. Nothing owed is lost when it
  * dies: owed deliveries live in Redis, a claim lapses after its lease and
  * the delivery is claimed again by any process. Its counters are published
- * in this process's metrics under the names the service always had.
+ * in this process's metrics under the names the service always had (running
+ * totals, added to this thread's counters), and its Redis script timings
+ * beside this thread's (a snapshot, summed at the scrape).
  */
 export class DispatcherWorker {
   private readonly thread: WorkerSupervisor;
@@ -67,6 +72,8 @@ export class DispatcherWorker {
       backoff: { firstMs: RESTART_MS, maxMs: RESTART_MAX_MS, healthyMs: 60_000 },
       log,
       onStart: (worker) => {
+        // A new thread times from zero: what the one before timed stays in the sums.
+        this.metrics.retire(METRICS_SOURCE);
         this.seen = emptyStats();
         this.inFlight = 0;
         this.threadId = worker.threadId;
@@ -116,10 +123,11 @@ export class DispatcherWorker {
     }
     if (m.deadLetters > this.seen.deadLetters) this.metrics.inc(DEAD_LETTERS_METRIC, '', m.deadLetters - this.seen.deadLetters);
     this.inFlight = m.inFlight;
+    this.metrics.absorb(METRICS_SOURCE, m.scripts);
     this.seen = m;
   }
 }
 
 function emptyStats(): FromDispatcherThread & { t: 'stats' } {
-  return { t: 'stats', deliveries: {}, deadLetters: 0, inFlight: 0 };
+  return { t: 'stats', deliveries: {}, deadLetters: 0, inFlight: 0, scripts: [] };
 }

@@ -3,11 +3,16 @@
   A claimed delivery is not removed: its score moves `lease` ms ahead and
   its state takes the claim's token and counts the attempt, so exactly one
   sender (of any process) has it now, and if that process dies before it
-  settles (settle-webhook-delivery-6.lua), the delivery is due again when
+  settles (settle-webhook-deliveries-n.lua), the delivery is due again when
   the lease has passed: owed deliveries survive kill -9. A delivery whose
   subscription is no longer active (deleted, or disabled by a 410) is
   dropped here, not sent. Also forgets a few finished deliveries whose
   keeping time is over.
+
+  Every delivery of the call is read with one HMGET per hash and written
+  with one HSET and one ZADD (many fields each), and the subscriptions are
+  looked up once per call, not once per delivery: the claim's cost is a few
+  commands per call, not five per delivery.
 
   KEYS[1] queue zset         {t:T}:wh:q      delivery id -> due ms
   KEYS[2] deliveries hash    {t:T}:wh:d      delivery id -> JSON state
@@ -28,38 +33,69 @@
 ]]
 local rcall = redis.call
 local now = tonumber(ARGV[1])
-for _, id in ipairs(rcall('ZRANGEBYSCORE', KEYS[4], '-inf', now, 'LIMIT', 0, 100)) do
-  rcall('HDEL', KEYS[2], id)
-  rcall('HDEL', KEYS[3], id)
-  rcall('ZREM', KEYS[5], id)
-  rcall('ZREM', KEYS[4], id)
+
+--- @include "write-deliveries"
+
+local forget = rcall('ZRANGEBYSCORE', KEYS[4], '-inf', now, 'LIMIT', 0, 100)
+many('HDEL', KEYS[2], forget)
+many('HDEL', KEYS[3], forget)
+many('ZREM', KEYS[5], forget)
+many('ZREM', KEYS[4], forget)
+
+local ids = rcall('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[3]))
+if #ids == 0 then return {} end
+local raws = rcall('HMGET', KEYS[2], unpack(ids))
+local datas = rcall('HMGET', KEYS[3], unpack(ids))
+
+-- The distinct subscriptions of these deliveries, and which are still active (HMGET: false when gone).
+local states, subs, seen = {}, {}, {}
+for i = 1, #ids do
+  local raw = raws[i]
+  if raw then
+    local st = cjson.decode(raw)
+    states[i] = st
+    if not seen[st.s] then
+      seen[st.s] = true
+      subs[#subs + 1] = st.s
+    end
+  end
 end
-local out = {}
-for _, id in ipairs(rcall('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[3]))) do
-  local raw = rcall('HGET', KEYS[2], id)
-  local st = raw and cjson.decode(raw)
-  if not st or rcall('HEXISTS', KEYS[6], st.s) == 0 then
-    rcall('ZREM', KEYS[1], id)
-    rcall('HDEL', KEYS[2], id)
-    rcall('HDEL', KEYS[3], id)
-  elseif (st.n or 0) >= tonumber(ARGV[5]) then
+local active = {}
+if #subs > 0 then
+  local v = rcall('HMGET', KEYS[6], unpack(subs))
+  for j = 1, #subs do active[subs[j]] = v[j] ~= false end
+end
+
+local lease, token, attempts = tonumber(ARGV[2]), ARGV[4], tonumber(ARGV[5])
+local out, dropped, ended, written, due, dead, done = {}, {}, {}, {}, {}, {}, {}
+for i = 1, #ids do
+  local id, st = ids[i], states[i]
+  if not st or not active[st.s] then
+    dropped[#dropped + 1] = id
+  elseif (st.n or 0) >= attempts then
     st.k = nil
     st.st = 'dead'
     st.err = 'the last attempt was not settled (its process stopped)'
     st.at = now
-    rcall('HSET', KEYS[2], id, cjson.encode(st))
-    rcall('ZREM', KEYS[1], id)
-    rcall('ZADD', KEYS[5], now, id)
-    rcall('ZADD', KEYS[4], now + tonumber(ARGV[6]), id)
+    written[#written + 1] = id
+    written[#written + 1] = cjson.encode(st)
+    ended[#ended + 1] = id
+    dead[#dead + 1] = now
+    dead[#dead + 1] = id
+    done[#done + 1] = now + tonumber(ARGV[6])
+    done[#done + 1] = id
   else
     st.n = (st.n or 0) + 1
-    st.k = ARGV[4]
-    raw = cjson.encode(st)
-    rcall('HSET', KEYS[2], id, raw)
-    rcall('ZADD', KEYS[1], now + tonumber(ARGV[2]), id)
+    st.k = token
+    local raw = cjson.encode(st)
+    written[#written + 1] = id
+    written[#written + 1] = raw
+    due[#due + 1] = now + lease
+    due[#due + 1] = id
     out[#out + 1] = id
     out[#out + 1] = raw
-    out[#out + 1] = rcall('HGET', KEYS[3], id) or '{}'
+    out[#out + 1] = datas[i] or '{}'
   end
 end
+writeDeliveries({ gone = dropped, unqueued = ended, written = written, due = due, dead = dead, done = done })
 return out

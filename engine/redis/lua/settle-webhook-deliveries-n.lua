@@ -6,7 +6,10 @@
   it is recorded, so a 2xx recorded here is never sent again. One call per
   tenant and turn of the dispatcher's event loop, not one per attempt: at a
   few thousand deliveries a second the per-call cost (the client's command,
-  Redis's dispatch, a reply) was most of what settling cost.
+  Redis's dispatch, a reply) was most of what settling cost. Within the call
+  the states are read with one HMGET and written with one HSET, the queue
+  and the done and dead sets with one ZADD or ZREM each (many fields per
+  command): what is left per outcome is its attempt record (XADD).
 
   The key count is the caller's (ioredis passes numkeys first): 5 + one
   attempts stream per outcome. Every key is the tenant's ({t:T}, one slot).
@@ -36,26 +39,46 @@
 ]]
 local rcall = redis.call
 local now = tonumber(ARGV[1])
-local out = {}
-local i = 0
-while 4 + 7 * i + 7 <= #ARGV do
-  local a = 4 + 7 * i
-  local id, outcome = ARGV[a + 1], ARGV[a + 3]
-  local raw = rcall('HGET', KEYS[2], id)
-  local st = raw and cjson.decode(raw)
-  i = i + 1
+
+--- @include "write-deliveries"
+
+local count = math.floor((#ARGV - 4) / 7)
+if count < 1 then return {} end
+local ids = {}
+for i = 1, count do ids[i] = ARGV[4 + 7 * (i - 1) + 1] end
+local raws = rcall('HMGET', KEYS[2], unpack(ids))
+
+-- Each delivery's state, decoded once. An id twice in one call is settled as
+-- two calls in a row would: the first that holds the claim clears its token,
+-- so a second outcome for it finds no claim (0).
+local states = {}
+local function state(i)
+  local id = ids[i]
+  local st = states[id]
+  if st == nil then
+    st = raws[i] and cjson.decode(raws[i]) or false
+    states[id] = st
+  end
+  return st
+end
+
+local out, changed, gone, unqueued, due, done, dead = {}, {}, {}, {}, {}, {}, {}
+for i = 1, count do
+  local a = 4 + 7 * (i - 1)
+  local id, outcome = ids[i], ARGV[a + 3]
+  local st = state(i)
   if not st or st.k ~= ARGV[a + 2] then
     out[i] = 0
   elseif outcome == 'dropped' then
-    rcall('HDEL', KEYS[2], id)
-    rcall('HDEL', KEYS[3], id)
-    rcall('ZREM', KEYS[1], id)
+    states[id] = false
+    gone[#gone + 1] = id
     out[i] = 1
   elseif outcome == 'released' then
     st.k = nil
     st.n = math.max(0, (st.n or 1) - 1)
-    rcall('HSET', KEYS[2], id, cjson.encode(st))
-    rcall('ZADD', KEYS[1], now, id)
+    changed[#changed + 1] = id
+    due[#due + 1] = now
+    due[#due + 1] = id
     out[i] = 1
   else
     local status = outcome == 'delivered' and 'delivered' or (outcome == 'dead' and 'dead' or 'failed')
@@ -69,19 +92,31 @@ while 4 + 7 * i + 7 <= #ARGV do
     st.at = now
     if outcome == 'delivered' then
       st.st = 'delivered'
-      rcall('ZREM', KEYS[1], id)
-      rcall('ZADD', KEYS[4], now + tonumber(ARGV[2]), id)
+      unqueued[#unqueued + 1] = id
+      done[#done + 1] = now + tonumber(ARGV[2])
+      done[#done + 1] = id
     elseif outcome == 'dead' then
       st.st = 'dead'
-      rcall('ZREM', KEYS[1], id)
-      rcall('ZADD', KEYS[5], now, id)
-      rcall('ZADD', KEYS[4], now + tonumber(ARGV[3]), id)
+      unqueued[#unqueued + 1] = id
+      dead[#dead + 1] = now
+      dead[#dead + 1] = id
+      done[#done + 1] = now + tonumber(ARGV[3])
+      done[#done + 1] = id
     else
       st.st = 'pending'
-      rcall('ZADD', KEYS[1], tonumber(ARGV[a + 4]), id)
+      due[#due + 1] = tonumber(ARGV[a + 4])
+      due[#due + 1] = id
     end
-    rcall('HSET', KEYS[2], id, cjson.encode(st))
+    changed[#changed + 1] = id
     out[i] = 1
   end
 end
+
+-- At most one outcome per id holds its claim (see state()), so no id is both written and gone.
+local written = {}
+for _, id in ipairs(changed) do
+  written[#written + 1] = id
+  written[#written + 1] = cjson.encode(states[id])
+end
+writeDeliveries({ gone = gone, unqueued = unqueued, written = written, due = due, dead = dead, done = done })
 return out
