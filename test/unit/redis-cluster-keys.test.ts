@@ -18,7 +18,7 @@ const UNTENANTED = new Set(['otpFallbackTenants', 'tenantScan']);
 describe('Redis keys on a cluster', () => {
   it('every tenant key starts with the tenant hash tag, so all of one tenant\'s keys share its slot', () => {
     const builders = Object.entries(keys).filter(([name]) => !UNTENANTED.has(name));
-    expect(builders.length).toBeGreaterThan(60);
+    expect(builders.length).toBeGreaterThan(50);
     for (const tenant of ['acme', 'ten_01HZX', 'b{race}s']) {
       const slot = slotOf(`{t:${tenant}}`);
       for (const [name, build] of builders) {
@@ -33,11 +33,12 @@ describe('Redis keys on a cluster', () => {
     expect(slots.size).toBeGreaterThan(45);
   });
 
-  it('no Lua script builds a key itself: no hash tag in a script\'s text', () => {
+  it('no Lua script builds a key itself: no hash tag in a script\'s code (its header may show the key shapes)', () => {
     const dir = projectPath('engine', 'redis', 'lua');
     const files = [...readdirSync(dir).filter((f) => f.endsWith('.lua')), ...readdirSync(`${dir}/includes`).map((f) => `includes/${f}`)];
     expect(files.length).toBeGreaterThan(30);
-    for (const f of files) expect(readFileSync(`${dir}/${f}`, 'utf8'), f).not.toMatch(/\{t:|\{svc\}/);
+    const code = (lua: string): string => lua.replace(/--\[\[[\s\S]*?\]\]/g, '').replace(/--.*$/gm, '');
+    for (const f of files) expect(code(readFileSync(`${dir}/${f}`, 'utf8')), f).not.toMatch(/\{t:|\{svc\}/);
   });
 
   it('groups work that spans tenants by slot on a cluster, and not at all on one server', () => {
