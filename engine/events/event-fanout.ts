@@ -65,8 +65,8 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  * Redis Cluster: each tenant's stream sits in the slot of its hash tag, and
  * XREAD refuses keys of several slots (CROSSSLOT), on one node too. There the
  * reader sends one non-blocking XREAD per slot through the engine's cluster
- * client, all at once: ioredis writes each master's share in one batch, so a
- * read costs one round trip per master however many tenants it covers. It
+ * client, all at once (in flight together on each master's connection), so a
+ * read costs about one round trip however many tenants it covers. It
  * asks again READ_PACE_MS after a read that brought entries and
  * CLUSTER_POLL_MS after one that did not (a blocking XREAD would need a
  * connection per slot, so per tenant). MOVED and ASK are followed by ioredis;
@@ -215,7 +215,7 @@ export class EventFanout {
     reader.disconnect();
   }
 
-  /** The reader on a Redis Cluster (see the class comment): per-slot XREADs, one batch per master, asked again after a pause. */
+  /** The reader on a Redis Cluster (see the class comment): per-slot XREADs all at once, asked again after a pause. */
   private async pollCluster(): Promise<void> {
     let retryMs = RETRY_MIN_MS;
     while (!this.closed) {

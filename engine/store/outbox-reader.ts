@@ -125,8 +125,8 @@ export class OutboxReader {
       const chunk = streams.slice(i, i + STREAMS_PER_READ);
       const count = left === Infinity ? BATCH : Math.max(16, Math.ceil(left / chunk.length));
       // One command on one server. On a cluster a command's keys must share a slot (CROSSSLOT), and each
-      // tenant's stream has its own: one XREADGROUP per slot, sent together, so ioredis writes a master's
-      // commands in one batch (a round trip per master, not per tenant).
+      // tenant's stream has its own: one XREADGROUP per slot, all sent at once (in flight together on each
+      // master's connection: about one round trip, not one per tenant).
       const replies = await Promise.all(groupBySlot(this.redis, chunk, (k) => k).map(async (group) => {
         try {
           const reply = (await this.redis.xreadgroup('GROUP', OUTBOX_GROUP, this.consumer, 'COUNT', count, 'STREAMS', ...group, ...group.map(() => id))) as StreamReply;
