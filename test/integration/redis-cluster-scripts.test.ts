@@ -3,6 +3,7 @@ import { readdirSync } from 'node:fs';
 import { describe, expect } from 'vitest';
 import { createLogger } from '../../engine/index.js';
 import { EventTrimmer } from '../../engine/events/event-trimmer.js';
+import { AccountBatcher } from '../../engine/sessions/account-batcher.js';
 import { readScript } from '../../engine/redis/scripts.js';
 import { OtpStore, type NewCode } from '../../engine/signin/otp/otp-store.js';
 import { newLinkToken, SponsorStore } from '../../engine/signin/sponsor/sponsor-store.js';
@@ -61,12 +62,11 @@ describe('every Lua script on a Redis Cluster', () => {
       const acct = { nas, mac: first, userName: 'guest', acctSessionId: `c-${first}`, sessionTime: 0, delayTime: 0 };
       await e.radius.account({ ...acct, status: 'start', inputOctets: 0, outputOctets: 0 });
       await e.radius.account({ ...acct, status: 'interim', inputOctets: 1000, outputOctets: 2000, sessionTime: 30 });
-      // Reports of one turn go to Redis together, in one call (accountSessions).
-      const other = { nas, mac: second, userName: 'guest', acctSessionId: `c-${second}`, sessionTime: 0, delayTime: 0 };
-      await Promise.all([
-        e.radius.account({ ...acct, status: 'interim', inputOctets: 3000, outputOctets: 4000, sessionTime: 60 }),
-        e.radius.account({ ...other, status: 'start', inputOctets: 0, outputOctets: 0 }),
-      ]);
+      // Reports of one turn go to Redis together, in one call (accountSessions): the actors' batcher, two reports at once.
+      const batcher = new AccountBatcher(e.redis);
+      const report = { tenant: t.tenantId, hs: t.hotspotId, day: '20261129', nowMs: Date.now(), inOctets: 10, outOctets: 20, ip: '', ap: '', signal: '', status: 'interim' as const };
+      const replies = await Promise.all([first, second].map((m) => batcher.submit({ ...report, mac: m, acctId: `c-${m}` })));
+      expect(replies.map((r) => r[0])).toEqual(['ok', 'ok']);
 
       expect(await e.sessions.extend(t.tenantId, sid, 30, 'test')).toMatchObject({ status: 'active' }); // extendSession
       expect(await e.sessions.disconnect(t.tenantId, sid2, 'test')).toMatchObject({ status: 'disconnected' }); // endSession
