@@ -2,7 +2,8 @@ import { fork, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
+import { Redis as RedisConnection } from 'ioredis';
+import type { RedisClient as Redis } from '../engine/redis/redis-client.js';
 import { createLogger, DEFAULT_CODE_FORMAT, Engine, loadConfig, projectPath } from '../engine/index.js';
 import { activityKeys } from '../engine/events/activity-keys.js';
 import { newId } from '../engine/ids.js';
@@ -241,7 +242,7 @@ async function main(): Promise<number> {
       say(`  history: ${HISTORY_DAYS} past daily partitions with ${HISTORY_ROWS} records each, in ${fmt((Date.now() - at) / 1000)} s`);
     }
     await seeder.close();
-    const redis = new Redis(local.redisUrl);
+    const redis = new RedisConnection(local.redisUrl);
     undo.push(() => redis.disconnect());
 
     // (a) Queue RECORDS session starts through the real script, then time the sink draining them.

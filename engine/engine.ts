@@ -1,6 +1,6 @@
 // The composition root: every service is built and wired here, in one place a newcomer can read top to
 // bottom, so it runs past 400 lines; it holds no rule of its own (those live in the folders it wires).
-import { Redis } from 'ioredis';
+import { execPerSlot, type RedisClient as Redis } from './redis/redis-client.js';
 import { AuditLog } from './audit/audit-log.js';
 import { AuditIntentSweep } from './audit/intent-sweep.js';
 import { AuditService } from './audit/audit-service.js';
@@ -394,11 +394,9 @@ export class Engine {
     const { rows } = await this.pool.query<{ tenant_id: string; id: string; timezone: string }>('SELECT tenant_id, id, timezone FROM hotspots');
     for (let i = 0; i < rows.length; i += 1000) {
       const chunk = rows.slice(i, i + 1000);
-      const p = this.redis.pipeline();
-      for (const h of chunk) p.zcard(keys.live(h.tenant_id, h.id));
-      const counts = (await p.exec()) ?? [];
+      const counts = await execPerSlot(this.redis, chunk, (h) => keys.live(h.tenant_id, h.id), (p, h) => p.zcard(keys.live(h.tenant_id, h.id)));
       chunk.forEach((h, k) => {
-        if (Number(counts[k]?.[1] ?? 0) > 0) actors.wake(h.tenant_id, h.id, h.timezone);
+        if (Number(counts[k]?.[0]?.[1] ?? 0) > 0) actors.wake(h.tenant_id, h.id, h.timezone);
       });
     }
   }

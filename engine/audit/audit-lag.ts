@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../redis/redis-client.js';
 import { keys, OUTBOX_GROUP } from '../redis/keys.js';
 import { ensureReadScript, ReadBatch, type Slot, type StreamBacklog } from '../redis/read-batch.js';
 

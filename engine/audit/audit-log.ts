@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../redis/redis-client.js';
 import { newId } from '../ids.js';
 import { keys } from '../redis/keys.js';
 

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../redis/redis-client.js';
 import { hourOf, stepOf } from '../events/activity-keys.js';
 import { keys } from '../redis/keys.js';
 import type { DecisionSource } from '../signin/decision-sink.js';

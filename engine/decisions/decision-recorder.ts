@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../redis/redis-client.js';
 import { activityBuckets, stepOf } from '../events/activity-keys.js';
 import { DECISIONS_MAXLEN } from '../events/types.js';
 import { AppError, Errors } from '../errors.js';

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../redis/redis-client.js';
 import type { Logger } from '../logger.js';
 import { ACTIVITY, ACTIVITY_TTL, perSite } from '../redis/records.js';
 import { activityBuckets } from './activity-keys.js';

@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { groupBySlot, isCluster, type RedisClient } from '../redis/redis-client.js';
 import type { Logger } from '../logger.js';
 import { keys, tenantOfKey } from '../redis/keys.js';
 import { parseEventEntry } from './event-entry.js';
@@ -33,6 +34,13 @@ const BLOCK_MS = 5000;
  * read that waits for it is already blocked in Redis.
  */
 const READ_PACE_MS = 20;
+/**
+ * On a Redis Cluster (see the class comment): how long the reader waits
+ * before it asks again when no stream had anything new. The latency an
+ * event can gain there, and the cost of an idle process: one batch of
+ * non-blocking XREADs per master this often.
+ */
+const CLUSTER_POLL_MS = 100;
 const RETRY_MIN_MS = 100;
 const RETRY_MAX_MS = 2000;
 
@@ -55,10 +63,15 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  *   meanwhile is missed and nothing is delivered twice.
  *
  * Redis Cluster: each tenant's stream sits in the slot of its hash tag, and
- * XREAD refuses keys of several slots (CROSSSLOT). There, group the tenants
- * by the shard that holds their slot and run one reader (one connection,
- * one blocking XREAD per slot group) per shard; CLIENT UNBLOCK then goes to
- * that shard's node. A single server or a replica set needs only this one.
+ * XREAD refuses keys of several slots (CROSSSLOT), on one node too. There the
+ * reader sends one non-blocking XREAD per slot through the engine's cluster
+ * client, all at once (in flight together on each master's connection), so a
+ * read costs about one round trip however many tenants it covers. It
+ * asks again READ_PACE_MS after a read that brought entries and
+ * CLUSTER_POLL_MS after one that did not (a blocking XREAD would need a
+ * connection per slot, so per tenant). MOVED and ASK are followed by ioredis;
+ * a failed read is retried from the last ids delivered, as above. A single
+ * server or a replica set keeps the one blocking reader.
  */
 export class EventFanout {
   private readonly tenants = new Map<string, TenantRead>();
@@ -79,7 +92,7 @@ export class EventFanout {
    * @param redisUrl  the reader opens its own connection here (a blocking read holds a connection).
    * @param redis     the engine's main connection: start ids and CLIENT UNBLOCK.
    */
-  constructor(private readonly redisUrl: string, private readonly redis: Redis, private readonly log: Logger) {}
+  constructor(private readonly redisUrl: string, private readonly redis: RedisClient, private readonly log: Logger) {}
 
   /** Tenants read now (those with listeners). */
   get tenantCount(): number {
@@ -145,6 +158,10 @@ export class EventFanout {
   private ensureRunning(): void {
     if (this.running) return;
     this.running = true;
+    if (isCluster(this.redis)) {
+      void this.pollCluster().finally(() => { this.running = false; });
+      return;
+    }
     this.reader = new Redis(this.redisUrl, {
       // Every command fails as soon as the connection is lost (and while it is being re-made), the
       // XREAD in flight included: the loop then rebuilds it from the ids it delivered last. (With
@@ -196,6 +213,40 @@ export class EventFanout {
       }
     }
     reader.disconnect();
+  }
+
+  /** The reader on a Redis Cluster (see the class comment): per-slot XREADs all at once, asked again after a pause. */
+  private async pollCluster(): Promise<void> {
+    let retryMs = RETRY_MIN_MS;
+    while (!this.closed) {
+      const reading = [...this.tenants.values()].filter((t) => t.after !== null);
+      if (reading.length === 0) {
+        await new Promise<void>((resolve) => { this.wakeIdle = resolve; });
+        this.wakeIdle = null;
+        continue;
+      }
+      let replies: ([string, [string, string[]][]][] | null)[];
+      try {
+        replies = await Promise.all(groupBySlot(this.redis, reading, (t) => t.key).map((group) => {
+          const args: (string | number)[] = ['COUNT', READ_COUNT, 'STREAMS', ...group.map((t) => t.key), ...group.map((t) => t.after!)];
+          return (this.redis.xread as (...a: (string | number)[]) => Promise<[string, [string, string[]][]][] | null>)(...args);
+        }));
+        retryMs = RETRY_MIN_MS;
+      } catch (err) {
+        if (this.closed) break;
+        this.log.warn({ err: (err as Error).message, retryMs }, 'event reader lost its read; resuming from the last ids seen');
+        await sleep(retryMs);
+        retryMs = Math.min(retryMs * 2, RETRY_MAX_MS);
+        continue;
+      }
+      let got = false;
+      for (const reply of replies) {
+        if (!reply) continue;
+        got = true;
+        this.dispatch(reply, reading);
+      }
+      await sleep(got ? READ_PACE_MS : CLUSTER_POLL_MS);
+    }
   }
 
   private dispatch(reply: [string, [string, string[]][]][], reading: TenantRead[]): void {

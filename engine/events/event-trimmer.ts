@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import { execPerSlot, type RedisClient as Redis } from '../redis/redis-client.js';
 import type { Logger } from '../logger.js';
 import { keys, WEBHOOK_GROUP } from '../redis/keys.js';
 import { EVENTS_MAXLEN } from './types.js';
@@ -50,9 +50,8 @@ export class EventTrimmer {
     });
     let trimmed = 0;
     for (let i = 0; i < ids.length; i += CHUNK) {
-      const p = this.redis.pipeline();
-      for (const t of ids.slice(i, i + CHUNK)) p.trimEventsV1(keys.events(t), maxlen, WEBHOOK_GROUP);
-      for (const [err, n] of (await p.exec()) ?? []) if (!err) trimmed += Number(n);
+      const replies = await execPerSlot(this.redis, ids.slice(i, i + CHUNK), (t) => keys.events(t), (p, t) => p.trimEventsV1(keys.events(t), maxlen, WEBHOOK_GROUP));
+      for (const [err, n] of replies.flat()) if (!err) trimmed += Number(n);
     }
     return trimmed;
   }

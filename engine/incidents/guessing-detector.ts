@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../redis/redis-client.js';
 import { keys } from '../redis/keys.js';
 import { GUESS_REFUSAL_WINDOW_MS, type GuessingLimitsSource } from '../signin/voucher-method.js';
 import type { IncidentService } from './incident-service.js';

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../redis/redis-client.js';
 import type { IncidentThresholds } from '../config.js';
 import type { EventLog } from '../events/event-log.js';
 import type { Logger } from '../logger.js';

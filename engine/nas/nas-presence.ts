@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../redis/redis-client.js';
 import type { Logger } from '../logger.js';
 import { keys } from '../redis/keys.js';
 import type { NasPortFields, NasPresencePort } from './radius-gateway.js';

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../redis/redis-client.js';
 import { keys } from '../redis/keys.js';
 
 /** Ends a session the way an operator's disconnect does (SessionService.endLive). */

@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../redis/redis-client.js';
 import { keys } from '../redis/keys.js';
 import type { PmsGuest } from './pms-adapter.js';
 import { surnameMatches } from './surname.js';

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import { execPerSlot, type RedisClient as Redis } from '../redis/redis-client.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { OutboundPolicy } from '../net/outbound-target.js';
@@ -266,10 +266,9 @@ export class PmsLinks {
   /** Drains the end queues of the hotels whose actor this process owns (each scan). */
   private async drainEnds(all: PmsLinkConfig[]): Promise<void> {
     if (all.length === 0) return;
-    // One GET per hotel in a pipeline, not an MGET: the keys are of several tenants, so of several cluster slots.
-    const p = this.redis.pipeline();
-    for (const c of all) p.get(keys.lease(c.tenant_id, c.hotspot_id));
-    const owners = ((await p.exec()) ?? []).map(([, v]) => v);
+    // One GET per hotel, not an MGET: the keys are of several tenants, so of several cluster slots (a pipeline per slot there).
+    const lease = (c: PmsLinkConfig): string => keys.lease(c.tenant_id, c.hotspot_id);
+    const owners = (await execPerSlot(this.redis, all, lease, (p, c) => p.get(lease(c)))).map((r) => r[0]?.[1]);
     for (let i = 0; i < all.length; i++) {
       const c = all[i]!;
       if (owners[i] !== this.nodeId) continue;

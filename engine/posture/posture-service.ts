@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../redis/redis-client.js';
 import { Errors } from '../errors.js';
 import type { HotspotService } from '../hotspots/hotspot-service.js';
 import { normalizeMac } from '../ids.js';

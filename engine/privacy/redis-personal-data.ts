@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import { nodeFor, type RedisClient as Redis } from '../redis/redis-client.js';
 import { keys } from '../redis/keys.js';
 import { namesAny, pseudonymise, type Subject } from './subject.js';
 
@@ -38,9 +38,11 @@ export class RedisPersonalData {
     const names = namesAny(subjects);
     // Records on their way to the legal store, and the operator audit intents about to become such records (engine/audit/audit-log.ts).
     const heldKeys = new Set([keys.outbox(tenantId), keys.outboxDead(tenantId), keys.auditIntents(tenantId)]);
+    // SCAN walks one server: on a cluster, the master that serves the tenant's slot (all its keys share its hash tag).
+    const node = await nodeFor(this.redis, keys.loaded(tenantId));
     let cursor = '0';
     do {
-      const [next, batch] = await this.redis.scan(cursor, 'MATCH', keys.tenantScan(tenantId), 'COUNT', PAGE);
+      const [next, batch] = await node.scan(cursor, 'MATCH', keys.tenantScan(tenantId), 'COUNT', PAGE);
       cursor = next;
       for (const key of batch) {
         const found = await this.inspect(key, names, heldKeys.has(key));

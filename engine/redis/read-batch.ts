@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from './redis-client.js';
 import { defineScripts } from './scripts.js';
 
 /** A reply read after ReadBatch.run(): call it only once the batch ran. */

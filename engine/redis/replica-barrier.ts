@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from './redis-client.js';
 
 /**
  * Closes Redis's durability window for sign-ins (REDIS_WAIT_REPLICAS): before

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from './redis-client.js';
 import type { Metrics } from '../metrics.js';
 
 /** The Redis scripts' latency histogram, by script (its command name, e.g. `admitDeviceV1`: a fixed set). */

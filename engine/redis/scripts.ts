@@ -1,10 +1,13 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Redis, type Result, type Callback, type RedisOptions } from 'ioredis';
+import type { Result, Callback, RedisOptions } from 'ioredis';
 import { assetPath } from '../util/project-root.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { timeScripts } from './script-timing.js';
+import { nodeFor, openRedis, type RedisClient } from './redis-client.js';
+
+export type { RedisClient } from './redis-client.js';
 
 /**
  * The Lua scripts of engine/redis/lua, registered with ioredis under a
@@ -275,7 +278,7 @@ export function readScript(file: string, dir: string = LUA_DIR): string {
 let sources: { name: string; numberOfKeys: number | null; lua: string }[] | undefined;
 
 /** Registers every script on a connection. Reads the files once per process. */
-export function defineScripts(redis: Redis): void {
+export function defineScripts(redis: RedisClient): void {
   sources ??= SCRIPTS.map((s) => ({ name: s.name, numberOfKeys: s.numberOfKeys, lua: readScript(s.file) }));
   for (const s of sources) redis.defineCommand(s.name, { numberOfKeys: s.numberOfKeys ?? undefined, lua: s.lua });
 }
@@ -284,21 +287,26 @@ export function defineScripts(redis: Redis): void {
  * The run_id of the Redis server behind a connection (`INFO server`). It is
  * new on every start of a server, so a replica promoted by a failover or a
  * restarted server never shows the id of the one before. The tenant loaded
- * marker holds it (see lua/includes/admit-device.lua).
+ * marker holds it (see lua/includes/admit-device.lua). On a cluster, the
+ * run_id of the master serving `key`'s slot (the tenant's loaded marker):
+ * INFO without a key would go to any node.
  */
-export async function serverRunId(redis: Redis): Promise<string> {
-  const m = /^run_id:([0-9a-f]{40})\r?$/m.exec(await redis.info('server'));
+export async function serverRunId(redis: RedisClient, key?: string): Promise<string> {
+  if (redis.isCluster && key === undefined) throw new Error('serverRunId: a cluster has a run_id per node: name the key whose node is meant');
+  const node = await nodeFor(redis, key ?? '');
+  const m = /^run_id:([0-9a-f]{40})\r?$/m.exec(await node.info('server'));
   if (!m) throw new Error('Redis INFO server shows no run_id');
   return m[1]!;
 }
 
 /**
- * A connection with the scripts defined. Commands fail fast (two retries)
+ * A client with the scripts defined: one connection, or a Cluster when `url`
+ * is `redis+cluster://` (redis-client.ts). Commands fail fast (two retries)
  * while Redis is away, so a request gets a 503 instead of hanging. With
  * `metrics`, every script's latency goes to its histogram (script-timing.ts).
  */
-export function createRedis(url: string, log: Logger, options: RedisOptions = {}, metrics?: Metrics): Redis {
-  const redis = new Redis(url, { maxRetriesPerRequest: 2, enableAutoPipelining: true, ...options });
+export function createRedis(url: string, log: Logger, options: RedisOptions = {}, metrics?: Metrics): RedisClient {
+  const redis = openRedis(url, { maxRetriesPerRequest: 2, enableAutoPipelining: true, ...options });
   redis.on('error', (err: Error) => log.warn({ err: err.message }, 'redis connection error'));
   defineScripts(redis);
   if (metrics) timeScripts(redis, SCRIPTS.map((s) => s.name), metrics);

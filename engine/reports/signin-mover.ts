@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import { execPerSlot, type RedisClient as Redis } from '../redis/redis-client.js';
 import { hourOf } from '../events/activity-keys.js';
 import type { Logger } from '../logger.js';
 import { keys } from '../redis/keys.js';
@@ -74,10 +74,11 @@ export class SignInMover {
   }
 
   private async read(tenants: string[], fromHour: number, toHour: number): Promise<Map<string, Tally[]>> {
-    const p = this.redis.pipeline();
     const asked: [string, number][] = [];
-    for (const t of tenants) for (let h = fromHour; h <= toHour; h++) { p.hgetall(keys.activityHour(t, h)); asked.push([t, h]); }
-    const replies = (await p.exec()) ?? [];
+    for (const t of tenants) for (let h = fromHour; h <= toHour; h++) asked.push([t, h]);
+    // One pipeline, or one per tenant's slot on a cluster (the tenants' keys are of several slots).
+    const replies = (await execPerSlot(this.redis, asked, ([t, h]) => keys.activityHour(t, h), (p, [t, h]) => p.hgetall(keys.activityHour(t, h))))
+      .map((r) => r[0] ?? [null, null]);
     const out = new Map<string, Tally[]>();
     replies.forEach(([err, fields], i) => {
       if (err || !fields) return;

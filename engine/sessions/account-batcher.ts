@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../redis/redis-client.js';
 import { keys } from '../redis/keys.js';
 
 /** One Accounting-Request as account-session-3.lua takes it (its ARGV, with the keys' parts). */

@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../redis/redis-client.js';
 import { Errors } from '../errors.js';
 import { normalizeMac } from '../ids.js';
 import { decodeCursor, encodeCursor } from '../util/list-cursor.js';

@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../redis/redis-client.js';
 import { activityKeys } from '../events/activity-keys.js';
 import { AccountBatcher } from './account-batcher.js';
 import { ActivityTally } from '../events/activity-tally.js';

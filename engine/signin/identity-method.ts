@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../redis/redis-client.js';
 import { Errors } from '../errors.js';
 import type { HotspotRef } from '../hotspots/hotspot-service.js';
 import { activityKeys } from '../events/activity-keys.js';

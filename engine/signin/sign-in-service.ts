@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../redis/redis-client.js';
 import type { Metrics } from '../metrics.js';
 import type { SignInMethod, SignInRequest, StartedSession } from './method.js';
 import type { DecisionSink } from './decision-sink.js';

@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../redis/redis-client.js';
 import { Errors, type AppError } from '../errors.js';
 import { activityKeys } from '../events/activity-keys.js';
 import { newId } from '../ids.js';

@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import { execPerSlot, type RedisClient as Redis } from '../redis/redis-client.js';
 import { EventLog } from '../events/event-log.js';
 import { keys } from '../redis/keys.js';
 import type { Logger } from '../logger.js';
@@ -85,9 +85,9 @@ export class BatchWriter {
    * Best effort: the uses are stored; a failure here is only logged.
    */
   private async raiseRedisCounters(counters: VoucherCount[]): Promise<void> {
-    const p = this.redis.pipeline();
-    for (const v of counters) p.raiseUsesV1(keys.voucher(v.tenant_id, v.code), v.id, v.uses);
-    const results = (await p.exec().catch((err: Error) => [[err, null]] as [Error, null][])) ?? [];
+    const key = (v: VoucherCount): string => keys.voucher(v.tenant_id, v.code);
+    const results = (await execPerSlot(this.redis, counters, key, (p, v) => p.raiseUsesV1(key(v), v.id, v.uses))
+      .catch((err: Error) => [[[err, null]]] as [Error, null][][])).flat();
     const failed = results.find(([err]) => err);
     if (failed) this.log.warn({ err: failed[0]?.message }, 'could not raise voucher counters in Redis after a commit');
   }

@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import { execPerSlot, type RedisClient as Redis } from '../redis/redis-client.js';
 import { keys } from '../redis/keys.js';
 import { tenantOfKey, type StreamRecord } from './outbox-reader.js';
 
@@ -11,14 +11,13 @@ const DEAD_LETTER_MAXLEN = 100_000;
  * fails the batch, and the records are read again rather than lost.
  */
 export async function deadLetter(redis: Redis, refused: StreamRecord[]): Promise<void> {
-  const p = redis.pipeline();
-  for (const e of refused) {
+  // The refused records may be of several tenants: one pipeline per slot on a cluster.
+  const results = await execPerSlot(redis, refused, (e) => e.key, (p, e) => {
     const fields: string[] = ['stream_id', e.id, 'error', e.error ?? ''];
     for (const k in e.f) fields.push(k, e.f[k] ?? '');
     p.xadd(keys.outboxDead(tenantOfKey(e.key)), 'MAXLEN', '~', DEAD_LETTER_MAXLEN, '*', ...fields);
-  }
-  const results = (await p.exec()) ?? [];
-  for (const [err] of results) if (err) throw err;
+  });
+  for (const [err] of results.flat()) if (err) throw err;
 }
 
 /** A record the sink moved to a tenant's dead-letter stream. */

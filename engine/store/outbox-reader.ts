@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import { execPerSlot, groupBySlot, type RedisClient as Redis } from '../redis/redis-client.js';
 import { keys, OUTBOX_GROUP } from '../redis/keys.js';
 import { outboxFields, RECORD_TYPES, type OutboxFields } from './outbox-record.js';
 
@@ -124,16 +124,26 @@ export class OutboxReader {
     for (let i = 0; i < streams.length && left > 0; i += STREAMS_PER_READ) {
       const chunk = streams.slice(i, i + STREAMS_PER_READ);
       const count = left === Infinity ? BATCH : Math.max(16, Math.ceil(left / chunk.length));
-      try {
-        const reply = (await this.redis.xreadgroup('GROUP', OUTBOX_GROUP, this.consumer, 'COUNT', count, 'STREAMS', ...chunk, ...chunk.map(() => id))) as StreamReply;
-        for (const [, list] of reply ?? []) left -= list.length;
-        for (const key of chunk) read.add(key);
-        collect(reply);
-      } catch (err) {
-        if (!(err as Error).message.includes('NOGROUP')) throw err;
-        for (const key of chunk) {
-          await this.redis.xgroup('CREATE', key, OUTBOX_GROUP, '0', 'MKSTREAM').catch(() => undefined);
+      // One command on one server. On a cluster a command's keys must share a slot (CROSSSLOT), and each
+      // tenant's stream has its own: one XREADGROUP per slot, all sent at once (in flight together on each
+      // master's connection: about one round trip, not one per tenant).
+      const replies = await Promise.all(groupBySlot(this.redis, chunk, (k) => k).map(async (group) => {
+        try {
+          const reply = (await this.redis.xreadgroup('GROUP', OUTBOX_GROUP, this.consumer, 'COUNT', count, 'STREAMS', ...group, ...group.map(() => id))) as StreamReply;
+          return { group, reply };
+        } catch (err) {
+          if (!(err as Error).message.includes('NOGROUP')) throw err;
+          for (const key of group) {
+            await this.redis.xgroup('CREATE', key, OUTBOX_GROUP, '0', 'MKSTREAM').catch(() => undefined);
+          }
+          return null;
         }
+      }));
+      for (const r of replies) {
+        if (!r) continue;
+        for (const [, list] of r.reply ?? []) left -= list.length;
+        for (const key of r.group) read.add(key);
+        collect(r.reply);
       }
     }
     return read;
@@ -147,12 +157,11 @@ export class OutboxReader {
       if (!ids) byKey.set(e.key, (ids = []));
       ids.push(e.id);
     }
-    const p = this.redis.pipeline();
-    for (const [key, ids] of byKey) {
+    // One pipeline, or one per slot on a cluster (the streams are of several tenants).
+    await execPerSlot(this.redis, [...byKey], ([key]) => key, (p, [key, ids]) => {
       p.xack(key, OUTBOX_GROUP, ...ids);
       p.xdel(key, ...ids);
-    }
-    await p.exec();
+    });
   }
 }
 

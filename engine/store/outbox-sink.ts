@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../redis/redis-client.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { BatchWriter, partitionMissing, refusedForItsData } from './batch-writer.js';

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../redis/redis-client.js';
 import { Errors } from '../errors.js';
 import { newId } from '../ids.js';
 import { keys, OUTBOX_GROUP } from '../redis/keys.js';

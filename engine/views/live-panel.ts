@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../redis/redis-client.js';
 import { keys } from '../redis/keys.js';
 import { ACTIVITY } from '../redis/records.js';
 import { activityWindow, bucketStart, MINUTE_MS, readWindow } from './activity-reader.js';

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../redis/redis-client.js';
 import { keys } from '../redis/keys.js';
 import { GRANT, type GrantHash } from '../redis/records.js';
 import { maskUsername, publicSessionId } from '../sessions/session-service.js';

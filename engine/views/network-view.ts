@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../redis/redis-client.js';
 import { Errors } from '../errors.js';
 import { keys } from '../redis/keys.js';
 import { parsePorts, type NasPortRecord } from '../nas/nas-presence.js';

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../redis/redis-client.js';
 import { AuditLag } from '../audit/audit-lag.js';
 import { LivePanelModel, type LivePanel } from './live-panel.js';
 import { ensureReadScript } from '../redis/read-batch.js';

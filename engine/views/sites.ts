@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../redis/redis-client.js';
 import { keys } from '../redis/keys.js';
 import { ACTIVITY, perSite } from '../redis/records.js';
 import { activityWindow, bucketStart, readWindow } from './activity-reader.js';

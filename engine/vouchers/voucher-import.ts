@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../redis/redis-client.js';
 import { AppError, Errors } from '../errors.js';
 import { newId } from '../ids.js';
 import { keys } from '../redis/keys.js';

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../redis/redis-client.js';
 import { keys } from '../redis/keys.js';
 import { serverRunId } from '../redis/scripts.js';
 import type { BlockService } from '../sessions/block-service.js';
@@ -31,7 +31,7 @@ export class VoucherLoader {
    * use loads again: a stale run_id costs a load, never skips one.
    */
   async loadIntoRedis(tenantId: string, runId?: string): Promise<number> {
-    const server = runId ?? (await serverRunId(this.redis));
+    const server = runId ?? (await serverRunId(this.redis, keys.loaded(tenantId)));
     let n = 0;
     let after = '';
     for (;;) {

@@ -1,4 +1,5 @@
-import type { ChainableCommander, Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../redis/redis-client.js';
+import type { ChainableCommander } from 'ioredis';
 import { keys } from '../redis/keys.js';
 import type { VoucherRow } from './voucher.js';
 

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../redis/redis-client.js';
 import { Errors } from '../errors.js';
 import { keys } from '../redis/keys.js';
 import type { WebhookStore } from './webhook-store.js';

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../redis/redis-client.js';
 import { keys } from '../redis/keys.js';
 
 /** Outcomes one script call settles at most; more wait for the next call. */

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../../engine/redis/redis-client.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger, type Engine } from '../../engine/index.js';
 import { EVENT_FIELD } from '../../engine/events/types.js';

@@ -1,6 +1,6 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../../engine/redis/redis-client.js';
 import { expect } from 'vitest';
 import { Code, RadiusCrypto } from '../../radius/index.js';
 import { TestNas, accessRequest } from '../radius/helpers.js';

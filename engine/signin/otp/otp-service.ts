@@ -1,5 +1,5 @@
 import type { DeviceType } from '../../reports/device-type.js';
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../../redis/redis-client.js';
 import { AppError, Errors } from '../../errors.js';
 import type { PortalMethod } from '../../hotspots/portal-settings.js';
 import type { HotspotRef, HotspotService } from '../../hotspots/hotspot-service.js';

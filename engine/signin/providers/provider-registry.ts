@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../../redis/redis-client.js';
 import { keys } from '../../redis/keys.js';
 import { EmailSender } from './email-sender.js';
 import type { SecretSource, SecretStore } from '../../secrets/secret-store.js';

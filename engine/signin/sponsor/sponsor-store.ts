@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../../redis/redis-client.js';
 import { Errors } from '../../errors.js';
 import { activityKeys } from '../../events/activity-keys.js';
 import { keys } from '../../redis/keys.js';

@@ -1,0 +1,184 @@
+import calculateSlot from 'cluster-key-slot';
+import { Cluster, Redis, type ChainableCommander, type ClusterOptions, type RedisOptions } from 'ioredis';
+
+/**
+ * The engine's one Redis client type: a connection to one server (or a
+ * replica set's primary), or an ioredis Cluster over a Redis Cluster's
+ * masters. Both carry the same commands and the scripts of scripts.ts
+ * (defineCommand works alike on both); what differs is said where it matters:
+ * a multi-key command or a pipeline must stay in one slot on a cluster
+ * (groupBySlot, execPerSlot), and a command without a key goes to any node
+ * there (nodeFor picks the one that serves a key).
+ */
+export type RedisClient = Redis | Cluster;
+
+/** REDIS_URL schemes that name a cluster's seed nodes: `redis+cluster://[user:password@]host:port[,host:port...]`. */
+export const CLUSTER_SCHEMES = ['redis+cluster:', 'rediss+cluster:'] as const;
+
+/** A REDIS_URL that names a cluster, taken apart. */
+export interface ClusterTarget {
+  nodes: { host: string; port: number }[];
+  username?: string;
+  password?: string;
+  tls: boolean;
+}
+
+/** Whether a REDIS_URL names a cluster (its scheme is one of CLUSTER_SCHEMES). */
+export function isClusterUrl(url: string): boolean {
+  return CLUSTER_SCHEMES.some((s) => url.toLowerCase().startsWith(`${s}//`));
+}
+
+/**
+ * The seed nodes and credentials of `redis+cluster://[user:password@]host:port[,host:port...]`
+ * (`rediss+cluster://` for TLS). WHATWG's URL cannot read a list of hosts,
+ * hence this parser. Any one reachable seed is enough: ioredis asks it for
+ * the cluster's slots and connects to every master it names. Throws a
+ * one-line reason on a malformed value (config.ts shows it).
+ */
+export function parseClusterUrl(url: string): ClusterTarget {
+  const scheme = CLUSTER_SCHEMES.find((s) => url.toLowerCase().startsWith(`${s}//`));
+  if (!scheme) throw new Error(`must start with ${CLUSTER_SCHEMES.map((s) => `${s}//`).join(' or ')}`);
+  let rest = url.slice(scheme.length + 2);
+  if (/[/?#]/.test(rest.replace(/\/+$/, ''))) throw new Error('takes no path, query or fragment: only [user:password@]host:port[,host:port...]');
+  rest = rest.replace(/\/+$/, '');
+  const at = rest.lastIndexOf('@');
+  const target: ClusterTarget = { nodes: [], tls: scheme === 'rediss+cluster:' };
+  if (at >= 0) {
+    const auth = rest.slice(0, at);
+    rest = rest.slice(at + 1);
+    const colon = auth.indexOf(':');
+    const user = decodeURIComponent(colon >= 0 ? auth.slice(0, colon) : auth);
+    const password = colon >= 0 ? decodeURIComponent(auth.slice(colon + 1)) : '';
+    if (colon < 0) target.password = user; // redis://secret@host: the password alone, as ioredis reads a URL
+    else {
+      if (user) target.username = user;
+      if (password) target.password = password;
+    }
+  }
+  for (const part of rest.split(',')) {
+    const m = /^(\[[0-9a-fA-F:.]+\]|[^\s:[\]]+):(\d{1,5})$/.exec(part.trim());
+    const port = Number(m?.[2]);
+    if (!m || port < 1 || port > 65535) throw new Error(`has a seed node ${JSON.stringify(part)} that is not host:port`);
+    target.nodes.push({ host: m[1]!.replace(/^\[|\]$/g, ''), port });
+  }
+  return target;
+}
+
+/**
+ * Opens the client REDIS_URL names: a Cluster for `redis+cluster://`, else
+ * one connection. `options` are each connection's (a cluster's node
+ * connections get them as redisOptions, auto-pipelining aside). MOVED and ASK are followed by
+ * ioredis (up to 16 redirections a command, refreshing its slot map on
+ * MOVED); CLUSTERDOWN and TRYAGAIN are retried after 100 ms, the same bound.
+ */
+export function openRedis(url: string, options: RedisOptions = {}): RedisClient {
+  if (!isClusterUrl(url)) return new Redis(url, options);
+  // Auto-pipelining is off on a cluster: it batches the commands of several slots of one node, and
+  // ioredis redirects a batch (MOVED, ASK, TRYAGAIN) only when every command in it got the same answer
+  // and the others were read-only; a sign-in's script batched with another tenant's write would get
+  // the redirection as its error (seen in redis-cluster-moved.test.ts). Unbatched, each command is
+  // still sent without waiting for the replies before it; it costs a write call per command.
+  const { enableAutoPipelining: _batchesOfSlots, ...nodeOptions } = options;
+  const t = parseClusterUrl(url);
+  const clusterOptions: ClusterOptions = {
+    enableAutoPipelining: false,
+    // Every command at the master of its slot: the engine reads what it just wrote (a replica may lag).
+    scaleReads: 'master',
+    maxRedirections: 16,
+    retryDelayOnFailover: 100,
+    retryDelayOnClusterDown: 100,
+    retryDelayOnTryAgain: 100,
+    redisOptions: {
+      ...nodeOptions,
+      ...(t.username ? { username: t.username } : {}),
+      ...(t.password ? { password: t.password } : {}),
+      ...(t.tls ? { tls: {} } : {}),
+    },
+  };
+  return new Cluster(t.nodes, clusterOptions);
+}
+
+/** Whether the client is a Cluster. */
+export function isCluster(redis: RedisClient): redis is Cluster {
+  return redis.isCluster;
+}
+
+/** The cluster slot of a key (its hash tag's, when it has one). */
+export function slotOf(key: string): number {
+  return calculateSlot(key);
+}
+
+/**
+ * The connection to the master that serves `key`'s slot: the client itself
+ * on one server. For the keyless commands that must reach the node holding a
+ * tenant's keys (INFO's run_id, SCAN of a tenant's keys). On a cluster the
+ * answer is a node connection: it does not follow MOVED, so a slot that
+ * moves meanwhile makes its caller's command fail or miss (the callers say
+ * what that costs them).
+ */
+export async function nodeFor(redis: RedisClient, key: string): Promise<Redis> {
+  if (!isCluster(redis)) return redis;
+  const slot = slotOf(key);
+  if (!redis.slots[slot]?.length) {
+    await redis.ping(); // connects and loads the slot map (a lazy or just-created client has none yet)
+    if (!redis.slots[slot]?.length) await new Promise<void>((resolve, reject) => redis.refreshSlotsCache((err) => (err ? reject(err) : resolve())));
+  }
+  const nodeKey = redis.slots[slot]?.[0];
+  const node = redis.nodes('master').find((n) => `${n.options.host}:${n.options.port}` === nodeKey);
+  if (!node) throw new Error(`no master of the cluster serves slot ${slot} (${nodeKey ?? 'unknown'})`);
+  return node;
+}
+
+/**
+ * Items grouped so that each group's keys share one slot, in their order:
+ * on one server a single group (a multi-key command or a pipeline may then
+ * span tenants, as it always did); on a cluster one group per slot, for the
+ * commands and pipelines that must not (CROSSSLOT; ioredis refuses a
+ * pipeline whose keys are not on one node).
+ */
+export function groupBySlot<T>(redis: RedisClient, items: readonly T[], keyOf: (item: T) => string): T[][] {
+  if (!isCluster(redis)) return items.length > 0 ? [[...items]] : [];
+  const groups = new Map<number, T[]>();
+  for (const item of items) {
+    const slot = slotOf(keyOf(item));
+    const g = groups.get(slot);
+    if (g) g.push(item);
+    else groups.set(slot, [item]);
+  }
+  return [...groups.values()];
+}
+
+/** One pipeline reply, as ioredis gives it. */
+export type PipelineReply = [error: Error | null, value: unknown];
+
+/**
+ * Runs one pipeline on one server, or one pipeline per slot on a cluster
+ * (all sent at once: about one round trip), for work that spans tenants. `queue` adds the commands of one
+ * item, whose keys must all be in the slot of `keyOf(item)`. Returns each
+ * item's replies in the order queued. Like a pipeline it is not atomic across
+ * items; on a cluster a pipeline whose slot moved is sent again by ioredis.
+ */
+export async function execPerSlot<T>(
+  redis: RedisClient,
+  items: readonly T[],
+  keyOf: (item: T) => string,
+  queue: (p: ChainableCommander, item: T) => void,
+): Promise<PipelineReply[][]> {
+  const out: PipelineReply[][] = items.map(() => []);
+  await Promise.all(groupBySlot(redis, [...items.keys()], (i) => keyOf(items[i]!)).map(async (group) => {
+    const p = redis.pipeline();
+    const counts: number[] = [];
+    for (const i of group) {
+      const before = p.length;
+      queue(p, items[i]!);
+      counts.push(p.length - before);
+    }
+    const replies = ((await p.exec()) ?? []) as PipelineReply[];
+    let at = 0;
+    group.forEach((i, g) => {
+      out[i] = replies.slice(at, at + counts[g]!);
+      at += counts[g]!;
+    });
+  }));
+  return out;
+}
