@@ -116,7 +116,8 @@ describe('RADIUS on threads (RADIUS_THREADS=2)', () => {
       const pkt = signInPacket(mac);
       await nas.send(pkt, authPort());
       expect((await reply(nas, pkt))[0]).toBe(Code.ACCESS_ACCEPT);
-      expect((await sessionsOf()).find((s) => s.mac === mac)?.hotspot_id).toBe(hotspotId);
+      const hotspotOf = async () => (await sessionsOf()).find((s) => s.mac === mac)?.hotspot_id;
+      await until(async () => (await hotspotOf()) === hotspotId, { what: `the session at ${hotspotId}`, seen: hotspotOf });
       // Asked again (MAC authentication, a new request): the actor's (or its mirror's) answer, through a thread.
       const again = accessRequest({ secret, id: (ident = (ident + 1) & 255), userName: dashed(mac), password: dashed(mac), callingStationId: dashed(mac) });
       await nas.send(again, authPort());
