@@ -125,6 +125,22 @@ describe('RADIUS on threads (RADIUS_THREADS=2)', () => {
     }
   });
 
+  it('/metrics sums the threads\' RADIUS counters and histograms under their usual names', async () => {
+    const scrape = async (): Promise<string> => (await fetch(`${svc.base}/metrics`)).text();
+    const value = (text: string, series: string): number => {
+      const line = text.split('\n').find((l) => l.startsWith(series + ' '));
+      return line ? Number(line.slice(series.length + 1)) : 0;
+    };
+    const accepts = 'guestwifi_radius_replies_total{kind="access_accept"}';
+    const timed = 'guestwifi_radius_request_duration_seconds_count{port="auth",result="accept"}';
+    // Both threads answered accepts (the test before): the sum is more than either thread's own.
+    await until(async () => {
+      const text = await scrape();
+      const perThread = threads().threadStats().map((x) => x?.accepts ?? 0);
+      return value(text, accepts) === threads().stats().accepts && value(text, accepts) > Math.max(...perThread) && value(text, timed) >= value(text, accepts);
+    }, { what: 'the summed accepts on /metrics', seen: async () => [value(await scrape(), accepts), threads().threadStats().map((x) => x?.accepts)] });
+  });
+
   it('a crashed thread is started again on the same ports, which the other thread kept answering on meanwhile', async () => {
     const ports = { ...svc.service.radiusPorts };
     await threads().killThread(0);
