@@ -49,6 +49,8 @@ import { ensureFreeradiusInstalled, spawnFreeradius, stopDebianFreeradius, write
  * BENCH_ROUNDS (2), BENCH_MACS (5000), BENCH_CONCURRENCY (128: radius-load's
  * window and radclient's -p), BENCH_RADCLIENT_REQUESTS (300000 per phase),
  * BENCH_ACTOR_THREADS (passed as ACTOR_THREADS; default the service's own),
+ * BENCH_RADIUS_THREADS (passed as RADIUS_THREADS: 0 the main thread alone, N threads on the
+ * UDP ports; default the service's own; the A/B of docs/radius.md "Threads"),
  * BENCH_CPU_PROF (a folder: the service runs with --cpu-prof and writes there),
  * BENCH_PHASES (comma-separated, of auth-rc, auth-gen, acct-gen; default all: an A/B of
  * accounting alone runs `acct-gen`, and a phase not run is left out of the summary and the verdict).
@@ -68,6 +70,7 @@ const RADCLIENT_REQUESTS = Math.floor(num('BENCH_RADCLIENT_REQUESTS', 300_000));
 /** radclient walks its whole packet list for every reply: beyond ~1,000 packets the walk, not the server, sets its pace. */
 const RADCLIENT_FILE_PACKETS = Math.min(MACS, 1000);
 const ACTOR_THREADS = process.env.BENCH_ACTOR_THREADS;
+const RADIUS_THREADS = process.env.BENCH_RADIUS_THREADS;
 const CPU_PROF = process.env.BENCH_CPU_PROF;
 const ALL_PHASES = ['auth-rc', 'auth-gen', 'acct-gen'] as const;
 const PHASES = (process.env.BENCH_PHASES ?? ALL_PHASES.join(',')).split(',').map((p) => p.trim()).filter(Boolean);
@@ -264,6 +267,7 @@ async function main(): Promise<number> {
       PATH: process.env.PATH, REDIS_URL: local.redisUrl, DATABASE_URL: local.databaseUrl, JWT_SECRET: randomBytes(48).toString('base64url'),
       HTTP_HOST: HOST, HTTP_PORT: '0', LOG_LEVEL: 'warn', NODE_ID: `bench-radius-${process.pid}`,
       RADIUS_HOST: HOST, RADIUS_AUTH_PORT: '0', RADIUS_ACCT_PORT: '0', ...(ACTOR_THREADS ? { ACTOR_THREADS } : {}),
+      ...(RADIUS_THREADS ? { RADIUS_THREADS } : {}),
     };
     const { hotspotId, code } = await seed(env);
 

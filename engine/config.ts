@@ -38,6 +38,8 @@ export interface Config {
   radiusAcctPort: number;
   /** Start the RADIUS server (off for processes that only serve HTTP). */
   radiusEnabled: boolean;
+  /** RADIUS_THREADS: threads that bind the UDP ports and do the per-packet work (docs/radius.md "Threads"); 0: the main thread alone. */
+  radiusThreads: number;
   /** RADIUS over TLS (RFC 6614) beside UDP: on when RADSEC_CERT_FILE, RADSEC_KEY_FILE and RADSEC_CA_FILE are set. */
   radsec: RadsecConfig | null;
   /** NAS_DICTIONARY_DIR: an operator's FreeRADIUS dictionaries, read after radius/dictionaries; undefined: ours only. */
@@ -286,6 +288,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     radiusAuthPort: port('RADIUS_AUTH_PORT', 1812) ?? 1812,
     radiusAcctPort: port('RADIUS_ACCT_PORT', 1813) ?? 1813,
     radiusEnabled: bool('RADIUS_ENABLED', true),
+    radiusThreads: int('RADIUS_THREADS', 0, 0, 64),
     radsec: radsecSettings(env, problems, port('RADSEC_PORT', 2083) ?? 2083),
     nasDictionaryDir: dictionaryDir(env, problems),
     // Stable across restarts, so a restarted process takes back its hotspot leases and its

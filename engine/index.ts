@@ -109,4 +109,7 @@ export { REPORT_PDF_LANGS, type ReportPdfLang } from './reports/report-pdf-text.
 export { FREQUENCIES, CATCH_UP_MAX, type Frequency } from './schedules/schedule-periods.js';
 export { SCHEDULE_CONTENTS, SCHEDULE_LANGS, MAX_RECIPIENTS, type ReportSchedule, type ScheduleRun, type ScheduleInput, type RunStatus } from './schedules/schedule-store.js';
 export { hourOf } from './events/activity-keys.js';
-export { labelValues, type Metrics, type MetricsSnapshot } from './metrics.js';
+export { labelValues, Metrics, type MetricsSnapshot } from './metrics.js';
+// RADIUS threads (radius/radius-threads.ts): each keeps a copy of the NAS registry, in a supervised worker
+export { NasRegistry, type NasRow } from './nas/nas-registry.js';
+export { WorkerSupervisor } from './workers/worker-supervisor.js';

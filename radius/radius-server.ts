@@ -35,6 +35,16 @@ export interface RadiusServerOptions {
   maxInFlight?: number;
   /** SO_RCVBUF per socket, to absorb bursts while the event loop is busy. Default 4 MiB (the kernel may cap it). */
   socketBufferBytes?: number;
+  /**
+   * SO_REUSEPORT on both sockets: several RADIUS threads bind the same ports and the kernel hashes each
+   * datagram by its source and destination to one of them (radius-threads.ts). Default false.
+   */
+  reusePort?: boolean;
+  /**
+   * false: no UDP socket at all; the server only answers what receiveStream() hands it (RadSec on the main
+   * thread while RADIUS threads own the UDP ports). Default true.
+   */
+  udp?: boolean;
 }
 
 /** Counters since start, for tests and diagnostics; the same figures go to `metrics`. */
@@ -83,6 +93,8 @@ export class RadiusServer {
   private readonly wantPorts: { auth: number; acct: number };
   private readonly maxInFlight: number;
   private readonly socketBufferBytes: number;
+  private readonly reusePort: boolean;
+  private readonly udp: boolean;
   private readonly encoder: AccessReplyEncoder;
   /** Hash state and prepared secrets; synchronous use only, like the writer. */
   private readonly crypto = new RadiusCrypto();
@@ -127,6 +139,8 @@ export class RadiusServer {
     this.wantPorts = { auth: opts.authPort, acct: opts.acctPort };
     this.maxInFlight = positive('maxInFlight', opts.maxInFlight, 10_000);
     this.socketBufferBytes = positive('socketBufferBytes', opts.socketBufferBytes, 4 * 1024 * 1024);
+    this.reusePort = opts.reusePort === true;
+    this.udp = opts.udp !== false;
     this.cache = new DuplicateCache(
       positive('duplicateTtlMs', opts.duplicateTtlMs, 30_000),
       positive('duplicateMaxEntries', opts.duplicateMaxEntries, 100_000),
@@ -147,6 +161,10 @@ export class RadiusServer {
   /** Binds both sockets; resolves with the bound ports. */
   async start(): Promise<{ auth: number; acct: number }> {
     if (this.running) return this.ports;
+    if (!this.udp) {
+      this.running = true;
+      return this.ports;
+    }
     try {
       this.auth = await this.bind('auth', this.wantPorts.auth);
       this.acct = await this.bind('acct', this.wantPorts.acct);
@@ -183,7 +201,7 @@ export class RadiusServer {
 
   private bind(port: Port, want: number): Promise<Socket> {
     return new Promise((resolve, reject) => {
-      const s = createSocket({ type: isIP(this.host) === 6 ? 'udp6' : 'udp4' });
+      const s = createSocket({ type: isIP(this.host) === 6 ? 'udp6' : 'udp4', reusePort: this.reusePort });
       const onMessage = port === 'auth'
         ? (msg: Buffer, rinfo: RemoteInfo) => this.receive(msg, rinfo, 'auth')
         : (msg: Buffer, rinfo: RemoteInfo) => this.receive(msg, rinfo, 'acct');

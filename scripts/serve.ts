@@ -2,13 +2,15 @@ import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { ConfigError, Engine, createLogger, loadConfig, type Logger } from '../engine/index.js';
 import { checkRuntime, startHttp, type HttpServer } from '../http/index.js';
-import { CoaClient, RadiusDictionary, RadiusServer, RadsecListener } from '../radius/index.js';
+import { CoaClient, RadiusDictionary, RadiusServer, RadiusThreads, RadsecListener } from '../radius/index.js';
 
 export interface Service {
   engine: Engine;
   http: HttpServer;
   /** Null when RADIUS_ENABLED=false. */
   radius: RadiusServer | null;
+  /** The threads that own the UDP ports when RADIUS_THREADS > 0 (then `radius` answers RadSec alone); else null. */
+  radiusThreads: RadiusThreads | null;
   /** The bound RADIUS ports (0 when disabled); `radsec` 0 unless RadSec is configured. */
   radiusPorts: { auth: number; acct: number; radsec: number };
   log: Logger;
@@ -36,6 +38,7 @@ export async function runService(env: NodeJS.ProcessEnv = process.env): Promise<
   engine.radius.setNasControl(coa);
   let http: HttpServer | undefined;
   let radius: RadiusServer | null = null;
+  let radiusThreads: RadiusThreads | null = null;
   let radsec: RadsecListener | null = null;
   let radiusPorts = { auth: 0, acct: 0, radsec: 0 };
   try {
@@ -44,8 +47,18 @@ export async function runService(env: NodeJS.ProcessEnv = process.env): Promise<
       radius = new RadiusServer({
         handler: engine.radius, host: config.radiusHost, authPort: config.radiusAuthPort, acctPort: config.radiusAcctPort,
         logger: log.child({ component: 'radius' }), metrics: engine.metrics, dictionary,
+        // With RADIUS threads the main thread's server binds no UDP port: it answers RadSec, and declares the metrics the threads' reports add to.
+        udp: config.radiusThreads === 0,
       });
       radiusPorts = { ...(await radius.start()), radsec: 0 };
+      if (config.radiusThreads > 0) {
+        radiusThreads = new RadiusThreads({
+          threads: config.radiusThreads, handler: engine.radius, registry: engine.nas, host: config.radiusHost,
+          authPort: config.radiusAuthPort, acctPort: config.radiusAcctPort, logLevel: config.logLevel,
+          dictionaryDir: config.nasDictionaryDir, log: log.child({ component: 'radius-threads' }), metrics: engine.metrics,
+        });
+        radiusPorts = { ...(await radiusThreads.start()), radsec: 0 };
+      }
       if (config.radsec) {
         radsec = new RadsecListener({
           server: radius, host: config.radiusHost, port: config.radsec.port, logger: log.child({ component: 'radsec' }),
@@ -57,6 +70,7 @@ export async function runService(env: NodeJS.ProcessEnv = process.env): Promise<
     }
   } catch (err) {
     await radsec?.stop();
+    await radiusThreads?.stop();
     await radius?.stop();
     http?.close();
     await coa.close();
@@ -65,13 +79,14 @@ export async function runService(env: NodeJS.ProcessEnv = process.env): Promise<
   }
   const httpServer = http;
   return {
-    engine, http: httpServer, radius, radiusPorts, log,
+    engine, http: httpServer, radius, radiusThreads, radiusPorts, log,
     stop: async () => {
       // Requests being served finish against a running engine (a batch of vouchers, a sign-in
       // whose use is counted); new ones are refused. Then RADIUS, then the engine.
       httpServer.close();
       await httpServer.drained(SHUTDOWN_DRAIN_MS);
       await radsec?.stop();
+      await radiusThreads?.stop();
       await radius?.stop();
       await coa.close();
       await engine.close();

@@ -3,6 +3,13 @@ import type { Logger } from '../logger.js';
 import type { NasRecord } from '../sessions/ports.js';
 import type { Pool } from '../store/postgres.js';
 
+/** One registered client as the registry reads it from Postgres (and hands it to the RADIUS threads' copies). */
+export interface NasRow {
+  id: string; tenant_id: string; hotspot_id: string; ip: string; bits: number; host_bits: number; secret: string; coa_port: number;
+  require_message_authenticator: boolean; timezone: string; nas_identifier: string | null;
+  nas_type: string; reply_role: string | null; reply_filter_id: string | null; reply_vlan: number | null;
+}
+
 /** A NAS with the time zone of its hotspot (daily quotas follow the hotspot's local day). */
 export interface NasEntry extends NasRecord {
   timezone: string;
@@ -46,8 +53,13 @@ export class NasRegistry {
   /** `id@address` → the NAS entry of that address of a subnet client. */
   private derived = new Map<string, NasEntry>();
   private timer: NodeJS.Timeout | undefined;
+  private rows: readonly NasRow[] = [];
+  /** The rows as last loaded, as text: a refresh that finds nothing new changes nothing and tells no one. */
+  private rowsText = '[]';
+  private readonly listeners: ((rows: readonly NasRow[]) => void)[] = [];
 
-  constructor(private readonly pool: Pool, private readonly log: Logger) {}
+  /** `pool` null: a copy fed by load() (a RADIUS thread's), never queried. */
+  constructor(private readonly pool: Pool | null, private readonly log: Logger) {}
 
   async start(): Promise<void> {
     await this.refresh();
@@ -60,14 +72,30 @@ export class NasRegistry {
   }
 
   async refresh(): Promise<void> {
-    const { rows } = await this.pool.query<{
-      id: string; tenant_id: string; hotspot_id: string; ip: string; bits: number; host_bits: number; secret: string; coa_port: number;
-      require_message_authenticator: boolean; timezone: string; nas_identifier: string | null;
-      nas_type: string; reply_role: string | null; reply_filter_id: string | null; reply_vlan: number | null;
-    }>(`SELECT n.id, n.tenant_id, n.hotspot_id, host(n.ip) AS ip, masklen(n.ip) AS bits, CASE family(n.ip) WHEN 4 THEN 32 ELSE 128 END AS host_bits,
+    if (!this.pool) return;
+    const { rows } = await this.pool.query<NasRow>(`SELECT n.id, n.tenant_id, n.hotspot_id, host(n.ip) AS ip, masklen(n.ip) AS bits, CASE family(n.ip) WHEN 4 THEN 32 ELSE 128 END AS host_bits,
                n.secret, n.coa_port, n.require_message_authenticator, h.timezone, n.nas_identifier,
                n.nas_type, n.reply_role, n.reply_filter_id, n.reply_vlan
         FROM nas_clients n JOIN hotspots h ON h.id = n.hotspot_id ORDER BY n.created_at`);
+    this.load(rows);
+  }
+
+  /** Calls `listener` with the rows after every load that changed them (and at once with the current rows). */
+  onChange(listener: (rows: readonly NasRow[]) => void): void {
+    this.listeners.push(listener);
+    listener(this.rows);
+  }
+
+  /**
+   * Replaces every entry with `rows` (as refresh() reads them). A registry
+   * without a pool (a RADIUS thread's copy) is kept up to date this way by the
+   * main thread's, which hands on its rows after each change.
+   */
+  load(rows: readonly NasRow[]): void {
+    const text = JSON.stringify(rows);
+    if (text === this.rowsText) return;
+    this.rowsText = text;
+    this.rows = rows;
     const byIp = new Map<string, AtAddress>();
     const bySubnet = new Map<string, Subnet>();
     const byId = new Map<string, NasEntry>();
@@ -108,6 +136,7 @@ export class NasRegistry {
     this.derived = new Map();
     this.byId = byId;
     this.byHotspot = byHotspot;
+    for (const l of this.listeners) l(rows);
   }
 
   /**
