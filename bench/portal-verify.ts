@@ -252,6 +252,7 @@ async function main(): Promise<number> {
         for (const t of ['verify', 'floor'] as const) await drained(redis, outboxes[t], 30_000);
         const [c0, p0] = [await commandStats(redis), await settledPgStats(db)];
         const at = Date.now();
+        const fromUs = process.hrtime.bigint() / 1000n;
         const [f, cpu] = await withCpu({ server: servers[target], ...stack.pids() }, async () => {
           const w = await go(DURATION_S);
           const left = await drained(redis, outboxes[target], 30_000);
@@ -259,6 +260,8 @@ async function main(): Promise<number> {
           return w;
         });
         const secs = (Date.now() - at) / 1000;
+        // The profiles' clock is CLOCK_MONOTONIC, as hrtime's: the window for cpu-profile-summary.
+        if (CPU_PROF && target === 'verify') say(`  profile window: --from ${fromUs} --to ${process.hrtime.bigint() / 1000n} --requests ${f.requests}`);
         const [c1, p1] = [await commandStats(redis), await settledPgStats(db)];
         const perVerify = (pct: number): number => (pct * secs * 1e4) / f.requests;
         const us = { server: perVerify(cpu.server), redis: perVerify(cpu.redis), postgres: perVerify(cpu.postgres), total: 0 };
