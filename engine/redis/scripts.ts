@@ -54,7 +54,7 @@ const SCRIPTS = [
   { file: 'renew-lease-2.lua', name: 'renewLeaseV2', numberOfKeys: 2 },
   // V2: the SSID the NAS names replaces the portal's, and moves the session in the live-per-SSID hash.
   { file: 'remember-nas-2.lua', name: 'rememberNasV2', numberOfKeys: 2 },
-  { file: 'raise-uses-1.lua', name: 'raiseUsesV1', numberOfKeys: 1 },
+  { file: 'raise-uses-n.lua', name: 'raiseUsesN1', numberOfKeys: null },
   // Erasure (engine/privacy/redis-personal-data.ts): a hash value pseudonymised only if it is still the value read.
   { file: 'replace-hash-value-1.lua', name: 'replaceHashValueV1', numberOfKeys: 1 },
   // V2: the start emits its domain event and counts the dashboard's activity (six more KEYS).
@@ -156,7 +156,8 @@ declare module 'ioredis' {
     ): Result<unknown[], Context>;
     renewLeaseV2(leaseKey: string, nextKey: string, owner: string, ttlMs: Arg, queue: Arg, queueGraceMs: Arg, callback?: Callback<number>): Result<number, Context>;
     rememberNasV2(grantKey: string, liveBySsidKey: string, sid: string, nasId: string, nasUser: string, ssid: string, callback?: Callback<number>): Result<number, Context>;
-    raiseUsesV1(voucherKey: string, voucherId: string, uses: Arg, callback?: Callback<number>): Result<number, Context>;
+    /** numKeys, the vouchers' hashes (one tenant), then (id, uses) per voucher (lua/raise-uses-n.lua). */
+    raiseUsesN1(numKeys: number, ...keysThenArgs: Arg[]): Result<number, Context>;
     replaceHashValueV1(hashKey: string, field: string, expected: string, value: string, callback?: Callback<number>): Result<number, Context>;
     startSessionV3(
       grantKey: string, outboxKey: string, loadedKey: string, liveKey: string, sessionRefKey: string, blockKey: string,

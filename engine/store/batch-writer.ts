@@ -1,4 +1,4 @@
-import { execPerSlot, type RedisClient as Redis } from '../redis/redis-client.js';
+import type { RedisClient as Redis } from '../redis/redis-client.js';
 import { EventLog } from '../events/event-log.js';
 import { keys } from '../redis/keys.js';
 import type { Logger } from '../logger.js';
@@ -85,13 +85,29 @@ export class BatchWriter {
    * Best effort: the uses are stored; a failure here is only logged.
    */
   private async raiseRedisCounters(counters: VoucherCount[]): Promise<void> {
-    const key = (v: VoucherCount): string => keys.voucher(v.tenant_id, v.code);
-    const results = (await execPerSlot(this.redis, counters, key, (p, v) => p.raiseUsesV1(key(v), v.id, v.uses))
-      .catch((err: Error) => [[[err, null]]] as [Error, null][][])).flat();
-    const failed = results.find(([err]) => err);
-    if (failed) this.log.warn({ err: failed[0]?.message }, 'could not raise voucher counters in Redis after a commit');
+    // One script call per tenant (its keys share a slot) and RAISE_PER_CALL vouchers, not one per voucher.
+    const byTenant = new Map<string, VoucherCount[]>();
+    for (const v of counters) {
+      const list = byTenant.get(v.tenant_id);
+      if (list) list.push(v);
+      else byTenant.set(v.tenant_id, [v]);
+    }
+    const calls: Promise<number>[] = [];
+    for (const [tenant, list] of byTenant) {
+      for (let i = 0; i < list.length; i += RAISE_PER_CALL) {
+        const part = list.slice(i, i + RAISE_PER_CALL);
+        const args: (string | number)[] = part.map((v) => keys.voucher(tenant, v.code));
+        for (const v of part) args.push(v.id, v.uses);
+        calls.push(this.redis.raiseUsesN1(part.length, ...args));
+      }
+    }
+    const failed = (await Promise.allSettled(calls)).find((r) => r.status === 'rejected');
+    if (failed) this.log.warn({ err: (failed.reason as Error).message }, 'could not raise voucher counters in Redis after a commit');
   }
 }
+
+/** Vouchers per raise-uses-n call: a batch of 2,000 single-use vouchers' starts is four calls, none with thousands of arguments. */
+const RAISE_PER_CALL = 500;
 
 /**
  * Whether Postgres refused a write for what it carried (a value it cannot

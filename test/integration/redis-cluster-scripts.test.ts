@@ -80,7 +80,7 @@ describe('every Lua script on a Redis Cluster', () => {
 
       expect((await call(svc.base, 'DELETE', `/v1/vouchers/${v.id}`, { auth: t.apiKey })).status).toBe(200); // removeVoucher
     }
-    // The sink stores the starts and raises the vouchers' counters in Redis after its commit (raiseUses).
+    // The sink stores the starts and raises the vouchers' counters in Redis after its commit (raiseUsesN).
     await until(async () => (await e.pool.query('SELECT 1 FROM sessions WHERE tenant_id = ANY($1)', [spread.map((t) => t.tenantId)])).rowCount === 6,
       { what: 'six session rows' });
   });
