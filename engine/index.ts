@@ -4,7 +4,7 @@
  */
 export { Engine, type EngineOptions } from './engine.js';
 export { loadConfig, ConfigError, type Config, type Cidr } from './config.js';
-export { createLogger, type Logger } from './logger.js';
+export { createLogger, inRequest, type Logger } from './logger.js';
 export { AppError, Errors } from './errors.js';
 export { normalizeMac } from './ids.js';
 export type { Principal, PresentedCredentials } from './tenants/credentials.js';

@@ -1,4 +1,4 @@
-import { AppError, Errors, INTENT_REFRESH_MS, type Config, type Engine, type Logger, type OperatorEvent, type PendingChange, type PlatformPrincipal, type Principal } from '../engine/index.js';
+import { AppError, Errors, INTENT_REFRESH_MS, inRequest, type Config, type Engine, type Logger, type OperatorEvent, type PendingChange, type PlatformPrincipal, type Principal } from '../engine/index.js';
 import { errorReply, send, sendStream, type Exchange, type Reply } from './respond.js';
 import { BodyStream } from './body-stream.js';
 import { redactor } from './audit-redaction.js';
@@ -201,8 +201,6 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
       const sourceAddress = viaProxy ? clientAddress.resolve(peer, forwardedFor(req)) : peer;
       const requestId = requestIdOf(viaProxy ? req.getHeader('x-request-id') : '', viaProxy);
       ex.requestId = requestId;
-      // This request's own log lines carry its id (made only when one is written).
-      const reqLog = (): Logger => log.child({ request_id: requestId });
       const browser: PortalHeaders = route.surface === 'portal'
         ? {
             accept: req.getHeader('accept'), acceptLanguage: req.getHeader('accept-language'), acceptEncoding: req.getHeader('accept-encoding'),
@@ -246,7 +244,8 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
         : Promise.resolve(null);
       // What the request was answered with, for its latency and access line.
       let answered = 0;
-      void (async (): Promise<void> => {
+      // Served inside the request's scope: every line logged while it is, the engine's too, carries its id (engine/logger.ts).
+      void inRequest(requestId, async (): Promise<void> => {
         let reply: Reply;
         let closeConnection = false;
         try {
@@ -287,9 +286,9 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
             const made = pending ? auditErrorNote(ctx, err) : null;
             if (made) {
               await pending!.commit(made.event, made.details, made.subject)
-                .catch((e: unknown) => reqLog().warn({ err: (e as Error).message, route: auditRoute }, 'audit record not committed; its intent stands for it'));
+                .catch((e: unknown) => log.warn({ err: (e as Error).message, route: auditRoute }, 'audit record not committed; its intent stands for it'));
             } else {
-              await pending?.withdraw().catch((e: unknown) => reqLog().warn({ err: (e as Error).message }, 'audit intent not withdrawn; it will be recorded as unconfirmed'));
+              await pending?.withdraw().catch((e: unknown) => log.warn({ err: (e as Error).message }, 'audit intent not withdrawn; it will be recorded as unconfirmed'));
             }
             throw err;
           } finally {
@@ -305,7 +304,7 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
           reply = answer;
           if (reply.stream) {
             answered = reply.status;
-            return await sendStream(ex, reply, reqLog());
+            return await sendStream(ex, reply, log);
           }
           if (pending) {
             const note = reply.status < 300 ? auditNote(ctx, reply.body) : null;
@@ -316,11 +315,11 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
             } catch (err) {
               // The change is made and its intent stays in Redis: it becomes an operator_change_unconfirmed
               // record (AuditLog.recoverStale). The operator hears the change succeeded, which it did.
-              reqLog().warn({ err: (err as Error).message, route: auditRoute }, 'audit record not committed; its intent stands for it');
+              log.warn({ err: (err as Error).message, route: auditRoute }, 'audit record not committed; its intent stands for it');
             }
           }
         } catch (err) {
-          reply = errorReply(err, reqLog);
+          reply = errorReply(err, log);
           // A body refused part-way (too large, too slow) is not read to its end: the connection goes with the reply.
           closeConnection = reply.status === 413 || reply.status === 408;
         }
@@ -331,7 +330,7 @@ export function mount(app: TemplatedApp, routes: Route[], engine: Engine, valida
         }
         send(ex, reply, closeConnection || traffic.closing);
         answered = reply.status;
-      })().finally(() => {
+      }).finally(() => {
         // A stream is timed to its headers (its end is the client's choice); a request that threw past send() as 500.
         observer.done(timing, answered || 500, startMs, requestId);
         traffic.end();

@@ -44,6 +44,8 @@ export const DropReason = {
   OVERLOADED: 'overloaded',
   /** The engine threw or rejected; no reply so the NAS retransmits. */
   HANDLER_ERROR: 'handler_error',
+  /** RadSec: the NAS client names a certificate (radsec_cert_name) and the connection's client certificate does not carry it. */
+  RADSEC_CERT_MISMATCH: 'radsec_cert_mismatch',
 } as const;
 
 export type DropReason = (typeof DropReason)[keyof typeof DropReason];

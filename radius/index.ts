@@ -4,7 +4,7 @@
  */
 export { RadiusServer, RADSEC_SECRET, type RadiusServerOptions, type RadiusServerStats } from './radius-server.js';
 export { RadiusThreads, type RadiusThreadsOptions } from './radius-threads.js';
-export { RadsecListener, type RadsecListenerOptions } from './radsec-listener.js';
+export { RadsecListener, certificateNames, type RadsecListenerOptions } from './radsec-listener.js';
 export { CoaClient, type CoaClientOptions, type CoaClientStats } from './coa-client.js';
 export { RadiusDictionary, DEFAULT_DICTIONARY, type DictAttribute } from './radius-dictionary.js';
 export type { RadiusMetrics } from './radius-metrics.js';

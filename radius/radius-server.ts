@@ -70,6 +70,8 @@ type Port = 'auth' | 'acct';
  */
 export interface Peer extends RemoteInfo {
   reply?: (packet: Buffer) => void;
+  /** A RadSec connection's client certificate names, lower case (radsec-listener.ts): what a NAS record's radsecCertName must be one of. */
+  certNames?: readonly string[];
 }
 
 /** RFC 6614 §2.3: over TLS the RADIUS shared secret is this fixed string; TLS carries the protection. */
@@ -114,6 +116,8 @@ export class RadiusServer {
    * against (Blast-RADIUS needs an attacker inside the stream).
    */
   private readonly overTls = new WeakMap<NasRecord, NasRecord>();
+  /** RadSec connections (their Peer) already logged for a certificate that is not their NAS's. */
+  private readonly certWarned = new WeakSet<Peer>();
 
   constructor(opts: RadiusServerOptions) {
     const bad = (why: string) => RadiusErrors.RADIUS_BAD_OPTIONS(`RadiusServer: ${why}`);
@@ -254,6 +258,8 @@ export class RadiusServer {
   private withNas(msg: Buffer, len: number, rinfo: Peer, port: Port, found: NasRecord | null): void {
     if (!this.running) return;
     if (!found) return this.drop(DropReason.UNKNOWN_NAS, rinfo);
+    // A NAS client pinned to a certificate name takes RadSec packets only from a connection presenting it (migration 029).
+    if (rinfo.reply && found.radsecCertName !== undefined && !rinfo.certNames?.includes(found.radsecCertName)) return this.certRefused(rinfo, found);
     const nas = rinfo.reply ? this.radsecView(found) : found;
     try {
       if (msg[0] === Code.STATUS_SERVER) this.status(msg, len, rinfo, nas, port);
@@ -263,6 +269,18 @@ export class RadiusServer {
       // Only a bug of ours gets here; the packet is dropped, the server goes on.
       this.drop(DropReason.HANDLER_ERROR, rinfo, err);
     }
+  }
+
+  /**
+   * Dropped and counted like any refused packet; logged at warn once per connection (a NAS retransmits,
+   * and a flood of packets must not become a flood of lines): the names, never a secret.
+   */
+  private certRefused(rinfo: Peer, nas: NasRecord): void {
+    this.drop(DropReason.RADSEC_CERT_MISMATCH, rinfo);
+    if (this.certWarned.has(rinfo)) return;
+    this.certWarned.add(rinfo);
+    this.log.warn({ ip: rinfo.address, nas: nas.id, tenant: nas.tenantId, expected: nas.radsecCertName, presented: rinfo.certNames },
+      'RadSec packet dropped: the client certificate does not carry the name its NAS client names');
   }
 
   private radsecView(nas: NasRecord): NasRecord {

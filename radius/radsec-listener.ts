@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { createServer, type Server, type TLSSocket } from 'node:tls';
+import { createServer, type PeerCertificate, type Server, type TLSSocket } from 'node:tls';
 import type { Logger } from '../engine/index.js';
 import { HEADER_LENGTH, MAX_PACKET_LENGTH } from './codec.js';
 import type { Peer, RadiusServer } from './radius-server.js';
@@ -91,6 +91,7 @@ export class RadsecListener {
       port: socket.remotePort ?? 0,
       size: 0,
       reply: (packet) => { if (!socket.destroyed) socket.write(packet); },
+      certNames: certificateNames(socket.getPeerCertificate()),
     };
     let pending: Buffer = Buffer.alloc(0);
     socket.on('data', (chunk: Buffer) => {
@@ -112,4 +113,29 @@ export class RadsecListener {
       pending = at === pending.length ? Buffer.alloc(0) : pending.subarray(at);
     });
   }
+}
+
+/**
+ * The names a client certificate identifies its NAS by, lower case: its
+ * subjectAltName DNS names, or, when it has none, its subject CN(s). That is
+ * how radsecproxy names a TLS client (its client block's name against "CN or
+ * SubjectAltName:DNS") and what FreeRADIUS checks (check_cert_cn), and
+ * RFC 6125 §6.4.4's rule: a CN counts only where no DNS name is given, so a
+ * CN cannot add a name the certificate's DNS names do not list.
+ */
+export function certificateNames(cert: PeerCertificate | undefined): string[] {
+  const dns: string[] = [];
+  // Node writes `DNS:a, DNS:b, IP Address:…`; a value with a comma or quote is written as a JSON string.
+  for (const entry of (cert?.subjectaltname ?? '').split(', ')) {
+    if (!entry.startsWith('DNS:')) continue;
+    const v = entry.slice(4);
+    try {
+      dns.push((v.startsWith('"') ? String(JSON.parse(v)) : v).toLowerCase());
+    } catch {
+      // A value Node quoted that does not parse names nothing.
+    }
+  }
+  if (dns.length > 0) return dns;
+  const cn: unknown = cert?.subject?.CN;
+  return (Array.isArray(cn) ? cn : [cn]).filter((v): v is string => typeof v === 'string').map((v) => v.toLowerCase());
 }

@@ -58,6 +58,8 @@ export interface NasClient {
   reply_role: string | null;
   reply_filter_id: string | null;
   reply_vlan: number | null;
+  /** RadSec: the name (subjectAltName DNS, else subject CN) its client certificate must carry; null: any of RADSEC_CA_FILE's CA. */
+  radsec_cert_name: string | null;
   created_at: string;
 }
 
@@ -72,6 +74,7 @@ export interface NasClientInput {
   reply_role?: string;
   reply_filter_id?: string;
   reply_vlan?: number;
+  radsec_cert_name?: string;
 }
 
 const REF_CACHE_MS = 5_000;
@@ -216,11 +219,12 @@ export class HotspotService {
       if (other) throw other.subnet || addr.subnet ? Errors.NAS_SUBNET_OVERLAP() : Errors.NAS_IP_IN_USE();
       const { rows } = await c.query<NasRow>(
         `INSERT INTO nas_clients (id, tenant_id, hotspot_id, ip, secret, coa_port, require_message_authenticator, name, nas_identifier,
-                                  nas_type, reply_role, reply_filter_id, reply_vlan)
-         VALUES ($1, $2, $3, $4::inet, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING *`,
+                                  nas_type, reply_role, reply_filter_id, reply_vlan, radsec_cert_name)
+         VALUES ($1, $2, $3, $4::inet, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING *`,
         [newId('nas_'), tenantId, hotspotId, addr.ip, input.secret, input.coa_port ?? 3799,
           input.require_message_authenticator ?? true, input.name ?? null, input.nas_identifier ?? null,
-          input.nas_type ?? 'generic', input.reply_role ?? null, input.reply_filter_id ?? null, input.reply_vlan ?? null]);
+          input.nas_type ?? 'generic', input.reply_role ?? null, input.reply_filter_id ?? null, input.reply_vlan ?? null,
+          input.radsec_cert_name ?? null]);
       await c.query('COMMIT');
       await this.onNasChange();
       this.sitesChanged(tenantId);
@@ -246,6 +250,7 @@ interface NasRow {
   id: string; hotspot_id: string; ip: string; name: string | null; coa_port: number;
   require_message_authenticator: boolean; nas_identifier: string | null; created_at: Date;
   nas_type: NasType; reply_role: string | null; reply_filter_id: string | null; reply_vlan: number | null;
+  radsec_cert_name: string | null;
 }
 
 /** The secret is write-only: it is never part of a response. */
@@ -254,7 +259,7 @@ function toNas(r: NasRow): NasClient {
     id: r.id, hotspot_id: r.hotspot_id, ip: r.ip, name: r.name, coa_port: r.coa_port,
     require_message_authenticator: r.require_message_authenticator, nas_identifier: r.nas_identifier,
     nas_type: r.nas_type, reply_role: r.reply_role, reply_filter_id: r.reply_filter_id, reply_vlan: r.reply_vlan,
-    created_at: r.created_at.toISOString(),
+    radsec_cert_name: r.radsec_cert_name, created_at: r.created_at.toISOString(),
   };
 }
 

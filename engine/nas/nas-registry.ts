@@ -8,6 +8,7 @@ export interface NasRow {
   id: string; tenant_id: string; hotspot_id: string; ip: string; bits: number; host_bits: number; secret: string; coa_port: number;
   require_message_authenticator: boolean; timezone: string; nas_identifier: string | null;
   nas_type: string; reply_role: string | null; reply_filter_id: string | null; reply_vlan: number | null;
+  radsec_cert_name: string | null;
 }
 
 /** A NAS with the time zone of its hotspot (daily quotas follow the hotspot's local day). */
@@ -75,7 +76,7 @@ export class NasRegistry {
     if (!this.pool) return;
     const { rows } = await this.pool.query<NasRow>(`SELECT n.id, n.tenant_id, n.hotspot_id, host(n.ip) AS ip, masklen(n.ip) AS bits, CASE family(n.ip) WHEN 4 THEN 32 ELSE 128 END AS host_bits,
                n.secret, n.coa_port, n.require_message_authenticator, h.timezone, n.nas_identifier,
-               n.nas_type, n.reply_role, n.reply_filter_id, n.reply_vlan
+               n.nas_type, n.reply_role, n.reply_filter_id, n.reply_vlan, n.radsec_cert_name
         FROM nas_clients n JOIN hotspots h ON h.id = n.hotspot_id ORDER BY n.created_at`);
     this.load(rows);
   }
@@ -107,6 +108,8 @@ export class NasRegistry {
         requireMessageAuthenticator: r.require_message_authenticator, timezone: r.timezone, nasType: r.nas_type,
         reply: { role: r.reply_role, filterId: r.reply_filter_id, vlan: r.reply_vlan },
       };
+      // DNS names and the CNs radsecproxy matches compare without case; the listener lower-cases what it reads.
+      if (r.radsec_cert_name !== null) e.radsecCertName = r.radsec_cert_name.toLowerCase();
       let at: AtAddress;
       if (r.bits < r.host_bits) {
         const cidr = `${r.ip}/${r.bits}`;

@@ -22,6 +22,12 @@ export interface NasRecord {
   nasType?: string;
   /** Its own role, filter and VLAN for the reply (migration 028); unset: none. */
   reply?: NasReplyOptions;
+  /**
+   * RadSec only (migration 029): the name its connection's client certificate
+   * must carry (subjectAltName DNS, else subject CN), in lower case; unset: any
+   * certificate of RADSEC_CA_FILE's CA. Never matched against a UDP packet.
+   */
+  radsecCertName?: string;
 }
 
 /** What the NAS told us in an Access-Request, already decoded and checked. */

@@ -66,6 +66,10 @@ export const nasClientCreate = requestSchema<NasClientInput>('nasClientCreate', 
     reply_role: { type: 'string', minLength: 1, maxLength: 64, pattern: '^[\\x21-\\x7e]+$', description: 'A role or group the NAS defines, sent as Aruba-User-Role, Mikrotik-Group or Ruckus-User-Groups by those types' },
     reply_filter_id: { type: 'string', minLength: 1, maxLength: 64, pattern: '^[\\x21-\\x7e]+$', description: 'A filter or ACL name the NAS defines, sent as Filter-Id' },
     reply_vlan: { type: 'integer', minimum: 1, maximum: 4094, description: "The guest's VLAN, sent as the RFC 3580 tunnel attributes" },
+    radsec_cert_name: {
+      type: 'string', minLength: 1, maxLength: 253, pattern: '^[\\x21-\\x7e]([\\x20-\\x7e]*[\\x21-\\x7e])?$',
+      description: 'RadSec (docs/radsec.md): the name its client certificate must carry, a subjectAltName DNS name or, for a certificate with none, its subject CN (compared without case). Packets on a RadSec connection whose certificate does not carry it are dropped. Unset: any certificate of RADSEC_CA_FILE\'s CA may send as this NAS from its address',
+    },
   },
 });
 
@@ -86,7 +90,7 @@ export const nasClient = responseSchema('nasClient', {
     id: { type: 'string' }, hotspot_id: { type: 'string' }, ip: { type: 'string' }, name: nullable({ type: 'string' }),
     coa_port: { type: 'integer' }, require_message_authenticator: { type: 'boolean' }, nas_identifier: nullable({ type: 'string' }),
     nas_type: { type: 'string', enum: NAS_TYPES }, reply_role: nullable({ type: 'string' }), reply_filter_id: nullable({ type: 'string' }),
-    reply_vlan: nullable({ type: 'integer' }),
+    reply_vlan: nullable({ type: 'integer' }), radsec_cert_name: nullable({ type: 'string' }),
     created_at: { type: 'string', format: 'date-time' },
   },
 });

@@ -36,7 +36,7 @@ export function hotspotRoutes(engine: Engine): Route[] {
       handler: async ({ principal, params, body }) => ({ status: 201, body: await hs.addNasClient(principal.tenant.id, params[0]!, body) }),
       audit: (_ctx, out) => ({ event: 'nas_client_added', details: {
         nas_id: out.id, ip: out.ip, coa_port: out.coa_port, nas_identifier: out.nas_identifier, nas_type: out.nas_type,
-        reply_role: out.reply_role, reply_filter_id: out.reply_filter_id, reply_vlan: out.reply_vlan,
+        reply_role: out.reply_role, reply_filter_id: out.reply_filter_id, reply_vlan: out.reply_vlan, radsec_cert_name: out.radsec_cert_name,
       }, subject: { hotspot_id: out.hotspot_id } }),
     }),
     route({

@@ -299,6 +299,7 @@ describe('operator console in a browser', () => {
     await page.getByLabel('NAS IP address').fill(ip);
     await page.getByLabel('NAS name').fill('core-switch');
     await page.getByLabel('NAS-Identifier (optional)').fill('roof-ap-1');
+    await page.getByLabel('RadSec certificate name (optional)').fill('roof-ap-1.venue.example');
     await page.getByRole('button', { name: 'Add NAS client' }).click();
     const secret = page.getByLabel(`RADIUS shared secret of ${ip}. It is shown only now`, { exact: false });
     await secret.waitFor();
@@ -307,7 +308,7 @@ describe('operator console in a browser', () => {
     await page.getByRole('cell', { name: ip, exact: true }).waitFor();
     await shot(page, 'hotspots-nas-secret-en');
     const listed = (await call(svc.base, 'GET', `/v1/hotspots/${hs!.id}/nas-clients`, { auth: t.apiKey }));
-    expect(listed.body.data).toEqual([expect.objectContaining({ ip, name: 'core-switch', nas_identifier: 'roof-ap-1' })]);
+    expect(listed.body.data).toEqual([expect.objectContaining({ ip, name: 'core-switch', nas_identifier: 'roof-ap-1', radsec_cert_name: 'roof-ap-1.venue.example' })]);
     await page.getByRole('cell', { name: 'roof-ap-1', exact: true }).waitFor();
     expect(JSON.stringify(listed.body)).not.toContain(shown);
     // Shown once: gone when the page is left and opened again.

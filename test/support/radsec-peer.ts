@@ -15,6 +15,8 @@ import { until } from './poll.js';
 export interface TestPki {
   dir: string;
   path(name: string): string;
+  /** Another client certificate from the same CA: `name`.pem/.key with subject CN `cn` and, if given, subjectAltName DNS names. */
+  issueClient(name: string, cn: string, dnsNames?: string[]): void;
   remove(): void;
 }
 
@@ -37,7 +39,9 @@ export function makeTestPki(): TestPki {
   issue('server', 'ca', 'localhost', 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
   issue('nas', 'ca', 'nas-1', 'extendedKeyUsage=clientAuth\n');
   issue('rogue', 'rogue-ca', 'nas-1', 'extendedKeyUsage=clientAuth\n');
-  return { dir, path, remove: () => rmSync(dir, { recursive: true, force: true }) };
+  const issueClient = (name: string, cn: string, dnsNames: string[] = []): void =>
+    issue(name, 'ca', cn, `${dnsNames.length ? `subjectAltName=${dnsNames.map((d) => `DNS:${d}`).join(',')}\n` : ''}extendedKeyUsage=clientAuth\n`);
+  return { dir, path, issueClient, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 /** One TLS connection as a NAS: replies framed by their Length field, in arrival order. */
@@ -57,8 +61,8 @@ export class TlsNas {
     socket.on('close', () => { this.closed = true; });
   }
 
-  /** Connects with `cert` of `pki` (or none), from `localAddress` if given; rejects if the handshake fails. */
-  static open(pki: TestPki, port: number, cert: 'nas' | 'rogue' | null, localAddress?: string): Promise<TlsNas> {
+  /** Connects with `cert` of `pki` ('nas', 'rogue', one made by issueClient, or none), from `localAddress` if given; rejects if the handshake fails. */
+  static open(pki: TestPki, port: number, cert: string | null, localAddress?: string): Promise<TlsNas> {
     const file = pki.path;
     return new Promise((resolve, reject) => {
       const socket = connect({

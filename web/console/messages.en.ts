@@ -217,6 +217,8 @@ export const en = {
   h_nas_filter: 'Filter-Id (optional)',
   h_nas_vlan: 'Guest VLAN (optional)',
   h_nas_col_type: 'Type',
+  h_nas_cert: 'RadSec certificate name (optional)',
+  h_nas_cert_hint: 'Only for a NAS that speaks RadSec: the DNS name (or, without one, the CN) of its client certificate. Packets over TLS with another certificate are dropped.',
   h_close: 'Close',
   // guests
   g_title: 'Guests',

@@ -215,6 +215,8 @@ export const tr: typeof en = {
   h_nas_filter: 'Filter-Id (isteğe bağlı)',
   h_nas_vlan: 'Misafir VLAN (isteğe bağlı)',
   h_nas_col_type: 'Tür',
+  h_nas_cert: 'RadSec sertifika adı (isteğe bağlı)',
+  h_nas_cert_hint: 'Yalnızca RadSec konuşan NAS için: istemci sertifikasının DNS adı (yoksa CN değeri). Başka bir sertifikayla TLS üzerinden gelen paketler atılır.',
   h_close: 'Kapat',
   g_title: 'Misafirler',
   g_mac: 'Cihaz MAC adresi',

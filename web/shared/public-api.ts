@@ -70,10 +70,12 @@ export interface HotspotInput { name?: string; location?: string; timezone?: str
 export interface NasClient {
   id: string; hotspot_id: string; ip: string; name: string | null; coa_port: number; require_message_authenticator: boolean; nas_identifier: string | null;
   nas_type: NasType; reply_role: string | null; reply_filter_id: string | null; reply_vlan: number | null; created_at: string;
+  radsec_cert_name: string | null;
 }
 export interface NasClientInput {
   ip: string; secret: string; name?: string; coa_port?: number; nas_identifier?: string;
   nas_type?: NasType; reply_role?: string; reply_filter_id?: string; reply_vlan?: number;
+  radsec_cert_name?: string;
 }
 /** The reply profiles of docs/nas/README.md (engine/hotspots/nas-profiles.ts). */
 export const NAS_TYPES = ['generic', 'coovachilli', 'mikrotik', 'unifi', 'cisco', 'aruba', 'ruckus'] as const;

@@ -46,7 +46,7 @@ export class ProviderFailures {
     const code = f.code.replace(/[^A-Za-z0-9_.:-]/g, '?').slice(0, 32);
     this.metrics.inc(PROVIDER_ERRORS_METRIC, labelValues(provider, f.kind));
     this.observe(msg.tenantId, provider, f.kind);
-    this.log.warn({ channel, provider, kind: f.kind, code, meaning: f.meaning, tenant_id: msg.tenantId, request_id: msg.requestId },
+    this.log.warn({ channel, provider, kind: f.kind, code, meaning: f.meaning, tenant_id: msg.tenantId, otp_request_id: msg.requestId },
       `${channel} provider ${provider} refused the send: ${f.kind}, code ${code} (${f.meaning})`);
     return { ok: false, provider, kind: f.kind, code, retryable: f.retryable, detail: f.meaning };
   }

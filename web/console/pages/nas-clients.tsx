@@ -18,7 +18,7 @@ export function NasClients(props: { hotspot: Hotspot; onClose(): void }): preact
   const h = props.hotspot;
   const list = usePoll((signal) => api.hotspots.nasClients(h.id, signal), null, [h.id]);
   const act = useAction();
-  const [f, setF] = useState({ ip: '', name: '', coa: '3799', ident: '', type: 'generic' as NasType, role: '', filter: '', vlan: '' });
+  const [f, setF] = useState({ ip: '', name: '', coa: '3799', ident: '', type: 'generic' as NasType, role: '', filter: '', vlan: '', cert: '' });
   const [shown, setShown] = useState<{ ip: string; secret: string } | null>(null);
   const submit = (e: Event): void => {
     e.preventDefault();
@@ -28,6 +28,7 @@ export function NasClients(props: { hotspot: Hotspot; onClose(): void }): preact
       const n = await api.hotspots.addNasClient(h.id, {
         ip: f.ip.trim(), name: f.name || undefined, coa_port: Number(f.coa) || 3799, nas_identifier: f.ident.trim() || undefined, secret,
         nas_type: f.type, reply_role: f.role.trim() || undefined, reply_filter_id: f.filter.trim() || undefined, reply_vlan: f.vlan ? Number(f.vlan) : undefined,
+        radsec_cert_name: f.cert.trim() || undefined,
       });
       setShown({ ip: n.ip, secret });
       list.reload();
@@ -62,6 +63,7 @@ export function NasClients(props: { hotspot: Hotspot; onClose(): void }): preact
         <Field id="nas-filter" label={t('h_nas_filter')}><input id="nas-filter" class="mono" maxLength={64} value={f.filter} onInput={(e) => setF({ ...f, filter: val(e) })} /></Field>
         <Field id="nas-vlan" label={t('h_nas_vlan')}><input id="nas-vlan" type="number" min={1} max={4094} value={f.vlan} onInput={(e) => setF({ ...f, vlan: val(e) })} /></Field>
         <Field id="nas-ident" label={t('h_nas_ident')} hint={t('h_nas_ident_hint')}><input id="nas-ident" class="mono" maxLength={253} value={f.ident} onInput={(e) => setF({ ...f, ident: val(e) })} /></Field>
+        <Field id="nas-cert" label={t('h_nas_cert')} hint={t('h_nas_cert_hint')}><input id="nas-cert" class="mono" maxLength={253} aria-describedby="nas-cert-hint" value={f.cert} onInput={(e) => setF({ ...f, cert: val(e) })} /></Field>
         <Field id="nas-name" label={t('h_nas_name')}><input id="nas-name" value={f.name} onInput={(e) => setF({ ...f, name: val(e) })} /></Field>
         <Field id="nas-coa" label={t('h_nas_coa')}><input id="nas-coa" type="number" min={1} max={65535} value={f.coa} onInput={(e) => setF({ ...f, coa: val(e) })} /></Field>
         <button type="submit" disabled={act.busy}>{t('h_nas_add')}</button>
