@@ -10,7 +10,7 @@ function registry(rows: { id: string; ip: string; bits: number; ident?: string; 
       rows: rows.map((r) => ({
         id: r.id, tenant_id: 'tn_1', hotspot_id: r.hotspot ?? 'hs_1', ip: r.ip, bits: r.bits, host_bits: r.ip.includes(':') ? 128 : 32,
         secret: `secret-${r.id}`, coa_port: 3799, require_message_authenticator: true, timezone: 'UTC', nas_identifier: r.ident ?? null,
-        nas_type: 'generic', reply_role: null, reply_filter_id: null, reply_vlan: null,
+        nas_type: 'generic', reply_role: null, reply_filter_id: null, reply_vlan: null, radsec_cert_name: null,
       })),
     }),
   } as unknown as Pool;
