@@ -99,4 +99,20 @@ describe('account batch: one poisoned report fails alone', () => {
       expect(await daily(redis, t, devices[i]!)).toBe(String(60 + devices[i]!));
     }
   });
+
+  it('a corrupt live-per-AP count after the daily counter is raised fails nothing: the report is recorded whole, and its retransmission counts its bytes once', async ({ redis, tenant: t }) => {
+    const [sid] = await sessions(redis, t, [31]);
+    // The session's access point changes (AP-1 -> AP-2) while AP-2's live count is not an integer.
+    await redis.hset(keys.liveByAp(t), 'hs_lua|AP-2', 'garbage');
+    const { batcher } = counted(redis);
+    const first = await batcher.submit(report(t, 31, 500));
+    expect(first.slice(0, 4)).toEqual(['ok', sid, 500, 10]);
+    const moved = { ...report(t, 31, 700), ap: 'AP-2' };
+    expect((await batcher.submit(moved)).slice(0, 4)).toEqual(['ok', sid, 700, 10]);
+    expect(await daily(redis, t, 31)).toBe('710');
+    // The NAS did not hear the answer and sends the same totals again: nothing is counted twice.
+    expect((await batcher.submit(moved)).slice(0, 4)).toEqual(['ok', sid, 700, 10]);
+    expect(await daily(redis, t, 31)).toBe('710');
+    expect(await redis.hget(keys.grant(t, 'hs_lua', mac(31)), 'ap')).toBe('AP-2');
+  });
 });

@@ -84,6 +84,7 @@ local function accountReport(gkey, dkey, lapkey, now_, aid_, in_, out_, ip_, ap_
   local current = aid == aid_
 
   local last = tonumber(g[9])
+  local movedFrom = nil
   local fields = {'bin', bin, 'bout', bout}
   if din + dout > 0 then
     last = now
@@ -97,10 +98,7 @@ local function accountReport(gkey, dkey, lapkey, now_, aid_, in_, out_, ip_, ap_
     if ap_ ~= '' then
       fields[#fields + 1] = 'ap'; fields[#fields + 1] = ap_
       local was = g[12] or ''
-      if was ~= ap_ then
-        moveLive(lapkey, hs .. '|' .. ap_, 1)
-        if was ~= '' then moveLive(lapkey, hs .. '|' .. was, -1) end
-      end
+      if was ~= ap_ then movedFrom = was end
     end
     if signal_ ~= '' then fields[#fields + 1] = 'signal'; fields[#fields + 1] = signal_ end
   else
@@ -109,6 +107,13 @@ local function accountReport(gkey, dkey, lapkey, now_, aid_, in_, out_, ip_, ap_
   end
   rcall('HSET', gkey, unpack(fields))
   if g[3] then rcall('HDEL', gkey, 'ain', 'aout') end
+  -- Last, and unable to fail the report: once the daily counter has been raised, a failure would leave it raised
+  -- with the totals above unsaved, so every retransmission would count the same bytes again. The live-per-AP
+  -- count is a display figure; a corrupt hash there costs the dashboard that figure, never a guest a false quota.
+  if movedFrom then
+    pcall(moveLive, lapkey, hs .. '|' .. ap_, 1)
+    if movedFrom ~= '' then pcall(moveLive, lapkey, hs .. '|' .. movedFrom, -1) end
+  end
 
   local flag = current and 1 or 0
   local kind = 'ok'
