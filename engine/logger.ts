@@ -22,11 +22,20 @@ export function inRequest<T>(requestId: string, fn: () => T): T {
 }
 
 /**
+ * Runs `fn` outside any request: for long-lived work that a request only
+ * happens to start first (a reader loop started by the first subscriber),
+ * whose lines and timers must not carry that request's id for ever after.
+ */
+export function outsideRequest<T>(fn: () => T): T {
+  return requestScope.exit(fn);
+}
+
+/**
  * pino's mixin: called only for a line that is written (its level enabled),
  * never per request. A field of the line itself wins over it (pino's default
  * merge), so a line that names a request explicitly (the access line) keeps it.
  */
-function requestIdOfLine(): Record<string, unknown> {
+export function requestIdOfLine(): Record<string, unknown> {
   const id = requestScope.getStore();
   return id === undefined ? {} : { request_id: id };
 }

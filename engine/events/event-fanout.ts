@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { groupBySlot, isCluster, type RedisClient } from '../redis/redis-client.js';
-import type { Logger } from '../logger.js';
+import { outsideRequest, type Logger } from '../logger.js';
 import { keys, tenantOfKey } from '../redis/keys.js';
 import { parseEventEntry } from './event-entry.js';
 import type { DomainEvent } from './types.js';
@@ -158,6 +158,11 @@ export class EventFanout {
   private ensureRunning(): void {
     if (this.running) return;
     this.running = true;
+    // The first subscriber is usually an SSE request: the loop serves every tenant's streams, not that request.
+    outsideRequest(() => this.startLoop());
+  }
+
+  private startLoop(): void {
     if (isCluster(this.redis)) {
       void this.pollCluster().finally(() => { this.running = false; });
       return;
