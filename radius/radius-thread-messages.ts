@@ -10,6 +10,8 @@ export interface RadiusThreadData {
   acctPort: number;
   logLevel: string;
   dictionaryDir: string | undefined;
+  /** This thread's share of the requests the main thread may have waiting for the engine. */
+  maxInFlight: number;
 }
 
 /** A decoded request for the engine: [id, 0 Access-Request | 1 Accounting-Request, the message]. Batched, msgpackr. */

@@ -63,7 +63,7 @@ const handler: RadiusHandler = {
 
 const server = new RadiusServer({
   handler, host: data.host, authPort: data.authPort, acctPort: data.acctPort, logger: log, metrics,
-  dictionary: RadiusDictionary.load(undefined, data.dictionaryDir), reusePort: true,
+  dictionary: RadiusDictionary.load(undefined, data.dictionaryDir), reusePort: true, maxInFlight: data.maxInFlight,
 });
 
 function post(m: FromRadiusThread): void {

@@ -14,6 +14,9 @@ export interface ThreadMetricsSink {
   retire(source: string): void;
 }
 
+/** Requests waiting for the engine, over all threads: RadiusServer's own default for one server. */
+const MAX_IN_FLIGHT = 10_000;
+
 export interface RadiusThreadsOptions {
   /** How many threads bind the ports (RADIUS_THREADS, at least 1). */
   threads: number;
@@ -150,6 +153,8 @@ export class RadiusThreads {
   private open(index: number, authPort: number, acctPort: number): Promise<{ auth: number; acct: number }> {
     const data: RadiusThreadData = {
       index, host: this.opts.host, authPort, acctPort, logLevel: this.opts.logLevel, dictionaryDir: this.opts.dictionaryDir,
+      // One engine (the main thread) answers them all: its bound on waiting requests is shared, not multiplied.
+      maxInFlight: Math.max(1, Math.ceil(MAX_IN_FLIGHT / this.opts.threads)),
     };
     const source = `radius-thread-${index}`;
     const slot: Slot = {
@@ -166,7 +171,8 @@ export class RadiusThreads {
           slot.generation++;
           slot.listening = false;
           slot.replies = [];
-          if (slot.last) this.retired.push(slot.last);
+          // Its requests in flight ended with it: only its counts since start are kept.
+          if (slot.last) this.retired.push({ ...slot.last, inFlight: 0 });
           slot.last = null;
           this.opts.metrics?.retire(source);
           slot.onClosed?.();
@@ -198,7 +204,11 @@ export class RadiusThreads {
         slot.onBound = null;
         return;
       case 'bind_failed':
-        if (!slot.onBound) this.opts.log.error({ thread: slot.data.index, err: msg.message }, 'a restarted RADIUS thread could not bind its ports');
+        if (!slot.onBound) {
+          // A restart that could not bind would otherwise sit alive without sockets: end it, so the back-off tries again.
+          this.opts.log.error({ thread: slot.data.index, err: msg.message }, 'a restarted RADIUS thread could not bind its ports; trying again');
+          void slot.supervisor.kill();
+        }
         slot.onBound?.(RadiusErrors.RADIUS_BAD_OPTIONS(`RADIUS thread could not bind ${this.opts.host}: ${msg.message}`));
         slot.onBound = null;
         return;
