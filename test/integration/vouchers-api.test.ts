@@ -419,7 +419,7 @@ describe('vouchers, profiles, hotspots and NAS clients API', () => {
       expect(r.body).toEqual({
         id: expect.stringMatching(/^nas_/), hotspot_id: t.hotspotId, ip, name: 'AP lobby',
         coa_port: 3799, require_message_authenticator: true, nas_identifier: null,
-        nas_type: 'generic', reply_role: null, reply_filter_id: null, reply_vlan: null, created_at: expect.stringMatching(ISO),
+        nas_type: 'generic', reply_role: null, reply_filter_id: null, reply_vlan: null, radsec_cert_name: null, created_at: expect.stringMatching(ISO),
       });
 
       const ip2 = nasIp();
