@@ -62,8 +62,8 @@ export function NasClients(props: { hotspot: Hotspot; onClose(): void }): preact
         <Field id="nas-role" label={t('h_nas_role')}><input id="nas-role" class="mono" maxLength={64} value={f.role} onInput={(e) => setF({ ...f, role: val(e) })} /></Field>
         <Field id="nas-filter" label={t('h_nas_filter')}><input id="nas-filter" class="mono" maxLength={64} value={f.filter} onInput={(e) => setF({ ...f, filter: val(e) })} /></Field>
         <Field id="nas-vlan" label={t('h_nas_vlan')}><input id="nas-vlan" type="number" min={1} max={4094} value={f.vlan} onInput={(e) => setF({ ...f, vlan: val(e) })} /></Field>
-        <Field id="nas-ident" label={t('h_nas_ident')} hint={t('h_nas_ident_hint')}><input id="nas-ident" class="mono" maxLength={253} value={f.ident} onInput={(e) => setF({ ...f, ident: val(e) })} /></Field>
-        <Field id="nas-cert" label={t('h_nas_cert')} hint={t('h_nas_cert_hint')}><input id="nas-cert" class="mono" maxLength={253} aria-describedby="nas-cert-hint" value={f.cert} onInput={(e) => setF({ ...f, cert: val(e) })} /></Field>
+        <Field id="nas-ident" label={t('h_nas_ident')} hint={t('h_nas_ident_hint')}><input id="nas-ident" class="mono" size={36} maxLength={253} value={f.ident} onInput={(e) => setF({ ...f, ident: val(e) })} /></Field>
+        <Field id="nas-cert" label={t('h_nas_cert')} hint={t('h_nas_cert_hint')}><input id="nas-cert" class="mono" size={36} maxLength={253} aria-describedby="nas-cert-hint" value={f.cert} onInput={(e) => setF({ ...f, cert: val(e) })} /></Field>
         <Field id="nas-name" label={t('h_nas_name')}><input id="nas-name" value={f.name} onInput={(e) => setF({ ...f, name: val(e) })} /></Field>
         <Field id="nas-coa" label={t('h_nas_coa')}><input id="nas-coa" type="number" min={1} max={65535} value={f.coa} onInput={(e) => setF({ ...f, coa: val(e) })} /></Field>
         <button type="submit" disabled={act.busy}>{t('h_nas_add')}</button>
