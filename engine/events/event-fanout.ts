@@ -181,16 +181,21 @@ export class EventFanout {
     void this.run().finally(() => { this.running = false; });
   }
 
+  /** The tenants whose stream position is known; none: waits for a subscriber (kick) and answers null. */
+  private async readable(): Promise<TenantRead[] | null> {
+    const reading = [...this.tenants.values()].filter((t) => t.after !== null);
+    if (reading.length > 0) return reading;
+    await new Promise<void>((resolve) => { this.wakeIdle = resolve; });
+    this.wakeIdle = null;
+    return null;
+  }
+
   private async run(): Promise<void> {
     const reader = this.reader!;
     let retryMs = RETRY_MIN_MS;
     while (!this.closed) {
-      const reading = [...this.tenants.values()].filter((t) => t.after !== null);
-      if (reading.length === 0) {
-        await new Promise<void>((resolve) => { this.wakeIdle = resolve; });
-        this.wakeIdle = null;
-        continue;
-      }
+      const reading = await this.readable();
+      if (!reading) continue;
       this.readGen = this.gen;
       // From here a kick() waits for this read to start and then unblocks it.
       this.inRead = true;
@@ -224,12 +229,8 @@ export class EventFanout {
   private async pollCluster(): Promise<void> {
     let retryMs = RETRY_MIN_MS;
     while (!this.closed) {
-      const reading = [...this.tenants.values()].filter((t) => t.after !== null);
-      if (reading.length === 0) {
-        await new Promise<void>((resolve) => { this.wakeIdle = resolve; });
-        this.wakeIdle = null;
-        continue;
-      }
+      const reading = await this.readable();
+      if (!reading) continue;
       let replies: ([string, [string, string[]][]][] | null)[];
       try {
         replies = await Promise.all(groupBySlot(this.redis, reading, (t) => t.key).map((group) => {
