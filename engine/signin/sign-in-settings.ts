@@ -151,8 +151,9 @@ export const INLINE_SECRETS = [
 
 /**
  * How long a process trusts its copy of a tenant's settings; another process's change shows after
- * this. The provider registry keeps its senders as long, so a carrier account changed through
- * another process is taken within this time.
+ * this. A re-read that finds a newer row tells the listeners (the provider registry drops the tenant's
+ * senders), so a carrier account changed through another process is taken from the moment this process
+ * has read it, whatever else is cached.
  */
 const CACHE_MS = 5_000;
 
@@ -163,7 +164,8 @@ const CACHE_MS = 5_000;
  * `env://NAME` reference (checked here too, not only by the route's schema).
  */
 export class SignInSettingsService {
-  private readonly cache = new Map<string, { at: number; value: SignInSettings }>();
+  /** `version`: the row's updated_at as Postgres wrote it ('' when the tenant has no row). */
+  private readonly cache = new Map<string, { at: number; value: SignInSettings; version: string }>();
   private readonly reading = new Map<string, Promise<SignInSettings>>();
   private readonly listeners: ((tenantId: string) => void)[] = [];
 
@@ -173,7 +175,10 @@ export class SignInSettingsService {
     private readonly now: () => number = Date.now, private readonly secrets: SecretStore | null = null,
   ) {}
 
-  /** Calls `fn` after a tenant's settings change in this process (e.g. a sender cache). */
+  /**
+   * Calls `fn` after a tenant's settings change: at once when changed through this process, on the next
+   * re-read when changed through another (before the new copy is handed to anyone).
+   */
   onChange(fn: (tenantId: string) => void): void {
     this.listeners.push(fn);
   }
@@ -199,10 +204,23 @@ export class SignInSettingsService {
   }
 
   private async read(tenantId: string): Promise<SignInSettings> {
-    const { rows } = await this.pool.query<{ settings: SignInSettingsInput }>('SELECT settings FROM sign_in_settings WHERE tenant_id = $1', [tenantId]);
+    const { rows } = await this.pool.query<{ settings: SignInSettingsInput; version: string }>(
+      'SELECT settings, updated_at::text AS version FROM sign_in_settings WHERE tenant_id = $1', [tenantId]);
+    const version = rows[0]?.version ?? '';
+    const before = this.cache.get(tenantId);
+    // Unchanged since the last read: the same copy, so what was built from it (a sender) stays good.
+    if (before && before.version === version) {
+      before.at = this.now();
+      return before.value;
+    }
     const value = withDefaults(rows[0]?.settings ?? {});
-    this.cache.set(tenantId, { at: this.now(), value });
+    this.cache.set(tenantId, { at: this.now(), value, version });
+    if (before) this.changed(tenantId);
     return value;
+  }
+
+  private changed(tenantId: string): void {
+    for (const fn of this.listeners) fn(tenantId);
   }
 
   /**
@@ -227,18 +245,20 @@ export class SignInSettingsService {
     // An inline SMTP URL is not in the stored document (it is sealed): it is judged here, as a reference's URL is above.
     if (typeof input.email?.smtp_url === 'string') await this.outbound.checkUrl('email.smtp_url', input.email.smtp_url, ['smtp:', 'smtps:']);
     // The document and its secrets change together: a reader never sees `_set` without its row.
-    await inTransaction(this.pool, async (c) => {
-      await c.query(
+    const version = await inTransaction(this.pool, async (c) => {
+      const { rows } = await c.query<{ version: string }>(
         `INSERT INTO sign_in_settings (tenant_id, settings) VALUES ($1, $2)
-         ON CONFLICT (tenant_id) DO UPDATE SET settings = EXCLUDED.settings, updated_at = now()`,
+         ON CONFLICT (tenant_id) DO UPDATE SET settings = EXCLUDED.settings, updated_at = now()
+         RETURNING updated_at::text AS version`,
         [tenantId, JSON.stringify(value)]);
       for (const w of writes) {
         if (w.plain === null) await this.secrets?.remove(c, tenantId, w.name);
         else await this.secrets!.put(c, tenantId, w.name, w.plain);
       }
+      return rows[0]!.version;
     });
-    this.cache.set(tenantId, { at: this.now(), value });
-    for (const fn of this.listeners) fn(tenantId);
+    this.cache.set(tenantId, { at: this.now(), value, version });
+    this.changed(tenantId);
     return value;
   }
 }

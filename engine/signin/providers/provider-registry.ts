@@ -43,10 +43,12 @@ export interface ProviderRegistryOptions {
  * The OtpSenders the OTP flows use: a tenant's sender per channel, built
  * from its sign-in settings (SMS, e-mail) and its platform messaging-app
  * record, and kept `ttlMs` so a burst of sign-ins reads neither settings
- * table per request. A settings change calls invalidate(), so a fix takes
- * effect at once on this process and within `ttlMs` (5 s, as the settings
- * service's own copy) on the others. No restart either way: inline credentials
- * are read from tenant_secrets when a sender is built, env:// references at each send.
+ * table per request. A settings change calls invalidate(): at once on this
+ * process, and on the others as soon as their settings service re-reads the
+ * newer row (its onChange), before that copy is used. A messaging-app record
+ * has no such signal from other processes: it is taken within `ttlMs`. No
+ * restart either way: inline credentials are read from tenant_secrets when a
+ * sender is built, env:// references at each send.
  */
 export class ProviderRegistry implements OtpSenders {
   private readonly cache = new Map<string, { until: number; sender: Promise<OtpSender | null> }>();
@@ -56,8 +58,7 @@ export class ProviderRegistry implements OtpSenders {
 
   constructor(private readonly o: ProviderRegistryOptions) {
     this.http = new ProviderHttp(o.http ?? o.outbound);
-    // As long as the sign-in settings service keeps its copy (CACHE_MS in sign-in-settings.ts): a
-    // carrier account onboarded through another process is taken within seconds, with no restart.
+    // A messaging-app account onboarded through another process is taken within seconds, with no restart.
     this.ttlMs = o.ttlMs ?? 5_000;
     this.now = o.now ?? Date.now;
   }
