@@ -52,6 +52,8 @@ export class StormDriver {
   /** When the last sign-in was answered or given up, performance.now(). */
   lastSigninAt = 0;
   private readonly state: Uint8Array;
+  /** The code each guest still has on screen (sent, its verify not answered yet). */
+  private readonly codesShown = new Map<number, string>();
   private readonly t0: number;
   /** [kill, ready] of the service's restart, performance.now(); a request due in it and failing after the kill is the kill's. */
   outage: [number, number] | undefined;
@@ -145,16 +147,30 @@ export class StormDriver {
     if (r.status !== 200 || r.json?.status !== 'authorized') throw new Failure(`verify_${r.status}_${r.json?.error ?? r.json?.status ?? ''}`, r.status >= 500);
   }
 
+  /**
+   * A code sign-in. A guest whose verify failed on the wire (the service killed) still has the code on
+   * screen and presses the button again: the same code first (the engine gives the device its live
+   * session back if the lost verify had started one), a new code only if that one is refused.
+   */
   private async otpSignIn(guest: number, mac: string): Promise<void> {
     const local10 = `5${String(guest).padStart(9, '0')}`;
     const phone = `+90${local10}`;
+    const held = this.codesShown.get(guest);
+    if (held !== undefined) {
+      const again = await this.http.post('/api/v1/hotspot-portal/sms/verify', { hotspot_id: this.site.hotspot, phone, code: held, mac });
+      if (again.status >= 500) throw new Failure(`sms_verify_${again.status}_${again.json?.error ?? ''}`, true);
+      this.codesShown.delete(guest);
+      if (again.status === 200 && again.json?.status === 'authorized') { this.counts.add('code_presented_again'); return; }
+    }
     const req = await this.http.post('/api/v1/hotspot-portal/sms/request', { hotspot_id: this.site.hotspot, phone, mac });
     if (req.status !== 200) throw new Failure(`sms_request_${req.status}_${req.json?.error ?? ''}`, req.status >= 500);
     let timer: NodeJS.Timeout | undefined;
     const code = await Promise.race([this.codeFor!(local10), new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Failure('sms_not_delivered', false)), 10_000);
     })]).finally(() => clearTimeout(timer));
+    this.codesShown.set(guest, code);
     const ok = await this.http.post('/api/v1/hotspot-portal/sms/verify', { hotspot_id: this.site.hotspot, phone, code, mac });
+    if (ok.status < 500) this.codesShown.delete(guest);
     if (ok.status !== 200 || ok.json?.status !== 'authorized') throw new Failure(`sms_verify_${ok.status}_${ok.json?.error ?? ok.json?.status ?? ''}`, ok.status >= 500);
   }
 
