@@ -1,22 +1,7 @@
 import { maskUsername } from '../sessions/session-service.js';
 import type { Pool } from '../store/postgres.js';
-import { ChainVerifier, type ChainBreak, type StoredLink } from './chain.js';
-import { gapAfter, linkBefore } from './chain-links.js';
-
-interface Row {
-  tenant_id: string; seq: number; id: string; event_type: string; ts: Date; session_id: string | null;
-  mac_address: string | null; ip_address: string | null; username: string | null; auth_method: string | null;
-  ssid: string | null; hotspot_id: string | null; details: Record<string, unknown>; prev_hash: string; hash_chain_value: string;
-}
-
-function toLink(r: Row): StoredLink {
-  return {
-    tenant_id: r.tenant_id, seq: Number(r.seq), id: r.id, event_type: r.event_type, timestamp: r.ts.toISOString(),
-    session_id: r.session_id ?? '', mac_address: r.mac_address ?? '', ip_address: r.ip_address ?? '', username: r.username ?? '',
-    auth_method: r.auth_method ?? '', ssid: r.ssid ?? '', hotspot_id: r.hotspot_id ?? '', details: r.details,
-    prev_hash: r.prev_hash, hash_chain_value: r.hash_chain_value,
-  };
-}
+import { ChainVerifier, type ChainBreak } from './chain.js';
+import { gapAfter, linkBefore, toLink, type AuditRow } from './chain-links.js';
 
 /** The contract's audit chain record as the API shows it (see /v1/openapi.json), with its place in the chain. */
 export interface ChainRecord {
@@ -61,7 +46,7 @@ export class AuditService {
   }> {
     const limit = opts.limit ?? 1000;
     const after = opts.cursor === undefined ? 0 : Number(opts.cursor);
-    const { rows: read } = await this.pool.query<Row>(
+    const { rows: read } = await this.pool.query<AuditRow>(
       'SELECT * FROM audit_records WHERE tenant_id = $1 AND day = $2 AND seq > $3 ORDER BY seq LIMIT $4', [tenantId, date, after, limit + 1]);
     const more = read.length > limit;
     const rows = more ? read.slice(0, limit) : read;
@@ -94,7 +79,7 @@ export class AuditService {
     let v: ChainVerifier | null = null;
     let after = 0;
     for (;;) {
-      const { rows } = await this.pool.query<Row>(
+      const { rows } = await this.pool.query<AuditRow>(
         `SELECT * FROM audit_records WHERE tenant_id = $1 AND day BETWEEN $2 AND $3 AND seq > $4 ORDER BY seq LIMIT 5000`,
         [tenantId, lo, hi, after]);
       if (rows.length === 0) break;

@@ -1,5 +1,22 @@
 import type { Pool } from '../store/postgres.js';
-import { GENESIS, type ChainBreak } from './chain.js';
+import { GENESIS, type ChainBreak, type StoredLink } from './chain.js';
+
+/** An audit_records row as pg reads it. */
+export interface AuditRow {
+  tenant_id: string; seq: number; id: string; event_type: string; ts: Date; session_id: string | null;
+  mac_address: string | null; ip_address: string | null; username: string | null; auth_method: string | null;
+  ssid: string | null; hotspot_id: string | null; details: Record<string, unknown>; prev_hash: string; hash_chain_value: string;
+}
+
+/** The row as the chain hashes it: absent values as empty strings, the time as ISO text. */
+export function toLink(r: AuditRow): StoredLink {
+  return {
+    tenant_id: r.tenant_id, seq: Number(r.seq), id: r.id, event_type: r.event_type, timestamp: r.ts.toISOString(),
+    session_id: r.session_id ?? '', mac_address: r.mac_address ?? '', ip_address: r.ip_address ?? '', username: r.username ?? '',
+    auth_method: r.auth_method ?? '', ssid: r.ssid ?? '', hotspot_id: r.hotspot_id ?? '', details: r.details,
+    prev_hash: r.prev_hash, hash_chain_value: r.hash_chain_value,
+  };
+}
 
 /**
  * The link just before `seq`, to check a stretch of a tenant's chain that

@@ -1,21 +1,7 @@
 import type { StoredLink } from '../audit/chain.js';
+import { toLink, type AuditRow } from '../audit/chain-links.js';
 import type { Pool } from '../store/postgres.js';
 import { PAGE_ROWS } from './access-log.js';
-
-interface Row {
-  tenant_id: string; seq: number; id: string; event_type: string; ts: Date; session_id: string | null;
-  mac_address: string | null; ip_address: string | null; username: string | null; auth_method: string | null;
-  ssid: string | null; hotspot_id: string | null; details: Record<string, unknown>; prev_hash: string; hash_chain_value: string;
-}
-
-function toLink(r: Row): StoredLink {
-  return {
-    tenant_id: r.tenant_id, seq: Number(r.seq), id: r.id, event_type: r.event_type, timestamp: r.ts.toISOString(),
-    session_id: r.session_id ?? '', mac_address: r.mac_address ?? '', ip_address: r.ip_address ?? '', username: r.username ?? '',
-    auth_method: r.auth_method ?? '', ssid: r.ssid ?? '', hotspot_id: r.hotspot_id ?? '', details: r.details,
-    prev_hash: r.prev_hash, hash_chain_value: r.hash_chain_value,
-  };
-}
 
 /**
  * A tenant's audit records of one UTC day in seq order, in keyset pages
@@ -24,7 +10,7 @@ function toLink(r: Row): StoredLink {
 export async function* chainPages(pool: Pool, tenantId: string, day: string, pageRows = PAGE_ROWS): AsyncGenerator<StoredLink[]> {
   let after = -1;
   for (;;) {
-    const { rows } = await pool.query<Row>(
+    const { rows } = await pool.query<AuditRow>(
       `SELECT tenant_id, seq, id, event_type, ts, session_id, mac_address, ip_address, username, auth_method, ssid,
          hotspot_id, details, prev_hash, hash_chain_value
        FROM audit_records WHERE tenant_id = $1 AND day = $2 AND seq > $3 ORDER BY seq LIMIT $4`,

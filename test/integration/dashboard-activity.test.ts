@@ -1,10 +1,11 @@
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_MODULES, signOperatorToken } from '../../engine/index.js';
 import { hourOf, minuteOf, stepOf } from '../../engine/events/activity-keys.js';
 import { AcctStatusType, Code, decodePacket } from '../../radius/index.js';
-import { TestNas, accessRequest, accountingRequest } from '../radius/helpers.js';
+import { accessRequest, accountingRequest } from '../radius/helpers.js';
 import { call, dashed, JWT_SECRET, keys, macs, newTenant, startService, until, type Running, type Tenant } from '../support/fixture.js';
+import { addLoopbackNas, type LoopbackNas } from '../support/loopback-nas.js';
 
 /**
  * The activity the dashboard reads, against a known scenario driven through
@@ -17,7 +18,7 @@ describe('dashboard activity: a known scenario', () => {
   let t: Tenant;
   let other: Tenant;
   let token: string;
-  let nas: { ip: string; secret: string; radius: TestNas; next(): number };
+  let nas: LoopbackNas;
   let ports: { auth: number; acct: number };
   const mac = macs();
   const suffix = randomBytes(4).toString('hex').toUpperCase();
@@ -33,16 +34,7 @@ describe('dashboard activity: a known scenario', () => {
     for (const body of [{ code, max_uses: null, duration_minutes: 60 }, { code: single, max_uses: 1, duration_minutes: 60 }]) {
       expect((await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body })).status).toBe(201);
     }
-    for (let attempt = 0; ; attempt++) {
-      const ip = `127.${randomInt(16, 250)}.${randomInt(0, 256)}.${randomInt(2, 255)}`;
-      const secret = `s3cret-${randomBytes(12).toString('hex')}`;
-      const r = await call(svc.base, 'POST', `/v1/hotspots/${t.hotspotId}/nas-clients`, { auth: t.apiKey, body: { ip, secret } });
-      if (r.status === 409 && attempt < 5) continue; // another file's NAS has this address
-      expect(r.status).toBe(201);
-      let id = randomInt(0, 256);
-      nas = { ip, secret, radius: await TestNas.open(ip), next: () => (id = (id + 1) & 255) };
-      break;
-    }
+    nas = await addLoopbackNas(svc.base, t);
   });
   afterAll(async () => {
     await nas?.radius.close();
@@ -60,13 +52,13 @@ describe('dashboard activity: a known scenario', () => {
       if (got!.msg[1] === pkt[1]) return decodePacket(got!.msg)!.code;
     }
   };
-  const papLogin = (user: string, m: string) => ask(accessRequest({ secret: nas.secret, id: nas.next(), userName: user, password: user, callingStationId: dashed(m) }), ports.auth);
+  const papLogin = (user: string, m: string) => ask(accessRequest({ secret: nas.secret, id: nas.nextId(), userName: user, password: user, callingStationId: dashed(m) }), ports.auth);
   const macAuth = (m: string) => {
     const bare = m.replace(/:/g, '').toLowerCase();
-    return ask(accessRequest({ secret: nas.secret, id: nas.next(), userName: bare, password: bare, callingStationId: dashed(m) }), ports.auth);
+    return ask(accessRequest({ secret: nas.secret, id: nas.nextId(), userName: bare, password: bare, callingStationId: dashed(m) }), ports.auth);
   };
   const acct = (m: string, status: number, inOctets: number, outOctets: number) => ask(accountingRequest({
-    secret: nas.secret, id: nas.next(), status, callingStationId: dashed(m), acctSessionId: `acct-${m}`, nasIdentifier: 'ap-north',
+    secret: nas.secret, id: nas.nextId(), status, callingStationId: dashed(m), acctSessionId: `acct-${m}`, nasIdentifier: 'ap-north',
     inputOctets: inOctets, outputOctets: outOctets, ...(status === AcctStatusType.STOP ? { terminateCause: 1 } : {}),
   }), ports.acct);
 

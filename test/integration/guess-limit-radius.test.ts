@@ -1,8 +1,9 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Attr, Code, RadiusCrypto, attributeValue, checkFraming, decodePacket, type RadiusPacket } from '../../radius/index.js';
-import { TestNas, accessRequest, type AccessRequestSpec } from '../radius/helpers.js';
+import { accessRequest, type AccessRequestSpec } from '../radius/helpers.js';
 import { call, dashed, macs, newTenant, type Running, startService } from '../support/fixture.js';
+import { addLoopbackNas, type LoopbackNas } from '../support/loopback-nas.js';
 
 /**
  * The voucher guessing limits on the RADIUS path: a code as User-Name (PAP
@@ -16,7 +17,7 @@ describe('voucher guessing limits over RADIUS', () => {
   let svc: Running;
   let t: Awaited<ReturnType<typeof newTenant>>;
   let port: number;
-  let nas: { ip: string; secret: string; radius: TestNas };
+  let nas: LoopbackNas;
   let ident = randomInt(0, 256);
   const nextMac = macs();
   const suffix = randomBytes(4).toString('hex').toUpperCase();
@@ -45,15 +46,7 @@ describe('voucher guessing limits over RADIUS', () => {
     port = svc.service.radiusPorts.auth;
     t = await newTenant(svc.service, 'Guessing Venue');
     expect((await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code: good, max_uses: null } })).status).toBe(201);
-    for (let attempt = 0; ; attempt++) {
-      const ip = `127.${randomInt(16, 250)}.${randomInt(0, 256)}.${randomInt(2, 255)}`;
-      const secret = `s3cret-${randomBytes(12).toString('hex')}`;
-      const r = await call(svc.base, 'POST', `/v1/hotspots/${t.hotspotId}/nas-clients`, { auth: t.apiKey, body: { ip, secret } });
-      if (r.status === 409 && attempt < 5) continue; // another file's NAS has this address
-      expect(r.status).toBe(201);
-      nas = { ip, secret, radius: await TestNas.open(ip) };
-      break;
-    }
+    nas = await addLoopbackNas(svc.base, t);
   });
   afterAll(async () => {
     await nas?.radius.close();

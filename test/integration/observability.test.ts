@@ -1,11 +1,12 @@
 import { spawnSync } from 'node:child_process';
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect } from 'vitest';
 import { projectPath } from '../../engine/index.js';
 import { checkFraming, Code } from '../../radius/index.js';
 import { TestNas, accessRequest, accountingRequest } from '../radius/helpers.js';
 import { call, newTenant, serviceTest, until } from '../support/fixture.js';
+import { addLoopbackNas } from '../support/loopback-nas.js';
 
 /**
  * Issue 24 item 3: Prometheus metrics as the ecosystem reads them (prom-client,
@@ -89,17 +90,9 @@ describe('observability', () => {
     // A NAS of this tenant asks once on each port.
     let nas: TestNas | undefined;
     try {
-      let ip = '';
-      let secret = '';
-      for (let attempt = 0; ; attempt++) {
-        ip = `127.${randomInt(16, 250)}.${randomInt(0, 256)}.${randomInt(2, 255)}`;
-        secret = `s3cret-${randomBytes(12).toString('hex')}`;
-        const r = await call(svc.base, 'POST', `/v1/hotspots/${t.hotspotId}/nas-clients`, { auth: t.apiKey, body: { ip, secret } });
-        if (r.status === 409 && attempt < 5) continue; // another file's NAS has this address
-        expect(r.status).toBe(201);
-        break;
-      }
-      nas = await TestNas.open(ip);
+      const added = await addLoopbackNas(svc.base, t);
+      const secret = added.secret;
+      nas = added.radius;
       // Sent again until answered, as a NAS retransmits: the new NAS client reaches the registry a moment after its 201.
       // An answer is this request's by its code and identifier (a late answer to a retransmitted Access-Request is not).
       const answered = (pkt: Buffer, port: number, codes: number[]) => async (): Promise<boolean> => {

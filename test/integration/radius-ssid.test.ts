@@ -1,8 +1,9 @@
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Code, RadiusCrypto, checkFraming, decodePacket, type RadiusPacket } from '../../radius/index.js';
-import { TestNas, accessRequest, accountingRequest, type AccessRequestSpec, type AccountingSpec } from '../radius/helpers.js';
+import { accessRequest, accountingRequest, type AccessRequestSpec, type AccountingSpec } from '../radius/helpers.js';
 import { call, dashed, keys, macs, newTenant, type Running, startService, until } from '../support/fixture.js';
+import { addLoopbackNas, type LoopbackNas } from '../support/loopback-nas.js';
 
 /**
  * Issue 18, Build 5: the NAS's word over the guest's. A voucher's SSID list
@@ -17,7 +18,7 @@ describe('a voucher SSID list against the NAS', () => {
   let svc: Running;
   let t: Awaited<ReturnType<typeof newTenant>>;
   let ports: { auth: number; acct: number };
-  let nas: { ip: string; secret: string; radius: TestNas; nextId(): number };
+  let nas: LoopbackNas;
   const device = macs();
   const suffix = randomBytes(4).toString('hex').toUpperCase();
   const codes = { vip: `SSID-VIP-${suffix}`, any: `SSID-ANY-${suffix}` };
@@ -29,17 +30,7 @@ describe('a voucher SSID list against the NAS', () => {
     for (const body of [{ code: codes.vip, max_uses: null, ssids: ['VIP'] }, { code: codes.any, max_uses: null }]) {
       expect((await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body })).status).toBe(201);
     }
-    for (let attempt = 0; attempt < 5 && !nas; attempt++) {
-      const ip = `127.${randomInt(16, 250)}.${randomInt(0, 256)}.${randomInt(2, 255)}`;
-      const secret = `s3cret-${randomBytes(12).toString('hex')}`;
-      const radius = await TestNas.open(ip);
-      const r = await call(svc.base, 'POST', `/v1/hotspots/${t.hotspotId}/nas-clients`, { auth: t.apiKey, body: { ip, secret, coa_port: 3799 } });
-      if (r.status === 409) { await radius.close(); continue; } // another file's NAS has this address
-      expect(r.status).toBe(201);
-      let ident = randomInt(0, 256);
-      nas = { ip, secret, radius, nextId: () => (ident = (ident + 1) & 255) };
-    }
-    expect(nas, 'a free loopback address for the test NAS').toBeDefined();
+    nas = await addLoopbackNas(svc.base, t, { coa_port: 3799 });
   });
   afterAll(async () => {
     await nas?.radius.close();

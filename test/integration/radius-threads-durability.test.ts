@@ -1,11 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AcctStatusType, Code, RadiusCrypto, checkFraming } from '../../radius/index.js';
-import { freePort } from '../../scripts/local-services.js';
-import { TestNas, accountingRequest, type AccountingSpec } from '../radius/helpers.js';
+import { accountingRequest, type AccountingSpec } from '../radius/helpers.js';
 import { call, dashed, keys, macs, newTenant, type Running, startService, until } from '../support/fixture.js';
+import { addLoopbackNas, startPrivateRedis, type LoopbackNas, type PrivateRedis } from '../support/loopback-nas.js';
 
 /**
  * Issue 22 item 1 with item 2's rule: on RADIUS threads (RADIUS_THREADS=2) an
@@ -18,39 +17,26 @@ const rc = new RadiusCrypto();
 const randomMac = macs();
 
 describe('RADIUS threads: no Accounting-Response before durability', () => {
-  let redisProc: ChildProcess;
+  let own: PrivateRedis;
   let redis: Redis;
   let svc: Running;
   let t: Awaited<ReturnType<typeof newTenant>>;
-  let nas: { secret: string; radius: TestNas; nextId(): number };
+  let nas: LoopbackNas;
   const code = `THR-DUR-${randomBytes(4).toString('hex').toUpperCase()}`;
 
   beforeAll(async () => {
-    const port = await freePort();
-    redisProc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    redis = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 1 });
-    redis.on('error', () => undefined); // refused until the server is up: until() below asks again
-    await until(async () => redis.ping().then(() => true, () => false), { what: 'the private redis-server' });
-    svc = await startService({ REDIS_URL: `redis://127.0.0.1:${port}`, RADIUS_THREADS: '2', ACTOR_THREADS: '1', LOG_LEVEL: process.env.DBG_LOG ?? 'silent' });
+    own = await startPrivateRedis();
+    redis = own.redis;
+    svc = await startService({ REDIS_URL: own.url, RADIUS_THREADS: '2', ACTOR_THREADS: '1', LOG_LEVEL: process.env.DBG_LOG ?? 'silent' });
     t = await newTenant(svc.service, 'Threaded Accounting');
     expect((await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code, max_uses: null, duration_minutes: 120 } })).status).toBe(201);
-    for (let attempt = 0; ; attempt++) {
-      const ip = `127.${randomInt(16, 250)}.${randomInt(0, 256)}.${randomInt(2, 255)}`;
-      const secret = `s3cret-${randomBytes(12).toString('hex')}`;
-      const r = await call(svc.base, 'POST', `/v1/hotspots/${t.hotspotId}/nas-clients`, { auth: t.apiKey, body: { ip, secret } });
-      if (r.status === 409 && attempt < 5) continue; // another file's NAS has this address
-      expect(r.status).toBe(201);
-      let ident = randomInt(0, 256);
-      nas = { secret, radius: await TestNas.open(ip), nextId: () => (ident = (ident + 1) & 255) };
-      break;
-    }
+    nas = await addLoopbackNas(svc.base, t);
   });
   afterAll(async () => {
     await redis?.call('CLIENT', 'UNPAUSE').catch(() => undefined);
     await nas?.radius.close();
     await svc?.stop();
-    redis?.disconnect();
-    redisProc?.kill('SIGKILL');
+    await own?.stop();
   });
 
   const packet = (spec: Partial<AccountingSpec>) => accountingRequest({ secret: nas.secret, id: nas.nextId(), ...spec });
