@@ -20,6 +20,8 @@ export interface Config {
   dashboardPort: number | undefined;
   redisUrl: string;
   databaseUrl: string;
+  /** DATABASE_REPLICA_URL: a read replica the reports read from (lagging by its replication delay); absent: the primary. */
+  databaseReplicaUrl: string | undefined;
   jwtSecret: Uint8Array;
   /** Leeway for `exp`/`iat`/`nbf` in JWTs, seconds. */
   jwtLeewaySec: number;
@@ -276,6 +278,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dashboardPort: port('DASHBOARD_PORT', undefined),
     redisUrl: isClusterUrl(env.REDIS_URL ?? '') ? clusterUrl(env.REDIS_URL!, problems) : url('REDIS_URL', ['redis:', 'rediss:']),
     databaseUrl: url('DATABASE_URL', ['postgres:', 'postgresql:']),
+    databaseReplicaUrl: optionalUrl('DATABASE_REPLICA_URL', ['postgres:', 'postgresql:']),
     jwtSecret,
     jwtLeewaySec: int('JWT_LEEWAY_SEC', 30, 0, 300),
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),

@@ -110,6 +110,8 @@ export interface EngineOptions {
 export class Engine {
   readonly redis: Redis;
   readonly pool: Pool;
+  /** Where the reports read: DATABASE_REPLICA_URL's replica, else `pool`. */
+  private readonly reportReads: Pool;
   readonly metrics = new Metrics({ processMetrics: true });
   readonly tenants: TenantService;
   readonly credentials: CredentialVerifier;
@@ -213,6 +215,7 @@ export class Engine {
     this.metrics.gauge('event_fanout_tenants', 'Tenants whose event streams this process reads (they have stream listeners here)', () => this.fanout.tenantCount);
     this.metrics.counterFrom('event_fanout_events_total', 'Domain events the fan-out handed to listeners in this process', () => this.fanout.delivered);
     this.pool = createPool(config.databaseUrl, log);
+    this.reportReads = config.databaseReplicaUrl ? createPool(config.databaseReplicaUrl, log) : this.pool;
     // Built first: the services below tell them of changes through constructor callbacks.
     this.sink = new SinkWorker({ redisUrl: config.redisUrl, databaseUrl: config.databaseUrl, nodeId: config.nodeId, logLevel: config.logLevel },
       log.child({ component: 'outbox-sink' }), this.metrics);
@@ -316,10 +319,10 @@ export class Engine {
     const pmsMethod = new PmsMethod(this.redis, pmsGuests, (hs) => pmsLinks.linkOf(hs), this.signInSettings, new SettingsTerms(this.signInSettings),
       { sessionMinutes: config.defaultSessionMinutes, idleSec: config.defaultIdleTimeoutSec }, config.pms.staleAfterMs, endForPms, this.metrics);
     this.pms = new PmsService(pmsLinkStore, pmsGuests, pmsLinks, pmsMethod, this.signIn, config.pms.staleAfterMs, now);
-    this.reports = new ReportService(this.pool, now);
-    this.consoleReports = new ConsoleReportService(this.pool, now);
+    this.reports = new ReportService(this.pool, now, this.reportReads);
+    this.consoleReports = new ConsoleReportService(this.reportReads, now);
     this.signInMover = new SignInMover(this.pool, this.redis, log.child({ component: 'signin-mover' }), now);
-    this.reportPdf = new ReportPdfService({ pool: this.pool, log: log.child({ component: 'report-pdf' }), now });
+    this.reportPdf = new ReportPdfService({ pool: this.reportReads, log: log.child({ component: 'report-pdf' }), now });
     this.portal = new PortalState(this.redis, this.hotspots, now);
     this.portalSignIn = new PortalSignIn(this.hotspots, this.uamCredentials, this.portal, log.child({ component: 'portal' }));
     // Sponsor approval: the e-mail goes through the tenant's e-mail sender; approval starts the session through the pipeline.
@@ -436,6 +439,7 @@ export class Engine {
     await this.sink.stop();
     await this.decisions.close(); // dashboard activity: the last decisions written
     this.redis.disconnect();
+    if (this.reportReads !== this.pool) await this.reportReads.end();
     await this.pool.end();
   }
 }

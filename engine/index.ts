@@ -26,7 +26,7 @@ export type { Started, CheckedIdentity, PreCheckedMethod, TermsSource } from './
 export type { DecisionSink, SignInDecision } from './signin/decision-sink.js';
 export type { AuthMethod } from './redis/records.js';
 export { assetPath, projectPath, projectRoot } from './util/project-root.js';
-export { createPool, migrate, migrationStatus, type MigrationState } from './store/postgres.js';
+export { createPool, isPostgresUnreachable, migrate, migrationStatus, type MigrationState } from './store/postgres.js';
 export type {
   NasRecord, AccessRequestMsg, ChapResponse, AccessDecision, AcctStatus, StopReason, AccountingMsg,
   NasCommandResult, NasSessionRef, NasControl, RadiusHandler,

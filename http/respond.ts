@@ -1,4 +1,4 @@
-import { AppError, Errors, type Logger } from '../engine/index.js';
+import { AppError, Errors, isPostgresUnreachable, type Logger } from '../engine/index.js';
 import type { HttpResponse } from './uws.js';
 
 const STATUS_LINES: Record<number, string> = {
@@ -105,7 +105,7 @@ export async function sendStream(ex: Exchange, reply: Reply, log: Logger): Promi
   }
 }
 
-/** Maps any throw onto a reply: AppErrors as themselves, everything else as a logged 500. `log` may be a function that makes the logger (the request's child, made only when a line is written). */
+/** Maps any throw onto a reply: AppErrors as themselves, Postgres out of reach as 503, everything else as a logged 500. `log` may be a function that makes the logger (the request's child, made only when a line is written). */
 export function errorReply(err: unknown, logger: Logger | (() => Logger)): Reply {
   const log = (): Logger => (typeof logger === 'function' ? logger() : logger);
   if (err instanceof AppError) {
@@ -114,6 +114,11 @@ export function errorReply(err: unknown, logger: Logger | (() => Logger)): Reply
     const wait = err.fields?.retry_after;
     if (typeof wait === 'number') return { status: err.status, body: err.toBody(), headers: { 'retry-after': String(wait) } };
     return { status: err.status, body: err.toBody() };
+  }
+  if (isPostgresUnreachable(err)) {
+    log().warn({ err: (err as Error).message }, 'request failed: postgres unreachable');
+    const e = Errors.SERVICE_UNAVAILABLE('The database');
+    return { status: e.status, body: e.toBody() };
   }
   log().error({ err }, 'unhandled error in request');
   const e = Errors.INTERNAL();

@@ -95,7 +95,8 @@ export class ReportService {
   /** Session report downloads running now (MAX_CONCURRENT_REPORTS). */
   private running = 0;
 
-  constructor(private readonly pool: Pool, private readonly now: () => number = Date.now) {}
+  /** `reads`: where the reports read (DATABASE_REPLICA_URL's replica, else the primary); rebuilds write to `pool`. */
+  constructor(private readonly pool: Pool, private readonly now: () => number = Date.now, private readonly reads: Pool = pool) {}
 
   /**
    * A download's chunks, holding one of MAX_CONCURRENT_REPORTS places from its
@@ -125,7 +126,7 @@ export class ReportService {
     const [grouped, sketches] = await Promise.all([
       // Month rows carry either the mix (methods x device types) or the hours; `sessions_h` counts
       // starts for the hour grouping only, so neither is counted twice.
-      this.pool.query<Grouped>(
+      this.reads.query<Grouped>(
         `SELECT auth_method, device_type, hour, GROUPING(auth_method, device_type, hour) AS g,
                 sum(sessions)::text AS sessions, sum(sessions_h)::text AS sessions_h, sum(ended)::text AS ended, sum(duration_s)::text AS duration_s
          FROM (SELECT auth_method, device_type, NULL::smallint AS hour, sessions, 0 AS sessions_h, ended, duration_s
@@ -135,7 +136,7 @@ export class ReportService {
                UNION ALL
                SELECT auth_method, device_type, hour, sessions, sessions, ended, duration_s FROM report_hours WHERE ${who} AND ${days}) x
          GROUP BY GROUPING SETS ((auth_method), (device_type), (hour), ())`, params),
-      this.pool.query<{ sketch: Buffer }>(
+      this.reads.query<{ sketch: Buffer }>(
         `SELECT sketch FROM report_device_months WHERE ${who} AND month = ANY($3::date[])
          UNION ALL SELECT sketch FROM report_devices WHERE ${who} AND ${days}`, params),
     ]);
@@ -184,7 +185,7 @@ export class ReportService {
   async sessionsJson(tenantId: string, q: ReportQuery): Promise<AsyncIterable<Buffer>> {
     const range = reportRange(q.from, q.to);
     const hs = await this.hotspotOf(tenantId, q.hotspotId);
-    return this.limited(() => jsonReport(this.pool, tenantId, range, hs));
+    return this.limited(() => jsonReport(this.reads, tenantId, range, hs));
   }
 
   /**
@@ -196,7 +197,7 @@ export class ReportService {
   async sessionsCsv(tenantId: string, q: ReportQuery): Promise<{ range: ReportRange; stream: AsyncIterable<Buffer> }> {
     const range = reportRange(q.from, q.to);
     const hs = await this.hotspotOf(tenantId, q.hotspotId);
-    return { range, stream: this.limited(() => csvReport(this.pool, tenantId, range, hs)) };
+    return { range, stream: this.limited(() => csvReport(this.reads, tenantId, range, hs)) };
   }
 
   /**
@@ -254,7 +255,7 @@ export class ReportService {
   /** The hotspot named, checked to be the tenant's (another tenant's is answered as unknown); null for all. */
   private async hotspotOf(tenantId: string, hotspotId: string | undefined): Promise<string | null> {
     if (hotspotId === undefined || hotspotId === '') return null;
-    const { rowCount } = await this.pool.query('SELECT 1 FROM hotspots WHERE id = $1 AND tenant_id = $2', [hotspotId, tenantId]);
+    const { rowCount } = await this.reads.query('SELECT 1 FROM hotspots WHERE id = $1 AND tenant_id = $2', [hotspotId, tenantId]);
     if (!rowCount) throw Errors.HOTSPOT_NOT_FOUND();
     return hotspotId;
   }
@@ -262,24 +263,32 @@ export class ReportService {
 
 async function* jsonReport(pool: Pool, tenantId: string, range: ReportRange, hs: string | null): AsyncGenerator<Buffer> {
   const totals = { sessions: 0, ended: 0, duration_minutes: 0, bytes_in: 0, bytes_out: 0 };
-  yield Buffer.from(`{"period":${JSON.stringify({ from: range.from, to: range.to })},"data":[`);
-  let first = true;
-  for await (const page of sessionRows(pool, tenantId, range, hs)) {
-    let text = '';
-    for (const r of page) {
-      totals.sessions += 1;
-      if (r.ended_at !== null) {
-        totals.ended += 1;
-        totals.duration_minutes += r.duration_minutes ?? 0;
+  const pages = sessionRows(pool, tenantId, range, hs);
+  // The first page before the first byte: a database that cannot answer is a 503, not a cut-off 200.
+  let next = await pages.next();
+  try {
+    yield Buffer.from(`{"period":${JSON.stringify({ from: range.from, to: range.to })},"data":[`);
+    let first = true;
+    for (; !next.done; next = await pages.next()) {
+      let text = '';
+      for (const r of next.value) {
+        totals.sessions += 1;
+        if (r.ended_at !== null) {
+          totals.ended += 1;
+          totals.duration_minutes += r.duration_minutes ?? 0;
+        }
+        totals.bytes_in += r.bytes_in;
+        totals.bytes_out += r.bytes_out;
+        text += (first ? '' : ',') + JSON.stringify(r satisfies SessionReportRow);
+        first = false;
       }
-      totals.bytes_in += r.bytes_in;
-      totals.bytes_out += r.bytes_out;
-      text += (first ? '' : ',') + JSON.stringify(r satisfies SessionReportRow);
-      first = false;
+      yield Buffer.from(text);
     }
-    yield Buffer.from(text);
+    yield Buffer.from(`],"totals":${JSON.stringify(totals)}}`);
+  } finally {
+    // A client that left mid-report: the cursor's transaction ends and its connection goes back.
+    await pages.return(undefined);
   }
-  yield Buffer.from(`],"totals":${JSON.stringify(totals)}}`);
 }
 
 async function* csvReport(pool: Pool, tenantId: string, range: ReportRange, hs: string | null): AsyncGenerator<Buffer> {

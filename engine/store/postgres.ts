@@ -24,6 +24,21 @@ export function createPool(databaseUrl: string, log: Logger, max = 10): Pool {
   return pool;
 }
 
+/** Socket errors of a server that is not there (refused, reset, unreachable), whichever store. */
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE']);
+
+/**
+ * Whether `err` says Postgres could not be reached or went away (refused, reset, shutting down,
+ * SQLSTATE class 08 or 57P0x), not that the query was wrong: the request is answered 503 then.
+ */
+export function isPostgresUnreachable(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && (UNREACHABLE_CODES.has(code) || code.startsWith('08') || /^57P0[123]$/.test(code))) return true;
+  // pg's own words for a connection that ended or never came (no code on these).
+  return /^Connection terminated|^timeout exceeded when trying to connect/.test(err.message);
+}
+
 /** Runs `fn` in a transaction; rolls back on any throw. */
 export async function inTransaction<T>(pool: Pool, fn: (c: PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();

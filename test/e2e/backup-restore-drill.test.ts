@@ -1,11 +1,11 @@
 import { execFile } from 'node:child_process';
-import { appendFileSync, chownSync, copyFileSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chownSync, copyFileSync, cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect } from 'vitest';
 import { mac } from '../support/macs.js';
-import { e2eTest, expectOneStartEach, keys, startStorm, until, type ServiceProcess } from './own-stack.js';
+import { asPostgres, e2eTest, expectOneStartEach, keys, startStorm, until, type ServiceProcess } from './own-stack.js';
 
 /**
  * The restore drill of docs/backup.md, for real: a base backup of PostgreSQL
@@ -41,18 +41,6 @@ const test = e2eTest(NODE_ID, [
   `archive_command = 'test ! -f ${archive}/%f && cp %p ${archive}/%f'`, '',
 ].join('\n'));
 
-function pgBin(name: string): string {
-  for (const v of ['15', '16', '17']) {
-    const p = `/usr/lib/postgresql/${v}/bin/${name}`;
-    if (existsSync(p)) return p;
-  }
-  return name;
-}
-/** A PostgreSQL program as the postgres user (initdb and friends refuse root). */
-async function asPostgres(name: string, args: string[]): Promise<void> {
-  const [cmd, argv] = isRoot ? ['runuser', ['-u', 'postgres', '--', pgBin(name), ...args]] : [pgBin(name), args];
-  await run(cmd, argv, { timeout: 120_000 });
-}
 async function redisCli(port: number, ...args: string[]): Promise<string> {
   return (await run('redis-cli', ['-p', String(port), ...args], { timeout: 30_000 })).stdout.trim();
 }

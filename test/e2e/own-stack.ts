@@ -65,11 +65,7 @@ export async function ownStack(nodeId: string, postgresConf?: string): Promise<O
     HTTP_HOST: '127.0.0.1', HTTP_PORT: '0', LOG_LEVEL: 'warn', NODE_ID: nodeId, RADIUS_ENABLED: 'false',
   };
   const pgDir = join(dir, 'postgres');
-  const pgCtl = async (args: string[]): Promise<void> => {
-    const bin = pgBin('pg_ctl');
-    const [cmd, argv] = isRoot ? ['runuser', ['-u', 'postgres', '--', bin, ...args]] : [bin, args];
-    await run(cmd, argv, { timeout: 70_000 });
-  };
+  const pgCtl = (args: string[]): Promise<void> => asPostgres('pg_ctl', args);
   return {
     dir, local, env,
     stopPostgres: () => pgCtl(['-D', pgDir, '-m', 'fast', '-w', 'stop']),
@@ -91,6 +87,12 @@ function pgBin(name: string): string {
     if (existsSync(p)) return p;
   }
   return name;
+}
+
+/** A PostgreSQL program (pg_ctl, pg_basebackup...) as the postgres user: they refuse root. */
+export async function asPostgres(name: string, args: string[]): Promise<void> {
+  const [cmd, argv] = isRoot ? ['runuser', ['-u', 'postgres', '--', pgBin(name), ...args]] : [pgBin(name), args];
+  await run(cmd, argv, { timeout: 120_000 });
 }
 
 /** One portal verify of the storm: what the guest's device saw. */
