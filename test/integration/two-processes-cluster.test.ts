@@ -4,12 +4,13 @@ import { promisify } from 'node:util';
 import { Cluster } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { projectPath } from '../../engine/index.js';
+import { DEFAULT_MODULES, projectPath } from '../../engine/index.js';
 import { AcctStatusType, Code, RadiusCrypto, checkFraming } from '../../radius/index.js';
 import { checkStorm } from '../../bench/storm-check.js';
 import { TestNas, accessRequest, accountingRequest, type AccountingSpec } from '../radius/helpers.js';
 import { call, dashed, keys, macs, spawnService, testEnv, until, type ServiceProcess } from '../support/fixture.js';
 import { startRedisCluster, type TestCluster } from '../support/redis-cluster.js';
+import { openStream, type SseConnection } from '../support/sse-client.js';
 
 const run = promisify(execFile);
 const rc = new RadiusCrypto();
@@ -37,6 +38,7 @@ describe('two engine processes on a Redis Cluster', () => {
   let env: NodeJS.ProcessEnv;
   const procs: ServiceProcess[] = [];
   const nases: Nas[] = [];
+  const streams: SseConnection[] = [];
   const ids = { a: `mpx-a-${randomBytes(3).toString('hex')}`, b: `mpx-b-${randomBytes(3).toString('hex')}` };
 
   beforeAll(async () => {
@@ -50,6 +52,7 @@ describe('two engine processes on a Redis Cluster', () => {
     await db.connect();
   }, 90_000);
   afterAll(async () => {
+    for (const c of streams) c.close();
     for (const n of nases) await n.radius.close();
     await Promise.all(procs.map((p) => p.stop()));
     await db?.end();
@@ -121,7 +124,8 @@ describe('two engine processes on a Redis Cluster', () => {
 
   it('1,000 verifies over both give 5; both serve; a kill -9 moves its hotspots within the lease; every record once; chain valid', async () => {
     const [a, b] = procs as [ServiceProcess, ServiceProcess];
-    const { tenant_id: tenantId, api_key: apiKey } = await cli(['tenant', 'create', '--name', `Two Process Venue ${randomBytes(3).toString('hex')}`, '--json']);
+    const { tenant_id: tenantId, api_key: apiKey } = await cli(['tenant', 'create', '--name', `Two Process Venue ${randomBytes(3).toString('hex')}`,
+      '--modules', [...DEFAULT_MODULES, 'dashboard'].join(','), '--json']);
     const post = async (base: string, path: string, body: unknown): Promise<any> => {
       const r = await call(base, 'POST', path, { auth: apiKey, body });
       expect(r.status, `POST ${path}: ${JSON.stringify(r.body)}`).toBe(201);
@@ -142,12 +146,21 @@ describe('two engine processes on a Redis Cluster', () => {
       expect(r.body.status).toBe('authorized');
       ledger.authorized.add(mac);
     };
+    // SSE from any process: a dashboard stream on each hears the sessions started through either.
+    for (const p of [a, b]) streams.push(await openStream(p.base, '/api/v1/tenants/me/stream/live-sessions', { 'x-api-key': apiKey }));
+    const heard = (site: string) => Promise.all(streams.map((c, i) => c.waitFor((f) => {
+      if (!f.data) return false;
+      const d = JSON.parse(f.data) as { kind?: string; site_id?: string };
+      return d.kind === 'session_started' && d.site_id === site;
+    }, 15_000, `session_started of ${site} on ${i ? 'B' : 'A'}'s stream`)));
     // A first sign-in wakes the hotspot's actor in the process that served it, which takes the lease.
     const m = Array.from({ length: 4 }, () => randomMac());
     await signIn(a.base, h1, m[0]!);
     await until(async () => (await leaseHolder(tenantId, h1)) === ids.a, { what: 'A holding the North hotspot' });
     await signIn(b.base, h2, m[2]!);
     await until(async () => (await leaseHolder(tenantId, h2)) === ids.b, { what: 'B holding the South hotspot' });
+    await heard(h1);
+    await heard(h2);
     // Sign-ins through the process that does not own the hotspot: answered from shared state (the scripts on the cluster).
     await signIn(b.base, h1, m[1]!);
     await signIn(a.base, h2, m[3]!);
@@ -195,6 +208,7 @@ describe('two engine processes on a Redis Cluster', () => {
       { status: AcctStatusType.STOP, callingStationId: dashed(mac), acctSessionId: sid(mac), sessionTime: 60, terminateCause: 1 }, tries);
     const tries = await stop(north[0]!, Math.ceil((LEASE_TTL_MS + 10_000) / 1_000));
     const movedAfter = Date.now() - killedAt;
+    console.info(`two-processes-cluster: North moved to B ${movedAfter} ms after the kill (A's lease had ${leftAtKill} ms left; ${tries} Stop sends)`);
     ledger.stopped.add(north[0]!);
     expect(await leaseHolder(tenantId, h1)).toBe(ids.b);
     // Within the lease time: what was left of A's lease at the kill, plus B's clock and the NAS's one-second retransmission.
