@@ -59,6 +59,8 @@ interface Slot {
   leaseCheckedAt: number;
   /** While not owned: when the clock asks for the lease again (Infinity while an ask is in flight). */
   leaseRetryAt: number;
+  /** When this process last gave the lease up to the process next in line (renew-lease-2.lua ARGV[5]); 0: it did not. */
+  yieldedAt: number;
   /** When a request (not a wake) for the hotspot last arrived: this process serves it, so it queues for the lease. */
   servedAt: number;
   /** The tail of each device's (or sweep's) chain of work: one device's messages run in order. */
@@ -160,9 +162,13 @@ export class ActorHost {
 
   private renew(slot: Slot): void {
     // Asked as one that serves the hotspot: if another process took it, this one is next in line.
-    this.lease(slot, true).then((held) => {
+    // None of its requests reached this process for a lease's time: if another process is next in
+    // line (they reach that one: its NAS failed over there and stayed), the hotspot goes to it.
+    const idle = this.now() - slot.servedAt >= LEASE_TTL_MS;
+    this.lease(slot, true, idle).then((held) => {
       if (held) return;
-      this.opts.log.warn({ hotspot: slot.actor.hs }, 'lease lost to another process; releasing the actor');
+      if (this.yielded(slot)) this.opts.log.info({ hotspot: slot.actor.hs }, 'hotspot handed to the process its requests reach; releasing the actor');
+      else this.opts.log.warn({ hotspot: slot.actor.hs }, 'lease lost to another process; releasing the actor');
       slot.owned = false;
       // Requests now get 503 (hotspot_owned_elsewhere), instead of reaching an actor that holds
       // nothing, until the lease is taken back (retake, run).
@@ -176,21 +182,33 @@ export class ActorHost {
    * when to ask again: when the holder's lease (or the place in line of the
    * process next) runs out, or after a lease's time at most.
    */
-  private async lease(slot: Slot, serving: boolean): Promise<boolean> {
+  private async lease(slot: Slot, serving: boolean, yieldToNext = false): Promise<boolean> {
     const { tenant, hs } = slot.actor;
     slot.leaseCheckedAt = this.now();
     slot.leaseRetryAt = Infinity;
+    slot.yieldedAt = 0;
     let answer: number;
     try {
       answer = await this.opts.redis.renewLeaseV2(keys.lease(tenant, hs), keys.leaseNext(tenant, hs), this.opts.nodeId,
-        LEASE_TTL_MS, serving ? 1 : 0, LEASE_QUEUE_GRACE_MS);
+        LEASE_TTL_MS, serving ? 1 : 0, LEASE_QUEUE_GRACE_MS, yieldToNext ? 1 : 0);
     } catch (err) {
       slot.leaseRetryAt = this.now() + LEASE_RETRY_MS; // Redis away: the clock asks again soon
       throw err;
     }
     if (answer === 1) return true;
+    if (answer === 0) {
+      // Given up to the process next in line (yieldToNext): its place is kept for it, so the clock asks after a lease's time.
+      slot.yieldedAt = this.now();
+      slot.leaseRetryAt = this.now() + LEASE_TTL_MS;
+      return false;
+    }
     slot.leaseRetryAt = this.now() + Math.min(Math.max(-answer, 1), LEASE_TTL_MS);
     return false;
+  }
+
+  /** Whether the last ask for the slot's lease gave it up to the process next in line. */
+  private yielded(slot: Slot): boolean {
+    return slot.yieldedAt > 0;
   }
 
   /** The clock's ask for the lease of a hotspot held elsewhere: taken back at once when its holder's lease is gone. */
@@ -227,7 +245,7 @@ export class ActorHost {
     if (!slot) {
       const actor = this.opts.createActor?.(tenant, hs, tz, this.ctx) ?? new HotspotActor(tenant, hs, tz, this.ctx);
       slot = {
-        actor, ready: Promise.resolve(false), owned: false, leaseCheckedAt: 0, leaseRetryAt: Infinity, servedAt: 0,
+        actor, ready: Promise.resolve(false), owned: false, leaseCheckedAt: 0, leaseRetryAt: Infinity, yieldedAt: 0, servedAt: 0,
         chains: new Map(), inflight: 0, restarts: [],
       };
       this.slots.set(key, slot);
