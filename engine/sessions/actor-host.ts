@@ -61,7 +61,10 @@ interface Slot {
   leaseRetryAt: number;
   /** When this process last gave the lease up to the process next in line (renew-lease-2.lua ARGV[5]); 0: it did not. */
   yieldedAt: number;
-  /** When a request (not a wake) for the hotspot last arrived: this process serves it, so it queues for the lease. */
+  /**
+   * When a NAS's request (Access-Request, accounting) for the hotspot last arrived: this process
+   * serves it, so it queues for the lease; a holder it has not reached for a lease's time yields.
+   */
   servedAt: number;
   /** The tail of each device's (or sweep's) chain of work: one device's messages run in order. */
   chains: Map<string, Promise<void>>;
@@ -249,7 +252,7 @@ export class ActorHost {
         chains: new Map(), inflight: 0, restarts: [],
       };
       this.slots.set(key, slot);
-      slot.ready = this.acquire(slot, m.t !== 'wake');
+      slot.ready = this.acquire(slot, fromNas(m));
     }
     return slot;
   }
@@ -263,8 +266,10 @@ export class ActorHost {
 
   private onRequest(m: Request): void {
     const slot = this.slotFor(m);
-    // A wake is this process's own doing (its start, a restarted thread); any other request is the hotspot's traffic.
-    if (m.t !== 'wake') slot.servedAt = this.now();
+    // The hotspot's traffic is its NASes' packets. A wake is this process's own doing (its start, a restarted
+    // thread); a sign-in's news, an operator's disconnect or a dashboard's read come through whichever process
+    // the browser reached: they must not pull the hotspot away from the process its NASes talk to.
+    if (fromNas(m)) slot.servedAt = this.now();
     if (slot.inflight >= this.mailboxLimit) return this.fail(m.id, Errors.HOTSPOT_BUSY());
     this.enqueue(slot, chainKey(m), () => this.run(slot, m), m);
   }
@@ -273,7 +278,7 @@ export class ActorHost {
     let owned = await slot.ready;
     const now = this.now();
     if (!owned && (now >= slot.leaseRetryAt || now - slot.leaseCheckedAt >= LEASE_RETRY_MS)) {
-      slot.ready = this.acquire(slot, m.t !== 'wake');
+      slot.ready = this.acquire(slot, fromNas(m));
       owned = await slot.ready;
     }
     if (!owned) return this.fail(m.id, Errors.HOTSPOT_OWNED_ELSEWHERE());
@@ -322,6 +327,11 @@ export class ActorHost {
       return false;
     });
   }
+}
+
+/** A NAS's packet (through the RADIUS server), as opposed to this process's wake or a request of the API or portal. */
+function fromNas(m: Request): boolean {
+  return m.t === 'auth' || m.t === 'acct';
 }
 
 /** Which chain a message joins: one device's messages (by MAC or session) run one after another. */

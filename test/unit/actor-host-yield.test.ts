@@ -79,7 +79,7 @@ function setup(tenant: string) {
     // A renewal is due every 10 s of the clock: each owned slot asks once.
     await until(() => asked > before, { intervalMs: 5, what: 'the renewal answered' });
   };
-  return { host, actors, auth, reply, tickAfter, lease: keys.lease(tenant, hs), next: keys.leaseNext(tenant, hs) };
+  return { host, actors, auth, reply, tickAfter, advance: (ms: number) => { clock += ms; }, lease: keys.lease(tenant, hs), next: keys.leaseNext(tenant, hs) };
 }
 
 describe('a hotspot follows its traffic (renew-lease-2.lua ARGV[5], ActorHost)', () => {
@@ -129,6 +129,24 @@ describe('a hotspot follows its traffic (renew-lease-2.lua ARGV[5], ActorHost)',
     const after = h.auth();
     h.host.receive([after]);
     expect(await h.reply(after.id)).toMatchObject({ ok: false, code: 'hotspot_owned_elsewhere' });
+    h.host.stop();
+  });
+
+  it('only a NAS\'s packets put a non-owner next in line: a dashboard\'s read or a sign-in\'s news through it do not', async ({ tenant }) => {
+    const h = setup(tenant);
+    await redis.set(h.lease, 'node-there', 'PX', 60_000);
+    const base = { tenant, hs: h.lease.slice(h.lease.lastIndexOf(':') + 1), tz: 'UTC' };
+    const live = { t: 'live' as const, id: 9_001, ...base, sid: 'sess_1' };
+    const started = { t: 'started' as const, id: 9_002, ...base, sid: 'sess_1', mac: 'AA:00:00:00:00:02', replaced: 'sess_0' };
+    h.host.receive([live, started]);
+    expect(await h.reply(live.id)).toMatchObject({ ok: false, code: 'hotspot_owned_elsewhere' });
+    expect(await h.reply(started.id)).toMatchObject({ ok: false, code: 'hotspot_owned_elsewhere' });
+    expect(await redis.exists(h.next)).toBe(0);
+    h.advance(1_000); // past the once-a-second limit on asks
+    const nas = h.auth();
+    h.host.receive([nas]);
+    expect(await h.reply(nas.id)).toMatchObject({ ok: false, code: 'hotspot_owned_elsewhere' });
+    expect(await redis.get(h.next)).toBe('node-here');
     h.host.stop();
   });
 
