@@ -11,8 +11,8 @@ import { TimerWheel } from './timer-wheel.js';
 
 /** Most messages in flight per actor; beyond it the host answers busy (RADIUS then retransmits). */
 const MAILBOX_LIMIT = 20_000;
+/** A hotspot lease's default time to live (HOTSPOT_LEASE_MS), renewed every third of it. */
 const LEASE_TTL_MS = 30_000;
-const LEASE_RENEW_MS = 10_000;
 /**
  * A hotspot another process holds is asked for again on the clock when the
  * holder's lease runs out (the script says when), and, while its requests
@@ -40,6 +40,8 @@ export interface ActorHostOptions {
   redis: Redis;
   /** This process's name on the leases. */
   nodeId: string;
+  /** How long a lease outlives the last renewal (HOTSPOT_LEASE_MS; default 30 s), renewed every third of it. */
+  leaseMs?: number;
   log: Logger;
   /** Carries one batch of messages to the main thread (one per event loop turn at most). */
   send(batch: FromThread[]): void;
@@ -86,6 +88,7 @@ export class ActorHost {
   private readonly ctx: ActorContext;
   private readonly now: () => number;
   private readonly mailboxLimit: number;
+  private readonly leaseMs: number;
   private readonly outbox: FromThread[] = [];
   private flushQueued = false;
   private readonly nasWaiters = new Map<number, (r: NasCommandResult) => void>();
@@ -96,6 +99,7 @@ export class ActorHost {
   constructor(private readonly opts: ActorHostOptions) {
     this.now = opts.now ?? Date.now;
     this.mailboxLimit = opts.mailboxLimit ?? MAILBOX_LIMIT;
+    this.leaseMs = opts.leaseMs ?? LEASE_TTL_MS;
     this.lastRenew = this.now();
     this.wheel = new TimerWheel<TimedSession>(this.now());
     const publish = opts.publishMirror;
@@ -157,7 +161,7 @@ export class ActorHost {
       if (slot.owned) this.enqueue(slot, '#sweep', () => slot.actor.sweep(), null);
       else if (now >= slot.leaseRetryAt) this.retake(slot, now);
     }
-    if (now - this.lastRenew >= LEASE_RENEW_MS) {
+    if (now - this.lastRenew >= this.leaseMs / 3) {
       this.lastRenew = now;
       for (const slot of this.slots.values()) if (slot.owned) this.renew(slot);
     }
@@ -167,7 +171,7 @@ export class ActorHost {
     // Asked as one that serves the hotspot: if another process took it, this one is next in line.
     // None of its requests reached this process for a lease's time: if another process is next in
     // line (they reach that one: its NAS failed over there and stayed), the hotspot goes to it.
-    const idle = this.now() - slot.servedAt >= LEASE_TTL_MS;
+    const idle = this.now() - slot.servedAt >= this.leaseMs;
     this.lease(slot, true, idle).then((held) => {
       if (held) return;
       if (this.yielded(slot)) this.opts.log.info({ hotspot: slot.actor.hs }, 'hotspot handed to the process its requests reach; releasing the actor');
@@ -193,7 +197,7 @@ export class ActorHost {
     let answer: number;
     try {
       answer = await this.opts.redis.renewLeaseV2(keys.lease(tenant, hs), keys.leaseNext(tenant, hs), this.opts.nodeId,
-        LEASE_TTL_MS, serving ? 1 : 0, LEASE_QUEUE_GRACE_MS, yieldToNext ? 1 : 0);
+        this.leaseMs, serving ? 1 : 0, LEASE_QUEUE_GRACE_MS, yieldToNext ? 1 : 0);
     } catch (err) {
       slot.leaseRetryAt = this.now() + LEASE_RETRY_MS; // Redis away: the clock asks again soon
       throw err;
@@ -202,10 +206,10 @@ export class ActorHost {
     if (answer === 0) {
       // Given up to the process next in line (yieldToNext): its place is kept for it, so the clock asks after a lease's time.
       slot.yieldedAt = this.now();
-      slot.leaseRetryAt = this.now() + LEASE_TTL_MS;
+      slot.leaseRetryAt = this.now() + this.leaseMs;
       return false;
     }
-    slot.leaseRetryAt = this.now() + Math.min(Math.max(-answer, 1), LEASE_TTL_MS);
+    slot.leaseRetryAt = this.now() + Math.min(Math.max(-answer, 1), this.leaseMs);
     return false;
   }
 
@@ -216,7 +220,7 @@ export class ActorHost {
 
   /** The clock's ask for the lease of a hotspot held elsewhere: taken back at once when its holder's lease is gone. */
   private retake(slot: Slot, now: number): void {
-    slot.ready = this.acquire(slot, now - slot.servedAt < LEASE_TTL_MS).catch((err: unknown) => {
+    slot.ready = this.acquire(slot, now - slot.servedAt < this.leaseMs).catch((err: unknown) => {
       this.opts.log.warn({ err, hotspot: slot.actor.hs }, 'taking a hotspot\'s lease back failed');
       return false;
     });

@@ -150,6 +150,33 @@ describe('a hotspot follows its traffic (renew-lease-2.lua ARGV[5], ActorHost)',
     h.host.stop();
   });
 
+  it('HOTSPOT_LEASE_MS: a host with a 6 s lease takes it for 6 s and renews it every 2 s', async ({ tenant }) => {
+    const hs = `hs_${randomBytes(6).toString('hex')}`;
+    let clock = Date.now();
+    let asked = 0;
+    const counting = new Proxy(redis, {
+      get(target, prop, receiver) {
+        if (prop !== 'renewLeaseV2') return Reflect.get(target, prop, receiver);
+        return (...args: Parameters<Redis['renewLeaseV2']>) => target.renewLeaseV2(...args).finally(() => { asked++; });
+      },
+    });
+    const batches: FromThread[][] = [];
+    const host = new ActorHost({
+      redis: counting, nodeId: 'node-short', log: silent, leaseMs: 6_000, send: (b) => batches.push(b), now: () => clock,
+      createActor: (t, h, _tz, ctx) => new StandIn(t, h, ctx),
+    });
+    host.receive([{ t: 'auth', id: 1, tenant, hs, tz: 'UTC', nasId: 'nas_1', mac: 'AA:00:00:00:00:03', userName: 'x' }]);
+    await until(() => batches.flat().some((m) => m.t === 'reply'), { intervalMs: 5, what: 'the reply' });
+    const lease = keys.lease(tenant, hs);
+    expect(await redis.pttl(lease)).toBeGreaterThan(5_000);
+    expect(await redis.pttl(lease)).toBeLessThanOrEqual(6_000);
+    const before = asked;
+    clock += 2_000;
+    host.tick();
+    await until(() => asked > before, { intervalMs: 5, what: 'the renewal after a third of the lease' });
+    host.stop();
+  });
+
   it('a holder that still serves the hotspot keeps it, though another process waits for it', async ({ tenant }) => {
     const h = setup(tenant);
     const first = h.auth();
