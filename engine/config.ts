@@ -35,6 +35,8 @@ export interface Config {
   defaultIdleTimeoutSec: number;
   /** Worker threads for hotspot actors. */
   actorThreads: number;
+  /** HOTSPOT_LEASE_MS: how long a hotspot's lease outlives its process's last renewal (renewed every third of it); what a kill -9 costs its hotspots. */
+  hotspotLeaseMs: number;
   radiusHost: string;
   radiusAuthPort: number;
   radiusAcctPort: number;
@@ -287,6 +289,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     defaultSessionMinutes: int('DEFAULT_SESSION_MINUTES', 1440, 1, 525600),
     defaultIdleTimeoutSec: int('DEFAULT_IDLE_TIMEOUT_SEC', 900, 0, 86400),
     actorThreads: int('ACTOR_THREADS', availableParallelism(), 1, 64),
+    hotspotLeaseMs: int('HOTSPOT_LEASE_MS', 30_000, 3_000, 300_000),
     radiusHost: host('RADIUS_HOST', '0.0.0.0', false),
     radiusAuthPort: port('RADIUS_AUTH_PORT', 1812) ?? 1812,
     radiusAcctPort: port('RADIUS_ACCT_PORT', 1813) ?? 1813,

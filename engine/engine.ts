@@ -254,7 +254,7 @@ export class Engine {
     const relay = new NasCommandRelay(this.nas, log.child({ component: 'radius-gateway' }));
     this.actors = (options.actors ?? true)
       ? new ActorPool({
-          threads: config.actorThreads, redisUrl: config.redisUrl, nodeId: config.nodeId, logLevel: config.logLevel,
+          threads: config.actorThreads, redisUrl: config.redisUrl, nodeId: config.nodeId, logLevel: config.logLevel, leaseMs: config.hotspotLeaseMs,
           log: log.child({ component: 'actors' }), nas: relay, metrics: this.metrics,
         })
       : null;

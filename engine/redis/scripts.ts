@@ -155,7 +155,7 @@ declare module 'ioredis' {
       grantKey: string, liveKey: string, outboxKey: string, eventsKey: string, sid: string, now: Arg, minutes: Arg, by: string,
       callback?: Callback<unknown[]>,
     ): Result<unknown[], Context>;
-    renewLeaseV2(leaseKey: string, nextKey: string, owner: string, ttlMs: Arg, queue: Arg, queueGraceMs: Arg, callback?: Callback<number>): Result<number, Context>;
+    renewLeaseV2(leaseKey: string, nextKey: string, owner: string, ttlMs: Arg, queue: Arg, queueGraceMs: Arg, yieldToNext?: Arg, callback?: Callback<number>): Result<number, Context>;
     rememberNasV2(grantKey: string, liveBySsidKey: string, sid: string, nasId: string, nasUser: string, ssid: string, callback?: Callback<number>): Result<number, Context>;
     /** numKeys, the vouchers' hashes (one tenant), then (id, uses) per voucher (lua/raise-uses-n.lua). */
     raiseUsesN1(numKeys: number, ...keysThenArgs: Arg[]): Result<number, Context>;

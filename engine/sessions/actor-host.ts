@@ -11,8 +11,8 @@ import { TimerWheel } from './timer-wheel.js';
 
 /** Most messages in flight per actor; beyond it the host answers busy (RADIUS then retransmits). */
 const MAILBOX_LIMIT = 20_000;
+/** A hotspot lease's default time to live (HOTSPOT_LEASE_MS), renewed every third of it. */
 const LEASE_TTL_MS = 30_000;
-const LEASE_RENEW_MS = 10_000;
 /**
  * A hotspot another process holds is asked for again on the clock when the
  * holder's lease runs out (the script says when), and, while its requests
@@ -40,6 +40,8 @@ export interface ActorHostOptions {
   redis: Redis;
   /** This process's name on the leases. */
   nodeId: string;
+  /** How long a lease outlives the last renewal (HOTSPOT_LEASE_MS; default 30 s), renewed every third of it. */
+  leaseMs?: number;
   log: Logger;
   /** Carries one batch of messages to the main thread (one per event loop turn at most). */
   send(batch: FromThread[]): void;
@@ -59,7 +61,12 @@ interface Slot {
   leaseCheckedAt: number;
   /** While not owned: when the clock asks for the lease again (Infinity while an ask is in flight). */
   leaseRetryAt: number;
-  /** When a request (not a wake) for the hotspot last arrived: this process serves it, so it queues for the lease. */
+  /** When this process last gave the lease up to the process next in line (renew-lease-2.lua ARGV[5]); 0: it did not. */
+  yieldedAt: number;
+  /**
+   * When a NAS's request (Access-Request, accounting) for the hotspot last arrived: this process
+   * serves it, so it queues for the lease; a holder it has not reached for a lease's time yields.
+   */
   servedAt: number;
   /** The tail of each device's (or sweep's) chain of work: one device's messages run in order. */
   chains: Map<string, Promise<void>>;
@@ -81,6 +88,7 @@ export class ActorHost {
   private readonly ctx: ActorContext;
   private readonly now: () => number;
   private readonly mailboxLimit: number;
+  private readonly leaseMs: number;
   private readonly outbox: FromThread[] = [];
   private flushQueued = false;
   private readonly nasWaiters = new Map<number, (r: NasCommandResult) => void>();
@@ -91,6 +99,7 @@ export class ActorHost {
   constructor(private readonly opts: ActorHostOptions) {
     this.now = opts.now ?? Date.now;
     this.mailboxLimit = opts.mailboxLimit ?? MAILBOX_LIMIT;
+    this.leaseMs = opts.leaseMs ?? LEASE_TTL_MS;
     this.lastRenew = this.now();
     this.wheel = new TimerWheel<TimedSession>(this.now());
     const publish = opts.publishMirror;
@@ -152,7 +161,7 @@ export class ActorHost {
       if (slot.owned) this.enqueue(slot, '#sweep', () => slot.actor.sweep(), null);
       else if (now >= slot.leaseRetryAt) this.retake(slot, now);
     }
-    if (now - this.lastRenew >= LEASE_RENEW_MS) {
+    if (now - this.lastRenew >= this.leaseMs / 3) {
       this.lastRenew = now;
       for (const slot of this.slots.values()) if (slot.owned) this.renew(slot);
     }
@@ -160,9 +169,13 @@ export class ActorHost {
 
   private renew(slot: Slot): void {
     // Asked as one that serves the hotspot: if another process took it, this one is next in line.
-    this.lease(slot, true).then((held) => {
+    // None of its requests reached this process for a lease's time: if another process is next in
+    // line (they reach that one: its NAS failed over there and stayed), the hotspot goes to it.
+    const idle = this.now() - slot.servedAt >= this.leaseMs;
+    this.lease(slot, true, idle).then((held) => {
       if (held) return;
-      this.opts.log.warn({ hotspot: slot.actor.hs }, 'lease lost to another process; releasing the actor');
+      if (this.yielded(slot)) this.opts.log.info({ hotspot: slot.actor.hs }, 'hotspot handed to the process its requests reach; releasing the actor');
+      else this.opts.log.warn({ hotspot: slot.actor.hs }, 'lease lost to another process; releasing the actor');
       slot.owned = false;
       // Requests now get 503 (hotspot_owned_elsewhere), instead of reaching an actor that holds
       // nothing, until the lease is taken back (retake, run).
@@ -176,26 +189,38 @@ export class ActorHost {
    * when to ask again: when the holder's lease (or the place in line of the
    * process next) runs out, or after a lease's time at most.
    */
-  private async lease(slot: Slot, serving: boolean): Promise<boolean> {
+  private async lease(slot: Slot, serving: boolean, yieldToNext = false): Promise<boolean> {
     const { tenant, hs } = slot.actor;
     slot.leaseCheckedAt = this.now();
     slot.leaseRetryAt = Infinity;
+    slot.yieldedAt = 0;
     let answer: number;
     try {
       answer = await this.opts.redis.renewLeaseV2(keys.lease(tenant, hs), keys.leaseNext(tenant, hs), this.opts.nodeId,
-        LEASE_TTL_MS, serving ? 1 : 0, LEASE_QUEUE_GRACE_MS);
+        this.leaseMs, serving ? 1 : 0, LEASE_QUEUE_GRACE_MS, yieldToNext ? 1 : 0);
     } catch (err) {
       slot.leaseRetryAt = this.now() + LEASE_RETRY_MS; // Redis away: the clock asks again soon
       throw err;
     }
     if (answer === 1) return true;
-    slot.leaseRetryAt = this.now() + Math.min(Math.max(-answer, 1), LEASE_TTL_MS);
+    if (answer === 0) {
+      // Given up to the process next in line (yieldToNext): its place is kept for it, so the clock asks after a lease's time.
+      slot.yieldedAt = this.now();
+      slot.leaseRetryAt = this.now() + this.leaseMs;
+      return false;
+    }
+    slot.leaseRetryAt = this.now() + Math.min(Math.max(-answer, 1), this.leaseMs);
     return false;
+  }
+
+  /** Whether the last ask for the slot's lease gave it up to the process next in line. */
+  private yielded(slot: Slot): boolean {
+    return slot.yieldedAt > 0;
   }
 
   /** The clock's ask for the lease of a hotspot held elsewhere: taken back at once when its holder's lease is gone. */
   private retake(slot: Slot, now: number): void {
-    slot.ready = this.acquire(slot, now - slot.servedAt < LEASE_TTL_MS).catch((err: unknown) => {
+    slot.ready = this.acquire(slot, now - slot.servedAt < this.leaseMs).catch((err: unknown) => {
       this.opts.log.warn({ err, hotspot: slot.actor.hs }, 'taking a hotspot\'s lease back failed');
       return false;
     });
@@ -227,11 +252,11 @@ export class ActorHost {
     if (!slot) {
       const actor = this.opts.createActor?.(tenant, hs, tz, this.ctx) ?? new HotspotActor(tenant, hs, tz, this.ctx);
       slot = {
-        actor, ready: Promise.resolve(false), owned: false, leaseCheckedAt: 0, leaseRetryAt: Infinity, servedAt: 0,
+        actor, ready: Promise.resolve(false), owned: false, leaseCheckedAt: 0, leaseRetryAt: Infinity, yieldedAt: 0, servedAt: 0,
         chains: new Map(), inflight: 0, restarts: [],
       };
       this.slots.set(key, slot);
-      slot.ready = this.acquire(slot, m.t !== 'wake');
+      slot.ready = this.acquire(slot, fromNas(m));
     }
     return slot;
   }
@@ -245,8 +270,10 @@ export class ActorHost {
 
   private onRequest(m: Request): void {
     const slot = this.slotFor(m);
-    // A wake is this process's own doing (its start, a restarted thread); any other request is the hotspot's traffic.
-    if (m.t !== 'wake') slot.servedAt = this.now();
+    // The hotspot's traffic is its NASes' packets. A wake is this process's own doing (its start, a restarted
+    // thread); a sign-in's news, an operator's disconnect or a dashboard's read come through whichever process
+    // the browser reached: they must not pull the hotspot away from the process its NASes talk to.
+    if (fromNas(m)) slot.servedAt = this.now();
     if (slot.inflight >= this.mailboxLimit) return this.fail(m.id, Errors.HOTSPOT_BUSY());
     this.enqueue(slot, chainKey(m), () => this.run(slot, m), m);
   }
@@ -255,7 +282,7 @@ export class ActorHost {
     let owned = await slot.ready;
     const now = this.now();
     if (!owned && (now >= slot.leaseRetryAt || now - slot.leaseCheckedAt >= LEASE_RETRY_MS)) {
-      slot.ready = this.acquire(slot, m.t !== 'wake');
+      slot.ready = this.acquire(slot, fromNas(m));
       owned = await slot.ready;
     }
     if (!owned) return this.fail(m.id, Errors.HOTSPOT_OWNED_ELSEWHERE());
@@ -304,6 +331,11 @@ export class ActorHost {
       return false;
     });
   }
+}
+
+/** A NAS's packet (through the RADIUS server), as opposed to this process's wake or a request of the API or portal. */
+function fromNas(m: Request): boolean {
+  return m.t === 'auth' || m.t === 'acct';
 }
 
 /** Which chain a message joins: one device's messages (by MAC or session) run one after another. */

@@ -41,6 +41,8 @@ export interface ActorPoolOptions {
   redisUrl: string;
   nodeId: string;
   logLevel: string;
+  /** HOTSPOT_LEASE_MS; absent: the host's default (30 s). */
+  leaseMs?: number;
   log: Logger;
   /** Where the threads' own metrics (their Redis scripts' latencies) are summed; none: not reported. */
   metrics?: Metrics;
@@ -156,7 +158,7 @@ export class ActorPool implements SessionActors, AcceptMirror {
   }
 
   private thread(index: number): Thread {
-    const workerData: ThreadData = { redisUrl: this.opts.redisUrl, nodeId: this.opts.nodeId, logLevel: this.opts.logLevel, index };
+    const workerData: ThreadData = { redisUrl: this.opts.redisUrl, nodeId: this.opts.nodeId, logLevel: this.opts.logLevel, leaseMs: this.opts.leaseMs, index };
     const t: Thread = { pending: new Map(), queue: [], flushQueued: false, sessions: 0, actors: 0, supervisor: new WorkerSupervisor({
       name: `actor thread ${index}`,
       // Worker threads load the compiled JavaScript (npm run build), also when the caller runs from source.

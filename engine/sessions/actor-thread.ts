@@ -15,6 +15,8 @@ export interface ThreadData {
   redisUrl: string;
   nodeId: string;
   logLevel: string;
+  /** HOTSPOT_LEASE_MS. */
+  leaseMs?: number;
   index: number;
 }
 
@@ -29,6 +31,7 @@ const METRICS_MS = 1_000;
 const host = new ActorHost({
   redis: createRedis(data.redisUrl, log, {}, metrics),
   nodeId: data.nodeId,
+  leaseMs: data.leaseMs,
   log,
   send: (batch) => postBatch(port, packr, batch),
   // A SharedArrayBuffer is shared, not copied: handed over outside the msgpackr batches.

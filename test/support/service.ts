@@ -55,6 +55,8 @@ export async function startService(extra: Record<string, string> = {}): Promise<
 export interface ServiceProcess {
   child: ChildProcess;
   base: string;
+  /** Its bound RADIUS ports (0 when RADIUS is off), from the ready line. */
+  radius: { auth: number; acct: number };
   /** SIGKILL: no shutdown code runs, as when the machine loses power under the process. */
   kill9(): Promise<void>;
   /** SIGTERM and wait (SIGKILL after 10 s). */
@@ -73,13 +75,14 @@ export async function spawnService(env: NodeJS.ProcessEnv, at: { entry?: string;
   const child = spawn(process.execPath, [entry], { env, cwd: at.cwd, stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const lines = createInterface({ input: child.stdout! });
+  let radius = { auth: 0, acct: 0 };
   const ports = await new Promise<Record<string, number>>((resolve, reject) => {
     const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error('service not ready within 30 s')); }, 30_000);
     child.once('exit', (code, signal) => { clearTimeout(timer); reject(new Error(`service exited with ${code ?? signal} before it was ready`)); });
     lines.on('line', (line) => {
       try {
         const msg = JSON.parse(line);
-        if (msg.ready) { clearTimeout(timer); resolve(msg.ports); }
+        if (msg.ready) { clearTimeout(timer); radius = { auth: msg.radius?.auth ?? 0, acct: msg.radius?.acct ?? 0 }; resolve(msg.ports); }
       } catch { /* not JSON */ }
     });
   });
@@ -87,6 +90,7 @@ export async function spawnService(env: NodeJS.ProcessEnv, at: { entry?: string;
   return {
     child,
     base: `http://127.0.0.1:${ports.main}`,
+    radius,
     kill9: async () => { if (!gone()) { child.kill('SIGKILL'); await exited; } },
     stop: async () => {
       if (gone()) return;

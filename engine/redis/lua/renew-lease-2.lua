@@ -18,16 +18,27 @@
   ARGV[2] time to live, ms
   ARGV[3] 1: if refused, be next in line (the caller serves the hotspot); 0: not
   ARGV[4] how long a place in line outlives the lease it waits for, ms
+  ARGV[5] optional, 1: the holder yields: if another process is next in line
+          (its requests for the hotspot reach it) the holder gives the lease up
+          instead of renewing it. The caller sets it when none of the
+          hotspot's requests reached it for a while: the hotspot follows its
+          traffic (a NAS that failed over to another process and stayed there)
+          instead of leaving that process answering 503 for the holder's life.
+          Absent or 0: renew as before.
 
-  Returns 1 when we hold the lease; otherwise minus the ms until it is worth
-  asking again (the time left of the holder's lease, or of the place in line
-  of the process next; at least 1).
+  Returns 1 when we hold the lease; 0 when we held it and gave it up (ARGV[5]);
+  otherwise minus the ms until it is worth asking again (the time left of the
+  holder's lease, or of the place in line of the process next; at least 1).
 ]]
 local rcall = redis.call
 local owner = ARGV[1]
 
 local holder = rcall('GET', KEYS[1])
 local waiting = rcall('GET', KEYS[2])
+if holder == owner and ARGV[5] == '1' and waiting and waiting ~= owner then
+  rcall('DEL', KEYS[1])
+  return 0
+end
 if holder == owner or (not holder and (not waiting or waiting == owner)) then
   rcall('SET', KEYS[1], owner, 'PX', ARGV[2])
   if waiting == owner then rcall('DEL', KEYS[2]) end
