@@ -170,7 +170,7 @@ export type OutboxRecordShape =
  * `r:<reason>` (rejectReason).
  */
 export const ACTIVITY = {
-  /** Sessions started. */
+  /** Sessions started: in the minute bucket and tenant-wide only (its one reader, the live panel's connects per minute; lua/includes/activity.lua countMinute). */
   starts: 'start',
   /** Sessions ended (any reason). */
   ends: 'end',
