@@ -97,8 +97,9 @@ describe('session scripts: events and activity counters', () => {
       data: { session_id: sid, mac: mac(4), method: 'sms_otp', hotspot_id: 'hs_lua', reason: 'user_request', duration_sec: 42, bytes_in: 1800, bytes_out: 260 },
     });
     [minute, hour] = await buckets(redis, t);
-    expect(minute).toMatchObject({ end: '1', 'end@hs_lua': '1', dur: '42', 'dur@hs_lua': '42' });
-    expect(hour).toMatchObject({ end: '1', 'end@hs_lua': '1', dur: '42', 'dur@hs_lua': '42' });
+    // Counted where the live panel reads them: ends per minute and per hour, durations per hour; none per hotspot.
+    expect(minute).toEqual({ start: '1', end: '1', bin: '1800', 'bin@hs_lua': '1800', bout: '260', 'bout@hs_lua': '260' });
+    expect(hour).toEqual({ end: '1', dur: '42', bin: '1800', 'bin@hs_lua': '1800', bout: '260', 'bout@hs_lua': '260' });
     expect(await live(redis, t)).toEqual({ devices: {}, ssid: {}, ap: {} });
 
     // Ended already: a second end counts nothing.
@@ -117,7 +118,8 @@ describe('session scripts: events and activity counters', () => {
     expect(ev.map((e) => [e.type, e.data.session_id])).toEqual([
       ['session.start', first[1]], ['session.end', first[1]], ['session.start', second[1]]]);
     expect(ev[1]!.data).toMatchObject({ reason: 'replaced', duration_sec: 10, bytes_in: 500, bytes_out: 50, method: 'voucher' });
-    expect((await buckets(redis, t))[0]).toMatchObject({ start: '2', end: '1', dur: '10', bin: '500', bout: '50' });
+    expect((await buckets(redis, t))[0]).toMatchObject({ start: '2', end: '1', bin: '500', bout: '50' });
+    expect((await buckets(redis, t))[1]).toMatchObject({ end: '1', dur: '10' });
     expect(await live(redis, t)).toEqual({ devices: { [mac(5)]: '1' }, ssid: { 'hs_lua|Lobby': '1' }, ap: {} });
   });
 

@@ -77,4 +77,20 @@ describe('use-voucher-18: the commands of one verify', () => {
     expect(total, JSON.stringify([...c])).toBe(20);
     expect(await redis.hgetall(keys.activityMinute(t, Math.floor(T0 / 60_000)))).toEqual({ start: '2' });
   });
+
+  it('a use that replaces the device\'s live session counts the end with three HINCRBY (end per minute and hour, its duration per hour), not eight: nine in all', async () => {
+    const t = await luaTenant(redis);
+    await putVoucher(redis, t, 'ONE', { id: 'vch_one', max: 10 });
+    await putVoucher(redis, t, 'TWO', { id: 'vch_two', max: 10 });
+    await useVoucher(redis, t, 'ONE', { now: T0, mac: mac(3), ssid: 'Guest' });
+    const c = await scriptCommands(async () => {
+      const r = await useVoucher(redis, t, 'TWO', { now: T0 + 30_000, mac: mac(3), ssid: 'Guest' });
+      expect(r[6], 'the first session replaced').not.toBe('');
+    });
+    // The use 1; the end 3 and its live counts (device, SSID) 2; the start 1 and its live counts 2.
+    expect(c.get('hincrby'), JSON.stringify([...c])).toBe(9);
+    const minute = Math.floor(T0 / 60_000), hour = Math.floor(T0 / 3_600_000);
+    expect(await redis.hgetall(keys.activityMinute(t, minute))).toEqual({ start: '2', end: '1' });
+    expect(await redis.hgetall(keys.activityHour(t, hour))).toEqual({ end: '1', dur: '30' });
+  });
 });
