@@ -170,11 +170,11 @@ export type OutboxRecordShape =
  * `r:<reason>` (rejectReason).
  */
 export const ACTIVITY = {
-  /** Sessions started. */
+  /** Sessions started: in the minute bucket and tenant-wide only (its one reader, the live panel's connects per minute; lua/includes/activity.lua countMinute). */
   starts: 'start',
-  /** Sessions ended (any reason). */
+  /** Sessions ended (any reason): tenant-wide only, in both buckets (the live panel's disconnects per minute, ends of 24 h). */
   ends: 'end',
-  /** Sum of ended sessions' durations, s. */
+  /** Sum of ended sessions' durations, s: tenant-wide, in the hour bucket only (the live panel's average of 24 h). */
   durationSec: 'dur',
   /** Accounting deltas, bytes (downloaded by the guest = in, as the sessions API counts them). */
   bytesIn: 'bin',

@@ -16,6 +16,13 @@
   emitEvent(k, type, ts, site, data)   XADD to the tenant's event stream
   countActivity(k, hs, f1, n1, ...)    HINCRBY each field tenant-wide and as
                                        <field>@<hs>, in both buckets
+  countMinute(k, f1, n1, ...)          HINCRBY each field tenant-wide, in the
+  countHour(k, f1, n1, ...)            minute (hour) bucket only: for a field
+                                       read only there and not per hotspot (a
+                                       session start: the live panel's connects
+                                       per minute; an end: its disconnects per
+                                       minute, its ends and durations of 24 h),
+                                       one command where countActivity spends four
   moveLive(key, field, by)             HINCRBY a live count; never below 0,
                                        the field dropped at 0
 ]]
@@ -55,6 +62,23 @@ local function countActivity(k, hs, ...)
       rcall('EXPIRE', key, b == 1 and ACTIVITY_TTL_MINUTE or ACTIVITY_TTL_HOUR)
     end
   end
+end
+
+-- One bucket, tenant-wide fields only; its lifetime set as countActivity sets it.
+local function countIn(key, ttl, f)
+  local created = false
+  for i = 1, #f, 2 do
+    if rcall('HINCRBY', key, f[i], f[i + 1]) == f[i + 1] then created = true end
+  end
+  if created then rcall('EXPIRE', key, ttl) end
+end
+
+local function countMinute(k, ...)
+  countIn(k.minute, ACTIVITY_TTL_MINUTE, {...})
+end
+
+local function countHour(k, ...)
+  countIn(k.hour, ACTIVITY_TTL_HOUR, {...})
 end
 
 local function moveLive(key, field, by)

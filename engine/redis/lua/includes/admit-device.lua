@@ -22,6 +22,12 @@
 -- server that runs this script now. It is read here, not passed in: a caller's
 -- remembered run_id can be stale (ioredis resends commands that were in flight
 -- across a reconnect), and a stale id would match the surviving marker.
+-- The INFO costs 3-4 µs of Redis per use (issue 22: bench/results/portal-verify.md,
+-- "The restart guard"). Nothing cheaper tells a script which server runs it:
+-- Lua state cannot outlive a call (Redis 7's script globals are read-only), a
+-- key kept out of the AOF (redis.set_repl) still survives in an RDB snapshot,
+-- an AOF rewrite or a full resync, and LASTSAVE moves with every save and
+-- counts whole seconds. So the guard keeps its one INFO per use.
 local function admitDevice(loadedKey, blockKey)
   local info = rcall('INFO', 'server')
   local at = string.find(info, 'run_id:', 1, true)

@@ -36,7 +36,10 @@ local function recordSessionEnd(k, outboxKey, sid, hs, mac, at, reason, e, by)
   if created > 0 and atMs > created then dur = math.floor((atMs - created) / 1000) end
   emitEvent(k, 'session.end', at, hs, {session_id = sid, mac = mac, method = e.method, hotspot_id = hs,
     reason = reason, duration_sec = dur, bytes_in = tonumber(e.bin) or 0, bytes_out = tonumber(e.bout) or 0})
-  countActivity(k, hs, 'end', 1, 'dur', dur)
+  -- Where their readers take them (the live panel: disconnects per minute, ends and durations of
+  -- 24 h; none per hotspot): three HINCRBY where countActivity spent eight (issue 22; records.ts ACTIVITY).
+  countMinute(k, 'end', 1)
+  countHour(k, 'end', 1, 'dur', dur)
   -- The start counted this session under its device and SSID, accounting moved it between
   -- access points; the grant says where it is now.
   moveLive(k.devices, mac, -1)

@@ -14,8 +14,8 @@
        dt (the device type the browser claimed; nil or '': none, stored as other)
     Writes the grant, the live set entry, the session ref and the
     session_start record, emits device.new when the tenant has never seen
-    the MAC and then session.start, and counts the start (starts,
-    the device and its SSID live); returns '' or the id of the device's
+    the MAC and then session.start, and counts the start (starts in the
+    minute bucket, the device and its SSID live); returns '' or the id of the device's
     previous live session at the hotspot, which it has ended (its end record
     and event queued first).
 ]]
@@ -59,7 +59,9 @@ local function startSession(grantKey, liveKey, refKey, outboxKey, k, s)
     emitEvent(k, 'device.new', s.now, s.hs, {mac = s.mac, hotspot_id = s.hs, session_id = s.sid, method = s.method, first_seen = s.now})
   end
   emitEvent(k, 'session.start', s.now, s.hs, {session_id = s.sid, mac = s.mac, method = s.method, hotspot_id = s.hs})
-  countActivity(k, s.hs, 'start', 1)
+  -- Starts are read only tenant-wide and per minute (the live panel's connects of the last hour):
+  -- counted there alone, one HINCRBY where countActivity spent four (issue 22; records.ts ACTIVITY).
+  countMinute(k, 'start', 1)
   -- No access point yet: accounting names it, and moves the session there (account-session-3.lua).
   moveLive(k.devices, s.mac, 1)
   moveLive(k.ssid, s.hs .. '|' .. s.ssid, 1)
