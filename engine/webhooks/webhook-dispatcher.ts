@@ -2,12 +2,14 @@ import { randomBytes } from 'node:crypto';
 import type { RedisClient as Redis } from '../redis/redis-client.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import { TargetNotAllowedError } from '../net/outbound-target.js';
 import { keys, WEBHOOK_GROUP } from '../redis/keys.js';
 import { signedHeaders } from './webhook-signature.js';
 import type { WebhookStore, WebhookTarget } from './webhook-store.js';
 import type { WebhookTransport } from './webhook-transport.js';
 import { WebhookSettler } from './webhook-settler.js';
+import { deliveryBody, failureText, retryAfterMs } from './webhook-attempt-parts.js';
+
+export { deliveryBody, retryAfterMs };
 
 /** The contract's webhook rules: "The receiver must answer 200 within 5 seconds ... retried, 3 attempts". */
 export const ATTEMPT_DEADLINE_MS = 5_000;
@@ -311,7 +313,7 @@ export class WebhookDispatcher {
       const a = await this.transport.post(target.url, headers, body, ATTEMPT_DEADLINE_MS);
       outcome = this.judge(st.n, a.status, a.retryAfter);
     } catch (err) {
-      outcome = this.failed(st.n, '', failureText(err as Error));
+      outcome = this.failed(st.n, '', failureText(err as Error, ATTEMPT_DEADLINE_MS));
     }
     const duration = Math.round(performance.now() - started);
     free();
@@ -365,36 +367,4 @@ export class WebhookDispatcher {
     this.targets.set(key, { at: now, target });
     return target;
   }
-}
-
-/**
- * The body of a delivery, `{id, type, created_at, tenant_id, data}`, the
- * same bytes on every attempt: the event's data is spliced in as the stream
- * holds it (JSON written by its producer), not parsed and written again.
- */
-export function deliveryBody(tenantId: string, st: { e: string; t: string; ts: number }, data: string): string {
-  let json = data;
-  try {
-    const v: unknown = JSON.parse(data);
-    if (v === null || typeof v !== 'object' || Array.isArray(v)) json = '{}';
-  } catch {
-    json = '{}';
-  }
-  return `{"id":${JSON.stringify(`evt_${st.e}`)},"type":${JSON.stringify(st.t)},"created_at":"${new Date(st.ts).toISOString()}",`
-    + `"tenant_id":${JSON.stringify(tenantId)},"data":${json}}`;
-}
-
-/** Retry-After as ms from now: delta-seconds or an HTTP date; null when neither. */
-export function retryAfterMs(value: string, now: number): number | null {
-  if (/^\d+$/.test(value)) return Number(value) * 1000;
-  const at = Date.parse(value);
-  return Number.isFinite(at) ? Math.max(0, at - now) : null;
-}
-
-/** An attempt's error for the deliveries list: what happened, never the request's headers or body. */
-function failureText(err: Error): string {
-  if (err.name === 'TimeoutError') return `timeout: no answer within ${ATTEMPT_DEADLINE_MS / 1000} s`;
-  if (err instanceof TargetNotAllowedError) return `target_not_allowed: ${err.why}`;
-  const code = (err as NodeJS.ErrnoException).code;
-  return (code ? `${code}: ` : '') + err.message.slice(0, 200);
 }
