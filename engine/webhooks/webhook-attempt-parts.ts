@@ -36,3 +36,38 @@ export function failureText(err: Error, deadlineMs: number): string {
   const code = (err as NodeJS.ErrnoException).code;
   return (code ? `${code}: ` : '') + err.message.slice(0, 200);
 }
+
+/** A Retry-After further out than this cannot be honoured within the budget: the delivery is dead-lettered. */
+const MAX_RETRY_AFTER_MS = 3_600_000;
+
+/** What an attempt's end means: delivered, retried at `dueMs`, or dead (`gone`: a 410, the subscription is disabled). */
+export interface AttemptOutcome { kind: 'delivered' | 'retry' | 'dead'; code: string; error: string; dueMs: number; gone: boolean }
+
+/** The `n`th attempt of `maxAttempts`, the first retry's back-off, and the time it ended. */
+export interface AttemptRules { n: number; maxAttempts: number; retryBaseMs: number; now: number }
+
+/** What an answer means for the delivery: its `n`th attempt answered `status`. */
+export function judge(r: AttemptRules, status: number, retryAfter: string): AttemptOutcome {
+  const code = String(status);
+  if (status >= 200 && status < 300) return { kind: 'delivered', code, error: '', dueMs: 0, gone: false };
+  if (status === 410) return { kind: 'dead', code, error: 'gone: the subscription is disabled', dueMs: 0, gone: true };
+  if (status >= 300 && status < 400) return failed(r, code, 'redirect (not followed)');
+  if ((status === 429 || status === 503) && retryAfter !== '') {
+    const wait = retryAfterMs(retryAfter, r.now);
+    if (wait !== null) {
+      if (wait > MAX_RETRY_AFTER_MS) return { kind: 'dead', code, error: `retry-after beyond ${MAX_RETRY_AFTER_MS / 1000} s`, dueMs: 0, gone: false };
+      const o = failed(r, code, `status ${status}, retry-after ${Math.ceil(wait / 1000)} s`);
+      if (o.kind === 'retry') o.dueMs = Math.max(o.dueMs, r.now + wait);
+      return o;
+    }
+  }
+  return failed(r, code, `status ${status}`);
+}
+
+/** A failed `n`th attempt: retried after an exponential back-off with jitter, or dead after the last. */
+export function failed(r: AttemptRules, code: string, error: string): AttemptOutcome {
+  if (r.n >= r.maxAttempts) return { kind: 'dead', code, error, dueMs: 0, gone: false };
+  // Equal jitter: half the back-off fixed, half random, so retries of many deliveries spread out.
+  const backoff = r.retryBaseMs * 2 ** (r.n - 1);
+  return { kind: 'retry', code, error, dueMs: r.now + backoff / 2 + Math.random() * (backoff / 2), gone: false };
+}
