@@ -208,10 +208,18 @@ export class WebhookDispatcher {
     return lane;
   }
 
-  private async tenantTurn(tenantId: string): Promise<void> {
+  /** Routes the tenant's new events and claims; a hot turn that found no new event claims nothing (the poll's turn claims retries come due). */
+  private async tenantTurn(tenantId: string, hot = false): Promise<void> {
     const lane = this.lane(tenantId);
-    // A hot turn of this tenant is under way: it claims too.
-    if (this.stopped || lane.routing) return;
+    if (this.stopped) return;
+    if (lane.routing) {
+      // Another turn of this tenant is routing: the poll's turn still claims (retries come due), a hot one leaves it.
+      if (!hot) {
+        lane.dry = false;
+        await this.claim(tenantId);
+      }
+      return;
+    }
     lane.routing = true;
     let read = 0;
     try {
@@ -226,6 +234,7 @@ export class WebhookDispatcher {
     }
     if (read > 0) lane.hotUntil = this.now() + this.settings.pollMs;
     this.heat(tenantId, lane);
+    if (hot && read === 0) return;
     // Newly routed (or newly due) deliveries may be waiting: a dry lane claims again.
     lane.dry = false;
     await this.claim(tenantId);
@@ -237,7 +246,7 @@ export class WebhookDispatcher {
     lane.hot = setTimeout(() => {
       lane.hot = undefined;
       if (this.stopped) return;
-      const p: Promise<void> = this.tenantTurn(tenantId)
+      const p: Promise<void> = this.tenantTurn(tenantId, true)
         .catch((err: Error) => this.warn(err, 'webhook tenant turn failed'))
         .finally(() => this.hotTurns.delete(p));
       this.hotTurns.add(p);
