@@ -341,7 +341,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretsKeys: secretsKeys(env, problems),
     webhooks: {
       retryBaseMs: int('WEBHOOK_RETRY_BASE_MS', 1000, 1, 3_600_000),
-      tenantConcurrency: int('WEBHOOK_TENANT_CONCURRENCY', 16, 1, 1000),
+      tenantConcurrency: int('WEBHOOK_TENANT_CONCURRENCY', 64, 1, 1000),
       pollMs: int('WEBHOOK_POLL_MS', 100, 10, 60_000),
     },
     pms: pmsSettings(int, bool),

@@ -40,7 +40,12 @@ const metrics = new Metrics();
 const key = (k: SecretKey): SecretKey => ({ id: k.id, key: Buffer.from(k.key) });
 const box = new SecretBox(data.secretsKeys.current && key(data.secretsKeys.current), data.secretsKeys.old.map(key));
 const outbound = new OutboundPolicy({ allowPrivate: data.allowPrivateTargets });
-const http = new OutboundHttp({ outbound });
+/**
+ * Connections to one receiving host: room for several tenants' full concurrency, so tenants whose
+ * subscriptions share a host (one SaaS receiver) do not wait for each other's connections; the
+ * engine's default (64) is one tenant's WEBHOOK_TENANT_CONCURRENCY.
+ */
+const http = new OutboundHttp({ outbound, maxSocketsPerOrigin: Math.max(512, 8 * data.settings.tenantConcurrency) });
 const store = new WebhookStore(pool, redis, new SecretStore(pool, box), outbound);
 const dispatcher = new WebhookDispatcher(redis, store, new OutboundWebhookTransport(http), data.settings, metrics, log);
 

@@ -2,23 +2,31 @@ import { randomBytes } from 'node:crypto';
 import type { RedisClient as Redis } from '../redis/redis-client.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import { TargetNotAllowedError } from '../net/outbound-target.js';
 import { keys, WEBHOOK_GROUP } from '../redis/keys.js';
 import { signedHeaders } from './webhook-signature.js';
 import type { WebhookStore, WebhookTarget } from './webhook-store.js';
 import type { WebhookTransport } from './webhook-transport.js';
 import { WebhookSettler } from './webhook-settler.js';
+import { deliveryBody, failed, failureText, judge, retryAfterMs, type AttemptOutcome, type AttemptRules } from './webhook-attempt-parts.js';
+
+export { deliveryBody, retryAfterMs };
 
 /** The contract's webhook rules: "The receiver must answer 200 within 5 seconds ... retried, 3 attempts". */
 export const ATTEMPT_DEADLINE_MS = 5_000;
 export const MAX_ATTEMPTS = 3;
 /** A claim lapses after this: past an attempt's deadline with room, so only a dead or stalled process loses one. */
 const LEASE_MS = ATTEMPT_DEADLINE_MS * 2 + 5_000;
-/** A Retry-After further out than this cannot be honoured within the budget: the delivery is dead-lettered. */
-const MAX_RETRY_AFTER_MS = 3_600_000;
 /** Events routed per script call; a tenant with more waiting is routed again in the same turn, up to ROUTE_ROUNDS. */
 const ROUTE_COUNT = 500;
 const ROUTE_ROUNDS = 8;
+/**
+ * A tenant whose events are flowing (its last route read some) is routed and
+ * claimed again this soon after, on a timer of its own, until a whole
+ * WEBHOOK_POLL_MS passes without a new event: an event then waits about
+ * this long before it can be claimed, not up to a poll. Idle tenants cost
+ * only the poll.
+ */
+const HOT_MS = 10;
 /** Delivered deliveries are kept this long (the list, a redelivery); dead ones longer. */
 const KEEP_DELIVERED_MS = 24 * 3_600_000;
 const KEEP_DEAD_MS = 7 * 24 * 3_600_000;
@@ -63,9 +71,14 @@ interface Ready { id: string; st: Claimed; data: string; token: string; at: numb
  * last claim found fewer than it asked (nothing more is claimed until the
  * next turn has routed new events).
  */
-interface Lane { ready: Ready[]; sending: number; claiming: boolean; dry: boolean }
+interface Lane {
+  ready: Ready[]; sending: number; claiming: boolean; dry: boolean;
+  /** A route of this tenant is under way (the poll's turn or a hot one): one at a time. */
+  routing: boolean;
+  /** Until when the tenant is hot (routed every HOT_MS), and its timer. */
+  hotUntil: number; hot: NodeJS.Timeout | undefined;
+}
 
-type Outcome = { kind: 'delivered' | 'retry' | 'dead'; code: string; error: string; dueMs: number; gone: boolean };
 
 /**
  * A claimed delivery is sent only this soon after its claim; one older is
@@ -98,6 +111,7 @@ export class WebhookDispatcher {
   private readonly lanes = new Map<string, Lane>();
   private readonly refilling = new Set<string>();
   private readonly attempts = new Set<Promise<void>>();
+  private readonly hotTurns = new Set<Promise<void>>();
   private readonly targets = new Map<string, { at: number; target: Promise<WebhookTarget | null | 'secret_unavailable'> }>();
   private readonly settler: WebhookSettler;
   private stopped = false;
@@ -149,6 +163,8 @@ export class WebhookDispatcher {
     this.stopped = true;
     clearTimeout(this.timer);
     await this.turn;
+    for (const lane of this.lanes.values()) clearTimeout(lane.hot);
+    await Promise.allSettled([...this.hotTurns]);
     for (const [tenantId, lane] of this.lanes) {
       for (const r of lane.ready.splice(0)) this.release(tenantId, r);
     }
@@ -188,19 +204,53 @@ export class WebhookDispatcher {
 
   private lane(tenantId: string): Lane {
     let lane = this.lanes.get(tenantId);
-    if (!lane) this.lanes.set(tenantId, (lane = { ready: [], sending: 0, claiming: false, dry: false }));
+    if (!lane) this.lanes.set(tenantId, (lane = { ready: [], sending: 0, claiming: false, dry: false, routing: false, hotUntil: 0, hot: undefined }));
     return lane;
   }
 
-  private async tenantTurn(tenantId: string): Promise<void> {
-    for (let round = 0; round < ROUTE_ROUNDS; round++) {
-      const [read] = await this.redis.routeWebhookEventsV1(keys.events(tenantId), keys.webhookSubs(tenantId), keys.webhookQueue(tenantId),
-        keys.webhookDeliveries(tenantId), keys.webhookBodies(tenantId), WEBHOOK_GROUP, ROUTE_COUNT, this.now());
-      if (read < ROUTE_COUNT) break;
+  /** Routes the tenant's new events and claims; a hot turn that found no new event claims nothing (the poll's turn claims retries come due). */
+  private async tenantTurn(tenantId: string, hot = false): Promise<void> {
+    const lane = this.lane(tenantId);
+    if (this.stopped) return;
+    if (lane.routing) {
+      // Another turn of this tenant is routing: the poll's turn still claims (retries come due), a hot one leaves it.
+      if (!hot) {
+        lane.dry = false;
+        await this.claim(tenantId);
+      }
+      return;
     }
+    lane.routing = true;
+    let read = 0;
+    try {
+      for (let round = 0; round < ROUTE_ROUNDS; round++) {
+        const [n] = await this.redis.routeWebhookEventsV1(keys.events(tenantId), keys.webhookSubs(tenantId), keys.webhookQueue(tenantId),
+          keys.webhookDeliveries(tenantId), keys.webhookBodies(tenantId), WEBHOOK_GROUP, ROUTE_COUNT, this.now());
+        read += n;
+        if (n < ROUTE_COUNT) break;
+      }
+    } finally {
+      lane.routing = false;
+    }
+    if (read > 0) lane.hotUntil = this.now() + this.settings.pollMs;
+    this.heat(tenantId, lane);
+    if (hot && read === 0) return;
     // Newly routed (or newly due) deliveries may be waiting: a dry lane claims again.
-    this.lane(tenantId).dry = false;
+    lane.dry = false;
     await this.claim(tenantId);
+  }
+
+  /** A hot tenant's next turn in HOT_MS (one timer per tenant), while it is hot. */
+  private heat(tenantId: string, lane: Lane): void {
+    if (this.stopped || lane.hot || this.now() >= lane.hotUntil) return;
+    lane.hot = setTimeout(() => {
+      lane.hot = undefined;
+      if (this.stopped) return;
+      const p: Promise<void> = this.tenantTurn(tenantId, true)
+        .catch((err: Error) => this.warn(err, 'webhook tenant turn failed'))
+        .finally(() => this.hotTurns.delete(p));
+      this.hotTurns.add(p);
+    }, HOT_MS);
   }
 
   /**
@@ -286,11 +336,11 @@ export class WebhookDispatcher {
   private async attempt(tenantId: string, r: Ready, free: () => void): Promise<void> {
     const { id, st, token } = r;
     const target = await this.target(tenantId, st.s);
-    const settle = (o: Outcome, durationMs: number): Promise<boolean> => this.settler.settle(tenantId,
+    const settle = (o: AttemptOutcome, durationMs: number): Promise<boolean> => this.settler.settle(tenantId,
       { id, token, webhookId: st.s, kind: o.kind, dueMs: o.dueMs, code: o.code, durationMs, error: o.error });
     if (target === 'secret_unavailable') {
       // Nothing to sign with: dead-lettered (listed, counted, redeliverable once the key is back), not dropped.
-      const o: Outcome = { kind: 'dead', code: '', error: 'secret_unavailable: the subscription\'s secret opens under no key given', dueMs: 0, gone: false };
+      const o: AttemptOutcome = { kind: 'dead', code: '', error: 'secret_unavailable: the subscription\'s secret opens under no key given', dueMs: 0, gone: false };
       if (await settle(o, 0)) {
         this.metrics.inc(DELIVERIES_METRIC, 'dead');
         this.metrics.inc(DEAD_LETTERS_METRIC);
@@ -306,12 +356,12 @@ export class WebhookDispatcher {
     const body = deliveryBody(tenantId, st, r.data);
     const headers = signedHeaders(id, Math.floor(this.now() / 1000), body, target.secrets);
     const started = performance.now();
-    let outcome: Outcome;
+    let outcome: AttemptOutcome;
     try {
       const a = await this.transport.post(target.url, headers, body, ATTEMPT_DEADLINE_MS);
-      outcome = this.judge(st.n, a.status, a.retryAfter);
+      outcome = judge(this.rules(st.n), a.status, a.retryAfter);
     } catch (err) {
-      outcome = this.failed(st.n, '', failureText(err as Error));
+      outcome = failed(this.rules(st.n), '', failureText(err as Error, ATTEMPT_DEADLINE_MS));
     }
     const duration = Math.round(performance.now() - started);
     free();
@@ -328,30 +378,9 @@ export class WebhookDispatcher {
     }
   }
 
-  /** What an answer means for the delivery: its `n`th attempt answered `status`. */
-  private judge(n: number, status: number, retryAfter: string): Outcome {
-    const code = String(status);
-    if (status >= 200 && status < 300) return { kind: 'delivered', code, error: '', dueMs: 0, gone: false };
-    if (status === 410) return { kind: 'dead', code, error: 'gone: the subscription is disabled', dueMs: 0, gone: true };
-    if (status >= 300 && status < 400) return this.failed(n, code, 'redirect (not followed)');
-    if ((status === 429 || status === 503) && retryAfter !== '') {
-      const wait = retryAfterMs(retryAfter, this.now());
-      if (wait !== null) {
-        if (wait > MAX_RETRY_AFTER_MS) return { kind: 'dead', code, error: `retry-after beyond ${MAX_RETRY_AFTER_MS / 1000} s`, dueMs: 0, gone: false };
-        const o = this.failed(n, code, `status ${status}, retry-after ${Math.ceil(wait / 1000)} s`);
-        if (o.kind === 'retry') o.dueMs = Math.max(o.dueMs, this.now() + wait);
-        return o;
-      }
-    }
-    return this.failed(n, code, `status ${status}`);
-  }
-
-  /** A failed `n`th attempt: retried after an exponential back-off with jitter, or dead after the last. */
-  private failed(n: number, code: string, error: string): Outcome {
-    if (n >= MAX_ATTEMPTS) return { kind: 'dead', code, error, dueMs: 0, gone: false };
-    // Equal jitter: half the back-off fixed, half random, so retries of many deliveries spread out.
-    const backoff = this.settings.retryBaseMs * 2 ** (n - 1);
-    return { kind: 'retry', code, error, dueMs: this.now() + backoff / 2 + Math.random() * (backoff / 2), gone: false };
+  /** What the judging of an `n`th attempt's answer needs. */
+  private rules(n: number): AttemptRules {
+    return { n, maxAttempts: MAX_ATTEMPTS, retryBaseMs: this.settings.retryBaseMs, now: this.now() };
   }
 
   private target(tenantId: string, id: string): Promise<WebhookTarget | null | 'secret_unavailable'> {
@@ -365,36 +394,4 @@ export class WebhookDispatcher {
     this.targets.set(key, { at: now, target });
     return target;
   }
-}
-
-/**
- * The body of a delivery, `{id, type, created_at, tenant_id, data}`, the
- * same bytes on every attempt: the event's data is spliced in as the stream
- * holds it (JSON written by its producer), not parsed and written again.
- */
-export function deliveryBody(tenantId: string, st: { e: string; t: string; ts: number }, data: string): string {
-  let json = data;
-  try {
-    const v: unknown = JSON.parse(data);
-    if (v === null || typeof v !== 'object' || Array.isArray(v)) json = '{}';
-  } catch {
-    json = '{}';
-  }
-  return `{"id":${JSON.stringify(`evt_${st.e}`)},"type":${JSON.stringify(st.t)},"created_at":"${new Date(st.ts).toISOString()}",`
-    + `"tenant_id":${JSON.stringify(tenantId)},"data":${json}}`;
-}
-
-/** Retry-After as ms from now: delta-seconds or an HTTP date; null when neither. */
-export function retryAfterMs(value: string, now: number): number | null {
-  if (/^\d+$/.test(value)) return Number(value) * 1000;
-  const at = Date.parse(value);
-  return Number.isFinite(at) ? Math.max(0, at - now) : null;
-}
-
-/** An attempt's error for the deliveries list: what happened, never the request's headers or body. */
-function failureText(err: Error): string {
-  if (err.name === 'TimeoutError') return `timeout: no answer within ${ATTEMPT_DEADLINE_MS / 1000} s`;
-  if (err instanceof TargetNotAllowedError) return `target_not_allowed: ${err.why}`;
-  const code = (err as NodeJS.ErrnoException).code;
-  return (code ? `${code}: ` : '') + err.message.slice(0, 200);
 }

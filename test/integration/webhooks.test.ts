@@ -16,6 +16,8 @@ import { WebhookReceiver, type Received } from '../support/webhook-receiver.js';
 // process of another test file killed while holding one of these deliveries would keep it for its claim's lease.
 const test = serviceTest(async () => ({
   REDIS_URL: `${inject('redisUrl')}/10`, SECRETS_KEY: randomBytes(32).toString('base64'), WEBHOOK_RETRY_BASE_MS: '50', WEBHOOK_POLL_MS: '20',
+  // The slow-receiver test counts its tenant's slots: 16 here (the default is 64).
+  WEBHOOK_TENANT_CONCURRENCY: '16',
 }));
 const SECRET = 'test-signing-secret-0123456789';
 
