@@ -102,6 +102,11 @@ export function decisions1m(rows: DecisionRow[], now: number): number {
 /** A site's decisions of one outcome in the minute before `now`'s (the last complete one). */
 const NO_SIGN_IN = new Set(['mac_auth', 'uam_login']);
 
+/** The minute (ms / MIN) of the scenario's last sign-in decision at any of `sites`, whatever its outcome. */
+export function lastSignInMinute(rows: DecisionRow[], sites: readonly string[]): number {
+  return Math.max(...rows.filter((d) => sites.includes(d.hotspot_id) && !NO_SIGN_IN.has(d.method)).map((d) => Math.floor(Date.parse(d.at) / MIN)));
+}
+
 export function lastCompleteMinute(rows: DecisionRow[], now: number, outcome: string, site: string): number {
   const minute = Math.floor(now / MIN) - 1;
   // Sign-ins only: a NAS asking again about a device (mac_auth, uam_login) is a decision but no sign-in.
