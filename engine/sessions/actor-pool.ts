@@ -5,7 +5,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics, MetricsSnapshot } from '../metrics.js';
 import { projectPath } from '../util/project-root.js';
 import { WorkerSupervisor, type WorkerStats } from '../workers/worker-supervisor.js';
-import { postBatch, type FromThread, type Reply, type ReplyValue, type ToThread } from './messages.js';
+import { LEASES_RELEASED, postBatch, RELEASE_LEASES, type FromThread, type Reply, type ReplyValue, type ToThread } from './messages.js';
 import { AuthMirrorReader } from './auth-mirror.js';
 import type { AcceptMirror, ActorRequest, NasCommandPort, SessionActors } from './actor-ports.js';
 import type { AccessDecision } from './ports.js';
@@ -32,6 +32,8 @@ const REQUEST_TIMEOUT_MS = 10_000;
  */
 const RESTART_MS = 100;
 const RESTART_MAX_MS = 5_000;
+/** How long a stopping thread may take to give its leases up (its actors' work in flight first); then it is ended and they run out. */
+const LEASE_RELEASE_WAIT_MS = 3_000;
 
 /** What a thread posts outside the msgpackr batches: its mirror table (shared, not copied) and its metrics. */
 type PlainMessage = { t: 'mirror_table'; table: SharedArrayBuffer } | { t: 'metrics'; snapshot: MetricsSnapshot };
@@ -152,9 +154,18 @@ export class ActorPool implements SessionActors, AcceptMirror {
     await this.threads[index]?.supervisor.kill();
   }
 
+  /** Stops the threads; each gives its hotspots' leases up first (bounded by the supervisor's wait), so another process takes them at once. */
   async close(): Promise<void> {
     clearInterval(this.timer);
-    await Promise.all(this.threads.map((t) => t.supervisor.stop()));
+    await Promise.all(this.threads.map((t) => t.supervisor.stop((worker) => new Promise<void>((resolve) => {
+      const heard = (msg: { t?: string }): void => {
+        if (msg?.t !== LEASES_RELEASED) return;
+        worker.off('message', heard);
+        resolve();
+      };
+      worker.on('message', heard);
+      worker.postMessage(RELEASE_LEASES);
+    }), LEASE_RELEASE_WAIT_MS)));
   }
 
   private thread(index: number): Thread {

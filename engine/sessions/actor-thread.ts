@@ -4,7 +4,7 @@ import { createLogger } from '../logger.js';
 import { Metrics } from '../metrics.js';
 import { createRedis } from '../redis/scripts.js';
 import { ActorHost } from './actor-host.js';
-import { postBatch, type ToThread } from './messages.js';
+import { LEASES_RELEASED, postBatch, RELEASE_LEASES, type ToThread } from './messages.js';
 
 /**
  * The entry of a worker thread hosting hotspot actors (see ActorHost): one
@@ -38,6 +38,10 @@ const host = new ActorHost({
   publishMirror: (table) => port.postMessage({ t: 'mirror_table', table }),
 });
 
-port.on('message', (buf: Uint8Array) => host.receive(packr.unpack(buf) as ToThread[]));
+port.on('message', (msg: Uint8Array | typeof RELEASE_LEASES) => {
+  if (msg instanceof Uint8Array) host.receive(packr.unpack(msg) as ToThread[]);
+  // A graceful stop: the leases go before the thread is ended (ActorPool.close).
+  else if (msg?.t === RELEASE_LEASES.t) void host.releaseLeases().then((n) => port.postMessage({ t: LEASES_RELEASED, n }));
+});
 host.start();
 setInterval(() => void metrics.snapshot().then((snapshot) => port.postMessage({ t: 'metrics', snapshot })), METRICS_MS).unref();

@@ -158,6 +158,10 @@ export interface ThreadStats {
   actors: number;
 }
 
+/** Outside the batches, at a graceful stop: the main thread asks a thread to give its leases up; it answers LEASES_RELEASED. */
+export const RELEASE_LEASES = { t: 'release_leases' } as const;
+export const LEASES_RELEASED = 'leases_released';
+
 export type FromThread = Reply | NasCommand | ThreadStats;
 export type ToThread = Request | NasResultMsg;
 

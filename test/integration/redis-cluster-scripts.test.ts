@@ -10,7 +10,7 @@ import { newLinkToken, SponsorStore } from '../../engine/signin/sponsor/sponsor-
 import { projectPath } from '../../engine/util/project-root.js';
 import { FiasSimulator } from '../support/fias-simulator.js';
 import { clusterServiceTest, type ClusterTenant } from '../support/cluster-service.js';
-import { call, macs, newVoucher, until } from '../support/fixture.js';
+import { call, keys, macs, newVoucher, until } from '../support/fixture.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
 
 const VERIFY = '/api/v1/hotspot-portal/voucher/verify';
@@ -119,6 +119,8 @@ describe('every Lua script on a Redis Cluster', () => {
     // The events trimmer's pass over every tenant's stream (trimEvents), one pipeline per slot.
     const trimmer = new EventTrimmer(e.redis, async () => tenants.map((t) => t.tenantId), log);
     expect(await trimmer.trimAll(1)).toBeGreaterThanOrEqual(0);
+    // A graceful stop's release of a hotspot's lease (releaseLease), asked by a process that does not hold it: nothing changes.
+    for (const t of tenants) expect(await e.redis.releaseLeaseV1(keys.lease(t.tenantId, t.hotspotId), 'not-the-holder')).toBe(0);
   });
 
   test('OTP and sponsor approval through their stores on the cluster client', async ({ svc }) => {

@@ -1,0 +1,19 @@
+--[[
+  Gives up a hotspot's actor lease at a graceful stop (SIGTERM): the holder
+  deletes it only if it still holds it, so the process the hotspot's NASes
+  reach now takes it at its next ask (within a second of its next packet)
+  instead of a lease time later. A place in line is left as it is: the
+  process next takes the lease first.
+
+  KEYS[1] lease   {t:T}:lease:<hotspot>   owner
+
+  ARGV[1] owner (engine process id)
+
+  Returns 1 when the lease was ours and is gone; 0 when another process (or
+  nobody) held it.
+]]
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  return 1
+end
+return 0
