@@ -327,7 +327,7 @@ async function main(): Promise<number> {
       say(`${why}; once more`);
     }
     // The actor threads report their sessions every 2 s.
-    for (at = Date.now(); (await metric(base, 'guestwifi_live_sessions_in_actors')) < MACS && Date.now() - at < 10_000;) await new Promise((r) => setTimeout(r, 250));
+    for (at = Date.now(); (await metric(base, 'guestwifi_live_sessions_in_actors')) < MACS && Date.now() - at < 30_000;) await new Promise((r) => setTimeout(r, 250));
     const live = await metric(base, 'guestwifi_live_sessions_in_actors');
     if (live < MACS) throw new Error(`only ${live} of ${MACS} sessions live in the actors`);
     const rssSignedIn = rssMb(service.pid!);
