@@ -234,11 +234,11 @@ async function metric(base: string, name: string): Promise<number> {
 }
 
 /** One run of bench/radius-load.ts (a child: it never shares a thread with a server). */
-async function radiusLoad(ports: { auth: number; acct: number }, macFile: string, seconds: number, acct: boolean, requests = 5_000_000) {
+async function radiusLoad(ports: { auth: number; acct: number }, macFile: string, seconds: number, acct: boolean, requests = 5_000_000, sources = SOURCES) {
   const r = await run(process.execPath, [projectPath('dist', 'bench', 'radius-load.js'), '--host', HOST, '--port', String(ports.auth),
     '--acct-port', String(ports.acct), '--secret', SECRET, '--mac-file', macFile, '--concurrency', String(CONCURRENCY),
     '--duration', String(seconds), '--acct-ratio', acct ? '1' : '0', '--requests', String(requests),
-    ...(SOURCES === undefined ? [] : ['--sources', String(SOURCES)])], seconds + 30);
+    ...(sources === undefined ? [] : ['--sources', String(sources)])], seconds + 30);
   const line = r.out.split('\n').find((l) => l.startsWith('radius-load '));
   if (r.code !== 0 || !line) throw new Error(`radius-load failed (exit ${r.code}): ${r.out.slice(-500)}`);
   const f = (k: string): number => Number(new RegExp(`(?:^| )${k.replace('/', '\\/')}=([\\d.]+)`).exec(line)?.[1] ?? NaN);
@@ -320,7 +320,9 @@ async function main(): Promise<number> {
     // device: one Access-Request per MAC first, so the measured requests all find theirs there.
     // On a loaded machine some of them time out: the pass is run again (a MAC already taken in is simply accepted again).
     for (let pass = 1; ; pass++) {
-      const touch = await radiusLoad(ready.radius, macFile, 60, false, MACS);
+      // From one source port: radius-load then walks the MACs in order, so MACS requests reach every one
+      // (with --sources each port walks its own MACs at its own pace, and a count covers not all of them).
+      const touch = await radiusLoad(ready.radius, macFile, 60, false, MACS, undefined);
       if (touch.accepts === MACS) break;
       const why = `first Access-Request per MAC: ${touch.accepts} of ${MACS} accepted (${touch.rejects} rejected, ${touch.lost} lost)`;
       if (touch.rejects > 0 || pass === 3) throw new Error(why);
