@@ -42,24 +42,28 @@ export class Authenticators {
   }
 }
 
-/** An Access-Request for `mac` (PAP, Message-Authenticator), as a captive-portal NAS sends it. */
-export function accessRequest(w: PacketWriter, id: number, authenticator: Buffer, mac: string, password: string, secret: string): Buffer {
+/**
+ * An Access-Request for `mac` (PAP, Message-Authenticator), as a captive-portal NAS sends it;
+ * `nasPortId` names the AP (the port of the NAS) the guest is behind.
+ */
+export function accessRequest(w: PacketWriter, id: number, authenticator: Buffer, mac: string, password: string, secret: string, nasPortId = 'bench0'): Buffer {
   return w.begin(Code.ACCESS_REQUEST, id, authenticator).messageAuthenticator()
     .string(Attr.USER_NAME, mac).userPassword(password, secret)
     .string(Attr.CALLING_STATION_ID, mac).string(Attr.CALLED_STATION_ID, BENCH_CALLED_STATION)
-    .string(Attr.NAS_PORT_ID, 'bench0')
+    .string(Attr.NAS_PORT_ID, nasPortId)
     .finishAccessRequest(secret);
 }
 
-export interface AcctFields { status: number; mac: string; sessionId: string; inOctets: number; outOctets: number; sessionTime: number; cause?: number }
+export interface AcctFields { status: number; mac: string; sessionId: string; inOctets: number; outOctets: number; sessionTime: number; cause?: number; nasPortId?: string }
 
 /** An Accounting-Request (Start, Interim-Update or Stop) for one guest's session. */
 export function accountingRequest(w: PacketWriter, id: number, f: AcctFields, secret: string): Buffer {
   w.begin(Code.ACCOUNTING_REQUEST, id)
     .uint32(Attr.ACCT_STATUS_TYPE, f.status)
     .string(Attr.USER_NAME, f.mac).string(Attr.CALLING_STATION_ID, f.mac)
-    .string(Attr.CALLED_STATION_ID, BENCH_CALLED_STATION)
-    .string(Attr.ACCT_SESSION_ID, f.sessionId)
+    .string(Attr.CALLED_STATION_ID, BENCH_CALLED_STATION);
+  if (f.nasPortId !== undefined) w.string(Attr.NAS_PORT_ID, f.nasPortId);
+  w.string(Attr.ACCT_SESSION_ID, f.sessionId)
     .uint32(Attr.ACCT_INPUT_OCTETS, f.inOctets & 0xffffffff).uint32(Attr.ACCT_OUTPUT_OCTETS, f.outOctets & 0xffffffff)
     .uint32(Attr.ACCT_SESSION_TIME, f.sessionTime).uint32(Attr.ACCT_DELAY_TIME, 0);
   if (f.status === AcctStatusType.STOP) w.uint32(Attr.ACCT_TERMINATE_CAUSE, f.cause ?? 1);

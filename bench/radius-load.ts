@@ -17,6 +17,10 @@
  *   --secret testing123  shared secret             --password guest   User-Password sent
  *   --rate 0             requests/s; 0 = as fast as the outstanding window allows
  *   --concurrency 64     requests outstanding at most (one socket per 256)
+ *   --sources N          send from N UDP sockets (source ports), requests spread over them in turn;
+ *                        source k is an AP behind the NAS: NAS-Port-Id "bench<k>" and its own share
+ *                        of the MACs (MAC i always from source i mod N). Unset: one socket per 256
+ *                        outstanding and the old packets (NAS-Port-Id "bench0", none in accounting)
  *   --duration 10        seconds (at most 300)   --requests 1000000  requests at most (at most 5,000,000)
  *   --macs 1000          MACs 02:00:00:xx:xx:xx   --mac-file path   one MAC per line instead
  *   --acct-ratio 0       share of Accounting Interim-Update (0..1)
@@ -45,6 +49,8 @@ interface Options {
   host: string; port: number; acctPort: number; secret: string; password: string;
   rate: number; concurrency: number; durationSec: number; maxRequests: number;
   macs: string[]; acctRatio: number; timeoutMs: number; self: boolean; jsonLines: string | undefined;
+  /** Source ports asked for with --sources; undefined: as many as the window needs (256 each). */
+  sources: number | undefined;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -77,7 +83,7 @@ function parseArgs(argv: string[]): Options {
     const n = num('macs', 1000, 1, 16_777_216);
     macs = Array.from({ length: n }, (_, i) => `02-00-00-${hex2(i >> 16)}-${hex2(i >> 8)}-${hex2(i)}`);
   }
-  const known = new Set(['host', 'port', 'acct-port', 'secret', 'password', 'rate', 'concurrency', 'duration', 'requests', 'macs', 'mac-file', 'acct-ratio', 'timeout', 'self', 'target', 'allow-remote', 'json-lines']);
+  const known = new Set(['host', 'port', 'acct-port', 'secret', 'password', 'rate', 'concurrency', 'duration', 'requests', 'macs', 'mac-file', 'acct-ratio', 'timeout', 'self', 'target', 'allow-remote', 'json-lines', 'sources']);
   for (const k of args.keys()) if (!known.has(k)) fail(`unknown option --${k}`);
   return {
     host,
@@ -94,6 +100,7 @@ function parseArgs(argv: string[]): Options {
     timeoutMs: num('timeout', 2000, 10, 60_000),
     self: args.has('self'),
     jsonLines: args.get('json-lines'),
+    sources: args.has('sources') ? Math.floor(num('sources', 1, 1, 1024)) : undefined,
   };
 }
 
@@ -108,11 +115,22 @@ function hex2(n: number): string {
 
 interface Outstanding { sentAt: number; authenticator: Buffer }
 
-/** One UDP socket and its 256 Identifiers. */
+/**
+ * One UDP socket (one source port: with --sources, one AP behind the NAS) and its
+ * 256 Identifiers; `sent` walks the MACs that belong to this source.
+ */
 class Lane {
   readonly slots: (Outstanding | undefined)[] = new Array(256);
   readonly free: number[] = Array.from({ length: 256 }, (_, i) => i);
-  constructor(readonly socket: Socket) {}
+  sent = 0;
+  constructor(readonly socket: Socket, readonly index: number, readonly nasPortId: string | undefined) {}
+
+  /** The n-th MAC of this lane: the MACs i with i mod lanes = index, in turn (fewer MACs than lanes: shared). */
+  macIndex(n: number, lanes: number, macs: number): number {
+    if (this.index >= macs) return this.index % macs;
+    const own = Math.floor((macs - this.index - 1) / lanes) + 1;
+    return this.index + lanes * (n % own);
+  }
 }
 
 async function main(): Promise<void> {
@@ -148,14 +166,15 @@ async function main(): Promise<void> {
   let sent = 0, answered = 0, accepts = 0, rejects = 0, acctResponses = 0, lost = 0, bad = 0, outstanding = 0;
 
   const lanes: Lane[] = [];
-  const laneCount = Math.ceil(o.concurrency / 256);
+  // Each lane holds at most 256 outstanding (its Identifiers): --sources below that need is raised to it.
+  const laneCount = Math.max(o.sources ?? 1, Math.ceil(o.concurrency / 256));
   for (let i = 0; i < laneCount; i++) {
     const s = createSocket(isIP(o.host) === 6 ? 'udp6' : 'udp4');
     // The loopback address for a local target; the wildcard when --allow-remote aims elsewhere.
     const local = isLoopback(o.host) ? (isIP(o.host) === 6 ? '::1' : '127.0.0.1') : undefined;
     await new Promise<void>((resolve) => s.bind(0, local, resolve));
     try { s.setRecvBufferSize(4 * 1024 * 1024); s.setSendBufferSize(4 * 1024 * 1024); } catch { /* kernel cap */ }
-    const lane = new Lane(s);
+    const lane = new Lane(s, i, o.sources === undefined ? undefined : `bench${i}`);
     s.on('message', (msg) => {
       const len = checkFraming(msg);
       const id = msg.length > 1 ? msg[1]! : -1;
@@ -177,7 +196,7 @@ async function main(): Promise<void> {
     });
     lanes.push(lane);
   }
-  const perLane = Math.ceil(o.concurrency / laneCount);
+  const perLane = Math.min(256, Math.ceil(o.concurrency / laneCount));
 
   const started = performance.now();
   const deadline = started + o.durationSec * 1000;
@@ -185,22 +204,26 @@ async function main(): Promise<void> {
   let finished = false;
 
   function sendOne(): boolean {
+    // The window is global; the per-lane cap only spreads it (perLane x lanes may exceed it).
+    if (outstanding >= o.concurrency) return false;
     for (let tries = 0; tries < lanes.length; tries++) {
       const lane = lanes[laneCursor]!;
       laneCursor = (laneCursor + 1) % lanes.length;
       if (256 - lane.free.length >= perLane) continue;
       const id = lane.free.pop()!;
-      const mac = o.macs[sent % o.macs.length]!;
+      // With --sources, MAC i is always sent from source i mod N, as a guest stays behind one AP.
+      const mac = o.sources === undefined ? o.macs[sent % o.macs.length]! : o.macs[lane.macIndex(lane.sent, laneCount, o.macs.length)]!;
+      lane.sent++;
       const isAcct = o.acctRatio > 0 && Math.random() < o.acctRatio;
       let packet: Buffer;
       let authenticator: Buffer;
       if (isAcct) {
         packet = accountingRequest(writer, id, {
           status: AcctStatusType.INTERIM_UPDATE, mac, sessionId: `bench-${mac}`,
-          inOctets: sent & 0xffffff, outOctets: (sent * 7) & 0xffffff, sessionTime: 60,
+          inOctets: sent & 0xffffff, outOctets: (sent * 7) & 0xffffff, sessionTime: 60, nasPortId: lane.nasPortId,
         }, o.secret);
       } else {
-        packet = accessRequest(writer, id, authenticators.next(), mac, o.password, o.secret);
+        packet = accessRequest(writer, id, authenticators.next(), mac, o.password, o.secret, lane.nasPortId);
       }
       authenticator = packet.subarray(4, HEADER_LENGTH);
       lane.slots[id] = { sentAt: performance.now(), authenticator };
@@ -266,7 +289,7 @@ async function main(): Promise<void> {
   const pct = (p: number) => (n ? sorted[Math.min(n - 1, Math.floor((p / 100) * n))]! : NaN);
   const activeSec = Math.min(elapsedSec, o.durationSec);
   process.stdout.write(
-    `radius-load target=${o.host}:${o.port}/${o.acctPort}${o.self ? ' (self)' : ''} concurrency=${o.concurrency} rate=${o.rate || 'max'} `
+    `radius-load target=${o.host}:${o.port}/${o.acctPort}${o.self ? ' (self)' : ''} concurrency=${o.concurrency} sources=${lanes.length} rate=${o.rate || 'max'} `
     + `sent=${sent} answered=${answered} accept=${accepts} reject=${rejects} acct=${acctResponses} lost=${lost} bad=${bad} `
     + `duration=${activeSec.toFixed(1)}s req/s=${Math.round(answered / activeSec)} `
     + `p50=${pct(50).toFixed(3)}ms p99=${pct(99).toFixed(3)}ms max=${(n ? sorted[n - 1]! : NaN).toFixed(3)}ms\n`,
