@@ -102,6 +102,9 @@ export interface EngineOptions {
   webhooks?: boolean;
 }
 
+/** How long a report waits for a connection to DATABASE_REPLICA_URL's replica (docs/scale.md). */
+const REPLICA_CONNECT_TIMEOUT_MS = 5_000;
+
 /**
  * The engine: every service the HTTP and RADIUS layers use, wired once.
  * Start-up work (connections, migrations, script registration, threads)
@@ -215,7 +218,8 @@ export class Engine {
     this.metrics.gauge('event_fanout_tenants', 'Tenants whose event streams this process reads (they have stream listeners here)', () => this.fanout.tenantCount);
     this.metrics.counterFrom('event_fanout_events_total', 'Domain events the fan-out handed to listeners in this process', () => this.fanout.delivered);
     this.pool = createPool(config.databaseUrl, log);
-    this.reportReads = config.databaseReplicaUrl ? createPool(config.databaseReplicaUrl, log) : this.pool;
+    // A replica that is gone answers the reports 503 within REPLICA_CONNECT_TIMEOUT_MS, never a hang.
+    this.reportReads = config.databaseReplicaUrl ? createPool(config.databaseReplicaUrl, log, 10, REPLICA_CONNECT_TIMEOUT_MS) : this.pool;
     // Built first: the services below tell them of changes through constructor callbacks.
     this.sink = new SinkWorker({ redisUrl: config.redisUrl, databaseUrl: config.databaseUrl, nodeId: config.nodeId, logLevel: config.logLevel },
       log.child({ component: 'outbox-sink' }), this.metrics);

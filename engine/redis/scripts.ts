@@ -52,7 +52,7 @@ const SCRIPTS = [
   { file: 'extend-session-4.lua', name: 'extendSessionV2', numberOfKeys: 4 },
   // V2: a process refused while it serves the hotspot is next in line for it (a second KEY); refusals say how long to wait.
   { file: 'renew-lease-2.lua', name: 'renewLeaseV2', numberOfKeys: 2 },
-  { file: 'release-lease-1.lua', name: 'releaseLeaseV1', numberOfKeys: 1 },
+  { file: 'release-lease-2.lua', name: 'releaseLeaseV1', numberOfKeys: 2 },
   // V2: the SSID the NAS names replaces the portal's, and moves the session in the live-per-SSID hash.
   { file: 'remember-nas-2.lua', name: 'rememberNasV2', numberOfKeys: 2 },
   { file: 'raise-uses-n.lua', name: 'raiseUsesN1', numberOfKeys: null },
@@ -157,7 +157,7 @@ declare module 'ioredis' {
       callback?: Callback<unknown[]>,
     ): Result<unknown[], Context>;
     renewLeaseV2(leaseKey: string, nextKey: string, owner: string, ttlMs: Arg, queue: Arg, queueGraceMs: Arg, yieldToNext?: Arg, callback?: Callback<number>): Result<number, Context>;
-    releaseLeaseV1(leaseKey: string, owner: string, callback?: Callback<number>): Result<number, Context>;
+    releaseLeaseV1(leaseKey: string, nextKey: string, owner: string, callback?: Callback<number>): Result<number, Context>;
     rememberNasV2(grantKey: string, liveBySsidKey: string, sid: string, nasId: string, nasUser: string, ssid: string, callback?: Callback<number>): Result<number, Context>;
     /** numKeys, the vouchers' hashes (one tenant), then (id, uses) per voucher (lua/raise-uses-n.lua). */
     raiseUsesN1(numKeys: number, ...keysThenArgs: Arg[]): Result<number, Context>;

@@ -68,6 +68,12 @@ interface Slot {
    * serves it, so it queues for the lease; a holder it has not reached for a lease's time yields.
    */
   servedAt: number;
+  /**
+   * When the current run of the NAS's requests began (no gap longer than a third of a lease): only
+   * a process its NASes have kept talking to for that long queues for the lease (`serves`), so one
+   * stray retransmission to a secondary does not pull a quiet hotspot away from its holder.
+   */
+  streakFrom: number;
   /** The tail of each device's (or sweep's) chain of work: one device's messages run in order. */
   chains: Map<string, Promise<void>>;
   inflight: number;
@@ -93,6 +99,8 @@ export class ActorHost {
   private flushQueued = false;
   private readonly nasWaiters = new Map<number, (r: NasCommandResult) => void>();
   private nasSeq = 0;
+  /** Set by releaseLeases: no lease is taken any more (a request still arriving gets 503). */
+  private stopping = false;
   private lastRenew: number;
   private timers: NodeJS.Timeout[] = [];
 
@@ -132,22 +140,28 @@ export class ActorHost {
   }
 
   /**
-   * A graceful stop (SIGTERM): the clock stops, the work each owned actor has in flight ends, then
-   * every lease this host holds is given up (release-lease-1.lua), so the process the hotspots' NASes
-   * reach now takes them at once rather than a lease time later. Resolves to how many were given up;
-   * a lease Redis did not answer for simply runs out.
+   * A graceful stop (SIGTERM): the clock stops, no lease is taken from now on, the asks in flight and
+   * the work each owned actor has in flight end, then every lease this host holds is given up, with its
+   * place in line for others (release-lease-2.lua), so the process the hotspots' NASes reach now takes
+   * them at once rather than a lease time later. Resolves to how many were given up; a lease Redis did
+   * not answer for simply runs out.
    */
   async releaseLeases(): Promise<number> {
     this.stop();
-    const owned = [...this.slots.values()].filter((s) => s.owned);
-    const given = await Promise.all(owned.map(async (slot) => {
+    this.stopping = true;
+    const slots = [...this.slots.values()];
+    await Promise.allSettled(slots.map((s) => s.ready));
+    const given = await Promise.all(slots.map(async (slot) => {
+      const held = slot.owned;
       await Promise.allSettled(slot.chains.values());
       slot.owned = false;
-      slot.actor.release();
+      slot.ready = Promise.resolve(false);
+      if (held) slot.actor.release();
+      const { tenant, hs } = slot.actor;
       try {
-        return await this.opts.redis.releaseLeaseV1(keys.lease(slot.actor.tenant, slot.actor.hs), this.opts.nodeId);
+        return await this.opts.redis.releaseLeaseV1(keys.lease(tenant, hs), keys.leaseNext(tenant, hs), this.opts.nodeId);
       } catch (err) {
-        this.opts.log.warn({ err, hotspot: slot.actor.hs }, 'giving a hotspot\'s lease up at stop failed; it runs out instead');
+        this.opts.log.warn({ err, hotspot: hs }, 'giving a hotspot\'s lease up at stop failed; it runs out instead');
         return 0;
       }
     }));
@@ -243,7 +257,7 @@ export class ActorHost {
 
   /** The clock's ask for the lease of a hotspot held elsewhere: taken back at once when its holder's lease is gone. */
   private retake(slot: Slot, now: number): void {
-    slot.ready = this.acquire(slot, now - slot.servedAt < this.leaseMs).catch((err: unknown) => {
+    slot.ready = this.acquire(slot, this.serves(slot, now)).catch((err: unknown) => {
       this.opts.log.warn({ err, hotspot: slot.actor.hs }, 'taking a hotspot\'s lease back failed');
       return false;
     });
@@ -275,17 +289,27 @@ export class ActorHost {
     if (!slot) {
       const actor = this.opts.createActor?.(tenant, hs, tz, this.ctx) ?? new HotspotActor(tenant, hs, tz, this.ctx);
       slot = {
-        actor, ready: Promise.resolve(false), owned: false, leaseCheckedAt: 0, leaseRetryAt: Infinity, yieldedAt: 0, servedAt: 0,
+        actor, ready: Promise.resolve(false), owned: false, leaseCheckedAt: 0, leaseRetryAt: Infinity, yieldedAt: 0, servedAt: 0, streakFrom: 0,
         chains: new Map(), inflight: 0, restarts: [],
       };
       this.slots.set(key, slot);
-      slot.ready = this.acquire(slot, fromNas(m));
+      // Refused, it is not next in line yet: that takes a run of its NASes' requests (serves).
+      slot.ready = this.acquire(slot, false);
     }
     return slot;
   }
 
+  /**
+   * Whether this process serves the hotspot, so that, refused, it is next in line for the lease: its
+   * NASes' requests have reached it without a long gap for a third of a lease, up to now.
+   */
+  private serves(slot: Slot, now: number): boolean {
+    return now - slot.servedAt <= this.leaseMs / 3 && now - slot.streakFrom >= this.leaseMs / 3;
+  }
+
   /** Takes the hotspot's lease and loads its sessions; false while another process owns it. */
   private async acquire(slot: Slot, serving: boolean): Promise<boolean> {
+    if (this.stopping) return false;
     slot.owned = await this.lease(slot, serving);
     if (slot.owned) await slot.actor.load();
     return slot.owned;
@@ -296,7 +320,11 @@ export class ActorHost {
     // The hotspot's traffic is its NASes' packets. A wake is this process's own doing (its start, a restarted
     // thread); a sign-in's news, an operator's disconnect or a dashboard's read come through whichever process
     // the browser reached: they must not pull the hotspot away from the process its NASes talk to.
-    if (fromNas(m)) slot.servedAt = this.now();
+    if (fromNas(m)) {
+      const now = this.now();
+      if (now - slot.servedAt > this.leaseMs / 3) slot.streakFrom = now;
+      slot.servedAt = now;
+    }
     if (slot.inflight >= this.mailboxLimit) return this.fail(m.id, Errors.HOTSPOT_BUSY());
     this.enqueue(slot, chainKey(m), () => this.run(slot, m), m);
   }
@@ -305,7 +333,7 @@ export class ActorHost {
     let owned = await slot.ready;
     const now = this.now();
     if (!owned && (now >= slot.leaseRetryAt || now - slot.leaseCheckedAt >= LEASE_RETRY_MS)) {
-      slot.ready = this.acquire(slot, fromNas(m));
+      slot.ready = this.acquire(slot, fromNas(m) && this.serves(slot, now));
       owned = await slot.ready;
     }
     if (!owned) return this.fail(m.id, Errors.HOTSPOT_OWNED_ELSEWHERE());

@@ -12,9 +12,13 @@ export type PoolClient = pg.PoolClient;
 // safe for our magnitudes and saves a conversion at every call site.
 pg.types.setTypeParser(20, (v: string) => Number(v));
 
-/** A pool with an error handler, so a dropped idle connection is logged instead of crashing the process. */
-export function createPool(databaseUrl: string, log: Logger, max = 10): Pool {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max, idleTimeoutMillis: 30_000 });
+/**
+ * A pool with an error handler, so a dropped idle connection is logged instead of crashing the process.
+ * `connectTimeoutMs` bounds the wait for a connection (0: none, pg's default): a host that is gone then
+ * fails the request after it instead of after the system's TCP connect time-out (about 2 minutes).
+ */
+export function createPool(databaseUrl: string, log: Logger, max = 10, connectTimeoutMs = 0): Pool {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max, idleTimeoutMillis: 30_000, connectionTimeoutMillis: connectTimeoutMs });
   pool.on('error', (err) => log.warn({ err }, 'idle postgres connection failed'));
   // pool.on('error') covers idle connections only: a client checked out with pool.connect()
   // (the outbox sink's transaction, migrations, retention) has no listener, and when Postgres
@@ -25,7 +29,7 @@ export function createPool(databaseUrl: string, log: Logger, max = 10): Pool {
 }
 
 /** Socket errors of a server that is not there (refused, reset, unreachable), whichever store. */
-const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE']);
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
 
 /**
  * Whether `err` says Postgres could not be reached or went away (refused, reset, shutting down,

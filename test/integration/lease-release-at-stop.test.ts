@@ -5,7 +5,7 @@ import { call, keys, mac, newTenant, newVoucher, startService, until } from '../
 
 /**
  * A graceful stop (SIGTERM: the service's stop()) gives up the hotspot leases its actor threads
- * hold (release-lease-1.lua) after their work in flight, so removing a process from a group costs its
+ * hold (release-lease-2.lua) after their work in flight, so removing a process from a group costs its
  * hotspots no lease time (docs/scale.md, "Removing a process"); a kill -9 still costs the lease time.
  */
 describe('hotspot leases at a graceful stop', () => {

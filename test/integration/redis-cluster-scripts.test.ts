@@ -120,7 +120,7 @@ describe('every Lua script on a Redis Cluster', () => {
     const trimmer = new EventTrimmer(e.redis, async () => tenants.map((t) => t.tenantId), log);
     expect(await trimmer.trimAll(1)).toBeGreaterThanOrEqual(0);
     // A graceful stop's release of a hotspot's lease (releaseLease), asked by a process that does not hold it: nothing changes.
-    for (const t of tenants) expect(await e.redis.releaseLeaseV1(keys.lease(t.tenantId, t.hotspotId), 'not-the-holder')).toBe(0);
+    for (const t of tenants) expect(await e.redis.releaseLeaseV1(keys.lease(t.tenantId, t.hotspotId), keys.leaseNext(t.tenantId, t.hotspotId), 'not-the-holder')).toBe(0);
   });
 
   test('OTP and sponsor approval through their stores on the cluster client', async ({ svc }) => {

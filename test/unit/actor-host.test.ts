@@ -189,11 +189,44 @@ describe('ActorHost', () => {
     h.host.receive([woken]);
     expect(await h.reply(woken.id)).toMatchObject({ ok: false, code: 'hotspot_owned_elsewhere' });
     expect(await redis.exists(h.next)).toBe(0);
-    h.advance(1_000);
-    const served = h.auth(mac(0x30));
-    h.host.receive([served]);
-    expect(await h.reply(served.id)).toMatchObject({ ok: false, code: 'hotspot_owned_elsewhere' });
-    expect(await redis.get(h.next)).toBe('node-here');
+    // A NAS's requests: one alone (a stray retransmission) does not queue it; a run of them for a third of a lease does.
+    for (const [step, queued] of [[1_000, false], [5_000, false], [5_000, true]] as const) {
+      h.advance(step);
+      const served = h.auth(mac(0x30));
+      h.host.receive([served]);
+      expect(await h.reply(served.id)).toMatchObject({ ok: false, code: 'hotspot_owned_elsewhere' });
+      expect(await redis.get(h.next), `queued after ${step} ms more`).toBe(queued ? 'node-here' : null);
+    }
+  });
+
+  it('a run of requests broken by a gap longer than a third of a lease starts again', async ({ tenant }) => {
+    const h = setup(tenant);
+    await redis.set(h.lease, 'node-there', 'PX', 120_000);
+    for (const step of [1_000, 9_000, 11_000, 9_000]) {
+      h.advance(step);
+      const served = h.auth(mac(0x31));
+      h.host.receive([served]);
+      expect(await h.reply(served.id)).toMatchObject({ ok: false, code: 'hotspot_owned_elsewhere' });
+    }
+    // Requests at 1, 10, 21 and 30 s: the run from 1 s lasts 9 s, the 11 s gap ends it, the new one lasts 9 s: never a third of 30 s.
+    expect(await redis.exists(h.next)).toBe(0);
+  });
+
+  it('at a graceful stop gives its lease up after the work in flight, and takes none afterwards', async ({ tenant }) => {
+    const h = setup(tenant);
+    const woken = h.wake();
+    h.host.receive([woken]);
+    expect(await h.reply(woken.id)).toMatchObject({ ok: true });
+    expect(await redis.get(h.lease)).toBe('node-here');
+    expect(await h.host.releaseLeases()).toBe(1);
+    expect(await redis.exists(h.lease)).toBe(0);
+    expect(h.actors[0]!.releases).toBe(1);
+    // A request still arriving (a sign-in finishing past the HTTP drain) does not take the lease back.
+    h.advance(2_000);
+    const late = h.auth(mac(0x40));
+    h.host.receive([late]);
+    expect(await h.reply(late.id)).toMatchObject({ ok: false, code: 'hotspot_owned_elsewhere' });
+    expect(await redis.exists(h.lease)).toBe(0);
   });
 
   it('carries an actor\'s NAS command to the main thread and its result back', async ({ tenant }) => {

@@ -5,8 +5,8 @@ import { isPostgresUnreachable } from '../../engine/index.js';
 describe('isPostgresUnreachable', () => {
   const coded = (code: string, message = 'x'): Error => Object.assign(new Error(message), { code });
 
-  it('a refused, reset or shut-down server, pg connection states and pg-pool time-outs', () => {
-    for (const e of [coded('ECONNREFUSED'), coded('ECONNRESET'), coded('ETIMEDOUT'), coded('08006'), coded('08001'), coded('57P01'), coded('57P03'),
+  it('a refused, reset, unresolvable or shut-down server, pg connection states and pg-pool time-outs', () => {
+    for (const e of [coded('ECONNREFUSED'), coded('ECONNRESET'), coded('ETIMEDOUT'), coded('ENOTFOUND'), coded('EAI_AGAIN'), coded('08006'), coded('08001'), coded('57P01'), coded('57P03'),
       new Error('Connection terminated unexpectedly'), new Error('timeout exceeded when trying to connect')]) {
       expect(isPostgresUnreachable(e), e.message + (e as { code?: string }).code).toBe(true);
     }
