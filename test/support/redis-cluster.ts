@@ -38,10 +38,14 @@ export interface TestCluster {
  * node under a temporary folder: redis-server --cluster-enabled yes per node,
  * then `redis-cli --cluster create ... --cluster-yes`, then waits until every
  * node says cluster_state:ok. No persistence (a test cluster lives for one
- * file). Stop it in the file's cleanup.
+ * file). Stop it in the file's cleanup. `nodeTimeoutMs` is the nodes'
+ * cluster-node-timeout (2 s unless given).
  */
-export async function startRedisCluster(opts: { masters?: number; replicasPerMaster?: number } = {}): Promise<TestCluster> {
+export async function startRedisCluster(opts: { masters?: number; replicasPerMaster?: number; nodeTimeoutMs?: number } = {}): Promise<TestCluster> {
   const masters = opts.masters ?? 3;
+  // cluster-node-timeout: how long a master may be unreachable before the others call it failed and a
+  // replica is elected (an unplanned fail-over takes about this plus the election's 0.5-1 s).
+  const nodeTimeout = String(opts.nodeTimeoutMs ?? 2000);
   const replicas = opts.replicasPerMaster ?? 0;
   const started = Date.now();
   const dir = mkdtempSync(join(tmpdir(), 'gw-cluster-'));
@@ -63,7 +67,7 @@ export async function startRedisCluster(opts: { masters?: number; replicasPerMas
       mkdirSync(nodeDir);
       const child = spawn('redis-server', [
         '--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-port', String(busPort),
-        '--cluster-config-file', join(nodeDir, 'nodes.conf'), '--cluster-node-timeout', '2000', '--dir', nodeDir,
+        '--cluster-config-file', join(nodeDir, 'nodes.conf'), '--cluster-node-timeout', nodeTimeout, '--dir', nodeDir,
         '--save', '', '--appendonly', 'no', '--protected-mode', 'no',
       ], { stdio: 'ignore' });
       nodes.push({ port, busPort, child });
