@@ -13,6 +13,7 @@ import { RawHttpClient } from './raw-http-client.js';
 import { StormDriver, type CodeFor, type GuestHttp, type StormLane, type StormSite } from './storm-driver.js';
 import { parseStormArgs, STORM_HELP, type StormOptions } from './storm-options.js';
 import { StormPlan } from './storm-plan.js';
+import { startRedisCluster } from '../scripts/redis-cluster.js';
 
 /**
  * Issue 22 item 4: the stadium storm. The bench starts Redis and PostgreSQL
@@ -125,6 +126,7 @@ async function main(o: StormOptions): Promise<number> {
   let pool: pg.Pool | undefined;
   let checkEnv: NodeJS.ProcessEnv | undefined;
   let pids: (() => { redis: number; postgres: number }) | undefined;
+  let shardPids: number[] | undefined;
   const http: GuestHttp = o.httpClient === 'node'
     ? new JsonClient(o.target, o.external?.httpPort ?? 0, o.connections)
     : new RawHttpClient(o.target, o.external?.httpPort ?? 0, o.connections);
@@ -155,6 +157,14 @@ async function main(o: StormOptions): Promise<number> {
       const stack = await localStack('stadium-storm', undo);
       base = stack.env;
       pids = stack.pids;
+      if (o.cluster) {
+        // A 3-master Redis Cluster of its own instead of the stack's Redis (which then idles): CPU per shard.
+        const c = await startRedisCluster();
+        undo.push(() => c.stop());
+        base = { ...base, REDIS_URL: c.url };
+        shardPids = c.nodes.map((n) => n.child.pid!);
+        say(`  Redis Cluster: 3 masters on ${c.nodes.map((n) => n.port).join(', ')} (started in ${(c.startMs / 1000).toFixed(1)} s)`);
+      }
     }
     const jwt = base.JWT_SECRET!;
     const env: NodeJS.ProcessEnv = {
@@ -217,7 +227,7 @@ async function main(o: StormOptions): Promise<number> {
   const driver = new StormDriver(plan, lanes, venue.codeFor, t0, runTag, o.signinTries);
 
   // CPU from here to the end of the sink's catch-up.
-  const cpu0 = { service: lives.length ? serviceTicks() : (stub ? cpuTicks(stub.child.pid!) : 0), redis: pids ? cpuTicks(pids().redis) : 0, pg: pids ? treeTicks(pids().postgres) : new Map<number, number>(), own: process.cpuUsage() };
+  const cpu0 = { service: lives.length ? serviceTicks() : (stub ? cpuTicks(stub.child.pid!) : 0), redis: pids ? cpuTicks(pids().redis) : 0, shards: shardPids?.map(cpuTicks) ?? [], pg: pids ? treeTicks(pids().postgres) : new Map<number, number>(), own: process.cpuUsage() };
 
   // Once the last guest's sign-in is answered: how long until every start the bench saw is in Postgres.
   let sinkLagMs: number | null = null;
@@ -286,6 +296,7 @@ async function main(o: StormOptions): Promise<number> {
   await watching;
 
   let check: StormCheck | undefined;
+  let redisPerShard: number[] | null = null;
   const perGuest = (us: number): number => Math.round(us / Math.max(1, driver.signedIn));
   // "bench" is the generator alone (see generatorUs); with --stub, "service" is the stand-in's CPU.
   const cpu: Record<string, number | null> = { service: stubTicks === undefined ? null : perGuest(stubTicks * 1e4), redis: null, postgres: null,
@@ -299,6 +310,10 @@ async function main(o: StormOptions): Promise<number> {
     cpu.service = per(serviceTicks() - cpu0.service);
     if (pids) {
       cpu.redis = per(cpuTicks(pids().redis) - cpu0.redis);
+      if (shardPids) {
+        redisPerShard = shardPids.map((pid, i) => per(cpuTicks(pid) - cpu0.shards[i]!));
+        cpu.redis = redisPerShard.reduce((a, b) => a + b, 0);
+      }
       let pg = 0;
       for (const [pid, t] of treeTicks(pids().postgres)) pg += t - (cpu0.pg.get(pid) ?? 0);
       cpu.postgres = per(pg);
@@ -323,7 +338,7 @@ async function main(o: StormOptions): Promise<number> {
   const summary = {
     summary: true, stub: o.stub, tenant: venue.tenant ?? null, http_client: o.httpClient, guests: shape.guests, processes: o.processes, rate: shape.rate, otp_share: shape.otpShare, signed_in: driver.signedIn,
     latency_ms: f, errors, restart_errors: Object.fromEntries(driver.restartErrors), retransmitted: radius.retransmitted, late_duplicates: radius.lateDuplicates, bad_replies: radius.bad,
-    sink_lag_s: lagS, cpu_us_per_signin: cpu, killed_at_s: o.killAtSec ?? null,
+    sink_lag_s: lagS, cpu_us_per_signin: cpu, redis_us_per_signin_per_shard: redisPerShard, killed_at_s: o.killAtSec ?? null,
     check: check ?? null, targets: o.killAtSec === undefined && !o.stub ? targets : null,
   };
   lines.write(summary);
@@ -331,7 +346,7 @@ async function main(o: StormOptions): Promise<number> {
 
   say(`  sign-in: ${driver.signedIn} of ${shape.guests}; page p50 ${ms(f.page!.p50)} ms; retransmitted ${radius.retransmitted} (answered twice: ${radius.lateDuplicates}), bad replies ${radius.bad}`);
   say(`  errors: ${JSON.stringify(errors)}${driver.restartErrors.size ? `; around the kill: ${JSON.stringify(summary.restart_errors)}` : ''}`);
-  say(`  cpu us per sign-in: ${o.stub ? 'stub' : 'service'} ${cpu.service ?? '-'}, redis ${cpu.redis ?? '-'}, postgres ${cpu.postgres ?? '-'}, this bench's generator ${cpu.bench ?? '-'}`);
+  say(`  cpu us per sign-in: ${o.stub ? 'stub' : 'service'} ${cpu.service ?? '-'}, redis ${cpu.redis ?? '-'}, postgres ${cpu.postgres ?? '-'}, this bench's generator ${cpu.bench ?? '-'}${redisPerShard ? ` (redis per shard: ${redisPerShard.join(', ')})` : ''}`);
   if (check) say(`  check: ${check.sessions} sessions, ${check.starts} starts, ${check.ends} ends in Postgres (${check.unanswered} sign-ins and ${check.unansweredEnds} stops whose answers were lost); chain ${check.chainValid ? 'valid' : 'BROKEN'}${check.problems.length ? `; PROBLEMS: ${check.problems.join('; ')}` : ''}`);
   const lat = (k: string): string => `p50 ${ms(f[k]!.p50)} p90 ${ms(f[k]!.p90)} p99 ${ms(f[k]!.p99)} max ${ms(f[k]!.max)}`;
   const verdict = check && !check.ok ? 'CHECK FAILED' : o.killAtSec !== undefined ? (check ? 'EXACTLY ONCE' : 'UNCHECKED')
