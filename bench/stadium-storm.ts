@@ -10,9 +10,10 @@ import { JsonLines } from './json-lines.js';
 import { OpenLoopRadius } from './radius-client.js';
 import { checkStorm, startsStored, endsStored, type StormCheck } from './storm-check.js';
 import { RawHttpClient } from './raw-http-client.js';
-import { StormDriver, type CodeFor, type GuestHttp, type StormSite } from './storm-driver.js';
+import { StormDriver, type CodeFor, type GuestHttp, type StormLane, type StormSite } from './storm-driver.js';
 import { parseStormArgs, STORM_HELP, type StormOptions } from './storm-options.js';
 import { StormPlan } from './storm-plan.js';
+import { startRedisCluster } from '../scripts/redis-cluster.js';
 
 /**
  * Issue 22 item 4: the stadium storm. The bench starts Redis and PostgreSQL
@@ -34,7 +35,13 @@ const SECRET = 'storm-nas-secret';
 const CODES = 200;
 const undo = new Teardown();
 
-interface Venue { site: StormSite; tenant: string | undefined; codeFor: CodeFor | undefined }
+interface Venue { sites: StormSite[]; tenant: string | undefined; codeFor: CodeFor | undefined }
+
+/** The NAS addresses of `n` processes' hotspots: `first`, then the next loopback addresses. */
+function nasAddresses(first: string, n: number): string[] {
+  const p = first.split('.').map(Number);
+  return Array.from({ length: n }, (_, k) => `${p[0]}.${p[1]}.${p[2]}.${((p[3]! - 1 + k) % 254) + 1}`);
+}
 
 /** The service as a child; restartable on the same ports, its CPU summed over its lives. */
 class ServiceLives {
@@ -69,19 +76,24 @@ class ServiceLives {
   }
 }
 
-async function seed(env: NodeJS.ProcessEnv, otp: boolean, nasAddress: string): Promise<{ tenant: string; hotspot: string; codes: string[] }> {
+async function seed(env: NodeJS.ProcessEnv, otp: boolean, nasAddress: string[]): Promise<{ tenant: string; hotspots: string[]; codes: string[] }> {
   const engine = new Engine(loadConfig(env), createLogger('warn', 2), { sink: false, actors: false });
   try {
     await engine.start();
     const tenant = await engine.tenants.create(`Storm Stadium ${randomBytes(3).toString('hex')}`);
-    const hs = await engine.hotspots.create(tenant.id, { name: 'Gates', timezone: 'Europe/Istanbul' });
-    await engine.hotspots.addNasClient(tenant.id, hs.id, { ip: nasAddress, secret: SECRET, name: 'storm', require_message_authenticator: true });
+    // One hotspot per process, its NAS on its own address: each process owns its hotspot's actor (the lease).
+    const hotspots: string[] = [];
+    for (const [k, ip] of nasAddress.entries()) {
+      const hs = await engine.hotspots.create(tenant.id, { name: k === 0 ? 'Gates' : `Gates ${k + 1}`, timezone: 'Europe/Istanbul' });
+      await engine.hotspots.addNasClient(tenant.id, hs.id, { ip, secret: SECRET, name: `storm-${k + 1}`, require_message_authenticator: true });
+      hotspots.push(hs.id);
+    }
     const rows = await engine.vouchers.createBatch(tenant.id, {
       count: CODES, format: DEFAULT_CODE_FORMAT, max_uses: null, expires_at: null, bandwidth_profile: null,
       daily_quota_mb: null, session_quota_mb: null, duration_minutes: null, bandwidth_down_mbps: null, bandwidth_up_mbps: null, ssids: [], notes: null,
     }, 'bench');
     void otp;
-    return { tenant: tenant.id, hotspot: hs.id, codes: rows.map((r) => r.code) };
+    return { tenant: tenant.id, hotspots, codes: rows.map((r) => r.code) };
   } finally {
     await engine.close();
   }
@@ -107,13 +119,14 @@ async function main(o: StormOptions): Promise<number> {
   const runTag = randomBytes(1)[0]!;
   say(`stadium-storm: ${shape.guests} guests over ${(plan.lastArrivalMs / 1000).toFixed(1)} s (${shape.rate.toFixed(0)}/s), ` +
     `${Math.round(shape.otpShare * 100)}% by SMS code, interim every ${shape.interimSec} s, stay ${shape.staySec || 'to the end'}, tail ${shape.tailSec} s` +
-    `${o.killAtSec !== undefined ? `, kill -9 at ${o.killAtSec} s` : ''}; target ${o.external ? `${o.target} (external)` : HOST}; load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+    `${o.processes > 1 ? `, ${o.processes} service processes` : ''}${o.killAtSec !== undefined ? `, kill -9 at ${o.killAtSec} s` : ''}; target ${o.external ? `${o.target} (external)` : HOST}; load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
 
   let venue: Venue;
-  let lives: ServiceLives | undefined;
+  let lives: ServiceLives[] = [];
   let pool: pg.Pool | undefined;
   let checkEnv: NodeJS.ProcessEnv | undefined;
   let pids: (() => { redis: number; postgres: number }) | undefined;
+  let shardPids: number[] | undefined;
   const http: GuestHttp = o.httpClient === 'node'
     ? new JsonClient(o.target, o.external?.httpPort ?? 0, o.connections)
     : new RawHttpClient(o.target, o.external?.httpPort ?? 0, o.connections);
@@ -121,7 +134,7 @@ async function main(o: StormOptions): Promise<number> {
   let stub: ReadyChild | undefined;
   if (o.external) {
     const x = o.external;
-    venue = { site: { hotspot: x.hotspot, codes: x.codes, authPort: x.radiusPort, acctPort: x.acctPort, secret: x.secret }, tenant: undefined, codeFor: undefined };
+    venue = { sites: [{ hotspot: x.hotspot, codes: x.codes, authPort: x.radiusPort, acctPort: x.acctPort, secret: x.secret }], tenant: undefined, codeFor: undefined };
   } else if (o.stub) {
     // The generator alone: a stand-in answers at once (storm-stub.ts); SMS codes still go through the fake carrier.
     let codeFor: CodeFor | undefined;
@@ -134,7 +147,7 @@ async function main(o: StormOptions): Promise<number> {
     }
     stub = await spawnReady(undo, 'stub', [projectPath('dist', 'bench', 'storm-stub.js')], { PATH: process.env.PATH, STUB_SECRET: SECRET, ...carrierEnv });
     http.port = stub.ready.ports.main as number;
-    venue = { site: { hotspot: 'hs_stub', codes: ['STUB-CODE'], authPort: stub.ready.radius.auth, acctPort: stub.ready.radius.acct, secret: SECRET }, tenant: undefined, codeFor };
+    venue = { sites: [{ hotspot: 'hs_stub', codes: ['STUB-CODE'], authPort: stub.ready.radius.auth, acctPort: stub.ready.radius.acct, secret: SECRET }], tenant: undefined, codeFor };
   } else {
     let base: NodeJS.ProcessEnv;
     if (o.redisUrl && o.databaseUrl) {
@@ -144,13 +157,21 @@ async function main(o: StormOptions): Promise<number> {
       const stack = await localStack('stadium-storm', undo);
       base = stack.env;
       pids = stack.pids;
+      if (o.cluster) {
+        // A 3-master Redis Cluster of its own instead of the stack's Redis (which then idles): CPU per shard.
+        const c = await startRedisCluster();
+        undo.push(() => c.stop());
+        base = { ...base, REDIS_URL: c.url };
+        shardPids = c.nodes.map((n) => n.child.pid!);
+        say(`  Redis Cluster: 3 masters on ${c.nodes.map((n) => n.port).join(', ')} (started in ${(c.startMs / 1000).toFixed(1)} s)`);
+      }
     }
     const jwt = base.JWT_SECRET!;
     const env: NodeJS.ProcessEnv = {
       ...base, NODE_ID: `storm-${process.pid}-${runTag}`, RADIUS_HOST: HOST, RADIUS_AUTH_PORT: '0', RADIUS_ACCT_PORT: '0',
       ALLOW_PRIVATE_TARGETS: 'true', PMS_HOLD_LINKS: 'false', REPORT_SCHEDULER: 'false',
     };
-    const seeded = await seed(env, shape.otpShare > 0, o.nasAddress);
+    const seeded = await seed(env, shape.otpShare > 0, nasAddresses(o.nasAddress, o.processes));
     let codeFor: CodeFor | undefined;
     let carrierUrl = '';
     const credentialsVar = `${seeded.tenant.toUpperCase()}_SMS`;
@@ -161,12 +182,17 @@ async function main(o: StormOptions): Promise<number> {
       codeFor = carrier.codeFor;
       carrierUrl = carrier.url;
     }
-    lives = new ServiceLives(env);
-    const s = await lives.start();
-    http.port = s.ready.ports.main as number;
+    // One after the other: the first applies the migrations the next then finds done.
+    const sites: StormSite[] = [];
+    for (let k = 0; k < o.processes; k++) {
+      const one = new ServiceLives(o.processes > 1 ? { ...env, NODE_ID: `${env.NODE_ID!}-${k + 1}` } : env);
+      const s = await one.start();
+      lives.push(one);
+      sites.push({ hotspot: seeded.hotspots[k]!, codes: seeded.codes, authPort: s.ready.radius.auth, acctPort: s.ready.radius.acct, secret: SECRET });
+    }
+    http.port = lives[0]!.current.ready.ports.main as number;
     if (shape.otpShare > 0) await enableSms(http, jwt, seeded.tenant, carrierUrl, credentialsVar);
-    venue = { site: { hotspot: seeded.hotspot, codes: seeded.codes, authPort: s.ready.radius.auth, acctPort: s.ready.radius.acct, secret: SECRET },
-      tenant: seeded.tenant, codeFor };
+    venue = { sites, tenant: seeded.tenant, codeFor };
     // A bare pool while the storm runs (an Engine here would run its background work on the bench's CPU);
     // the engine for the chain's verification only afterwards.
     pool = new pg.Pool({ connectionString: env.DATABASE_URL, max: 2 });
@@ -174,15 +200,34 @@ async function main(o: StormOptions): Promise<number> {
     checkEnv = env;
   }
 
-  const radius = new OpenLoopRadius({ host: o.target, localAddress: o.external ? undefined : o.nasAddress, secret: venue.site.secret, timeoutMs: o.timeoutMs, tries: o.tries, maxLanes: 1024 });
-  radius.start();
-  undo.push(() => radius.close());
+  const nasAt = nasAddresses(o.nasAddress, venue.sites.length);
+  const lanes: StormLane[] = venue.sites.map((site, k) => {
+    const laneHttp = k === 0 ? http : o.httpClient === 'node'
+      ? new JsonClient(o.target, lives[k]!.current.ready.ports.main as number, o.connections)
+      : new RawHttpClient(o.target, lives[k]!.current.ready.ports.main as number, o.connections);
+    if (k > 0) undo.push(() => laneHttp.close());
+    const r = new OpenLoopRadius({ host: o.target, localAddress: o.external ? undefined : nasAt[k], secret: site.secret, timeoutMs: o.timeoutMs, tries: o.tries, maxLanes: 1024 });
+    r.start();
+    undo.push(() => r.close());
+    return { http: laneHttp, radius: r, site };
+  });
+  const radius = {
+    get outstanding(): number { return lanes.reduce((n, l) => n + l.radius.outstanding, 0); },
+    get retransmitted(): number { return lanes.reduce((n, l) => n + l.radius.retransmitted, 0); },
+    get lateDuplicates(): number { return lanes.reduce((n, l) => n + l.radius.lateDuplicates, 0); },
+    get bad(): number { return lanes.reduce((n, l) => n + l.radius.bad, 0); },
+    close: (): void => { for (const l of lanes) l.radius.close(); },
+  };
+  // --kill-at kills the last process (the only one, unless --processes): its lane follows it to its new HTTP port.
+  const victim = lives.at(-1);
+  const victimLane = lanes.at(-1)!;
+  const serviceTicks = (): number => lives.reduce((n, l) => n + l.ticks(), 0);
   const lines = new JsonLines(o.jsonLines);
   const t0 = performance.now() + 200;
-  const driver = new StormDriver(plan, http, radius, venue.site, venue.codeFor, t0, runTag, o.signinTries);
+  const driver = new StormDriver(plan, lanes, venue.codeFor, t0, runTag, o.signinTries);
 
   // CPU from here to the end of the sink's catch-up.
-  const cpu0 = { service: lives?.ticks() ?? (stub ? cpuTicks(stub.child.pid!) : 0), redis: pids ? cpuTicks(pids().redis) : 0, pg: pids ? treeTicks(pids().postgres) : new Map<number, number>(), own: process.cpuUsage() };
+  const cpu0 = { service: lives.length ? serviceTicks() : (stub ? cpuTicks(stub.child.pid!) : 0), redis: pids ? cpuTicks(pids().redis) : 0, shards: shardPids?.map(cpuTicks) ?? [], pg: pids ? treeTicks(pids().postgres) : new Map<number, number>(), own: process.cpuUsage() };
 
   // Once the last guest's sign-in is answered: how long until every start the bench saw is in Postgres.
   let sinkLagMs: number | null = null;
@@ -229,8 +274,8 @@ async function main(o: StormOptions): Promise<number> {
         const at = performance.now();
         driver.outage = [at, Infinity];
         say(`  kill -9 the service at ${(now / 1000).toFixed(1)} s`);
-        restarting = lives!.killAndRestart().then((port) => {
-          http.port = port;
+        restarting = victim!.killAndRestart().then((port) => {
+          victimLane.http.port = port;
           driver.outage = [at, performance.now()];
           say(`  service back after ${((performance.now() - at) / 1000).toFixed(1)} s`);
         }, (err: Error) => { halt(); reject(err); });
@@ -251,6 +296,7 @@ async function main(o: StormOptions): Promise<number> {
   await watching;
 
   let check: StormCheck | undefined;
+  let redisPerShard: number[] | null = null;
   const perGuest = (us: number): number => Math.round(us / Math.max(1, driver.signedIn));
   // "bench" is the generator alone (see generatorUs); with --stub, "service" is the stand-in's CPU.
   const cpu: Record<string, number | null> = { service: stubTicks === undefined ? null : perGuest(stubTicks * 1e4), redis: null, postgres: null,
@@ -261,9 +307,13 @@ async function main(o: StormOptions): Promise<number> {
     while (performance.now() < until && ((await startsStored(pool, venue.tenant)) < driver.ledger.authorized.size
       || (await endsStored(pool, venue.tenant)) < driver.ledger.stopped.size)) await new Promise((r) => setTimeout(r, 100));
     const per = (ticks: number): number => Math.round((ticks * 1e4) / Math.max(1, driver.signedIn));
-    cpu.service = per(lives!.ticks() - cpu0.service);
+    cpu.service = per(serviceTicks() - cpu0.service);
     if (pids) {
       cpu.redis = per(cpuTicks(pids().redis) - cpu0.redis);
+      if (shardPids) {
+        redisPerShard = shardPids.map((pid, i) => per(cpuTicks(pid) - cpu0.shards[i]!));
+        cpu.redis = redisPerShard.reduce((a, b) => a + b, 0);
+      }
       let pg = 0;
       for (const [pid, t] of treeTicks(pids().postgres)) pg += t - (cpu0.pg.get(pid) ?? 0);
       cpu.postgres = per(pg);
@@ -286,9 +336,9 @@ async function main(o: StormOptions): Promise<number> {
   };
   const met = Object.values(targets).every(Boolean);
   const summary = {
-    summary: true, stub: o.stub, tenant: venue.tenant ?? null, http_client: o.httpClient, guests: shape.guests, rate: shape.rate, otp_share: shape.otpShare, signed_in: driver.signedIn,
+    summary: true, stub: o.stub, tenant: venue.tenant ?? null, http_client: o.httpClient, guests: shape.guests, processes: o.processes, rate: shape.rate, otp_share: shape.otpShare, signed_in: driver.signedIn,
     latency_ms: f, errors, restart_errors: Object.fromEntries(driver.restartErrors), retransmitted: radius.retransmitted, late_duplicates: radius.lateDuplicates, bad_replies: radius.bad,
-    sink_lag_s: lagS, cpu_us_per_signin: cpu, killed_at_s: o.killAtSec ?? null,
+    sink_lag_s: lagS, cpu_us_per_signin: cpu, redis_us_per_signin_per_shard: redisPerShard, killed_at_s: o.killAtSec ?? null,
     check: check ?? null, targets: o.killAtSec === undefined && !o.stub ? targets : null,
   };
   lines.write(summary);
@@ -296,7 +346,7 @@ async function main(o: StormOptions): Promise<number> {
 
   say(`  sign-in: ${driver.signedIn} of ${shape.guests}; page p50 ${ms(f.page!.p50)} ms; retransmitted ${radius.retransmitted} (answered twice: ${radius.lateDuplicates}), bad replies ${radius.bad}`);
   say(`  errors: ${JSON.stringify(errors)}${driver.restartErrors.size ? `; around the kill: ${JSON.stringify(summary.restart_errors)}` : ''}`);
-  say(`  cpu us per sign-in: ${o.stub ? 'stub' : 'service'} ${cpu.service ?? '-'}, redis ${cpu.redis ?? '-'}, postgres ${cpu.postgres ?? '-'}, this bench's generator ${cpu.bench ?? '-'}`);
+  say(`  cpu us per sign-in: ${o.stub ? 'stub' : 'service'} ${cpu.service ?? '-'}, redis ${cpu.redis ?? '-'}, postgres ${cpu.postgres ?? '-'}, this bench's generator ${cpu.bench ?? '-'}${redisPerShard ? ` (redis per shard: ${redisPerShard.join(', ')})` : ''}`);
   if (check) say(`  check: ${check.sessions} sessions, ${check.starts} starts, ${check.ends} ends in Postgres (${check.unanswered} sign-ins and ${check.unansweredEnds} stops whose answers were lost); chain ${check.chainValid ? 'valid' : 'BROKEN'}${check.problems.length ? `; PROBLEMS: ${check.problems.join('; ')}` : ''}`);
   const lat = (k: string): string => `p50 ${ms(f[k]!.p50)} p90 ${ms(f[k]!.p90)} p99 ${ms(f[k]!.p99)} max ${ms(f[k]!.max)}`;
   const verdict = check && !check.ok ? 'CHECK FAILED' : o.killAtSec !== undefined ? (check ? 'EXACTLY ONCE' : 'UNCHECKED')

@@ -28,6 +28,9 @@ export interface GuestHttp {
   close(): void;
 }
 
+/** One service process's share of the storm: its HTTP client, its NAS (a RADIUS client on its own address), its hotspot. */
+export interface StormLane { http: GuestHttp; radius: OpenLoopRadius; site: StormSite }
+
 /** An SMS code delivered to the fake carrier for a 10-digit local number. */
 export type CodeFor = (local10: string) => Promise<string>;
 
@@ -58,11 +61,23 @@ export class StormDriver {
   /** [kill, ready] of the service's restart, performance.now(); a request due in it and failing after the kill is the kill's. */
   outage: [number, number] | undefined;
 
-  constructor(private readonly plan: StormPlan, private readonly http: GuestHttp, private readonly radius: OpenLoopRadius,
-    private readonly site: StormSite, private readonly codeFor: CodeFor | undefined, t0: number, private readonly runTag: number,
+  private readonly lanes: StormLane[];
+
+  /**
+   * `lanes`: one per service process (--processes): guest i signs in through lane i mod n, and its
+   * NAS (the lane's hotspot, its own source address) talks to that lane's process.
+   */
+  constructor(private readonly plan: StormPlan, lanes: StormLane | StormLane[],
+    private readonly codeFor: CodeFor | undefined, t0: number, private readonly runTag: number,
     private readonly signinTries: number) {
+    this.lanes = Array.isArray(lanes) ? lanes : [lanes];
+    if (this.lanes.length === 0) throw new Error('StormDriver needs a lane');
     this.state = new Uint8Array(plan.shape.guests);
     this.t0 = t0;
+  }
+
+  private lane(guest: number): StormLane {
+    return this.lanes[guest % this.lanes.length]!;
   }
 
   /** The service killed and not back yet. */
@@ -112,12 +127,13 @@ export class StormDriver {
   private async signIn(guest: number, due: number): Promise<void> {
     const otp = this.codeFor !== undefined && this.plan.isOtp(guest);
     const mac = this.mac(guest);
+    const { http, site } = this.lane(guest);
     let done = false;
     for (let attempt = 1; attempt <= this.signinTries && !done; attempt++) {
       if (attempt > 1) await new Promise((r) => setTimeout(r, 1000));
       const at = performance.now();
       try {
-        const page = await this.http.page(`/portal?hotspot_id=${encodeURIComponent(this.site.hotspot)}&mac=${encodeURIComponent(mac)}`);
+        const page = await http.page(`/portal?hotspot_id=${encodeURIComponent(site.hotspot)}&mac=${encodeURIComponent(mac)}`);
         if (page.status !== 200) throw new Failure(`page_${page.status}`, page.status >= 500);
         this.series.page.add(performance.now() - at);
         if (otp) await this.otpSignIn(guest, mac); else await this.voucherSignIn(guest, mac);
@@ -142,8 +158,9 @@ export class StormDriver {
   }
 
   private async voucherSignIn(guest: number, mac: string): Promise<void> {
-    const code = this.site.codes[guest % this.site.codes.length]!;
-    const r = await this.http.post('/api/v1/hotspot-portal/voucher/verify', { hotspot_id: this.site.hotspot, code, mac });
+    const { http, site } = this.lane(guest);
+    const code = site.codes[Math.floor(guest / this.lanes.length) % site.codes.length]!;
+    const r = await http.post('/api/v1/hotspot-portal/voucher/verify', { hotspot_id: site.hotspot, code, mac });
     if (r.status !== 200 || r.json?.status !== 'authorized') throw new Failure(`verify_${r.status}_${r.json?.error ?? r.json?.status ?? ''}`, r.status >= 500);
   }
 
@@ -155,28 +172,29 @@ export class StormDriver {
   private async otpSignIn(guest: number, mac: string): Promise<void> {
     const local10 = `5${String(guest).padStart(9, '0')}`;
     const phone = `+90${local10}`;
+    const { http, site } = this.lane(guest);
     const held = this.codesShown.get(guest);
     if (held !== undefined) {
-      const again = await this.http.post('/api/v1/hotspot-portal/sms/verify', { hotspot_id: this.site.hotspot, phone, code: held, mac });
+      const again = await http.post('/api/v1/hotspot-portal/sms/verify', { hotspot_id: site.hotspot, phone, code: held, mac });
       if (again.status >= 500) throw new Failure(`sms_verify_${again.status}_${again.json?.error ?? ''}`, true);
       this.codesShown.delete(guest);
       if (again.status === 200 && again.json?.status === 'authorized') { this.counts.add('code_presented_again'); return; }
     }
-    const req = await this.http.post('/api/v1/hotspot-portal/sms/request', { hotspot_id: this.site.hotspot, phone, mac });
+    const req = await http.post('/api/v1/hotspot-portal/sms/request', { hotspot_id: site.hotspot, phone, mac });
     if (req.status !== 200) throw new Failure(`sms_request_${req.status}_${req.json?.error ?? ''}`, req.status >= 500);
     let timer: NodeJS.Timeout | undefined;
     const code = await Promise.race([this.codeFor!(local10), new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Failure('sms_not_delivered', false)), 10_000);
     })]).finally(() => clearTimeout(timer));
     this.codesShown.set(guest, code);
-    const ok = await this.http.post('/api/v1/hotspot-portal/sms/verify', { hotspot_id: this.site.hotspot, phone, code, mac });
+    const ok = await http.post('/api/v1/hotspot-portal/sms/verify', { hotspot_id: site.hotspot, phone, code, mac });
     if (ok.status < 500) this.codesShown.delete(guest);
     if (ok.status !== 200 || ok.json?.status !== 'authorized') throw new Failure(`sms_verify_${ok.status}_${ok.json?.error ?? ok.json?.status ?? ''}`, ok.status >= 500);
   }
 
   private access(guest: number, mac: string): void {
     const due = performance.now();
-    const { radius, site } = this;
+    const { radius, site } = this.lane(guest);
     radius.send(site.authPort, due, (id) => accessRequest(radius.writer, id, radius.authenticators.next(), mac, 'guest', site.secret), (o) => {
       if (!this.answered(o, due, 'access', this.series.access)) return;
       if ((o as { code: number }).code !== Code.ACCESS_ACCEPT) { this.error('access_reject', due); return; }
@@ -186,7 +204,7 @@ export class StormDriver {
 
   private acct(guest: number, due: number, status: number, round: number, kind: 'acctStart' | 'interim' | 'stop'): void {
     const mac = this.mac(guest);
-    const { radius, site } = this;
+    const { radius, site } = this.lane(guest);
     radius.send(site.acctPort, due, (id) => accountingRequest(radius.writer, id, {
       status, mac, sessionId: `storm-${this.runTag}-${guest}`, inOctets: round * 1_000_000, outOctets: round * 7_000_000,
       sessionTime: Math.round(round * this.plan.shape.interimSec),

@@ -15,6 +15,13 @@ each request was due.
   --interim 60         seconds between a guest's Interim-Updates
   --stay 0             seconds until a guest's NAS sends its Stop (0: stays to the end)
   --tail 10            seconds the run goes on after the last arrival
+  --processes 1        engine processes (distinct NODE_IDs) on the one Redis (or cluster: --redis-url
+                       redis+cluster://...) and Postgres; guest i and its NAS go to process i mod n,
+                       each process's NAS on its own hotspot and loopback address (--nas-address, then
+                       the next addresses); --kill-at then kills (and restarts) the last process
+  --cluster            a 3-master Redis Cluster of the bench's own (scripts/redis-cluster.ts) instead of
+                       one Redis; CPU per sign-in per shard too (a cluster of your own: --redis-url
+                       redis+cluster://host:port,... with --database-url)
   --kill-at <s>        kill -9 the service that many seconds into the storm, restart it on the same
                        ports, go on; then every session start/end must be in Postgres exactly once
                        and the chain must verify (exit 1 if not)
@@ -46,6 +53,10 @@ export interface StormOptions {
   /** Aim at storm-stub.ts instead of the service: the generator alone. */
   stub: boolean;
   killAtSec: number | undefined;
+  /** Start a 3-master Redis Cluster for the run (--cluster). */
+  cluster: boolean;
+  /** Service processes sharing the storm (--processes). */
+  processes: number;
   jsonLines: string | undefined;
   httpClient: 'raw' | 'node';
   connections: number; timeoutMs: number; tries: number; signinTries: number;
@@ -53,9 +64,9 @@ export interface StormOptions {
   redisUrl: string | undefined; databaseUrl: string | undefined;
 }
 
-const FLAGS = new Set(['allow-remote', 'external', 'help', 'stub']);
+const FLAGS = new Set(['allow-remote', 'external', 'help', 'stub', 'cluster']);
 const VALUES = new Set(['guests', 'over', 'rate', 'otp-share', 'interim', 'stay', 'tail', 'kill-at', 'json-lines', 'connections', 'timeout',
-  'tries', 'signin-tries', 'http-client', 'deadline', 'redis-url', 'database-url', 'target', 'http-port', 'radius-port', 'acct-port', 'radius-secret', 'hotspot', 'codes', 'nas-address']);
+  'tries', 'signin-tries', 'processes', 'http-client', 'deadline', 'redis-url', 'database-url', 'target', 'http-port', 'radius-port', 'acct-port', 'radius-secret', 'hotspot', 'codes', 'nas-address']);
 
 /** The options, or a one-line reason they are refused (thrown as an Error). */
 export function parseStormArgs(argv: string[]): StormOptions | 'help' {
@@ -113,11 +124,15 @@ export function parseStormArgs(argv: string[]): StormOptions | 'help' {
   }
   const stub = args.has('stub');
   if (stub && (external || killAtSec !== undefined || args.has('redis-url'))) throw new Error('--stub runs its own stand-in: not with --external, --kill-at or --redis-url');
+  const processes = Math.floor(num('processes', 1, 1, 8));
+  const cluster = args.has('cluster');
+  if (cluster && (external || stub || args.has('redis-url'))) throw new Error('--cluster starts its own Redis Cluster: not with --external, --stub or --redis-url');
+  if (processes > 1 && (external || stub)) throw new Error('--processes starts the bench\'s own services: not with --external or --stub');
   const httpClient = args.get('http-client') ?? 'raw';
   if (httpClient !== 'raw' && httpClient !== 'node') throw new Error('--http-client is raw or node');
   if (args.has('redis-url') !== args.has('database-url')) throw new Error('give --redis-url and --database-url together');
   return {
-    shape, target, nasAddress, external, stub, killAtSec,
+    shape, target, nasAddress, external, stub, killAtSec, processes, cluster,
     jsonLines: args.get('json-lines'), httpClient,
     connections: Math.floor(num('connections', 256, 1, 65_536)),
     timeoutMs: num('timeout', 2000, 10, 60_000),

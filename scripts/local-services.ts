@@ -88,7 +88,7 @@ function ownByPostgres(path: string): void {
   chownSync(path, uid, gid);
 }
 
-async function waitFor(check: () => Promise<boolean>, what: string, ms = 20_000): Promise<void> {
+export async function waitFor(check: () => Promise<boolean>, what: string, ms = 20_000): Promise<void> {
   const until = Date.now() + ms;
   while (Date.now() < until) {
     if (await check()) return;

@@ -65,11 +65,45 @@ export function parseClusterUrl(url: string): ClusterTarget {
 }
 
 /**
+ * How long a command on a cluster keeps being retried through a master
+ * fail-over (its connection closed by the dead master, then CLUSTERDOWN until
+ * a replica is elected, then MOVED) or a slot move (TRYAGAIN) before its
+ * caller gets the error: a guest waiting 3 s beats a 503. The fail-over
+ * itself takes the cluster's cluster-node-timeout plus the election (about
+ * 1 s): docs/scale.md says what to set it to.
+ */
+export const CLUSTER_RIDE_THROUGH_MS = 3_000;
+/** Redirections a command may take within CLUSTER_RIDE_THROUGH_MS: MOVED and ASK are followed at once, the rest every 100 ms. */
+const CLUSTER_MAX_REDIRECTIONS = 100;
+
+/**
+ * An ioredis Cluster whose retries are bounded by time (CLUSTER_RIDE_THROUGH_MS
+ * since a command's first error) rather than by their count alone: during a
+ * fail-over each 100 ms retry also costs a MOVED to the dead master and a
+ * refused connection there, so a count says little about the wait.
+ * What is retried is ioredis's choice, unchanged: CLUSTERDOWN, TRYAGAIN, MOVED
+ * and ASK (the node refused the command: it did not run), and "Connection is
+ * closed" (the command was queued for, or in flight to, a master that died: it
+ * may have run there). Only the last may repeat a script that ran; the sign-in
+ * scripts are safe to repeat for one device (docs/scale.md, "A master fail-over").
+ */
+class RideThroughCluster extends Cluster {
+  override handleError(error: Error, ttl: { value?: unknown; since?: number }, handlers: unknown): void {
+    const since = ttl.since ?? Date.now();
+    ttl.since = since;
+    // ioredis gives up when its count falls to 0 (it subtracts one first): past the deadline, make it so.
+    if (Date.now() - since > CLUSTER_RIDE_THROUGH_MS && typeof ttl.value === 'number') ttl.value = 1;
+    super.handleError(error, ttl, handlers);
+  }
+}
+
+/**
  * Opens the client REDIS_URL names: a Cluster for `redis+cluster://`, else
  * one connection. `options` are each connection's (a cluster's node
  * connections get them as redisOptions, auto-pipelining aside). MOVED and ASK are followed by
- * ioredis (up to 16 redirections a command, refreshing its slot map on
- * MOVED); CLUSTERDOWN and TRYAGAIN are retried after 100 ms, the same bound.
+ * ioredis (refreshing its slot map on MOVED); CLUSTERDOWN, TRYAGAIN and a
+ * connection closed by a dead master are retried every 100 ms; all of it for
+ * at most CLUSTER_RIDE_THROUGH_MS a command (and 100 redirections).
  */
 export function openRedis(url: string, options: RedisOptions = {}): RedisClient {
   if (!isClusterUrl(url)) return new Redis(url, options);
@@ -84,7 +118,7 @@ export function openRedis(url: string, options: RedisOptions = {}): RedisClient 
     enableAutoPipelining: false,
     // Every command at the master of its slot: the engine reads what it just wrote (a replica may lag).
     scaleReads: 'master',
-    maxRedirections: 16,
+    maxRedirections: CLUSTER_MAX_REDIRECTIONS,
     retryDelayOnFailover: 100,
     retryDelayOnClusterDown: 100,
     retryDelayOnTryAgain: 100,
@@ -95,7 +129,7 @@ export function openRedis(url: string, options: RedisOptions = {}): RedisClient 
       ...(t.tls ? { tls: {} } : {}),
     },
   };
-  return new Cluster(t.nodes, clusterOptions);
+  return new RideThroughCluster(t.nodes, clusterOptions);
 }
 
 /** Whether the client is a Cluster. */

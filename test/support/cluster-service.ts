@@ -17,7 +17,7 @@ export interface ClusterTenant extends Tenant {
  *   spread   three fresh tenants whose keys sit on three different masters (per test)
  * Only files that ask for it start a cluster: the global setup does not.
  */
-export const clusterServiceTest = (env: Record<string, string> = {}, shape: { replicasPerMaster?: number } = {}) => base
+export const clusterServiceTest = (env: Record<string, string> = {}, shape: { replicasPerMaster?: number; nodeTimeoutMs?: number } = {}) => base
   .extend('cluster', { scope: 'file' }, async ({}, { onCleanup }): Promise<TestCluster> => {
     const cluster = await startRedisCluster(shape);
     onCleanup(() => cluster.stop());
