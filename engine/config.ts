@@ -120,6 +120,8 @@ export interface WebhookSettings {
   tenantConcurrency: number;
   /** How often each process looks for owed deliveries, ms (WEBHOOK_POLL_MS). */
   pollMs: number;
+  /** The dispatcher thread's nice value, 0-19 (WEBHOOK_THREAD_NICE): above 0 the sign-ins' main thread goes first for the CPU. */
+  threadNice: number;
 }
 
 export interface HttpEdgeSettings {
@@ -343,6 +345,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       retryBaseMs: int('WEBHOOK_RETRY_BASE_MS', 1000, 1, 3_600_000),
       tenantConcurrency: int('WEBHOOK_TENANT_CONCURRENCY', 64, 1, 1000),
       pollMs: int('WEBHOOK_POLL_MS', 100, 10, 60_000),
+      threadNice: int('WEBHOOK_THREAD_NICE', 0, 0, 19),
     },
     pms: pmsSettings(int, bool),
     reportSchedules: {

@@ -144,14 +144,14 @@ export class Http1Connection {
       const raw = line.slice(colon + 1).trim();
       const prior = headers[name];
       headers[name] = prior === undefined ? raw : `${prior}, ${raw}`;
-      const value = raw.toLowerCase();
+      // Only the three headers that frame the answer are read here; the others' values are kept as they came.
       if (name === 'content-length') {
-        if (!/^\d+$/.test(value) || (this.length >= 0 && this.length !== Number(value))) throw new Error('bad content-length');
-        this.length = Number(value);
+        if (!/^\d+$/.test(raw) || (this.length >= 0 && this.length !== Number(raw))) throw new Error('bad content-length');
+        this.length = Number(raw);
       } else if (name === 'transfer-encoding') {
-        this.chunked = value.split(',').map((v) => v.trim()).includes('chunked');
+        this.chunked = raw.toLowerCase().split(',').map((v) => v.trim()).includes('chunked');
       } else if (name === 'connection') {
-        const tokens = value.split(',').map((v) => v.trim());
+        const tokens = raw.toLowerCase().split(',').map((v) => v.trim());
         if (tokens.includes('close')) this.keepAlive = false;
       }
     }

@@ -1,3 +1,4 @@
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { createLogger } from '../logger.js';
 import { Metrics } from '../metrics.js';
@@ -25,6 +26,20 @@ import { OutboundWebhookTransport } from './webhook-transport.js';
 const data = workerData as DispatcherThreadData;
 const port = parentPort!;
 const log = createLogger(data.logLevel).child({ component: 'webhooks' });
+/**
+ * WEBHOOK_THREAD_NICE: Linux keeps a nice value per thread (setpriority on
+ * pid 0 is the calling thread), so this lowers only this thread's share of a
+ * busy CPU against the main thread's sign-ins; the main thread, RADIUS and
+ * the libuv pool keep theirs. Raising one's own nice value needs no
+ * privilege. docs/webhooks.md has what it was measured to do.
+ */
+if (data.settings.threadNice) {
+  try {
+    setPriority(data.settings.threadNice);
+  } catch (err) {
+    log.warn({ err: (err as Error).message, nice: data.settings.threadNice }, 'webhook dispatcher thread priority not lowered');
+  }
+}
 /**
  * The thread's Redis scripts' latency (script-timing.ts), in a registry of its
  * own: posted whole to the main thread, which sums it into /metrics beside

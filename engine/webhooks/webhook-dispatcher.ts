@@ -57,6 +57,8 @@ export interface DispatcherSettings {
   tenantConcurrency: number;
   /** How often owed deliveries are looked for, ms (WEBHOOK_POLL_MS). */
   pollMs: number;
+  /** The dispatcher thread's nice value (WEBHOOK_THREAD_NICE; dispatcher-thread.ts); absent or 0: as the process. */
+  threadNice?: number;
 }
 
 /** The state a claim hands over (claim-webhook-deliveries-6.lua). */

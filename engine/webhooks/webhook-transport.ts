@@ -15,6 +15,7 @@ export interface TransportAnswer {
  * is an answer); and reject when no whole answer came within `timeoutMs`.
  */
 export interface WebhookTransport {
+  /** `headers`: lower-case names (as signedHeaders gives them). */
   post(url: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<TransportAnswer>;
   /** Closes idle keep-alive connections. */
   close(): void;
@@ -35,8 +36,8 @@ export class OutboundWebhookTransport implements WebhookTransport {
   constructor(private readonly client: OutboundHttp) {}
 
   async post(url: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<TransportAnswer> {
-    const h: Record<string, string> = { ...JSON_TYPE };
-    for (const name in headers) h[name.toLowerCase()] = headers[name]!;
+    // The dispatcher's headers (signedHeaders) are lower-case already: copied as they are, after the fixed two.
+    const h: Record<string, string> = Object.assign({ 'content-type': JSON_TYPE['content-type'], 'user-agent': JSON_TYPE['user-agent'] }, headers);
     const a = await this.client.request({ url, method: 'POST', headers: h, body, timeoutMs, maxBodyBytes: MAX_ANSWER_BYTES });
     return { status: a.status, retryAfter: a.headers['retry-after'] ?? '' };
   }

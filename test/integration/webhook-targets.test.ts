@@ -102,6 +102,6 @@ describe('webhook targets', () => {
     expect(loadConfig({ ...env, ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }).allowPrivateTargets).toBe(true);
     expect(() => loadConfig({ ...env, ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' })).toThrow(ConfigError);
     expect(() => loadConfig({ ...env, WEBHOOK_RETRY_BASE_MS: '0' })).toThrow(/WEBHOOK_RETRY_BASE_MS/);
-    expect(loadConfig(env).webhooks).toEqual({ retryBaseMs: 1000, tenantConcurrency: 64, pollMs: 100 });
+    expect(loadConfig(env).webhooks).toEqual({ retryBaseMs: 1000, tenantConcurrency: 64, pollMs: 100, threadNice: 0 });
   });
 });
