@@ -7,6 +7,8 @@ import { projectPath } from '../util/project-root.js';
 import { WorkerSupervisor, type WorkerStats } from '../workers/worker-supervisor.js';
 import { LEASES_RELEASED, postBatch, RELEASE_LEASES, type FromThread, type Reply, type ReplyValue, type ToThread } from './messages.js';
 import { AuthMirrorReader } from './auth-mirror.js';
+import { ActorForwarder, FORWARDED } from './actor-forwarder.js';
+import { openRedis, type RedisClient } from '../redis/redis-client.js';
 import type { AcceptMirror, ActorRequest, NasCommandPort, SessionActors } from './actor-ports.js';
 import type { AccessDecision } from './ports.js';
 import type { ThreadData } from './actor-thread.js';
@@ -50,6 +52,12 @@ export interface ActorPoolOptions {
   metrics?: Metrics;
   /** Runs a Disconnect/CoA the actors ask for. */
   nas: NasCommandPort;
+  /**
+   * The engine's Redis client: given, what this process's actors refuse because another process
+   * holds the hotspot's lease (a sign-in's `started`, an operator's disconnect or extend, a live
+   * read) is forwarded to that process (ActorForwarder), which listens on a connection of its own.
+   */
+  redis?: RedisClient;
 }
 
 /**
@@ -70,9 +78,17 @@ export class ActorPool implements SessionActors, AcceptMirror {
   private readonly timer: NodeJS.Timeout;
   /** Hotspots whose actor this process has started: key -> [tenant, hotspot, tz]. */
   private readonly woken = new Map<string, [string, string, string]>();
+  /** Hands what the lease's holder must handle to it; null: refused here as before (no Redis client given). */
+  readonly forwarder: ActorForwarder | null;
 
   constructor(private readonly opts: ActorPoolOptions) {
     if (!Number.isInteger(opts.threads) || opts.threads < 1) throw new Error(`ActorPool: threads must be a positive integer, got ${opts.threads}`);
+    this.forwarder = opts.redis
+      ? new ActorForwarder({
+          redis: opts.redis, subscriber: openRedis(opts.redisUrl), nodeId: opts.nodeId, log: opts.log, metrics: opts.metrics,
+          local: (msg) => this.ask(msg),
+        })
+      : null;
     for (let i = 0; i < opts.threads; i++) this.threads.push(this.thread(i));
     for (const t of this.threads) t.supervisor.start();
     this.timer = setInterval(() => this.expire(), 1000);
@@ -106,8 +122,21 @@ export class ActorPool implements SessionActors, AcceptMirror {
     return this.mirror.hits;
   }
 
-  /** Sends a request to the hotspot's actor; resolves with its answer. */
+  /**
+   * Sends a request to the hotspot's actor; resolves with its answer. One the actor refuses because
+   * another process holds the hotspot (hotspot_owned_elsewhere) goes to that process (forwarder).
+   */
   request<V extends ReplyValue>(msg: ActorRequest): Promise<V> {
+    const fwd = this.forwarder;
+    if (!fwd || !FORWARDED.has(msg.t)) return this.ask<V>(msg);
+    return this.ask<V>(msg).catch((err: unknown) => {
+      if (err instanceof AppError && err.code === 'hotspot_owned_elsewhere') return fwd.forward<V>(msg, err);
+      throw err;
+    });
+  }
+
+  /** Sends a request to the hotspot's actor in this process; resolves with its answer. */
+  private ask<V extends ReplyValue>(msg: ActorRequest): Promise<V> {
     const t = this.threads[threadIndex(msg.tenant, msg.hs, this.threads.length)]!;
     const id = ++this.seq;
     const asked = new Promise<V>((resolve, reject) => {
@@ -157,6 +186,7 @@ export class ActorPool implements SessionActors, AcceptMirror {
   /** Stops the threads; each gives its hotspots' leases up first (bounded by the supervisor's wait), so another process takes them at once. */
   async close(): Promise<void> {
     clearInterval(this.timer);
+    await this.forwarder?.close();
     await Promise.all(this.threads.map((t) => t.supervisor.stop((worker) => new Promise<void>((resolve) => {
       const heard = (msg: { t?: string }): void => {
         if (msg?.t !== LEASES_RELEASED) return;
