@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { AppError, Errors } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import type { RedisClient } from '../redis/redis-client.js';
+import { nodeFor, type RedisClient } from '../redis/redis-client.js';
 import { keys } from '../redis/keys.js';
 import type { ActorRequest } from './actor-ports.js';
 import type { ReplyValue } from './messages.js';
@@ -20,8 +20,11 @@ import type { ReplyValue } from './messages.js';
  * asker's wait ends in session_engine_timeout. docs/scale.md, "Forwarding".
  */
 
-/** Which messages are forwarded: what the API and the portal ask of an actor. A NAS's packets are not (docs/scale.md). */
-export const FORWARDED = new Set<ActorRequest['t']>(['started', 'disconnect', 'extend', 'live']);
+/**
+ * Which messages are forwarded: what the API and the portal ask of an actor, and a NAS's Access-Requests and
+ * accounting (answered by the process the NAS sent them to, from the owner's answer). Not a wake: the owner runs its actor.
+ */
+export const FORWARDED = new Set<ActorRequest['t']>(['started', 'disconnect', 'extend', 'live', 'auth', 'acct']);
 
 /** How long the asker waits for the owner's answer; then session_engine_timeout (the owner's own wait for its actor is 10 s). */
 const ANSWER_TIMEOUT_MS = 12_000;
@@ -91,7 +94,8 @@ export class ActorForwarder {
     });
     const ask: Envelope = { k: 'ask', id, from: this.opts.nodeId, msg };
     try {
-      await this.opts.redis.publish(inboxChannel(owner), JSON.stringify(ask));
+      // Through the connection to the tenant's master (the lease's): one device's messages reach the owner in order also on a cluster.
+      await (await nodeFor(this.opts.redis, keys.lease(msg.tenant, msg.hs))).publish(inboxChannel(owner), JSON.stringify(ask));
     } catch (err) {
       this.settle(id)?.reject(Errors.SERVICE_UNAVAILABLE('Session store'));
       this.opts.log.warn({ err, hotspot: msg.hs }, 'forwarding an actor message failed');
@@ -127,7 +131,9 @@ export class ActorForwarder {
       this.opts.redis.publish(inboxChannel(env.from), JSON.stringify(a))
         .catch((err: unknown) => this.opts.log.warn({ err }, 'answering a forwarded actor message failed'));
     };
-    this.opts.local(env.msg).then(
+    // A NAS's packet handled here because another process received it: the hotspot follows its NASes, not this hop.
+    const msg = env.msg.t === 'auth' || env.msg.t === 'acct' ? { ...env.msg, forwarded: true } : env.msg;
+    this.opts.local(msg).then(
       (value) => reply({ k: 'answer', id: env.id, ok: true, value: value ?? null }),
       (err: unknown) => {
         const e = err instanceof AppError ? err : Errors.INTERNAL();

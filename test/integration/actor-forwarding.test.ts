@@ -1,9 +1,9 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { Attr, Code, attributeValue, decodePacket } from '../../radius/index.js';
+import { AcctStatusType, Attr, Code, attributeValue, decodePacket } from '../../radius/index.js';
 import { DynamicAuthListener, type DaRequest } from '../radius/dynamic-auth-listener.js';
-import { TestNas, accessRequest } from '../radius/helpers.js';
+import { TestNas, accessRequest, accountingRequest } from '../radius/helpers.js';
 import { call, dashed, keys, macs, newTenant, newVoucher, startService, until, type Running, type Tenant, type Voucher } from '../support/fixture.js';
 
 /**
@@ -53,18 +53,26 @@ describe('actor messages forwarded to the hotspot\'s owner', () => {
     throw new Error('no free loopback address for a test NAS');
   }
 
-  /** The owner's answer to an Access-Request for the device (MAC authentication: Calling-Station-Id only): its code and Session-Timeout. */
-  async function authorizeAtA(n: Nas, mac: string): Promise<{ code: number; timeout: number | undefined }> {
+  /** `to`'s answer to an Access-Request for the device (MAC authentication: Calling-Station-Id only): its code, Session-Timeout and source port; null: none within `ms`. */
+  async function authorizeAt(to: Running, n: Nas, mac: string, ms = 5_000): Promise<{ code: number; timeout: number | undefined; port: number } | null> {
     const req = accessRequest({ secret: n.secret, id: n.nextId(), callingStationId: dashed(mac) });
-    await n.radius.send(req, a.service.radiusPorts.auth);
-    const endsAt = Date.now() + 5_000;
+    await n.radius.send(req, to.service.radiusPorts.auth);
+    const endsAt = Date.now() + ms;
     for (;;) {
-      const got = await n.radius.next(Math.max(1, endsAt - Date.now()));
-      if (!got) throw new Error(`no answer from A to the Access-Request for ${mac}`);
+      const left = endsAt - Date.now();
+      const got = left > 0 ? await n.radius.next(left) : null;
+      if (!got) return null;
       const p = decodePacket(got.msg);
       if (!p || p.identifier !== req[1]) continue;
-      return { code: p.code, timeout: attributeValue(p, Attr.SESSION_TIMEOUT)?.readUInt32BE(0) };
+      return { code: p.code, timeout: attributeValue(p, Attr.SESSION_TIMEOUT)?.readUInt32BE(0), port: got.rinfo.port };
     }
+  }
+
+  /** The owner's answer to an Access-Request for the device. */
+  async function authorizeAtA(n: Nas, mac: string): Promise<{ code: number; timeout: number | undefined }> {
+    const r = await authorizeAt(a, n, mac);
+    if (!r) throw new Error(`no answer from A to the Access-Request for ${mac}`);
+    return r;
   }
 
   async function verify(via: Running, hotspotId: string, v: Voucher, mac: string): Promise<{ session_id: string; expires_at: string }> {
@@ -160,5 +168,42 @@ describe('actor messages forwarded to the hotspot\'s owner', () => {
     // Again through B: the session is no longer active (the owner's answer, carried back).
     const again = await call(b.base, 'DELETE', `/v1/sessions/${s.session_id}`, { auth: t.apiKey });
     expect(again.status).toBe(409);
+  });
+
+  it('RADIUS sent to B for A\'s hotspot: answered from B\'s port with A\'s actor\'s answer; the lease stays with A', async () => {
+    const mac = randomMac();
+    const s = await verify(a, t.hotspotId, long, mac);
+    // B learns of the NAS (registered through A) at its registry's next refresh: until then it drops the NAS's packets.
+    let viaB: Awaited<ReturnType<typeof authorizeAt>> = null;
+    await until(async () => (viaB = await authorizeAt(b, nas, mac, 1_000)) !== null, { what: 'B answering the NAS', timeoutMs: 20_000 });
+    expect(viaB!.code).toBe(Code.ACCESS_ACCEPT);
+    expect(viaB!.port).toBe(b.service.radiusPorts.auth); // RFC 5080: from the address and port the request went to
+    expect(Math.abs(viaB!.timeout! - (Date.parse(s.expires_at) - Date.now()) / 1000)).toBeLessThan(5);
+    // Accounting through B reaches A's actor: the Interim-Update's counters are the session's.
+    const acct = accountingRequest({ secret: nas.secret, id: nas.nextId(), status: AcctStatusType.INTERIM_UPDATE, callingStationId: dashed(mac),
+      acctSessionId: `acct-${randomBytes(4).toString('hex')}`, inputOctets: 123_456, outputOctets: 654_321 });
+    await nas.radius.send(acct, b.service.radiusPorts.acct);
+    let answered = null as Awaited<ReturnType<TestNas['next']>>;
+    while ((answered = await nas.radius.next(5_000)) && decodePacket(answered.msg)?.identifier !== acct[1]);
+    expect(answered && decodePacket(answered.msg)?.code).toBe(Code.ACCOUNTING_RESPONSE);
+    expect(answered!.rinfo.port).toBe(b.service.radiusPorts.acct);
+    const live = await call(b.base, 'GET', `/v1/sessions/${s.session_id}`, { auth: t.apiKey });
+    expect({ in: live.body.bytes_in + live.body.bytes_out }).toEqual({ in: 123_456 + 654_321 });
+    expect(await redis.get(keys.lease(t.tenantId, t.hotspotId))).toBe(ids.a);
+
+    // The added latency, sequential requests on loopback (busy machine: the ratio, not the figures).
+    const times = async (to: Running): Promise<number[]> => {
+      const out: number[] = [];
+      for (let i = 0; i < 40; i++) {
+        const at = process.hrtime.bigint();
+        expect((await authorizeAt(to, nas, mac))?.code).toBe(Code.ACCESS_ACCEPT);
+        out.push(Number(process.hrtime.bigint() - at) / 1e6);
+      }
+      return out.sort((x, y) => x - y);
+    };
+    const direct = await times(a);
+    const forwarded = await times(b);
+    const q = (xs: number[], f: number) => xs[Math.min(xs.length - 1, Math.floor(xs.length * f))]!.toFixed(2);
+    console.info(`actor-forwarding: Access-Request round trip, owner A p50 ${q(direct, 0.5)} p90 ${q(direct, 0.9)} ms; through B p50 ${q(forwarded, 0.5)} p90 ${q(forwarded, 0.9)} ms`);
   });
 });
