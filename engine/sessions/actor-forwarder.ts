@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { AppError, Errors } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import { nodeFor, type RedisClient } from '../redis/redis-client.js';
+import { isCluster, nodeFor, type RedisClient } from '../redis/redis-client.js';
 import { keys } from '../redis/keys.js';
 import type { ActorRequest } from './actor-ports.js';
 import type { ReplyValue } from './messages.js';
@@ -28,13 +28,21 @@ export const FORWARDED = new Set<ActorRequest['t']>(['started', 'disconnect', 'e
 
 /** How long the asker waits for the owner's answer; then session_engine_timeout (the owner's own wait for its actor is 10 s). */
 const ANSWER_TIMEOUT_MS = 12_000;
+/**
+ * How long the asker waits to hear from the owner at all (its answer, or its ack that it is working on it);
+ * then session_engine_timeout: the lease names a process that died (kill -9) and has not run out yet.
+ */
+const HEARD_TIMEOUT_MS = 1_000;
+/** An owner whose answer takes longer than this acks first, so the asker keeps waiting for it. */
+const ACK_AFTER_MS = 200;
 
 type Envelope =
   | { k: 'ask'; id: string; from: string; msg: ActorRequest }
+  | { k: 'ack'; id: string }
   | { k: 'answer'; id: string; ok: true; value: ReplyValue | null }
   | { k: 'answer'; id: string; ok: false; code: string; status: number; message: string };
 
-interface Waiting { resolve(v: ReplyValue | undefined): void; reject(e: Error): void; timer: NodeJS.Timeout }
+interface Waiting { resolve(v: ReplyValue | undefined): void; reject(e: Error): void; timer: NodeJS.Timeout; answerBy: number }
 
 export interface ActorForwarderOptions {
   /** Reads the lease, publishes. */
@@ -84,23 +92,36 @@ export class ActorForwarder {
     }
     const id = `${this.prefix}-${++this.seq}`;
     const answer = new Promise<V>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.waiting.delete(id);
-        this.count('timeout');
-        reject(Errors.SESSION_ENGINE_TIMEOUT());
-      }, ANSWER_TIMEOUT_MS);
-      timer.unref();
-      this.waiting.set(id, { resolve: resolve as (v: ReplyValue | undefined) => void, reject, timer });
+      const w: Waiting = { resolve: resolve as (v: ReplyValue | undefined) => void, reject, timer: setTimeout(() => this.expire(id), HEARD_TIMEOUT_MS),
+        answerBy: Date.now() + ANSWER_TIMEOUT_MS };
+      w.timer.unref();
+      this.waiting.set(id, w);
     });
     const ask: Envelope = { k: 'ask', id, from: this.opts.nodeId, msg };
+    let receivers: number;
     try {
       // Through the connection to the tenant's master (the lease's): one device's messages reach the owner in order also on a cluster.
-      await (await nodeFor(this.opts.redis, keys.lease(msg.tenant, msg.hs))).publish(inboxChannel(owner), JSON.stringify(ask));
+      receivers = await (await nodeFor(this.opts.redis, keys.lease(msg.tenant, msg.hs))).publish(inboxChannel(owner), JSON.stringify(ask));
     } catch (err) {
       this.settle(id)?.reject(Errors.SERVICE_UNAVAILABLE('Session store'));
       this.opts.log.warn({ err, hotspot: msg.hs }, 'forwarding an actor message failed');
+      return answer;
+    }
+    // On one Redis PUBLISH counts the listeners: none, the holder is gone (its lease not run out yet) and the refusal stands
+    // at once. On a cluster it counts only those of the node it went to, so the asker waits to hear (HEARD_TIMEOUT_MS).
+    if (receivers === 0 && !isCluster(this.opts.redis)) {
+      this.count('refused');
+      this.settle(id)?.reject(refusal);
     }
     return answer;
+  }
+
+  /** No word from the owner in time, or no answer by its deadline: the asker's wait ends. */
+  private expire(id: string): void {
+    const w = this.settle(id);
+    if (!w) return;
+    this.count('timeout');
+    w.reject(Errors.SESSION_ENGINE_TIMEOUT());
   }
 
   /** Stops listening; answers still awaited fail as a restart's would. */
@@ -117,6 +138,14 @@ export class ActorForwarder {
     } catch {
       return;
     }
+    if (env.k === 'ack') {
+      const w = this.waiting.get(env.id);
+      if (!w) return;
+      clearTimeout(w.timer); // heard: now the answer's own deadline
+      w.timer = setTimeout(() => this.expire(env.id), Math.max(0, w.answerBy - Date.now()));
+      w.timer.unref();
+      return;
+    }
     if (env.k === 'answer') {
       const w = this.settle(env.id);
       if (!w) return; // timed out meanwhile
@@ -127,9 +156,15 @@ export class ActorForwarder {
     }
     if (env.k !== 'ask' || !FORWARDED.has(env.msg?.t)) return;
     this.opts.metrics?.inc('actor_messages_received_total', env.msg.t);
-    const reply = (a: Envelope): void => {
+    const publish = (a: Envelope): void => {
       this.opts.redis.publish(inboxChannel(env.from), JSON.stringify(a))
         .catch((err: unknown) => this.opts.log.warn({ err }, 'answering a forwarded actor message failed'));
+    };
+    // Most answers come within a few milliseconds; a slower one is announced, so the asker does not take this process for dead.
+    const ack = setTimeout(() => publish({ k: 'ack', id: env.id }), ACK_AFTER_MS);
+    const reply = (a: Envelope): void => {
+      clearTimeout(ack);
+      publish(a);
     };
     // A NAS's packet handled here because another process received it: the hotspot follows its NASes, not this hop.
     const msg = env.msg.t === 'auth' || env.msg.t === 'acct' ? { ...env.msg, forwarded: true } : env.msg;
