@@ -103,8 +103,10 @@ export class ActorForwarder {
       // Through the connection to the tenant's master (the lease's): one device's messages reach the owner in order also on a cluster.
       receivers = await (await nodeFor(this.opts.redis, keys.lease(msg.tenant, msg.hs))).publish(inboxChannel(owner), JSON.stringify(ask));
     } catch (err) {
+      // Per message (a NAS's packet among them): debug only; Redis being away is reported elsewhere (readyz, its own logs).
+      this.count('failed');
       this.settle(id)?.reject(Errors.SERVICE_UNAVAILABLE('Session store'));
-      this.opts.log.warn({ err, hotspot: msg.hs }, 'forwarding an actor message failed');
+      this.opts.log.debug({ err, hotspot: msg.hs }, 'forwarding an actor message failed');
       return answer;
     }
     // On one Redis PUBLISH counts the listeners: none, the holder is gone (its lease not run out yet) and the refusal stands
@@ -158,7 +160,7 @@ export class ActorForwarder {
     this.opts.metrics?.inc('actor_messages_received_total', env.msg.t);
     const publish = (a: Envelope): void => {
       this.opts.redis.publish(inboxChannel(env.from), JSON.stringify(a))
-        .catch((err: unknown) => this.opts.log.warn({ err }, 'answering a forwarded actor message failed'));
+        .catch((err: unknown) => this.opts.log.debug({ err }, 'answering a forwarded actor message failed'));
     };
     // Most answers come within a few milliseconds; a slower one is announced, so the asker does not take this process for dead.
     const ack = setTimeout(() => publish({ k: 'ack', id: env.id }), ACK_AFTER_MS);
@@ -184,7 +186,7 @@ export class ActorForwarder {
     return w;
   }
 
-  private count(outcome: 'answered' | 'refused' | 'timeout'): void {
+  private count(outcome: 'answered' | 'refused' | 'timeout' | 'failed'): void {
     this.opts.metrics?.inc('actor_messages_forwarded_total', outcome);
   }
 }
