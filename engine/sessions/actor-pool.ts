@@ -13,7 +13,13 @@ import type { AcceptMirror, ActorRequest, NasCommandPort, SessionActors } from '
 import type { AccessDecision } from './ports.js';
 import type { ThreadData } from './actor-thread.js';
 
-type Pending = { resolve: (v: ReplyValue | undefined) => void; reject: (e: Error) => void; deadline: number };
+type Pending = {
+  resolve: (v: ReplyValue | undefined) => void;
+  reject: (e: Error) => void;
+  deadline: number;
+  /** Set when a refusal because another process holds the hotspot is to be forwarded to it (ActorForwarder). */
+  forward?: ActorRequest;
+};
 
 /** One actor thread slot: its supervised worker and what outlives a restart of it. */
 interface Thread {
@@ -127,20 +133,19 @@ export class ActorPool implements SessionActors, AcceptMirror {
    * another process holds the hotspot (hotspot_owned_elsewhere) goes to that process (forwarder).
    */
   request<V extends ReplyValue>(msg: ActorRequest): Promise<V> {
-    const fwd = this.forwarder;
-    if (!fwd || !FORWARDED.has(msg.t)) return this.ask<V>(msg);
-    return this.ask<V>(msg).catch((err: unknown) => {
-      if (err instanceof AppError && err.code === 'hotspot_owned_elsewhere') return fwd.forward<V>(msg, err);
-      throw err;
-    });
+    return this.ask<V>(msg, this.forwarder !== null && FORWARDED.has(msg.t));
   }
 
-  /** Sends a request to the hotspot's actor in this process; resolves with its answer. */
-  private ask<V extends ReplyValue>(msg: ActorRequest): Promise<V> {
+  /**
+   * Sends a request to the hotspot's actor in this process; resolves with its answer, or with the lease
+   * holder's when `forward` and this process's actor refused it (settle). No promise beyond the one
+   * answered: this is every RADIUS packet's path.
+   */
+  private ask<V extends ReplyValue>(msg: ActorRequest, forward = false): Promise<V> {
     const t = this.threads[threadIndex(msg.tenant, msg.hs, this.threads.length)]!;
     const id = ++this.seq;
     const asked = new Promise<V>((resolve, reject) => {
-      t.pending.set(id, { resolve: resolve as (v: ReplyValue | undefined) => void, reject, deadline: Date.now() + REQUEST_TIMEOUT_MS });
+      t.pending.set(id, { resolve: resolve as (v: ReplyValue | undefined) => void, reject, deadline: Date.now() + REQUEST_TIMEOUT_MS, forward: forward ? msg : undefined });
       this.send(t, { ...msg, id } as ToThread);
     });
     if ((msg.t !== 'started' && msg.t !== 'acct') || !msg.mac) return asked;
@@ -280,7 +285,9 @@ export class ActorPool implements SessionActors, AcceptMirror {
     if (!p) return;
     t.pending.delete(m.id);
     if (m.ok) p.resolve(m.value);
-    else p.reject(AppError.fromWire(m.code, m.status, m.message));
+    else if (p.forward && this.forwarder && m.code === 'hotspot_owned_elsewhere') {
+      this.forwarder.forward(p.forward, AppError.fromWire(m.code, m.status, m.message)).then(p.resolve, p.reject);
+    } else p.reject(AppError.fromWire(m.code, m.status, m.message));
   }
 
   private expire(): void {
