@@ -260,6 +260,7 @@ export class Engine {
       ? new ActorPool({
           threads: config.actorThreads, redisUrl: config.redisUrl, nodeId: config.nodeId, logLevel: config.logLevel, leaseMs: config.hotspotLeaseMs,
           log: log.child({ component: 'actors' }), nas: relay, metrics: this.metrics,
+          redis: this.redis, // forwards what the hotspot's lease holder must handle (docs/scale.md, "Forwarding")
         })
       : null;
     const actors = this.actors ?? new DisabledActors();

@@ -10,10 +10,12 @@ export interface EndOutcome { ended: number; alreadyEnded: number; queued: strin
 /**
  * Ends sessions a PMS record took away (a check-out, or a check-out that
  * raced a room sign-in) through the session engine (Disconnect-Request to
- * the NAS). The sessions' actor may live in another process
- * (hotspot_owned_elsewhere): then, and after any other failure, the ids go
- * to the hotel's end queue (keys.pmsEnds), which the process owning the
- * actor drains on its next scan (PmsLinks).
+ * the NAS). The sessions' actor may live in another process: the session
+ * engine forwards the end to it (ActorForwarder, at most once); when that
+ * fails too (hotspot_owned_elsewhere, a time-out), and after any other
+ * failure, the ids go to the hotel's end queue (keys.pmsEnds), which the
+ * process owning the actor drains on its next scan (PmsLinks); an end
+ * applied and queued as well is found ended there.
  */
 export async function endOrQueue(redis: Redis, endSession: EndSession, tenantId: string, hotspotId: string,
   sids: string[], onQueued?: (sid: string, err: Error) => void): Promise<EndOutcome> {

@@ -40,9 +40,9 @@ interface Held { config: PmsLinkConfig; adapter: PmsAdapter }
  * A link goes to the process that owns the hotspot's actor (keys.lease)
  * when there is one: that process asks for it (keys.pmsWant) and the holder
  * hands it over at its next scan. A check-out's Disconnect-Requests are sent
- * by the actor that holds the sessions; from any other process the actor
- * answers hotspot_owned_elsewhere, as an operator's disconnect sent there
- * would be.
+ * by the actor that holds the sessions; from any other process they are
+ * forwarded to it (ActorForwarder, at most once), as an operator's
+ * disconnect sent there is, and queued when that fails (endOrQueue).
  *
  * The records each link delivers become the in-house list (PmsGuestStore)
  * and, for a check-out, the end of the reservation's sessions.

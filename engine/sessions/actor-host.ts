@@ -384,9 +384,12 @@ export class ActorHost {
   }
 }
 
-/** A NAS's packet (through the RADIUS server), as opposed to this process's wake or a request of the API or portal. */
+/**
+ * A NAS's packet that reached this process's RADIUS server, as opposed to this process's wake, a request of the API
+ * or portal, or a NAS's packet another process forwarded (its NAS talks to that process: the hotspot should follow it).
+ */
 function fromNas(m: Request): boolean {
-  return m.t === 'auth' || m.t === 'acct';
+  return (m.t === 'auth' || m.t === 'acct') && m.forwarded !== true;
 }
 
 /** Which chain a message joins: one device's messages (by MAC or session) run one after another. */

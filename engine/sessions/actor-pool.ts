@@ -7,11 +7,19 @@ import { projectPath } from '../util/project-root.js';
 import { WorkerSupervisor, type WorkerStats } from '../workers/worker-supervisor.js';
 import { LEASES_RELEASED, postBatch, RELEASE_LEASES, type FromThread, type Reply, type ReplyValue, type ToThread } from './messages.js';
 import { AuthMirrorReader } from './auth-mirror.js';
+import { ActorForwarder, FORWARDED } from './actor-forwarder.js';
+import { openRedis, type RedisClient } from '../redis/redis-client.js';
 import type { AcceptMirror, ActorRequest, NasCommandPort, SessionActors } from './actor-ports.js';
 import type { AccessDecision } from './ports.js';
 import type { ThreadData } from './actor-thread.js';
 
-type Pending = { resolve: (v: ReplyValue | undefined) => void; reject: (e: Error) => void; deadline: number };
+type Pending = {
+  resolve: (v: ReplyValue | undefined) => void;
+  reject: (e: Error) => void;
+  deadline: number;
+  /** Set when a refusal because another process holds the hotspot is to be forwarded to it (ActorForwarder). */
+  forward?: ActorRequest;
+};
 
 /** One actor thread slot: its supervised worker and what outlives a restart of it. */
 interface Thread {
@@ -50,6 +58,12 @@ export interface ActorPoolOptions {
   metrics?: Metrics;
   /** Runs a Disconnect/CoA the actors ask for. */
   nas: NasCommandPort;
+  /**
+   * The engine's Redis client: given, what this process's actors refuse because another process
+   * holds the hotspot's lease (a sign-in's `started`, an operator's disconnect or extend, a live
+   * read) is forwarded to that process (ActorForwarder), which listens on a connection of its own.
+   */
+  redis?: RedisClient;
 }
 
 /**
@@ -70,9 +84,17 @@ export class ActorPool implements SessionActors, AcceptMirror {
   private readonly timer: NodeJS.Timeout;
   /** Hotspots whose actor this process has started: key -> [tenant, hotspot, tz]. */
   private readonly woken = new Map<string, [string, string, string]>();
+  /** Hands what the lease's holder must handle to it; null: refused here as before (no Redis client given). */
+  readonly forwarder: ActorForwarder | null;
 
   constructor(private readonly opts: ActorPoolOptions) {
     if (!Number.isInteger(opts.threads) || opts.threads < 1) throw new Error(`ActorPool: threads must be a positive integer, got ${opts.threads}`);
+    this.forwarder = opts.redis
+      ? new ActorForwarder({
+          redis: opts.redis, subscriber: openRedis(opts.redisUrl), nodeId: opts.nodeId, log: opts.log, metrics: opts.metrics,
+          local: (msg) => this.ask(msg),
+        })
+      : null;
     for (let i = 0; i < opts.threads; i++) this.threads.push(this.thread(i));
     for (const t of this.threads) t.supervisor.start();
     this.timer = setInterval(() => this.expire(), 1000);
@@ -106,12 +128,24 @@ export class ActorPool implements SessionActors, AcceptMirror {
     return this.mirror.hits;
   }
 
-  /** Sends a request to the hotspot's actor; resolves with its answer. */
+  /**
+   * Sends a request to the hotspot's actor; resolves with its answer. One the actor refuses because
+   * another process holds the hotspot (hotspot_owned_elsewhere) goes to that process (forwarder).
+   */
   request<V extends ReplyValue>(msg: ActorRequest): Promise<V> {
+    return this.ask<V>(msg, this.forwarder !== null && FORWARDED.has(msg.t));
+  }
+
+  /**
+   * Sends a request to the hotspot's actor in this process; resolves with its answer, or with the lease
+   * holder's when `forward` and this process's actor refused it (settle). No promise beyond the one
+   * answered: this is every RADIUS packet's path.
+   */
+  private ask<V extends ReplyValue>(msg: ActorRequest, forward = false): Promise<V> {
     const t = this.threads[threadIndex(msg.tenant, msg.hs, this.threads.length)]!;
     const id = ++this.seq;
     const asked = new Promise<V>((resolve, reject) => {
-      t.pending.set(id, { resolve: resolve as (v: ReplyValue | undefined) => void, reject, deadline: Date.now() + REQUEST_TIMEOUT_MS });
+      t.pending.set(id, { resolve: resolve as (v: ReplyValue | undefined) => void, reject, deadline: Date.now() + REQUEST_TIMEOUT_MS, forward: forward ? msg : undefined });
       this.send(t, { ...msg, id } as ToThread);
     });
     if ((msg.t !== 'started' && msg.t !== 'acct') || !msg.mac) return asked;
@@ -157,6 +191,7 @@ export class ActorPool implements SessionActors, AcceptMirror {
   /** Stops the threads; each gives its hotspots' leases up first (bounded by the supervisor's wait), so another process takes them at once. */
   async close(): Promise<void> {
     clearInterval(this.timer);
+    await this.forwarder?.close();
     await Promise.all(this.threads.map((t) => t.supervisor.stop((worker) => new Promise<void>((resolve) => {
       const heard = (msg: { t?: string }): void => {
         if (msg?.t !== LEASES_RELEASED) return;
@@ -250,7 +285,9 @@ export class ActorPool implements SessionActors, AcceptMirror {
     if (!p) return;
     t.pending.delete(m.id);
     if (m.ok) p.resolve(m.value);
-    else p.reject(AppError.fromWire(m.code, m.status, m.message));
+    else if (p.forward && this.forwarder && m.code === 'hotspot_owned_elsewhere') {
+      this.forwarder.forward(p.forward, AppError.fromWire(m.code, m.status, m.message)).then(p.resolve, p.reject);
+    } else p.reject(AppError.fromWire(m.code, m.status, m.message));
   }
 
   private expire(): void {

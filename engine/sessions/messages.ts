@@ -23,6 +23,8 @@ export interface AuthMsg extends ToActor {
   userName: string;
   ip?: string;
   ssid?: string;
+  /** Reached another process first, which forwarded it (ActorForwarder): not a sign this process serves the NAS. */
+  forwarded?: boolean;
 }
 
 export interface AcctMsg extends ToActor {
@@ -44,6 +46,8 @@ export interface AcctMsg extends ToActor {
   reason?: StopReason;
   /** Acct-Delay-Time, seconds: how long before now the NAS saw the event. */
   delay?: number;
+  /** Reached another process first, which forwarded it (ActorForwarder): not a sign this process serves the NAS. */
+  forwarded?: boolean;
 }
 
 /** A session started outside the actor (portal verify): take it under watch. */

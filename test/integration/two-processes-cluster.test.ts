@@ -140,11 +140,12 @@ describe('two engine processes on a Redis Cluster', () => {
     const nas2 = await registerNas(b.base, apiKey, h2);
 
     const ledger = { authorized: new Set<string>(), stopped: new Set<string>() };
-    const signIn = async (base: string, hs: string, mac: string): Promise<void> => {
+    const signIn = async (base: string, hs: string, mac: string): Promise<{ session_id: string }> => {
       const r = await call(base, 'POST', `/api/v1/hotspot-portal/voucher/verify?hotspot_id=${hs}`, { body: { code, mac, ip: '10.40.0.5' } });
       expect(r.status, JSON.stringify(r.body)).toBe(200);
       expect(r.body.status).toBe('authorized');
       ledger.authorized.add(mac);
+      return r.body;
     };
     // SSE from any process: a dashboard stream on each hears the sessions started through either.
     for (const p of [a, b]) streams.push(await openStream(p.base, '/api/v1/tenants/me/stream/live-sessions', { 'x-api-key': apiKey }));
@@ -162,8 +163,11 @@ describe('two engine processes on a Redis Cluster', () => {
     await heard(h1);
     await heard(h2);
     // Sign-ins through the process that does not own the hotspot: answered from shared state (the scripts on the cluster).
-    await signIn(b.base, h1, m[1]!);
+    const viaB = await signIn(b.base, h1, m[1]!);
     await signIn(a.base, h2, m[3]!);
+    // What B's actors refuse for A's hotspot goes to A over pub/sub on the cluster (docs/scale.md, "Forwarding"): an operator's extend through B.
+    const ext = await call(b.base, 'POST', `/v1/sessions/${viaB.session_id}/extend`, { auth: apiKey, body: { minutes: 5 } });
+    expect(ext.status, `extend through B of a session at A's hotspot: ${JSON.stringify(ext.body)}`).toBe(200);
 
     // 1,000 concurrent verifies of one max_uses 5 voucher, 500 through each process, from two client processes.
     const five = `FIVE-${randomBytes(4).toString('hex').toUpperCase()}`;

@@ -196,4 +196,24 @@ describe('a hotspot follows its traffic (renew-lease-2.lua ARGV[5], ActorHost)',
     expect(h.actors[0]!.releases).toBe(0);
     h.host.stop();
   });
+
+  it('a NAS\'s packet another process forwarded (ActorForwarder) does not count as reaching the holder: it yields all the same', async ({ tenant }) => {
+    const h = setup(tenant);
+    const first = h.auth();
+    h.host.receive([first]);
+    expect(await h.reply(first.id)).toMatchObject({ ok: true });
+    // The NAS failed over to another process, which is next in line and forwards its packets here meanwhile.
+    expect(await redis.renewLeaseV2(h.lease, h.next, 'node-there', LEASE_TTL_MS, 1, GRACE)).toBeLessThan(0);
+    for (let i = 0; i < 2; i++) {
+      await h.tickAfter(10_000);
+      const m: AuthMsg = { ...h.auth(), forwarded: true };
+      h.host.receive([m]);
+      expect(await h.reply(m.id)).toMatchObject({ ok: true }); // answered: this process still holds the hotspot
+    }
+    // A lease's time since the last packet that reached this process itself: given up to the one the NAS talks to.
+    await h.tickAfter(10_000);
+    expect(await redis.exists(h.lease)).toBe(0);
+    await until(() => h.actors[0]!.releases === 1, { intervalMs: 5, what: 'the actor released' });
+    h.host.stop();
+  });
 });
