@@ -14,6 +14,11 @@ export interface StormLedger {
   authorized: Set<string>;
   /** MACs whose Accounting-Stop was answered. */
   stopped: Set<string>;
+  /**
+   * MACs whose code verify lost its answer (the service killed under it): that verify may have used the
+   * code and started a session, and the guest's new code then started another, which replaced it.
+   */
+  verifyLost?: Set<string>;
 }
 
 export interface StormCheck {
@@ -57,15 +62,19 @@ export async function checkStorm(pool: Pool, tenant: string, ledger: StormLedger
   if (dupStarts) problems.push(`${dupStarts} sessions have more than one session_start record`);
   if (dupEnds) problems.push(`${dupEnds} sessions have more than one session_end record`);
 
-  const rows = (await pool.query<{ id: string; mac: string; ended: boolean; start: boolean; end: boolean }>(
-    `SELECT s.id, s.mac, s.ended_at IS NOT NULL AS ended,
+  const rows = (await pool.query<{ id: string; mac: string; ended: boolean; start: boolean; end: boolean; reason: string | null; at: Date }>(
+    `SELECT s.id, s.mac, s.ended_at IS NOT NULL AS ended, s.end_reason AS reason, s.started_at AS at,
        EXISTS (SELECT 1 FROM audit_records a WHERE a.tenant_id = s.tenant_id AND a.session_id = s.id AND a.event_type = 'session_start') AS start,
        EXISTS (SELECT 1 FROM audit_records a WHERE a.tenant_id = s.tenant_id AND a.session_id = s.id AND a.event_type = 'session_end') AS end
      FROM sessions s WHERE s.tenant_id = $1`, [tenant])).rows;
-  const byMac = new Map<string, number>();
-  for (const r of rows) byMac.set(canon(r.mac), (byMac.get(canon(r.mac)) ?? 0) + 1);
-  const twice = [...byMac.values()].filter((n) => n > 1).length;
-  // A guest signs in once; a repeat after a lost answer is "the same device again", its live session.
+  const byMac = new Map<string, typeof rows>();
+  for (const r of rows) byMac.set(canon(r.mac), [...(byMac.get(canon(r.mac)) ?? []), r]);
+  // A guest signs in once; a voucher's repeat after a lost answer is "the same device again", its live session.
+  // A code's is not (a used code is otp_expired): the new code's session replaces the one the lost verify started.
+  const lost = new Set([...(ledger.verifyLost ?? [])].map(canon));
+  const explained = (mac: string, sessions: typeof rows): boolean => lost.has(mac)
+    && [...sessions].sort((x, y) => x.at.getTime() - y.at.getTime()).slice(0, -1).every((r) => r.reason === 'replaced');
+  const twice = [...byMac].filter(([mac, sessions]) => sessions.length > 1 && !explained(mac, sessions)).length;
   if (twice) problems.push(`${twice} devices have more than one session`);
   if (rows.length !== starts) problems.push(`${rows.length} session rows against ${starts} session_start records`);
   const noStart = rows.filter((r) => !r.start).length;

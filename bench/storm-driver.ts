@@ -48,15 +48,13 @@ export class StormDriver {
   /** Errors by kind over the run; those of requests caught by the kill in `restartErrors`. */
   readonly errors = new Map<string, number>();
   readonly restartErrors = new Map<string, number>();
-  readonly ledger: StormLedger = { authorized: new Set(), stopped: new Set() };
+  readonly ledger: Required<StormLedger> = { authorized: new Set(), stopped: new Set(), verifyLost: new Set() };
   signedIn = 0;
   /** HTTP sign-ins in flight (a guest between arrival and its answer). */
   signing = 0;
   /** When the last sign-in was answered or given up, performance.now(). */
   lastSigninAt = 0;
   private readonly state: Uint8Array;
-  /** The code each guest still has on screen (sent, its verify not answered yet). */
-  private readonly codesShown = new Map<number, string>();
   private readonly t0: number;
   /** [kill, ready] of the service's restart, performance.now(); a request due in it and failing after the kill is the kill's. */
   outage: [number, number] | undefined;
@@ -164,31 +162,26 @@ export class StormDriver {
     if (r.status !== 200 || r.json?.status !== 'authorized') throw new Failure(`verify_${r.status}_${r.json?.error ?? r.json?.status ?? ''}`, r.status >= 500);
   }
 
-  /**
-   * A code sign-in. A guest whose verify failed on the wire (the service killed) still has the code on
-   * screen and presses the button again: the same code first (the engine gives the device its live
-   * session back if the lost verify had started one), a new code only if that one is refused.
-   */
   private async otpSignIn(guest: number, mac: string): Promise<void> {
     const local10 = `5${String(guest).padStart(9, '0')}`;
     const phone = `+90${local10}`;
     const { http, site } = this.lane(guest);
-    const held = this.codesShown.get(guest);
-    if (held !== undefined) {
-      const again = await http.post('/api/v1/hotspot-portal/sms/verify', { hotspot_id: site.hotspot, phone, code: held, mac });
-      if (again.status >= 500) throw new Failure(`sms_verify_${again.status}_${again.json?.error ?? ''}`, true);
-      this.codesShown.delete(guest);
-      if (again.status === 200 && again.json?.status === 'authorized') { this.counts.add('code_presented_again'); return; }
-    }
     const req = await http.post('/api/v1/hotspot-portal/sms/request', { hotspot_id: site.hotspot, phone, mac });
     if (req.status !== 200) throw new Failure(`sms_request_${req.status}_${req.json?.error ?? ''}`, req.status >= 500);
     let timer: NodeJS.Timeout | undefined;
     const code = await Promise.race([this.codeFor!(local10), new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Failure('sms_not_delivered', false)), 10_000);
     })]).finally(() => clearTimeout(timer));
-    this.codesShown.set(guest, code);
-    const ok = await http.post('/api/v1/hotspot-portal/sms/verify', { hotspot_id: site.hotspot, phone, code, mac });
-    if (ok.status < 500) this.codesShown.delete(guest);
+    // A verify whose answer is lost (the service killed under it) may have used the code and started the session:
+    // the guest then asks for a new code, whose session replaces that one (a used code is otp_expired, by contract).
+    let ok: { status: number; json: any };
+    try {
+      ok = await http.post('/api/v1/hotspot-portal/sms/verify', { hotspot_id: site.hotspot, phone, code, mac });
+    } catch (err) {
+      this.ledger.verifyLost.add(mac);
+      throw err;
+    }
+    if (ok.status >= 500) this.ledger.verifyLost.add(mac);
     if (ok.status !== 200 || ok.json?.status !== 'authorized') throw new Failure(`sms_verify_${ok.status}_${ok.json?.error ?? ok.json?.status ?? ''}`, ok.status >= 500);
   }
 

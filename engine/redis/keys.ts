@@ -54,8 +54,6 @@ export const keys = {
   // --- OTP sign-in (engine/signin/otp/): codes, abuse limits, delivery state, fallback watches ---
   /** Hash: an identity's live OTP code at a hotspot (keyed hash, wrong tries, expiry, request id, channel). */
   otpCode: (tenantId: string, hotspotId: string, identity: string) => `${tag(tenantId)}:otp:c:${hotspotId}:${identity}`,
-  /** Hash: the code an identity last used at a hotspot (keyed hash, session, MAC), for the rest of its validity: the same device again gets its session. */
-  otpUsed: (tenantId: string, hotspotId: string, identity: string) => `${tag(tenantId)}:otp:u:${hotspotId}:${identity}`,
   /** Hash: one OTP request's delivery state (status, channel, hotspot, identity, fallback flag); expires. */
   otpRequest: (tenantId: string, requestId: string) => `${tag(tenantId)}:otp:r:${requestId}`,
   /** Hash: one abuse-limit window of OTP sends (n, reset ms; for `user` also the cool-down end). */

@@ -66,8 +66,7 @@ const SCRIPTS = [
   // The code check and the session start in one script (it replaced verify-otp-1.lua + start-session-12.lua for codes).
   // V2: a tenant's first session of a MAC emits device.new (one more KEY, the known devices).
   // V3: the device type the browser claimed as ARGV[10], the method groups from ARGV[11] (the reports' device types).
-  // V4: the same device presenting its used code again gets its live session back (one more KEY, the used code).
-  { file: 'use-otp-15.lua', name: 'useOtpV4', numberOfKeys: 15 },
+  { file: 'use-otp-14.lua', name: 'useOtpV3', numberOfKeys: 14 },
   { file: 'mark-otp-delivered-2.lua', name: 'markOtpDeliveredV1', numberOfKeys: 2 },
   { file: 'claim-otp-fallbacks-1.lua', name: 'claimOtpFallbacksV1', numberOfKeys: 1 },
   { file: 'settle-otp-fallback-3.lua', name: 'settleOtpFallbackV1', numberOfKeys: 3 },
@@ -180,10 +179,10 @@ declare module 'ioredis' {
       perIp: Arg, perMac: Arg, perPrefix: Arg, windowMs: Arg, fallbackDueMs: Arg, fallbackSms: Arg, locale: string,
       callback?: Callback<unknown[]>,
     ): Result<unknown[], Context>;
-    useOtpV4(
+    useOtpV3(
       codeKey: string, grantKey: string, outboxKey: string, loadedKey: string, liveKey: string, sessionRefKey: string, blockKey: string,
       eventsKey: string, minuteKey: string, hourKey: string, liveDevicesKey: string, liveBySsidKey: string, liveByApKey: string,
-      knownDevicesKey: string, usedCodeKey: string,
+      knownDevicesKey: string,
       now: Arg, hash: string, maxTries: Arg, mac: string, hotspotId: string, ip: string, ssid: string, sessionId: string, user: string,
       deviceType: string, ...terms: Arg[]
     ): Result<unknown[], Context>;

@@ -42,7 +42,7 @@ export const HOTSPOT_DEFAULT_TERMS: TermsSource = { termsFor: () => Promise.reso
  * The hotel-room sign-in starts through it (PmsMethod holds one, method
  * `pms`, run by SignInService.via). Sponsor approval does not: its link is
  * used up and its session started by one script, approve-sponsor-15.lua
- * (sponsor/sponsor-method.ts); nor do OTP codes: use-otp-15.lua
+ * (sponsor/sponsor-method.ts); nor do OTP codes: use-otp-14.lua
  * (otp/otp-code-method.ts). Both share resolveTerms and startedAnswer from here.
  */
 export class IdentityMethod implements SignInMethod<CheckedIdentity, StartedSession, Started> {

@@ -12,7 +12,7 @@ const dist = (...p: string[]) => pathToFileURL(projectPath('dist', ...p)).href;
 /**
  * One engine process's verifies, as a child process with its own Redis
  * connection: at `startAt` it fires `n` verifies of `code` at once through
- * the built OtpStore (the code check and the session start, use-otp-15.lua),
+ * the built OtpStore (the code check and the session start, use-otp-14.lua),
  * each for a device of its own, and prints each outcome.
  */
 const CHILD = `

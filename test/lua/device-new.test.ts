@@ -18,7 +18,7 @@ async function deviceNew(redis: Redis, t: string): Promise<Record<string, unknow
 }
 
 /**
- * device.new (includes/session-start.lua, in use-voucher-18, use-otp-15 and
+ * device.new (includes/session-start.lua, in use-voucher-18, use-otp-14 and
  * start-session-13): the first session of a MAC at any of a tenant's
  * hotspots, by any method, announces the device once per tenant, whatever
  * number of sign-ins race for it from whatever number of connections.

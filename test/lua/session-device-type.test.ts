@@ -40,7 +40,7 @@ describe('session start carries the device type', () => {
     expect(await outbox(redis, t)).toMatchObject([{ type: 'session_start', method: 'email', dt: 'windows' }]);
   });
 
-  it('use-otp-15.lua (V4): ARGV[10], the method groups after it', async ({ tenant: t }) => {
+  it('use-otp-14.lua (V3): ARGV[10], the method groups after it', async ({ tenant: t }) => {
     const phone = '+905321112233';
     await redis.hset(keys.otpCode(t, HS, phone), 'h', 'a'.repeat(64), 'tries', 0, 'exp', T0 + 300_000, 'rid', 'r1', 'ch', 'sms');
     const r = await new OtpStore(redis).use({

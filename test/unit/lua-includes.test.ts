@@ -39,7 +39,7 @@ describe('Lua includes', () => {
     expect(scripts.length).toBeGreaterThan(5);
     for (const f of scripts) expect(readScript(f), f).not.toMatch(/^--- @include/m);
     // The session-end record is built in one fragment, which both its users carry.
-    for (const f of ['end-session-10.lua', 'use-voucher-18.lua', 'start-session-13.lua', 'use-otp-15.lua']) {
+    for (const f of ['end-session-10.lua', 'use-voucher-18.lua', 'start-session-13.lua', 'use-otp-14.lua']) {
       expect(readScript(f).match(/local function recordSessionEnd/g), f).toHaveLength(1);
       expect(readScript(f).match(/local function emitEvent/g), f).toHaveLength(1);
     }

@@ -1,7 +1,7 @@
 --[[
   Starts a session for a guest whose method checked them already, in a
   step of its own (a sponsor's approval, a hotel guest found in the PMS;
-  engine/signin/identity-method.ts; OTP codes start through use-otp-15.lua): the
+  engine/signin/identity-method.ts; OTP codes start through use-otp-14.lua): the
   block check and the method-neutral start (includes/session-start.lua), so
   the session_start record carrying `auth_method` is queued with the grant.
   Records: engine/redis/records.ts.

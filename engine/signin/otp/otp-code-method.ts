@@ -26,7 +26,7 @@ const CHANNELS: Record<'phone' | 'email', readonly { channel: OtpChannelName; me
 
 /**
  * Sign-in with a one-time code: the code check and the session start are one
- * Redis script (use-otp-15.lua), one round trip, so the code is consumed if
+ * Redis script (use-otp-14.lua), one round trip, so the code is consumed if
  * and only if the session starts, and a verify costs what a voucher use
  * costs. The pipeline around it (sign-in-pipeline.ts) does what it does for
  * every method: hotspot, block check (in the script), a load of the tenant
@@ -75,7 +75,7 @@ export class OtpCodeMethod implements SignInMethod<CodeInput, CodeSession, Start
     }
     switch (r.kind) {
       case 'started':
-        return { kind: 'started', session: { sessionId: r.sessionId, untilMs: r.untilMs, reused: r.again, replaced: r.replaced, method: r.method } };
+        return { kind: 'started', session: { sessionId: r.sessionId, untilMs: r.untilMs, reused: false, replaced: r.replaced, method: r.method } };
       case 'not_loaded': return { kind: 'not_loaded', runId: r.runId };
       case 'invalid': return { kind: 'refused', answer: r.kind, error: Errors.OTP_INVALID(r.attemptsLeft) };
       case 'locked': return { kind: 'refused', answer: r.kind, error: Errors.OTP_LOCKED() };

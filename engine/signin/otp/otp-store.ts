@@ -59,8 +59,7 @@ export interface CodeUse {
 }
 
 export type UseOutcome =
-  /** `again`: the device presented the code it had used already, and gets that code's live session back. */
-  | { kind: 'started'; sessionId: string; untilMs: number; replaced: string; method: OtpMethod; requestId: string; again: boolean }
+  | { kind: 'started'; sessionId: string; untilMs: number; replaced: string; method: OtpMethod; requestId: string }
   | { kind: 'invalid'; attemptsLeft: number }
   | { kind: 'expired' | 'locked' | 'blocked' }
   | { kind: 'not_loaded'; runId: string };
@@ -92,9 +91,8 @@ export class OtpStore {
 
   /**
    * Checks a presented code and, on a match, consumes it and starts the
-   * device's session in the same script (use-otp-15.lua): the code is used
-   * up if and only if the session starts; the same device presenting it
-   * again while that session is live gets the session back.
+   * device's session in the same script (use-otp-14.lua): the code is used
+   * up if and only if the session starts.
    */
   async use(u: CodeUse): Promise<UseOutcome> {
     const t = u.tenantId;
@@ -102,14 +100,13 @@ export class OtpStore {
     for (const g of u.terms) {
       terms.push(g.channel, g.method, g.minutes, g.idleSec, g.downKbps, g.upKbps, g.quotaMb, g.sessionQuotaMb, g.profile);
     }
-    const a = await this.redis.useOtpV4(keys.otpCode(t, u.hotspotId, u.identity), keys.grant(t, u.hotspotId, u.mac), keys.outbox(t),
+    const a = await this.redis.useOtpV3(keys.otpCode(t, u.hotspotId, u.identity), keys.grant(t, u.hotspotId, u.mac), keys.outbox(t),
       keys.loaded(t), keys.live(t, u.hotspotId), keys.sessionRef(t, u.sessionId), keys.block(t, u.mac), ...activityKeys(t, u.now), keys.knownDevices(t),
-      keys.otpUsed(t, u.hotspotId, u.identity),
       u.now, u.hash, MAX_TRIES, u.mac, u.hotspotId, u.ip, u.ssid, u.sessionId, u.identity, u.device ?? '', ...terms);
     switch (a[0]) {
       case 'ok':
         return { kind: 'started', sessionId: String(a[1]), untilMs: Number(a[2]), replaced: String(a[3] ?? ''), method: String(a[4]) as OtpMethod,
-          requestId: String(a[5] ?? ''), again: Number(a[6]) === 1 };
+          requestId: String(a[5] ?? '') };
       case 'invalid': return { kind: 'invalid', attemptsLeft: Number(a[1]) };
       case 'not_loaded': return { kind: 'not_loaded', runId: String(a[1]) };
       case 'expired': case 'locked': case 'blocked': return { kind: a[0] };

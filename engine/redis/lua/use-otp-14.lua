@@ -20,13 +20,6 @@
   the terms of each method the code may belong to, and the script takes the
   group whose channel the code was sent on.
 
-  The same device presenting the same code again while the session that
-  code started is live gets that session back (a guest whose answer was lost
-  presses the button again): the used code's hash stays beside the code
-  (KEYS[15]) for the rest of the code's validity, with the session and MAC it
-  went to. Another device, another code or an ended session: 'expired', as
-  before.
-
   KEYS[1] code hash              {t:T}:otp:c:<hotspot>:<identity>   h, tries, exp, rid, ch
   KEYS[2] session (grant) hash   {t:T}:g:<hotspot>:<mac>
   KEYS[3] outbox stream          {t:T}:outbox
@@ -43,8 +36,6 @@
                                  (includes/activity.lua; engine/events/activity-keys.ts)
   KEYS[14] known devices hash    {t:T}:kdev   MAC -> first seen (ms): device.new
                                  the first time the tenant sees the MAC (includes/session-start.lua)
-  KEYS[15] used code hash        {t:T}:otp:u:<hotspot>:<identity>   h, sid, mac: the code
-                                 this script last used up, until the code's validity ends
 
   ARGV[1] now, ms since epoch (the service's clock)
   ARGV[2] keyed hash of the presented code (hex)
@@ -63,12 +54,10 @@
           profile name ('' none)
 
   Returns
-    {'ok', session_id, grant_until_ms, replaced_session_id, auth_method, request_id, again}
-        again 0: the code is gone; replaced_session_id is '' or the device's
-        previous live session at this hotspot, ended here (its session_end
-        record queued first). again 1: the code was used already by this
-        device, whose session from it is live: that session, nothing written
-        (replaced_session_id and request_id '')
+    {'ok', session_id, grant_until_ms, replaced_session_id, auth_method, request_id}
+        the code is gone; replaced_session_id is '' or the device's previous
+        live session at this hotspot, ended here (its session_end record
+        queued first)
     {'expired'}                   no live code: never sent, already used, or past its validity
     {'invalid', attempts_left}    wrong code, counted
     {'locked'}                    the code took its last wrong try (now or before); it stays
@@ -87,28 +76,8 @@ local rcall = redis.call
 local now = tonumber(ARGV[1])
 local max = tonumber(ARGV[3])
 
--- Compares two hex hashes without an early exit: the time taken does not show how much matched.
-local function same(a, b)
-  local diff = (#a == #b) and 0 or 1
-  for i = 1, math.min(#a, #b) do
-    diff = bit.bor(diff, bit.bxor(string.byte(a, i), string.byte(b, i)))
-  end
-  return diff == 0
-end
-
--- No live code: the same device with the code it used, its session still live, gets that session.
-local function usedAgain()
-  local u = rcall('HMGET', KEYS[15], 'h', 'sid', 'mac')
-  if not u[1] or not same(u[1], ARGV[2]) or u[3] ~= ARGV[4] then return {'expired'} end
-  local gr = rcall('HMGET', KEYS[2], 'sid', 'until', 'method')
-  if gr[1] ~= u[2] or (tonumber(gr[2]) or 0) <= now then return {'expired'} end
-  local refused = admitDevice(KEYS[4], KEYS[7])
-  if refused then return refused end
-  return {'ok', u[2], gr[2], '', gr[3], '', 1}
-end
-
 local v = rcall('HMGET', KEYS[1], 'h', 'tries', 'exp', 'ch', 'rid')
-if not v[1] then return usedAgain() end
+if not v[1] then return {'expired'} end
 if tonumber(v[3]) <= now then
   rcall('DEL', KEYS[1])
   return {'expired'}
@@ -116,7 +85,12 @@ end
 local tries = tonumber(v[2])
 if tries >= max then return {'locked'} end
 
-if not same(v[1], ARGV[2]) then
+local a, b = v[1], ARGV[2]
+local diff = (#a == #b) and 0 or 1
+for i = 1, math.min(#a, #b) do
+  diff = bit.bor(diff, bit.bxor(string.byte(a, i), string.byte(b, i)))
+end
+if diff ~= 0 then
   tries = rcall('HINCRBY', KEYS[1], 'tries', 1)
   if tries >= max then return {'locked'} end
   return {'invalid', max - tries}
@@ -139,9 +113,6 @@ end
 
 rcall('DEL', KEYS[1])
 local sid = ARGV[8]
-rcall('DEL', KEYS[15])
-rcall('HSET', KEYS[15], 'h', v[1], 'sid', sid, 'mac', ARGV[4])
-rcall('PEXPIRE', KEYS[15], tonumber(v[3]) - now)
 local method = ARGV[g + 1]
 local untilMs = now + tonumber(ARGV[g + 2]) * 60000
 local k = activityKeys(8)
@@ -150,4 +121,4 @@ local replaced = startSession(KEYS[2], KEYS[5], KEYS[6], KEYS[3], k, {
   sid = sid, hs = ARGV[5], mac = ARGV[4], now = now, untilMs = untilMs, method = method, user = ARGV[9], vid = '',
   down = ARGV[g + 4], up = ARGV[g + 5], quota = ARGV[g + 6], squota = ARGV[g + 7], idle = ARGV[g + 3], profile = ARGV[g + 8],
   ip = ARGV[6], ssid = ARGV[7], dt = ARGV[10]})
-return {'ok', sid, tostring(untilMs), replaced, method, v[5], 0}
+return {'ok', sid, tostring(untilMs), replaced, method, v[5]}
