@@ -347,7 +347,7 @@ async function main(o: StormOptions): Promise<number> {
   say(`  sign-in: ${driver.signedIn} of ${shape.guests}; page p50 ${ms(f.page!.p50)} ms; retransmitted ${radius.retransmitted} (answered twice: ${radius.lateDuplicates}), bad replies ${radius.bad}`);
   say(`  errors: ${JSON.stringify(errors)}${driver.restartErrors.size ? `; around the kill: ${JSON.stringify(summary.restart_errors)}` : ''}`);
   say(`  cpu us per sign-in: ${o.stub ? 'stub' : 'service'} ${cpu.service ?? '-'}, redis ${cpu.redis ?? '-'}, postgres ${cpu.postgres ?? '-'}, this bench's generator ${cpu.bench ?? '-'}${redisPerShard ? ` (redis per shard: ${redisPerShard.join(', ')})` : ''}`);
-  if (check) say(`  check: ${check.sessions} sessions, ${check.starts} starts, ${check.ends} ends in Postgres (${check.unanswered} sign-ins and ${check.unansweredEnds} stops whose answers were lost); chain ${check.chainValid ? 'valid' : 'BROKEN'}${check.problems.length ? `; PROBLEMS: ${check.problems.join('; ')}` : ''}`);
+  if (check) say(`  check: ${check.sessions} sessions, ${check.starts} starts, ${check.ends} ends in Postgres (${check.unanswered} sign-ins and ${check.unansweredEnds} stops whose answers were lost; ${check.replacedAfterLostVerify} replaced after a lost code verify); chain ${check.chainValid ? 'valid' : 'BROKEN'}${check.problems.length ? `; PROBLEMS: ${check.problems.join('; ')}` : ''}`);
   const lat = (k: string): string => `p50 ${ms(f[k]!.p50)} p90 ${ms(f[k]!.p90)} p99 ${ms(f[k]!.p99)} max ${ms(f[k]!.max)}`;
   const verdict = check && !check.ok ? 'CHECK FAILED' : o.killAtSec !== undefined ? (check ? 'EXACTLY ONCE' : 'UNCHECKED')
     : o.stub ? `STUB (generator only; ${errorCount ? 'errors' : 'no errors'})` : met ? 'PASS' : 'FAIL';

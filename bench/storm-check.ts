@@ -29,6 +29,8 @@ export interface StormCheck {
   unanswered: number;
   /** Ends in Postgres whose Stop answer the bench never saw. */
   unansweredEnds: number;
+  /** Sessions a lost verify started that the guest's next sign-in replaced (ledger.verifyLost). */
+  replacedAfterLostVerify: number;
   chainValid: boolean;
 }
 
@@ -75,6 +77,8 @@ export async function checkStorm(pool: Pool, tenant: string, ledger: StormLedger
   const explained = (mac: string, sessions: typeof rows): boolean => lost.has(mac)
     && [...sessions].sort((x, y) => x.at.getTime() - y.at.getTime()).slice(0, -1).every((r) => r.reason === 'replaced');
   const twice = [...byMac].filter(([mac, sessions]) => sessions.length > 1 && !explained(mac, sessions)).length;
+  const replacedAfterLostVerify = [...byMac].filter(([mac, sessions]) => sessions.length > 1 && explained(mac, sessions))
+    .reduce((n, [, sessions]) => n + sessions.length - 1, 0);
   if (twice) problems.push(`${twice} devices have more than one session`);
   if (rows.length !== starts) problems.push(`${rows.length} session rows against ${starts} session_start records`);
   const noStart = rows.filter((r) => !r.start).length;
@@ -98,5 +102,5 @@ export async function checkStorm(pool: Pool, tenant: string, ledger: StormLedger
 
   const v = await verify();
   if (!v.valid) problems.push(`the chain does not verify: ${JSON.stringify(v.first_break)}`);
-  return { ok: problems.length === 0, problems, sessions: rows.length, starts, ends, unanswered, unansweredEnds, chainValid: v.valid };
+  return { ok: problems.length === 0, problems, sessions: rows.length, starts, ends, unanswered, unansweredEnds, replacedAfterLostVerify, chainValid: v.valid };
 }

@@ -1,60 +1,42 @@
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineScripts } from '../../engine/redis/scripts.js';
 import { putVoucher, useVoucher } from '../fixtures/lua-voucher.js';
-import { until } from '../support/poll.js';
+import { startPrivateRedis, type PrivateRedis } from '../support/loopback-nas.js';
 import { keys, luaTenant, mac } from '../support/lua.js';
 
 /**
  * What one portal verify's use script costs Redis, in commands (issue 22 item 3:
- * bench/results/portal-verify.md names each). Counted with MONITOR on Redis
- * DB 21 (this file's own: the lines of other tests' scripts name other DBs),
- * so a feature that quietly adds commands to the hot path shows here.
+ * bench/results/portal-verify.md names each). Counted by the server itself
+ * (INFO commandstats, which counts the commands a script calls) on a
+ * redis-server of this file's own, so no other file's commands are among them
+ * and a feature that quietly adds commands to the hot path shows here.
  */
-const DB = 21;
+let own: PrivateRedis;
 let redis: Redis;
-let monitor: Awaited<ReturnType<Redis['monitor']>>;
-const seen: { db: number; source: string; args: string[] }[] = [];
-
-function dbUrl(db: number): string {
-  const u = new URL(inject('redisUrl'));
-  u.pathname = `/${db}`;
-  return u.toString();
-}
 
 beforeAll(async () => {
-  redis = new Redis(dbUrl(DB));
+  own = await startPrivateRedis();
+  redis = own.redis;
   defineScripts(redis);
-  monitor = await new Redis(dbUrl(DB)).monitor();
-  monitor.on('monitor', (_time: string, args: string[], source: string, database: string) => {
-    seen.push({ db: Number(database), source, args });
-  });
 });
 
 afterAll(async () => {
-  monitor.disconnect();
-  await redis.flushdb();
-  redis.disconnect();
+  await own?.stop();
 });
 
-/** The commands `run` made scripts run on DB 21, by name (lower case), counted. */
+/** What the client sends itself around a script call; everything else in the stats was called by the script. */
+const CLIENT_SIDE = /^(evalsha|eval|script|config)(\||$)/;
+
+/** The commands `run` made scripts run, by name (lower case), counted. */
 async function scriptCommands(run: () => Promise<unknown>): Promise<Map<string, number>> {
-  // MONITOR lines come late, on another connection: an ECHO before and one after the script mark where its lines are.
-  const marked = async (mark: string): Promise<number> => {
-    await redis.echo(mark);
-    let at = -1;
-    await until(() => (at = seen.findIndex((l) => l.args[0]?.toLowerCase() === 'echo' && l.args[1] === mark)) >= 0, { what: `the MONITOR line of ${mark}` });
-    return at;
-  };
-  const tag = Math.random().toString(36).slice(2);
-  const from = await marked(`begin-${tag}`);
+  await redis.config('RESETSTAT');
   await run();
-  const to = await marked(`end-${tag}`);
   const out = new Map<string, number>();
-  for (const l of seen.slice(from + 1, to)) {
-    if (l.db !== DB || l.source !== 'lua') continue;
-    const name = l.args[0]!.toLowerCase();
-    out.set(name, (out.get(name) ?? 0) + 1);
+  for (const line of (await redis.info('commandstats')).split('\r\n')) {
+    const m = /^cmdstat_([^:]+):calls=(\d+)/.exec(line);
+    if (!m || CLIENT_SIDE.test(m[1]!)) continue;
+    out.set(m[1]!, Number(m[2]));
   }
   return out;
 }
