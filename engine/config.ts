@@ -357,9 +357,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     accessLog: bool('ACCESS_LOG', false),
   };
-  if (isClusterUrl(config.redisUrl) && config.redisWait.replicas > 0) {
-    problems.push('REDIS_WAIT_REPLICAS is not built for a Redis Cluster yet (WAIT counts the writes of one node): 0 with redis+cluster://');
-  }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }

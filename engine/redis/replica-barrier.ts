@@ -1,4 +1,5 @@
-import type { RedisClient as Redis } from './redis-client.js';
+import type { Redis } from 'ioredis';
+import { nodeFor, type RedisClient } from './redis-client.js';
 
 /**
  * Closes Redis's durability window for sign-ins (REDIS_WAIT_REPLICAS): before
@@ -9,33 +10,53 @@ import type { RedisClient as Redis } from './redis-client.js';
  *
  * WAIT counts the writes of the connection it is sent on, and it holds that
  * connection until it answers, so the sign-ins of one turn of the event loop
- * share one WAIT sent on the sign-in connection after their scripts: every
- * caller's script was answered before it asked, so it was sent before the
- * WAIT and is covered by it. One WAIT a turn keeps a storm's sign-ins from
- * queueing one replication round trip each behind each other.
+ * share one WAIT sent on the connection their scripts went on, after them:
+ * every caller's script was answered before it asked, so it was sent before
+ * the WAIT and is covered by it. One WAIT a turn keeps a storm's sign-ins
+ * from queueing one replication round trip each behind each other.
+ *
+ * On a Redis Cluster that connection is the one to the master serving the
+ * tenant's slot (every key of a sign-in carries the tenant's hash tag, so
+ * one master took all its writes): one WAIT a turn per master that was
+ * written to. A script that followed a MOVED went to the master ioredis now
+ * knows for the slot, which is where the WAIT goes too; a master just
+ * promoted by a fail-over has no replica in sync yet, so its guests wait
+ * until one is (or are told to retry, as when a replica does not answer).
  */
 export class ReplicaBarrier {
-  private next: Promise<boolean> | null = null;
+  private readonly next = new Map<Redis, Promise<boolean>>();
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly replicas: number,
     private readonly timeoutMs: number,
   ) {}
 
-  /** True once `replicas` replicas hold every write this connection sent before the call; false on a time-out or an error. */
-  confirm(): Promise<boolean> {
-    if (!this.next) {
-      this.next = new Promise<boolean>((resolve) => {
+  /**
+   * True once `replicas` replicas hold every write sent before the call on the
+   * connection that serves `slotKey` (any key of the sign-in's tenant); false on
+   * a time-out or an error.
+   */
+  async confirm(slotKey: string): Promise<boolean> {
+    let node: Redis;
+    try {
+      node = await nodeFor(this.redis, slotKey);
+    } catch {
+      return false;
+    }
+    let pending = this.next.get(node);
+    if (!pending) {
+      pending = new Promise<boolean>((resolve) => {
         setImmediate(() => {
-          this.next = null;
-          this.redis.wait(this.replicas, this.timeoutMs).then(
+          this.next.delete(node);
+          node.wait(this.replicas, this.timeoutMs).then(
             (acked) => resolve(acked >= this.replicas),
             () => resolve(false),
           );
         });
       });
+      this.next.set(node, pending);
     }
-    return this.next;
+    return pending;
   }
 }

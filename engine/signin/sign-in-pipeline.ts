@@ -1,6 +1,7 @@
 import { AppError, Errors } from '../errors.js';
 import type { HotspotRef } from '../hotspots/hotspot-service.js';
 import { normalizeMac } from '../ids.js';
+import { keys } from '../redis/keys.js';
 import type { SessionActors } from '../sessions/actor-ports.js';
 import type { DecisionSink } from './decision-sink.js';
 import type { SignInContext, SignInMethod, SignInRequest, StartedSession, StartOutcome } from './method.js';
@@ -20,7 +21,8 @@ export interface TenantLoader {
 
 /** Confirms a started session's writes are on Redis replicas before the guest hears of it (ReplicaBarrier). */
 export interface DurabilityBarrier {
-  confirm(): Promise<boolean>;
+  /** `slotKey`: a key of the tenant's, so a cluster's barrier asks the master that took the writes. */
+  confirm(slotKey: string): Promise<boolean>;
 }
 
 /** The part of the actor pool's port a sign-in uses: wake the hotspot's actor, tell it of a started session. */
@@ -109,7 +111,7 @@ export class SignInPipeline {
     // the replicas hold the start. The session is live on the primary either way, so its actor is
     // told of it now; the guest's retry gets it back (reused) and, on a MAC-authentication
     // gateway, the CoA then.
-    const durable = !this.barrier || await this.barrier.confirm();
+    const durable = !this.barrier || await this.barrier.confirm(keys.outbox(ctx.tenantId));
     // MAC authentication: the NAS may hold the device in a walled garden until it next asks; the actor's CoA opens it now.
     const coa = durable && hotspot.portal.gateway === 'mac_auth' && req.viaNas !== true;
     if (!s.reused) {

@@ -1,0 +1,74 @@
+import { describe, expect } from 'vitest';
+import { clusterServiceTest } from '../support/cluster-service.js';
+import { call, keys, macs, newVoucher, until } from '../support/fixture.js';
+
+const VERIFY = '/api/v1/hotspot-portal/voucher/verify';
+const test = clusterServiceTest({ REDIS_WAIT_REPLICAS: '1', REDIS_WAIT_TIMEOUT_MS: '300' }, { replicasPerMaster: 1 });
+
+/**
+ * REDIS_WAIT_REPLICAS on a Redis Cluster: a guest is told they are in only
+ * once the replica of the master holding their tenant's slot has the
+ * sign-in's writes, so a fail-over of that master loses no authorised
+ * guest's start record. Each tenant below sits on another master, so a WAIT
+ * sent to the wrong master (one that took none of the writes) would answer
+ * at once and the stopped replica would not be noticed.
+ */
+describe('REDIS_WAIT_REPLICAS on a Redis Cluster', () => {
+  test('each tenant\'s start record is on its master\'s replica when the answer arrives; a stopped replica holds its master\'s guests only', async ({ svc, spread, cluster }) => {
+    const mac = macs();
+    const replicaOf = async (masterPort: number): Promise<number> => {
+      const master = cluster.node(masterPort);
+      try {
+        const id = String(await master.call('CLUSTER', 'MYID'));
+        const line = ((await master.call('CLUSTER', 'REPLICAS', id)) as string[])[0];
+        expect(line, 'the master has a replica').toBeTruthy();
+        return Number(/:(\d+)@/.exec(line!)![1]);
+      } finally {
+        master.disconnect();
+      }
+    };
+    const verify = (t: (typeof spread)[number], code: string, device: string) =>
+      call(svc.base, 'POST', `${VERIFY}?hotspot_id=${t.hotspotId}`, { body: { code, mac: device } });
+
+    for (const t of spread) {
+      const replica = cluster.node(await replicaOf(t.master));
+      try {
+        await replica.call('READONLY'); // a cluster replica answers reads of its master's slots only after READONLY
+        await until(async () => (await replica.info('replication')).includes('master_link_status:up'), { what: 'the replica in sync', timeoutMs: 20_000 });
+        const v = await newVoucher(svc.base, t);
+        const r = await verify(t, v.code, mac());
+        expect(r.status, JSON.stringify(r.body)).toBe(200);
+        // Read the replica at once: WAIT answered before the guest did (the reference key is written by
+        // the script that queues the start record, and the sink does not remove it).
+        expect(await replica.exists(keys.sessionRef(t.tenantId, r.body.session_id))).toBe(1);
+      } finally {
+        replica.disconnect();
+      }
+    }
+
+    // Stop the replica of the first tenant's master: its guests wait for it and are told to retry;
+    // the other tenants, on other masters, sign in as before.
+    const [held, ...others] = spread;
+    const port = await replicaOf(held!.master);
+    const stopped = cluster.nodes.find((n) => n.port === port)!.child;
+    const v = await newVoucher(svc.base, held!, { max_uses: 1 });
+    const device = mac();
+    stopped.kill('SIGSTOP');
+    try {
+      const r = await verify(held!, v.code, device);
+      expect(r.status, JSON.stringify(r.body)).toBe(503);
+      expect(r.body.error).toBe('service_unavailable');
+      for (const t of others) {
+        const w = await newVoucher(svc.base, t);
+        const ok = await verify(t, w.code, mac());
+        expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+      }
+    } finally {
+      stopped.kill('SIGCONT');
+    }
+    // The use is spent on the master; the same device's retry gets its live session back, not a second use.
+    const again = await verify(held!, v.code, device);
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
+    expect(again.body.uses_left).toBe(0);
+  });
+});
