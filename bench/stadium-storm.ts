@@ -158,8 +158,9 @@ async function main(o: StormOptions): Promise<number> {
       base = stack.env;
       pids = stack.pids;
       if (o.cluster) {
-        // A 3-master Redis Cluster of its own instead of the stack's Redis (which then idles): CPU per shard.
-        const c = await startRedisCluster();
+        // A 3-master Redis Cluster of its own instead of the stack's Redis (which then idles): CPU per shard,
+        // each master writing its AOF as the stack's Redis does.
+        const c = await startRedisCluster({ aof: true });
         undo.push(() => c.stop());
         base = { ...base, REDIS_URL: c.url };
         shardPids = c.nodes.map((n) => n.child.pid!);

@@ -39,11 +39,13 @@ export interface TestCluster {
  * and `replicasPerMaster` replicas each, on free loopback ports, one folder per
  * node under a temporary folder: redis-server --cluster-enabled yes per node,
  * then `redis-cli --cluster create ... --cluster-yes`, then waits until every
- * node says cluster_state:ok. No persistence (a test cluster lives for one
- * file). Stop it in the file's cleanup. `nodeTimeoutMs` is the nodes'
+ * node says cluster_state:ok. No persistence unless `aof` (a test cluster
+ * lives for one file; the storm bench asks for the AOF, `appendfsync
+ * everysec`, so that a shard's CPU is what the stack's Redis pays for the
+ * same work). Stop it in the file's cleanup. `nodeTimeoutMs` is the nodes'
  * cluster-node-timeout (2 s unless given).
  */
-export async function startRedisCluster(opts: { masters?: number; replicasPerMaster?: number; nodeTimeoutMs?: number } = {}): Promise<TestCluster> {
+export async function startRedisCluster(opts: { masters?: number; replicasPerMaster?: number; nodeTimeoutMs?: number; aof?: boolean } = {}): Promise<TestCluster> {
   const masters = opts.masters ?? 3;
   // cluster-node-timeout: how long a master may be unreachable before the others call it failed and a
   // replica is elected (an unplanned fail-over takes about this plus the election's 0.5-1 s).
@@ -70,7 +72,7 @@ export async function startRedisCluster(opts: { masters?: number; replicasPerMas
       const child = spawn('redis-server', [
         '--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-port', String(busPort),
         '--cluster-config-file', join(nodeDir, 'nodes.conf'), '--cluster-node-timeout', nodeTimeout, '--dir', nodeDir,
-        '--save', '', '--appendonly', 'no', '--protected-mode', 'no',
+        '--save', '', '--protected-mode', 'no', ...(opts.aof ? ['--appendonly', 'yes', '--appendfsync', 'everysec'] : ['--appendonly', 'no']),
       ], { stdio: 'ignore' });
       nodes.push({ port, busPort, child });
     }
