@@ -50,7 +50,9 @@ class ServiceLives {
   constructor(private readonly env: NodeJS.ProcessEnv) {}
 
   async start(extra: NodeJS.ProcessEnv = {}): Promise<ReadyChild> {
-    this.current = await spawnReady(undo, 'service', [projectPath('dist', 'scripts', 'serve.js')], { ...this.env, ...extra });
+    // BENCH_CPU_PROF (a folder): the service and its threads write V8 CPU profiles there when stopped (bench/cpu-profile-summary.ts reads them).
+    const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+    this.current = await spawnReady(undo, 'service', [...prof, projectPath('dist', 'scripts', 'serve.js')], { ...this.env, ...extra });
     return this.current;
   }
 
