@@ -5,6 +5,7 @@ import type { Logger } from '../logger.js';
 import { keys } from '../redis/keys.js';
 import { ACTIVITY } from '../redis/records.js';
 import type { Pool } from '../store/postgres.js';
+import { uniqueDeadLetters } from '../store/dead-letters.js';
 import { DASHBOARD_MODULES, type Tenant } from '../tenants/tenant-service.js';
 import type { IncidentKind, IncidentService } from './incident-service.js';
 import { AuditLag } from '../audit/audit-lag.js';
@@ -170,7 +171,7 @@ export class IncidentWatch {
     const windowStart = now - this.t.recentSec * 1000;
     if (!newest || msOf(newest) <= windowStart) return;
     const since = Math.max(windowStart, (await incidents.lastResolved(tenantId, 'audit_dead_letters', 'outbox')) ?? 0);
-    const entries = await redis.xrange(key, String(since + 1), '+', 'COUNT', 1000);
+    const entries = uniqueDeadLetters(await redis.xrange(key, String(since + 1), '+', 'COUNT', 1000));
     if (entries.length === 0) return;
     await this.raise(tenantId, 'audit_dead_letters', 'outbox', 'critical',
       `${entries.length === 1000 ? '1000 or more' : entries.length} audit records refused by Postgres (dead letters)`,

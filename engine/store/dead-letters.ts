@@ -8,7 +8,10 @@ const DEAD_LETTER_MAXLEN = 100_000;
 /**
  * Keeps refused records, with why and where from, in the tenant's
  * dead-letter stream. Called before they are acknowledged: a failure here
- * fails the batch, and the records are read again rather than lost.
+ * fails the batch, and the records are read again rather than lost. On a
+ * cluster that can write a record twice (its slot's pipeline succeeded,
+ * another slot's failed, and the whole batch comes back), so readers take
+ * each outbox record once, by its `stream_id` (uniqueDeadLetters).
  */
 export async function deadLetter(redis: Redis, refused: StreamRecord[]): Promise<void> {
   // The refused records may be of several tenants: one pipeline per slot on a cluster.
@@ -38,9 +41,8 @@ export interface DeadLetter {
  * at most DEAD_LETTER_MAXLEN).
  */
 export async function deadLettersBetween(redis: Redis, tenantId: string, fromMs: number, toMs: number): Promise<DeadLetter[]> {
-  const entries = await redis.xrange(keys.outboxDead(tenantId), String(fromMs), '+');
   const out: DeadLetter[] = [];
-  for (const [, fields] of entries) {
+  for (const [, fields] of uniqueDeadLetters(await redis.xrange(keys.outboxDead(tenantId), String(fromMs), '+'))) {
     const f = new Map<string, string>();
     for (let i = 0; i + 1 < fields.length; i += 2) f.set(fields[i]!, fields[i + 1]!);
     const streamId = f.get('stream_id') ?? '';
@@ -49,4 +51,16 @@ export async function deadLettersBetween(redis: Redis, tenantId: string, fromMs:
     out.push({ streamId, type: f.get('type') ?? '', sessionId: f.get('sid') ?? '', hotspotId: f.get('hs') ?? '', error: f.get('error') ?? '' });
   }
   return out;
+}
+
+/** Dead-letter entries with each outbox record once (its first entry): see deadLetter. */
+export function uniqueDeadLetters(entries: [id: string, fields: string[]][]): [id: string, fields: string[]][] {
+  const seen = new Set<string>();
+  return entries.filter(([, fields]) => {
+    let streamId = '';
+    for (let i = 0; i + 1 < fields.length; i += 2) if (fields[i] === 'stream_id') { streamId = fields[i + 1]!; break; }
+    if (seen.has(streamId)) return false;
+    seen.add(streamId);
+    return true;
+  });
 }

@@ -4,6 +4,8 @@ import pg from 'pg';
 import { describe, expect, inject } from 'vitest';
 import { createLogger } from '../../engine/index.js';
 import { Metrics } from '../../engine/metrics.js';
+import { deadLetter } from '../../engine/store/dead-letters.js';
+import type { StreamRecord } from '../../engine/store/outbox-reader.js';
 import { deadLettersBetween, OutboxSink } from '../../engine/store/outbox-sink.js';
 import { keys, mac, poolTest as test, until } from '../support/fixture.js';
 
@@ -61,6 +63,17 @@ describe('outbox sink', () => {
     expect(await ids(day)).toEqual(['sess_a']);
     expect(await ids(day + 86_400_000)).toEqual(['sess_b']);
     await redis.del(key);
+  });
+  test('a record dead-lettered twice (a batch written again after another slot failed) reads once', async () => {
+    const tenant = `tn_dl2${Date.now().toString(36)}`;
+    const queued = Date.now() - 60_000;
+    const record = (sid: string, n: number): StreamRecord =>
+      ({ key: keys.outbox(tenant), id: `${queued + n}-0`, f: { type: 'session_start', sid, hs: 'hs_1' }, error: 'refused' }) as StreamRecord;
+    await deadLetter(redis, [record('sess_a', 0), record('sess_b', 1)]);
+    await deadLetter(redis, [record('sess_a', 0), record('sess_b', 1)]); // the same records, read again
+    expect(await redis.xlen(keys.outboxDead(tenant))).toBe(4);
+    expect((await deadLettersBetween(redis, tenant, queued - 1, queued + 10)).map((d) => d.sessionId)).toEqual(['sess_a', 'sess_b']);
+    await redis.del(keys.outboxDead(tenant));
   });
 
   /**
