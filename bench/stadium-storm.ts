@@ -8,7 +8,7 @@ import { fakeCarrier } from './fake-carrier.js';
 import { JsonClient } from './json-client.js';
 import { JsonLines } from './json-lines.js';
 import { OpenLoopRadius } from './radius-client.js';
-import { checkStorm, startsStored, endsStored, type StormCheck } from './storm-check.js';
+import { checkStorm, endsStored, endsWaiting, startsStored, type StormCheck } from './storm-check.js';
 import { RawHttpClient } from './raw-http-client.js';
 import { StormDriver, type CodeFor, type GuestHttp, type StormLane, type StormSite } from './storm-driver.js';
 import { parseStormArgs, STORM_HELP, type StormOptions } from './storm-options.js';
@@ -305,10 +305,12 @@ async function main(o: StormOptions): Promise<number> {
   const cpu: Record<string, number | null> = { service: stubTicks === undefined ? null : perGuest(stubTicks * 1e4), redis: null, postgres: null,
     bench: perGuest(generatorUs.user + generatorUs.system) };
   if (pool && checkEnv && venue.tenant) {
-    // Every answered Stop's end in Postgres too, before the check (bounded).
+    // Every answered Stop's end in Postgres too, and applied to its session row (an end that waited for
+    // its start, stored by another consumer, is applied within seconds), before the check (bounded).
     const until = performance.now() + 60_000;
     while (performance.now() < until && ((await startsStored(pool, venue.tenant)) < driver.ledger.authorized.size
-      || (await endsStored(pool, venue.tenant)) < driver.ledger.stopped.size)) await new Promise((r) => setTimeout(r, 100));
+      || (await endsStored(pool, venue.tenant)) < driver.ledger.stopped.size
+      || (await endsWaiting(pool, venue.tenant)) > 0)) await new Promise((r) => setTimeout(r, 100));
     const per = (ticks: number): number => Math.round((ticks * 1e4) / Math.max(1, driver.signedIn));
     cpu.service = per(serviceTicks() - cpu0.service);
     if (pids) {

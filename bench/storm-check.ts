@@ -50,6 +50,17 @@ export function endsStored(pool: Pool, tenant: string): Promise<number> {
   return one(pool, "SELECT count(*)::int AS n FROM audit_records WHERE tenant_id = $1 AND event_type = 'session_end'", tenant);
 }
 
+/**
+ * Ends and extensions of the tenant that wait for their start's row (session_ends_early,
+ * session_extends_early: the start was with another consumer, a killed one's among them, when
+ * they were stored); the sink applies them every few seconds (applyWaiting). Until then the
+ * sessions row and its session_end record disagree, as they may for that long.
+ */
+export function endsWaiting(pool: Pool, tenant: string): Promise<number> {
+  return one(pool, `SELECT ((SELECT count(*) FROM session_ends_early WHERE tenant_id = $1)
+    + (SELECT count(*) FROM session_extends_early WHERE tenant_id = $1))::int AS n`, tenant);
+}
+
 /** Exactly once, both ways, for one tenant; `verify` checks its chain. */
 export async function checkStorm(pool: Pool, tenant: string, ledger: StormLedger,
   verify: () => Promise<{ valid: boolean; first_break?: unknown }>): Promise<StormCheck> {
