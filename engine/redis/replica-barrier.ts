@@ -22,6 +22,11 @@ import { nodeFor, type RedisClient } from './redis-client.js';
  * knows for the slot, which is where the WAIT goes too; a master just
  * promoted by a fail-over has no replica in sync yet, so its guests wait
  * until one is (or are told to retry, as when a replica does not answer).
+ * Not covered (docs/scale.md): a script that followed an ASK (a slot being
+ * moved) ran on the importing master while the WAIT goes to the one the
+ * slot map still names, which took none of its writes and answers at once;
+ * the same if the slot map or the node's connection changed between the
+ * script's answer and the WAIT (as on one server, where ioredis reconnects).
  */
 export class ReplicaBarrier {
   private readonly next = new Map<Redis, Promise<boolean>>();

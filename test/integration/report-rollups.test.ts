@@ -134,7 +134,7 @@ describe('report rollups', () => {
     ...(await pool.query(`SELECT hotspot_id, day::text, hour, auth_method, device_type, sessions, ended, duration_s::text, bytes_in::text, bytes_out::text
       FROM report_hours WHERE tenant_id = $1 ORDER BY 1, 2, 3, 4, 5`, [tenant])).rows,
     ...(await pool.query(`SELECT hotspot_id, day::text, encode(sketch, 'hex') AS sketch FROM report_devices WHERE tenant_id = $1 ORDER BY 1, 2`, [tenant])).rows,
-    // The month-level copies (kept by triggers; zero rows left by a subtraction are kept too, and must match).
+    // The month-level copies (the counts kept by triggers, the sketch by the sink and the rebuild; zero rows left by a subtraction are kept too, and must match).
     ...(await pool.query(`SELECT hotspot_id, month::text, auth_method, device_type, sessions, ended, duration_s::text, bytes_in::text, bytes_out::text
       FROM report_month_mix WHERE tenant_id = $1 AND (sessions <> 0 OR ended <> 0) ORDER BY 1, 2, 3, 4`, [tenant])).rows,
     ...(await pool.query(`SELECT hotspot_id, month::text, hour, sessions FROM report_month_hours WHERE tenant_id = $1 AND sessions <> 0 ORDER BY 1, 2, 3`, [tenant])).rows,
@@ -180,6 +180,32 @@ describe('report rollups', () => {
     });
     expect(JSON.parse(stdout)).toEqual({ tenant_id: tenant, sessions: 11 });
     expect(await snapshot()).toEqual(kept);
+  });
+
+  test('a day sketch written by an older release (no device_months_kept) still reaches its month through the trigger; one written by this release does not go through it', async () => {
+    const other = `hs_old${randomBytes(3).toString('hex')}`;
+    await pool.query('INSERT INTO hotspots (id, tenant_id, name, timezone) VALUES ($1, $2, $3, $4)', [other, tenant, other, 'UTC']);
+    const month = (): Promise<string | undefined> => pool.query<{ s: string }>(
+      "SELECT encode(sketch, 'hex') AS s FROM report_device_months WHERE tenant_id = $1 AND hotspot_id = $2", [tenant, other]).then((r) => r.rows[0]?.s);
+    const dayRow = `INSERT INTO report_devices (tenant_id, hotspot_id, day, sketch)
+      SELECT $1, $2, '2026-05-02', report_hll_add(NULL, ARRAY[report_hll_reg($3)], ARRAY[report_hll_rank($3)])`;
+    const c = await pool.connect();
+    try {
+      await c.query('BEGIN');
+      await c.query("SELECT set_config('guestwifi.device_months_kept', 'on', true)");
+      await c.query(dayRow, [tenant, other, device.a]);
+      await c.query('COMMIT');
+      expect(await month()).toBeUndefined(); // this release's writer keeps the month itself
+      await c.query(`${dayRow.replace("'2026-05-02'", "'2026-05-03'")}`, [tenant, other, device.b]); // as an older release writes it
+      const expected = await c.query<{ s: string }>(
+        "SELECT encode(report_hll_add(NULL, ARRAY[report_hll_reg($1)], ARRAY[report_hll_rank($1)]), 'hex') AS s", [device.b]);
+      expect(await month()).toBe(expected.rows[0]!.s);
+    } finally {
+      c.release();
+      await pool.query('DELETE FROM report_device_months WHERE tenant_id = $1 AND hotspot_id = $2', [tenant, other]);
+      await pool.query('DELETE FROM report_devices WHERE tenant_id = $1 AND hotspot_id = $2', [tenant, other]);
+      await pool.query('DELETE FROM hotspots WHERE id = $1', [other]);
+    }
   });
 
   test('a range of whole months (read from the month rollups) answers as its days do', async () => {

@@ -66,7 +66,7 @@ describe('REDIS_URL naming a cluster', () => {
     expect(loadConfig({ ...env, REDIS_URL: 'redis+cluster://127.0.0.1:7000,127.0.0.1:7001' }).redisUrl).toBe('redis+cluster://127.0.0.1:7000,127.0.0.1:7001');
   });
 
-  it('refuses a malformed seed list in one line that does not show the password, and WAIT on a cluster', () => {
+  it('refuses a malformed seed list in one line that does not show the password; takes WAIT on a cluster', () => {
     for (const bad of ['redis+cluster://', 'redis+cluster://host', 'redis+cluster://a:1,b', 'redis+cluster://a:99999', 'redis+cluster://a:1/0']) {
       expect(() => loadConfig({ ...env, REDIS_URL: bad }), bad).toThrow(/REDIS_URL /);
     }
