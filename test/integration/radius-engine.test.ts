@@ -3,12 +3,13 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   AcctStatusType, Attr, Code, ErrorCause, RadiusCrypto, RadiusDictionary, TERMINATE_CAUSES, VendorAttr,
-  attributeValue, checkFraming, decodePacket, findAttribute, vendorAttributeValues, type RadiusPacket,
+  attributeValue, decodePacket, findAttribute, vendorAttributeValues, type RadiusPacket,
 } from '../../radius/index.js';
 import { localDay, threadIndex } from '../../engine/index.js';
 import { DynamicAuthListener, type DaRequest } from '../radius/dynamic-auth-listener.js';
 import { TestNas, accessRequest, accountingRequest, sleep, type AccessRequestSpec, type AccountingSpec } from '../radius/helpers.js';
 import { call, dashed, keys, macs, newTenant, type Running, startService, until } from '../support/fixture.js';
+import { signedReplyTo } from '../support/loopback-nas.js';
 
 /**
  * The session engine driven by real RADIUS datagrams: a test NAS on its own
@@ -99,19 +100,7 @@ describe('RADIUS over UDP against the real engine', () => {
    */
   async function ask(nas: Nas, pkt: Buffer, port: number, ms = 3000): Promise<Buffer | null> {
     await nas.radius.send(pkt, port);
-    return replyTo(nas, pkt, ms);
-  }
-
-  async function replyTo(nas: Nas, pkt: Buffer, ms: number): Promise<Buffer | null> {
-    const endsAt = Date.now() + ms;
-    for (;;) {
-      const left = endsAt - Date.now();
-      if (left <= 0) return null;
-      const got = await nas.radius.next(left);
-      if (!got) return null;
-      const len = checkFraming(got.msg);
-      if (len > 0 && got.msg[1] === pkt[1] && rc.verifyResponseAuthenticator(got.msg, len, pkt.subarray(4, 20), nas.secret)) return got.msg;
-    }
+    return signedReplyTo(nas, pkt, ms);
   }
 
   /** An Access-Request's reply, checked as every reply must be: signed, Message-Authenticator first and valid. */

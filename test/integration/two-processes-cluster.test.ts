@@ -1,25 +1,23 @@
 import { execFile } from 'node:child_process';
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { Cluster } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DEFAULT_MODULES, projectPath } from '../../engine/index.js';
-import { AcctStatusType, Code, RadiusCrypto, checkFraming } from '../../radius/index.js';
+import { AcctStatusType, Code } from '../../radius/index.js';
 import { checkStorm } from '../../bench/storm-check.js';
-import { TestNas, accessRequest, accountingRequest, type AccountingSpec } from '../radius/helpers.js';
+import { accessRequest, accountingRequest, type AccountingSpec } from '../radius/helpers.js';
 import { call, dashed, keys, macs, spawnService, testEnv, until, type ServiceProcess } from '../support/fixture.js';
+import { addLoopbackNas, signedReplyTo, type LoopbackNas } from '../support/loopback-nas.js';
 import { startRedisCluster, type TestCluster } from '../support/redis-cluster.js';
 import { openStream, type SseConnection } from '../support/sse-client.js';
 
 const run = promisify(execFile);
-const rc = new RadiusCrypto();
 const randomMac = macs();
 
 /** HOTSPOT_LEASE_MS, shorter than its 30 s default so the file is quick: a dead owner's hotspots move within it. */
 const LEASE_MS = 6_000;
-
-interface Nas { ip: string; secret: string; radius: TestNas; nextId(): number }
 
 /**
  * Issue 23, first "Must show": two engine processes (dist/scripts/serve.js,
@@ -37,7 +35,7 @@ describe('two engine processes on a Redis Cluster', () => {
   let db: pg.Client;
   let env: NodeJS.ProcessEnv;
   const procs: ServiceProcess[] = [];
-  const nases: Nas[] = [];
+  const nases: LoopbackNas[] = [];
   const streams: SseConnection[] = [];
   const ids = { a: `mpx-a-${randomBytes(3).toString('hex')}`, b: `mpx-b-${randomBytes(3).toString('hex')}` };
 
@@ -63,32 +61,10 @@ describe('two engine processes on a Redis Cluster', () => {
   const cli = async (args: string[]): Promise<any> =>
     JSON.parse((await run(process.execPath, [projectPath('dist', 'scripts', 'cli.js'), ...args], { env, timeout: 60_000 })).stdout);
 
-  async function registerNas(base: string, apiKey: string, hotspotId: string): Promise<Nas> {
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const ip = `127.${randomInt(16, 250)}.${randomInt(0, 256)}.${randomInt(2, 255)}`;
-      const secret = `s3cret-${randomBytes(12).toString('hex')}`;
-      const r = await call(base, 'POST', `/v1/hotspots/${hotspotId}/nas-clients`, { auth: apiKey, body: { ip, secret } });
-      if (r.status === 409) continue; // another file's NAS has this address
-      expect(r.status, JSON.stringify(r.body)).toBe(201);
-      let ident = randomInt(0, 256);
-      const nas = { ip, secret, radius: await TestNas.open(ip), nextId: () => (ident = (ident + 1) & 255) };
-      nases.push(nas);
-      return nas;
-    }
-    throw new Error('no free loopback address for a test NAS');
-  }
-
-  /** The signed reply to `pkt` (same Identifier, valid Response Authenticator), or null within `ms`. */
-  async function replyTo(nas: Nas, pkt: Buffer, ms: number): Promise<Buffer | null> {
-    const endsAt = Date.now() + ms;
-    for (;;) {
-      const left = endsAt - Date.now();
-      if (left <= 0) return null;
-      const got = await nas.radius.next(left);
-      if (!got) return null;
-      const len = checkFraming(got.msg);
-      if (len > 0 && got.msg[1] === pkt[1] && rc.verifyResponseAuthenticator(got.msg, len, pkt.subarray(4, 20), nas.secret)) return got.msg;
-    }
+  async function registerNas(base: string, apiKey: string, hotspotId: string): Promise<LoopbackNas> {
+    const nas = await addLoopbackNas(base, { apiKey, hotspotId });
+    nases.push(nas);
+    return nas;
   }
 
   /**
@@ -97,11 +73,11 @@ describe('two engine processes on a Redis Cluster', () => {
    * most `tries` times (RFC 5080 §2.2.1: the NAS retransmits; the record is
    * the same).
    */
-  async function account(nas: Nas, port: number, spec: Partial<AccountingSpec>, tries = 5): Promise<number> {
+  async function account(nas: LoopbackNas, port: number, spec: Partial<AccountingSpec>, tries = 5): Promise<number> {
     for (let i = 1; i <= tries; i++) {
       const req = accountingRequest({ secret: nas.secret, id: nas.nextId(), ...spec });
       await nas.radius.send(req, port);
-      const reply = await replyTo(nas, req, 1_000);
+      const reply = await signedReplyTo(nas, req, 1_000);
       if (reply) {
         expect(reply[0]).toBe(Code.ACCOUNTING_RESPONSE);
         return i;
@@ -110,10 +86,10 @@ describe('two engine processes on a Redis Cluster', () => {
     throw new Error(`Accounting-Request (status ${spec.status}) for ${spec.callingStationId} not answered in ${tries} tries`);
   }
 
-  async function authorize(nas: Nas, port: number, mac: string): Promise<number> {
+  async function authorize(nas: LoopbackNas, port: number, mac: string): Promise<number> {
     const req = accessRequest({ secret: nas.secret, id: nas.nextId(), callingStationId: dashed(mac) });
     await nas.radius.send(req, port);
-    const reply = await replyTo(nas, req, 5_000);
+    const reply = await signedReplyTo(nas, req, 5_000);
     expect(reply, `an Access-Request for ${mac} answered`).not.toBeNull();
     return reply![0]!;
   }

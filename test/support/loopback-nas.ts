@@ -2,6 +2,7 @@ import { randomBytes, randomInt } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { expect } from 'vitest';
+import { checkFraming, RadiusCrypto } from '../../radius/index.js';
 import { TestNas } from '../radius/helpers.js';
 import { freePort } from '../../scripts/local-services.js';
 import { until } from './poll.js';
@@ -31,6 +32,21 @@ export async function addLoopbackNas(base: string, t: { apiKey: string; hotspotI
     return { ip, secret, radius: await TestNas.open(ip), nextId: () => (ident = (ident + 1) & 255) };
   }
   throw new Error('no free loopback address for a test NAS');
+}
+
+const rc = new RadiusCrypto();
+
+/** The signed reply to `pkt` from the server (same Identifier, valid Response Authenticator), or null within `ms`. */
+export async function signedReplyTo(nas: Pick<LoopbackNas, 'secret' | 'radius'>, pkt: Buffer, ms: number): Promise<Buffer | null> {
+  const endsAt = Date.now() + ms;
+  for (;;) {
+    const left = endsAt - Date.now();
+    if (left <= 0) return null;
+    const got = await nas.radius.next(left);
+    if (!got) return null;
+    const len = checkFraming(got.msg);
+    if (len > 0 && got.msg[1] === pkt[1] && rc.verifyResponseAuthenticator(got.msg, len, pkt.subarray(4, 20), nas.secret)) return got.msg;
+  }
 }
 
 /** A redis-server of the test's own (no persistence), for tests that pause or stop it; `stop` ends both ends. */

@@ -2,12 +2,13 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { describe, expect } from 'vitest';
-import { ActorHost, type HostedActor } from '../../engine/sessions/actor-host.js';
+import { ActorHost } from '../../engine/sessions/actor-host.js';
 import type { ActorContext } from '../../engine/sessions/hotspot-actor.js';
 import type { AuthMsg, FromThread, Reply } from '../../engine/sessions/messages.js';
 import type { AccessDecision } from '../../engine/sessions/ports.js';
 import { until } from '../support/poll.js';
 import { keys, luaTest as it } from '../support/lua.js';
+import { StandInActor } from '../support/stand-in-actor.js';
 
 /**
  * A hotspot follows its traffic between engine processes (issue 23 item 2):
@@ -24,20 +25,11 @@ const GRACE = 10_000;
 const LEASE_TTL_MS = 30_000;
 const ACCEPT: AccessDecision = { accept: true, sessionId: 's', sessionTimeout: 60, idleTimeout: 0, downKbps: 0, upKbps: 0, quotaBytes: 0 } as unknown as AccessDecision;
 
-class StandIn implements HostedActor {
-  size = 0;
-  loads = 0;
-  releases = 0;
-  constructor(readonly tenant: string, readonly hs: string, readonly ctx: ActorContext) {}
-  async load(): Promise<void> { this.loads++; }
-  release(): void { this.releases++; }
-  async sweep(): Promise<void> {}
-  async auth(): Promise<AccessDecision> { return ACCEPT; }
-  async acct(): Promise<void> {}
-  async started(): Promise<void> {}
-  async disconnect(): Promise<{ ended: boolean; atMs: number }> { return { ended: false, atMs: 0 }; }
-  async extend(): Promise<{ untilMs: number } | null> { return null; }
-  async live(): Promise<null> { return null; }
+/** A stand-in whose auth accepts: the hotspot's NAS traffic goes on. */
+function accepting(tenant: string, hs: string, ctx: ActorContext): StandInActor {
+  const a = new StandInActor(tenant, hs, ctx);
+  a.authWith = async () => ACCEPT;
+  return a;
 }
 
 let redis: Redis;
@@ -47,7 +39,7 @@ it.beforeAll(({ redis: r }) => { redis = r; });
 function setup(tenant: string) {
   const hs = `hs_${randomBytes(6).toString('hex')}`;
   const batches: FromThread[][] = [];
-  const actors: StandIn[] = [];
+  const actors: StandInActor[] = [];
   let clock = Date.now();
   let asked = 0;
   let seq = 0;
@@ -60,7 +52,7 @@ function setup(tenant: string) {
   const host = new ActorHost({
     redis: counting, nodeId: 'node-here', log: silent, send: (b) => batches.push(b), now: () => clock,
     createActor: (t, h, _tz, ctx) => {
-      const a = new StandIn(t, h, ctx);
+      const a = accepting(t, h, ctx);
       actors.push(a);
       return a;
     },
@@ -166,7 +158,7 @@ describe('a hotspot follows its traffic (renew-lease-2.lua ARGV[5], ActorHost)',
     const batches: FromThread[][] = [];
     const host = new ActorHost({
       redis: counting, nodeId: 'node-short', log: silent, leaseMs: 6_000, send: (b) => batches.push(b), now: () => clock,
-      createActor: (t, h, _tz, ctx) => new StandIn(t, h, ctx),
+      createActor: (t, h, _tz, ctx) => accepting(t, h, ctx),
     });
     host.receive([{ t: 'auth', id: 1, tenant, hs, tz: 'UTC', nasId: 'nas_1', mac: 'AA:00:00:00:00:03', userName: 'x' }]);
     await until(() => batches.flat().some((m) => m.t === 'reply'), { intervalMs: 5, what: 'the reply' });

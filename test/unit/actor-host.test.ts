@@ -2,12 +2,11 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { describe, expect } from 'vitest';
-import { ActorHost, type HostedActor } from '../../engine/sessions/actor-host.js';
-import type { ActorContext } from '../../engine/sessions/hotspot-actor.js';
+import { ActorHost } from '../../engine/sessions/actor-host.js';
 import type { AuthMsg, FromThread, NasCommand, Reply, Request } from '../../engine/sessions/messages.js';
-import type { AccessDecision } from '../../engine/sessions/ports.js';
 import { until } from '../support/poll.js';
 import { keys, luaTest as it, mac } from '../support/lua.js';
+import { STAND_IN_REJECT, StandInActor } from '../support/stand-in-actor.js';
 
 /**
  * The actor host without a thread: its port is an array, its actors are
@@ -19,25 +18,6 @@ import { keys, luaTest as it, mac } from '../support/lua.js';
  */
 
 const silent = pino({ level: 'silent' });
-const REJECT: AccessDecision = { accept: false, reason: 'stand-in' };
-
-/** A stand-in actor: counts its lifecycle calls; its auth does what the test says. */
-class StandIn implements HostedActor {
-  size = 0;
-  loads = 0;
-  releases = 0;
-  authWith: (m: AuthMsg, ctx: ActorContext) => Promise<AccessDecision> = async () => REJECT;
-  constructor(readonly tenant: string, readonly hs: string, private readonly ctx: ActorContext) {}
-  async load(): Promise<void> { this.loads++; }
-  release(): void { this.releases++; }
-  async sweep(): Promise<void> {}
-  auth(m: AuthMsg): Promise<AccessDecision> { return this.authWith(m, this.ctx); }
-  async acct(): Promise<void> {}
-  async started(): Promise<void> {}
-  async disconnect(): Promise<{ ended: boolean; atMs: number }> { return { ended: false, atMs: 0 }; }
-  async extend(): Promise<{ untilMs: number } | null> { return null; }
-  async live(): Promise<null> { return null; }
-}
 
 /** The fixture's connection (scripts defined), for the host's leases. */
 let redis: Redis;
@@ -54,7 +34,7 @@ async function arrived<T>(get: () => T | undefined): Promise<T> {
 function setup(tenant: string, mailboxLimit = 100) {
   const hs = `hs_${randomBytes(6).toString('hex')}`;
   const batches: FromThread[][] = [];
-  const actors: StandIn[] = [];
+  const actors: StandInActor[] = [];
   let clock = Date.now();
   let seq = 0;
   const host = new ActorHost({
@@ -62,7 +42,7 @@ function setup(tenant: string, mailboxLimit = 100) {
     send: (batch) => batches.push(batch),
     now: () => clock,
     createActor: (t, h, _tz, ctx) => {
-      const a = new StandIn(t, h, ctx);
+      const a = new StandInActor(t, h, ctx);
       actors.push(a);
       return a;
     },
@@ -121,12 +101,12 @@ describe('ActorHost', () => {
     const warm = h.wake();
     h.host.receive([warm]);
     await h.reply(warm.id);
-    h.actors[0]!.authWith = async () => { await gate; return REJECT; };
+    h.actors[0]!.authWith = async () => { await gate; return STAND_IN_REJECT; };
     const asks = [1, 2, 3, 4].map((n) => h.auth(mac(n)));
     h.host.receive(asks);
     expect(await h.reply(asks[3]!.id)).toMatchObject({ ok: false, code: 'busy', status: 503 });
     open();
-    for (const m of asks.slice(0, 3)) expect(await h.reply(m.id)).toMatchObject({ ok: true, value: REJECT });
+    for (const m of asks.slice(0, 3)) expect(await h.reply(m.id)).toMatchObject({ ok: true, value: STAND_IN_REJECT });
   });
 
   it('reloads an actor whose handler throws, and drops one that keeps throwing until its next message', async ({ tenant }) => {
