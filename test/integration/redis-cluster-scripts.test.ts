@@ -135,12 +135,15 @@ describe('every Lua script on a Redis Cluster', () => {
       const identity = `+90532${Math.floor(1_000_000 + Math.random() * 8_999_999)}`;
       const requestId = `otp_${randomBytes(8).toString('hex')}`;
       const code = { tenantId: t.tenantId, hotspotId: t.hotspotId, identity, channel: 'msgapp' as const, source: '10.1.1.1', mac: mac(), prefix: '90532', limits };
-      expect(await otp.request({ ...code, requestId, hash: 'h1', fallbackDueMs: now - 1, fallbackSms: true }, now)).toEqual({ ok: true }); // requestOtp
-      expect(await otp.claimDue(t.tenantId, now, 10)).toContain(requestId); // claimOtpFallbacks
-      expect(await otp.settle(t.tenantId, { hotspotId: t.hotspotId, identity }, requestId, 'resent', 'h2', now, 'sent')).toBe(true); // settleOtpFallback
+      // The watch falls due on this test's clock only (`later`): the service's own fallback poller, on the
+      // real clock, would otherwise claim a watch already due before this test does (fresh-clone run 49).
+      const later = now + 600_000;
+      expect(await otp.request({ ...code, requestId, hash: 'h1', fallbackDueMs: later, fallbackSms: true }, now)).toEqual({ ok: true }); // requestOtp
+      expect(await otp.claimDue(t.tenantId, later, 10)).toContain(requestId); // claimOtpFallbacks
+      expect(await otp.settle(t.tenantId, { hotspotId: t.hotspotId, identity }, requestId, 'resent', 'h2', later, 'sent')).toBe(true); // settleOtpFallback
       await otp.delivered(t.tenantId, requestId, 'sms'); // markOtpDelivered
       const used = await otp.use({ tenantId: t.tenantId, hotspotId: t.hotspotId, identity, hash: 'h2', mac: code.mac, ip: '10.1.1.1', ssid: 'Lobby',
-        sessionId: `sess_${randomBytes(8).toString('hex')}`, now, terms: [terms] }); // useOtp
+        sessionId: `sess_${randomBytes(8).toString('hex')}`, now: later, terms: [terms] }); // useOtp
       expect(used.kind).toBe('started');
 
       const ask = async (): Promise<{ requestId: string; tokenHash: string; mac: string }> => {
