@@ -39,7 +39,7 @@ export { TimerWheel } from './sessions/timer-wheel.js';
 export { localDay } from './util/local-day.js';
 export { threadIndex } from './sessions/actor-pool.js';
 export { GENESIS, canonical, link, ChainVerifier, type ChainFields, type StoredLink, type ChainBreak } from './audit/chain.js';
-export { runRetention, retentionCutoff, RETENTION_DAYS } from './audit/retention.js';
+export { runRetention, retentionCutoff, RETENTION_DAYS, RETENTION_LOCK_ID } from './audit/retention.js';
 export type { OperatorEvent, PendingChange, ChangeIntent } from './audit/audit-log.js';
 export { INTENT_REFRESH_MS } from './audit/audit-log.js';
 export type { ChainRecord, VerifyResult } from './audit/audit-service.js';

@@ -5,6 +5,9 @@ import { retentionCutoff } from './retention-cutoff.js';
 
 export { RETENTION_DAYS, retentionCutoff } from './retention-cutoff.js';
 
+/** The advisory lock one retention run at a time holds (Postgres-wide: every engine process runs the job). */
+export const RETENTION_LOCK_ID = 7265012;
+
 /**
  * Drops whole daily partitions of audit_records older than the cutoff, one
  * transaction each, logging every partition it destroyed (and its row count)
@@ -18,7 +21,7 @@ export async function runRetention(
   const dropped: string[] = [];
   const c = await pool.connect();
   try {
-    const got = (await c.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(7265012) AS ok')).rows[0]?.ok;
+    const got = (await c.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1) AS ok', [RETENTION_LOCK_ID])).rows[0]?.ok;
     if (!got) return { dropped, cutoff };
     try {
       const { rows } = await c.query<{ name: string }>(
@@ -54,7 +57,7 @@ export async function runRetention(
       await c.query('ROLLBACK').catch(() => undefined);
       throw err;
     } finally {
-      await c.query('SELECT pg_advisory_unlock(7265012)').catch(() => undefined);
+      await c.query('SELECT pg_advisory_unlock($1)', [RETENTION_LOCK_ID]).catch(() => undefined);
     }
   } finally {
     c.release();

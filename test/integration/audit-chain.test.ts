@@ -7,6 +7,7 @@ import { AuditService } from '../../engine/audit/audit-service.js';
 import { appendToChains, daysToFile, PartitionCache, type AuditEntry } from '../../engine/audit/chain-writer.js';
 import { inTransaction } from '../../engine/store/postgres.js';
 import { call, JWT_SECRET, newTenant, type Running, serviceTest, until } from '../support/fixture.js';
+import { underRetentionLock } from '../support/retention-lock.js';
 
 const run = promisify(execFile);
 
@@ -123,14 +124,15 @@ describe('audit chain', () => {
 
   test('retention drops whole days past the legal period and logs what it destroyed', async ({ db }) => {
     const old = '2021-06-15';
-    await db.query(`CREATE TABLE IF NOT EXISTS audit_records_20210615 PARTITION OF audit_records FOR VALUES FROM ('2021-06-15') TO ('2021-06-16')`);
-    await db.query(`INSERT INTO audit_records (tenant_id, seq, id, event_type, ts, prev_hash, hash_chain_value, day)
-      VALUES ('tn_retention', 1, 'x', 'session_start', '2021-06-15T10:00:00Z', 'sha256:0', 'sha256:1', $1)`, [old]);
-    const pool = new pg.Pool({ connectionString: inject('databaseUrl'), max: 2 });
-    const r = await runRetention(pool, createLogger('silent'), Date.parse('2026-11-22T00:00:00Z'));
-    await pool.end();
+    // Every service of every test file runs retention on the real clock (at start, then hourly): the day is set up
+    // under retention's lock, so none drops the partition between its creation and its row.
+    await underRetentionLock(inject('databaseUrl'), async () => {
+      await db.query(`CREATE TABLE IF NOT EXISTS audit_records_20210615 PARTITION OF audit_records FOR VALUES FROM ('2021-06-15') TO ('2021-06-16')`);
+      await db.query(`INSERT INTO audit_records (tenant_id, seq, id, event_type, ts, prev_hash, hash_chain_value, day)
+        VALUES ('tn_retention', 1, 'x', 'session_start', '2021-06-15T10:00:00Z', 'sha256:0', 'sha256:1', $1)`, [old]);
+    });
+    const r = await retainUntilGone('audit_records_20210615');
     expect(r.cutoff).toBe('2024-11-22');
-    expect(r.dropped).toContain('audit_records_20210615');
     const logRow = await db.query("SELECT rows, day::text FROM audit_retention_log WHERE partition = 'audit_records_20210615'");
     expect(logRow.rows[0]).toEqual({ rows: 1, day: old });
     const today = new Date().toISOString().slice(0, 10).replace(/-/g, '');
@@ -141,12 +143,11 @@ describe('audit chain', () => {
     // voucher_created, 4 starts, 1 end, hotspot_updated: seq 1..7, all today.
     const t = await tenantWithHistory(7);
     // Make seq 1-3 a day past the legal period (the hash covers the timestamp, not the partition's day).
-    await db.query(`CREATE TABLE IF NOT EXISTS audit_records_20210616 PARTITION OF audit_records FOR VALUES FROM ('2021-06-16') TO ('2021-06-17')`);
-    await db.query("UPDATE audit_records SET day = '2021-06-16' WHERE tenant_id = $1 AND seq <= 3", [t.tenantId]);
-    const pool = new pg.Pool({ connectionString: inject('databaseUrl'), max: 2 });
-    const r = await runRetention(pool, createLogger('silent'), Date.parse('2026-11-22T00:00:00Z'));
-    await pool.end();
-    expect(r.dropped).toContain('audit_records_20210616');
+    await underRetentionLock(inject('databaseUrl'), async () => {
+      await db.query(`CREATE TABLE IF NOT EXISTS audit_records_20210616 PARTITION OF audit_records FOR VALUES FROM ('2021-06-16') TO ('2021-06-17')`);
+      await db.query("UPDATE audit_records SET day = '2021-06-16' WHERE tenant_id = $1 AND seq <= 3", [t.tenantId]);
+    });
+    await retainUntilGone('audit_records_20210616');
     const kept = await db.query('SELECT dropped_through_seq::int AS s FROM audit_retention_tenants WHERE tenant_id = $1', [t.tenantId]);
     expect(kept.rows).toEqual([{ s: 3 }]);
 
@@ -229,3 +230,22 @@ describe('audit chain', () => {
     expect(await svc.service.engine.audit.verify(t.tenantId)).toMatchObject({ valid: true, records: 3 });
   });
 });
+
+/**
+ * Runs retention (as of 2026-11-22) until the partition `name` is gone: a run finds the lock taken while another
+ * service's runs and drops nothing; the other may drop the partition itself, logged the same way. The last run's answer.
+ */
+async function retainUntilGone(name: string): Promise<{ dropped: string[]; cutoff: string }> {
+  const pool = new pg.Pool({ connectionString: inject('databaseUrl'), max: 2 });
+  try {
+    let r = await runRetention(pool, createLogger('silent'), Date.parse('2026-11-22T00:00:00Z'));
+    await until(async () => {
+      if ((await pool.query('SELECT to_regclass($1) AS t', [name])).rows[0].t === null) return true;
+      r = await runRetention(pool, createLogger('silent'), Date.parse('2026-11-22T00:00:00Z'));
+      return false;
+    }, { what: `${name} dropped by retention` });
+    return r;
+  } finally {
+    await pool.end();
+  }
+}
