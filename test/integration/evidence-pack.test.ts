@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { afterAll, describe, expect } from 'vitest';
+import { afterAll, describe, expect, inject } from 'vitest';
 import { GENESIS, link } from '../../engine/index.js';
 import { startLocalTsa, type LocalTsa } from '../local-tsa.js';
 import { readZip } from '../zip-reader.js';
@@ -18,9 +18,11 @@ const dayOffset = (n: number): string => new Date(Date.now() + n * DAY_MS).toISO
 const sessionId = (): string => 'sess_' + Array.from({ length: 16 }, () => 'abcdefghijklmnopqrstuvwxyz0123456789'[Math.floor(Math.random() * 36)]).join('');
 
 let tsa: LocalTsa | undefined;
+const APP_NAME = 'evidence-pack-test';
 const test = serviceTest(async () => {
   tsa = await startLocalTsa();
-  return { ACTOR_THREADS: '1', TSA_URL: tsa.url };
+  // Named in pg_stat_activity: the builder's cursor below is this service's, not another file's 5651 export.
+  return { ACTOR_THREADS: '1', TSA_URL: tsa.url, DATABASE_URL: `${inject('databaseUrl')}?application_name=${APP_NAME}` };
 });
 /** The time-stamp authority the service fixture started (tests run after it). */
 function localTsa(): LocalTsa {
@@ -282,7 +284,8 @@ describe('5651 evidence pack', () => {
     // The builder's cursor over the day's sessions: open while the build runs, its last FETCH
     // unchanged while the build waits for the client.
     const cursor = async (): Promise<{ state: string; query_start: Date }[]> => (await db.query(
-      "SELECT state, query_start FROM pg_stat_activity WHERE query LIKE 'FETCH % FROM access_day' AND state IN ('idle in transaction', 'active')")).rows;
+      "SELECT state, query_start FROM pg_stat_activity WHERE query LIKE 'FETCH % FROM access_day' AND state IN ('idle in transaction', 'active') AND application_name = $1",
+      [APP_NAME])).rows;
     const openCursors = async (): Promise<number> => (await cursor()).length;
     const url = `${svc.base}/v1/compliance/5651/export?from=${today()}&to=${today()}`;
 

@@ -27,7 +27,12 @@ const MIN = 60_000;
 
 interface Rig { tenant: Tenant; incidents: IncidentService; window: ProviderFailureWindow; watch(now?: number): IncidentWatch; nas: Map<string, { tenantId: string; hotspotId: string }> }
 
-async function rig(pool: Pool, redis: Redis, modules = ['dashboard']): Promise<Rig> {
+/**
+ * A tenant and a watch of this test's own. Without the dashboard module by default: the incident watch of every
+ * other test file's service (the same Redis and Postgres, the real clock, its own limits) watches dashboard
+ * tenants only, so it never raises on these; check() itself watches any tenant it is given.
+ */
+async function rig(pool: Pool, redis: Redis, modules = ['vouchers']): Promise<Rig> {
   const tenants = new TenantService(pool, redis);
   const tenant = await tenants.create(`Watch ${Math.random().toString(36).slice(2, 8)}`, modules);
   const events = new EventLog(redis);

@@ -26,7 +26,9 @@ describe('hotspot leases at a graceful stop', () => {
       expect(await redis.pttl(lease)).toBeGreaterThan(200_000);
       await svc.stop();
       stopped = true;
-      expect(await redis.get(lease)).toBeNull();
+      // Given up: free, or already taken by another test file's service (every engine start wakes the hotspots with
+      // live sessions and takes their free leases), never still ours for the 300 s it had left.
+      expect(await redis.get(lease)).not.toBe(nodeId);
       // The session itself stays: it lives in Redis, for the process that takes the hotspot next.
       expect(await redis.zcard(keys.live(t.tenantId, t.hotspotId))).toBe(1);
     } finally {

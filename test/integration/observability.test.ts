@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { describe, expect } from 'vitest';
+import { describe, expect, inject } from 'vitest';
 import { projectPath } from '../../engine/index.js';
 import { checkFraming, Code } from '../../radius/index.js';
 import { TestNas, accessRequest, accountingRequest } from '../radius/helpers.js';
@@ -19,7 +19,9 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const DASHBOARD = projectPath('deploy', 'grafana', 'guestwifi-dashboard.json');
 const ALERTS = projectPath('deploy', 'prometheus', 'guestwifi-alerts.yml');
 
-const test = serviceTest({ ACTOR_THREADS: '1' });
+// A Redis database of its own: every engine process's outbox sink reads every tenant's outbox in its Redis, and the
+// store-lag histogram below counts what this process's sink stored (another file's sink could take it all).
+const test = serviceTest(async () => ({ REDIS_URL: `${inject('redisUrl')}/22`, ACTOR_THREADS: '1' }));
 
 const scrape = async (base: string): Promise<string> => {
   const res = await fetch(`${base}/metrics`);

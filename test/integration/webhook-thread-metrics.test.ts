@@ -12,7 +12,7 @@ import { WebhookReceiver } from '../support/webhook-receiver.js';
  */
 // WHL's Redis database: every engine process dispatches every tenant in its Redis.
 const test = serviceTest(async () => ({
-  REDIS_URL: `${inject('redisUrl')}/18`, SECRETS_KEY: randomBytes(32).toString('base64'), WEBHOOK_POLL_MS: '20',
+  REDIS_URL: `${inject('redisUrl')}/20`, SECRETS_KEY: randomBytes(32).toString('base64'), WEBHOOK_POLL_MS: '20',
 }));
 /** Failure bounds, not pauses: a thread's start took 2 s to 10+ s on the shared 2-core machine. */
 const STARTUP_LIMIT_MS = 60_000;

@@ -16,7 +16,7 @@ import { call, serviceTest, until, type Running, type Tenant } from '../support/
  */
 // W19's Redis database: every engine process dispatches every tenant in its Redis.
 const test = serviceTest(async () => ({
-  REDIS_URL: `${inject('redisUrl')}/4`, SECRETS_KEY: randomBytes(32).toString('base64'), WEBHOOK_POLL_MS: '20',
+  REDIS_URL: `${inject('redisUrl')}/21`, SECRETS_KEY: randomBytes(32).toString('base64'), WEBHOOK_POLL_MS: '20',
 }));
 const SECRET = 'thread-test-secret-0123456789';
 /**
