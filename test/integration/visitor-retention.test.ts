@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect } from 'vitest';
-import { createLogger } from '../../engine/index.js';
+import { createLogger, RETENTION_LOCK_ID } from '../../engine/index.js';
 import { expireVisitors } from '../../engine/privacy/legal-holds.js';
 import { retentionCutoff } from '../../engine/audit/retention-cutoff.js';
 import { poolTest as test } from '../support/fixture.js';
@@ -22,7 +22,7 @@ describe('visitor keys past retention', () => {
     // delete these rows (dated around its cutoff) before or after the call under test. It runs under this advisory lock
     // (engine/audit/retention.ts) and skips a turn when it is held: held here from the seeding to the last read.
     const c = await pool.connect();
-    await c.query('SELECT pg_advisory_lock(7265012)');
+    await c.query('SELECT pg_advisory_lock($1)', [RETENTION_LOCK_ID]);
     try {
       for (const [v, d] of visits) {
         await c.query('INSERT INTO report_visits (tenant_id, hotspot_id, day, visitor) VALUES ($1, $2, $3, $4)', [tenant, 'hs_1', d, key(v)]);
@@ -42,7 +42,7 @@ describe('visitor keys past retention', () => {
       const logged = await c.query('SELECT kind, category, rows FROM privacy_deletions WHERE tenant_id = $1', [tenant]);
       expect(logged.rows).toEqual([{ kind: 'retention', category: 'report_visitors', rows: 3 }]);
     } finally {
-      await c.query('SELECT pg_advisory_unlock(7265012)');
+      await c.query('SELECT pg_advisory_unlock($1)', [RETENTION_LOCK_ID]);
       c.release();
     }
   });
