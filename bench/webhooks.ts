@@ -3,7 +3,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { createLogger, DEFAULT_CODE_FORMAT, Engine, loadConfig, projectPath } from '../engine/index.js';
 import { OutboundHttp } from '../engine/net/outbound-http.js';
-import { benchMac as mac, localStack, say, spawnReady, Teardown, watchReady, cpuTicks, type ReadyChild } from './bench-kit.js';
+import { benchMac as mac, localStack, say, spawnReady, Teardown, watchReady, cpuTicks, withCpu, type CpuUse, type ReadyChild } from './bench-kit.js';
 import { RawHttpClient } from './raw-http-client.js';
 import type { ReceiverReport } from './webhooks-receiver.js';
 
@@ -114,6 +114,8 @@ async function signIns(base: string, hotspotId: string, codes: string[], run: nu
   return { requests: amount, seconds, rps: amount / seconds, p99Ms: Math.round(p99Ms), bad };
 }
 
+const cpuLine = (c: CpuUse): string => `% of a core: service ${c.server}, Redis ${c.redis}, Postgres ${c.postgres}, rest ${c.rest}; machine idle ${c.idle}%`;
+
 class ReceiverControl {
   constructor(private readonly rc: ReadyChild) {}
   get port(): number { return Number(this.rc.ready.port); }
@@ -203,8 +205,11 @@ async function main(): Promise<number> {
   await signIns(base, hotspotId, codes, 6, 2000);
   const y = await yardstick(recv, tenantId, YARDSTICK);
   say(`yardstick (outbound client -> receiver, 100 in flight): ${rate(y).toFixed(0)} deliveries/s, bad signatures ${y.signaturesBad}/${y.signaturesChecked}`);
-  const alone1 = await signIns(base, hotspotId, codes, 2, BURST);
-  say(`verify alone: ${alone1.rps.toFixed(0)}/s (${alone1.requests} sign-ins in ${alone1.seconds.toFixed(3)} s, p99 ${alone1.p99Ms} ms, ${alone1.bad} failed)`);
+  // Where the machine's CPU goes while the sign-ins run, alone and beside the deliveries (percent of a core;
+  // "rest" is the receiver, this process and anything else running): whether the burst is short of CPU or of something else.
+  const cpuPids = { server: service.child.pid!, redis: stack.pids().redis, postgres: stack.pids().postgres };
+  const [alone1, cpuAlone] = await withCpu(cpuPids, () => signIns(base, hotspotId, codes, 2, BURST));
+  say(`verify alone: ${alone1.rps.toFixed(0)}/s (${alone1.requests} sign-ins in ${alone1.seconds.toFixed(3)} s, p99 ${alone1.p99Ms} ms, ${alone1.bad} failed); CPU ${cpuLine(cpuAlone)}`);
 
   let one: string;
   try {
@@ -215,10 +220,17 @@ async function main(): Promise<number> {
     process.stdout.write(JSON.stringify({ bench: 'webhooks', api: false, status, yardstickPerS: Math.round(rate(y)), verifyAlonePerS: Math.round(alone1.rps) }) + '\n');
     return 3;
   }
+  const redis = new Redis(stack.env.REDIS_URL!);
+  undo.push(() => redis.disconnect());
+  // Redis calls per delivery (INFO commandstats): what each delivery costs in round trips and script runs.
+  const calls = async (): Promise<Map<string, number>> => new Map([...(await redis.info('commandstats')).matchAll(/^cmdstat_([\w|]+):calls=(\d+)/gm)].map((m) => [m[1]!, Number(m[2])]));
   recv.reset();
-  const burst = await signIns(base, hotspotId, codes, 3, BURST);
+  const b0 = await calls();
+  const [burst, cpuBurst] = await withCpu(cpuPids, () => signIns(base, hotspotId, codes, 3, BURST));
   const b = await recv.waitFor(burst.requests);
-  say(`burst, 1 subscription: verify ${burst.rps.toFixed(0)}/s (${burst.seconds.toFixed(3)} s, p99 ${burst.p99Ms} ms, ${burst.bad} failed); ${b.deliveries}/${burst.requests} delivered at ${rate(b).toFixed(0)}/s; lag p50 ${b.lagP50Ms} p99 ${b.lagP99Ms} max ${b.lagMaxMs} ms; repeats ${b.repeats}; signatures bad ${b.signaturesBad}/${b.signaturesChecked}; malformed ${b.malformed}`);
+  // Script calls (route, claim, settle, and the sign-ins' own) per delivery of the burst.
+  const burstScripts = ((await calls()).get('evalsha') ?? 0) - (b0.get('evalsha') ?? 0);
+  say(`burst, 1 subscription: verify ${burst.rps.toFixed(0)}/s (${burst.seconds.toFixed(3)} s, p99 ${burst.p99Ms} ms, ${burst.bad} failed); CPU ${cpuLine(cpuBurst)}; ${b.deliveries}/${burst.requests} delivered at ${rate(b).toFixed(0)}/s (${(burstScripts / Math.max(1, b.deliveries)).toFixed(2)} script calls a delivery, sign-ins' included); lag p50 ${b.lagP50Ms} p99 ${b.lagP99Ms} max ${b.lagMaxMs} ms; repeats ${b.repeats}; signatures bad ${b.signaturesBad}/${b.signaturesChecked}; malformed ${b.malformed}`);
   await api(base, apiKey, 'DELETE', `/v1/webhooks/${one}`);
   const alone2 = await signIns(base, hotspotId, codes, 4, BURST);
   say(`verify alone again: ${alone2.rps.toFixed(0)}/s (${alone2.seconds.toFixed(3)} s, p99 ${alone2.p99Ms} ms)`);
@@ -228,10 +240,6 @@ async function main(): Promise<number> {
   recv.reset();
   // CPU per delivery: what a machine busy with other work blurs less than rates (1,000 sign-ins beside 100,000 deliveries).
   const pids = { service: service.child.pid!, redis: stack.pids().redis };
-  const redis = new Redis(stack.env.REDIS_URL!);
-  undo.push(() => redis.disconnect());
-  // Redis calls per delivery (INFO commandstats): what each delivery costs in round trips and script runs.
-  const calls = async (): Promise<Map<string, number>> => new Map([...(await redis.info('commandstats')).matchAll(/^cmdstat_([\w|]+):calls=(\d+)/gm)].map((m) => [m[1]!, Number(m[2])]));
   const c0 = await calls();
   const t0 = { service: cpuTicks(pids.service), redis: cpuTicks(pids.redis) };
   const fan = await signIns(base, hotspotId, codes, 5, EVENTS_100);
@@ -263,6 +271,7 @@ async function main(): Promise<number> {
     verify: {
       alonePerS: Math.round((alone1.rps + alone2.rps) / 2), duringBurstPerS: Math.round(burst.rps), ratio: +ratio.toFixed(3),
       seconds: { alone1: +alone1.seconds.toFixed(3), burst: +burst.seconds.toFixed(3), alone2: +alone2.seconds.toFixed(3) },
+      cpuPercentOfACore: { alone1: cpuAlone, burst: cpuBurst },
     },
   };
   process.stdout.write(JSON.stringify(summary) + '\n');
