@@ -1,7 +1,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createSocket } from 'node:dgram';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTestPki } from '../support/radsec-peer.js';
@@ -19,11 +19,12 @@ const run = promisify(execFile);
 const pki = makeTestPki();
 pki.issueClient('nas-2', 'nas-2');
 
+/** A UDP port free a moment ago (probed with a UDP socket: a free TCP port of the same number says nothing of UDP). */
 function freeUdpPort(): Promise<number> {
   return new Promise((resolve, reject) => {
-    const s = createServer();
+    const s = createSocket('udp4');
     s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => { const p = (s.address() as { port: number }).port; s.close(() => resolve(p)); });
+    s.bind(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)); });
   });
 }
 
