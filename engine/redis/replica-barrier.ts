@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { nodeFor, type RedisClient } from './redis-client.js';
+import { isCluster, nodeFor, type RedisClient } from './redis-client.js';
 
 /**
  * Closes Redis's durability window for sign-ins (REDIS_WAIT_REPLICAS): before
@@ -22,27 +22,43 @@ import { nodeFor, type RedisClient } from './redis-client.js';
  * knows for the slot, which is where the WAIT goes too; a master just
  * promoted by a fail-over has no replica in sync yet, so its guests wait
  * until one is (or are told to retry, as when a replica does not answer).
+ * A connection lost between a script's answer and its WAIT's answer voids
+ * the confirmation: ioredis sends the WAIT again on the next connection,
+ * which wrote nothing, so Redis answers it at once with every connected
+ * replica counted. Any connection of the client closing in that time counts
+ * (a few guests of that moment are told to retry; their retry finds the
+ * session).
  * Not covered (docs/scale.md): a script that followed an ASK (a slot being
  * moved) ran on the importing master while the WAIT goes to the one the
  * slot map still names, which took none of its writes and answers at once;
- * the same if the slot map or the node's connection changed between the
- * script's answer and the WAIT (as on one server, where ioredis reconnects).
+ * the same if the slot map changed between the script's answer and the WAIT.
  */
 export class ReplicaBarrier {
   private readonly next = new Map<Redis, Promise<boolean>>();
+  /** Connections of the client (on a cluster, of any of its nodes) closed so far. */
+  private closes = 0;
 
   constructor(
     private readonly redis: RedisClient,
     private readonly replicas: number,
     private readonly timeoutMs: number,
-  ) {}
+  ) {
+    const count = (node: Redis): void => { node.on('close', () => { this.closes++; }); };
+    if (isCluster(redis)) {
+      for (const node of redis.nodes()) count(node);
+      redis.on('+node', count);
+    } else {
+      count(redis);
+    }
+  }
 
   /**
    * True once `replicas` replicas hold every write sent before the call on the
    * connection that serves `slotKey` (any key of the sign-in's tenant); false on
-   * a time-out or an error.
+   * a time-out, an error, or a connection of the client closed meanwhile.
    */
   async confirm(slotKey: string): Promise<boolean> {
+    const closes = this.closes;
     let node: Redis;
     try {
       node = await nodeFor(this.redis, slotKey);
@@ -62,6 +78,6 @@ export class ReplicaBarrier {
       });
       this.next.set(node, pending);
     }
-    return pending;
+    return (await pending) && this.closes === closes;
   }
 }

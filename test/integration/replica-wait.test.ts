@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { ReplicaBarrier } from '../../engine/redis/replica-barrier.js';
 import { freePort } from '../../scripts/local-services.js';
 import { call, keys, macs, newTenant, newVoucher, startService, until, type Running, type Tenant } from '../support/fixture.js';
 
@@ -85,5 +86,25 @@ describe('REDIS_WAIT_REPLICAS', () => {
     expect(again.body.uses_left).toBe(0);
     const other = await verify(v.code, nextMac());
     expect(other.status).toBe(409);
+  });
+
+  test('a connection lost between the write and its WAIT is no confirmation: the WAIT would count the new connection\'s writes, none', async () => {
+    // No ready check: a new connection's first command is then the resent WAIT itself, which Redis answers at once
+    // with every connected replica counted (it wrote nothing on that connection), as redis-cli's WAIT does.
+    const client = new Redis(primaryUrl, { enableReadyCheck: false });
+    client.on('error', () => undefined);
+    const barrier = new ReplicaBarrier(client, 1, 300);
+    replica.kill('SIGSTOP');
+    try {
+      // The replica stays connected but acknowledges nothing: a WAIT for a write times out.
+      await client.set('barrier-probe', 'written');
+      const confirmed = barrier.confirm('barrier-probe');
+      // The connection drops before the WAIT's answer: ioredis sends it again on the next connection.
+      client.stream.destroy();
+      expect(await confirmed).toBe(false);
+    } finally {
+      replica.kill('SIGCONT');
+      client.disconnect();
+    }
   });
 });
