@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { isCluster, nodeFor, type RedisClient } from './redis-client.js';
+import { nodeFor, type RedisClient } from './redis-client.js';
 
 /**
  * Closes Redis's durability window for sign-ins (REDIS_WAIT_REPLICAS): before
@@ -23,11 +23,11 @@ import { isCluster, nodeFor, type RedisClient } from './redis-client.js';
  * promoted by a fail-over has no replica in sync yet, so its guests wait
  * until one is (or are told to retry, as when a replica does not answer).
  * A connection lost between a script's answer and its WAIT's answer voids
- * the confirmation: ioredis sends the WAIT again on the next connection,
- * which wrote nothing, so Redis answers it at once with every connected
- * replica counted. Any connection of the client closing in that time counts
- * (a few guests of that moment are told to retry; their retry finds the
- * session).
+ * the confirmation: on one server ioredis reconnects and sends the WAIT
+ * (queued, or in flight) on the new connection, which wrote nothing, so
+ * Redis may answer it at once with every connected replica counted. The
+ * guests of that moment are told to retry; their retry finds the session.
+ * (A cluster's node connection is not reconnected: its WAIT is refused.)
  * Not covered (docs/scale.md): a script that followed an ASK (a slot being
  * moved) ran on the importing master while the WAIT goes to the one the
  * slot map still names, which took none of its writes and answers at once;
@@ -35,36 +35,30 @@ import { isCluster, nodeFor, type RedisClient } from './redis-client.js';
  */
 export class ReplicaBarrier {
   private readonly next = new Map<Redis, Promise<boolean>>();
-  /** Connections of the client (on a cluster, of any of its nodes) closed so far. */
-  private closes = 0;
+  /** How often each node's connection has closed since its first confirm here. */
+  private readonly closes = new WeakMap<Redis, { n: number }>();
 
   constructor(
     private readonly redis: RedisClient,
     private readonly replicas: number,
     private readonly timeoutMs: number,
-  ) {
-    const count = (node: Redis): void => { node.on('close', () => { this.closes++; }); };
-    if (isCluster(redis)) {
-      for (const node of redis.nodes()) count(node);
-      redis.on('+node', count);
-    } else {
-      count(redis);
-    }
-  }
+  ) {}
 
   /**
    * True once `replicas` replicas hold every write sent before the call on the
    * connection that serves `slotKey` (any key of the sign-in's tenant); false on
-   * a time-out, an error, or a connection of the client closed meanwhile.
+   * a time-out, an error, or that connection closed meanwhile.
    */
   async confirm(slotKey: string): Promise<boolean> {
-    const closes = this.closes;
     let node: Redis;
     try {
       node = await nodeFor(this.redis, slotKey);
     } catch {
       return false;
     }
+    // Read before any I/O can run (on one server nodeFor does none): the script that just answered wrote on the connection open now.
+    const closed = this.closesOf(node);
+    const seen = closed.n;
     let pending = this.next.get(node);
     if (!pending) {
       pending = new Promise<boolean>((resolve) => {
@@ -78,6 +72,16 @@ export class ReplicaBarrier {
       });
       this.next.set(node, pending);
     }
-    return (await pending) && this.closes === closes;
+    return (await pending) && closed.n === seen;
+  }
+
+  private closesOf(node: Redis): { n: number } {
+    let closed = this.closes.get(node);
+    if (!closed) {
+      const counter = { n: 0 };
+      node.on('close', () => { counter.n++; });
+      this.closes.set(node, (closed = counter));
+    }
+    return closed;
   }
 }
