@@ -1,12 +1,11 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createSocket } from 'node:dgram';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { createLogger, DEFAULT_CODE_FORMAT, Engine, loadConfig, projectPath } from '../engine/index.js';
-import { startLocalServices } from '../scripts/local-services.js';
+import { freeUdpPort, startLocalServices } from '../scripts/local-services.js';
 import { ensureFreeradiusInstalled, spawnFreeradius, stopDebianFreeradius, writeFreeradiusConfig } from './freeradius.js';
 
 /**
@@ -150,14 +149,6 @@ function run(cmd: string, args: string[], limitS: number): Promise<{ out: string
     if (signal === 'SIGKILL') out += `\n${cmd} killed after ${limitS} s`;
     resolve({ out, code, seconds: (performance.now() - at) / 1000 });
   }));
-}
-
-function freeUdpPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createSocket('udp4');
-    s.once('error', reject);
-    s.bind(0, HOST, () => { const p = s.address().port; s.close(() => resolve(p)); });
-  });
 }
 
 /** utime + stime in clock ticks (1/100 s) of a process, or of one of its threads (`tid`). */

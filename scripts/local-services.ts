@@ -1,6 +1,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chownSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createSocket } from 'node:dgram';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -45,6 +46,18 @@ export function freePort(): Promise<number> {
     s.once('error', reject);
     s.listen(0, '127.0.0.1', () => {
       const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** A UDP port on 127.0.0.1 free a moment ago (probed with a UDP socket: a free TCP port says nothing of the same UDP port). */
+export function freeUdpPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createSocket('udp4');
+    s.once('error', reject);
+    s.bind(0, '127.0.0.1', () => {
+      const port = s.address().port;
       s.close(() => resolve(port));
     });
   });

@@ -1,9 +1,9 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import { createSocket } from 'node:dgram';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freeUdpPort } from '../../scripts/local-services.js';
 import { makeTestPki } from '../support/radsec-peer.js';
 import { call, dashed, macs, newTenant, type Running, startService, until } from '../support/fixture.js';
 
@@ -19,14 +19,6 @@ const run = promisify(execFile);
 const pki = makeTestPki();
 pki.issueClient('nas-2', 'nas-2');
 
-/** A UDP port free a moment ago (probed with a UDP socket: a free TCP port of the same number says nothing of UDP). */
-function freeUdpPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createSocket('udp4');
-    s.once('error', reject);
-    s.bind(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)); });
-  });
-}
 
 /** radsecproxy relaying UDP on a port of its own to the service's RadSec port, with `cert`, from `source`. */
 async function radsecproxy(cert: string, source: string, port: number): Promise<{ udp: number; stop(): void; said(): string }> {

@@ -1,11 +1,11 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { NasRecord } from '../../engine/index.js';
 import { AcctStatusType, Code, PacketWriter, RADSEC_SECRET, RadiusServer, RadsecListener } from '../../radius/index.js';
+import { freeUdpPort } from '../../scripts/local-services.js';
 import { until } from '../support/poll.js';
 import { TlsNas, makeTestPki } from '../support/radsec-peer.js';
 import { TestHandler, accessRequest, accountingRequest, nasRecord, silentLogger } from './helpers.js';
@@ -26,14 +26,6 @@ const file = (name: string): string => pki.path(name);
 function responseAuthenticatorOk(reply: Buffer, request: Buffer, secret: string): boolean {
   const h = createHash('md5').update(reply.subarray(0, 4)).update(request.subarray(4, 20)).update(reply.subarray(20)).update(secret).digest();
   return h.equals(reply.subarray(4, 20));
-}
-
-function freeUdpPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => { const p = (s.address() as { port: number }).port; s.close(() => resolve(p)); });
-  });
 }
 
 describe('RadSec (RFC 6614): RADIUS over mutual TLS', () => {
