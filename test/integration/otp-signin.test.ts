@@ -18,7 +18,9 @@ describe('OTP sign-in over the portal', () => {
   let decisions: OtpDecision[];
 
   beforeAll(async () => {
-    ({ engine, senders, started, decisions } = await otpEngine(() => clock));
+    // A Redis database of its own (23): this file moves its clock, and the fallback watches it makes are
+    // claimed by any engine's poller on the same database (otp-fakes.ts).
+    ({ engine, senders, started, decisions } = await otpEngine(() => clock, 50, 23));
     http = await startHttp(engine, createLogger('silent'));
     base = `http://127.0.0.1:${http.ports.main}`;
   });
