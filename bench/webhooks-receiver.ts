@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
-import { loadUws, type HttpRequest, type HttpResponse, type us_listen_socket } from '../http/uws.js';
+import { loadUws, type HttpRequest, type HttpResponse } from '../http/uws.js';
 
 /**
  * The fast receiver of bench/webhooks.ts, in a process of its own: answers
@@ -111,16 +111,18 @@ export class Receiver {
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const receiver = new Receiver(process.env.WEBHOOK_SECRET ?? '');
   const uws = loadUws();
-  let listening: us_listen_socket | false = false;
   uws.App().any('/*', receiver.handle).listen('127.0.0.1', 0, (socket) => {
-    listening = socket;
-    process.stdout.write(JSON.stringify({ ready: true, port: socket ? uws.us_socket_local_port(socket) : 0 }) + '\n');
+    if (!socket) {
+      process.stderr.write('webhooks-receiver: could not listen on 127.0.0.1\n');
+      process.exit(1);
+    }
+    process.stdout.write(JSON.stringify({ ready: true, port: uws.us_socket_local_port(socket) }) + '\n');
   });
   createInterface({ input: process.stdin }).on('line', (line) => {
     if (line === 'reset') receiver.reset();
     if (line === 'report') process.stdout.write(JSON.stringify({ done: true, report: receiver.report() }) + '\n');
   });
-  const stop = (): void => { if (listening) uws.us_listen_socket_close(listening); process.exit(0); };
+  const stop = (): void => process.exit(0);
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
 }
