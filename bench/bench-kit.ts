@@ -114,8 +114,8 @@ export function treeTicks(pid: number): Map<number, number> {
   return out;
 }
 
-/** CPU use during a run, in percent of one core; idle is percent of the machine. */
-export interface CpuUse { server: number; redis: number; postgres: number; rest: number; idle: number }
+/** CPU use during a run, in percent of one core; idle is percent of the machine; machineUs the whole machine's busy CPU time in µs. */
+export interface CpuUse { server: number; redis: number; postgres: number; rest: number; idle: number; machineUs: number }
 
 /** Runs `fn` and returns what it returns with the CPU used meanwhile by the server, Redis, Postgres and the rest. */
 export async function withCpu<T>(pids: { server: number; redis: number; postgres: number }, fn: () => Promise<T>): Promise<[T, CpuUse]> {
@@ -131,6 +131,7 @@ export async function withCpu<T>(pids: { server: number; redis: number; postgres
   const cpu = {
     server: Math.round((cpuTicks(pids.server) - s0) / secs), redis: Math.round((cpuTicks(pids.redis) - r0) / secs),
     postgres: Math.round(pg / secs), rest: 0, idle: Math.round((100 * (i1 - i0)) / Math.max(1, t1 - t0)),
+    machineUs: (t1 - t0 - (i1 - i0)) * 10_000,
   };
   cpu.rest = Math.max(0, Math.round(busy - cpu.server - cpu.redis - cpu.postgres));
   return [out, cpu];

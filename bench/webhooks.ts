@@ -26,6 +26,11 @@ import type { ReceiverReport } from './webhooks-receiver.js';
  *    deliveries/s (count over first-to-last receipt), and the verify rate
  *    during it;
  * 4. verify alone again (the ratio's base is the mean of 2 and 4);
+ *    then the machine's CPU split: what a sign-in (phases 2 and 4) and a
+ *    delivery (the burst, less its sign-ins) cost the whole machine, against
+ *    a yardstick delivery (phase 1). With the machine full, the ratio is
+ *    about v / (v + d); with d at the yardstick's, the best any dispatcher
+ *    could reach while the receiver shares the machine;
  * 5. 100 subscriptions, BENCH_EVENTS_100 sign-ins: deliveries/s.
  *
  * Targets (issue 19): ≥ 5,000 deliveries/s, lag p99 ≤ 1 s, verify during the
@@ -203,11 +208,14 @@ async function main(): Promise<number> {
 
   // Warm-up: the service's JIT and pools, so the first measured burst is not the cold one.
   await signIns(base, hotspotId, codes, 6, 2000);
-  const y = await yardstick(recv, tenantId, YARDSTICK);
-  say(`yardstick (outbound client -> receiver, 100 in flight): ${rate(y).toFixed(0)} deliveries/s, bad signatures ${y.signaturesBad}/${y.signaturesChecked}`);
   // Where the machine's CPU goes while the sign-ins run, alone and beside the deliveries (percent of a core;
   // "rest" is the receiver, this process and anything else running): whether the burst is short of CPU or of something else.
   const cpuPids = { server: service.child.pid!, redis: stack.pids().redis, postgres: stack.pids().postgres };
+  const [y, cpuY] = await withCpu(cpuPids, () => yardstick(recv, tenantId, YARDSTICK));
+  // The whole machine's CPU a yardstick delivery took (this process's client, the receiver, both sides of loopback TCP):
+  // what a delivery costs this machine with no queue, no durable state and no event behind it.
+  const yardstickUs = cpuY.machineUs / Math.max(1, y.deliveries);
+  say(`yardstick (outbound client -> receiver, 100 in flight): ${rate(y).toFixed(0)} deliveries/s, ${yardstickUs.toFixed(0)} µs of the machine a delivery, bad signatures ${y.signaturesBad}/${y.signaturesChecked}`);
   const [alone1, cpuAlone] = await withCpu(cpuPids, () => signIns(base, hotspotId, codes, 2, BURST));
   say(`verify alone: ${alone1.rps.toFixed(0)}/s (${alone1.requests} sign-ins in ${alone1.seconds.toFixed(3)} s, p99 ${alone1.p99Ms} ms, ${alone1.bad} failed); CPU ${cpuLine(cpuAlone)}`);
 
@@ -232,8 +240,15 @@ async function main(): Promise<number> {
   const burstScripts = ((await calls()).get('evalsha') ?? 0) - (b0.get('evalsha') ?? 0);
   say(`burst, 1 subscription: verify ${burst.rps.toFixed(0)}/s (${burst.seconds.toFixed(3)} s, p99 ${burst.p99Ms} ms, ${burst.bad} failed); CPU ${cpuLine(cpuBurst)}; ${b.deliveries}/${burst.requests} delivered at ${rate(b).toFixed(0)}/s (${(burstScripts / Math.max(1, b.deliveries)).toFixed(2)} script calls a delivery, counting every script the burst ran: the sign-ins', the sink's, the leases'); lag p50 ${b.lagP50Ms} p99 ${b.lagP99Ms} max ${b.lagMaxMs} ms; repeats ${b.repeats}; signatures bad ${b.signaturesBad}/${b.signaturesChecked}; malformed ${b.malformed}`);
   await api(base, apiKey, 'DELETE', `/v1/webhooks/${one}`);
-  const alone2 = await signIns(base, hotspotId, codes, 4, BURST);
-  say(`verify alone again: ${alone2.rps.toFixed(0)}/s (${alone2.seconds.toFixed(3)} s, p99 ${alone2.p99Ms} ms)`);
+  const [alone2, cpuAlone2] = await withCpu(cpuPids, () => signIns(base, hotspotId, codes, 4, BURST));
+  say(`verify alone again: ${alone2.rps.toFixed(0)}/s (${alone2.seconds.toFixed(3)} s, p99 ${alone2.p99Ms} ms); CPU ${cpuLine(cpuAlone2)}`);
+  // The ratio as the machine's CPU split: with the machine full in both phases (idle a few percent), verify during the burst
+  // over verify alone is about v / (v + d), v and d what a sign-in and a delivery cost the whole machine. With d at the
+  // yardstick's, the best any dispatcher could reach here while its receiver shares the machine.
+  const verifyUs = (cpuAlone.machineUs + cpuAlone2.machineUs) / (alone1.requests + alone2.requests);
+  const deliveryUs = (cpuBurst.machineUs - burst.requests * verifyUs) / Math.max(1, b.deliveries);
+  const split = { verifyUs: Math.round(verifyUs), deliveryUs: Math.round(deliveryUs), yardstickUs: Math.round(yardstickUs), bound: +(verifyUs / (verifyUs + yardstickUs)).toFixed(3) };
+  say(`machine CPU: a sign-in ${split.verifyUs} µs alone, a delivery about ${split.deliveryUs} µs in the burst, a yardstick delivery ${split.yardstickUs} µs; the verify ratio with yardstick-cost deliveries: ${split.bound}`);
 
   const ids: string[] = [];
   for (let k = 0; k < 100; k++) ids.push(await subscribe(base, apiKey, `http://${HOST}:${recv.port}/hook/${k}`));
@@ -270,7 +285,8 @@ async function main(): Promise<number> {
     verify: {
       alonePerS: Math.round((alone1.rps + alone2.rps) / 2), duringBurstPerS: Math.round(burst.rps), ratio: +ratio.toFixed(3),
       seconds: { alone1: +alone1.seconds.toFixed(3), burst: +burst.seconds.toFixed(3), alone2: +alone2.seconds.toFixed(3) },
-      cpuPercentOfACore: { alone1: cpuAlone, burst: cpuBurst },
+      cpuPercentOfACore: { alone1: cpuAlone, burst: cpuBurst, alone2: cpuAlone2 },
+      machineSplit: split,
     },
   };
   process.stdout.write(JSON.stringify(summary) + '\n');
