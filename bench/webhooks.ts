@@ -231,6 +231,8 @@ async function main(): Promise<number> {
   const redis = new Redis(stack.env.REDIS_URL!);
   undo.push(() => redis.disconnect());
   // Redis calls per delivery (INFO commandstats): what each delivery costs in round trips and script runs.
+  // Redis's used_memory, bytes.
+  const usedMemory = async (): Promise<number> => Number(/^used_memory:(\d+)/m.exec(await redis.info('memory'))?.[1] ?? NaN);
   const calls = async (): Promise<Map<string, number>> => new Map([...(await redis.info('commandstats')).matchAll(/^cmdstat_([\w|]+):calls=(\d+)/gm)].map((m) => [m[1]!, Number(m[2])]));
   recv.reset();
   const b0 = await calls();
@@ -255,6 +257,7 @@ async function main(): Promise<number> {
   recv.reset();
   // CPU per delivery: what a machine busy with other work blurs less than rates (1,000 sign-ins beside 100,000 deliveries).
   const c0 = await calls();
+  const m0 = await usedMemory();
   const t0 = { service: cpuTicks(cpuPids.server), redis: cpuTicks(cpuPids.redis) };
   const fan = await signIns(base, hotspotId, codes, 5, EVENTS_100);
   const f = await recv.waitFor(fan.requests * 100);
@@ -274,14 +277,17 @@ async function main(): Promise<number> {
   }
   // INFO itself is one of them; the c0 read's reply did not count it yet.
   cpu.redisCommandsPerDelivery = +((all - 1) / Math.max(1, f.deliveries)).toFixed(2);
-  say(`100 subscriptions: ${f.deliveries}/${fan.requests * 100} delivered at ${rate(f).toFixed(0)}/s; lag p99 ${f.lagP99Ms} ms; repeats ${f.repeats}; signatures bad ${f.signaturesBad}/${f.signaturesChecked}; CPU per delivery: service ${cpu.serviceUsPerDelivery} µs, Redis ${cpu.redisUsPerDelivery} µs; Redis commands per delivery ${cpu.redisCommandsPerDelivery}, by command ${JSON.stringify(cpu.redisCallsPerDelivery)}`);
+  // What a delivered delivery keeps in Redis for its day (its state, its event's data, its place in the done set, its
+  // attempt record): the memory an operator sizes Redis for, per delivery a day. The 1,000 sign-ins' own keys are in it too.
+  const keptBytes = Math.round((await usedMemory() - m0) / Math.max(1, f.deliveries));
+  say(`100 subscriptions: ${f.deliveries}/${fan.requests * 100} delivered at ${rate(f).toFixed(0)}/s; lag p99 ${f.lagP99Ms} ms; repeats ${f.repeats}; signatures bad ${f.signaturesBad}/${f.signaturesChecked}; CPU per delivery: service ${cpu.serviceUsPerDelivery} µs, Redis ${cpu.redisUsPerDelivery} µs; Redis commands per delivery ${cpu.redisCommandsPerDelivery}, by command ${JSON.stringify(cpu.redisCallsPerDelivery)}; Redis memory kept per delivered delivery ${keptBytes} B`);
   for (const id of ids) await api(base, apiKey, 'DELETE', `/v1/webhooks/${id}`);
 
   const ratio = burst.rps / ((alone1.rps + alone2.rps) / 2);
   const summary = {
     bench: 'webhooks', yardstickPerS: Math.round(rate(y)),
     one: { deliveriesPerS: Math.round(rate(b)), delivered: b.deliveries, owed: burst.requests, lagP50Ms: b.lagP50Ms, lagP99Ms: b.lagP99Ms },
-    hundred: { deliveriesPerS: Math.round(rate(f)), delivered: f.deliveries, owed: fan.requests * 100, lagP99Ms: f.lagP99Ms, cpu },
+    hundred: { deliveriesPerS: Math.round(rate(f)), delivered: f.deliveries, owed: fan.requests * 100, lagP99Ms: f.lagP99Ms, cpu, keptBytesPerDelivery: keptBytes },
     verify: {
       alonePerS: Math.round((alone1.rps + alone2.rps) / 2), duringBurstPerS: Math.round(burst.rps), ratio: +ratio.toFixed(3),
       seconds: { alone1: +alone1.seconds.toFixed(3), burst: +burst.seconds.toFixed(3), alone2: +alone2.seconds.toFixed(3) },
