@@ -6,6 +6,8 @@ import { call, newTenant, type Running, serviceTest, type Tenant, until } from '
 
 const MAX_BUFFERED = 2048;
 const MAX_BACKED_UP_MS = 2000;
+/** Events appended at a time while filling a slow client's socket (see the stall test). */
+const FILL_BATCH = 6;
 
 // A small bound and no coalescing, so that a client that reads nothing falls behind within a second.
 const test = serviceTest({
@@ -102,11 +104,14 @@ describe('stream clients that do not read', () => {
       while (dropped('stalled') === stalledBefore && await gauge('stream_clients') === 1 && Date.now() < deadline) {
         if (await gauge('stream_clients_backed_up') === 0) {
           backedUpAt = 0;
-          // One pair at a time, each delivered before the gauge is read again: the reader takes what
-          // accumulated every 20 ms, and a burst landing on a refused socket would pass the byte bound.
+          // A few events at a time, each batch delivered before the gauge is read again: the reader
+          // takes what accumulated every 20 ms, and a burst landing on a refused socket must stay well
+          // under the byte bound (FILL_BATCH frames of about 120 bytes: under half of it). The fill is
+          // paced by the reader's tick, so it takes FILL_BATCH times fewer ticks than a pair at a time
+          // (which took 5-15 s of the 20 s deadline on a quiet machine, and ran out on a busy one).
           const delivered = engine.fanout.delivered;
-          await Promise.all([1, 2].map(() => engine.events.append(t.tenantId, 'session.start', t.hotspotId, {})));
-          await until(() => engine.fanout.delivered >= delivered + 2, { what: 'the pair delivered' });
+          await Promise.all(Array.from({ length: FILL_BATCH }, () => engine.events.append(t.tenantId, 'session.start', t.hotspotId, {})));
+          await until(() => engine.fanout.delivered >= delivered + FILL_BATCH, { intervalMs: 1, what: 'the batch delivered' });
           continue;
         }
         if (backedUpAt === 0) backedUpAt = Date.now();
