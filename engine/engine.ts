@@ -367,7 +367,7 @@ export class Engine {
   /** Applies migrations and starts background work. */
   async start(): Promise<void> {
     await migrate(this.pool, this.log);
-    for (const t of await this.tenants.list()) await this.tenants.ensureRedis(t.id);
+    await this.tenants.ensureRedisForAll();
     await this.nas.start();
     this.otpPoller.start(); // OTP sign-in: fallback watches survive restarts in Redis
     this.presence.start(); // dashboard operations

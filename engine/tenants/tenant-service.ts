@@ -20,6 +20,8 @@ export const DEFAULT_MODULES = ['vouchers', 'sessions', 'reports', 'compliance',
 export const DASHBOARD_MODULES = ['dashboard', 'nac', 'onprem'] as const;
 
 const TENANT_CACHE_MS = 5_000;
+/** Tenants whose Redis keys a start prepares at once (ensureRedisForAll). */
+const ENSURE_AT_ONCE = 256;
 
 /**
  * Tenants and their API keys.
@@ -48,6 +50,16 @@ export class TenantService {
     await this.ensureRedis(id);
     this.onCreated(id);
     return { id, name, modules, createdAt: rows[0]!.created_at };
+  }
+
+  /**
+   * ensureRedis for every tenant, at start: ENSURE_AT_ONCE calls in flight
+   * (ioredis writes them together). One after another, a round trip each,
+   * they made a start with 20,000 tenants about 3 s slower than with none.
+   */
+  async ensureRedisForAll(): Promise<void> {
+    const ids = (await this.list()).map((t) => t.id);
+    for (let i = 0; i < ids.length; i += ENSURE_AT_ONCE) await Promise.all(ids.slice(i, i + ENSURE_AT_ONCE).map((id) => this.ensureRedis(id)));
   }
 
   /** Creates the tenant's outbox stream and its consumer group (idempotent). */
