@@ -19,12 +19,21 @@ interface Attempt { mac: string; status: number; error?: string; at: number; ms:
  * slot is killed with SIGKILL while several loops sign guests in; its replica
  * is elected after the cluster's node timeout. The sign-in errors are counted
  * over the run and in the outage (kill to the replica serving the slot), and
- * afterwards every answered sign-in has its session and start record in
- * Postgres exactly once, the chain verifies, and the voucher's use count is
- * the number of sessions (no use counted twice, none handed out again).
+ * afterwards every sign-in answered by the promoted master has its session
+ * and start record in Postgres, nothing is there twice, the chain verifies,
+ * and the voucher's use count is the number of sessions (no use counted
+ * twice, none handed out again).
+ *
+ * Without REDIS_WAIT_REPLICAS (this test) a fail-over may lose what the old
+ * master acknowledged and had not yet sent to its replica: Redis replicates
+ * asynchronously (docs/scale.md, "A master fail-over"). On a quiet machine
+ * the replica keeps up and nothing is lost; in a loaded test run it fell
+ * seconds behind and 23 of 73 answered sign-ins, all answered by the old
+ * master, went with it. So those may be missing; none answered after the
+ * promotion may. replica-wait-cluster.test.ts covers REDIS_WAIT_REPLICAS.
  */
 describe('kill -9 of a Redis Cluster master under sign-ins', () => {
-  test('the engine rides the fail-over out: no sign-in fails within the ride-through bound, every answered sign-in once in Postgres, uses exact', async ({ svc, spread, cluster }) => {
+  test('the engine rides the fail-over out: no sign-in fails within the ride-through bound, every sign-in the promoted master answered once in Postgres, uses exact', async ({ svc, spread, cluster }) => {
     const t = spread[0]!;
     const slot = slotOf(keys.loaded(t.tenantId));
     const mac = macs();
@@ -77,18 +86,26 @@ describe('kill -9 of a Redis Cluster master under sign-ins', () => {
       expect(failed.filter((a) => a.ms < CLUSTER_RIDE_THROUGH_MS), 'sign-ins failed before the ride-through bound').toEqual([]);
       expect(inOutage.length, 'sign-ins were in flight during the outage').toBeGreaterThan(0);
 
-      // Exactly once in Postgres: every answered sign-in has its session and its start record, nothing twice.
-      const authorized = new Set(attempts.filter((a) => a.status === 200).map((a) => a.mac));
+      // In Postgres: every sign-in the promoted master answered (it started after the promotion) has its session and
+      // start record; one the old master answered may have gone with it (asynchronous replication); nothing twice.
+      const answered = attempts.filter((a) => a.status === 200);
+      const authorized = new Set(answered.filter((a) => a.at >= promotedAt).map((a) => a.mac));
+      const byOldMaster = answered.length - authorized.size;
+      expect(authorized.size, 'sign-ins answered after the promotion').toBeGreaterThanOrEqual(30);
       const pool = svc.service.engine.pool as unknown as pg.Pool;
-      const sessions = async (): Promise<number> => (await pool.query<{ n: number }>(
-        "SELECT count(*)::int AS n FROM audit_records WHERE tenant_id = $1 AND event_type = 'session_start'", [t.tenantId])).rows[0]!.n;
-      await until(async () => (await sessions()) >= authorized.size, { what: 'every answered sign-in\'s start record', timeoutMs: 60_000,
-        seen: async () => `${await sessions()} start records, ${(await pool.query('SELECT count(*)::int AS n FROM sessions WHERE tenant_id = $1', [t.tenantId])).rows[0].n} sessions` });
+      const landed = async (): Promise<number> => (await pool.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM sessions WHERE tenant_id = $1 AND mac = ANY($2)', [t.tenantId, [...authorized]])).rows[0]!.n;
+      // And the sink has drained the tenant's outbox: what is in Postgres then is all there will be.
+      const outbox = (): Promise<number> => svc.service.engine.redis.xlen(keys.outbox(t.tenantId));
+      await until(async () => (await landed()) >= authorized.size && (await outbox()) === 0, {
+        what: 'the start record of every sign-in answered after the promotion, the outbox drained', timeoutMs: 60_000,
+        seen: async () => `${await landed()} of ${authorized.size}, ${await outbox()} in the outbox` });
       const verdict = await checkStorm(pool, t.tenantId, { authorized, stopped: new Set() },
         async () => svc.service.engine.audit.verify(t.tenantId));
       expect(verdict.problems).toEqual([]);
-      // Only a sign-in whose answer was an error may have landed unanswered.
-      expect(verdict.unanswered).toBeLessThanOrEqual(failed.length);
+      // The others in Postgres: sign-ins the old master answered, or whose answer was an error.
+      expect(verdict.unanswered).toBeLessThanOrEqual(byOldMaster + failed.length);
+      console.info(`answered by the old master: ${byOldMaster}, at least ${Math.max(0, byOldMaster - verdict.unanswered)} of them lost with it`);
 
       // The voucher's count (Redis, on the promoted master) is the sessions' number: no use counted twice, none lost.
       const got = await call(svc.base, 'GET', `/v1/vouchers/${v.id}`, { auth: t.apiKey });
