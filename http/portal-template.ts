@@ -34,13 +34,35 @@ export function compileTemplate(tpl: string): TemplateNode[] {
   return nodes;
 }
 
+/**
+ * Renders a compiled template as runs: the text between the values named in
+ * `perRequest` at even places, those values at odd places, each as the page
+ * carries it (escaped unless raw). Joined, they are the page. A page whose
+ * other values repeat from one request to the next (the styles, the script,
+ * the message catalogue) then repeats its runs, and http/gzip-runs.ts
+ * compresses each run once.
+ */
+export function renderRuns(nodes: TemplateNode[], view: View, perRequest: ReadonlySet<string>): string[] {
+  const runs = [''];
+  const walk = (list: TemplateNode[]): void => {
+    for (const n of list) {
+      if (typeof n === 'string') runs[runs.length - 1] += n;
+      else if ('s' in n) {
+        if (Boolean(view[n.s]) === n.when) walk(n.body);
+      } else {
+        const value = n.raw ? String(view[n.v] ?? '') : esc(view[n.v]);
+        if (perRequest.has(n.v)) runs.push(value, '');
+        else runs[runs.length - 1] += value;
+      }
+    }
+  };
+  walk(nodes);
+  return runs;
+}
+
+const NONE: ReadonlySet<string> = new Set();
+
 /** Renders a compiled template with a view. */
 export function renderTemplate(nodes: TemplateNode[], view: View): string {
-  let out = '';
-  for (const n of nodes) {
-    if (typeof n === 'string') out += n;
-    else if ('s' in n) out += Boolean(view[n.s]) === n.when ? renderTemplate(n.body, view) : '';
-    else out += n.raw ? String(view[n.v] ?? '') : esc(view[n.v]);
-  }
-  return out;
+  return renderRuns(nodes, view, NONE)[0]!;
 }

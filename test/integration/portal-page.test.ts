@@ -103,6 +103,23 @@ describe('the captive portal page', () => {
     expect(plain.headers['content-encoding']).toBeUndefined();
   });
 
+  it('answers a phone (gzip, deflate, br) with gzip that decodes to the plain page, each guest\'s own values in it', async ({ tenant: t, mac: nextMac }) => {
+    await offer(t, ['voucher', 'sms_otp']);
+    const phone = { 'accept-encoding': 'gzip, deflate, br', 'accept-language': 'en-GB,en;q=0.9' };
+    // Two guests in turn: the second page reuses the first's compressed runs, and must carry its own device, query and gateway.
+    for (const [mac, extra] of [[nextMac(), `&${CHILLI}`], [nextMac(), '&ssid=Kafe%22%3Cb%3E']] as const) {
+      const path = `/portal?hotspot_id=${t.hotspotId}&mac=${encodeURIComponent(mac)}${extra}`;
+      const zipped = await raw(svc.base, path, { headers: phone });
+      expect(zipped.headers['content-encoding']).toBe('gzip');
+      const plain = await raw(svc.base, path, { headers: { 'accept-language': phone['accept-language'] } });
+      expect(plain.headers['content-encoding']).toBeUndefined();
+      const text = gunzipSync(zipped.body).toString();
+      expect(text).toBe(plain.body.toString());
+      expect(text).toContain(`name="mac" value="${mac}"`);
+      expect(zipped.body.byteLength).toBeLessThan(plain.body.byteLength / 2);
+    }
+  });
+
   it('shows the methods and branding the hotspot allows, and needs the terms ticked where required', async ({ tenant: t, mac: nextMac }) => {
     await offer(t, ['voucher', 'sms_otp']);
     await call(svc.base, 'PUT', `/v1/hotspots/${t.hotspotId}`, { auth: t.apiKey, body: { portal: {
