@@ -33,9 +33,9 @@ export class JsonClient {
   }
 
   /** A GET whose body is read and counted, not parsed: a page. */
-  page(path: string): Promise<{ status: number; bytes: number }> {
+  page(path: string, headers?: Record<string, string>): Promise<{ status: number; bytes: number }> {
     return new Promise((resolve, reject) => {
-      const req = request({ host: this.host, port: this.port, path, method: 'GET', agent: this.agent }, (res: IncomingMessage) => {
+      const req = request({ host: this.host, port: this.port, path, method: 'GET', agent: this.agent, headers }, (res: IncomingMessage) => {
         let bytes = 0;
         res.on('data', (c: Buffer) => { bytes += c.length; });
         res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes }));

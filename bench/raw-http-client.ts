@@ -162,8 +162,8 @@ export class RawHttpClient {
   }
 
   /** A GET whose body is counted as it arrives, neither kept nor parsed: a page. */
-  async page(path: string): Promise<{ status: number; bytes: number }> {
-    const a = await this.request('GET', path, '', undefined, false);
+  async page(path: string, headers?: Record<string, string>): Promise<{ status: number; bytes: number }> {
+    const a = await this.request('GET', path, '', headers, false);
     return { status: a.status, bytes: a.bytes };
   }
 

@@ -24,9 +24,19 @@ export interface GuestHttp {
   port: number;
   post(path: string, body: unknown): Promise<{ status: number; json: any }>;
   send(method: string, path: string, body: unknown, headers?: Record<string, string>): Promise<{ status: number; json: any }>;
-  page(path: string): Promise<{ status: number; bytes: number }>;
+  page(path: string, headers: Record<string, string>): Promise<{ status: number; bytes: number }>;
   close(): void;
 }
+
+/**
+ * What a phone's browser sends for the portal page (Chrome on Android, Safari on iOS, over
+ * HTTPS; over HTTP they leave out `br`): the service answers it compressed, as it would a guest.
+ */
+export const PHONE_PAGE_HEADERS: Record<string, string> = {
+  accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8',
+  'accept-encoding': 'gzip, deflate, br',
+  'accept-language': 'tr-TR,tr;q=0.9,en-US;q=0.8,en;q=0.7',
+};
 
 /** One service process's share of the storm: its HTTP client, its NAS (a RADIUS client on its own address), its hotspot. */
 export interface StormLane { http: GuestHttp; radius: OpenLoopRadius; site: StormSite }
@@ -131,7 +141,7 @@ export class StormDriver {
       if (attempt > 1) await new Promise((r) => setTimeout(r, 1000));
       const at = performance.now();
       try {
-        const page = await http.page(`/portal?hotspot_id=${encodeURIComponent(site.hotspot)}&mac=${encodeURIComponent(mac)}`);
+        const page = await http.page(`/portal?hotspot_id=${encodeURIComponent(site.hotspot)}&mac=${encodeURIComponent(mac)}`, PHONE_PAGE_HEADERS);
         if (page.status !== 200) throw new Failure(`page_${page.status}`, page.status >= 500);
         this.series.page.add(performance.now() - at);
         if (otp) await this.otpSignIn(guest, mac); else await this.voucherSignIn(guest, mac);

@@ -6,7 +6,8 @@ import { createServer, type Socket } from 'node:net';
 /**
  * A stand-in for the service that answers the stadium storm's requests as
  * cheaply as it can, with the shapes and sizes the service answers with: the
- * portal page (STUB_PAGE_BYTES of HTML), a voucher or SMS-code sign-in
+ * portal page (STUB_PAGE_BYTES of body: the size of the service's gzip answer to
+ * a phone), a voucher or SMS-code sign-in
  * (`{"status":"authorized",...}`; an SMS request sends the code to the bench's
  * fake carrier first, as the service does), Access-Accept and
  * Accounting-Response with a correct Response Authenticator (RFC 2865 §3,
@@ -14,14 +15,14 @@ import { createServer, type Socket } from 'node:net';
  * generator can be measured and profiled alone (`stadium-storm --stub`), its
  * CPU per guest read without the service's beside it.
  *
- * Env: STUB_SECRET (the NAS secret), STUB_PAGE_BYTES (default 24,000),
+ * Env: STUB_SECRET (the NAS secret), STUB_PAGE_BYTES (default 8,300),
  * STUB_CARRIER_URL and STUB_CARRIER_AUTH (the fake carrier, for SMS codes).
  * Prints `{"ready":true,"ports":{"main":p},"radius":{"auth":a,"acct":b}}`.
  */
 
 const HOST = '127.0.0.1';
 const SECRET = Buffer.from(process.env.STUB_SECRET ?? 'storm-nas-secret');
-const PAGE_BYTES = Number(process.env.STUB_PAGE_BYTES ?? 24_000);
+const PAGE_BYTES = Number(process.env.STUB_PAGE_BYTES ?? 8_300);
 const CARRIER = process.env.STUB_CARRIER_URL;
 const CARRIER_AUTH = process.env.STUB_CARRIER_AUTH ?? '';
 
