@@ -15,14 +15,14 @@ import { createServer, type Socket } from 'node:net';
  * generator can be measured and profiled alone (`stadium-storm --stub`), its
  * CPU per guest read without the service's beside it.
  *
- * Env: STUB_SECRET (the NAS secret), STUB_PAGE_BYTES (default 8,300),
+ * Env: STUB_SECRET (the NAS secret), STUB_PAGE_BYTES (default 8,600),
  * STUB_CARRIER_URL and STUB_CARRIER_AUTH (the fake carrier, for SMS codes).
  * Prints `{"ready":true,"ports":{"main":p},"radius":{"auth":a,"acct":b}}`.
  */
 
 const HOST = '127.0.0.1';
 const SECRET = Buffer.from(process.env.STUB_SECRET ?? 'storm-nas-secret');
-const PAGE_BYTES = Number(process.env.STUB_PAGE_BYTES ?? 8_300);
+const PAGE_BYTES = Number(process.env.STUB_PAGE_BYTES ?? 8_600);
 const CARRIER = process.env.STUB_CARRIER_URL;
 const CARRIER_AUTH = process.env.STUB_CARRIER_AUTH ?? '';
 

@@ -34,13 +34,19 @@ export function compileTemplate(tpl: string): TemplateNode[] {
   return nodes;
 }
 
+/** A value at least this long is a run of its own (renderRuns). */
+const LONG_VALUE = 1024;
+
 /**
  * Renders a compiled template as runs: the text between the values named in
  * `perRequest` at even places, those values at odd places, each as the page
  * carries it (escaped unless raw). Joined, they are the page. A page whose
  * other values repeat from one request to the next (the styles, the script,
  * the message catalogue) then repeats its runs, and http/gzip-runs.ts
- * compresses each run once.
+ * compresses each run once. A long raw value is a run of its own, with an
+ * empty value before and after: such a value (the styles, the script) is the
+ * same string from one page to the next, whose hash V8 keeps, so finding its
+ * run costs next to nothing, where a run built for the page is hashed whole.
  */
 export function renderRuns(nodes: TemplateNode[], view: View, perRequest: ReadonlySet<string>): string[] {
   const runs = [''];
@@ -52,6 +58,7 @@ export function renderRuns(nodes: TemplateNode[], view: View, perRequest: Readon
       } else {
         const value = n.raw ? String(view[n.v] ?? '') : esc(view[n.v]);
         if (perRequest.has(n.v)) runs.push(value, '');
+        else if (n.raw && value.length >= LONG_VALUE) runs.push('', value, '', '');
         else runs[runs.length - 1] += value;
       }
     }
@@ -64,5 +71,5 @@ const NONE: ReadonlySet<string> = new Set();
 
 /** Renders a compiled template with a view. */
 export function renderTemplate(nodes: TemplateNode[], view: View): string {
-  return renderRuns(nodes, view, NONE)[0]!;
+  return renderRuns(nodes, view, NONE).join('');
 }

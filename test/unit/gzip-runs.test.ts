@@ -18,6 +18,16 @@ describe('GzipRuns', () => {
     expect(execFileSync('gzip', ['-dc'], { input: page }).toString()).toBe(runs.join(''));
   });
 
+  it('combines the kept runs\' CRC-32s into the page\'s for any lengths (the reader checks it)', () => {
+    const z = new GzipRuns();
+    let seed = 7;
+    const next = (n: number): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
+    for (let page = 0; page < 40; page++) {
+      const runs = Array.from({ length: 1 + next(9) }, (_, i) => String.fromCharCode(97 + (i % 26)).repeat(next(i % 2 ? 300 : 70_000)) + (page % 3 ? 'ş' : ''));
+      expect(gunzipSync(z.gzip(runs)).toString()).toBe(runs.join(''));
+    }
+  });
+
   it('deflates a repeating run once and sends the guest\'s values stored', () => {
     const z = new GzipRuns();
     const first = z.gzip([STYLES, 'mac=AA:BB:CC:DD:EE:01', SCRIPT]);
@@ -53,6 +63,12 @@ describe('renderRuns', () => {
     const runs = renderRuns(nodes, view, new Set(['mac', 'url']));
     expect(runs).toEqual(['<p>Kafe &amp; Bar</p><input value="', '&quot;x&quot;', '"><a href="', '?a=1&amp;b=2', '"><b></a>']);
     expect(runs.join('')).toBe(renderTemplate(nodes, view));
+  });
+
+  it('makes a long raw value a run of its own', () => {
+    const long = 'x'.repeat(2000);
+    const runs = renderRuns(compileTemplate('<style>{{{css}}}</style><p>{{mac}}</p>'), { css: long, mac: 'm' }, new Set(['mac']));
+    expect(runs).toEqual(['<style>', '', long, '', '</style><p>', 'm', '</p>']);
   });
 
   it('leaves a per-request value in a hidden section out', () => {
