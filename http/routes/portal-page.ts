@@ -4,6 +4,7 @@ import {
   type Engine, type GatewayParams, type Handback, type HotspotRef, type PortalRecord, type PortalStarted,
 } from '../../engine/index.js';
 import { canonicalAddress } from '../client-address.js';
+import { acceptsEncoding } from '../accept-encoding.js';
 import { GzipRuns } from '../gzip-runs.js';
 import { compileTemplate, esc, renderRuns, type TemplateNode, type View } from '../portal-template.js';
 import type { Reply } from '../respond.js';
@@ -247,22 +248,9 @@ const PAGE_HEADERS = {
  */
 function htmlReply(runs: string[], gzipRuns: GzipRuns, lang: Lang, acceptEncoding: string): Reply {
   const headers: Record<string, string> = { ...PAGE_HEADERS, 'content-language': lang };
-  if (!takesGzip(acceptEncoding)) return { status: 200, body: null, text: runs.join(''), contentType: 'text/html; charset=utf-8', headers };
+  if (!acceptsEncoding(acceptEncoding, 'gzip')) return { status: 200, body: null, text: runs.join(''), contentType: 'text/html; charset=utf-8', headers };
   headers['content-encoding'] = 'gzip';
   return { status: 200, body: null, text: gzipRuns.gzip(runs), contentType: 'text/html; charset=utf-8', headers };
-}
-
-/** Whether Accept-Encoding takes gzip: named, or `*`, with a q above 0 (`gzip;q=0` refuses it). */
-export function takesGzip(acceptEncoding: string): boolean {
-  let star = false;
-  for (const part of acceptEncoding.toLowerCase().split(',')) {
-    const [coding = '', ...params] = part.split(';').map((x) => x.trim());
-    const q = params.find((x) => x.startsWith('q='));
-    const wanted = q === undefined || Number(q.slice(2)) > 0;
-    if (coding === 'gzip' || coding === 'x-gzip') return wanted;
-    if (coding === '*') star = wanted;
-  }
-  return star;
 }
 
 /** A browser's form post (no JavaScript): form-encoded, and HTML preferred over JSON. */

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { Errors, projectPath, type Engine } from '../../engine/index.js';
+import { acceptsEncoding } from '../accept-encoding.js';
 import type { Reply } from '../respond.js';
 import { route, type Route, type Surface } from '../router.js';
 import { authSessionRoutes } from './auth-session.js';
@@ -56,9 +57,8 @@ function loadApp(app: string): BuiltApp | null {
 
 /** The asset in the best encoding the browser accepts: brotli, else gzip, else as is. */
 function assetReply(a: Asset, acceptEncoding: string, headers: Record<string, string>): Reply {
-  const enc = acceptEncoding.toLowerCase();
-  if (a.br && /\bbr\b/.test(enc)) return { status: 200, body: null, text: a.br, contentType: a.type, headers: { ...headers, 'content-encoding': 'br' } };
-  if (a.gzip && /\bgzip\b/.test(enc)) return { status: 200, body: null, text: a.gzip, contentType: a.type, headers: { ...headers, 'content-encoding': 'gzip' } };
+  if (a.br && acceptsEncoding(acceptEncoding, 'br')) return { status: 200, body: null, text: a.br, contentType: a.type, headers: { ...headers, 'content-encoding': 'br' } };
+  if (a.gzip && acceptsEncoding(acceptEncoding, 'gzip')) return { status: 200, body: null, text: a.gzip, contentType: a.type, headers: { ...headers, 'content-encoding': 'gzip' } };
   return { status: 200, body: null, text: a.plain, contentType: a.type, headers };
 }
 
