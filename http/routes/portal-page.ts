@@ -17,7 +17,8 @@ type Messages = Record<string, string>;
 /** The page's sources (web/portal), read once at start-up; each catalogue also as the page's JSON. */
 interface Assets { template: TemplateNode[]; css: string; js: string; messages: Record<Lang, Messages>; messagesJson: Record<Lang, string> }
 
-function loadAssets(): Assets {
+/** Reads the page's sources; exported for tests. */
+export function loadAssets(): Assets {
   const read = (f: string): string => readFileSync(assetPath('web', 'portal', f), 'utf8');
   const messages = { tr: JSON.parse(read('messages.tr.json')) as Messages, en: JSON.parse(read('messages.en.json')) as Messages };
   // JSON inside <script>: '<' escaped so no text can close the element.
@@ -152,8 +153,8 @@ const PER_REQUEST: ReadonlySet<string> = new Set([
   'otherLangUrl', 'refreshUrl', 'hbMethod', 'hbUrl', 'hbFields', 'nextUrl', 'hidden', 'code', 'contextJson', 'errorMessage', 'successBody',
 ]);
 
-/** The page's HTML for one request, as runs (http/portal-template.ts): joined, the page. */
-function renderPage(a: Assets, p: PageInput): string[] {
+/** The page's HTML for one request, as runs (http/portal-template.ts): joined, the page. Exported for tests. */
+export function renderPage(a: Assets, p: PageInput): string[] {
   const m = a.messages[p.lang];
   const other: Lang = p.lang === 'tr' ? 'en' : 'tr';
   const otherQuery = new URLSearchParams(p.query);
