@@ -13,7 +13,6 @@ import type { PortalHeaders, Route, RouteContext } from '../router.js';
 type Lang = 'tr' | 'en';
 type Messages = Record<string, string>;
 
-
 /** The page's sources (web/portal), read once at start-up; each catalogue also as the page's JSON. */
 interface Assets { template: TemplateNode[]; css: string; js: string; messages: Record<Lang, Messages>; messagesJson: Record<Lang, string> }
 
