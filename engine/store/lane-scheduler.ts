@@ -3,10 +3,11 @@ import { STREAMS_PER_READ } from './outbox-reader.js';
 /**
  * Independent drain loops per process. A lane takes a share of the tenants
  * no other lane is working on (take), drains them batch after batch for up
- * to HOLD_MS (see OutboxSink) and lets them go: a tenant's records go one
- * batch at a time, in stream order (its chain's head lock would serialise
- * them anyway), while one lane's Postgres work overlaps the others' reading
- * and hashing.
+ * to HOLD_MS, keeps them through its wait after a small batch or none (the
+ * linger, the idle poll; see OutboxSink) and lets them go: a tenant's records
+ * go one batch at a time, in stream order (its chain's head lock would
+ * serialise them anyway), while one lane's Postgres work overlaps the
+ * others' reading and hashing.
  */
 export const LANES = 4;
 

@@ -16,7 +16,11 @@ const WAITING_MS = 5_000;
 const IDLE_POLL_MS = 50;
 /**
  * A cycle that stored fewer records than LINGER_BELOW waits LINGER_MS before
- * the next, so records gather into batches worth a transaction. At a steady
+ * the next, so records gather into batches worth a transaction. The lane keeps
+ * its tenants through the wait (run()): released at once, another lane would
+ * drain them meanwhile, and with four lanes a single busy tenant (a stadium)
+ * was written every 25-50 ms whatever the linger (35 transactions a second at
+ * 100 sign-ins/s, bench/results/stadium-storm.md). At a steady
  * few hundred sign-ins a second a lane otherwise commits every few records:
  * a transaction (the chain head read and written, two inserts, the
  * acknowledgement) per handful, and Postgres and the sink spent several times
@@ -138,10 +142,17 @@ export class OutboxSink {
   private async run(lane: Lane): Promise<void> {
     let backoff = IDLE_POLL_MS;
     while (this.running) {
+      // The tenants of the last cycle stay this lane's through its wait: no other lane reads
+      // their streams before the linger (or the idle poll) is over.
+      let held: string[] = [];
       try {
-        const n = await this.cycle(lane);
-        backoff = n > 0 ? LINGER_MS : IDLE_POLL_MS;
-        if (n >= LINGER_BELOW) continue;
+        const done = await this.cycle(lane);
+        held = done.tenants;
+        backoff = done.stored > 0 ? LINGER_MS : IDLE_POLL_MS;
+        if (done.stored >= LINGER_BELOW) {
+          this.scheduler.release(held);
+          continue;
+        }
       } catch (err) {
         this.metrics.inc('outbox_sink_errors_total');
         this.log.warn({ err: (err as Error).message, lane: lane.index }, 'outbox drain failed; will retry');
@@ -151,11 +162,15 @@ export class OutboxSink {
         const t = setTimeout(resolve, backoff);
         lane.wake = () => { clearTimeout(t); resolve(); };
       });
+      this.scheduler.release(held);
     }
   }
 
-  /** One batch of a lane: take tenants, read, store, acknowledge, let the tenants go. */
-  private async cycle(lane: Lane): Promise<number> {
+  /**
+   * One batch of a lane: take tenants, read, store, acknowledge. The tenants stay taken (run() lets
+   * them go after its wait), unless the batch failed: then at once, for any lane to retry.
+   */
+  private async cycle(lane: Lane): Promise<{ stored: number; tenants: string[] }> {
     // Waiting ends and extensions are everyone's, not one tenant's: lane 0 applies them.
     if (lane.index === 0 && Date.now() - this.lastWaiting > WAITING_MS) {
       this.lastWaiting = Date.now();
@@ -163,22 +178,22 @@ export class OutboxSink {
       await applyWaiting(this.pool).catch((err: Error) => this.log.warn({ err: err.message }, 'applying waiting session ends and extensions failed; will retry'));
     }
     const tenants = this.scheduler.take(await this.tenants());
-    if (tenants.length === 0) return 0;
+    if (tenants.length === 0) return { stored: 0, tenants };
     try {
-      return await this.batch(tenants);
+      return { stored: await this.batch(tenants), tenants };
     } catch (err) {
       // Whatever was read stays pending: read it again first.
       this.reader.recheck(tenants);
-      throw err;
-    } finally {
       this.scheduler.release(tenants);
+      throw err;
     }
   }
 
   /**
    * Drains the lane's tenants: a first read (their pending entries first where
-   * they may have some, entries a dead consumer left, then new ones), and then
-   * batch after batch while they have more, for up to HOLD_MS. While a batch
+   * they may have some, entries a dead consumer left, then new ones), and then,
+   * while the batches are a backlog's (LINGER_BELOW records or more), batch
+   * after batch for up to HOLD_MS. While a batch
    * is in Postgres, the next is read and parsed (only new entries, of tenants
    * with none pending): one tenant's drain overlaps its reading with its
    * writing, and a batch's acknowledgement with the next one's writing. A
@@ -208,7 +223,9 @@ export class OutboxSink {
         const unreadable = entries.filter((e) => e.error !== undefined);
         const records = unreadable.length ? entries.filter((e) => e.error === undefined) : entries;
         const writing = records.length ? this.writeIsolating(records) : Promise.resolve([]);
-        const more = this.running && Date.now() - since < HOLD_MS;
+        // Read ahead only while draining a backlog: after a small batch the lane lingers (run()), or a
+        // trickle would go on as a chain of tiny transactions, one per write's worth of arrivals.
+        const more = this.running && entries.length >= LINGER_BELOW && Date.now() - since < HOLD_MS;
         // Settled into a value at once: a read that fails while the write is still in Postgres must
         // not go unhandled (it is thrown below, after the write, like any failure of the batch).
         const ahead: Promise<{ read: Read } | { err: unknown }> = (more ? this.reader.readNew(tenants) : Promise.resolve(new Read()))

@@ -160,6 +160,60 @@ describe('outbox sink', () => {
     await redis.del(key);
   });
 
+  /**
+   * The linger belongs to the tenant, not the lane: while the lane that drained a tenant waits, no
+   * other lane reads its stream. Four lanes each polling one tenant read it about 80 times a second
+   * when idle (64 here) and wrote a trickle as a transaction every 25-50 ms (34 in this test's first
+   * form, 100 records in a second); held by one lane, about 20 reads a second and a transaction per
+   * linger. The bounds leave room for a slow machine to do fewer, none for the lanes to share the
+   * tenant again. (A lane that read ahead after a small batch chained small transactions while
+   * records kept arriving; that shows only when writes are slow, as in bench/stadium-storm: 142
+   * transactions in 10 s at 100 sign-ins/s against 82.)
+   */
+  test('one tenant is read by one lane at a time, through its linger: few reads when idle, a trickle in few transactions', async () => {
+    const tenant = `tn_linger${Date.now().toString(36)}`;
+    const key = keys.outbox(tenant);
+    await redis.xgroup('CREATE', key, 'pg-sink', '0', 'MKSTREAM');
+    const own = new Redis(inject('redisUrl'));
+    let reads = 0;
+    const read = own.xreadgroup.bind(own) as (...args: unknown[]) => Promise<unknown>;
+    (own as unknown as { xreadgroup: (...args: unknown[]) => Promise<unknown> }).xreadgroup = async (...args: unknown[]) => {
+      reads++;
+      return read(...args);
+    };
+    const sink = new OutboxSink(own, pool, async () => [tenant], `test-linger-${process.pid}`, createLogger('silent'), new Metrics());
+    sink.start();
+    try {
+      await new Promise((r) => setTimeout(r, 300));
+      const idleFrom = reads;
+      const idleStart = performance.now();
+      await new Promise((r) => setTimeout(r, 1_000));
+      const idlePerSecond = (reads - idleFrom) / ((performance.now() - idleStart) / 1000);
+      expect(idlePerSecond).toBeGreaterThan(0);
+      expect(idlePerSecond).toBeLessThanOrEqual(30);
+
+      // About 1,000 records a second for half a second, a few at a time, as sign-ins arrive: records
+      // keep arriving while a batch is written, and are gathered, not written as a chain of small batches.
+      const trickleFrom = performance.now();
+      for (let i = 0; i < 500; i += 5) {
+        await queue(tenant, i, 5);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      // A transaction per linger (100 ms) while it lasts, one for what came last, and room for a batch
+      // cut short; a slow machine stretches the trickle, and the bound with it.
+      const atMost = Math.ceil((performance.now() - trickleFrom) / 100) + 3;
+      await until(async () => (await chainOrder(tenant)).length === 500, { timeoutMs: 10_000 });
+      const { rows } = await pool.query<{ n: number }>('SELECT count(DISTINCT xmin::text)::int AS n FROM audit_records WHERE tenant_id = $1', [tenant]);
+      expect(rows[0]!.n).toBeGreaterThan(0);
+      expect(rows[0]!.n).toBeLessThanOrEqual(atMost);
+      expect(await chainOrder(tenant)).toEqual(Array.from({ length: 500 }, (_, i) => i));
+    } finally {
+      await sink.stop();
+      own.disconnect();
+    }
+    await redis.del(key);
+  });
+
   test('a read ahead that fails while its batch is in Postgres is a failed batch, retried, not a crash; the lag then reads 0', async () => {
     const tenant = `tn_ahead${Date.now().toString(36)}`;
     const key = keys.outbox(tenant);
