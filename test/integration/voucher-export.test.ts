@@ -134,7 +134,10 @@ describe('voucher CSV export', () => {
     }
     expect(lines).toBe(N + 1);
     expect(received).toBeGreaterThan(N * 20_000);
-    await until(async () => (await copies(db, t.tenantId)).length === 0, { what: 'the COPY to end' });
+    // Ended: no backend runs it. A pooled connection that ran it keeps it as its last query while
+    // idle (pg_stat_activity.query), until another query takes that connection or the pool closes it.
+    await until(async () => (await copies(db, t.tenantId)).every((c) => c.state !== 'active'),
+      { what: 'the COPY to end', seen: () => copies(db, t.tenantId) });
   });
 
   test('a client that goes away mid-file ends the COPY in Postgres', async ({ svc: s, db }) => {
