@@ -55,6 +55,8 @@ const SCRIPTS = [
   { file: 'release-lease-2.lua', name: 'releaseLeaseV1', numberOfKeys: 2 },
   // V2: the SSID the NAS names replaces the portal's, and moves the session in the live-per-SSID hash.
   { file: 'remember-nas-2.lua', name: 'rememberNasV2', numberOfKeys: 2 },
+  // The actor's reload of a device's session: the grant, if its session is live, in one round trip.
+  { file: 'live-session-2.lua', name: 'liveSessionV1', numberOfKeys: 2 },
   { file: 'raise-uses-n.lua', name: 'raiseUsesN1', numberOfKeys: null },
   // Erasure (engine/privacy/redis-personal-data.ts): a hash value pseudonymised only if it is still the value read.
   { file: 'replace-hash-value-1.lua', name: 'replaceHashValueV1', numberOfKeys: 1 },
@@ -158,6 +160,8 @@ declare module 'ioredis' {
     renewLeaseV2(leaseKey: string, nextKey: string, owner: string, ttlMs: Arg, queue: Arg, queueGraceMs: Arg, yieldToNext?: Arg, callback?: Callback<number>): Result<number, Context>;
     releaseLeaseV1(leaseKey: string, nextKey: string, owner: string, callback?: Callback<number>): Result<number, Context>;
     rememberNasV2(grantKey: string, liveBySsidKey: string, sid: string, nasId: string, nasUser: string, ssid: string, callback?: Callback<number>): Result<number, Context>;
+    /** The grant hash as HGETALL's flat list, or [] when there is none or its session is not live (lua/live-session-2.lua). */
+    liveSessionV1(grantKey: string, liveKey: string, callback?: Callback<string[]>): Result<string[], Context>;
     /** numKeys, the vouchers' hashes (one tenant), then (id, uses) per voucher (lua/raise-uses-n.lua). */
     raiseUsesN1(numKeys: number, ...keysThenArgs: Arg[]): Result<number, Context>;
     replaceHashValueV1(hashKey: string, field: string, expected: string, value: string, callback?: Callback<number>): Result<number, Context>;

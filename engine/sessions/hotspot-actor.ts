@@ -382,8 +382,8 @@ export class HotspotActor {
     const old = this.byMac.get(mac);
     if (old) this.forget(old);
     const generation = this.generation;
-    const s = await this.ctx.store.byMac(this.tenant, this.hs, mac);
-    if (!s || !(await this.ctx.store.isLive(this.tenant, this.hs, s.sid))) return null;
+    const s = await this.ctx.store.liveByMac(this.tenant, this.hs, mac);
+    if (!s) return null;
     if (this.released) return null;
     // Reloaded meanwhile (load() read every live session afresh): its copy, not this older read.
     if (generation !== this.generation) return this.byMac.get(mac) ?? null;

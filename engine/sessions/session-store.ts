@@ -131,8 +131,13 @@ export class SessionStore {
     return sessionFromHash(h);
   }
 
-  async isLive(tenant: string, hs: string, sid: string): Promise<boolean> {
-    return (await this.redis.zscore(keys.live(tenant, hs), sid)) !== null;
+  /** The device's session if it is live: its grant, while its id is in the live set (one round trip). */
+  async liveByMac(tenant: string, hs: string, mac: string): Promise<LiveSession | null> {
+    const flat = await this.redis.liveSessionV1(keys.grant(tenant, hs, mac), keys.live(tenant, hs));
+    if (flat.length === 0) return null;
+    const h: Record<string, string> = {};
+    for (let i = 0; i + 1 < flat.length; i += 2) h[flat[i]!] = flat[i + 1]!;
+    return sessionFromHash(h);
   }
 
   async dailyUsed(tenant: string, mac: string, day: string): Promise<number> {

@@ -141,11 +141,10 @@ describe('auth mirror', () => {
     const gate = new Promise<void>((r) => { answer = r; });
     const store = {
       loadLive: async () => [],
-      byMac: async () => {
+      liveByMac: async () => {
         await gate;
         return sessionFromHash({ sid: 'sess_aaaaaaaaaaaaaaaa', mac: device, until: String(now + 3_600_000), created: String(now), nas: 'nas_1', nuser: 'guest' });
       },
-      isLive: async () => true,
       rememberNas: async () => undefined,
     } as unknown as SessionStore;
     const { writer, reader } = pair();
