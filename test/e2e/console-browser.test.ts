@@ -5,10 +5,11 @@ import type { Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_MODULES } from '../../engine/index.js';
 import { AcctStatusType, Attr, Code, attributeValue } from '../../radius/index.js';
-import { DynamicAuthListener, type DaRequest } from '../radius/dynamic-auth-listener.js';
-import { TestNas, accessRequest, accountingRequest } from '../radius/helpers.js';
+import { type DaRequest } from '../radius/dynamic-auth-listener.js';
+import { accessRequest, accountingRequest } from '../radius/helpers.js';
 import { launchDesktop, requireChromium, type PhoneBrowser } from '../support/browser.js';
 import { call, dashed, macs, newTenant, startService, type Running, type Tenant } from '../support/fixture.js';
+import { addCoaNas, type CoaNas, randomLoopback } from '../support/loopback-nas.js';
 
 /**
  * The operator console in Debian's Chromium (playwright-core, never a
@@ -39,14 +40,13 @@ type Words = typeof EN;
 const PAGES = ['vouchers', 'live', 'blocks', 'hotspots', 'guests', 'signInSettings', 'compliance'] as const;
 
 const randomMac = macs();
-const randomLoopback = (): string => `127.${randomInt(16, 250)}.${randomInt(0, 256)}.${randomInt(2, 255)}`;
 
 describe('operator console in a browser', () => {
   let svc: Running;
   let browser: PhoneBrowser;
   let t: Tenant;
   let other: Tenant;
-  let nas: { ip: string; secret: string; radius: TestNas; da: DynamicAuthListener };
+  let nas: CoaNas;
   let ident = randomInt(0, 256);
 
   beforeAll(async () => {
@@ -57,19 +57,7 @@ describe('operator console in a browser', () => {
     t = await newTenant(svc.service, 'Console Venue', [...DEFAULT_MODULES, 'dashboard']);
     other = await newTenant(svc.service, 'Other Venue');
     // The hotspot's NAS on its own loopback address: RADIUS client, and its RFC 5176 listener on coa_port.
-    for (let attempt = 0; !nas; attempt++) {
-      const ip = randomLoopback();
-      const secret = `s3cret-${randomBytes(12).toString('hex')}`;
-      const radius = await TestNas.open(ip);
-      const da = await DynamicAuthListener.open(ip, secret);
-      const r = await call(svc.base, 'POST', `/v1/hotspots/${t.hotspotId}/nas-clients`, { auth: t.apiKey, body: { ip, secret, coa_port: da.port } });
-      if (r.status === 201) nas = { ip, secret, radius, da };
-      else {
-        await radius.close();
-        await da.close();
-        if (attempt > 5) throw new Error(`cannot register a test NAS: ${JSON.stringify(r.body)}`);
-      }
-    }
+    nas = await addCoaNas(svc.base, t);
     browser = await launchDesktop();
   });
   afterAll(async () => {

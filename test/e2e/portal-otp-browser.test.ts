@@ -7,6 +7,7 @@ import { TestNas, accessRequest } from '../radius/helpers.js';
 import { launchPhone, requireChromium, shot, type PhoneBrowser } from '../support/browser.js';
 import { FakeCarrier, SMS_PATH, TYPE_C_PATH } from '../support/fake-carrier.js';
 import { call, dashed, JWT_SECRET, macs, newTenant, serviceTest, type Running, type Tenant, until } from '../support/fixture.js';
+import { addLoopbackNas } from '../support/loopback-nas.js';
 import { SmtpListener } from '../support/smtp-listener.js';
 
 /** The messaging-app provider is the platform's record: it may name any variable. */
@@ -110,18 +111,9 @@ async function venue(): Promise<{ t: Tenant; nas: Nas }> {
 }
 
 async function registerNas(t: Tenant): Promise<Nas> {
-  for (let attempt = 0; attempt < 5; attempt++) {
-    // Away from 127.0.0.1/127.0.0.2, which other tests use; another file's NAS may hold an address (409).
-    const ip = `127.${randomInt(16, 250)}.${randomInt(0, 256)}.${randomInt(2, 255)}`;
-    const secret = `s3cret-${randomBytes(12).toString('hex')}`;
-    const radius = await TestNas.open(ip);
-    const r = await call(svc.base, 'POST', `/v1/hotspots/${t.hotspotId}/nas-clients`, { auth: t.apiKey, body: { ip, secret } });
-    if (r.status === 409) { await radius.close(); continue; }
-    expect(r.status, JSON.stringify(r.body)).toBe(201);
-    nases.push(radius);
-    return { radius, secret };
-  }
-  throw new Error('no free loopback address for a test NAS');
+  const nas = await addLoopbackNas(svc.base, t);
+  nases.push(nas.radius);
+  return nas;
 }
 
 /** The NAS asks for the device by MAC (Calling-Station-Id), as after a captive sign-in; returns the reply's code. */

@@ -1,10 +1,11 @@
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { AcctStatusType, Attr, Code, attributeValue, decodePacket } from '../../radius/index.js';
-import { DynamicAuthListener, type DaRequest } from '../radius/dynamic-auth-listener.js';
+import { type DaRequest } from '../radius/dynamic-auth-listener.js';
 import { TestNas, accessRequest, accountingRequest } from '../radius/helpers.js';
 import { call, dashed, keys, macs, newTenant, newVoucher, startService, until, type Running, type Tenant, type Voucher } from '../support/fixture.js';
+import { addCoaNas, type CoaNas } from '../support/loopback-nas.js';
 
 /**
  * Issue 23 item 2: what the API or the portal asks of a hotspot's actor
@@ -21,7 +22,7 @@ import { call, dashed, keys, macs, newTenant, newVoucher, startService, until, t
 const randomMac = macs();
 const ids = { a: `fwd-a-${randomBytes(3).toString('hex')}`, b: `fwd-b-${randomBytes(3).toString('hex')}` };
 
-interface Nas { radius: TestNas; da: DynamicAuthListener; secret: string; nextId(): number }
+type Nas = CoaNas;
 
 describe('actor messages forwarded to the hotspot\'s owner', () => {
   let a: Running;
@@ -34,23 +35,9 @@ describe('actor messages forwarded to the hotspot\'s owner', () => {
   const opened: { close(): Promise<void> }[] = [];
 
   async function registerNas(hotspotId: string): Promise<Nas> {
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const ip = `127.${randomInt(16, 250)}.${randomInt(0, 256)}.${randomInt(2, 255)}`;
-      const secret = `s3cret-${randomBytes(12).toString('hex')}`;
-      const radius = await TestNas.open(ip);
-      const da = await DynamicAuthListener.open(ip, secret);
-      const r = await call(a.base, 'POST', `/v1/hotspots/${hotspotId}/nas-clients`, { auth: t.apiKey, body: { ip, secret, coa_port: da.port } });
-      if (r.status === 409) { // another file's NAS has this address
-        await radius.close();
-        await da.close();
-        continue;
-      }
-      expect(r.status, JSON.stringify(r.body)).toBe(201);
-      opened.push(radius, da);
-      let ident = randomInt(0, 256);
-      return { radius, da, secret, nextId: () => (ident = (ident + 1) & 255) };
-    }
-    throw new Error('no free loopback address for a test NAS');
+    const nas = await addCoaNas(a.base, { apiKey: t.apiKey, hotspotId });
+    opened.push(nas.radius, nas.da);
+    return nas;
   }
 
   /** `to`'s answer to an Access-Request for the device (MAC authentication: Calling-Station-Id only): its code, Session-Timeout and source port; null: none within `ms`. */

@@ -1,9 +1,10 @@
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { describe, expect } from 'vitest';
 import { DEFAULT_MODULES, signOperatorToken } from '../../engine/index.js';
 import { AcctStatusType } from '../../radius/index.js';
-import { TestNas, accessRequest, accountingRequest } from '../radius/helpers.js';
+import { accessRequest, accountingRequest } from '../radius/helpers.js';
 import { JWT_SECRET, call, dashed, newTenant, serviceTest, until, type Tenant } from '../support/fixture.js';
+import { addLoopbackNas, registerOnFreeLoopback } from '../support/loopback-nas.js';
 
 /**
  * The dashboard's operations paths over HTTP against the real engine:
@@ -121,17 +122,7 @@ describe('posture', () => {
 
 describe('switches, ports and topology from RADIUS', () => {
   test('a NAS that speaks is online with the ports it named; another tenant sees none of it', async ({ svc, dash: t, redis, keys, mac }) => {
-    let ip = '';
-    let radius: TestNas | null = null;
-    const secret = `s3cret-${randomBytes(8).toString('hex')}`;
-    let nasId = '';
-    for (let attempt = 0; attempt < 5 && !nasId; attempt++) {
-      ip = `127.${randomInt(16, 250)}.${randomInt(0, 256)}.${randomInt(2, 255)}`;
-      const r = await call(svc.base, 'POST', `/v1/hotspots/${t.hotspotId}/nas-clients`, { auth: t.apiKey, body: { ip, secret, name: 'core-sw-1', require_message_authenticator: false } });
-      if (r.status === 201) nasId = r.body.id;
-    }
-    expect(nasId).not.toBe('');
-    radius = await TestNas.open(ip);
+    const { id: nasId, ip, secret, radius } = await addLoopbackNas(svc.base, t, { name: 'core-sw-1', require_message_authenticator: false });
     try {
       const before = await call(svc.base, 'GET', `${ME}/switches`, { auth: t.apiKey });
       expect(before.body.data).toEqual([{ id: nasId, name: 'core-sw-1', hotspot_id: t.hotspotId, ip, online: false, last_seen_at: null }]);
@@ -197,14 +188,8 @@ describe('audit and JIT approvals', () => {
     expect((await get('sites')).data.map((s: { id: string }) => s.id)).toEqual([t.hotspotId, hs.body.id]);
     expect((await get('sites/metrics')).data.map((s: { site_id: string }) => s.site_id)).toEqual([t.hotspotId, hs.body.id]);
 
-    let nasId = '';
-    let ip = '';
-    for (let attempt = 0; attempt < 5 && !nasId; attempt++) {
-      ip = `127.${randomInt(16, 250)}.${randomInt(0, 256)}.${randomInt(2, 255)}`;
-      const r = await call(svc.base, 'POST', `/v1/hotspots/${hs.body.id}/nas-clients`, { auth: t.apiKey, body: { ip, secret: `s3cret-${randomBytes(8).toString('hex')}`, name: 'north-sw' } });
-      if (r.status === 201) nasId = r.body.id;
-    }
-    expect(nasId).not.toBe('');
+    const { ip, answer } = await registerOnFreeLoopback(svc.base, t.apiKey, hs.body.id, (at) => ({ ip: at, secret: `s3cret-${randomBytes(8).toString('hex')}`, name: 'north-sw' }));
+    const nasId = answer.body.id as string;
     expect((await get('switches')).data).toEqual([{ id: nasId, name: 'north-sw', hotspot_id: hs.body.id, ip, online: false, last_seen_at: null }]);
     expect((await call(svc.base, 'GET', `${ME}/switches/${nasId}/ports`, { auth: t.apiKey })).body).toEqual({ switch_id: nasId, data: [] });
     const topo = await get('topology');

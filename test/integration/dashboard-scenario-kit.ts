@@ -1,8 +1,9 @@
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomInt } from 'node:crypto';
 import { expect } from 'vitest';
 import { AcctStatusType, Code, decodePacket } from '../../radius/index.js';
 import { TestNas, accessRequest, accountingRequest, type AccessRequestSpec, type AccountingSpec } from '../radius/helpers.js';
-import { call, dashed } from '../support/fixture.js';
+import { dashed } from '../support/fixture.js';
+import { addLoopbackNas } from '../support/loopback-nas.js';
 
 /**
  * What dashboard-scenario.test.ts drives its scenario with and computes its
@@ -30,15 +31,8 @@ export class ScenarioNas {
 
   /** Registers a NAS named `name` (none when not given) at the hotspot on a free loopback address (another file's NAS may hold one: 409). */
   static async add(base: string, ports: { auth: number; acct: number }, apiKey: string, hotspotId: string, name?: string): Promise<ScenarioNas> {
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const ip = `127.${randomInt(16, 250)}.${randomInt(0, 256)}.${randomInt(2, 255)}`;
-      const secret = `s3cret-${randomBytes(12).toString('hex')}`;
-      const r = await call(base, 'POST', `/v1/hotspots/${hotspotId}/nas-clients`, { auth: apiKey, body: { ip, secret, name } });
-      if (r.status === 409) continue;
-      expect(r.status, JSON.stringify(r.body)).toBe(201);
-      return new ScenarioNas(r.body.id as string, ip, secret, await TestNas.open(ip), ports);
-    }
-    throw new Error('no free loopback address for a test NAS');
+    const nas = await addLoopbackNas(base, { apiKey, hotspotId }, { name });
+    return new ScenarioNas(nas.id, nas.ip, nas.secret, nas.radius, ports);
   }
 
   /** An Access-Request; resolves to the reply's code. */

@@ -4,6 +4,7 @@ import { Code } from '../../radius/index.js';
 import { call, keys, newTenant, newVoucher, serviceTest, until, type Tenant } from '../support/fixture.js';
 import { openStream, type SseConnection } from '../support/sse-client.js';
 import { ScenarioNas, type Counted } from './dashboard-scenario-kit.js';
+import { registerOnFreeLoopback } from '../support/loopback-nas.js';
 
 /**
  * The dashboard API tells one truth: the figures its widgets show side by
@@ -86,10 +87,7 @@ describe('the dashboard API tells one truth', () => {
 
   it('a NAS registered without a name is shown by its address, never null, in switches and topology', async ({ svc }) => {
     const t = await newTenant(svc.service, 'Nameless', DASH);
-    const r = await call(svc.base, 'POST', `/v1/hotspots/${t.hotspotId}/nas-clients`, {
-      auth: t.apiKey, body: { ip: `127.${(Date.now() % 200) + 20}.7.${Math.floor(Math.random() * 200) + 2}`, secret: 'nameless-nas-secret-1234' },
-    });
-    expect(r.status, JSON.stringify(r.body)).toBe(201);
+    const { answer: r } = await registerOnFreeLoopback(svc.base, t.apiKey, t.hotspotId, (ip) => ({ ip, secret: 'nameless-nas-secret-1234' }));
     expect(r.body.name ?? null).toBeNull();
     const get = async (path: string) => (await call(svc.base, 'GET', `${ME}/${path}`, { auth: t.apiKey })).body;
     const [switches, topology] = [await get('switches'), await get('topology')];

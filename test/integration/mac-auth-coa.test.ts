@@ -1,9 +1,10 @@
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Attr, Code, ErrorCause, attributeValue } from '../../radius/index.js';
 import { DynamicAuthListener, type DaRequest } from '../radius/dynamic-auth-listener.js';
 import { TestNas, accessRequest, sleep } from '../radius/helpers.js';
 import { call, dashed, macs, newTenant, newVoucher, type Running, startService, type Tenant, type Voucher } from '../support/fixture.js';
+import { addCoaNas, type CoaNas } from '../support/loopback-nas.js';
 
 /**
  * MAC authentication has nothing to hand back to the gateway: the NAS asks
@@ -40,23 +41,10 @@ describe('MAC authentication: a CoA to the NAS after a portal sign-in', () => {
   const opened: { close(): Promise<void> }[] = [];
 
   /** Registers a NAS for the hotspot: a RADIUS client and (its coa_port) a Dynamic Authorization listener on its own address. */
-  async function registerNas(hotspotId: string): Promise<{ da: DynamicAuthListener; radius: TestNas; secret: string }> {
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const ip = `127.${randomInt(16, 250)}.${randomInt(0, 256)}.${randomInt(2, 255)}`;
-      const secret = `s3cret-${randomBytes(12).toString('hex')}`;
-      const radius = await TestNas.open(ip);
-      const da = await DynamicAuthListener.open(ip, secret);
-      const r = await call(svc.base, 'POST', `/v1/hotspots/${hotspotId}/nas-clients`, { auth: t.apiKey, body: { ip, secret, coa_port: da.port } });
-      if (r.status === 409) { // another file's NAS has this address: pick another
-        await radius.close();
-        await da.close();
-        continue;
-      }
-      expect(r.status, JSON.stringify(r.body)).toBe(201);
-      opened.push(radius, da);
-      return { da, radius, secret };
-    }
-    throw new Error('no free loopback address for a test NAS');
+  async function registerNas(hotspotId: string): Promise<CoaNas> {
+    const nas = await addCoaNas(svc.base, { apiKey: t.apiKey, hotspotId });
+    opened.push(nas.radius, nas.da);
+    return nas;
   }
 
   async function verify(hotspotId: string, mac: string): Promise<{ session_id: string; expires_at: string }> {

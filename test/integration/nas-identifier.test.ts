@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Code, RadiusCrypto, checkFraming } from '../../radius/index.js';
 import { TestNas, accessRequest } from '../radius/helpers.js';
 import { call, dashed, macs, newTenant, type Running, startService, until } from '../support/fixture.js';
+import { registerOnFreeLoopback } from '../support/loopback-nas.js';
 
 /**
  * Issue 24: "two access points behind one address told apart by
@@ -34,15 +35,10 @@ describe('NAS clients sharing an address', () => {
     pool = h.body.id as string;
     expect((await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code, max_uses: null } })).status).toBe(201);
     // A loopback address no other test file holds: the first NAS client registered there wins it.
-    for (let attempt = 0; attempt < 5 && !ip; attempt++) {
-      ip = `127.${randomInt(16, 250)}.${randomInt(0, 256)}.${randomInt(2, 255)}`;
-      const r = await addNas(t.hotspotId, { secret: secrets.lobby, nas_identifier: 'ap-lobby' });
-      if (r.status === 409) { ip = ''; continue; }
-      expect(r.status).toBe(201);
-      expect(r.body).toMatchObject({ ip, nas_identifier: 'ap-lobby', hotspot_id: t.hotspotId });
-      expect(r.body.secret).toBeUndefined();
-    }
-    expect(ip, 'a free loopback address').not.toBe('');
+    const first = await registerOnFreeLoopback(svc.base, t.apiKey, t.hotspotId, (at) => ({ ip: at, coa_port: 3799, secret: secrets.lobby, nas_identifier: 'ap-lobby' }));
+    ip = first.ip;
+    expect(first.answer.body).toMatchObject({ ip, nas_identifier: 'ap-lobby', hotspot_id: t.hotspotId });
+    expect(first.answer.body.secret).toBeUndefined();
     radius = await TestNas.open(ip);
   });
   afterAll(async () => {

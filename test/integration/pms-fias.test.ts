@@ -1,10 +1,10 @@
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Attr, Code, RadiusCrypto, attributeValue, checkFraming, type RadiusPacket } from '../../radius/index.js';
-import { DynamicAuthListener } from '../radius/dynamic-auth-listener.js';
-import { TestNas, accessRequest } from '../radius/helpers.js';
+import { accessRequest } from '../radius/helpers.js';
 import { FiasSimulator, type SimGuest } from '../support/fias-simulator.js';
 import { call, dashed, keys, macs, newTenant, startService, until, type Running, type Tenant } from '../support/fixture.js';
+import { addCoaNas, type CoaNas } from '../support/loopback-nas.js';
 
 /**
  * Room sign-in against a FIAS simulator on loopback (test/support/fias-simulator.ts):
@@ -21,7 +21,7 @@ const rc = new RadiusCrypto();
 const randomMac = macs();
 const text = (p: RadiusPacket, type: number) => attributeValue(p, type)?.toString();
 
-interface Hotel { t: Tenant; sim: FiasSimulator; nas: { ip: string; secret: string; radius: TestNas; da: DynamicAuthListener; id: number } }
+interface Hotel { t: Tenant; sim: FiasSimulator; nas: CoaNas }
 
 describe('room sign-in over Oracle FIAS', () => {
   let svc: Running;
@@ -42,17 +42,8 @@ describe('room sign-in over Oracle FIAS', () => {
     const sim = await FiasSimulator.start();
     opened.push(sim);
     for (const g of guests) sim.checkIn(g);
-    let nas: Hotel['nas'] | null = null;
-    for (let attempt = 0; attempt < 5 && !nas; attempt++) {
-      const ip = `127.${randomInt(16, 250)}.${randomInt(0, 256)}.${randomInt(2, 255)}`;
-      const secret = `s3cret-${randomBytes(8).toString('hex')}`;
-      const radius = await TestNas.open(ip);
-      const da = await DynamicAuthListener.open(ip, secret);
-      const r = await call(svc.base, 'POST', `/v1/hotspots/${t.hotspotId}/nas-clients`, { auth: t.apiKey, body: { ip, secret, coa_port: da.port } });
-      opened.push(radius, da);
-      if (r.status === 201) nas = { ip, secret, radius, da, id: randomInt(0, 256) };
-    }
-    if (!nas) throw new Error('no free loopback address for a test NAS');
+    const nas = await addCoaNas(svc.base, t);
+    opened.push(nas.radius, nas.da);
     const put = await call(svc.base, 'PUT', `/v1/hotspots/${t.hotspotId}/pms`, {
       auth: t.apiKey, body: { host: '127.0.0.1', port: sim.port, resync_after_gap_sec: resyncAfterGapSec },
     });
@@ -81,7 +72,7 @@ describe('room sign-in over Oracle FIAS', () => {
 
   /** An Access-Request for the device from the hotel's NAS; Accept or Reject. */
   async function authorize(h: Hotel, mac: string): Promise<number> {
-    const req = accessRequest({ secret: h.nas.secret, id: (h.nas.id = (h.nas.id + 1) & 255), callingStationId: dashed(mac) });
+    const req = accessRequest({ secret: h.nas.secret, id: h.nas.nextId(), callingStationId: dashed(mac) });
     await h.nas.radius.send(req, svc.service.radiusPorts.auth);
     const end = Date.now() + 5000;
     for (;;) {

@@ -1,10 +1,9 @@
-import { randomBytes, randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Attr, Code, attributeValue } from '../../radius/index.js';
-import { DynamicAuthListener } from '../radius/dynamic-auth-listener.js';
-import { TestNas, accessRequest } from '../radius/helpers.js';
+import { accessRequest } from '../radius/helpers.js';
 import { FiasSimulator } from '../support/fias-simulator.js';
 import { call, dashed, keys, macs, newTenant, startService, until, type Running, type Tenant } from '../support/fixture.js';
+import { addCoaNas } from '../support/loopback-nas.js';
 
 /**
  * Room sign-in's defences around the in-house list: the guessing limits per
@@ -102,13 +101,8 @@ describe('room sign-in: guessing limits, outbound check, one link holder', () =>
     // holder whenever the check-out comes (an owner that holds links would take it over within a scan, a race).
     const owner = await startService({ ...ENV, PMS_HOLD_LINKS: 'false' });
     try {
-      const ip = `127.${randomInt(16, 250)}.${randomInt(0, 256)}.${randomInt(2, 255)}`;
-      const secret = `s3cret-${randomBytes(8).toString('hex')}`;
-      const radius = await TestNas.open(ip);
-      const da = await DynamicAuthListener.open(ip, secret);
+      const { secret, radius, da } = await addCoaNas(owner.base, t);
       sims.push(radius, da);
-      const nas = await call(owner.base, 'POST', `/v1/hotspots/${t.hotspotId}/nas-clients`, { auth: t.apiKey, body: { ip, secret, coa_port: da.port } });
-      expect(nas.status).toBe(201);
       const mac = randomMac();
       expect((await verify(owner, t, { room: '440', surname: 'Ozturk', mac })).status).toBe(200);
       const req = accessRequest({ secret, id: 7, callingStationId: dashed(mac) });

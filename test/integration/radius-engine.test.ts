@@ -6,10 +6,10 @@ import {
   attributeValue, decodePacket, findAttribute, vendorAttributeValues, type RadiusPacket,
 } from '../../radius/index.js';
 import { localDay, threadIndex } from '../../engine/index.js';
-import { DynamicAuthListener, type DaRequest } from '../radius/dynamic-auth-listener.js';
+import { type DaRequest } from '../radius/dynamic-auth-listener.js';
 import { TestNas, accessRequest, accountingRequest, sleep, type AccessRequestSpec, type AccountingSpec } from '../radius/helpers.js';
 import { call, dashed, keys, macs, newTenant, type Running, startService, until } from '../support/fixture.js';
-import { signedReplyTo } from '../support/loopback-nas.js';
+import { addCoaNas, type CoaNas, signedReplyTo, strangerLoopback } from '../support/loopback-nas.js';
 
 /**
  * The session engine driven by real RADIUS datagrams: a test NAS on its own
@@ -30,19 +30,7 @@ const TWO_32 = 2 ** 32;
 const SILENCE_MS = 500;
 
 /** A test NAS: its RADIUS client socket and its Dynamic Authorization listener, both on its own address. */
-interface Nas {
-  id: string;
-  ip: string;
-  secret: string;
-  radius: TestNas;
-  da: DynamicAuthListener;
-  nextId(): number;
-}
-
-function randomLoopback(): string {
-  // Away from 127.0.0.1/127.0.0.2, which other tests use.
-  return `127.${randomInt(16, 250)}.${randomInt(0, 256)}.${randomInt(2, 255)}`;
-}
+type Nas = CoaNas;
 
 /** A device no other test of this file has used. */
 const randomMac = macs();
@@ -69,25 +57,9 @@ describe('RADIUS over UDP against the real engine', () => {
   const codes = { mac: `RAD-MAC-${suffix}`, quota: `RAD-QUOTA-${suffix}`, squota: `RAD-SQUOTA-${suffix}`, pap: `RAD-PAP-${suffix}`, short: `RAD-SHORT-${suffix}` };
 
   async function registerNas(requireMessageAuthenticator: boolean): Promise<Nas> {
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const ip = randomLoopback();
-      const secret = `s3cret-${randomBytes(12).toString('hex')}`;
-      const radius = await TestNas.open(ip);
-      const da = await DynamicAuthListener.open(ip, secret);
-      const r = await call(svc.base, 'POST', `/v1/hotspots/${t.hotspotId}/nas-clients`, {
-        auth: t.apiKey, body: { ip, secret, coa_port: da.port, require_message_authenticator: requireMessageAuthenticator },
-      });
-      if (r.status === 409) { // another file's NAS has this address: pick another
-        await radius.close();
-        await da.close();
-        continue;
-      }
-      expect(r.status).toBe(201);
-      opened.push(radius, da);
-      let ident = randomInt(0, 256);
-      return { id: r.body.id, ip, secret, radius, da, nextId: () => (ident = (ident + 1) & 255) };
-    }
-    throw new Error('no free loopback address for a test NAS');
+    const nas = await addCoaNas(svc.base, t, { require_message_authenticator: requireMessageAuthenticator });
+    opened.push(nas.radius, nas.da);
+    return nas;
   }
 
   const access = (nas: Nas, spec: Partial<AccessRequestSpec> = {}) => accessRequest({ secret: nas.secret, id: nas.nextId(), ...spec });
@@ -783,9 +755,7 @@ describe('RADIUS over UDP against the real engine', () => {
 
   describe('security', () => {
     it('drops requests from an address that is not a registered NAS (no reply)', async () => {
-      let ip = randomLoopback();
-      while (ip === nasA.ip || ip === nasB.ip) ip = randomLoopback();
-      const stranger = await TestNas.open(ip);
+      const stranger = await TestNas.open(strangerLoopback());
       const before = serverStats().dropped.unknown_nas;
       try {
         const mac = randomMac();

@@ -5,6 +5,7 @@ import { threadIndex } from '../../engine/index.js';
 import { Code, RadiusCrypto, checkFraming } from '../../radius/index.js';
 import { TestNas, accessRequest } from '../radius/helpers.js';
 import { call, dashed, macs, newTenant, type Running, startService, until } from '../support/fixture.js';
+import { registerOnFreeLoopback } from '../support/loopback-nas.js';
 
 /**
  * Issue 22 item 1: RADIUS_THREADS > 0 puts the UDP ports on several threads
@@ -104,13 +105,7 @@ describe('RADIUS on threads (RADIUS_THREADS=2)', () => {
       byThread.set(threadIndex(t.tenantId, h.body.id as string, 2), h.body.id as string);
     }
     for (const hotspotId of byThread.values()) {
-      let ip = '';
-      for (let attempt = 0; attempt < 8 && !ip; attempt++) {
-        ip = `127.${randomInt(16, 250)}.${randomInt(0, 256)}.${randomInt(2, 255)}`;
-        const r = await addNas(hotspotId, { ip });
-        if (r.status === 409) { ip = ''; continue; }
-        expect(r.status).toBe(201);
-      }
+      const { ip } = await registerOnFreeLoopback(svc.base, t.apiKey, hotspotId, (at) => ({ ip: at, secret }));
       const nas = await open(ip);
       const mac = device();
       const pkt = signInPacket(mac);

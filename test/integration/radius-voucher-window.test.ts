@@ -1,8 +1,9 @@
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomInt } from 'node:crypto';
 import { describe, expect } from 'vitest';
 import { Attr, Code, attributeValue, decodePacket } from '../../radius/index.js';
-import { TestNas, accessRequest } from '../radius/helpers.js';
+import { accessRequest } from '../radius/helpers.js';
 import { call, dashed, serviceTest } from '../support/fixture.js';
+import { addLoopbackNas } from '../support/loopback-nas.js';
 
 const test = serviceTest();
 
@@ -13,22 +14,13 @@ const test = serviceTest();
  */
 describe('RADIUS: a voucher before its match-day window', () => {
   test('Access-Reject "Voucher not valid yet", nothing spent; an open voucher beside it is accepted', async ({ svc, tenant: t }) => {
-    let nas: { radius: TestNas; secret: string } | null = null;
-    for (let attempt = 0; !nas && attempt < 6; attempt++) {
-      const ip = `127.${randomInt(16, 250)}.${randomInt(0, 256)}.${randomInt(2, 255)}`;
-      const secret = `s3cret-${randomBytes(12).toString('hex')}`;
-      const radius = await TestNas.open(ip);
-      const r = await call(svc.base, 'POST', `/v1/hotspots/${t.hotspotId}/nas-clients`, { auth: t.apiKey, body: { ip, secret } });
-      if (r.status === 201) nas = { radius, secret };
-      else await radius.close();
-    }
-    expect(nas, 'a test NAS registered').not.toBeNull();
+    const nas = await addLoopbackNas(svc.base, t);
     try {
       const later = await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code: 'RAD-LATER', valid_from: new Date(Date.now() + 86_400_000).toISOString() } });
       await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code: 'RAD-NOW', valid_until: new Date(Date.now() + 86_400_000).toISOString() } });
       const ask = async (code: string, mac: string): Promise<ReturnType<typeof decodePacket>> => {
-        const reply = await nas!.radius.exchange(accessRequest({
-          secret: nas!.secret, id: randomInt(0, 256), userName: code, password: code, callingStationId: dashed(mac), calledStationId: '00-11-22-33-44-55:Guest',
+        const reply = await nas.radius.exchange(accessRequest({
+          secret: nas.secret, id: randomInt(0, 256), userName: code, password: code, callingStationId: dashed(mac), calledStationId: '00-11-22-33-44-55:Guest',
         }), svc.service.radiusPorts.auth, 3000);
         expect(reply, 'an answer').not.toBeNull();
         return decodePacket(reply!);
@@ -39,7 +31,7 @@ describe('RADIUS: a voucher before its match-day window', () => {
       expect((await call(svc.base, 'GET', `/v1/vouchers/${later.body.id}`, { auth: t.apiKey })).body.current_uses).toBe(0);
       expect((await ask('RAD-NOW', '02:00:5e:10:00:02'))!.code).toBe(Code.ACCESS_ACCEPT);
     } finally {
-      await nas!.radius.close();
+      await nas.radius.close();
     }
   });
 });

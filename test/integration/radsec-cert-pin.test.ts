@@ -1,11 +1,12 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freeUdpPort } from '../../scripts/local-services.js';
 import { makeTestPki } from '../support/radsec-peer.js';
 import { call, dashed, macs, newTenant, type Running, startService, until } from '../support/fixture.js';
+import { registerOnFreeLoopback } from '../support/loopback-nas.js';
 
 /**
  * A NAS client bound to its RadSec client certificate (issue 24, migration
@@ -59,15 +60,9 @@ describe('RadSec: the client certificate bound to its NAS client, through radsec
     t = await newTenant(svc.service, 'RadSec Pin Venue');
     expect((await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code, max_uses: null } })).status).toBe(201);
     // A loopback address no other test file holds: the first NAS client registered there wins it.
-    for (let attempt = 0; attempt < 5 && !ip; attempt++) {
-      ip = `127.${randomInt(16, 250)}.${randomInt(0, 256)}.${randomInt(2, 255)}`;
-      const r = await call(svc.base, 'POST', `/v1/hotspots/${t.hotspotId}/nas-clients`,
-        { auth: t.apiKey, body: { ip, secret: 'udp-only-secret', radsec_cert_name: 'NAS-1' } });
-      if (r.status === 409) { ip = ''; continue; }
-      expect(r.status).toBe(201);
-      expect(r.body.radsec_cert_name).toBe('NAS-1');
-    }
-    expect(ip, 'a free loopback address').not.toBe('');
+    const pinned = await registerOnFreeLoopback(svc.base, t.apiKey, t.hotspotId, (at) => ({ ip: at, secret: 'udp-only-secret', radsec_cert_name: 'NAS-1' }));
+    ip = pinned.ip;
+    expect(pinned.answer.body.radsec_cert_name).toBe('NAS-1');
   });
   afterAll(async () => {
     await svc?.stop();

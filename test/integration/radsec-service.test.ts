@@ -1,9 +1,10 @@
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Code, RADSEC_SECRET, RadiusCrypto, checkFraming } from '../../radius/index.js';
 import { accessRequest } from '../radius/helpers.js';
 import { TlsNas, makeTestPki } from '../support/radsec-peer.js';
 import { call, dashed, macs, newTenant, type Running, startService, until } from '../support/fixture.js';
+import { registerOnFreeLoopback, strangerLoopback } from '../support/loopback-nas.js';
 
 /**
  * RadSec in the running service (issue 24's contract): RADSEC_CERT_FILE,
@@ -28,13 +29,7 @@ describe('RadSec in the service', () => {
     t = await newTenant(svc.service, 'RadSec Venue');
     expect((await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code, max_uses: null } })).status).toBe(201);
     // A loopback address no other test file holds: the first NAS client registered there wins it.
-    for (let attempt = 0; attempt < 5 && !ip; attempt++) {
-      ip = `127.${randomInt(16, 250)}.${randomInt(0, 256)}.${randomInt(2, 255)}`;
-      const r = await call(svc.base, 'POST', `/v1/hotspots/${t.hotspotId}/nas-clients`, { auth: t.apiKey, body: { ip, secret: 'udp-only-secret', coa_port: 3799 } });
-      if (r.status === 409) { ip = ''; continue; }
-      expect(r.status).toBe(201);
-    }
-    expect(ip, 'a free loopback address').not.toBe('');
+    ip = (await registerOnFreeLoopback(svc.base, t.apiKey, t.hotspotId, (at) => ({ ip: at, secret: 'udp-only-secret', coa_port: 3799 }))).ip;
   });
   afterAll(async () => {
     await svc?.stop();
@@ -64,7 +59,7 @@ describe('RadSec in the service', () => {
   it('a connection from an address with no NAS client gets no answer', async () => {
     // A loopback address of its own: a certificate from the right CA is not enough without a NAS client there
     // (127.0.0.1 is another file's NAS client, and would rightly be served as that NAS).
-    const stranger = `127.${randomInt(16, 250)}.${randomInt(0, 256)}.${randomInt(2, 255)}`;
+    const stranger = strangerLoopback();
     const nas = await TlsNas.open(pki, svc.service.radiusPorts.radsec, 'nas', stranger);
     try {
       const before = svc.service.radius!.stats().dropped.unknown_nas;

@@ -1,9 +1,10 @@
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Code, RADSEC_SECRET, RadiusCrypto, checkFraming } from '../../radius/index.js';
 import { TestNas, accessRequest } from '../radius/helpers.js';
 import { TlsNas, makeTestPki } from '../support/radsec-peer.js';
 import { call, dashed, macs, newTenant, type Running, startService } from '../support/fixture.js';
+import { registerOnFreeLoopback } from '../support/loopback-nas.js';
 
 /**
  * RadSec with RADIUS threads (RADIUS_THREADS=2, docs/radius.md "Threads"):
@@ -28,13 +29,7 @@ describe('RadSec beside RADIUS threads', () => {
     });
     t = await newTenant(svc.service, 'RadSec Threads Venue');
     expect((await call(svc.base, 'POST', '/v1/vouchers', { auth: t.apiKey, body: { code, max_uses: null } })).status).toBe(201);
-    for (let attempt = 0; attempt < 5 && !ip; attempt++) {
-      ip = `127.${randomInt(16, 250)}.${randomInt(0, 256)}.${randomInt(2, 255)}`;
-      const r = await call(svc.base, 'POST', `/v1/hotspots/${t.hotspotId}/nas-clients`, { auth: t.apiKey, body: { ip, secret, coa_port: 3799 } });
-      if (r.status === 409) { ip = ''; continue; }
-      expect(r.status).toBe(201);
-    }
-    expect(ip, 'a free loopback address').not.toBe('');
+    ip = (await registerOnFreeLoopback(svc.base, t.apiKey, t.hotspotId, (at) => ({ ip: at, secret, coa_port: 3799 }))).ip;
   });
   afterAll(async () => {
     await svc?.stop();

@@ -12,6 +12,7 @@ import { FiasSimulator } from '../support/fias-simulator.js';
 import { clusterServiceTest, type ClusterTenant } from '../support/cluster-service.js';
 import { call, keys, macs, newVoucher, until } from '../support/fixture.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
+import { registerOnFreeLoopback } from '../support/loopback-nas.js';
 
 const VERIFY = '/api/v1/hotspot-portal/voucher/verify';
 const test = clusterServiceTest({
@@ -53,10 +54,7 @@ describe('every Lua script on a Redis Cluster', () => {
       const sid2 = await signIn(second);
 
       // RADIUS: an Access-Request names the NAS (rememberNas), accounting counts bytes (accountSession(s)), the NAS is seen (markNasSeen).
-      const nasReg = await call(svc.base, 'POST', `/v1/hotspots/${t.hotspotId}/nas-clients`, {
-        auth: t.apiKey, body: { ip: `127.${64 + spread.indexOf(t)}.${1 + Math.floor(Math.random() * 250)}.${2 + Math.floor(Math.random() * 250)}`, secret: `s3cret-${randomBytes(8).toString('hex')}` },
-      });
-      expect(nasReg.status, JSON.stringify(nasReg.body)).toBe(201);
+      const { answer: nasReg } = await registerOnFreeLoopback(svc.base, t.apiKey, t.hotspotId, (ip) => ({ ip, secret: `s3cret-${randomBytes(8).toString('hex')}` }));
       const nas = e.nas.get(nasReg.body.id)!;
       expect(await e.radius.authorize({ nas, mac: first, userName: 'guest', ssid: 'Lobby' } as Parameters<typeof e.radius.authorize>[0])).toMatchObject({ accept: true });
       const acct = { nas, mac: first, userName: 'guest', acctSessionId: `c-${first}`, sessionTime: 0, delayTime: 0 };

@@ -1,10 +1,10 @@
-import { randomBytes, randomInt } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { Attr, attributeValue, Code as RadiusCode } from '../../radius/index.js';
-import { DynamicAuthListener, type DaRequest } from '../radius/dynamic-auth-listener.js';
+import { type DaRequest } from '../radius/dynamic-auth-listener.js';
 import { afterAll, expect } from 'vitest';
 import type { TestNas } from '../radius/helpers.js';
 import { call, dashed, keys, macs, serviceTest, until, type Running } from '../support/fixture.js';
+import { addCoaNas } from '../support/loopback-nas.js';
 import { SmtpListener } from '../support/smtp-listener.js';
 import { Code, eventsOf, freePort, LISTED_SPONSOR, linksIn, radiusAnswerFor, sponsorVenue, SPONSOR_DOMAIN, type Venue } from '../support/sponsor-venue.js';
 
@@ -238,27 +238,19 @@ test('at a mac_auth hotspot the approval sends the NAS a CoA-Request naming the 
   const put = await call(svc.base, 'PUT', `/v1/hotspots/${hs.id}`, { auth: venue.t.apiKey, body: { portal: { gateway: 'mac_auth' } } });
   expect(put.status, JSON.stringify(put.body)).toBe(200);
   const v: Venue = { ...venue, t: { ...venue.t, hotspotId: hs.id } };
-  let da: DynamicAuthListener | undefined;
-  for (let attempt = 0; attempt < 5 && !da; attempt++) {
-    const ip = `127.${randomInt(16, 250)}.${randomInt(0, 256)}.${randomInt(2, 255)}`;
-    const secret = `s3cret-${randomBytes(12).toString('hex')}`;
-    const listener = await DynamicAuthListener.open(ip, secret);
-    const r = await call(svc.base, 'POST', `/v1/hotspots/${v.t.hotspotId}/nas-clients`, { auth: v.t.apiKey, body: { ip, secret, coa_port: listener.port } });
-    if (r.status === 409) { await listener.close(); continue; }
-    expect(r.status, JSON.stringify(r.body)).toBe(201);
-    da = listener;
-  }
+  const { radius, da } = await addCoaNas(svc.base, v.t);
+  await radius.close(); // the service's CoA is all this test listens for
   try {
     const mac = nextMac();
     const sponsor = sponsorOf('coa');
     expect((await ask(svc, v, mac, sponsor)).status).toBe(200);
     await smtp.waitFor(sponsor);
     expect((await decide(formUrl(linksIn(smtp, sponsor).approve), { action: 'approve', minutes: '60' })).status).toBe(200);
-    const coa = await da!.waitFor((r: DaRequest) => r.code === RadiusCode.COA_REQUEST && attributeValue(r.packet, Attr.CALLING_STATION_ID)?.toString() === dashed(mac), 5000);
+    const coa = await da.waitFor((r: DaRequest) => r.code === RadiusCode.COA_REQUEST && attributeValue(r.packet, Attr.CALLING_STATION_ID)?.toString() === dashed(mac), 5000);
     const timeout = attributeValue(coa.packet, Attr.SESSION_TIMEOUT)!.readUInt32BE(0);
     expect(timeout).toBeLessThanOrEqual(3600);
     expect(timeout).toBeGreaterThan(3600 - 15);
   } finally {
-    await da?.close();
+    await da.close();
   }
 });

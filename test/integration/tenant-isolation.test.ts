@@ -1,10 +1,7 @@
-import { randomInt } from 'node:crypto';
 import { describe, expect } from 'vitest';
 import { signOperatorToken } from '../../engine/index.js';
 import { call, JWT_SECRET, newTenant, type Running, serviceTest } from '../support/fixture.js';
-
-/** A loopback address no other test is likely to pick (NAS IPs are unique service-wide). */
-const nasIp = (): string => `127.${randomInt(1, 255)}.${randomInt(0, 256)}.${randomInt(1, 255)}`;
+import { registerOnFreeLoopback } from '../support/loopback-nas.js';
 
 const test = serviceTest();
 
@@ -22,9 +19,7 @@ describe('tenant isolation', () => {
     const b = await newTenant(svc.service, 'Tenant B');
     const voucher = await call(svc.base, 'POST', '/v1/vouchers', { auth: a.apiKey, body: { code: 'A-SECRET-1', max_uses: 3, notes: 'A only' } });
     expect(voucher.status).toBe(201);
-    const ip = nasIp();
-    const nas = await call(svc.base, 'POST', `/v1/hotspots/${a.hotspotId}/nas-clients`, { auth: a.apiKey, body: { ip, secret: 'a-radius-secret' } });
-    expect(nas.status).toBe(201);
+    const { answer: nas } = await registerOnFreeLoopback(svc.base, a.apiKey, a.hotspotId, (ip) => ({ ip, secret: 'a-radius-secret' }));
     return { a, b, voucherId: voucher.body.id as string, nasId: nas.body.id as string };
   }
 
@@ -104,16 +99,15 @@ describe('tenant isolation', () => {
     expect(before.body.data.map((n: { id: string }) => n.id)).toEqual([nasId]);
 
     expect404(await call(svc.base, 'GET', `/v1/hotspots/${a.hotspotId}/nas-clients`, { auth: b.apiKey }), 'hotspot_not_found', 'list');
-    const ip = nasIp();
-    expect404(await call(svc.base, 'POST', `/v1/hotspots/${a.hotspotId}/nas-clients`, {
-      auth: b.apiKey, body: { ip, secret: 'b-radius-secret' },
-    }), 'hotspot_not_found', 'add');
-
+    // B's add on A's hotspot is refused and leaves no row behind: the address is still free for B's own hotspot.
+    const { answer: own } = await registerOnFreeLoopback(svc.base, b.apiKey, b.hotspotId, async (ip) => {
+      expect404(await call(svc.base, 'POST', `/v1/hotspots/${a.hotspotId}/nas-clients`, {
+        auth: b.apiKey, body: { ip, secret: 'b-radius-secret' },
+      }), 'hotspot_not_found', 'add');
+      return { ip, secret: 'b-radius-secret' };
+    });
     const after = await call(svc.base, 'GET', `/v1/hotspots/${a.hotspotId}/nas-clients`, { auth: a.apiKey });
     expect(after.body).toEqual(before.body);
-    // The refused add left no row behind: the address is still free for B's own hotspot.
-    const own = await call(svc.base, 'POST', `/v1/hotspots/${b.hotspotId}/nas-clients`, { auth: b.apiKey, body: { ip, secret: 'b-radius-secret' } });
-    expect(own.status).toBe(201);
     expect((await call(svc.base, 'GET', `/v1/hotspots/${b.hotspotId}/nas-clients`, { auth: b.apiKey })).body.data.map((n: { id: string }) => n.id))
       .toEqual([own.body.id]);
   });
@@ -129,8 +123,7 @@ describe('tenant isolation', () => {
   test('a NAS address is one address however it is written: an IPv4-mapped IPv6 form of a taken address is taken too', async ({ svc }) => {
     // RADIUS tells NASes apart by source address alone, so an address is unique over the whole service.
     const { a, b } = await twoTenants();
-    const ip = nasIp();
-    expect((await call(svc.base, 'POST', `/v1/hotspots/${a.hotspotId}/nas-clients`, { auth: a.apiKey, body: { ip, secret: 'a-radius-secret' } })).status).toBe(201);
+    const { ip } = await registerOnFreeLoopback(svc.base, a.apiKey, a.hotspotId, (at) => ({ ip: at, secret: 'a-radius-secret' }));
     for (const spelling of [`::ffff:${ip}`, `::FFFF:${ip}`]) {
       const r = await call(svc.base, 'POST', `/v1/hotspots/${b.hotspotId}/nas-clients`, { auth: b.apiKey, body: { ip: spelling, secret: 'b-radius-secret' } });
       expect(r.status, spelling).toBe(409);
@@ -138,9 +131,7 @@ describe('tenant isolation', () => {
       expect(JSON.stringify(r.body)).not.toContain(a.tenantId);
     }
     // Registered in the mapped form, it is kept (and shown) as the IPv4 address packets come from.
-    const other = nasIp();
-    const mapped = await call(svc.base, 'POST', `/v1/hotspots/${b.hotspotId}/nas-clients`, { auth: b.apiKey, body: { ip: `::ffff:${other}`, secret: 'b-radius-secret' } });
-    expect(mapped.status).toBe(201);
+    const { ip: other, answer: mapped } = await registerOnFreeLoopback(svc.base, b.apiKey, b.hotspotId, (at) => ({ ip: `::ffff:${at}`, secret: 'b-radius-secret' }));
     expect(mapped.body.ip).toBe(other);
   });
 });

@@ -1,9 +1,9 @@
-import { createHash, randomBytes, randomInt } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
 import { Attr, Code, RadiusCrypto, attributeValue, checkFraming, decodePacket, type RadiusPacket } from '../../radius/index.js';
-import { DynamicAuthListener } from '../radius/dynamic-auth-listener.js';
-import { TestNas, accessRequest, type AccessRequestSpec } from '../radius/helpers.js';
+import { accessRequest, type AccessRequestSpec } from '../radius/helpers.js';
 import { call, dashed, serviceTest, type Running, type Tenant } from '../support/fixture.js';
+import { addCoaNas, type CoaNas } from '../support/loopback-nas.js';
 
 /**
  * The UAM hand-back end to end, as CoovaChilli runs it: the guest signs in on
@@ -19,23 +19,13 @@ const test = serviceTest();
 const rc = new RadiusCrypto();
 const md5 = (...parts: Buffer[]): Buffer => parts.reduce((h, p) => h.update(p), createHash('md5')).digest();
 
-interface Nas { ip: string; secret: string; radius: TestNas; da: DynamicAuthListener; nextId(): number }
+type Nas = CoaNas;
 
-/** A NAS of the tenant's hotspot on a random 127.0.0.0/8 address (NAS addresses are unique across the service). */
+/** A NAS of the tenant's hotspot on a free loopback address (NAS addresses are unique across the service). */
 async function registerNas(svc: Running, t: Tenant, onCleanup: (fn: () => Promise<void>) => void): Promise<Nas> {
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const ip = `127.${randomInt(16, 250)}.${randomInt(0, 256)}.${randomInt(2, 255)}`;
-    const secret = `s3cret-${randomBytes(12).toString('hex')}`;
-    const radius = await TestNas.open(ip);
-    const da = await DynamicAuthListener.open(ip, secret);
-    const r = await call(svc.base, 'POST', `/v1/hotspots/${t.hotspotId}/nas-clients`, { auth: t.apiKey, body: { ip, secret, coa_port: da.port } });
-    if (r.status === 409) { await radius.close(); await da.close(); continue; } // another file's NAS has this address
-    expect(r.status, JSON.stringify(r.body)).toBe(201);
-    onCleanup(async () => { await radius.close(); await da.close(); });
-    let ident = randomInt(0, 256);
-    return { ip, secret, radius, da, nextId: () => (ident = (ident + 1) & 255) };
-  }
-  throw new Error('no free loopback address for a test NAS');
+  const nas = await addCoaNas(svc.base, t);
+  onCleanup(async () => { await nas.radius.close(); await nas.da.close(); });
+  return nas;
 }
 
 /** Sends an Access-Request and returns its reply (same Identifier, Response Authenticator checked with the NAS's secret). */

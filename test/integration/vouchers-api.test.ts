@@ -1,12 +1,12 @@
 import { randomInt } from 'node:crypto';
 import { describe, expect } from 'vitest';
 import { type Answer, call, keys, macs, newTenant, type Running, serviceTest, until } from '../support/fixture.js';
+import { randomLoopback, registerOnFreeLoopback } from '../support/loopback-nas.js';
 
 const VERIFY = '/api/v1/hotspot-portal/voucher/verify';
 /** Generated alphanumeric codes: upper case, none of the look-alikes 0 O 1 I L. */
 const NO_LOOKALIKES = '[A-HJKMNP-Z2-9]';
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-const nasIp = (): string => `127.${randomInt(1, 255)}.${randomInt(0, 256)}.${randomInt(1, 255)}`;
 
 const test = serviceTest();
 
@@ -413,20 +413,16 @@ describe('vouchers, profiles, hotspots and NAS clients API', () => {
   describe('NAS clients', () => {
     test('registers a NAS with defaults; the secret is never in a response; an IP is taken once', async ({ svc, tenant: t }) => {
       const secret = `s3cret-${randomInt(1e9)}`;
-      const ip = nasIp();
-      const r = await api('POST', `/v1/hotspots/${t.hotspotId}/nas-clients`, t.apiKey, { ip, secret, name: 'AP lobby' });
-      expect(r.status).toBe(201);
+      const { ip, answer: r } = await registerOnFreeLoopback(svc.base, t.apiKey, t.hotspotId, (at) => ({ ip: at, secret, name: 'AP lobby' }));
       expect(r.body).toEqual({
         id: expect.stringMatching(/^nas_/), hotspot_id: t.hotspotId, ip, name: 'AP lobby',
         coa_port: 3799, require_message_authenticator: true, nas_identifier: null,
         nas_type: 'generic', reply_role: null, reply_filter_id: null, reply_vlan: null, radsec_cert_name: null, created_at: expect.stringMatching(ISO),
       });
 
-      const ip2 = nasIp();
-      const custom = await api('POST', `/v1/hotspots/${t.hotspotId}/nas-clients`, t.apiKey, {
-        ip: ip2, secret: `${secret}-2`, coa_port: 1700, require_message_authenticator: false,
-      });
-      expect(custom.status).toBe(201);
+      const { ip: ip2, answer: custom } = await registerOnFreeLoopback(svc.base, t.apiKey, t.hotspotId, (at) => ({
+        ip: at, secret: `${secret}-2`, coa_port: 1700, require_message_authenticator: false,
+      }));
       expect(custom.body).toMatchObject({ ip: ip2, name: null, coa_port: 1700, require_message_authenticator: false });
 
       const list = await api('GET', `/v1/hotspots/${t.hotspotId}/nas-clients`, t.apiKey);
@@ -446,7 +442,7 @@ describe('vouchers, profiles, hotspots and NAS clients API', () => {
       expect((await api('POST', `/v1/hotspots/${other.hotspotId}/nas-clients`, other.apiKey, { ip, secret: 'another-secret' })).status).toBe(409);
       expect((await api('GET', `/v1/hotspots/${t.hotspotId}/nas-clients`, t.apiKey)).body.data).toHaveLength(2);
 
-      expect((await api('POST', '/v1/hotspots/hs_0000000000000000/nas-clients', t.apiKey, { ip: nasIp(), secret: 'whatever1' })).status).toBe(404);
+      expect((await api('POST', '/v1/hotspots/hs_0000000000000000/nas-clients', t.apiKey, { ip: randomLoopback(), secret: 'whatever1' })).status).toBe(404);
     });
   });
 

@@ -1,10 +1,11 @@
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomInt } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
 import type { RedisClient as Redis } from '../../engine/redis/redis-client.js';
 import { expect } from 'vitest';
 import { Code, RadiusCrypto } from '../../radius/index.js';
 import { TestNas, accessRequest } from '../radius/helpers.js';
 import { call, dashed, keys, newTenant, type Running, type Tenant } from './fixture.js';
+import { addLoopbackNas } from './loopback-nas.js';
 import type { SmtpListener } from './smtp-listener.js';
 
 /**
@@ -44,18 +45,9 @@ export async function sponsorVenue(svc: Running, smtp: SmtpListener, nases: Test
 }
 
 async function registerNas(svc: Running, t: Tenant, nases: TestNas[]): Promise<Nas> {
-  for (let attempt = 0; attempt < 5; attempt++) {
-    // Away from 127.0.0.1/127.0.0.2, which other tests use; another file's NAS may hold an address (409).
-    const ip = `127.${randomInt(16, 250)}.${randomInt(0, 256)}.${randomInt(2, 255)}`;
-    const secret = `s3cret-${randomBytes(12).toString('hex')}`;
-    const radius = await TestNas.open(ip);
-    const r = await call(svc.base, 'POST', `/v1/hotspots/${t.hotspotId}/nas-clients`, { auth: t.apiKey, body: { ip, secret } });
-    if (r.status === 409) { await radius.close(); continue; }
-    expect(r.status, JSON.stringify(r.body)).toBe(201);
-    nases.push(radius);
-    return { radius, secret };
-  }
-  throw new Error('no free loopback address for a test NAS');
+  const nas = await addLoopbackNas(svc.base, t);
+  nases.push(nas.radius);
+  return nas;
 }
 
 const rc = new RadiusCrypto();
