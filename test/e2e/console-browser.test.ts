@@ -355,6 +355,12 @@ describe('operator console in a browser', () => {
           return !labelled;
         }).map((el) => el.outerHTML.slice(0, 120)));
         expect(unnamed, `${lang} ${p}`).toEqual([]);
+        if (p === 'live') {
+          // The chart's legend names its time column in the page's language (uPlot's own is "Time").
+          const legend = page.locator('.u-legend').first();
+          await legend.waitFor();
+          expect(await legend.innerText(), lang).toMatch(lang === 'tr' ? /^Dakika/ : /^Minute/);
+        }
         await shot(page, `${p}-${lang}`);
       }
       await page.close();

@@ -13,7 +13,7 @@ export interface Series {
  * reader can use, so the figure is named by `label` (role img); the same
  * numbers are in a table next to the chart where a page needs them read.
  */
-export function TimeChart(props: { label: string; locale: string; times: number[]; series: Series[]; height?: number }): preact.JSX.Element {
+export function TimeChart(props: { label: string; timeLabel: string; locale: string; times: number[]; series: Series[]; height?: number }): preact.JSX.Element {
   const box = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
   const shape = props.series.map((s) => `${s.label}:${s.color}`).join('|');
@@ -25,7 +25,8 @@ export function TimeChart(props: { label: string; locale: string; times: number[
       scales: { x: { time: true } },
       // Axis and legend times in the operator's language (uPlot's own templates are English).
       fmtDate: () => (d: Date) => d.toLocaleTimeString(props.locale, { hour: '2-digit', minute: '2-digit' }),
-      series: [{}, ...props.series.map((s) => ({ label: s.label, stroke: s.color, width: 2, points: { show: false } }))],
+      // The x series names the legend's time in the operator's language too (uPlot's default is "Time").
+      series: [{ label: props.timeLabel }, ...props.series.map((s) => ({ label: s.label, stroke: s.color, width: 2, points: { show: false } }))],
       axes: [{}, { size: 48 }],
       legend: { show: true },
     };
@@ -37,7 +38,7 @@ export function TimeChart(props: { label: string; locale: string; times: number[
       plot.current?.destroy();
       plot.current = null;
     };
-  }, [shape, props.locale]);
+  }, [shape, props.locale, props.timeLabel]);
 
   useEffect(() => {
     plot.current?.setData([props.times, ...props.series.map((s) => s.values)]);

@@ -125,6 +125,7 @@ export const en = {
   l_by_ssid: 'Sessions per SSID',
   l_by_ap: 'Load per access point',
   l_rate: 'Connects and disconnects per minute, last hour',
+  l_minute: 'Minute',
   l_connects: 'Connects',
   l_disconnects: 'Disconnects',
   l_col_ssid: 'SSID',

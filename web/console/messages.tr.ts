@@ -125,6 +125,7 @@ export const tr: typeof en = {
   l_by_ssid: 'SSID başına oturum',
   l_by_ap: 'Erişim noktası başına yük',
   l_rate: 'Dakika başına bağlanma ve ayrılma, son bir saat',
+  l_minute: 'Dakika',
   l_connects: 'Bağlanma',
   l_disconnects: 'Ayrılma',
   l_col_ssid: 'SSID',
