@@ -15,6 +15,12 @@ export { deadLettersBetween, type DeadLetter } from './dead-letters.js';
 const WAITING_MS = 5_000;
 const IDLE_POLL_MS = 50;
 /**
+ * A lane that found no tenant free (fewer tenants than lanes: one venue, one tenant) waits twice as
+ * long each time, up to this, instead of the idle poll: the lanes that hold the tenants read them
+ * meanwhile, and each wake-up costs the idle service CPU (three such lanes woke 60 times a second).
+ */
+const NOTHING_TO_TAKE_MAX_MS = 1_000;
+/**
  * A cycle that stored fewer records than LINGER_BELOW waits LINGER_MS before
  * the next, so records gather into batches worth a transaction. The lane keeps
  * its tenants through the wait (run()): released at once, another lane would
@@ -141,6 +147,7 @@ export class OutboxSink {
 
   private async run(lane: Lane): Promise<void> {
     let backoff = IDLE_POLL_MS;
+    let nothingToTake = IDLE_POLL_MS / 2;
     while (this.running) {
       // The tenants of the last cycle stay this lane's through its wait: no other lane reads
       // their streams before the linger (or the idle poll) is over.
@@ -148,7 +155,8 @@ export class OutboxSink {
       try {
         const done = await this.cycle(lane);
         held = done.tenants;
-        backoff = done.stored > 0 ? LINGER_MS : IDLE_POLL_MS;
+        nothingToTake = held.length === 0 ? Math.min(nothingToTake * 2, NOTHING_TO_TAKE_MAX_MS) : IDLE_POLL_MS / 2;
+        backoff = done.stored > 0 ? LINGER_MS : held.length === 0 ? nothingToTake : IDLE_POLL_MS;
         if (done.stored >= LINGER_BELOW) {
           this.scheduler.release(held);
           continue;
