@@ -194,9 +194,10 @@ describe('outbox sink', () => {
       const idlePerSecond = (reads - readsFrom) / idleSeconds;
       expect(idlePerSecond).toBeGreaterThan(0);
       expect(idlePerSecond).toBeLessThanOrEqual(30);
-      // One lane holds the one tenant and polls it; the three with nothing to take back off, not
-      // wake 20 times a second each.
-      expect((cycles - cyclesFrom) / idleSeconds).toBeLessThanOrEqual(30);
+      // One lane holds the one tenant and polls it (20 a second); the three with nothing to take back
+      // off to a second, not wake 20 times a second each (78 in all, before). About 24 measured; the
+      // bound leaves room for the tenant changing lanes once or twice, which restarts a back-off.
+      expect((cycles - cyclesFrom) / idleSeconds).toBeLessThanOrEqual(40);
 
       // About 1,000 records a second for half a second, a few at a time, as sign-ins arrive: records
       // keep arriving while a batch is written, and are gathered, not written as a chain of small batches.
