@@ -1,6 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import pg from 'pg';
 
 /**
  * FreeRADIUS 3.2 (Debian's `freeradius`) as a yardstick for the RADIUS
@@ -69,7 +70,15 @@ export interface FreeradiusOptions {
   macs: string[];
   sessionTimeoutSec: number;
   bandwidthDownBps: number;
+  /**
+   * The stack deployments run instead of `files` and no accounting: rlm_sql on this PostgreSQL database
+   * (prepared by prepareRadiusDatabase), with Debian's stock queries, for authorize and accounting.
+   */
+  sql?: PgTarget;
 }
+
+/** Where rlm_sql connects: the bench's own PostgreSQL (trust authentication, no password). */
+export interface PgTarget { host: string; port: number; user: string; database: string }
 
 /**
  * The smallest configuration that does what the engine does for an authorised
@@ -138,7 +147,7 @@ modules {
   always ok {
     rcode = ok
   }
-}
+${o.sql ? sqlModule(o.sql) : ''}}
 server default {
   listen {
     type = auth
@@ -151,14 +160,14 @@ server default {
     port = ${o.acctPort}
   }
   authorize {
-    files
+    ${o.sql ? 'sql' : 'files'}
   }
   authenticate {
   }
   preacct {
-  }
+${o.sql ? PREACCT_UNIQUE_ID : ''}  }
   accounting {
-    ok
+    ${o.sql ? 'sql' : 'ok'}
   }
   post-auth {
   }
@@ -168,6 +177,92 @@ server default {
   writeFileSync(join(o.dir, 'dictionary'), '');
   const entries = o.macs.map((m) => `${q(m)} Auth-Type := Accept\n\tSession-Timeout = ${o.sessionTimeoutSec},\n\tWISPr-Bandwidth-Max-Down = ${o.bandwidthDownBps}\n`);
   writeFileSync(join(o.dir, 'mods-config', 'files', 'authorize'), entries.join(''));
+}
+
+/** Debian's stock PostgreSQL schema and queries for rlm_sql (freeradius-config ships them). */
+const DEBIAN_SQL = '/etc/freeradius/3.0/mods-config/sql/main/postgresql';
+
+/**
+ * Debian's `sql` module as shipped (mods-available/sql), pointed at PostgreSQL: the stock table names,
+ * its connection pool sized from the thread pool, and the stock queries.conf included as is.
+ */
+function sqlModule(db: PgTarget): string {
+  // The stock queries name xlats of Debian's enabled `expr` module (%{tolower:...}, %{md5:...}).
+  return `  expr {
+  }
+  sql {
+    dialect = "postgresql"
+    driver = "rlm_sql_postgresql"
+    server = "${db.host}"
+    port = ${db.port}
+    login = "${db.user}"
+    password = ""
+    radius_db = "${db.database}"
+    acct_table1 = "radacct"
+    acct_table2 = "radacct"
+    postauth_table = "radpostauth"
+    authcheck_table = "radcheck"
+    groupcheck_table = "radgroupcheck"
+    authreply_table = "radreply"
+    groupreply_table = "radgroupreply"
+    usergroup_table = "radusergroup"
+    delete_stale_sessions = yes
+    postgresql {
+      send_application_name = yes
+    }
+    pool {
+      start = \${thread[pool].start_servers}
+      min = \${thread[pool].min_spare_servers}
+      max = \${thread[pool].max_servers}
+      spare = \${thread[pool].max_spare_servers}
+      uses = 0
+      retry_delay = 30
+      lifetime = 0
+      idle_timeout = 60
+    }
+    client_table = "nas"
+    group_attribute = "SQL-Group"
+    $INCLUDE ${DEBIAN_SQL}/queries.conf
+  }
+`;
+}
+
+/** Debian's default site runs the `acct_unique` policy in preacct; the stock queries key radacct rows on its result. */
+const PREACCT_UNIQUE_ID = `    update request {
+      &Acct-Unique-Session-Id := "%{md5:%{User-Name},%{Acct-Session-Id},%{NAS-IP-Address},%{NAS-Identifier},%{NAS-Port-ID},%{NAS-Port}}"
+    }
+`;
+
+/** Puts rlm_sql's PostgreSQL driver in place from Debian's packages when it is missing and we are root. */
+export function ensureFreeradiusPostgresql(say: (line: string) => void): void {
+  if (existsSync('/usr/lib/freeradius/rlm_sql_postgresql.so')) return;
+  if (process.getuid?.() !== 0 || !has('apt-get')) throw new Error('rlm_sql_postgresql is needed (Debian/Ubuntu: sudo apt-get install freeradius-postgresql)');
+  say('rlm_sql_postgresql missing: installing freeradius-postgresql from Debian packages (apt-get)...');
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  if (spawnSync('apt-get', ['install', '-y', '-qq', 'freeradius-postgresql'], { stdio: ['ignore', 'inherit', 'inherit'], env }).status !== 0) {
+    throw new Error('apt-get install freeradius-postgresql failed');
+  }
+}
+
+/**
+ * Makes `db.database` with Debian's stock schema and, per MAC, what the `files` configuration says:
+ * radcheck Auth-Type := Accept, radreply Session-Timeout and WISPr-Bandwidth-Max-Down. `admin` is a
+ * connection to another database of the same server (the new one is created from there).
+ */
+export async function prepareRadiusDatabase(admin: string, db: PgTarget, o: Pick<FreeradiusOptions, 'macs' | 'sessionTimeoutSec' | 'bandwidthDownBps'>): Promise<void> {
+  const run = async (url: string, fn: (c: pg.Client) => Promise<void>): Promise<void> => {
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    try { await fn(c); } finally { await c.end(); }
+  };
+  await run(admin, async (c) => { await c.query(`CREATE DATABASE ${db.database}`); });
+  await run(`postgres://${db.user}@${db.host}:${db.port}/${db.database}`, async (c) => {
+    await c.query(readFileSync(join(DEBIAN_SQL, 'schema.sql'), 'utf8'));
+    await c.query(`INSERT INTO radcheck (username, attribute, op, value) SELECT u, 'Auth-Type', ':=', 'Accept' FROM unnest($1::text[]) u`, [o.macs]);
+    await c.query(`INSERT INTO radreply (username, attribute, op, value)
+      SELECT u, a, '=', v FROM unnest($1::text[]) u, (VALUES ('Session-Timeout', $2::text), ('WISPr-Bandwidth-Max-Down', $3::text)) r(a, v)`,
+    [o.macs, String(o.sessionTimeoutSec), String(o.bandwidthDownBps)]);
+  });
 }
 
 /** Starts `freeradius -f -d <dir>` (foreground, not -X: its worker threads, no debug output). */

@@ -54,7 +54,7 @@ export function accessRequest(w: PacketWriter, id: number, authenticator: Buffer
     .finishAccessRequest(secret);
 }
 
-export interface AcctFields { status: number; mac: string; sessionId: string; inOctets: number; outOctets: number; sessionTime: number; cause?: number; nasPortId?: string }
+export interface AcctFields { status: number; mac: string; sessionId: string; inOctets: number; outOctets: number; sessionTime: number; cause?: number; nasPortId?: string; nasIp?: string }
 
 /** An Accounting-Request (Start, Interim-Update or Stop) for one guest's session. */
 export function accountingRequest(w: PacketWriter, id: number, f: AcctFields, secret: string): Buffer {
@@ -63,6 +63,8 @@ export function accountingRequest(w: PacketWriter, id: number, f: AcctFields, se
     .string(Attr.USER_NAME, f.mac).string(Attr.CALLING_STATION_ID, f.mac)
     .string(Attr.CALLED_STATION_ID, BENCH_CALLED_STATION);
   if (f.nasPortId !== undefined) w.string(Attr.NAS_PORT_ID, f.nasPortId);
+  // A NAS names itself in accounting (RFC 2866 §5: NAS-IP-Address or NAS-Identifier); the SQL stack's radacct row needs it.
+  if (f.nasIp !== undefined) w.ipv4(Attr.NAS_IP_ADDRESS, f.nasIp);
   w.string(Attr.ACCT_SESSION_ID, f.sessionId)
     .uint32(Attr.ACCT_INPUT_OCTETS, f.inOctets & 0xffffffff).uint32(Attr.ACCT_OUTPUT_OCTETS, f.outOctets & 0xffffffff)
     .uint32(Attr.ACCT_SESSION_TIME, f.sessionTime).uint32(Attr.ACCT_DELAY_TIME, 0);

@@ -123,7 +123,8 @@ class Lane {
   readonly slots: (Outstanding | undefined)[] = new Array(256);
   readonly free: number[] = Array.from({ length: 256 }, (_, i) => i);
   sent = 0;
-  constructor(readonly socket: Socket, readonly index: number, readonly nasPortId: string | undefined) {}
+  /** `nasIp`: the address the lane sends from when known (IPv4 loopback), named in accounting as NAS-IP-Address. */
+  constructor(readonly socket: Socket, readonly index: number, readonly nasPortId: string | undefined, readonly nasIp: string | undefined) {}
 
   /** The n-th MAC of this lane: the MACs i with i mod lanes = index, in turn (fewer MACs than lanes: shared). */
   macIndex(n: number, lanes: number, macs: number): number {
@@ -174,7 +175,7 @@ async function main(): Promise<void> {
     const local = isLoopback(o.host) ? (isIP(o.host) === 6 ? '::1' : '127.0.0.1') : undefined;
     await new Promise<void>((resolve) => s.bind(0, local, resolve));
     try { s.setRecvBufferSize(4 * 1024 * 1024); s.setSendBufferSize(4 * 1024 * 1024); } catch { /* kernel cap */ }
-    const lane = new Lane(s, i, o.sources === undefined ? undefined : `bench${i}`);
+    const lane = new Lane(s, i, o.sources === undefined ? undefined : `bench${i}`, local === '127.0.0.1' ? local : undefined);
     s.on('message', (msg) => {
       const len = checkFraming(msg);
       const id = msg.length > 1 ? msg[1]! : -1;
@@ -220,7 +221,7 @@ async function main(): Promise<void> {
       if (isAcct) {
         packet = accountingRequest(writer, id, {
           status: AcctStatusType.INTERIM_UPDATE, mac, sessionId: `bench-${mac}`,
-          inOctets: sent & 0xffffff, outOctets: (sent * 7) & 0xffffff, sessionTime: 60, nasPortId: lane.nasPortId,
+          inOctets: sent & 0xffffff, outOctets: (sent * 7) & 0xffffff, sessionTime: 60, nasPortId: lane.nasPortId, nasIp: lane.nasIp,
         }, o.secret);
       } else {
         packet = accessRequest(writer, id, authenticators.next(), mac, o.password, o.secret, lane.nasPortId);

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { createLogger, DEFAULT_CODE_FORMAT, Engine, loadConfig, projectPath } from '../engine/index.js';
 import { freeUdpPort, startLocalServices } from '../scripts/local-services.js';
-import { ensureFreeradiusInstalled, spawnFreeradius, stopDebianFreeradius, writeFreeradiusConfig } from './freeradius.js';
+import { ensureFreeradiusInstalled, ensureFreeradiusPostgresql, prepareRadiusDatabase, spawnFreeradius, stopDebianFreeradius, writeFreeradiusConfig, type PgTarget } from './freeradius.js';
 
 /**
  * Scenario: RADIUS for authorised devices, the engine against FreeRADIUS 3.2
@@ -21,6 +21,12 @@ import { ensureFreeradiusInstalled, spawnFreeradius, stopDebianFreeradius, write
  *    MAC, so the engine's account-session script adds usage and checks the
  *    daily quota on every packet; FreeRADIUS answers accounting with no
  *    module (nothing stored), which is the floor, not a like-for-like.
+ *  - The stack deployments run, as a third server (`freeradius-sql`, unless
+ *    BENCH_SQL_STACK=0): FreeRADIUS with rlm_sql on PostgreSQL, Debian's stock
+ *    schema and queries, for authorize (radcheck, radreply) and accounting
+ *    (radacct). It answers an interim after its SQL statement commits, the
+ *    engine after Redis (AOF everysec); this bench's throw-away PostgreSQL runs
+ *    with fsync off, which flatters the SQL stack, not the engine.
  *
  * Setup, all thrown away: Redis and PostgreSQL in a temp folder; a tenant, a
  * hotspot, a NAS client for 127.0.0.1 (Message-Authenticator required), one
@@ -42,7 +48,8 @@ import { ensureFreeradiusInstalled, spawnFreeradius, stopDebianFreeradius, write
  *
  * Targets (the issue): Access-Request at or above FreeRADIUS's rate (judged on
  * radclient, the neutral tool the target was stated with); Interim-Update at
- * >= 20,000/s on the engine (judged on radius-load, the tool with growing counters).
+ * >= 20,000/s on the engine (judged on radius-load, the tool with growing counters);
+ * against the SQL stack, Access-Request >= 5x (radclient) and Interim-Update >= 3x.
  *
  * Knobs (environment): BENCH_DURATION (s per phase, 10), BENCH_WARMUP (s, 3),
  * BENCH_ROUNDS (2), BENCH_MACS (5000), BENCH_CONCURRENCY (128: radius-load's
@@ -80,6 +87,9 @@ const CPU_PROF = process.env.BENCH_CPU_PROF;
 const SOURCES = process.env.BENCH_SOURCES === undefined ? undefined : Math.floor(num('BENCH_SOURCES', 1));
 /** radclient processes side by side (one source port each); more than 16 C processes would only measure the fork. */
 const RADCLIENT_PROCS = Math.min(Math.floor(num('BENCH_RADCLIENT_PROCS', 1)), 16);
+const SQL_STACK = process.env.BENCH_SQL_STACK !== '0';
+/** The issue's targets against FreeRADIUS + rlm_sql: Access-Request (radclient) and Interim-Update rate ratios. */
+const STACK_TARGETS = { auth: 5, acct: 3 };
 const ALL_PHASES = ['auth-rc', 'auth-gen', 'acct-gen'] as const;
 const PHASES = (process.env.BENCH_PHASES ?? ALL_PHASES.join(',')).split(',').map((p) => p.trim()).filter(Boolean);
 for (const p of PHASES) if (!(ALL_PHASES as readonly string[]).includes(p)) throw new Error(`BENCH_PHASES: unknown phase ${p} (${ALL_PHASES.join(', ')})`);
@@ -92,9 +102,9 @@ const MIN_ANSWERED = 0.9;
 /** A radclient run slower than 2,000 requests/s is broken, not slow: it is stopped there. */
 const RADCLIENT_LIMIT_S = 30 + RADCLIENT_REQUESTS / 2000;
 /** The whole run is bounded: setup (sign-in included), warm-ups, every phase at its limit, teardown. */
-const DEADLINE_MS = (300 + ROUNDS * 2 * (2 * (DURATION_S + 30) + RADCLIENT_LIMIT_S)) * 1000;
+const DEADLINE_MS = (300 + ROUNDS * (SQL_STACK ? 3 : 2) * (2 * (DURATION_S + 30) + RADCLIENT_LIMIT_S)) * 1000;
 
-type Server = 'engine' | 'freeradius';
+type Server = 'engine' | 'freeradius' | 'freeradius-sql';
 type Phase = 'auth-rc' | 'auth-gen' | 'acct-gen';
 interface Figures {
   phase: Phase; server: Server; sent: number; answered: number; accepts: number; rejects: number; lost: number; bad: number;
@@ -329,26 +339,37 @@ async function main(): Promise<number> {
     if (live < MACS) say(`warning: ${live} of ${MACS} sessions live in the actors before the load`);
     const rssSignedIn = rssMb(service.pid!);
 
-    const frDir = join(dir, 'freeradius');
-    mkdirSync(frDir);
-    const frPorts = { auth: await freeUdpPort(), acct: await freeUdpPort() };
-    writeFreeradiusConfig({ dir: frDir, host: HOST, authPort: frPorts.auth, acctPort: frPorts.acct, secret: SECRET, macs, sessionTimeoutSec: 14_400, bandwidthDownBps: 10_000_000 });
-    const frLog: string[] = [];
-    const fr = spawnFreeradius(frDir, (l) => { if (frLog.push(l) > 50) frLog.shift(); });
-    undo.push(() => stopChild(fr));
+    const frOptions = { host: HOST, secret: SECRET, macs, sessionTimeoutSec: 14_400, bandwidthDownBps: 10_000_000 };
     const one = join(dir, 'one.txt');
     writeRadclientFile(one, macs.slice(0, 1));
-    for (at = Date.now(); ;) {
-      if (fr.exitCode !== null) throw new Error(`freeradius exited with ${fr.exitCode}:\n${frLog.join('\n')}`);
-      const r = await run('radclient', ['-r', '1', '-t', '0.5', '-f', one, `${HOST}:${frPorts.auth}`, 'auth', SECRET], 5);
-      if (r.out.includes('Received Access-Accept')) break;
-      if (Date.now() - at > 20_000) throw new Error(`freeradius did not accept within 20 s:\n${frLog.join('\n')}\n${r.out}`);
-      await new Promise((res) => setTimeout(res, 300));
-    }
-
-    const servers: Record<Server, { pid: number; ports: { auth: number; acct: number } }> = {
-      engine: { pid: service.pid!, ports: ready.radius }, freeradius: { pid: fr.pid!, ports: frPorts },
+    /** A FreeRADIUS of its own folder and ports, answering an Access-Accept for the first MAC before it is measured. */
+    const freeradius = async (name: string, sql?: PgTarget): Promise<{ pid: number; ports: { auth: number; acct: number } }> => {
+      const frDir = join(dir, name);
+      mkdirSync(frDir);
+      const ports = { auth: await freeUdpPort(), acct: await freeUdpPort() };
+      writeFreeradiusConfig({ dir: frDir, authPort: ports.auth, acctPort: ports.acct, ...frOptions, sql });
+      const frLog: string[] = [];
+      const fr = spawnFreeradius(frDir, (l) => { if (frLog.push(l) > 50) frLog.shift(); });
+      undo.push(() => stopChild(fr));
+      for (const at = Date.now(); ;) {
+        if (fr.exitCode !== null) throw new Error(`${name} exited with ${fr.exitCode}:\n${frLog.join('\n')}`);
+        const r = await run('radclient', ['-r', '1', '-t', '0.5', '-f', one, `${HOST}:${ports.auth}`, 'auth', SECRET], 5);
+        if (r.out.includes('Received Access-Accept')) break;
+        if (Date.now() - at > 20_000) throw new Error(`${name} did not accept within 20 s:\n${frLog.join('\n')}\n${r.out}`);
+        await new Promise((res) => setTimeout(res, 300));
+      }
+      return { pid: fr.pid!, ports };
     };
+    const servers: Partial<Record<Server, { pid: number; ports: { auth: number; acct: number } }>> = {
+      engine: { pid: service.pid!, ports: ready.radius }, freeradius: await freeradius('freeradius'),
+    };
+    if (SQL_STACK) {
+      ensureFreeradiusPostgresql(say);
+      const db: PgTarget = { host: HOST, port: local.pgPort, user: 'postgres', database: 'radius_bench' };
+      await prepareRadiusDatabase(local.databaseUrl, db, frOptions);
+      servers['freeradius-sql'] = await freeradius('freeradius-sql', db);
+    }
+    const serverNames = Object.keys(servers) as Server[];
     const nproc = spawnSync('nproc').stdout.toString().trim();
     // The tree under test, for the record: figures belong to a commit (and say so when the tree is not clean).
     const git = (args: string[]): string => spawnSync('git', ['-C', projectPath(), ...args]).stdout?.toString().trim() ?? '';
@@ -358,9 +379,9 @@ async function main(): Promise<number> {
       `${rcCount * RADCLIENT_FILE_PACKETS} radclient requests (${RADCLIENT_FILE_PACKETS} packets x ${rcCount}); ` +
       `source ports per tool: radius-load ${SOURCES ?? 'one'}, radclient ${RADCLIENT_PROCS}; nproc ${nproc}, node ${process.version}, ` +
       `load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
-    for (const s of ['engine', 'freeradius'] as const) {
-      const w = await radiusLoad(servers[s].ports, macFile, WARMUP_S, false);
-      await radiusLoad(servers[s].ports, macFile, Math.min(2, WARMUP_S), true);
+    for (const s of serverNames) {
+      const w = await radiusLoad(servers[s]!.ports, macFile, WARMUP_S, false);
+      await radiusLoad(servers[s]!.ports, macFile, Math.min(2, WARMUP_S), true);
       say(`  warm-up ${s}: ${Math.round(w.answered / w.seconds)} Access-Request/s`);
     }
 
@@ -370,11 +391,11 @@ async function main(): Promise<number> {
     const dup0 = await metric(base, 'guestwifi_radius_replies_total{kind="duplicate"}');
     const results: Figures[] = [];
     for (let round = 0; round < ROUNDS; round++) {
-      const order: Server[] = round % 2 === 0 ? ['engine', 'freeradius'] : ['freeradius', 'engine'];
+      const order: Server[] = round % 2 === 0 ? serverNames : [...serverNames].reverse();
       for (const phase of ALL_PHASES) {
         if (!PHASES.includes(phase)) continue;
         for (const server of order) {
-          const { pid, ports } = servers[server];
+          const { pid, ports } = servers[server]!;
           const from = process.hrtime.bigint() / 1000n;
           const [f, cpu] = await withCpu(pid, redisPid, () => (phase === 'auth-rc'
             ? radclient(ports.auth, rcFiles, rcCount)
@@ -385,7 +406,7 @@ async function main(): Promise<number> {
           if (CPU_PROF && server === 'engine') {
             say(`  profile window: node dist/bench/cpu-profile-summary.js <file> --from ${from} --to ${process.hrtime.bigint() / 1000n} --requests ${f.answered}`);
           }
-          say(`  round ${round + 1} ${phase.padEnd(8)} ${server.padEnd(10)} ${Math.round(rps).toString().padStart(6)}/s  ` +
+          say(`  round ${round + 1} ${phase.padEnd(8)} ${server.padEnd(14)} ${Math.round(rps).toString().padStart(6)}/s  ` +
             `p50 ${f.p50.toFixed(2)} ms p99 ${f.p99.toFixed(2)} ms  sent ${f.sent} answered ${f.answered} reject ${f.rejects} lost ${f.lost} bad ${f.bad}  ` +
             `cpu % of a core: server ${cpu.server} (main thread ${cpu.main}) redis ${cpu.redis} rest ${cpu.rest}, idle ${cpu.idle}%; ` +
             `cpu us/request: server ${Math.round(cpu.serverUs / f.answered)} redis ${Math.round(cpu.redisUs / f.answered)}`);
@@ -398,7 +419,7 @@ async function main(): Promise<number> {
     const stats = [...redisCli('info', 'commandstats').matchAll(/cmdstat_(\w+):calls=(\d+),usec=(\d+),usec_per_call=([\d.]+)/g)]
       .map((m) => ({ cmd: m[1]!, calls: Number(m[2]), usec: Number(m[3]), per: Number(m[4]) })).sort((a, b) => b.usec - a.usec).slice(0, 8);
     say(`  redis commandstats (measured phases): ${stats.map((c) => `${c.cmd} ${c.calls} calls ${c.per.toFixed(2)} us/call`).join(', ')}`);
-    const engineRss = rssMb(service.pid!), frRss = rssMb(fr.pid!);
+    const engineRss = rssMb(service.pid!), frRss = rssMb(servers.freeradius!.pid);
     say(`  rss: engine ${rssAtReady.toFixed(0)} MB ready, ${rssSignedIn.toFixed(0)} MB with ${MACS} sessions in its actors before the load, ` +
       `${engineRss.toFixed(0)} MB at the end; freeradius ${frRss.toFixed(0)} MB at the end`);
     const liveEnd = await metric(base, 'guestwifi_live_sessions_in_actors');
@@ -422,15 +443,25 @@ async function main(): Promise<number> {
     };
     const rc = part('auth-rc', 'auth radclient'), gen = part('auth-gen', 'auth radius-load'), acct = part('acct-gen', 'acct interim radius-load');
     const ran = (phase: Phase): boolean => PHASES.includes(phase);
+    // Against the SQL stack: the engine's rate over freeradius-sql's, per phase run.
+    const stack = (phase: Phase): number => total(phase, 'engine').rps / total(phase, 'freeradius-sql').rps;
+    const stackText = SQL_STACK
+      ? (['auth-rc', 'auth-gen', 'acct-gen'] as const).filter(ran).map((p) => `${p} ${Math.round(total(p, 'freeradius-sql').rps)}/s (engine ${stack(p).toFixed(1)}x)`).join(', ')
+      : '';
+    const stackAuth = !SQL_STACK || !ran('auth-rc') || stack('auth-rc') >= STACK_TARGETS.auth;
+    const stackAcct = !SQL_STACK || !ran('acct-gen') || stack('acct-gen') >= STACK_TARGETS.acct;
     const broken = results.filter((r) => r.answered < MIN_ANSWERED * r.sent || r.rejects > 0 || r.bad > 0 || r.accepts !== r.answered - r.rejects)
       .map((r) => `${r.phase} ${r.server}`);
     const authPass = !ran('auth-rc') || rc.ratio >= 1, acctPass = !ran('acct-gen') || acct.e.rps >= TARGET_ACCT_RPS;
-    const verdict = broken.length ? `BROKEN: ${[...new Set(broken)].join(', ')}` : authPass && acctPass ? 'PASS' : 'FAIL';
+    const met = authPass && acctPass && stackAuth && stackAcct;
+    const verdict = broken.length ? `BROKEN: ${[...new Set(broken)].join(', ')}` : met ? 'PASS' : 'FAIL';
     const texts = ([['auth-rc', rc], ['auth-gen', gen], ['acct-gen', acct]] as const).filter(([p]) => ran(p)).map(([, x]) => x.text);
     process.stdout.write(`radius-vs-freeradius: ${texts.join(' ; ')} ; engine drops ${engineDrops} duplicates ${duplicates} ; source ports radius-load ${SOURCES ?? 1} radclient ${RADCLIENT_PROCS} ; ` +
       `rss engine ${engineRss.toFixed(0)} MB at the end with ${liveEnd} live sessions (${rssSignedIn.toFixed(0)} MB before the load), freeradius ${frRss.toFixed(0)} MB ; ` +
-      `targets: auth radclient ratio >= 1 ${authPass ? 'pass' : 'miss'}, acct >= ${TARGET_ACCT_RPS}/s ${acctPass ? 'pass' : 'miss'} ; ${verdict}\n`);
-    return broken.length ? 1 : authPass && acctPass ? 0 : 2;
+      (SQL_STACK ? `freeradius + rlm_sql (PostgreSQL, Debian's schema and queries): ${stackText} ; ` : '') +
+      `targets: auth radclient ratio >= 1 ${authPass ? 'pass' : 'miss'}, acct >= ${TARGET_ACCT_RPS}/s ${acctPass ? 'pass' : 'miss'}` +
+      (SQL_STACK ? `, against the SQL stack auth >= ${STACK_TARGETS.auth}x ${stackAuth ? 'pass' : 'miss'}, acct >= ${STACK_TARGETS.acct}x ${stackAcct ? 'pass' : 'miss'}` : '') + ` ; ${verdict}\n`);
+    return broken.length ? 1 : met ? 0 : 2;
   } finally {
     await teardown();
   }
