@@ -1,10 +1,10 @@
-import { randomInt } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { projectPath } from '../../engine/index.js';
+import { benchLoopback } from '../support/loopback-nas.js';
 import { startRedisCluster, type TestCluster } from '../support/redis-cluster.js';
 
 /**
@@ -38,7 +38,7 @@ describe('the stadium storm on a Redis Cluster with two processes', () => {
         '--guests', '200', '--over', '2', '--otp-share', '0', '--interim', '0.5', '--stay', '1', '--tail', '2',
         '--processes', '2', '--kill-at', '1', '--json-lines', lines, '--redis-url', cluster.url, '--database-url', inject('databaseUrl'),
         // The NASes on loopback addresses of their own (127.0.0.1 is another file's NAS client in this Postgres).
-        '--nas-address', `127.${randomInt(16, 250)}.${randomInt(0, 256)}.${randomInt(2, 250)}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+        '--nas-address', benchLoopback()], { stdio: ['ignore', 'pipe', 'pipe'] });
       let stdout = '', stderr = '';
       child.stdout.on('data', (c: Buffer) => { stdout += c.toString(); });
       child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { projectPath } from '../../engine/index.js';
-import { randomLoopback } from '../support/loopback-nas.js';
+import { benchLoopback } from '../support/loopback-nas.js';
 
 /**
  * Issue 22 "Must show": exactly-once session records under the stadium storm with
@@ -42,7 +42,7 @@ describe('bench/stadium-storm', () => {
     const r = await runStorm(['--guests', '300', '--over', '3', '--otp-share', '0.1', '--interim', '0.5', '--stay', '1.5', '--tail', '2',
       '--kill-at', '1.5', '--json-lines', lines, '--redis-url', `${inject('redisUrl')}/8`, '--database-url', inject('databaseUrl'),
       // The NAS on a loopback address of its own: 127.0.0.1 is another file's NAS client in this Postgres.
-      '--nas-address', randomLoopback()]);
+      '--nas-address', benchLoopback()]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^stadium-storm: 300 guests .* EXACTLY ONCE\n$/);
     expect(r.stderr).toMatch(/kill -9 the service at/);

@@ -25,6 +25,13 @@ export const randomLoopback = (): string => `127.${randomInt(16, 250)}.${randomI
 export const strangerLoopback = (): string => `127.${randomInt(1, 16)}.${randomInt(0, 256)}.${randomInt(2, 255)}`;
 
 /**
+ * A loopback address for a bench that registers its NAS itself (stadium-storm's --nas-address): in
+ * 127.250.0.0/16, where no test draws, since the bench cannot draw again when another file holds it;
+ * with room after it for the next addresses (--processes: a NAS per process).
+ */
+export const benchLoopback = (): string => `127.250.${randomInt(0, 256)}.${randomInt(2, 240)}`;
+
+/**
  * Registers a NAS client for `hotspotId` on a loopback address no other test file holds, and answers the address
  * and the 201. The test files share one Postgres, where an address belongs to one tenant, and every file draws its
  * addresses at random: an address another file holds (409) is given up for another. `body(ip)` is the request body;
