@@ -23,8 +23,12 @@ export function ensureFreeradiusInstalled(say: (line: string) => void): void {
     throw new Error('freeradius and radclient are needed (Debian/Ubuntu: sudo apt-get install freeradius freeradius-utils)');
   }
   say('freeradius/radclient missing: installing freeradius and freeradius-utils from Debian packages (apt-get)...');
+  aptGet(['update', '-qq'], ['install', '-y', '-qq', 'freeradius', 'freeradius-utils']);
+}
+
+function aptGet(...runs: string[][]): void {
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  for (const args of [['update', '-qq'], ['install', '-y', '-qq', 'freeradius', 'freeradius-utils']]) {
+  for (const args of runs) {
     if (spawnSync('apt-get', args, { stdio: ['ignore', 'inherit', 'inherit'], env }).status !== 0) throw new Error(`apt-get ${args.join(' ')} failed`);
   }
 }
@@ -238,10 +242,7 @@ export function ensureFreeradiusPostgresql(say: (line: string) => void): void {
   if (existsSync('/usr/lib/freeradius/rlm_sql_postgresql.so')) return;
   if (process.getuid?.() !== 0 || !has('apt-get')) throw new Error('rlm_sql_postgresql is needed (Debian/Ubuntu: sudo apt-get install freeradius-postgresql)');
   say('rlm_sql_postgresql missing: installing freeradius-postgresql from Debian packages (apt-get)...');
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  if (spawnSync('apt-get', ['install', '-y', '-qq', 'freeradius-postgresql'], { stdio: ['ignore', 'inherit', 'inherit'], env }).status !== 0) {
-    throw new Error('apt-get install freeradius-postgresql failed');
-  }
+  aptGet(['install', '-y', '-qq', 'freeradius-postgresql']);
 }
 
 /**
