@@ -242,7 +242,7 @@ export function ensureFreeradiusPostgresql(say: (line: string) => void): void {
   if (existsSync('/usr/lib/freeradius/rlm_sql_postgresql.so')) return;
   if (process.getuid?.() !== 0 || !has('apt-get')) throw new Error('rlm_sql_postgresql is needed (Debian/Ubuntu: sudo apt-get install freeradius-postgresql)');
   say('rlm_sql_postgresql missing: installing freeradius-postgresql from Debian packages (apt-get)...');
-  aptGet(['install', '-y', '-qq', 'freeradius-postgresql']);
+  aptGet(['update', '-qq'], ['install', '-y', '-qq', 'freeradius-postgresql']);
 }
 
 /**
