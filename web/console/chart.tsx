@@ -6,6 +6,8 @@ export interface Series {
   label: string;
   color: string;
   values: number[];
+  /** A dash pattern, so that a line is told apart by more than its colour (and seen where it runs under another). */
+  dash?: number[];
 }
 
 /**
@@ -16,7 +18,7 @@ export interface Series {
 export function TimeChart(props: { label: string; timeLabel: string; locale: string; times: number[]; series: Series[]; height?: number }): preact.JSX.Element {
   const box = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
-  const shape = props.series.map((s) => `${s.label}:${s.color}`).join('|');
+  const shape = props.series.map((s) => `${s.label}:${s.color}:${s.dash?.join(',') ?? ''}`).join('|');
 
   useEffect(() => {
     const el = box.current!;
@@ -26,7 +28,7 @@ export function TimeChart(props: { label: string; timeLabel: string; locale: str
       // Axis and legend times in the operator's language (uPlot's own templates are English).
       fmtDate: () => (d: Date) => d.toLocaleTimeString(props.locale, { hour: '2-digit', minute: '2-digit' }),
       // The x series names the legend's time in the operator's language too (uPlot's default is "Time").
-      series: [{ label: props.timeLabel }, ...props.series.map((s) => ({ label: s.label, stroke: s.color, width: 2, points: { show: false } }))],
+      series: [{ label: props.timeLabel }, ...props.series.map((s) => ({ label: s.label, stroke: s.color, width: 2, dash: s.dash, points: { show: false } }))],
       axes: [{}, { size: 48 }],
       legend: { show: true },
     };
@@ -50,7 +52,6 @@ export function TimeChart(props: { label: string; timeLabel: string; locale: str
 export interface CategorySeries extends Series {
   /** Drawn as bars (else as a line with points); a line also gets a dash so colour is never the only difference. */
   bars?: boolean;
-  dash?: number[];
 }
 
 /** Whole-number steps for count axes and category ticks (a day, a week, a month of days). */

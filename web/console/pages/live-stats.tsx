@@ -58,7 +58,7 @@ export function LiveStats(props: { fallbackActive: number | null }): preact.JSX.
             <h2>{t('l_rate')}</h2>
             <TimeChart label={t('l_rate')} timeLabel={t('l_minute')} locale={locale} times={s.per_minute.map((m) => Date.parse(m.minute) / 1000)} series={[
               { label: t('l_connects'), color: '#00703c', values: s.per_minute.map((m) => m.connects) },
-              { label: t('l_disconnects'), color: '#b10e1e', values: s.per_minute.map((m) => m.disconnects) },
+              { label: t('l_disconnects'), color: '#b10e1e', dash: [6, 4], values: s.per_minute.map((m) => m.disconnects) },
             ]} />
           </div>
         </div>
