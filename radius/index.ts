@@ -2,7 +2,8 @@
  * The RADIUS layer's public surface for the wiring (scripts/) and tools
  * (bench/). It reaches the engine only through engine/index.ts.
  */
-export { RadiusServer, RADSEC_SECRET, type RadiusServerOptions, type RadiusServerStats } from './radius-server.js';
+export { RadiusServer } from './radius-server.js';
+export { RADSEC_SECRET, type RadiusServerOptions, type RadiusServerStats } from './radius-server-options.js';
 export { RadiusThreads, type RadiusThreadsOptions } from './radius-threads.js';
 export { RadsecListener, certificateNames, type RadsecListenerOptions } from './radsec-listener.js';
 export { CoaClient, type CoaClientOptions, type CoaClientStats } from './coa-client.js';

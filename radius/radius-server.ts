@@ -7,75 +7,14 @@ import { encodeAccountingResponse, readAccountingRequest } from './accounting-re
 import { Attr, Code } from './attributes.js';
 import { HEADER_LENGTH, checkFraming, findAttribute, readString } from './codec.js';
 import { DuplicateCache, type DuplicateEntry } from './duplicate-cache.js';
-import { DropReason, RadiusErrors } from './errors.js';
+import { DropReason } from './errors.js';
 import { PacketWriter } from './packet-writer.js';
 import { RadiusCrypto } from './radius-crypto.js';
-import { RadiusDictionary } from './radius-dictionary.js';
 import { MetricName, Timed, type RadiusMetrics } from './radius-metrics.js';
+import { emptyStats, readServerOptions, RADSEC_SECRET, type Peer, type RadiusServerOptions, type RadiusServerStats } from './radius-server-options.js';
 import { statusReply } from './status-server.js';
 
-export interface RadiusServerOptions {
-  /** The engine side: NAS lookup, authorization, accounting. */
-  handler: RadiusHandler;
-  /** Access-Request port (1812); 0 picks a free one. */
-  authPort: number;
-  /** Accounting-Request port (1813); 0 picks a free one. */
-  acctPort: number;
-  /** IP address to bind, e.g. '0.0.0.0', '::' or '127.0.0.1'. */
-  host: string;
-  logger: Logger;
-  metrics?: RadiusMetrics;
-  /** Vendor dictionaries; default: radius/dictionaries, loaded in the constructor. */
-  dictionary?: RadiusDictionary;
-  /** How long a request is remembered for duplicate detection (RFC 5080 §2.2.2). Default 30 s. */
-  duplicateTtlMs?: number;
-  /** At most this many remembered requests. Default 100,000. */
-  duplicateMaxEntries?: number;
-  /** Requests waiting for the engine beyond this are dropped (the NAS retransmits). Default 10,000. */
-  maxInFlight?: number;
-  /** SO_RCVBUF per socket, to absorb bursts while the event loop is busy. Default 4 MiB (the kernel may cap it). */
-  socketBufferBytes?: number;
-  /**
-   * SO_REUSEPORT on both sockets: several RADIUS threads bind the same ports and the kernel hashes each
-   * datagram by its source and destination to one of them (radius-threads.ts). Default false.
-   */
-  reusePort?: boolean;
-  /**
-   * false: no UDP socket at all; the server only answers what receiveStream() hands it (RadSec on the main
-   * thread while RADIUS threads own the UDP ports). Default true.
-   */
-  udp?: boolean;
-}
-
-/** Counters since start, for tests and diagnostics; the same figures go to `metrics`. */
-export interface RadiusServerStats {
-  received: { auth: number; acct: number };
-  accepts: number;
-  rejects: number;
-  accountingResponses: number;
-  /** Retransmissions answered from the duplicate cache. */
-  duplicatesAnswered: number;
-  /** Status-Server packets answered (RFC 5997). */
-  statusAnswered: number;
-  dropped: Record<DropReason, number>;
-  inFlight: number;
-}
-
 type Port = 'auth' | 'acct';
-
-/**
- * Where a packet came from and its reply goes: a UDP sender (Node's
- * RemoteInfo, answered from the socket it reached), or a RadSec connection
- * (radsec-listener.ts), which answers on its own TLS stream with `reply`.
- */
-export interface Peer extends RemoteInfo {
-  reply?: (packet: Buffer) => void;
-  /** A RadSec connection's client certificate names, lower case (radsec-listener.ts): what a NAS record's radsecCertName must be one of. */
-  certNames?: readonly string[];
-}
-
-/** RFC 6614 §2.3: over TLS the RADIUS shared secret is this fixed string; TLS carries the protection. */
-export const RADSEC_SECRET = 'radsec';
 
 /** The Authenticator field as seen by an Accounting-Request's Message-Authenticator (never written to). */
 const ZERO_AUTHENTICATOR = Buffer.alloc(16);
@@ -120,39 +59,19 @@ export class RadiusServer {
   private readonly certWarned = new WeakSet<Peer>();
 
   constructor(opts: RadiusServerOptions) {
-    const bad = (why: string) => RadiusErrors.RADIUS_BAD_OPTIONS(`RadiusServer: ${why}`);
-    const h = opts?.handler;
-    if (!h || typeof h.nasByIp !== 'function' || typeof h.authorize !== 'function' || typeof h.account !== 'function') {
-      throw bad('handler must implement nasByIp, authorize and account');
-    }
-    for (const [k, v] of [['authPort', opts.authPort], ['acctPort', opts.acctPort]] as const) {
-      if (!Number.isInteger(v) || v < 0 || v > 65535) throw bad(`${k} must be an integer 0..65535, got ${String(v)}`);
-    }
-    if (opts.authPort !== 0 && opts.authPort === opts.acctPort) throw bad('authPort and acctPort must differ');
-    if (typeof opts.host !== 'string' || isIP(opts.host) === 0) throw bad(`host must be an IP address, got ${JSON.stringify(opts.host)}`);
-    if (!opts.logger) throw bad('logger is required');
-    const positive = (name: string, v: number | undefined, dflt: number): number => {
-      if (v === undefined) return dflt;
-      if (!Number.isInteger(v) || v <= 0) throw bad(`${name} must be a positive integer, got ${String(v)}`);
-      return v;
-    };
-    this.handler = h;
-    this.log = opts.logger;
-    this.metrics = opts.metrics;
-    this.host = opts.host;
-    this.wantPorts = { auth: opts.authPort, acct: opts.acctPort };
-    this.maxInFlight = positive('maxInFlight', opts.maxInFlight, 10_000);
-    this.socketBufferBytes = positive('socketBufferBytes', opts.socketBufferBytes, 4 * 1024 * 1024);
-    this.reusePort = opts.reusePort === true;
-    this.udp = opts.udp !== false;
-    this.cache = new DuplicateCache(
-      positive('duplicateTtlMs', opts.duplicateTtlMs, 30_000),
-      positive('duplicateMaxEntries', opts.duplicateMaxEntries, 100_000),
-    );
-    this.encoder = new AccessReplyEncoder(opts.dictionary ?? RadiusDictionary.load());
-    const dropped = {} as Record<DropReason, number>;
-    for (const r of Object.values(DropReason)) dropped[r] = 0;
-    this.counts = { received: { auth: 0, acct: 0 }, accepts: 0, rejects: 0, accountingResponses: 0, duplicatesAnswered: 0, statusAnswered: 0, dropped, inFlight: 0 };
+    const s = readServerOptions(opts);
+    this.handler = s.handler;
+    this.log = s.log;
+    this.metrics = s.metrics;
+    this.host = s.host;
+    this.wantPorts = s.ports;
+    this.maxInFlight = s.maxInFlight;
+    this.socketBufferBytes = s.socketBufferBytes;
+    this.reusePort = s.reusePort;
+    this.udp = s.udp;
+    this.cache = new DuplicateCache(s.duplicateTtlMs, s.duplicateMaxEntries);
+    this.encoder = new AccessReplyEncoder(s.dictionary);
+    this.counts = emptyStats();
     if (this.metrics) {
       this.metrics.counter(MetricName.RECEIVED, 'RADIUS datagrams received, by port', 'port');
       this.metrics.counter(MetricName.REPLIES, 'RADIUS replies sent, by kind', 'kind');

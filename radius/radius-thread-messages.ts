@@ -1,5 +1,5 @@
 import type { AccessDecision, AccessRequestMsg, AccountingMsg, MetricsSnapshot, NasRow } from '../engine/index.js';
-import type { RadiusServerStats } from './radius-server.js';
+import type { RadiusServerStats } from './radius-server-options.js';
 
 /** What a RADIUS thread starts with (radius-thread.ts). */
 export interface RadiusThreadData {

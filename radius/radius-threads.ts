@@ -5,7 +5,7 @@ import {
   type AccessRequestMsg, type AccountingMsg, type Logger, type MetricsSnapshot, type NasRow, type RadiusHandler,
 } from '../engine/index.js';
 import { DropReason, RadiusErrors } from './errors.js';
-import type { RadiusServerStats } from './radius-server.js';
+import type { RadiusServerStats } from './radius-server-options.js';
 import type { FromRadiusThread, RadiusThreadData, ReplyItem, RequestItem, ToRadiusThread } from './radius-thread-messages.js';
 
 /** Where the threads' metrics are summed (the engine's Metrics). */

@@ -2,7 +2,8 @@ import { isIP } from 'node:net';
 import { createServer, type PeerCertificate, type Server, type TLSSocket } from 'node:tls';
 import type { Logger } from '../engine/index.js';
 import { HEADER_LENGTH, MAX_PACKET_LENGTH } from './codec.js';
-import type { Peer, RadiusServer } from './radius-server.js';
+import type { Peer } from './radius-server-options.js';
+import type { RadiusServer } from './radius-server.js';
 
 export interface RadsecListenerOptions {
   /** The RADIUS server whose rules, NAS lookup and duplicate detection the packets go through. */
