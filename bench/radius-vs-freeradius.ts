@@ -1,4 +1,4 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -6,7 +6,9 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { createLogger, DEFAULT_CODE_FORMAT, Engine, loadConfig, projectPath } from '../engine/index.js';
 import { freeUdpPort, startLocalServices } from '../scripts/local-services.js';
+import { say, stopChild, Teardown } from './bench-kit.js';
 import { ensureFreeradiusInstalled, ensureFreeradiusPostgresql, prepareRadiusDatabase, spawnFreeradius, stopDebianFreeradius, writeFreeradiusConfig, type PgTarget } from './freeradius.js';
+import { RadiusTools, rssMb, withCpu, writeRadclientFile, type Cpu, type ToolFigures } from './radius-tools.js';
 
 /**
  * Scenario: RADIUS for authorised devices, the engine against FreeRADIUS 3.2
@@ -106,90 +108,11 @@ const DEADLINE_MS = (300 + ROUNDS * (SQL_STACK ? 3 : 2) * (2 * (DURATION_S + 30)
 
 type Server = 'engine' | 'freeradius' | 'freeradius-sql';
 type Phase = 'auth-rc' | 'auth-gen' | 'acct-gen';
-interface Figures {
-  phase: Phase; server: Server; sent: number; answered: number; accepts: number; rejects: number; lost: number; bad: number;
-  seconds: number; p50: number; p99: number; cpu: Cpu;
-}
-/**
- * Percent of one core over the phase: the server (all its threads), its main
- * thread alone (the engine's UDP, codec and hop to the actors run there; the
- * rest is actor threads and V8's GC helpers), Redis, everything else (mostly
- * the load tool and other jobs on the machine); and the CPU time itself (µs).
- */
-interface Cpu { server: number; main: number; redis: number; rest: number; idle: number; serverUs: number; redisUs: number }
+interface Figures extends ToolFigures { phase: Phase; server: Server; cpu: Cpu }
 
-const say = (line: string): void => { process.stderr.write(line + '\n'); };
-
-/** Load tools still running: killed by the teardown, whatever ends the bench. */
-const tools = new Set<ChildProcess>();
-
-const undo: (() => Promise<void> | void)[] = [];
-let tearingDown: Promise<void> | undefined;
-function teardown(): Promise<void> {
-  tearingDown ??= (async () => {
-    for (const t of tools) t.kill('SIGKILL');
-    for (const step of undo.reverse()) {
-      try { await step(); } catch (err) { say(`teardown: ${(err as Error).message}`); }
-    }
-  })();
-  return tearingDown;
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  await new Promise<void>((resolve) => {
-    const kill = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    child.once('exit', () => { clearTimeout(kill); resolve(); });
-    child.kill('SIGTERM');
-  });
-}
-
-/** Runs a program to its end, or kills it after `limitS` seconds (a hung tool must not hang the bench); its output, exit code and wall time. */
-function run(cmd: string, args: string[], limitS: number): Promise<{ out: string; code: number | null; seconds: number }> {
-  const at = performance.now();
-  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  tools.add(child);
-  const timer = setTimeout(() => child.kill('SIGKILL'), limitS * 1000);
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => { out += d.toString(); });
-  child.stderr!.on('data', (d: Buffer) => { out += d.toString(); });
-  return new Promise((resolve) => child.once('close', (code, signal) => {
-    clearTimeout(timer);
-    tools.delete(child);
-    if (signal === 'SIGKILL') out += `\n${cmd} killed after ${limitS} s`;
-    resolve({ out, code, seconds: (performance.now() - at) / 1000 });
-  }));
-}
-
-/** utime + stime in clock ticks (1/100 s) of a process, or of one of its threads (`tid`). */
-function cpuTicks(pid: number, tid?: number): number {
-  const stat = readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return Number(f[11]) + Number(f[12]);
-}
-function machineTicks(): [number, number] {
-  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-  return [f[3]! + f[4]!, f.reduce((a, b) => a + b, 0)];
-}
-/** Runs `fn`, returning its result and the CPU used meanwhile in percent of one core (ticks are 1/100 s). */
-async function withCpu<T>(server: number, redis: number, fn: () => Promise<T>): Promise<[T, Cpu]> {
-  const s0 = cpuTicks(server), m0 = cpuTicks(server, server), r0 = cpuTicks(redis), [i0, t0] = machineTicks(), at = Date.now();
-  const out = await fn();
-  const secs = (Date.now() - at) / 1000, [i1, t1] = machineTicks();
-  const sTicks = cpuTicks(server) - s0, rTicks = cpuTicks(redis) - r0;
-  const s = Math.round(sTicks / secs), r = Math.round(rTicks / secs);
-  const busy = (t1 - t0 - (i1 - i0)) / secs;
-  return [out, {
-    server: s, main: Math.round((cpuTicks(server, server) - m0) / secs), redis: r, rest: Math.max(0, Math.round(busy - s - r)), idle: Math.round((100 * (i1 - i0)) / Math.max(1, t1 - t0)),
-    serverUs: sTicks * 1e4, redisUs: rTicks * 1e4,
-  }];
-}
-
-function rssMb(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) / 1024 : NaN;
-}
-
+const undo = new Teardown();
+const tools = new RadiusTools({ host: HOST, secret: SECRET, concurrency: CONCURRENCY, sources: SOURCES, radclientLimitS: RADCLIENT_LIMIT_S });
+undo.push(() => tools.stop());
 /** MAC i as the NAS writes it in User-Name and Calling-Station-Id; the engine canonicalises, FreeRADIUS matches it verbatim. */
 const macOf = (i: number): string => `02-B0-00-${[i >> 16, i >> 8, i].map((b) => (b & 255).toString(16).padStart(2, '0').toUpperCase()).join('-')}`;
 
@@ -233,45 +156,6 @@ async function metric(base: string, name: string): Promise<number> {
   let sum = 0;
   for (const line of text.split('\n')) if (line.startsWith(name + ' ') || line.startsWith(name + '{')) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
   return sum;
-}
-
-/** One run of bench/radius-load.ts (a child: it never shares a thread with a server). */
-async function radiusLoad(ports: { auth: number; acct: number }, macFile: string, seconds: number, acct: boolean, requests = 5_000_000, sources = SOURCES) {
-  const r = await run(process.execPath, [projectPath('dist', 'bench', 'radius-load.js'), '--host', HOST, '--port', String(ports.auth),
-    '--acct-port', String(ports.acct), '--secret', SECRET, '--mac-file', macFile, '--concurrency', String(CONCURRENCY),
-    '--duration', String(seconds), '--acct-ratio', acct ? '1' : '0', '--requests', String(requests),
-    ...(sources === undefined ? [] : ['--sources', String(sources)])], seconds + 30);
-  const line = r.out.split('\n').find((l) => l.startsWith('radius-load '));
-  if (r.code !== 0 || !line) throw new Error(`radius-load failed (exit ${r.code}): ${r.out.slice(-500)}`);
-  const f = (k: string): number => Number(new RegExp(`(?:^| )${k.replace('/', '\\/')}=([\\d.]+)`).exec(line)?.[1] ?? NaN);
-  return {
-    sent: f('sent'), answered: f('answered'), accepts: acct ? f('acct') : f('accept'), rejects: f('reject'), lost: f('lost'), bad: f('bad'),
-    seconds: f('duration'), p50: f('p50'), p99: f('p99'),
-  };
-}
-
-/**
- * One radclient run per file, side by side (one source port each): `count` times each packet of its
- * file, the window split between them (`-p`); their own summaries (-s), summed. The phase lasts
- * until the last one ends.
- */
-async function radclient(port: number, files: string[], count: number) {
-  const window = Math.max(1, Math.floor(CONCURRENCY / files.length));
-  const at = performance.now();
-  const runs = await Promise.all(files.map((file) => run('radclient', ['-q', '-s', '-r', '1', '-t', '2', '-p', String(window), '-c', String(count), '-f', file, `${HOST}:${port}`, 'auth', SECRET], RADCLIENT_LIMIT_S)));
-  let accepts = 0, rejects = 0, lost = 0;
-  for (const r of runs) {
-    const f = (k: string): number => Number(new RegExp(`${k}\\s*:\\s*(\\d+)`).exec(r.out)?.[1] ?? NaN);
-    if (!Number.isFinite(f('Accepted'))) throw new Error(`radclient gave no summary (exit ${r.code}): ${r.out.slice(-500)}`);
-    accepts += f('Accepted'); rejects += f('Rejected'); lost += f('Lost');
-  }
-  return { sent: accepts + rejects + lost, answered: accepts + rejects, accepts, rejects, lost, bad: 0, seconds: (performance.now() - at) / 1000, p50: NaN, p99: NaN };
-}
-
-function writeRadclientFile(path: string, macs: string[]): void {
-  // Message-Authenticator = 0x00: radclient computes the real one (RFC 3579 §3.2), as a NAS must for our client.
-  writeFileSync(path, macs.map((m) => `User-Name = "${m}"\nUser-Password = "guest"\nCalling-Station-Id = "${m}"\n` +
-    `Called-Station-Id = "00-11-22-33-44-55:Bench"\nNAS-Port-Id = "bench0"\nMessage-Authenticator = 0x00\n`).join('\n'));
 }
 
 async function main(): Promise<number> {
@@ -324,7 +208,7 @@ async function main(): Promise<number> {
     for (let pass = 1; ; pass++) {
       // From one source port: radius-load then walks the MACs in order, so MACS requests reach every one
       // (with --sources each port walks its own MACs at its own pace, and a count covers not all of them).
-      const touch = await radiusLoad(ready.radius, macFile, 60, false, MACS, undefined);
+      const touch = await tools.radiusLoad(ready.radius, macFile, 60, false, MACS, undefined);
       if (touch.accepts === MACS) break;
       const why = `first Access-Request per MAC: ${touch.accepts} of ${MACS} accepted (${touch.rejects} rejected, ${touch.lost} lost)`;
       if (touch.rejects > 0 || pass === 3) throw new Error(why);
@@ -353,8 +237,8 @@ async function main(): Promise<number> {
       undo.push(() => stopChild(fr));
       for (const at = Date.now(); ;) {
         if (fr.exitCode !== null) throw new Error(`${name} exited with ${fr.exitCode}:\n${frLog.join('\n')}`);
-        const r = await run('radclient', ['-r', '1', '-t', '0.5', '-f', one, `${HOST}:${ports.auth}`, 'auth', SECRET], 5);
-        if (r.out.includes('Received Access-Accept')) break;
+        const r = await tools.accepts(ports.auth, one);
+        if (r.yes) break;
         if (Date.now() - at > 20_000) throw new Error(`${name} did not accept within 20 s:\n${frLog.join('\n')}\n${r.out}`);
         await new Promise((res) => setTimeout(res, 300));
       }
@@ -380,8 +264,8 @@ async function main(): Promise<number> {
       `source ports per tool: radius-load ${SOURCES ?? 'one'}, radclient ${RADCLIENT_PROCS}; nproc ${nproc}, node ${process.version}, ` +
       `load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
     for (const s of serverNames) {
-      const w = await radiusLoad(servers[s]!.ports, macFile, WARMUP_S, false);
-      await radiusLoad(servers[s]!.ports, macFile, Math.min(2, WARMUP_S), true);
+      const w = await tools.radiusLoad(servers[s]!.ports, macFile, WARMUP_S, false);
+      await tools.radiusLoad(servers[s]!.ports, macFile, Math.min(2, WARMUP_S), true);
       say(`  warm-up ${s}: ${Math.round(w.answered / w.seconds)} Access-Request/s`);
     }
 
@@ -399,8 +283,8 @@ async function main(): Promise<number> {
           const from = process.hrtime.bigint() / 1000n;
           // The SQL stack answers 5-8 times slower: a fifth of radclient's requests keeps its phase inside the tool's time limit.
           const [f, cpu] = await withCpu(pid, redisPid, () => (phase === 'auth-rc'
-            ? radclient(ports.auth, rcFiles, server === 'freeradius-sql' ? Math.max(1, Math.round(rcCount / 5)) : rcCount)
-            : radiusLoad(ports, macFile, DURATION_S, phase === 'acct-gen')));
+            ? tools.radclient(ports.auth, rcFiles, server === 'freeradius-sql' ? Math.max(1, Math.round(rcCount / 5)) : rcCount)
+            : tools.radiusLoad(ports, macFile, DURATION_S, phase === 'acct-gen')));
           results.push({ phase, server, ...f, cpu });
           const rps = f.answered / f.seconds;
           // The profile's timestamps are CLOCK_MONOTONIC microseconds, as hrtime: these cut a phase out of it.
@@ -464,17 +348,11 @@ async function main(): Promise<number> {
       (SQL_STACK ? `, against the SQL stack auth >= ${STACK_TARGETS.auth}x ${stackAuth ? 'pass' : 'miss'}, acct >= ${STACK_TARGETS.acct}x ${stackAcct ? 'pass' : 'miss'}` : '') + ` ; ${verdict}\n`);
     return broken.length ? 1 : met ? 0 : 2;
   } finally {
-    await teardown();
+    await undo.run();
   }
 }
 
-const abort = (why: string): void => {
-  say(`radius-vs-freeradius: ${why}; stopping`);
-  void teardown().finally(() => process.exit(1));
-};
-setTimeout(() => abort(`still running after ${DEADLINE_MS / 1000} s`), DEADLINE_MS).unref();
-process.once('SIGINT', () => abort('interrupted'));
-process.once('SIGTERM', () => abort('terminated'));
+undo.guard('radius-vs-freeradius', DEADLINE_MS);
 
 main().then((code) => { process.exitCode = code; }, (err: Error) => {
   say(`radius-vs-freeradius failed: ${err.stack ?? err.message}`);
