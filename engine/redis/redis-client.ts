@@ -98,21 +98,58 @@ class RideThroughCluster extends Cluster {
 }
 
 /**
+ * One connection whose commands of a turn of the event loop reach the socket
+ * in one write: the socket is corked at the turn's first command and uncorked
+ * on setImmediate, when Node writes what it holds with one writev. That is
+ * what ioredis's auto-pipelining does for the socket, without its cost: it
+ * builds a Pipeline per turn, and a Pipeline's constructor copies every
+ * defined command and script onto itself (two properties per script; this
+ * engine defines about forty). At a few commands a turn, the common case
+ * below a few thousand requests a second, that was a Pipeline per command: the
+ * largest allocation of an actor thread (39 % of its bytes in a storm at 100
+ * guests a second, bench/results/stadium-storm.md) and garbage collection
+ * pauses on every thread that talks to Redis. The commands, their order and
+ * their replies are ioredis's own, one by one.
+ */
+class TurnBatchedRedis extends Redis {
+  private corked: Redis['stream'] | null = null;
+
+  override sendCommand(...[command, stream]: Parameters<Redis['sendCommand']>): unknown {
+    const s = this.stream;
+    // Only the connection's own socket, when it takes writes; the offline queue and a Pipeline's buffer are ioredis's.
+    if (stream === undefined && this.corked === null && this.status === 'ready' && s?.writable) {
+      s.cork();
+      this.corked = s;
+      setImmediate(this.uncork);
+    }
+    return super.sendCommand(command, stream);
+  }
+
+  private readonly uncork = (): void => {
+    const s = this.corked;
+    this.corked = null;
+    s?.uncork();
+  };
+}
+
+/**
  * Opens the client REDIS_URL names: a Cluster for `redis+cluster://`, else
- * one connection. `options` are each connection's (a cluster's node
- * connections get them as redisOptions, auto-pipelining aside). MOVED and ASK are followed by
+ * one connection (TurnBatchedRedis: a turn's commands in one write). `options`
+ * are each connection's (a cluster's node connections get them as
+ * redisOptions); ioredis's auto-pipelining is never used (see
+ * TurnBatchedRedis, and below for a cluster). MOVED and ASK are followed by
  * ioredis (refreshing its slot map on MOVED); CLUSTERDOWN, TRYAGAIN and a
  * connection closed by a dead master are retried every 100 ms; all of it for
  * at most CLUSTER_RIDE_THROUGH_MS a command (and 100 redirections).
  */
 export function openRedis(url: string, options: RedisOptions = {}): RedisClient {
-  if (!isClusterUrl(url)) return new Redis(url, options);
-  // Auto-pipelining is off on a cluster: it batches the commands of several slots of one node, and
-  // ioredis redirects a batch (MOVED, ASK, TRYAGAIN) only when every command in it got the same answer
+  const { enableAutoPipelining: _pipelines, ...nodeOptions } = options;
+  if (!isClusterUrl(url)) return new TurnBatchedRedis(url, nodeOptions);
+  // No batching on a cluster: ioredis's auto-pipelining batches the commands of several slots of one
+  // node, and redirects a batch (MOVED, ASK, TRYAGAIN) only when every command in it got the same answer
   // and the others were read-only; a sign-in's script batched with another tenant's write would get
   // the redirection as its error (seen in redis-cluster-moved.test.ts). Unbatched, each command is
   // still sent without waiting for the replies before it; it costs a write call per command.
-  const { enableAutoPipelining: _batchesOfSlots, ...nodeOptions } = options;
   const t = parseClusterUrl(url);
   const clusterOptions: ClusterOptions = {
     enableAutoPipelining: false,

@@ -313,7 +313,7 @@ export async function serverRunId(redis: RedisClient, key?: string): Promise<str
  * `metrics`, every script's latency goes to its histogram (script-timing.ts).
  */
 export function createRedis(url: string, log: Logger, options: RedisOptions = {}, metrics?: Metrics): RedisClient {
-  const redis = openRedis(url, { maxRetriesPerRequest: 2, enableAutoPipelining: true, ...options });
+  const redis = openRedis(url, { maxRetriesPerRequest: 2, ...options });
   redis.on('error', (err: Error) => log.warn({ err: err.message }, 'redis connection error'));
   defineScripts(redis);
   if (metrics) timeScripts(redis, SCRIPTS.map((s) => s.name), metrics);
