@@ -88,9 +88,18 @@ export async function stopChild(child: ChildProcess): Promise<void> {
   });
 }
 
-/** utime + stime of a process, or of one of its threads (`tid`), in clock ticks (100 per second on Linux). */
-export function cpuTicks(pid: number, tid?: number): number {
-  const stat = readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8');
+/** utime + stime of a process, in clock ticks (100 per second on Linux). */
+export function cpuTicks(pid: number): number {
+  return statTicks(`/proc/${pid}/stat`);
+}
+
+/** utime + stime of one thread of a process (its main thread: tid = pid), in clock ticks. */
+export function threadTicks(pid: number, tid: number): number {
+  return statTicks(`/proc/${pid}/task/${tid}/stat`);
+}
+
+function statTicks(path: string): number {
+  const stat = readFileSync(path, 'utf8');
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return Number(f[11]) + Number(f[12]);
 }

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { projectPath } from '../engine/index.js';
-import { cpuTicks, machineTicks } from './bench-kit.js';
+import { cpuTicks, machineTicks, threadTicks } from './bench-kit.js';
 
 /**
  * The load tools radius-vs-freeradius.ts drives, and what it reads of a
@@ -112,14 +112,14 @@ export function writeRadclientFile(path: string, macs: string[]): void {
 
 /** Runs `fn`, returning its result and the CPU used meanwhile in percent of one core (ticks are 1/100 s). */
 export async function withCpu<T>(server: number, redis: number, fn: () => Promise<T>): Promise<[T, Cpu]> {
-  const s0 = cpuTicks(server), m0 = cpuTicks(server, server), r0 = cpuTicks(redis), [i0, t0] = machineTicks(), at = Date.now();
+  const s0 = cpuTicks(server), m0 = threadTicks(server, server), r0 = cpuTicks(redis), [i0, t0] = machineTicks(), at = Date.now();
   const out = await fn();
   const secs = (Date.now() - at) / 1000, [i1, t1] = machineTicks();
   const sTicks = cpuTicks(server) - s0, rTicks = cpuTicks(redis) - r0;
   const s = Math.round(sTicks / secs), r = Math.round(rTicks / secs);
   const busy = (t1 - t0 - (i1 - i0)) / secs;
   return [out, {
-    server: s, main: Math.round((cpuTicks(server, server) - m0) / secs), redis: r, rest: Math.max(0, Math.round(busy - s - r)), idle: Math.round((100 * (i1 - i0)) / Math.max(1, t1 - t0)),
+    server: s, main: Math.round((threadTicks(server, server) - m0) / secs), redis: r, rest: Math.max(0, Math.round(busy - s - r)), idle: Math.round((100 * (i1 - i0)) / Math.max(1, t1 - t0)),
     serverUs: sTicks * 1e4, redisUs: rTicks * 1e4,
   }];
 }
