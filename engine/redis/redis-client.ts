@@ -98,58 +98,66 @@ class RideThroughCluster extends Cluster {
 }
 
 /**
- * One connection whose commands of a turn of the event loop reach the socket
- * in one write: the socket is corked at the turn's first command and uncorked
- * on setImmediate, when Node writes what it holds with one writev. That is
- * what ioredis's auto-pipelining does for the socket, without its cost: it
- * builds a Pipeline per turn, and a Pipeline's constructor copies every
- * defined command and script onto itself (two properties per script; this
- * engine defines about forty). At a few commands a turn, the common case
+ * Makes one connection send the commands of a turn of the event loop to its
+ * socket in one write: the socket is corked at the turn's first command and
+ * uncorked on setImmediate, when Node writes what it holds with one writev.
+ * That is what ioredis's auto-pipelining does for the socket, without its
+ * cost: it builds a Pipeline per turn, and a Pipeline's constructor copies
+ * every defined command and script onto itself (two properties per script;
+ * this engine defines about forty). At a few commands a turn, the common case
  * below a few thousand requests a second, that was a Pipeline per command: the
  * largest allocation of an actor thread (39 % of its bytes in a storm at 100
  * guests a second, bench/results/stadium-storm.md) and garbage collection
- * pauses on every thread that talks to Redis. The commands, their order and
- * their replies are ioredis's own, one by one.
+ * pauses on every thread that talks to Redis. The commands, their order, their
+ * replies and a cluster's redirections are ioredis's own, one by one: only
+ * when the bytes reach the socket changes. Applied once per connection (a
+ * cluster's node connections as ioredis makes them).
  */
-class TurnBatchedRedis extends Redis {
-  private corked: Redis['stream'] | null = null;
-
-  override sendCommand(...[command, stream]: Parameters<Redis['sendCommand']>): unknown {
-    const s = this.stream;
-    // Only the connection's own socket, when it takes writes; the offline queue and a Pipeline's buffer are ioredis's.
-    if (stream === undefined && this.corked === null && this.status === 'ready' && s?.writable) {
-      s.cork();
-      this.corked = s;
-      setImmediate(this.uncork);
-    }
-    return super.sendCommand(command, stream);
-  }
-
-  private readonly uncork = (): void => {
-    const s = this.corked;
-    this.corked = null;
+function batchTurns(redis: Redis): void {
+  if (batched.has(redis)) return;
+  batched.add(redis);
+  let corked: Redis['stream'] | null = null;
+  const uncork = (): void => {
+    const s = corked;
+    corked = null;
     s?.uncork();
   };
+  const send = redis.sendCommand.bind(redis);
+  redis.sendCommand = (command, stream) => {
+    const s = redis.stream;
+    // Only the connection's own socket, when it takes writes; the offline queue and a Pipeline's buffer are ioredis's.
+    if (stream === undefined && corked === null && redis.status === 'ready' && s?.writable) {
+      s.cork();
+      corked = s;
+      setImmediate(uncork);
+    }
+    return send(command, stream);
+  };
 }
+const batched = new WeakSet<Redis>();
 
 /**
  * Opens the client REDIS_URL names: a Cluster for `redis+cluster://`, else
- * one connection (TurnBatchedRedis: a turn's commands in one write). `options`
- * are each connection's (a cluster's node connections get them as
- * redisOptions); ioredis's auto-pipelining is never used (see
- * TurnBatchedRedis, and below for a cluster). MOVED and ASK are followed by
+ * one connection; every connection sends a turn's commands in one write
+ * (batchTurns). `options` are each connection's (a cluster's node connections
+ * get them as redisOptions); ioredis's auto-pipelining is never used (see
+ * batchTurns, and below for a cluster). MOVED and ASK are followed by
  * ioredis (refreshing its slot map on MOVED); CLUSTERDOWN, TRYAGAIN and a
  * connection closed by a dead master are retried every 100 ms; all of it for
  * at most CLUSTER_RIDE_THROUGH_MS a command (and 100 redirections).
  */
 export function openRedis(url: string, options: RedisOptions = {}): RedisClient {
   const { enableAutoPipelining: _pipelines, ...nodeOptions } = options;
-  if (!isClusterUrl(url)) return new TurnBatchedRedis(url, nodeOptions);
-  // No batching on a cluster: ioredis's auto-pipelining batches the commands of several slots of one
+  if (!isClusterUrl(url)) {
+    const redis = new Redis(url, nodeOptions);
+    batchTurns(redis);
+    return redis;
+  }
+  // Never ioredis's auto-pipelining on a cluster: it batches the commands of several slots of one
   // node, and redirects a batch (MOVED, ASK, TRYAGAIN) only when every command in it got the same answer
   // and the others were read-only; a sign-in's script batched with another tenant's write would get
-  // the redirection as its error (seen in redis-cluster-moved.test.ts). Unbatched, each command is
-  // still sent without waiting for the replies before it; it costs a write call per command.
+  // the redirection as its error (seen in redis-cluster-moved.test.ts). batchTurns only merges the
+  // writes: each command is still sent, answered and redirected on its own.
   const t = parseClusterUrl(url);
   const clusterOptions: ClusterOptions = {
     enableAutoPipelining: false,
@@ -166,7 +174,10 @@ export function openRedis(url: string, options: RedisOptions = {}): RedisClient 
       ...(t.tls ? { tls: {} } : {}),
     },
   };
-  return new RideThroughCluster(t.nodes, clusterOptions);
+  const cluster = new RideThroughCluster(t.nodes, clusterOptions);
+  // Node connections are made once the seed nodes' names resolve (a later turn), each announced here.
+  cluster.on('+node', batchTurns);
+  return cluster;
 }
 
 /** Whether the client is a Cluster. */
