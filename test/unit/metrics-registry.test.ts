@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { labelValues, Metrics } from '../../engine/metrics.js';
+import { Histogram, Registry } from 'prom-client';
+import { labelValues, METRIC_PREFIX, Metrics } from '../../engine/metrics.js';
 
 /** engine/metrics.ts on prom-client (issue 24 item 3): names, labels, histograms, worker threads' snapshots. */
 describe('Metrics', () => {
@@ -36,6 +37,31 @@ describe('Metrics', () => {
     expect(text).toMatch(/^guestwifi_radius_request_duration_seconds_bucket\{le="0.005",port="auth",result="accept"\} 1$/m);
     expect(text).toMatch(/^guestwifi_radius_request_duration_seconds_bucket\{le="\+Inf",port="auth",result="accept"\} 2$/m);
     expect(text).toMatch(/^guestwifi_radius_request_duration_seconds_count\{port="auth",result="accept"\} 2$/m);
+  });
+
+  it('writes a histogram exactly as prom-client\'s own Histogram would (the counting is ours, the exposition theirs)', async () => {
+    const m = new Metrics();
+    const reference = new Registry();
+    const theirs = new Histogram({ name: `${METRIC_PREFIX}lat_seconds`, help: 'lat', labelNames: ['port', 'result'], buckets: [0.001, 0.01, 0.1], registers: [reference] });
+    m.histogram('lat_seconds', 'lat', 'port,result', [0.001, 0.01, 0.1]);
+    // On a bound, between bounds, past every bound, and a second label value.
+    const seen: [string, string, number][] = [['auth', 'accept', 0.001], ['auth', 'accept', 0.005], ['auth', 'accept', 3], ['acct', 'ok', 0]];
+    for (const [port, result, v] of seen) {
+      m.observe('lat_seconds', labelValues(port, result), v);
+      theirs.observe({ port, result }, v);
+    }
+    m.observe('lat_seconds', labelValues('auth', 'accept'), NaN); // ignored, as before
+    expect(await m.render()).toBe(await reference.metrics());
+    // A worker thread's snapshot sums into the main thread's as prom-client's did.
+    const main = new Metrics();
+    main.histogram('lat_seconds', 'lat', 'port,result', [0.001, 0.01, 0.1]);
+    main.observe('lat_seconds', labelValues('acct', 'ok'), 0.05);
+    main.absorb('thread', await m.snapshot());
+    const text = await main.render();
+    expect(text).toMatch(/^guestwifi_lat_seconds_bucket\{le="0.1",port="acct",result="ok"\} 2$/m);
+    expect(text).toMatch(/^guestwifi_lat_seconds_bucket\{le="0.01",port="auth",result="accept"\} 2$/m);
+    expect(text).toMatch(/^guestwifi_lat_seconds_count\{port="auth",result="accept"\} 3$/m);
+    expect(text).toMatch(/^guestwifi_lat_seconds_sum\{port="acct",result="ok"\} 0.05$/m);
   });
 
   it('has the default process metrics when asked', async () => {
