@@ -1,7 +1,7 @@
 import type { Logger } from '../logger.js';
 import { localDay } from '../util/local-day.js';
 import type { MirroredAccept } from './auth-mirror.js';
-import { changesNothing } from './changes-nothing.js';
+import { applyReport, changesNothing } from './accounting-copy.js';
 import { decide, secondsLeft } from './decide.js';
 import type { AccessDecision, NasCommandResult } from './ports.js';
 import type { AcctMsg, AuthMsg, DisconnectMsg, ExtendMsg, LiveView, NasCommand } from './messages.js';
@@ -197,37 +197,8 @@ export class HotspotActor {
     if (!s) return;
     // New totals, usage or NAS: the next Access-Request is answered afresh.
     this.ctx.mirror?.remove(this.key, s.mac);
-    s.bytesIn = r.bytesIn;
-    s.bytesOut = r.bytesOut;
-    s.daily = r.daily;
-    s.dailyDay = day;
-    s.dailyAtMs = now;
-    if (r.lastMs > s.lastMs) {
-      s.lastMs = r.lastMs;
-      this.schedule(s);
-    }
-    // A report for an Acct-Session-Id the device has left (it roamed to an access point that
-    // is another NAS) brings its last bytes, and nothing else: the session lives on elsewhere.
-    let nasChanged = false;
-    let ssidChanged = false;
-    if (r.current) {
-      s.acctId = m.acctSessionId;
-      // What the script stored as this id's totals (a:<id>), so the next report can tell it brings nothing new.
-      s.acctIn = m.inOctets;
-      s.acctOut = m.outOctets;
-      if (m.ip) s.ip = m.ip;
-      if (m.ssid && m.ssid !== s.ssid) {
-        s.ssid = m.ssid;
-        ssidChanged = true;
-      }
-      if (m.apName) s.apName = m.apName;
-      if (m.signal !== undefined) s.signal = m.signal;
-      nasChanged = s.nasId !== m.nasId || (m.userName !== '' && s.nasUser !== m.userName);
-      if (nasChanged) {
-        s.nasId = m.nasId;
-        if (m.userName) s.nasUser = m.userName;
-      }
-    }
+    const { active, nasChanged, ssidChanged } = applyReport(s, m, r, day, now);
+    if (active) this.schedule(s);
     if (r.kind === 'session_quota' || r.kind === 'daily_quota') {
       await this.end(s, r.kind, '', m.status !== 'stop' || !r.current);
     } else if (m.status === 'stop' && r.current) {
