@@ -6,7 +6,7 @@ import { AccessReplyEncoder } from './access-reply-encoder.js';
 import { encodeAccountingResponse, readAccountingRequest } from './accounting-request.js';
 import { Attr, Code } from './attributes.js';
 import { HEADER_LENGTH, checkFraming, findAttribute, readString } from './codec.js';
-import { DuplicateCache, type DuplicateEntry } from './duplicate-cache.js';
+import { DuplicateCache } from './duplicate-cache.js';
 import { DropReason } from './errors.js';
 import { PacketWriter } from './packet-writer.js';
 import { RadiusCrypto } from './radius-crypto.js';
@@ -43,7 +43,6 @@ export class RadiusServer {
   private readonly writer = new PacketWriter(this.crypto);
   private readonly cache: DuplicateCache;
   /** 20 octets of code, Identifier, authenticator and port, then the address (at most 45 characters). */
-  private readonly keyScratch = Buffer.alloc(20 + 64);
   private readonly counts: RadiusServerStats;
   private auth: Socket | null = null;
   private acct: Socket | null = null;
@@ -225,14 +224,13 @@ export class RadiusServer {
     } else if (!this.crypto.verifyMessageAuthenticator(msg, len, ma, nas.secret, null)) {
       return this.drop(DropReason.BAD_MESSAGE_AUTHENTICATOR, rinfo);
     }
-    const key = this.duplicateKey(msg, rinfo);
-    const seen = this.cache.get(key);
-    if (seen) return this.answerDuplicate(seen, rinfo, this.auth);
+    const seen = this.cache.seen(msg, rinfo.port, rinfo.address);
+    if (seen >= 0) return this.answerDuplicate(seen, rinfo, this.auth);
     if (this.counts.inFlight >= this.maxInFlight) return this.drop(DropReason.OVERLOADED, rinfo);
     const req = readAccessRequest(msg, len, nas, this.crypto);
     if (!req) return this.drop(DropReason.INVALID_ATTRIBUTE, rinfo);
 
-    const entry = this.cache.begin(key);
+    const entry = this.cache.begin();
     this.counts.inFlight++;
     const startMs = performance.now();
     let decided: PromiseLike<AccessDecision>;
@@ -242,20 +240,20 @@ export class RadiusServer {
       decided = Promise.reject(err);
     }
     decided.then(
-      (decision) => { this.replyAccess(msg, len, rinfo, nas, key, entry, decision); this.timed(decision.accept ? Timed.ACCEPT : Timed.REJECT, startMs); },
-      (err) => { this.failed(key, entry, rinfo, err); this.timed(Timed.AUTH_ERROR, startMs); },
+      (decision) => { this.replyAccess(msg, len, rinfo, nas, entry, decision); this.timed(decision.accept ? Timed.ACCEPT : Timed.REJECT, startMs); },
+      (err) => { this.failed(entry, rinfo, err); this.timed(Timed.AUTH_ERROR, startMs); },
     );
   }
 
-  private replyAccess(msg: Buffer, len: number, rinfo: RemoteInfo, nas: NasRecord, key: string, entry: DuplicateEntry, decision: AccessDecision): void {
+  private replyAccess(msg: Buffer, len: number, rinfo: RemoteInfo, nas: NasRecord, entry: number, decision: AccessDecision): void {
     this.counts.inFlight--;
     let reply: Buffer;
     try {
       reply = this.encoder.encode(this.writer, msg, len, decision, nas);
     } catch (err) {
-      return this.forgetAndDrop(key, entry, rinfo, err);
+      return this.forgetAndDrop(entry, rinfo, err);
     }
-    entry.reply = reply;
+    this.cache.answered(entry, reply);
     if (decision.accept) {
       this.counts.accepts++;
       this.metrics?.inc(MetricName.REPLIES, 'access_accept');
@@ -273,14 +271,13 @@ export class RadiusServer {
     if (ma >= 0 && !this.crypto.verifyMessageAuthenticator(msg, len, ma, nas.secret, ZERO_AUTHENTICATOR)) {
       return this.drop(DropReason.BAD_MESSAGE_AUTHENTICATOR, rinfo);
     }
-    const key = this.duplicateKey(msg, rinfo);
-    const seen = this.cache.get(key);
-    if (seen) return this.answerDuplicate(seen, rinfo, this.acct);
+    const seen = this.cache.seen(msg, rinfo.port, rinfo.address);
+    if (seen >= 0) return this.answerDuplicate(seen, rinfo, this.acct);
     if (this.counts.inFlight >= this.maxInFlight) return this.drop(DropReason.OVERLOADED, rinfo);
     const req = readAccountingRequest(msg, len, nas);
     if (typeof req === 'string') return this.drop(req, rinfo);
 
-    const entry = this.cache.begin(key);
+    const entry = this.cache.begin();
     this.counts.inFlight++;
     const startMs = performance.now();
     let recorded: PromiseLike<void>;
@@ -292,20 +289,20 @@ export class RadiusServer {
     // RFC 2866 §2: answer only once the record is stored; on failure stay
     // silent so the NAS retransmits.
     recorded.then(
-      () => { this.replyAccounting(msg, len, rinfo, nas, key, entry); this.timed(Timed.RESPONSE, startMs); },
-      (err) => { this.failed(key, entry, rinfo, err); this.timed(Timed.ACCT_ERROR, startMs); },
+      () => { this.replyAccounting(msg, len, rinfo, nas, entry); this.timed(Timed.RESPONSE, startMs); },
+      (err) => { this.failed(entry, rinfo, err); this.timed(Timed.ACCT_ERROR, startMs); },
     );
   }
 
-  private replyAccounting(msg: Buffer, len: number, rinfo: RemoteInfo, nas: NasRecord, key: string, entry: DuplicateEntry): void {
+  private replyAccounting(msg: Buffer, len: number, rinfo: RemoteInfo, nas: NasRecord, entry: number): void {
     this.counts.inFlight--;
     let reply: Buffer;
     try {
       reply = encodeAccountingResponse(this.writer, msg, len, nas.secret);
     } catch (err) {
-      return this.forgetAndDrop(key, entry, rinfo, err);
+      return this.forgetAndDrop(entry, rinfo, err);
     }
-    entry.reply = reply;
+    this.cache.answered(entry, reply);
     this.counts.accountingResponses++;
     this.metrics?.inc(MetricName.REPLIES, 'accounting_response');
     this.send(this.acct, reply, rinfo);
@@ -317,21 +314,22 @@ export class RadiusServer {
   }
 
   /** The engine failed: forget the request so its retransmission is tried again, and send nothing. */
-  private failed(key: string, entry: DuplicateEntry, rinfo: RemoteInfo, err: unknown): void {
+  private failed(entry: number, rinfo: RemoteInfo, err: unknown): void {
     this.counts.inFlight--;
-    this.forgetAndDrop(key, entry, rinfo, err);
+    this.forgetAndDrop(entry, rinfo, err);
   }
 
-  private forgetAndDrop(key: string, entry: DuplicateEntry, rinfo: RemoteInfo, err: unknown): void {
-    this.cache.forget(key, entry);
+  private forgetAndDrop(entry: number, rinfo: RemoteInfo, err: unknown): void {
+    this.cache.forget(entry);
     this.drop(DropReason.HANDLER_ERROR, rinfo, err);
   }
 
-  private answerDuplicate(entry: DuplicateEntry, rinfo: RemoteInfo, socket: Socket | null): void {
-    if (entry.reply === null) return this.drop(DropReason.DUPLICATE_IN_FLIGHT, rinfo);
+  private answerDuplicate(entry: number, rinfo: RemoteInfo, socket: Socket | null): void {
+    const reply = this.cache.reply(entry);
+    if (reply === null) return this.drop(DropReason.DUPLICATE_IN_FLIGHT, rinfo);
     this.counts.duplicatesAnswered++;
     this.metrics?.inc(MetricName.REPLIES, 'duplicate');
-    this.send(socket, entry.reply, rinfo);
+    this.send(socket, reply, rinfo);
   }
 
   private send(socket: Socket | null, reply: Buffer, rinfo: Peer): void {
@@ -348,23 +346,6 @@ export class RadiusServer {
   private readonly onSent = (err: Error | null): void => {
     if (err) this.log.debug({ err }, 'RADIUS reply not sent');
   };
-
-  /**
-   * RFC 5080 §2.2.2: code, Identifier, Request Authenticator, source port and
-   * source IP, assembled in a scratch buffer and read out as one latin1
-   * string (one character per octet): a flat string hashes without the copy
-   * a concatenation would cost on every lookup.
-   */
-  private duplicateKey(msg: Buffer, rinfo: RemoteInfo): string {
-    const k = this.keyScratch;
-    k[0] = msg[0]!;
-    k[1] = msg[1]!;
-    msg.copy(k, 2, 4, HEADER_LENGTH);
-    k[18] = rinfo.port >>> 8;
-    k[19] = rinfo.port & 255;
-    const n = k.write(rinfo.address, 20, 'latin1');
-    return k.toString('latin1', 0, 20 + n);
-  }
 
   private drop(reason: DropReason, rinfo: RemoteInfo, err?: unknown): void {
     this.counts.dropped[reason]++;
