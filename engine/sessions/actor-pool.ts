@@ -6,7 +6,7 @@ import type { Metrics, MetricsSnapshot } from '../metrics.js';
 import { projectPath } from '../util/project-root.js';
 import { WorkerSupervisor, type WorkerStats } from '../workers/worker-supervisor.js';
 import { LEASES_RELEASED, postBatch, RELEASE_LEASES, type FromThread, type Reply, type ReplyValue, type ToThread } from './messages.js';
-import { AuthMirrorReader } from './auth-mirror.js';
+import { AuthMirrorReader, hotspotKey, type HotspotKey } from './auth-mirror.js';
 import { ActorForwarder, FORWARDED } from './actor-forwarder.js';
 import { openRedis, type RedisClient } from '../redis/redis-client.js';
 import type { AcceptMirror, ActorRequest, NasCommandPort, SessionActors } from './actor-ports.js';
@@ -78,6 +78,12 @@ export class ActorPool implements SessionActors, AcceptMirror {
   private readonly packr = new Packr({ useRecords: false });
   /** The actor threads' published accepts (AuthMirrorReader). */
   private readonly mirror = new AuthMirrorReader();
+  /**
+   * Each hotspot's mirror key and thread, by tenant and hotspot id: made once, not per
+   * Access-Request (the key's concatenation and three hashes of it were a visible part of a hit).
+   * Bounded by the hotspots that send RADIUS; a tenant's entry goes when it holds too many.
+   */
+  private readonly hotspotKeys = new Map<string, Map<string, { key: HotspotKey; thread: number }>>();
   /** Devices (`tenant/hotspot mac`) with a sign-in or accounting message not yet answered by their actor, and how many. */
   private readonly changing = new Map<string, number>();
   private seq = 0;
@@ -116,11 +122,19 @@ export class ActorPool implements SessionActors, AcceptMirror {
    * the request must go to the actor.
    */
   mirroredAccept(tenant: string, hs: string, mac: string, nasId: string, userName: string, ssid: string): AccessDecision | null {
-    const hsKey = `${tenant}/${hs}`;
+    const ref = this.hotspotRef(tenant, hs);
     // A sign-in or accounting of the device still on its way to the actor may change the answer:
     // the request goes to the actor, behind it (one device's messages run in order there).
-    if (this.changing.size > 0 && this.changing.has(`${hsKey} ${mac}`)) return null;
-    return this.mirror.lookup(threadIndex(tenant, hs, this.threads.length), hsKey, mac, nasId, userName, Date.now(), ssid);
+    if (this.changing.size > 0 && this.changing.has(`${ref.key.key} ${mac}`)) return null;
+    return this.mirror.lookup(ref.thread, ref.key, mac, nasId, userName, Date.now(), ssid);
+  }
+
+  private hotspotRef(tenant: string, hs: string): { key: HotspotKey; thread: number } {
+    let byHs = this.hotspotKeys.get(tenant);
+    if (!byHs || byHs.size > 100_000) this.hotspotKeys.set(tenant, (byHs = new Map()));
+    let ref = byHs.get(hs);
+    if (!ref) byHs.set(hs, (ref = { key: hotspotKey(`${tenant}/${hs}`), thread: threadIndex(tenant, hs, this.threads.length) }));
+    return ref;
   }
 
   /** Access-Requests answered from the mirror since start. */

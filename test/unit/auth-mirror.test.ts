@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { createLogger, projectPath } from '../../engine/index.js';
-import { AuthMirrorReader, AuthMirrorWriter, type MirroredAccept } from '../../engine/sessions/auth-mirror.js';
+import { AuthMirrorReader, AuthMirrorWriter, hotspotKey, type MirroredAccept } from '../../engine/sessions/auth-mirror.js';
 import { HotspotActor, type ActorContext, type TimedSession } from '../../engine/sessions/hotspot-actor.js';
 import { sessionFromHash, type SessionStore } from '../../engine/sessions/session-store.js';
 import { TimerWheel } from '../../engine/sessions/timer-wheel.js';
@@ -37,38 +37,40 @@ describe('auth mirror', () => {
   it('reads back what was published, for that hotspot, device, NAS and User-Name only, while it is valid', () => {
     const { writer, reader } = pair();
     writer.publish('tn_1/hs_1', mac(1), accept({ quotaBytes: 5_000_000_000 }));
-    const hit = reader.lookup(0, 'tn_1/hs_1', mac(1), 'nas_1', 'guest', NOW + 10_000);
+    const hit = reader.lookup(0, hotspotKey('tn_1/hs_1'), mac(1), 'nas_1', 'guest', NOW + 10_000);
     expect(hit).toEqual({
       accept: true, sessionId: 'sess_abcdefghijklmnop', sessionTimeout: 3590, idleTimeout: 900, downKbps: 10_000, upKbps: 2_000,
       quotaBytes: 5_000_000_000,
     });
-    expect(reader.lookup(0, 'tn_1/hs_1', mac(1), 'nas_1', '', NOW)?.accept).toBe(true); // no User-Name: the NAS decides
-    expect(reader.lookup(0, 'tn_1/hs_2', mac(1), 'nas_1', 'guest', NOW)).toBeNull();
-    expect(reader.lookup(0, 'tn_2/hs_1', mac(1), 'nas_1', 'guest', NOW)).toBeNull();
-    expect(reader.lookup(0, 'tn_1/hs_1', mac(2), 'nas_1', 'guest', NOW)).toBeNull();
-    expect(reader.lookup(0, 'tn_1/hs_1', mac(1), 'nas_2', 'guest', NOW)).toBeNull();
-    expect(reader.lookup(0, 'tn_1/hs_1', mac(1), 'nas_1', 'other', NOW)).toBeNull();
-    expect(reader.lookup(0, 'tn_1/hs_1', 'not a mac', 'nas_1', 'guest', NOW)).toBeNull();
-    expect(reader.lookup(1, 'tn_1/hs_1', mac(1), 'nas_1', 'guest', NOW)).toBeNull(); // another thread's table
+    expect(reader.lookup(0, hotspotKey('tn_1/hs_1'), mac(1), 'nas_1', '', NOW)?.accept).toBe(true); // no User-Name: the NAS decides
+    expect(reader.lookup(0, hotspotKey('tn_1/hs_2'), mac(1), 'nas_1', 'guest', NOW)).toBeNull();
+    expect(reader.lookup(0, hotspotKey('tn_2/hs_1'), mac(1), 'nas_1', 'guest', NOW)).toBeNull();
+    expect(reader.lookup(0, hotspotKey('tn_1/hs_1'), mac(2), 'nas_1', 'guest', NOW)).toBeNull();
+    expect(reader.lookup(0, hotspotKey('tn_1/hs_1'), mac(1), 'nas_2', 'guest', NOW)).toBeNull();
+    expect(reader.lookup(0, hotspotKey('tn_1/hs_1'), mac(1), 'nas_1', 'other', NOW)).toBeNull();
+    expect(reader.lookup(0, hotspotKey('tn_1/hs_1'), 'not a mac', 'nas_1', 'guest', NOW)).toBeNull();
+    expect(reader.lookup(0, hotspotKey('tn_1/hs_1'), mac(1).toUpperCase(), 'nas_1', 'guest', NOW)?.accept).toBe(true); // hex in either case
+    expect(reader.lookup(0, hotspotKey('tn_1/hs_1'), `${mac(1).slice(0, 15)}0g`, 'nas_1', 'guest', NOW)).toBeNull();
+    expect(reader.lookup(1, hotspotKey('tn_1/hs_1'), mac(1), 'nas_1', 'guest', NOW)).toBeNull(); // another thread's table
     // Not at or past its validity, which never outlasts the session.
-    expect(reader.lookup(0, 'tn_1/hs_1', mac(1), 'nas_1', 'guest', NOW + 3_600_000)).toBeNull();
+    expect(reader.lookup(0, hotspotKey('tn_1/hs_1'), mac(1), 'nas_1', 'guest', NOW + 3_600_000)).toBeNull();
     writer.publish('tn_1/hs_1', mac(3), accept({ validUntilMs: NOW + 10_000, untilMs: NOW + 5_000 }));
-    expect(reader.lookup(0, 'tn_1/hs_1', mac(3), 'nas_1', 'guest', NOW + 4_999)).toMatchObject({ sessionTimeout: 1 });
-    expect(reader.lookup(0, 'tn_1/hs_1', mac(3), 'nas_1', 'guest', NOW + 5_000)).toBeNull();
-    expect(reader.hits).toBe(3);
+    expect(reader.lookup(0, hotspotKey('tn_1/hs_1'), mac(3), 'nas_1', 'guest', NOW + 4_999)).toMatchObject({ sessionTimeout: 1 });
+    expect(reader.lookup(0, hotspotKey('tn_1/hs_1'), mac(3), 'nas_1', 'guest', NOW + 5_000)).toBeNull();
+    expect(reader.hits).toBe(4);
   });
 
   it('forgets what was taken back, one device or a whole hotspot, and takes a new answer in its place', () => {
     const { writer, reader } = pair();
     for (let i = 0; i < 50; i++) writer.publish(`tn_1/hs_${i % 2}`, mac(i), accept({ sid: `sess_${String(i).padStart(16, '0')}` }));
     writer.remove('tn_1/hs_0', mac(4));
-    expect(reader.lookup(0, 'tn_1/hs_0', mac(4), 'nas_1', 'guest', NOW)).toBeNull();
-    expect(reader.lookup(0, 'tn_1/hs_0', mac(6), 'nas_1', 'guest', NOW)).toMatchObject({ sessionId: `sess_${'6'.padStart(16, '0')}` });
+    expect(reader.lookup(0, hotspotKey('tn_1/hs_0'), mac(4), 'nas_1', 'guest', NOW)).toBeNull();
+    expect(reader.lookup(0, hotspotKey('tn_1/hs_0'), mac(6), 'nas_1', 'guest', NOW)).toMatchObject({ sessionId: `sess_${'6'.padStart(16, '0')}` });
     writer.publish('tn_1/hs_0', mac(4), accept({ sid: 'sess_replacement00000', untilMs: NOW + 60_000, validUntilMs: NOW + 60_000 }));
-    expect(reader.lookup(0, 'tn_1/hs_0', mac(4), 'nas_1', 'guest', NOW)).toMatchObject({ sessionId: 'sess_replacement00000', sessionTimeout: 60 });
+    expect(reader.lookup(0, hotspotKey('tn_1/hs_0'), mac(4), 'nas_1', 'guest', NOW)).toMatchObject({ sessionId: 'sess_replacement00000', sessionTimeout: 60 });
     writer.removeHotspot('tn_1/hs_1');
     for (let i = 0; i < 50; i++) {
-      const hit = reader.lookup(0, `tn_1/hs_${i % 2}`, mac(i), 'nas_1', 'guest', NOW);
+      const hit = reader.lookup(0, hotspotKey(`tn_1/hs_${i % 2}`), mac(i), 'nas_1', 'guest', NOW);
       expect(hit === null, `device ${i}`).toBe(i % 2 === 1);
     }
     expect(writer.size).toBe(25);
@@ -83,9 +85,9 @@ describe('auth mirror', () => {
       if (i % 3 === 0) writer.remove('tn_1/hs_1', mac(i));
     }
     expect(tables.length).toBeGreaterThan(1);
-    expect(stale.lookup(0, 'tn_1/hs_1', mac(1), 'nas_1', 'guest', NOW)).toBeNull();
+    expect(stale.lookup(0, hotspotKey('tn_1/hs_1'), mac(1), 'nas_1', 'guest', NOW)).toBeNull();
     for (let i = 0; i < 3000; i++) {
-      expect(reader.lookup(0, 'tn_1/hs_1', mac(i), 'nas_1', 'guest', NOW) === null, `device ${i}`).toBe(i % 3 === 0);
+      expect(reader.lookup(0, hotspotKey('tn_1/hs_1'), mac(i), 'nas_1', 'guest', NOW) === null, `device ${i}`).toBe(i % 3 === 0);
     }
     expect(writer.size).toBe(2000);
   });
@@ -119,7 +121,7 @@ describe('auth mirror', () => {
     let mixed = '';
     while (!done) {
       for (let k = 0; k < 2000; k++) {
-        const d = reader.lookup(0, 'tn_1/hs_1', '02:00:00:00:00:01', 'nas_1', 'guest', NOW);
+        const d = reader.lookup(0, hotspotKey('tn_1/hs_1'), '02:00:00:00:00:01', 'nas_1', 'guest', NOW);
         if (!d || !d.accept) continue;
         const key = `${d.sessionId} ${d.sessionTimeout} ${d.idleTimeout} ${d.downKbps} ${d.upKbps} ${d.quotaBytes}`;
         seen.set(key, (seen.get(key) ?? 0) + 1);
@@ -160,10 +162,10 @@ describe('auth mirror', () => {
     expect(actor.size).toBe(0);
     expect(wheel.size).toBe(0);
     expect(writer.size).toBe(0);
-    expect(reader.lookup(0, 'tn_1/hs_1', device, 'nas_1', 'guest', Date.now())).toBeNull();
+    expect(reader.lookup(0, hotspotKey('tn_1/hs_1'), device, 'nas_1', 'guest', Date.now())).toBeNull();
     // Loaded again (the lease came back), it answers as before and publishes.
     await actor.load();
     expect(await actor.auth({ t: 'auth', id: 2, tenant: 'tn_1', hs: 'hs_1', tz: 'UTC', nasId: 'nas_1', mac: device, userName: 'guest' })).toMatchObject({ accept: true });
-    expect(reader.lookup(0, 'tn_1/hs_1', device, 'nas_1', 'guest', Date.now())).toMatchObject({ accept: true, sessionId: 'sess_aaaaaaaaaaaaaaaa' });
+    expect(reader.lookup(0, hotspotKey('tn_1/hs_1'), device, 'nas_1', 'guest', Date.now())).toMatchObject({ accept: true, sessionId: 'sess_aaaaaaaaaaaaaaaa' });
   });
 });
