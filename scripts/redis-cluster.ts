@@ -63,22 +63,33 @@ export async function startRedisCluster(opts: { masters?: number; replicasPerMas
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    for (let i = 0; i < masters * (1 + replicas); i++) {
-      const port = await freePort();
-      let busPort = await freePort();
-      while (busPort === port) busPort = await freePort();
-      const nodeDir = join(dir, String(port));
-      mkdirSync(nodeDir);
-      const child = spawn('redis-server', [
-        '--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-port', String(busPort),
-        '--cluster-config-file', join(nodeDir, 'nodes.conf'), '--cluster-node-timeout', nodeTimeout, '--dir', nodeDir,
-        '--save', '', '--protected-mode', 'no', ...(opts.aof ? ['--appendonly', 'yes', '--appendfsync', 'everysec'] : ['--appendonly', 'no']),
-      ], { stdio: 'ignore' });
-      nodes.push({ port, busPort, child });
-    }
-    for (const n of nodes) {
-      await waitFor(() => ping(n.port), `redis-server on ${n.port} answering`, 20_000);
-    }
+    // A port free a moment ago may be another process's by the time redis-server binds it (ephemeral
+    // ports are shared with every outgoing connection on the machine): a node that exits before it
+    // answers is started again on other ports, rather than waited for until the time-out.
+    const startNode = async (): Promise<ClusterNode> => {
+      for (let attempt = 1; ; attempt++) {
+        const port = await freePort();
+        let busPort = await freePort();
+        while (busPort === port) busPort = await freePort();
+        const nodeDir = join(dir, String(port));
+        mkdirSync(nodeDir, { recursive: true });
+        const child = spawn('redis-server', [
+          '--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-port', String(busPort),
+          '--cluster-config-file', join(nodeDir, 'nodes.conf'), '--cluster-node-timeout', nodeTimeout, '--dir', nodeDir,
+          '--save', '', '--protected-mode', 'no', ...(opts.aof ? ['--appendonly', 'yes', '--appendfsync', 'everysec'] : ['--appendonly', 'no']),
+        ], { stdio: 'ignore' });
+        const node = { port, busPort, child };
+        nodes.push(node);
+        const exited = (): boolean => child.exitCode !== null || child.signalCode !== null;
+        // Ours answering, not another test's redis-server that took the port first.
+        const ours = async (): Promise<boolean> => (await redisCli(port, 'INFO', 'server')).includes(`process_id:${child.pid}\r`);
+        await waitFor(async () => exited() || (await ours()), `redis-server on ${port} answering`, 20_000);
+        if (!exited()) return node;
+        nodes.splice(nodes.indexOf(node), 1);
+        if (attempt === 5) throw new Error(`redis-server exited before answering, five times (ports taken?); last on ${port}`);
+      }
+    };
+    for (let i = 0; i < masters * (1 + replicas); i++) await startNode();
     await run('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`),
       '--cluster-replicas', String(replicas), '--cluster-yes'], { timeout: 60_000 });
     for (const n of nodes) {
@@ -115,10 +126,6 @@ async function redisCli(port: number, ...args: string[]): Promise<string> {
   } catch {
     return '';
   }
-}
-
-async function ping(port: number): Promise<boolean> {
-  return (await redisCli(port, 'PING')).trim() === 'PONG';
 }
 
 async function clusterOk(port: number): Promise<boolean> {

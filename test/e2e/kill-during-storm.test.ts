@@ -38,18 +38,28 @@ describe('kill -9 during a sign-in storm', () => {
 
     // Kill with the storm in full flow, at a moment the sink holds entries it has read and not
     // acknowledged (its transaction in progress or just committed), with requests in flight and
-    // records queued; restart under the same NODE_ID and go on. Whether the kill lands inside
-    // that window is a race, so kill again (up to KILLS times) until one has.
+    // records queued; restart under the same NODE_ID and go on. Whether a kill lands inside that
+    // window is a race (the sink holds a batch for milliseconds), so kill again until one has; the
+    // last try makes sure of it: the test holds the chain heads' table locked, so the sink's next
+    // batch waits inside its transaction, read and not acknowledged, until after the kill.
     const inSink = async (): Promise<number> => Number(((await redis.xpending(outbox, 'pg-sink')) as [number])[0]);
-    const kills: { killedAt: number; restartedAt: number; queued: number; inSink: number }[] = [];
+    const holdSink = async (): Promise<() => Promise<void>> => {
+      const c = await db.connect();
+      await c.query('BEGIN');
+      await c.query('LOCK TABLE audit_chain_heads IN EXCLUSIVE MODE');
+      return async () => { await c.query('ROLLBACK'); c.release(); };
+    };
+    const kills: { killedAt: number; restartedAt: number; queued: number; inSink: number; held: boolean }[] = [];
     while (kills.length < KILLS && !kills.some((k) => k.inSink > 0)) {
+      const release = kills.length === KILLS - 1 ? await holdSink() : null;
       const deadline = Date.now() + 5_000;
       while ((await inSink()) === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 2));
       const old = svc;
       base = null;
       await old.kill9();
       const killedAt = storm.attempts.length;
-      const left = { queued: await redis.xlen(outbox), inSink: await inSink() };
+      const left = { queued: await redis.xlen(outbox), inSink: await inSink(), held: release !== null };
+      await release?.();
       svc = await spawn();
       const restartedAt = storm.attempts.length;
       kills.push({ killedAt, restartedAt, ...left });
