@@ -5,7 +5,8 @@ import type { Logger } from '../logger.js';
 import type { Metrics, MetricsSnapshot } from '../metrics.js';
 import { projectPath } from '../util/project-root.js';
 import { WorkerSupervisor, type WorkerStats } from '../workers/worker-supervisor.js';
-import { LEASES_RELEASED, postBatch, RELEASE_LEASES, type FromThread, type Reply, type ReplyValue, type ToThread } from './messages.js';
+import { postBatch, readBatch } from './message-codec.js';
+import { LEASES_RELEASED, RELEASE_LEASES, type FromThread, type Reply, type ReplyValue, type ToThread } from './messages.js';
 import { AuthMirrorReader, hotspotKey, type HotspotKey } from './auth-mirror.js';
 import { ActorForwarder, FORWARDED } from './actor-forwarder.js';
 import { openRedis, type RedisClient } from '../redis/redis-client.js';
@@ -19,6 +20,8 @@ type Pending = {
   deadline: number;
   /** Set when a refusal because another process holds the hotspot is to be forwarded to it (ActorForwarder). */
   forward?: ActorRequest;
+  /** The device's key in `changing` while this request is on its way (a sign-in or an accounting report). */
+  changing?: string;
 };
 
 /** One actor thread slot: its supervised worker and what outlives a restart of it. */
@@ -156,23 +159,24 @@ export class ActorPool implements SessionActors, AcceptMirror {
    * answered: this is every RADIUS packet's path.
    */
   private ask<V extends ReplyValue>(msg: ActorRequest, forward = false): Promise<V> {
-    const t = this.threads[threadIndex(msg.tenant, msg.hs, this.threads.length)]!;
+    const ref = this.hotspotRef(msg.tenant, msg.hs);
+    const t = this.threads[ref.thread]!;
     const id = ++this.seq;
-    const asked = new Promise<V>((resolve, reject) => {
-      t.pending.set(id, { resolve: resolve as (v: ReplyValue | undefined) => void, reject, deadline: Date.now() + REQUEST_TIMEOUT_MS, forward: forward ? msg : undefined });
+    // Until the actor has taken it in, the device's published accept may be out of date (mirroredAccept).
+    const changing = (msg.t === 'started' || msg.t === 'acct') && msg.mac ? `${ref.key.key} ${msg.mac}` : undefined;
+    if (changing !== undefined) this.changing.set(changing, (this.changing.get(changing) ?? 0) + 1);
+    return new Promise<V>((resolve, reject) => {
+      t.pending.set(id, { resolve: resolve as (v: ReplyValue | undefined) => void, reject, deadline: Date.now() + REQUEST_TIMEOUT_MS, forward: forward ? msg : undefined, changing });
       this.send(t, { ...msg, id } as ToThread);
     });
-    if ((msg.t !== 'started' && msg.t !== 'acct') || !msg.mac) return asked;
-    // Until the actor has taken it in, the device's published accept may be out of date (mirroredAccept).
-    const key = `${msg.tenant}/${msg.hs} ${msg.mac}`;
-    this.changing.set(key, (this.changing.get(key) ?? 0) + 1);
-    const done = (): void => {
-      const n = this.changing.get(key)! - 1;
-      if (n > 0) this.changing.set(key, n);
-      else this.changing.delete(key);
-    };
-    asked.then(done, done);
-    return asked;
+  }
+
+  /** A request leaves `pending` (answered, failed, timed out, or its thread gone): the device is no longer changing for it. */
+  private taken(p: Pending): void {
+    if (p.changing === undefined) return;
+    const n = this.changing.get(p.changing)! - 1;
+    if (n > 0) this.changing.set(p.changing, n);
+    else this.changing.delete(p.changing);
   }
 
   /**
@@ -236,7 +240,10 @@ export class ActorPool implements SessionActors, AcceptMirror {
         this.opts.metrics?.retire(`actor-thread-${index}`);
         // What the dead thread was asked, answered or not, is lost with it; what was not yet sent belongs to those requests.
         const failure = Errors.SESSION_ENGINE_RESTARTING();
-        for (const p of t.pending.values()) p.reject(failure);
+        for (const p of t.pending.values()) {
+          this.taken(p);
+          p.reject(failure);
+        }
         t.pending.clear();
         t.queue.length = 0;
         t.sessions = 0;
@@ -250,7 +257,7 @@ export class ActorPool implements SessionActors, AcceptMirror {
 
   private onMessage(t: Thread, index: number, worker: Worker, msg: Uint8Array | PlainMessage): void {
     if (msg instanceof Uint8Array) {
-      for (const m of this.packr.unpack(msg) as FromThread[]) this.receive(t, m);
+      for (const m of readBatch<FromThread>(this.packr, msg)) this.receive(t, m);
     } else if (msg?.t === 'mirror_table' && t.supervisor.worker === worker) {
       this.mirror.setTable(index, msg.table);
     } else if (msg?.t === 'metrics' && t.supervisor.worker === worker) {
@@ -299,6 +306,7 @@ export class ActorPool implements SessionActors, AcceptMirror {
     const p = t.pending.get(m.id);
     if (!p) return;
     t.pending.delete(m.id);
+    this.taken(p);
     if (m.ok) p.resolve(m.value);
     else if (p.forward && this.forwarder && m.code === 'hotspot_owned_elsewhere') {
       this.forwarder.forward(p.forward, AppError.fromWire(m.code, m.status, m.message)).then(p.resolve, p.reject);
@@ -311,6 +319,7 @@ export class ActorPool implements SessionActors, AcceptMirror {
       for (const [id, p] of t.pending) {
         if (p.deadline > now) continue;
         t.pending.delete(id);
+        this.taken(p);
         p.reject(Errors.SESSION_ENGINE_TIMEOUT());
       }
     }
