@@ -4,7 +4,8 @@ import { createLogger } from '../logger.js';
 import { Metrics } from '../metrics.js';
 import { createRedis } from '../redis/scripts.js';
 import { ActorHost } from './actor-host.js';
-import { LEASES_RELEASED, postBatch, RELEASE_LEASES, type ToThread } from './messages.js';
+import { postBatch, readBatch } from './message-codec.js';
+import { LEASES_RELEASED, RELEASE_LEASES, type ToThread } from './messages.js';
 
 /**
  * The entry of a worker thread hosting hotspot actors (see ActorHost): one
@@ -39,7 +40,7 @@ const host = new ActorHost({
 });
 
 port.on('message', (msg: Uint8Array | typeof RELEASE_LEASES) => {
-  if (msg instanceof Uint8Array) host.receive(packr.unpack(msg) as ToThread[]);
+  if (msg instanceof Uint8Array) host.receive(readBatch<ToThread>(packr, msg));
   // A graceful stop: the leases go before the thread is ended (ActorPool.close).
   else if (msg?.t === RELEASE_LEASES.t) void host.releaseLeases().then((n) => port.postMessage({ t: LEASES_RELEASED, n }));
 });

@@ -1,10 +1,8 @@
-import type { MessagePort, Worker } from 'node:worker_threads';
-import type { Packr } from 'msgpackr';
 import type { AccessDecision, AcctStatus, NasCommandResult, StopReason } from './ports.js';
 
 /**
  * Messages between the main thread and the actor threads: a typed union,
- * sent in batches encoded with msgpackr. Every request carries `id`; the
+ * sent in batches (message-codec.ts). Every request carries `id`; the
  * thread answers each with exactly one Reply.
  */
 
@@ -168,13 +166,3 @@ export const LEASES_RELEASED = 'leases_released';
 
 export type FromThread = Reply | NasCommand | ThreadStats;
 export type ToThread = Request | NasResultMsg;
-
-/**
- * Posts one encoded batch. msgpackr's pack() returns a view into its own
- * growing buffer, and postMessage clones a view's whole ArrayBuffer: copy
- * the bytes into a buffer of their own size and transfer it instead.
- */
-export function postBatch(to: MessagePort | Worker, packr: Packr, batch: unknown[]): void {
-  const bytes = new Uint8Array(packr.pack(batch));
-  to.postMessage(bytes, [bytes.buffer]);
-}
