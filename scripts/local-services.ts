@@ -39,28 +39,64 @@ export interface LocalOptions {
 
 const isRoot = process.getuid?.() === 0;
 
-/** A TCP port nobody listens on right now. */
+/**
+ * A port free on 127.0.0.1 now, for a server another process binds next (it
+ * cannot be handed our bound socket). Picked below the kernel's ephemeral
+ * range (net.ipv4.ip_local_port_range), never from it: a port the kernel hands
+ * out for a bind to 0 and takes back is one it hands to the next outgoing
+ * connection on the machine just as readily, and the server that binds it a
+ * moment later fails with EADDRINUSE (a fresh CI run's cluster node did).
+ * Below the range only an explicit bind takes a port. Each process walks
+ * the ports from a random start, so it never hands out one port twice, and
+ * two processes (the test workers) meet only where their walks cross; each
+ * port is probed before it is returned.
+ */
 export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+  return freeBelowEphemeral((port) => probe((done) => {
     const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
+    s.once('error', () => done(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => done(true)));
+  }));
 }
 
-/** A UDP port on 127.0.0.1 free a moment ago (probed with a UDP socket: a free TCP port says nothing of the same UDP port). */
+/** The same for UDP (a free TCP port says nothing of the same UDP port). */
 export function freeUdpPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+  return freeBelowEphemeral((port) => probe((done) => {
     const s = createSocket('udp4');
-    s.once('error', reject);
-    s.bind(0, '127.0.0.1', () => {
-      const port = s.address().port;
-      s.close(() => resolve(port));
-    });
-  });
+    s.once('error', () => { s.close(); done(false); });
+    s.bind(port, '127.0.0.1', () => s.close(() => done(true)));
+  }));
+}
+
+const probe = (run: (done: (free: boolean) => void) => void): Promise<boolean> => new Promise((resolve) => run(resolve));
+
+/** Ports tried at most before giving up: with a few thousand to pick from, a run of taken ones means something is wrong. */
+const PORT_TRIES = 64;
+
+/** This process's walk: the offset of the port it hands out next, from a random start (freeBelowEphemeral). */
+let walk = -1;
+
+async function freeBelowEphemeral(isFree: (port: number) => Promise<boolean>): Promise<number> {
+  const top = ephemeralLow() - 1;
+  const bottom = Math.max(1024, top - 12_000);
+  const span = top - bottom + 1;
+  if (span < 1000) throw new Error(`freePort: the ephemeral port range starts at ${top + 1}, leaving too few ports below it`);
+  if (walk < 0) walk = Math.floor(Math.random() * span);
+  for (let i = 0; i < PORT_TRIES; i++) {
+    const port = bottom + (walk++ % span);
+    if (await isFree(port)) return port;
+  }
+  throw new Error(`freePort: ${PORT_TRIES} ports between ${bottom} and ${top} were all taken`);
+}
+
+/** The first port of the kernel's ephemeral range (Linux's default 32768 where it cannot be read). */
+function ephemeralLow(): number {
+  try {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    return Number.isInteger(low) && low > 0 ? low : 32768;
+  } catch {
+    return 32768;
+  }
 }
 
 function has(cmd: string): boolean {

@@ -1,11 +1,11 @@
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { projectPath } from '../../engine/index.js';
+import { freePort, freeUdpPort } from '../../scripts/local-services.js';
 import { operatorPath } from '../support/operator-path.js';
 import { until } from '../support/poll.js';
 import { JWT_SECRET } from '../support/service.js';
@@ -56,14 +56,6 @@ function ensureTools(): void {
   } finally {
     if (ownGuard) rmSync(guard, { force: true });
   }
-}
-
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-  const { port } = srv.address() as { port: number };
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
 }
 
 const forwardPolicy = (): string => spawnSync('iptables', ['-S', 'FORWARD'], { encoding: 'utf8' }).stdout?.split('\n')[0] ?? '';
@@ -120,7 +112,7 @@ describe.skipIf(!isRoot || !wanted)('the container image (GUESTWIFI_CONTAINER_TE
     const extraCa = existsSync(caDir) ? readdirSync(caDir).filter((f) => f.endsWith('.crt')).map((f) => readFileSync(join(caDir, f), 'utf8')).join('\n') : '';
     await timed('docker build', () => docker(['build', '--network', 'host', '--build-arg', `EXTRA_CA_CERTS=${extraCa}`, '-t', image, '.'], { cwd: projectPath() }));
 
-    const [httpPort, authPort, acctPort] = [await freePort(), await freePort(), await freePort()];
+    const [httpPort, authPort, acctPort] = [await freePort(), await freeUdpPort(), await freeUdpPort()];
     const env = {
       REDIS_URL: inject('redisUrl'), DATABASE_URL: inject('databaseUrl'), JWT_SECRET,
       HTTP_HOST: '127.0.0.1', HTTP_PORT: String(httpPort), RADIUS_HOST: '127.0.0.1',

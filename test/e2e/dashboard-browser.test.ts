@@ -1,9 +1,9 @@
 import { writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, describe, expect } from 'vitest';
 import { DEFAULT_MODULES } from '../../engine/index.js';
+import { freePort } from '../../scripts/local-services.js';
 import type { PhoneBrowser } from '../support/browser.js';
 import {
   countTransfer, DASH_SHOTS, dashBrowser, dashShot, heapUsed, portalGuest, signIn, tile, tileValue, WALL_VIEWPORT, WORDS, type Lang,
@@ -14,14 +14,6 @@ const it = serviceTest();
 const DASH = [...DEFAULT_MODULES, 'dashboard'];
 /** The top strip refreshes every 10 s ("Dashboard KPI refresh: 10 s"); a figure must follow a change within that, plus a request's and a render's time. */
 const TILE_DEADLINE_MS = 10_000 + 3_000;
-
-/** A port free right now on loopback. */
-const freePort = (): Promise<number> => new Promise((resolve, reject) => {
-  const srv = createServer().once('error', reject).listen(0, '127.0.0.1', () => {
-    const { port } = srv.address() as { port: number };
-    srv.close(() => resolve(port));
-  });
-});
 
 /**
  * The operations dashboard in Debian's Chromium (playwright-core, never a

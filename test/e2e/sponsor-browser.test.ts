@@ -4,7 +4,8 @@ import type { TestNas } from '../radius/helpers.js';
 import { launchDesktop, launchPhone, requireChromium, shot, type PhoneBrowser } from '../support/browser.js';
 import { call, keys, macs, serviceTest, type Running } from '../support/fixture.js';
 import { SmtpListener } from '../support/smtp-listener.js';
-import { Code, freePort, linksIn, radiusAnswerFor, sponsorVenue, SPONSOR_DOMAIN, type Venue } from '../support/sponsor-venue.js';
+import { freePort } from '../../scripts/local-services.js';
+import { Code, linksIn, radiusAnswerFor, sponsorVenue, SPONSOR_DOMAIN, type Venue } from '../support/sponsor-venue.js';
 
 /**
  * Sponsor approval end to end in Debian's Chromium: a guest on a phone asks

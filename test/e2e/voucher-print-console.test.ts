@@ -4,7 +4,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, describe, expect } from 'vitest';
 import { launchDesktop, requireChromium, type PhoneBrowser } from '../support/browser.js';
 import { serviceTest } from '../support/fixture.js';
-import { freePort } from '../support/sponsor-venue.js';
+import { freePort } from '../../scripts/local-services.js';
 import { pdfText, SHEETS } from '../support/voucher-sheet.js';
 
 const it = serviceTest(async () => {

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect } from 'vitest';
 import { launchPhone, requireChromium, shot, type PhoneBrowser } from '../support/browser.js';
 import { call, serviceTest, until } from '../support/fixture.js';
-import { freePort } from '../support/sponsor-venue.js';
+import { freePort } from '../../scripts/local-services.js';
 import { decodeQr, getSheet, pageImage, savePdf } from '../support/voucher-sheet.js';
 
 const it = serviceTest(async () => {

@@ -4,7 +4,8 @@ import { afterAll, expect, inject } from 'vitest';
 import type { TestNas } from '../radius/helpers.js';
 import { call, macs, newVoucher, serviceTest } from '../support/fixture.js';
 import { SmtpListener } from '../support/smtp-listener.js';
-import { freePort, linksIn, sponsorVenue, SPONSOR_DOMAIN } from '../support/sponsor-venue.js';
+import { freePort } from '../../scripts/local-services.js';
+import { linksIn, sponsorVenue, SPONSOR_DOMAIN } from '../support/sponsor-venue.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
 
 /**

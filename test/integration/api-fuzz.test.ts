@@ -8,7 +8,7 @@ import {
   type Known, type Rng, type Schema,
 } from '../support/api-fuzz-gen.js';
 import { call, JWT_SECRET, newTenant, newVoucher, serviceTest } from '../support/fixture.js';
-import { freePort } from '../support/sponsor-venue.js';
+import { freePort } from '../../scripts/local-services.js';
 
 // With a SECRETS_KEY, as `npm start` runs: inline secrets are sealed, so their paths are fuzzed too.
 // With its own address as PORTAL_PUBLIC_URL, as a deployment has it: without, sponsor requests and voucher sheets

@@ -6,7 +6,8 @@ import type { TestNas } from '../radius/helpers.js';
 import { call, dashed, keys, macs, serviceTest, until, type Running } from '../support/fixture.js';
 import { addCoaNas } from '../support/loopback-nas.js';
 import { SmtpListener } from '../support/smtp-listener.js';
-import { Code, eventsOf, freePort, LISTED_SPONSOR, linksIn, radiusAnswerFor, sponsorVenue, SPONSOR_DOMAIN, type Venue } from '../support/sponsor-venue.js';
+import { freePort } from '../../scripts/local-services.js';
+import { Code, eventsOf, LISTED_SPONSOR, linksIn, radiusAnswerFor, sponsorVenue, SPONSOR_DOMAIN, type Venue } from '../support/sponsor-venue.js';
 
 /**
  * Sponsor approval over HTTP against a real service, a real SMTP listener

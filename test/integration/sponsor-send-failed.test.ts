@@ -2,7 +2,8 @@ import { afterAll, expect } from 'vitest';
 import type { TestNas } from '../radius/helpers.js';
 import { call, keys, macs, serviceTest } from '../support/fixture.js';
 import type { SmtpListener } from '../support/smtp-listener.js';
-import { eventsOf, freePort, sponsorVenue, SPONSOR_DOMAIN } from '../support/sponsor-venue.js';
+import { freePort } from '../../scripts/local-services.js';
+import { eventsOf, sponsorVenue, SPONSOR_DOMAIN } from '../support/sponsor-venue.js';
 
 /**
  * A sponsor request whose e-mail cannot be sent (SMTP at a closed port) is

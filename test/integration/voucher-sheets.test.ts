@@ -1,7 +1,7 @@
 import { PNG } from 'pngjs';
 import { describe, expect } from 'vitest';
 import { call, newTenant, serviceTest } from '../support/fixture.js';
-import { freePort } from '../support/sponsor-venue.js';
+import { freePort } from '../../scripts/local-services.js';
 import { a4Cell, decodeQr, getSheet, pageImage, pdfText, savePdf } from '../support/voucher-sheet.js';
 
 // The QR codes hold PORTAL_PUBLIC_URL: the service's own address here, known before it starts.

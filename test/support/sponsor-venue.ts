@@ -1,5 +1,4 @@
 import { randomInt } from 'node:crypto';
-import { createServer, type AddressInfo } from 'node:net';
 import type { RedisClient as Redis } from '../../engine/redis/redis-client.js';
 import { expect } from 'vitest';
 import { Code, RadiusCrypto } from '../../radius/index.js';
@@ -15,15 +14,6 @@ import type { SmtpListener } from './smtp-listener.js';
  */
 export const SPONSOR_DOMAIN = 'host.example';
 export const LISTED_SPONSOR = 'reception@partner.example';
-
-/** A port free now, for a service that must know its own public URL before it starts (PORTAL_PUBLIC_URL). */
-export async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  const { port } = srv.address() as AddressInfo;
-  await new Promise<void>((resolve) => srv.close(() => resolve()));
-  return port;
-}
 
 export interface Nas { radius: TestNas; secret: string }
 export interface Venue { t: Tenant; nas: Nas }
