@@ -89,7 +89,16 @@ describe('console: reports page', () => {
     return res.status;
   }
 
-  it('figures match the API, presets and venues switch, the CSV downloads; both languages, desktop and narrow', async ({ svc }) => {
+  /**
+   * The venues and their guests, made once for the file's tests (each test its own browser and page): the Pro tenant,
+   * its Lobby (three devices on two SSIDs, one wrong code) and Terrace (one device), and the Lobby's report as the API
+   * tells it once the sign-ins are in.
+   */
+  interface Seeded { t: Tenant; terraceId: string; lobby: Report; seededOn: string }
+  let seeded: Promise<Seeded> | undefined;
+  const seed = (svc: Running): Promise<Seeded> => (seeded ??= seedVenues(svc));
+
+  async function seedVenues(svc: Running): Promise<Seeded> {
     const t = await newTenant(svc.service, 'Reports Pro Venue', [...DEFAULT_MODULES, 'multi_venue']);
     const terrace = await svc.service.engine.hotspots.create(t.tenantId, { name: 'Terrace café', timezone: 'Europe/Istanbul' });
     const v = await newVoucher(svc.base, t);
@@ -111,7 +120,11 @@ describe('console: reports page', () => {
       return lobby.summary.total_sessions === 3 && lobby.summary.signins_failed === 1;
     }, { what: 'the Lobby sessions and the failed sign-in in the report', seen: () => lobby.summary });
     expect(lobby.summary).toMatchObject({ total_sessions: 3, unique_devices: 3 });
+    return { t, terraceId: terrace.id, lobby, seededOn };
+  }
 
+  it('English, desktop: the figures match the API, the CSV and the PDF download, presets and venues switch', async ({ svc }) => {
+    const { t, terraceId, lobby, seededOn } = await seed(svc);
     // English, desktop: the Lobby's last 7 days, as the API tells them.
     const page = await open(svc.base, t.apiKey, 'en');
     await shows(page, lobby, 'en-GB');
@@ -157,13 +170,17 @@ describe('console: reports page', () => {
     // Both venues, ticked from the keyboard: the sums; then the Terrace alone.
     await page.getByRole('checkbox', { name: 'Terrace café' }).focus();
     await page.keyboard.press('Space');
-    await shows(page, await api(svc, t, `preset=last_7_days&hotspot_id=${t.hotspotId},${terrace.id}`), 'en-GB');
+    await shows(page, await api(svc, t, `preset=last_7_days&hotspot_id=${t.hotspotId},${terraceId}`), 'en-GB');
     expect(await kpi(page, 'total_sessions')).toBe('4');
     await page.getByRole('checkbox', { name: 'Lobby' }).uncheck();
-    await shows(page, await api(svc, t, `preset=last_7_days&hotspot_id=${terrace.id}`), 'en-GB');
+    await shows(page, await api(svc, t, `preset=last_7_days&hotspot_id=${terraceId}`), 'en-GB');
     expect(await kpi(page, 'total_sessions')).toBe('1');
     await page.close();
 
+  });
+
+  it('Turkish, desktop: the sections hold their place while the first report loads', async ({ svc }) => {
+    const { t, lobby } = await seed(svc);
     // Turkish, desktop: the sections hold their place while the first report loads (the answer held back until measured).
     let release!: () => void;
     const held = new Promise<void>((r) => { release = r; });
@@ -177,7 +194,10 @@ describe('console: reports page', () => {
     expect((await daily.boundingBox())!.y).toBe(before.y);
     await tr.screenshot({ path: join(SHOTS, 'reports-tr.png'), fullPage: true });
     await tr.close();
+  });
 
+  it('narrow, in both languages: nothing is wider than the screen', async ({ svc }) => {
+    const { t, lobby } = await seed(svc);
     // Narrow, both languages.
     for (const [lang, name] of [['tr', 'reports-tr-narrow'], ['en', 'reports-en-narrow']] as const) {
       const p = await open(svc.base, t.apiKey, lang, NARROW);
