@@ -63,9 +63,9 @@ export async function startRedisCluster(opts: { masters?: number; replicasPerMas
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    // A port free a moment ago may be another process's by the time redis-server binds it (ephemeral
-    // ports are shared with every outgoing connection on the machine): a node that exits before it
-    // answers is started again on other ports, rather than waited for until the time-out.
+    // A port free a moment ago may be another process's by the time redis-server binds it (freePort
+    // keeps clear of the kernel's ephemeral ports, but another test may bind the same one): a node
+    // that exits before it answers is started again on other ports, rather than waited for until the time-out.
     const startNode = async (): Promise<ClusterNode> => {
       for (let attempt = 1; ; attempt++) {
         const port = await freePort();
