@@ -91,7 +91,8 @@ const SCRIPTS = [
   // claims and settlements of attempts, redelivery, and the events stream's one trimmer.
   { file: 'add-webhook-2.lua', name: 'addWebhookV1', numberOfKeys: 2 },
   { file: 'remove-webhook-2.lua', name: 'removeWebhookV1', numberOfKeys: 2 },
-  { file: 'route-webhook-events-5.lua', name: 'routeWebhookEventsV1', numberOfKeys: 5 },
+  // V2: what it routes may be claimed in the same step (ARGV[4..6]); a third reply, whether a delivery is left due.
+  { file: 'route-webhook-events-5.lua', name: 'routeWebhookEventsV2', numberOfKeys: 5 },
   { file: 'claim-webhook-deliveries-6.lua', name: 'claimWebhookDeliveriesV1', numberOfKeys: 6 },
   // Outcomes settled per tenant in batches: 5 keys + one attempts stream per outcome, so the count is the caller's.
   { file: 'settle-webhook-deliveries-n.lua', name: 'settleWebhookDeliveriesV1', numberOfKeys: null },
@@ -232,10 +233,11 @@ declare module 'ioredis' {
     // Webhooks (engine/webhooks/)
     addWebhookV1(subsKey: string, eventsKey: string, id: string, entry: string, group: string, callback?: Callback<number>): Result<number, Context>;
     removeWebhookV1(subsKey: string, eventsKey: string, id: string, group: string, callback?: Callback<number>): Result<number, Context>;
-    routeWebhookEventsV1(
+    /** [events read, deliveries made, 1 when a delivery is left due unclaimed, then per claimed delivery: id, state JSON, data]. */
+    routeWebhookEventsV2(
       eventsKey: string, subsKey: string, queueKey: string, deliveriesKey: string, bodiesKey: string,
-      group: string, count: Arg, now: Arg, callback?: Callback<[number, number]>,
-    ): Result<[number, number], Context>;
+      group: string, count: Arg, now: Arg, claim: Arg, leaseMs: Arg, token: string, callback?: Callback<[number, number, number, ...string[]]>,
+    ): Result<[number, number, number, ...string[]], Context>;
     claimWebhookDeliveriesV1(
       queueKey: string, deliveriesKey: string, bodiesKey: string, doneKey: string, deadKey: string, subsKey: string,
       now: Arg, leaseMs: Arg, limit: Arg, token: string, maxAttempts: Arg, keepDeadMs: Arg, callback?: Callback<string[]>,

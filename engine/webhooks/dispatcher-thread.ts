@@ -9,7 +9,8 @@ import { SecretBox, type SecretKey } from '../secrets/secret-box.js';
 import { SecretStore } from '../secrets/secret-store.js';
 import { createPool } from '../store/postgres.js';
 import type { DispatcherThreadData, FromDispatcherThread, ToDispatcherThread } from './dispatcher-worker.js';
-import { DEAD_LETTERS_METRIC, DELIVERIES_METRIC, DELIVERY_OUTCOMES, WebhookDispatcher } from './webhook-dispatcher.js';
+import { WebhookDispatcher } from './webhook-dispatcher.js';
+import { DEAD_LETTERS_METRIC, DELIVERIES_METRIC, DELIVERY_OUTCOMES } from './webhook-metrics.js';
 import { WebhookStore } from './webhook-store.js';
 import { OutboundWebhookTransport } from './webhook-transport.js';
 

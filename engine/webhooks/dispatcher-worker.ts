@@ -4,7 +4,8 @@ import type { SecretKey } from '../secrets/secret-box.js';
 import { projectPath } from '../util/project-root.js';
 import { WorkerSupervisor, type WorkerStats } from '../workers/worker-supervisor.js';
 import type { DispatcherSettings } from './webhook-dispatcher.js';
-import { ATTEMPT_DEADLINE_MS, DEAD_LETTERS_METRIC, DELIVERIES_METRIC, DELIVERY_OUTCOMES, WEBHOOK_METRICS_HELP } from './webhook-dispatcher.js';
+import { ATTEMPT_DEADLINE_MS } from './webhook-dispatcher.js';
+import { DEAD_LETTERS_METRIC, DELIVERIES_METRIC, DELIVERY_OUTCOMES, WEBHOOK_METRICS_HELP } from './webhook-metrics.js';
 
 /** What the dispatcher's thread is started with: plain data (its connections are its own). */
 export interface DispatcherThreadData {

@@ -1,3 +1,5 @@
+// Over 400 lines: a tenant's lane (route, claim, pump, attempt, release) is one state machine over the
+// same private fields; split in two, each half would reach into the other's.
 import { randomBytes } from 'node:crypto';
 import type { RedisClient as Redis } from '../redis/redis-client.js';
 import type { Logger } from '../logger.js';
@@ -7,9 +9,8 @@ import { signedHeaders } from './webhook-signature.js';
 import type { WebhookStore, WebhookTarget } from './webhook-store.js';
 import type { WebhookTransport } from './webhook-transport.js';
 import { WebhookSettler } from './webhook-settler.js';
-import { deliveryBody, failed, failureText, judge, retryAfterMs, type AttemptOutcome, type AttemptRules } from './webhook-attempt-parts.js';
-
-export { deliveryBody, retryAfterMs };
+import { deliveryBody, failed, failureText, judge, type AttemptOutcome, type AttemptRules } from './webhook-attempt-parts.js';
+import { DEAD_LETTERS_METRIC, DELIVERIES_METRIC, WEBHOOK_METRICS_HELP } from './webhook-metrics.js';
 
 /** The contract's webhook rules: "The receiver must answer 200 within 5 seconds ... retried, 3 attempts". */
 export const ATTEMPT_DEADLINE_MS = 5_000;
@@ -39,17 +40,6 @@ const TENANTS_EVERY_MS = 2_000;
 const RECONCILE_EVERY_MS = 15_000;
 const WARN_EVERY_MS = 10_000;
 
-export const DELIVERIES_METRIC = 'webhook_deliveries_total';
-export const DEAD_LETTERS_METRIC = 'webhook_dead_letters_total';
-/** The values of DELIVERIES_METRIC's `outcome` label. */
-export const DELIVERY_OUTCOMES = ['delivered', 'failed', 'dead'] as const;
-/** The counters' help, for the thread's registry and the main thread's, which publishes what the thread reports. */
-export const WEBHOOK_METRICS_HELP = {
-  [DELIVERIES_METRIC]: 'Webhook delivery attempts by outcome (delivered, failed, dead)',
-  [DEAD_LETTERS_METRIC]: 'Webhook deliveries dead-lettered after their last attempt (or a 410)',
-  inFlight: 'Webhook attempts this process is sending now',
-} as const;
-
 export interface DispatcherSettings {
   /** First retry's back-off, ms; doubles per attempt, with jitter (WEBHOOK_RETRY_BASE_MS). */
   retryBaseMs: number;
@@ -61,7 +51,7 @@ export interface DispatcherSettings {
   threadNice?: number;
 }
 
-/** The state a claim hands over (claim-webhook-deliveries-6.lua). */
+/** The state a claim hands over (claim-webhook-deliveries-6.lua, or route-webhook-events-5.lua's claim). */
 interface Claimed { s: string; e: string; t: string; ts: number; n: number }
 
 /** A claimed delivery waiting for a free slot: `at` when it was claimed. */
@@ -94,7 +84,8 @@ const SEND_WITHIN_MS = LEASE_MS - ATTEMPT_DEADLINE_MS - 3_000;
  * thread of its own (dispatcher-thread.ts; DispatcherWorker on the main side).
  * Each turn, per tenant with a subscription: new events are routed into
  * owed deliveries (route-webhook-events-5.lua: read, queue and advance the
- * group in one step), then due deliveries are claimed
+ * group in one step, claiming the new deliveries the lane has room for when
+ * nothing older is due), then deliveries left due are claimed
  * (claim-webhook-deliveries-6.lua), up to twice the tenant's concurrency in
  * this process: as many attempts as it allows are under way, and as many
  * claimed wait for the next free slot, so a slot freed by an answer is
@@ -210,7 +201,12 @@ export class WebhookDispatcher {
     return lane;
   }
 
-  /** Routes the tenant's new events and claims; a hot turn that found no new event claims nothing (the poll's turn claims retries come due). */
+  /**
+   * Routes the tenant's new events, claiming in the same step as many of the
+   * new deliveries as the lane has room for (route-webhook-events-5.lua),
+   * then claims what the route left due. The poll's turn always claims after
+   * (the claim script also forgets finished deliveries).
+   */
   private async tenantTurn(tenantId: string, hot = false): Promise<void> {
     const lane = this.lane(tenantId);
     if (this.stopped) return;
@@ -223,23 +219,40 @@ export class WebhookDispatcher {
       return;
     }
     lane.routing = true;
+    // Claimed while routing only when no claim of this lane is under way: the lane's bound on claimed deliveries holds.
+    const claiming = !lane.claiming;
+    if (claiming) lane.claiming = true;
     let read = 0;
+    let dueLeft = false;
     try {
       for (let round = 0; round < ROUTE_ROUNDS; round++) {
-        const [n] = await this.redis.routeWebhookEventsV1(keys.events(tenantId), keys.webhookSubs(tenantId), keys.webhookQueue(tenantId),
-          keys.webhookDeliveries(tenantId), keys.webhookBodies(tenantId), WEBHOOK_GROUP, ROUTE_COUNT, this.now());
+        const want = claiming && !this.stopped ? Math.max(0, this.room(lane)) : 0;
+        const token = want > 0 ? randomBytes(9).toString('base64url') : '';
+        const at = this.now();
+        const [n, , due, ...claimed] = await this.redis.routeWebhookEventsV2(keys.events(tenantId), keys.webhookSubs(tenantId),
+          keys.webhookQueue(tenantId), keys.webhookDeliveries(tenantId), keys.webhookBodies(tenantId), WEBHOOK_GROUP, ROUTE_COUNT, at,
+          want, LEASE_MS, token);
+        this.take(lane, claimed, token, at);
         read += n;
+        dueLeft = due === 1;
         if (n < ROUTE_COUNT) break;
       }
     } finally {
       lane.routing = false;
+      if (claiming) lane.claiming = false;
     }
     if (read > 0) lane.hotUntil = this.now() + this.settings.pollMs;
     this.heat(tenantId, lane);
-    if (hot && read === 0) return;
-    // Newly routed (or newly due) deliveries may be waiting: a dry lane claims again.
-    lane.dry = false;
-    await this.claim(tenantId);
+    if (this.stopped) {
+      for (const r of lane.ready.splice(0)) this.release(tenantId, r);
+      return;
+    }
+    // Deliveries left due (or, at the poll's turn, retries that may have come due) are claimed after; else what the route made, it claimed.
+    const more = !hot || dueLeft;
+    if (more) lane.dry = false;
+    else if (claiming) lane.dry = true;
+    this.pump(tenantId);
+    if (more) await this.claim(tenantId);
   }
 
   /** A hot tenant's next turn in HOT_MS (one timer per tenant), while it is hot. */
@@ -262,7 +275,7 @@ export class WebhookDispatcher {
    */
   private async claim(tenantId: string): Promise<void> {
     const lane = this.lane(tenantId);
-    const want = 2 * this.settings.tenantConcurrency - lane.ready.length - lane.sending;
+    const want = this.room(lane);
     if (this.stopped || lane.claiming || want <= 0) return;
     lane.claiming = true;
     try {
@@ -271,9 +284,7 @@ export class WebhookDispatcher {
       const claimed = await this.redis.claimWebhookDeliveriesV1(keys.webhookQueue(tenantId), keys.webhookDeliveries(tenantId),
         keys.webhookBodies(tenantId), keys.webhookDone(tenantId), keys.webhookDead(tenantId), keys.webhookSubs(tenantId),
         at, LEASE_MS, want, token, MAX_ATTEMPTS, KEEP_DEAD_MS);
-      for (let i = 0; i + 2 < claimed.length; i += 3) {
-        lane.ready.push({ id: claimed[i]!, st: JSON.parse(claimed[i + 1]!) as Claimed, data: claimed[i + 2]!, token, at });
-      }
+      this.take(lane, claimed, token, at);
       lane.dry = claimed.length / 3 < want;
     } finally {
       lane.claiming = false;
@@ -283,6 +294,18 @@ export class WebhookDispatcher {
       return;
     }
     this.pump(tenantId);
+  }
+
+  /** How many more deliveries the lane may hold claimed: twice the tenant's concurrency, counting those waiting and under way. */
+  private room(lane: Lane): number {
+    return 2 * this.settings.tenantConcurrency - lane.ready.length - lane.sending;
+  }
+
+  /** A claim's reply (id, state JSON, data, ...) into the lane's waiting deliveries. */
+  private take(lane: Lane, claimed: string[], token: string, at: number): void {
+    for (let i = 0; i + 2 < claimed.length; i += 3) {
+      lane.ready.push({ id: claimed[i]!, st: JSON.parse(claimed[i + 1]!) as Claimed, data: claimed[i + 2]!, token, at });
+    }
   }
 
   /** Starts attempts while the tenant has free slots and claimed deliveries; asks for more when few are left. */

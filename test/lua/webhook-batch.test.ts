@@ -23,7 +23,9 @@ type K = ReturnType<typeof k>;
 const DAY = 86_400_000;
 const LEASE = 15_000;
 
-const route = (redis: Redis, K: K, now: number, count = 1000) => redis.routeWebhookEventsV1(K.ev, K.subs, K.q, K.d, K.b, WEBHOOK_GROUP, count, now);
+/** Routes without claiming (the claim script's turn), or claiming up to `want` with `token`. */
+const route = (redis: Redis, K: K, now: number, count = 1000, want = 0, token = '') =>
+  redis.routeWebhookEventsV2(K.ev, K.subs, K.q, K.d, K.b, WEBHOOK_GROUP, count, now, want, LEASE, token);
 const claim = (redis: Redis, K: K, now: number, limit: number, token: string) =>
   redis.claimWebhookDeliveriesV1(K.q, K.d, K.b, K.done, K.dead, K.subs, now, LEASE, limit, token, 3, DAY);
 /** Claimed ids, from claim()'s flat list. */
@@ -90,7 +92,7 @@ describe('webhook queue scripts on batches', () => {
     await events(redis, tenant, 200);
     const routed = await scriptCommands(redis, tenant, () => route(redis, K, 1000));
     expect(await redis.zcard(K.q)).toBe(200);
-    // HGETALL, XREADGROUP, one HSET per hash and one ZADD: the old script ran three commands per delivery (600).
+    // HGETALL, XREADGROUP, the due check, one HSET per hash and one ZADD: the old script ran three commands per delivery (600).
     expect(routed.length).toBeLessThanOrEqual(8);
 
     let claimed: string[] = [];
@@ -120,7 +122,7 @@ describe('webhook queue scripts on batches', () => {
     const p = redis.pipeline();
     for (let i = 0; i < 600; i++) p.xadd(K.ev, '*', 'type', 'session.start', 'ts', String(i), 'site', '', 'data', `{"i":${i}}`);
     await p.exec();
-    expect(await route(redis, K, 1000)).toEqual([600, 1200]);
+    expect(await route(redis, K, 1000)).toEqual([600, 1200, 1]);
     expect(await redis.zcard(K.q)).toBe(1200);
     expect(await redis.hlen(K.b)).toBe(1200);
     const c = await claim(redis, K, 2000, 2000, 'big');
@@ -141,6 +143,48 @@ describe('webhook queue scripts on batches', () => {
       expect(await redis.xlen(K.att(sub))).toBe(600);
     }
     expect(await redis.zcard(K.q)).toBe(0);
+  });
+
+  test('routing that claims: the new deliveries the caller has room for, as a claim would, and none while an older one is due', async ({ redis, tenant, keys }) => {
+    const K = k(keys, tenant);
+    await redis.addWebhookV1(K.subs, K.ev, 'whk_r', 'session.start', WEBHOOK_GROUP);
+    await events(redis, tenant, 5);
+    let out: (string | number)[] = [];
+    const commands = await scriptCommands(redis, tenant, async () => { out = await route(redis, K, 1000, 1000, 3, 'rt'); });
+    // Claiming in the route adds no command per delivery.
+    expect(commands.length).toBeLessThanOrEqual(8);
+    expect(out.slice(0, 3)).toEqual([5, 5, 1]);
+    const claimed = out.slice(3) as string[];
+    expect(idsOf(claimed)).toHaveLength(3);
+    for (let i = 0; i < claimed.length; i += 3) {
+      expect(JSON.parse(claimed[i + 1]!)).toMatchObject({ n: 1, k: 'rt', st: 'pending', s: 'whk_r', t: 'session.start' });
+      expect(JSON.parse(claimed[i + 1]!)).toEqual(JSON.parse((await redis.hget(K.d, claimed[i]!))!));
+      expect(claimed[i + 2]).toBe(await redis.hget(K.b, claimed[i]!));
+      expect(Number(await redis.zscore(K.q, claimed[i]!))).toBe(1000 + LEASE);
+    }
+    // The two beyond the room are due, unclaimed: the claim script takes them, and not the three the route claimed.
+    const rest = await claim(redis, K, 1000, 100, 'c1');
+    expect(idsOf(rest)).toHaveLength(2);
+    expect(idsOf(rest).some((id) => idsOf(claimed).includes(id))).toBe(false);
+    // A route-claimed delivery settles on its token, and lapses like any claim: attempt 2 after the lease.
+    const [a, b, c] = idsOf(claimed);
+    expect(await settle(redis, K, 1500, 'whk_r', [[a!, 'rt', 'delivered', '200'], [b!, 'rt', 'retry', '500']])).toEqual([1, 1]);
+    const lapsed = await claim(redis, K, 1000 + LEASE, 100, 'c2');
+    expect(idsOf(lapsed).sort()).toEqual([b!, c!, ...idsOf(rest)].sort());
+    expect(JSON.parse(lapsed[idsOf(lapsed).indexOf(c!) * 3 + 1]!)).toMatchObject({ n: 2, k: 'c2' });
+    // An older delivery due (b's retry): new deliveries are routed and left due behind it, none claimed.
+    const t = 1000 + LEASE + 500;
+    expect(await settle(redis, K, t - 1000, 'whk_r', [[b!, 'c2', 'retry', '500']])).toEqual([1]);
+    await events(redis, tenant, 2);
+    expect(await route(redis, K, t, 1000, 10, 'rt2')).toEqual([2, 2, 1]);
+    const inOrder = await claim(redis, K, t, 100, 'c3');
+    expect(idsOf(inOrder)).toHaveLength(3);
+    expect(idsOf(inOrder)[0]).toBe(b);
+    // Nothing due and room for all: everything new is claimed in the route, and nothing is left due.
+    await events(redis, tenant, 2);
+    const all = await route(redis, K, t + 1, 1000, 10, 'rt3');
+    expect(all.slice(0, 3)).toEqual([2, 2, 0]);
+    expect(all.length).toBe(3 + 2 * 3);
   });
 
   test('one settle call: delivered, retry, dead, released, dropped, a foreign token and an id twice, each as alone', async ({ redis, tenant, keys }) => {

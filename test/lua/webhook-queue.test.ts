@@ -16,6 +16,9 @@ describe('webhook queue scripts', () => {
     done: keys.webhookDone(t), dead: keys.webhookDead(t), att: (id: string) => keys.webhookAttempts(t, id),
   });
   type K = ReturnType<typeof k>;
+  /** route-webhook-events-5.lua reading at most `count` events at `now`, claiming none (the claim script claims). */
+  const route = (redis: import('ioredis').Redis, K: K, count: number, now: number) =>
+    redis.routeWebhookEventsV2(K.ev, K.subs, K.q, K.d, K.b, WEBHOOK_GROUP, count, now, 0, 0, '');
   /** settle-webhook-deliveries-n.lua with outcomes [id, token, outcome, code] of subscription whk_a, at `now`. */
   const settle = (redis: import('ioredis').Redis, K: K, now: number, ...outcomes: [string, string, string, string][]) =>
     redis.settleWebhookDeliveriesV1(5 + outcomes.length, K.q, K.d, K.b, K.done, K.dead, ...outcomes.map(() => K.att('whk_a')),
@@ -30,8 +33,8 @@ describe('webhook queue scripts', () => {
     const e1 = await log.append(tenant, 'session.start', 'hs1', { n: 1 });
     await log.append(tenant, 'device.new', 'hs1', { n: 2 });
     await log.append(tenant, 'session.end', 'hs1', { n: 3 });
-    expect(await redis.routeWebhookEventsV1(K.ev, K.subs, K.q, K.d, K.b, WEBHOOK_GROUP, 100, 1000)).toEqual([3, 3]);
-    expect(await redis.routeWebhookEventsV1(K.ev, K.subs, K.q, K.d, K.b, WEBHOOK_GROUP, 100, 1000)).toEqual([0, 0]);
+    expect(await route(redis, K, 100, 1000)).toEqual([3, 3, 1]);
+    expect(await route(redis, K, 100, 1000)).toEqual([0, 0, 1]);
     expect(await redis.zcard(K.q)).toBe(3);
     expect(await redis.hget(K.b, `dlv_${e1}_a`)).toBe('{"n":1}');
     const info = (await redis.xinfo('GROUPS', K.ev)) as unknown[][];
@@ -67,7 +70,7 @@ describe('webhook queue scripts', () => {
     await redis.addWebhookV1(K.subs, K.ev, 'whk_a', 'session.start', WEBHOOK_GROUP);
     const log = new EventLog(redis);
     for (let i = 0; i < 5; i++) await log.append(tenant, 'session.start', null, { i });
-    await redis.routeWebhookEventsV1(K.ev, K.subs, K.q, K.d, K.b, WEBHOOK_GROUP, 10, 1000);
+    await route(redis, K, 10, 1000);
     const c = await redis.claimWebhookDeliveriesV1(K.q, K.d, K.b, K.done, K.dead, K.subs, 2000, 10_000, 10, 'tok', 3, 86_400_000);
     const [a, b, d, r, x] = c.filter((_, i) => i % 3 === 0);
     // Five outcomes in one call: the last with a token that is not the claim's.
@@ -94,7 +97,7 @@ describe('webhook queue scripts', () => {
     const K = k(keys, tenant);
     await redis.addWebhookV1(K.subs, K.ev, 'whk_l', 'session.start', WEBHOOK_GROUP);
     await new EventLog(redis).append(tenant, 'session.start', null, { n: 1 });
-    await redis.routeWebhookEventsV1(K.ev, K.subs, K.q, K.d, K.b, WEBHOOK_GROUP, 10, 1);
+    await route(redis, K, 10, 1);
     // Three claims, each lapsing unsettled (three processes killed mid-attempt).
     for (let n = 1; n <= 3; n++) {
       const c = await redis.claimWebhookDeliveriesV1(K.q, K.d, K.b, K.done, K.dead, K.subs, n * 20_000, 10_000, 10, `t${n}`, 3, 86_400_000);
@@ -119,7 +122,7 @@ describe('webhook queue scripts', () => {
     await redis.trimEventsV1(K.ev, maxlen, WEBHOOK_GROUP);
     expect(await redis.xlen(K.ev)).toBe(1000);
     // 600 routed: the 400 unread stay (and the trim stays in whole nodes, so a few read ones may too).
-    await redis.routeWebhookEventsV1(K.ev, K.subs, K.q, K.d, K.b, WEBHOOK_GROUP, 600, 1);
+    await route(redis, K, 600, 1);
     await redis.trimEventsV1(K.ev, maxlen, WEBHOOK_GROUP);
     const left = await redis.xlen(K.ev);
     expect(left).toBeGreaterThanOrEqual(400);
@@ -127,7 +130,7 @@ describe('webhook queue scripts', () => {
     const unread = await redis.xrange(K.ev, '-', '+');
     expect(unread.slice(-400).map(([, f]) => f[7])).toEqual(Array.from({ length: 400 }, (_, i) => `{"i":${600 + i}}`));
     // All read: trimmed by length, to about maxlen.
-    await redis.routeWebhookEventsV1(K.ev, K.subs, K.q, K.d, K.b, WEBHOOK_GROUP, 1000, 1);
+    await route(redis, K, 1000, 1);
     await redis.trimEventsV1(K.ev, maxlen, WEBHOOK_GROUP);
     expect(await redis.xlen(K.ev)).toBeGreaterThanOrEqual(maxlen);
     expect(await redis.xlen(K.ev)).toBeLessThan(400);

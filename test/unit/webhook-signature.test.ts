@@ -1,6 +1,6 @@
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { deliveryBody, retryAfterMs } from '../../engine/webhooks/webhook-dispatcher.js';
+import { deliveryBody, retryAfterMs } from '../../engine/webhooks/webhook-attempt-parts.js';
 import {
   signatureHeader, signedHeaders, standardSignature, verifySignatureHeader, wellFormedSecret,
 } from '../../engine/webhooks/webhook-signature.js';
