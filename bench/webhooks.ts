@@ -30,7 +30,8 @@ import type { ReceiverReport } from './webhooks-receiver.js';
  *    delivery (the burst, less its sign-ins) cost the whole machine, against
  *    a yardstick delivery (phase 1). With the machine full, the ratio is
  *    about v / (v + d); with d at the yardstick's, the best any dispatcher
- *    could reach while the receiver shares the machine;
+ *    could reach while the receiver shares the machine; and Redis's own
+ *    time per sign-in by command (commandstats), alone and in the burst;
  * 5. 100 subscriptions, BENCH_EVENTS_100 sign-ins: deliveries/s.
  *
  * Targets (issue 19): ≥ 5,000 deliveries/s, lag p99 ≤ 1 s, verify during the
@@ -216,7 +217,13 @@ async function main(): Promise<number> {
   // what a delivery costs this machine with no queue, no durable state and no event behind it.
   const yardstickUs = cpuY.machineUs / Math.max(1, y.deliveries);
   say(`yardstick (outbound client -> receiver, 100 in flight): ${rate(y).toFixed(0)} deliveries/s, ${yardstickUs.toFixed(0)} µs of the machine a delivery, bad signatures ${y.signaturesBad}/${y.signaturesChecked}`);
+  // Redis's own time per command (INFO commandstats usec, commands run inside scripts counted): where the burst's Redis time goes.
+  const redis = new Redis(stack.env.REDIS_URL!);
+  undo.push(() => redis.disconnect());
+  const usec = async (): Promise<Map<string, number>> => new Map([...(await redis.info('commandstats')).matchAll(/^cmdstat_([\w|]+):calls=\d+,usec=(\d+)/gm)].map((m) => [m[1]!, Number(m[2])]));
+  const u0 = await usec();
   const [alone1, cpuAlone] = await withCpu(cpuPids, () => signIns(base, hotspotId, codes, 2, BURST));
+  const u1 = await usec();
   say(`verify alone: ${alone1.rps.toFixed(0)}/s (${alone1.requests} sign-ins in ${alone1.seconds.toFixed(3)} s, p99 ${alone1.p99Ms} ms, ${alone1.bad} failed); CPU ${cpuLine(cpuAlone)}`);
 
   let one: string;
@@ -228,18 +235,18 @@ async function main(): Promise<number> {
     process.stdout.write(JSON.stringify({ bench: 'webhooks', api: false, status, yardstickPerS: Math.round(rate(y)), verifyAlonePerS: Math.round(alone1.rps) }) + '\n');
     return 3;
   }
-  const redis = new Redis(stack.env.REDIS_URL!);
-  undo.push(() => redis.disconnect());
   // Redis calls per delivery (INFO commandstats): what each delivery costs in round trips and script runs.
   // Redis's used_memory, bytes.
   const usedMemory = async (): Promise<number> => Number(/^used_memory:(\d+)/m.exec(await redis.info('memory'))?.[1] ?? NaN);
   const calls = async (): Promise<Map<string, number>> => new Map([...(await redis.info('commandstats')).matchAll(/^cmdstat_([\w|]+):calls=(\d+)/gm)].map((m) => [m[1]!, Number(m[2])]));
   recv.reset();
   const b0 = await calls();
+  const u2 = await usec();
   const [burst, cpuBurst] = await withCpu(cpuPids, () => signIns(base, hotspotId, codes, 3, BURST));
   const b = await recv.waitFor(burst.requests);
   // Script calls per delivery of the burst: route, claim and settle, and every other script meanwhile (the sign-ins', the sink's, the leases').
   const burstScripts = ((await calls()).get('evalsha') ?? 0) - (b0.get('evalsha') ?? 0);
+  const u3 = await usec();
   say(`burst, 1 subscription: verify ${burst.rps.toFixed(0)}/s (${burst.seconds.toFixed(3)} s, p99 ${burst.p99Ms} ms, ${burst.bad} failed); CPU ${cpuLine(cpuBurst)}; ${b.deliveries}/${burst.requests} delivered at ${rate(b).toFixed(0)}/s (${(burstScripts / Math.max(1, b.deliveries)).toFixed(2)} script calls a delivery, counting every script the burst ran: the sign-ins', the sink's, the leases'); lag p50 ${b.lagP50Ms} p99 ${b.lagP99Ms} max ${b.lagMaxMs} ms; repeats ${b.repeats}; signatures bad ${b.signaturesBad}/${b.signaturesChecked}; malformed ${b.malformed}`);
   await api(base, apiKey, 'DELETE', `/v1/webhooks/${one}`);
   const [alone2, cpuAlone2] = await withCpu(cpuPids, () => signIns(base, hotspotId, codes, 4, BURST));
@@ -250,6 +257,14 @@ async function main(): Promise<number> {
   const verifyUs = (cpuAlone.machineUs + cpuAlone2.machineUs) / (alone1.requests + alone2.requests);
   const deliveryUs = (cpuBurst.machineUs - burst.requests * verifyUs) / Math.max(1, b.deliveries);
   const split = { verifyUs: Math.round(verifyUs), deliveryUs: Math.round(deliveryUs), yardstickUs: Math.round(yardstickUs), bound: +(verifyUs / (verifyUs + yardstickUs)).toFixed(3) };
+  // µs of Redis's time per sign-in by command, alone (phase 2) and in the burst (phase 3): what the deliveries add, and what they slow.
+  const perSignIn = (a: Map<string, number>, z: Map<string, number>, n: number): Map<string, number> =>
+    new Map([...z].map(([cmd, us]) => [cmd, (us - (a.get(cmd) ?? 0)) / Math.max(1, n)]));
+  const redisAlone = perSignIn(u0, u1, alone1.requests);
+  const redisBurst = perSignIn(u2, u3, burst.requests);
+  const redisRows = [...redisBurst].filter(([cmd, us]) => us >= 1 || (redisAlone.get(cmd) ?? 0) >= 1).sort((a, b) => b[1] - a[1])
+    .map(([cmd, us]) => `${cmd} ${(redisAlone.get(cmd) ?? 0).toFixed(1)} -> ${us.toFixed(1)}`);
+  say(`Redis µs per sign-in as Redis timed its commands, alone -> in the burst: ${redisRows.join(', ')}`);
   say(`machine CPU: a sign-in ${split.verifyUs} µs alone, a delivery about ${split.deliveryUs} µs in the burst, a yardstick delivery ${split.yardstickUs} µs; the verify ratio with yardstick-cost deliveries: ${split.bound}`);
 
   const ids: string[] = [];
