@@ -1,4 +1,4 @@
-import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
+import type { RemoteInfo, Socket } from 'node:dgram';
 import { isIP, isIPv4 } from 'node:net';
 import type { Logger, NasCommandResult, NasControl, NasRecord, NasSessionRef } from '../engine/index.js';
 import { Attr, Code } from './attributes.js';
@@ -7,6 +7,7 @@ import { RadiusErrors } from './errors.js';
 import { PacketWriter } from './packet-writer.js';
 import { RadiusCrypto } from './radius-crypto.js';
 import { MetricName, type RadiusMetrics } from './radius-metrics.js';
+import { udpSocket } from './udp-socket.js';
 
 export interface CoaClientOptions {
   logger: Logger;
@@ -294,7 +295,7 @@ export class CoaClient implements NasControl {
     let s = this.sockets.get(type);
     if (!s) {
       s = new Promise<Socket>((resolve, reject) => {
-        const sock = createSocket({ type });
+        const sock = udpSocket(type);
         sock.once('error', reject);
         const host = this.bindHost && (isIP(this.bindHost) === 6) === (type === 'udp6') ? this.bindHost : undefined;
         sock.bind(0, host, () => {

@@ -1,4 +1,4 @@
-import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
+import type { RemoteInfo, Socket } from 'node:dgram';
 import { isIP } from 'node:net';
 import type { AccessDecision, Logger, NasRecord, RadiusHandler } from '../engine/index.js';
 import { readAccessRequest } from './access-request.js';
@@ -13,6 +13,7 @@ import { RadiusCrypto } from './radius-crypto.js';
 import { MetricName, Timed, type RadiusMetrics } from './radius-metrics.js';
 import { emptyStats, readServerOptions, RADSEC_SECRET, type Peer, type RadiusServerOptions, type RadiusServerStats } from './radius-server-options.js';
 import { statusReply } from './status-server.js';
+import { udpSocket } from './udp-socket.js';
 
 type Port = 'auth' | 'acct';
 
@@ -123,7 +124,7 @@ export class RadiusServer {
 
   private bind(port: Port, want: number): Promise<Socket> {
     return new Promise((resolve, reject) => {
-      const s = createSocket({ type: isIP(this.host) === 6 ? 'udp6' : 'udp4', reusePort: this.reusePort });
+      const s = udpSocket(isIP(this.host) === 6 ? 'udp6' : 'udp4', this.reusePort);
       const onMessage = port === 'auth'
         ? (msg: Buffer, rinfo: RemoteInfo) => this.receive(msg, rinfo, 'auth')
         : (msg: Buffer, rinfo: RemoteInfo) => this.receive(msg, rinfo, 'acct');
