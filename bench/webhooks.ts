@@ -217,10 +217,14 @@ async function main(): Promise<number> {
   // what a delivery costs this machine with no queue, no durable state and no event behind it.
   const yardstickUs = cpuY.machineUs / Math.max(1, y.deliveries);
   say(`yardstick (outbound client -> receiver, 100 in flight): ${rate(y).toFixed(0)} deliveries/s, ${yardstickUs.toFixed(0)} µs of the machine a delivery, bad signatures ${y.signaturesBad}/${y.signaturesChecked}`);
-  // Redis's own time per command (INFO commandstats usec, commands run inside scripts counted): where the burst's Redis time goes.
+  // Redis's commands (INFO commandstats, those run inside scripts counted): calls per delivery (what each costs in round
+  // trips and script runs), and Redis's own time per command (where the burst's Redis time goes).
   const redis = new Redis(stack.env.REDIS_URL!);
   undo.push(() => redis.disconnect());
-  const usec = async (): Promise<Map<string, number>> => new Map([...(await redis.info('commandstats')).matchAll(/^cmdstat_([\w|]+):calls=\d+,usec=(\d+)/gm)].map((m) => [m[1]!, Number(m[2])]));
+  const commandStats = async (field: 'calls' | 'usec'): Promise<Map<string, number>> =>
+    new Map([...(await redis.info('commandstats')).matchAll(/^cmdstat_([\w|]+):calls=(\d+),usec=(\d+)/gm)].map((m) => [m[1]!, Number(field === 'calls' ? m[2] : m[3])]));
+  const calls = (): Promise<Map<string, number>> => commandStats('calls');
+  const usec = (): Promise<Map<string, number>> => commandStats('usec');
   const u0 = await usec();
   const [alone1, cpuAlone] = await withCpu(cpuPids, () => signIns(base, hotspotId, codes, 2, BURST));
   const u1 = await usec();
@@ -235,10 +239,8 @@ async function main(): Promise<number> {
     process.stdout.write(JSON.stringify({ bench: 'webhooks', api: false, status, yardstickPerS: Math.round(rate(y)), verifyAlonePerS: Math.round(alone1.rps) }) + '\n');
     return 3;
   }
-  // Redis calls per delivery (INFO commandstats): what each delivery costs in round trips and script runs.
   // Redis's used_memory, bytes.
   const usedMemory = async (): Promise<number> => Number(/^used_memory:(\d+)/m.exec(await redis.info('memory'))?.[1] ?? NaN);
-  const calls = async (): Promise<Map<string, number>> => new Map([...(await redis.info('commandstats')).matchAll(/^cmdstat_([\w|]+):calls=(\d+)/gm)].map((m) => [m[1]!, Number(m[2])]));
   recv.reset();
   const b0 = await calls();
   const u2 = await usec();
