@@ -176,7 +176,6 @@ describe('console: reports page', () => {
     await shows(page, await api(svc, t, `preset=last_7_days&hotspot_id=${terraceId}`), 'en-GB');
     expect(await kpi(page, 'total_sessions')).toBe('1');
     await page.close();
-
   });
 
   it('Turkish, desktop: the sections hold their place while the first report loads', async ({ svc }) => {
@@ -198,7 +197,6 @@ describe('console: reports page', () => {
 
   it('narrow, in both languages: nothing is wider than the screen', async ({ svc }) => {
     const { t, lobby } = await seed(svc);
-    // Narrow, both languages.
     for (const [lang, name] of [['tr', 'reports-tr-narrow'], ['en', 'reports-en-narrow']] as const) {
       const p = await open(svc.base, t.apiKey, lang, NARROW);
       await shows(p, lobby, lang === 'tr' ? 'tr-TR' : 'en-GB');
