@@ -11,9 +11,13 @@ export interface Poll<T> {
 }
 
 /**
- * Fetches at once and then every `everyMs`, one request at a time: a slow
- * answer delays the next tick rather than piling requests up. Data from an
- * older request never overwrites a newer one. `deps` restart it (a filter).
+ * Fetches at once and then every `everyMs`, counted from the start of the
+ * last fetch, so what the page shows is never older than `everyMs` and one
+ * answer's time (counted from its end, a slow answer's time was added to
+ * every period). One request at a time: after an answer slower than the
+ * period, the next fetch waits a quarter period rather than requests piling
+ * up. Data from an older request never overwrites a newer one. `deps`
+ * restart it (a filter).
  */
 export function usePoll<T>(fetcher: (signal: AbortSignal) => Promise<T>, everyMs: number | null, deps: unknown[] = []): Poll<T> {
   const [state, setState] = useState<{ data: T | null; error: unknown; updatedAt: number }>({ data: null, error: null, updatedAt: 0 });
@@ -27,13 +31,16 @@ export function usePoll<T>(fetcher: (signal: AbortSignal) => Promise<T>, everyMs
       ctl?.abort();
       const mine = new AbortController();
       ctl = mine;
+      const startedAt = Date.now();
       try {
         const data = await fetcher(mine.signal);
         if (!stopped && ctl === mine) setState({ data, error: null, updatedAt: Date.now() });
       } catch (error) {
         if (!stopped && ctl === mine && (error as Error).name !== 'AbortError') setState((s) => ({ ...s, error }));
       }
-      if (!stopped && ctl === mine && everyMs !== null) timer = setTimeout(() => void tick(), everyMs);
+      if (!stopped && ctl === mine && everyMs !== null) {
+        timer = setTimeout(() => void tick(), Math.max(everyMs / 4, everyMs - (Date.now() - startedAt)));
+      }
     };
     kick.current = () => void tick();
     void tick();
