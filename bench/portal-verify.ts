@@ -6,6 +6,7 @@ import pg from 'pg';
 import { createLogger, DEFAULT_CODE_FORMAT, Engine, loadConfig, projectPath } from '../engine/index.js';
 import { freePort } from '../scripts/local-services.js';
 import { localStack, benchMac as mac, drained, say, spawnReady as spawnChild, Teardown, withCpu, type CpuUse, type LocalStack } from './bench-kit.js';
+import { floorOutbox } from './verify-floor.js';
 
 const undo = new Teardown();
 const spawnReady = (name: string, args: string[], env: NodeJS.ProcessEnv) => spawnChild(undo, name, args, env);
@@ -224,7 +225,7 @@ async function main(): Promise<number> {
       verify: `http://${HOST}:${service.ready.ports.main}`, floor: `http://${HOST}:${floor.ready.port}`,
     };
     const servers: Record<Target, number> = { verify: service.child.pid!, floor: floor.child.pid! };
-    const outboxes: Record<Target, string> = { verify: `{t:${sides.verify.tenantId}}:outbox`, floor: `{t:${sides.floor.tenantId}}:floor-outbox` };
+    const outboxes: Record<Target, string> = { verify: `{t:${sides.verify.tenantId}}:outbox`, floor: floorOutbox(sides.floor.tenantId) };
     const redis = new Redis(stack.local.redisUrl);
     const db = new pg.Client({ connectionString: stack.local.databaseUrl });
     await db.connect();

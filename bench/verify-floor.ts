@@ -10,6 +10,7 @@ import { newId, normalizeMac } from '../engine/ids.js';
 import { isoTime } from '../engine/util/iso-time.js';
 import { formatAddress } from '../http/client-address.js';
 import { loadUws } from '../http/uws.js';
+import { floorEvents, type WebhookFloorEnv } from './webhook-floor.js';
 
 /**
  * The floor of bench/portal-verify.ts: the least code that does the durable
@@ -40,7 +41,10 @@ import { loadUws } from '../http/uws.js';
  *
  * Run as its own process: `node dist/bench/verify-floor.js`, with REDIS_URL,
  * DATABASE_URL, FLOOR_TENANT, FLOOR_HOTSPOT (the one hotspot it answers for),
- * FLOOR_MINUTES (session length when the voucher sets none), FLOOR_PORT (0).
+ * FLOOR_MINUTES (session length when the voucher sets none), FLOOR_PORT (0);
+ * and for bench/webhooks.ts FLOOR_WEBHOOK_URL and FLOOR_WEBHOOK_SECRET: each
+ * sign-in's script also writes its session.start event, and a thread
+ * delivers them (webhook-floor.ts).
  * Prints `{"ready":true,"port":N}`; stops on SIGTERM.
  * Its stream is `{t:<tenant>}:floor-outbox`, never the tenant's outbox (the
  * service's sink would drain that one).
@@ -50,8 +54,9 @@ const PATH = '/api/v1/hotspot-portal/voucher/verify';
 const GROUP = 'floor';
 
 /**
- * KEYS[1] voucher hash, KEYS[2] grant hash, KEYS[3] the hotspot's live zset, KEYS[4] the floor's outbox stream.
- * ARGV: now ms, MAC, hotspot, ip, ssid, new session id, default minutes, tenant.
+ * KEYS[1] voucher hash, KEYS[2] grant hash, KEYS[3] the hotspot's live zset, KEYS[4] the floor's outbox stream,
+ * KEYS[5] the floor's event stream (written only when ARGV[9] is '1').
+ * ARGV: now ms, MAC, hotspot, ip, ssid, new session id, default minutes, tenant, events.
  * Returns {'ok', sid, until, uses, max} | {'not_found'} | {'expired', exp} | {'exhausted', max, uses}.
  */
 const USE_LUA = `
@@ -70,6 +75,10 @@ redis.call('HSET', KEYS[2], 'sid', ARGV[6], 'until', untilMs, 'vid', v[1], 'down
 redis.call('ZADD', KEYS[3], untilMs, ARGV[6])
 redis.call('XADD', KEYS[4], '*', 'rec', cjson.encode({sid = ARGV[6], t = ARGV[8], hs = ARGV[3], mac = ARGV[2], ip = ARGV[4],
   ssid = ARGV[5], at = ARGV[1], ['until'] = tostring(untilMs), user = v[9], vid = v[1]}))
+if ARGV[9] == '1' then
+  redis.call('XADD', KEYS[5], '*', 'type', 'session.start', 'ts', ARGV[1], 'site', ARGV[3],
+    'data', cjson.encode({session_id = ARGV[6], mac = ARGV[2], method = 'voucher', hotspot_id = ARGV[3]}))
+end
 return {'ok', ARGV[6], tostring(untilMs), uses, max}
 `;
 
@@ -77,13 +86,18 @@ interface FloorRedis extends Redis {
   floorUse(...args: (string | number)[]): Promise<unknown[]>;
 }
 
-interface FloorEnv { redisUrl: string; databaseUrl: string; tenant: string; hotspot: string; minutes: number }
+interface FloorEnv {
+  redisUrl: string; databaseUrl: string; tenant: string; hotspot: string; minutes: number;
+  /** FLOOR_WEBHOOK_URL and FLOOR_WEBHOOK_SECRET: sign-ins write a session.start event, delivered by webhook-floor.ts. */
+  webhook: { url: string; secret: string } | null;
+}
 
-const stream = (tenant: string): string => `{t:${tenant}}:floor-outbox`;
+/** The floor's outbox stream (its sink's input). */
+export const floorOutbox = (tenant: string): string => `{t:${tenant}}:floor-outbox`;
 
 function floorRedis(url: string): FloorRedis {
   const redis = new Redis(url, { maxRetriesPerRequest: 2, enableAutoPipelining: true });
-  redis.defineCommand('floorUse', { numberOfKeys: 4, lua: USE_LUA });
+  redis.defineCommand('floorUse', { numberOfKeys: 5, lua: USE_LUA });
   return redis as FloorRedis;
 }
 
@@ -93,7 +107,8 @@ function server(env: FloorEnv, port: number): Promise<number> {
   const uws = loadUws();
   const redis = floorRedis(env.redisUrl);
   const live = keys.live(env.tenant, env.hotspot);
-  const out = stream(env.tenant);
+  const out = floorOutbox(env.tenant);
+  const events = floorEvents(env.tenant);
   const app = uws.App();
   app.post(PATH, (res) => {
     let aborted = false;
@@ -119,8 +134,8 @@ function server(env: FloorEnv, port: number): Promise<number> {
       const ip = typeof b.ip === 'string' ? b.ip : peer;
       const ssid = typeof b.ssid === 'string' ? b.ssid : '';
       const now = Date.now();
-      redis.floorUse(keys.voucher(env.tenant, b.code), keys.grant(env.tenant, env.hotspot, mac), live, out,
-        now, mac, env.hotspot, ip, ssid, newId('sess_'), env.minutes, env.tenant).then((a) => {
+      redis.floorUse(keys.voucher(env.tenant, b.code), keys.grant(env.tenant, env.hotspot, mac), live, out, events,
+        now, mac, env.hotspot, ip, ssid, newId('sess_'), env.minutes, env.tenant, env.webhook ? '1' : '0').then((a) => {
         switch (String(a[0])) {
           case 'ok': {
             const max = Number(a[4]);
@@ -160,7 +175,7 @@ async function sink(env: FloorEnv): Promise<void> {
   const redis = new Redis(env.redisUrl, { maxRetriesPerRequest: 2, enableAutoPipelining: true });
   const db = new pg.Client({ connectionString: env.databaseUrl });
   await db.connect();
-  const key = stream(env.tenant);
+  const key = floorOutbox(env.tenant);
   await redis.xgroup('CREATE', key, GROUP, '0', 'MKSTREAM').catch(() => undefined);
   await db.query('INSERT INTO audit_chain_heads (tenant_id, seq, hash) VALUES ($1, 0, $2) ON CONFLICT DO NOTHING', [env.tenant, GENESIS]);
   const head = (await db.query<{ seq: string; hash: string }>('SELECT seq, hash FROM audit_chain_heads WHERE tenant_id = $1', [env.tenant])).rows[0]!;
@@ -224,9 +239,15 @@ if (!isMainThread) {
   const env: FloorEnv = {
     redisUrl: process.env.REDIS_URL!, databaseUrl: process.env.DATABASE_URL!, tenant: process.env.FLOOR_TENANT!,
     hotspot: process.env.FLOOR_HOTSPOT!, minutes: Number(process.env.FLOOR_MINUTES ?? 60),
+    webhook: process.env.FLOOR_WEBHOOK_URL ? { url: process.env.FLOOR_WEBHOOK_URL, secret: process.env.FLOOR_WEBHOOK_SECRET ?? '' } : null,
   };
   const worker = new Worker(new URL(import.meta.url), { workerData: env });
   worker.once('error', (err) => { process.stderr.write(`floor sink failed: ${err.message}\n`); process.exit(1); });
+  if (env.webhook) {
+    const hooks: WebhookFloorEnv = { role: 'webhook-floor', redisUrl: env.redisUrl, tenant: env.tenant, ...env.webhook };
+    new Worker(new URL('./webhook-floor.js', import.meta.url), { workerData: hooks })
+      .once('error', (err) => { process.stderr.write(`webhook floor failed: ${err.message}\n`); process.exit(1); });
+  }
   server(env, Number(process.env.FLOOR_PORT ?? 0)).then((port) => {
     const stop = (): void => { process.exit(0); };
     process.once('SIGTERM', stop);

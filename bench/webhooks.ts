@@ -3,8 +3,11 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { createLogger, DEFAULT_CODE_FORMAT, Engine, loadConfig, projectPath } from '../engine/index.js';
 import { OutboundHttp } from '../engine/net/outbound-http.js';
-import { benchMac as mac, localStack, say, spawnReady, Teardown, watchReady, cpuTicks, withCpu, type CpuUse, type ReadyChild } from './bench-kit.js';
+import { keys } from '../engine/redis/keys.js';
+import { benchMac as mac, drained, localStack, say, spawnReady, stopChild, Teardown, watchReady, cpuTicks, withCpu, type CpuUse, type ReadyChild } from './bench-kit.js';
 import { RawHttpClient } from './raw-http-client.js';
+import { floorOutbox } from './verify-floor.js';
+import { FLOOR_HOOK_GROUP, floorEvents } from './webhook-floor.js';
 import type { ReceiverReport } from './webhooks-receiver.js';
 
 /**
@@ -32,7 +35,11 @@ import type { ReceiverReport } from './webhooks-receiver.js';
  *    about v / (v + d); with d at the yardstick's, the best any dispatcher
  *    could reach while the receiver shares the machine; and Redis's own
  *    time per sign-in by command (commandstats), alone and in the burst;
- * 5. 100 subscriptions, BENCH_EVENTS_100 sign-ins: deliveries/s.
+ * 5. the floor (verify-floor.ts with webhook-floor.ts: the same durable work
+ *    for a sign-in and its delivery, least code) through phases 2-4 on a
+ *    tenant of its own: its ratio is what that work allows on this machine,
+ *    the yardstick of the service's (BENCH_FLOOR=0 leaves it out);
+ * 6. 100 subscriptions, BENCH_EVENTS_100 sign-ins: deliveries/s.
  *
  * Targets (issue 19): ≥ 5,000 deliveries/s, lag p99 ≤ 1 s, verify during the
  * burst ≥ 0.8 of verify alone. Exit 0 all met, 2 a target missed, 1 errors
@@ -55,6 +62,7 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 100);
 const DRAIN_MS = Number(process.env.BENCH_DRAIN_S ?? 90) * 1000;
 const DEADLINE_MS = Number(process.env.BENCH_DEADLINE ?? 420) * 1000;
 const SECRET = process.env.BENCH_WEBHOOK_SECRET ?? randomBytes(24).toString('base64url');
+const FLOOR = process.env.BENCH_FLOOR !== '0';
 const VOUCHERS = 200;
 const HOST = '127.0.0.1';
 const VERIFY = '/api/v1/hotspot-portal/voucher/verify';
@@ -63,12 +71,14 @@ const TARGETS = { deliveriesPerS: 5000, lagP99Ms: 1000, verifyRatio: 0.8 };
 
 const undo = new Teardown();
 
+interface Side { tenantId: string; apiKey: string; hotspotId: string; codes: string[] }
+
 /** A tenant with an API key, a hotspot and VOUCHERS unlimited vouchers, through the engine. */
-async function seed(env: NodeJS.ProcessEnv): Promise<{ tenantId: string; apiKey: string; hotspotId: string; codes: string[] }> {
+async function seed(env: NodeJS.ProcessEnv, name: string): Promise<Side> {
   const engine = new Engine(loadConfig(env), createLogger('warn', 2), { sink: false });
   try {
     await engine.start();
-    const tenant = await engine.tenants.create('Bench Webhooks');
+    const tenant = await engine.tenants.create(name);
     const { apiKey } = await engine.tenants.createApiKey(tenant.id, 'bench');
     const hs = await engine.hotspots.create(tenant.id, { name: 'Lobby', timezone: 'Europe/Istanbul' });
     const rows = await engine.vouchers.createBatch(tenant.id, {
@@ -186,6 +196,48 @@ async function yardstick(recv: ReceiverControl, tenantId: string, count: number)
 
 const rate = (r: ReceiverReport): number => r.deliveries / Math.max(0.001, (r.lastAt - r.firstAt) / 1000);
 
+/**
+ * Phases 2-4 against the floor, on its own tenant, with the service idle beside it: verify alone, during a burst whose
+ * deliveries the floor makes to the same receiver (subscribed by creating its consumer group at `$`), alone again.
+ */
+async function floorRun(env: NodeJS.ProcessEnv, pids: { redis: number; postgres: number }, recv: ReceiverControl, side: Side) {
+  const floor = await spawnReady(undo, 'floor', [projectPath('dist', 'bench', 'verify-floor.js')], {
+    ...env, FLOOR_TENANT: side.tenantId, FLOOR_HOTSPOT: side.hotspotId, FLOOR_MINUTES: String(loadConfig(env).defaultSessionMinutes),
+    FLOOR_WEBHOOK_URL: `http://${HOST}:${recv.port}/hook/floor`, FLOOR_WEBHOOK_SECRET: SECRET,
+  });
+  const redis = new Redis(env.REDIS_URL!);
+  try {
+    const base = `http://${HOST}:${floor.ready.port}`;
+    const cpuPids = { server: floor.child.pid!, ...pids };
+    const settled = (): Promise<unknown> => drained(redis, floorOutbox(side.tenantId), 30_000);
+    // A longer warm-up than the service's: at twice its rate, 2,000 sign-ins left the floor's first phase a third slower than its last.
+    await signIns(base, side.hotspotId, side.codes, 7, 2 * BURST);
+    await settled();
+    const [alone1, cpu1] = await withCpu(cpuPids, () => signIns(base, side.hotspotId, side.codes, 8, BURST));
+    await redis.xgroup('CREATE', floorEvents(side.tenantId), FLOOR_HOOK_GROUP, '$', 'MKSTREAM');
+    await settled();
+    recv.reset();
+    const [burst, cpuB] = await withCpu(cpuPids, () => signIns(base, side.hotspotId, side.codes, 9, BURST));
+    const b = await recv.waitFor(burst.requests);
+    await redis.xgroup('DESTROY', floorEvents(side.tenantId), FLOOR_HOOK_GROUP);
+    await settled();
+    const [alone2, cpu2] = await withCpu(cpuPids, () => signIns(base, side.hotspotId, side.codes, 10, BURST));
+    const verifyUs = (cpu1.machineUs + cpu2.machineUs) / (alone1.requests + alone2.requests);
+    const out = {
+      alonePerS: Math.round((alone1.rps + alone2.rps) / 2), duringBurstPerS: Math.round(burst.rps),
+      ratio: +(burst.rps / ((alone1.rps + alone2.rps) / 2)).toFixed(3), deliveriesPerS: Math.round(rate(b)), delivered: b.deliveries,
+      lagP50Ms: b.lagP50Ms, lagP99Ms: b.lagP99Ms, verifyUs: Math.round(verifyUs),
+      deliveryUs: Math.round((cpuB.machineUs - burst.requests * verifyUs) / Math.max(1, b.deliveries)),
+      bad: alone1.bad + burst.bad + alone2.bad + b.repeats + b.signaturesBad + b.malformed + (b.deliveries < burst.requests ? 1 : 0),
+    };
+    say(`floor: verify alone ${alone1.rps.toFixed(0)}, ${alone2.rps.toFixed(0)}/s; in its burst ${burst.rps.toFixed(0)}/s, ratio ${out.ratio}; ${b.deliveries}/${burst.requests} delivered at ${out.deliveriesPerS}/s, lag p50 ${b.lagP50Ms} p99 ${b.lagP99Ms} ms; machine CPU: a sign-in ${out.verifyUs} µs, a delivery about ${out.deliveryUs} µs; errors ${out.bad}`);
+    return out;
+  } finally {
+    redis.disconnect();
+    await stopChild(floor.child);
+  }
+}
+
 async function main(): Promise<number> {
   undo.guard('webhooks', DEADLINE_MS);
   const stack = await localStack('webhooks', undo);
@@ -196,7 +248,8 @@ async function main(): Promise<number> {
     SECRETS_KEY: process.env.SECRETS_KEY ?? randomBytes(32).toString('base64'),
     // The dispatcher's settings as given, for A/B runs (WEBHOOK_TENANT_CONCURRENCY, WEBHOOK_POLL_MS).
     ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('WEBHOOK_'))) };
-  const { tenantId, apiKey, hotspotId, codes } = await seed(env);
+  const { tenantId, apiKey, hotspotId, codes } = await seed(env, 'Bench Webhooks');
+  const floorSide = FLOOR ? await seed(env, 'Bench Webhooks Floor') : null;
   // BENCH_CPU_PROF (a folder): the service runs under --cpu-prof and writes its profiles there at exit.
   const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
   const service = await spawnReady(undo, 'service', [...prof, projectPath('dist', 'scripts', 'serve.js')], env);
@@ -225,6 +278,10 @@ async function main(): Promise<number> {
     new Map([...(await redis.info('commandstats')).matchAll(/^cmdstat_([\w|]+):calls=(\d+),usec=(\d+)/gm)].map((m) => [m[1]!, Number(field === 'calls' ? m[2] : m[3])]));
   const calls = (): Promise<Map<string, number>> => commandStats('calls');
   const usec = (): Promise<Map<string, number>> => commandStats('usec');
+  // Each measured phase starts with the sink done with the sign-ins before it (their Postgres rows), on both sides.
+  const settled = (key: string): Promise<unknown> => drained(redis, key, 30_000);
+  const outbox = keys.outbox(tenantId);
+  await settled(outbox);
   const u0 = await usec();
   const [alone1, cpuAlone] = await withCpu(cpuPids, () => signIns(base, hotspotId, codes, 2, BURST));
   const u1 = await usec();
@@ -241,6 +298,7 @@ async function main(): Promise<number> {
   }
   // Redis's used_memory, bytes.
   const usedMemory = async (): Promise<number> => Number(/^used_memory:(\d+)/m.exec(await redis.info('memory'))?.[1] ?? NaN);
+  await settled(outbox);
   recv.reset();
   const b0 = await calls();
   const u2 = await usec();
@@ -251,6 +309,7 @@ async function main(): Promise<number> {
   const u3 = await usec();
   say(`burst, 1 subscription: verify ${burst.rps.toFixed(0)}/s (${burst.seconds.toFixed(3)} s, p99 ${burst.p99Ms} ms, ${burst.bad} failed); CPU ${cpuLine(cpuBurst)}; ${b.deliveries}/${burst.requests} delivered at ${rate(b).toFixed(0)}/s (${(burstScripts / Math.max(1, b.deliveries)).toFixed(2)} script calls a delivery, counting every script the burst ran: the sign-ins', the sink's, the leases'); lag p50 ${b.lagP50Ms} p99 ${b.lagP99Ms} max ${b.lagMaxMs} ms; repeats ${b.repeats}; signatures bad ${b.signaturesBad}/${b.signaturesChecked}; malformed ${b.malformed}`);
   await api(base, apiKey, 'DELETE', `/v1/webhooks/${one}`);
+  await settled(outbox);
   const [alone2, cpuAlone2] = await withCpu(cpuPids, () => signIns(base, hotspotId, codes, 4, BURST));
   say(`verify alone again: ${alone2.rps.toFixed(0)}/s (${alone2.seconds.toFixed(3)} s, p99 ${alone2.p99Ms} ms); CPU ${cpuLine(cpuAlone2)}`);
   // The ratio as the machine's CPU split: with the machine full in both phases (idle a few percent), verify during the burst
@@ -268,6 +327,10 @@ async function main(): Promise<number> {
     .map(([cmd, us]) => `${cmd} ${(redisAlone.get(cmd) ?? 0).toFixed(1)} -> ${us.toFixed(1)}`);
   say(`Redis µs per sign-in as Redis timed its commands, alone -> in the burst: ${redisRows.join(', ')}`);
   say(`machine CPU: a sign-in ${split.verifyUs} µs alone, a delivery about ${split.deliveryUs} µs in the burst, a yardstick delivery ${split.yardstickUs} µs; the verify ratio with yardstick-cost deliveries: ${split.bound}`);
+  const ratio = burst.rps / ((alone1.rps + alone2.rps) / 2);
+  await settled(outbox);
+  const floor = floorSide && await floorRun(env, { redis: cpuPids.redis, postgres: cpuPids.postgres }, recv, floorSide);
+  if (floor) say(`the service's verify ratio over the floor's: ${(ratio / floor.ratio).toFixed(2)}`);
 
   const ids: string[] = [];
   for (let k = 0; k < 100; k++) ids.push(await subscribe(base, apiKey, `http://${HOST}:${recv.port}/hook/${k}`));
@@ -300,7 +363,6 @@ async function main(): Promise<number> {
   say(`100 subscriptions: ${f.deliveries}/${fan.requests * 100} delivered at ${rate(f).toFixed(0)}/s; lag p99 ${f.lagP99Ms} ms; repeats ${f.repeats}; signatures bad ${f.signaturesBad}/${f.signaturesChecked}; CPU per delivery: service ${cpu.serviceUsPerDelivery} µs, Redis ${cpu.redisUsPerDelivery} µs; Redis commands per delivery ${cpu.redisCommandsPerDelivery}, by command ${JSON.stringify(cpu.redisCallsPerDelivery)}; Redis memory kept per delivered delivery ${keptBytes} B`);
   for (const id of ids) await api(base, apiKey, 'DELETE', `/v1/webhooks/${id}`);
 
-  const ratio = burst.rps / ((alone1.rps + alone2.rps) / 2);
   const summary = {
     bench: 'webhooks', yardstickPerS: Math.round(rate(y)),
     one: { deliveriesPerS: Math.round(rate(b)), delivered: b.deliveries, owed: burst.requests, lagP50Ms: b.lagP50Ms, lagP99Ms: b.lagP99Ms },
@@ -311,9 +373,10 @@ async function main(): Promise<number> {
       cpuPercentOfACore: { alone1: cpuAlone, burst: cpuBurst, alone2: cpuAlone2 },
       machineSplit: split,
     },
+    floor,
   };
   process.stdout.write(JSON.stringify(summary) + '\n');
-  const errors = burst.bad + alone1.bad + alone2.bad + fan.bad + b.repeats + f.repeats + b.signaturesBad + f.signaturesBad + b.malformed + f.malformed
+  const errors = burst.bad + alone1.bad + alone2.bad + fan.bad + (floor?.bad ?? 0) + b.repeats + f.repeats + b.signaturesBad + f.signaturesBad + b.malformed + f.malformed
     + (b.deliveries < burst.requests ? 1 : 0) + (f.deliveries < fan.requests * 100 ? 1 : 0);
   if (errors) return 1;
   const met = Math.max(rate(b), rate(f)) >= TARGETS.deliveriesPerS && b.lagP99Ms <= TARGETS.lagP99Ms && ratio >= TARGETS.verifyRatio;
