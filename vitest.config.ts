@@ -11,5 +11,10 @@ export default defineConfig({
     // itself with fresh tenants and hotspots.
     fileParallelism: true,
     maxWorkers: 2,
+    // A worker runs its files one after another in one module graph. With a graph per file, evaluating
+    // the engine's modules again for every file summed 568 s over the two workers of a 1,337 s
+    // fresh-clone run; in one graph, 33 s. Files keep their state in their own hooks; what modules keep
+    // at their top level is caches (formatters, script sources).
+    isolate: false,
   },
 });
