@@ -1,12 +1,33 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
+import { createRequire } from 'node:module';
 import { pino } from 'pino';
 import type {
   AccessDecision, AccessRequestMsg, AccountingMsg, NasRecord, RadiusHandler,
 } from '../../engine/index.js';
-import { AcctStatusType, Attr, Code, PacketWriter } from '../../radius/index.js';
+import { AcctStatusType, Attr, Code, DEFAULT_DICTIONARY, PacketWriter } from '../../radius/index.js';
 
 export const silentLogger = pino({ level: 'silent' });
+
+/**
+ * A fresh instance of the `radius` npm package (an independent oracle) with our vendor dictionaries added. The
+ * package keeps its dictionaries as module state, loaded once: an instance another test file in this worker has
+ * already used would never read ours. The shared instance is put back for the others.
+ */
+export function radiusPackage<T>(): T & { add_dictionary(p: string): void } {
+  const require = createRequire(import.meta.url);
+  const id = require.resolve('radius');
+  const shared = require.cache[id];
+  delete require.cache[id];
+  try {
+    const pkg = require('radius') as T & { add_dictionary(p: string): void };
+    pkg.add_dictionary(DEFAULT_DICTIONARY());
+    return pkg;
+  } finally {
+    if (shared) require.cache[id] = shared;
+    else delete require.cache[id];
+  }
+}
 
 export const ACCEPT: AccessDecision = {
   accept: true, sessionId: 'ses_test0000000001', sessionTimeout: 3600, idleTimeout: 600,

@@ -1,6 +1,6 @@
-import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_DICTIONARY, RadiusDictionary, Vendor, VendorAttr } from '../../radius/index.js';
+import { RadiusDictionary, Vendor, VendorAttr } from '../../radius/index.js';
+import { radiusPackage } from './helpers.js';
 
 describe('vendor dictionaries (radius/dictionaries, FreeRADIUS format)', () => {
   const dict = RadiusDictionary.load();
@@ -48,8 +48,7 @@ describe('vendor dictionaries (radius/dictionaries, FreeRADIUS format)', () => {
   });
 
   it('is readable by another FreeRADIUS-format parser (the radius npm package)', () => {
-    const pkg = createRequire(import.meta.url)('radius') as { add_dictionary(p: string): void; attr_name_to_id(n: string, v?: string): string; vendor_name_to_id(n: string): string; load_dictionaries(): void };
-    pkg.add_dictionary(DEFAULT_DICTIONARY());
+    const pkg = radiusPackage<{ vendor_name_to_id(n: string): string; load_dictionaries(): void }>();
     pkg.load_dictionaries();
     expect(Number(pkg.vendor_name_to_id('ChilliSpot'))).toBe(14559);
   });

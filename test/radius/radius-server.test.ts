@@ -1,23 +1,20 @@
-import { createRequire } from 'node:module';
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { AccessDecision, NasRecord } from '../../engine/index.js';
 import {
-  AcctStatusType, Attr, Code, DEFAULT_DICTIONARY, RadiusCrypto, RadiusServer, attributeValue, checkFraming,
+  AcctStatusType, Attr, Code, RadiusCrypto, RadiusServer, attributeValue, checkFraming,
   decodePacket, findAttribute, vendorAttributeValues,
 } from '../../radius/index.js';
 import {
-  ACCEPT, TestHandler, TestNas, accessRequest, accountingRequest, deferred, nasRecord, silentLogger, sleep,
+  ACCEPT, TestHandler, TestNas, accessRequest, accountingRequest, deferred, nasRecord, radiusPackage, silentLogger, sleep,
 } from './helpers.js';
 
 const rc = new RadiusCrypto();
 
-const radiusPkg = createRequire(import.meta.url)('radius') as {
-  add_dictionary(p: string): void;
+const radiusPkg = radiusPackage<{
   decode(args: { packet: Buffer; secret: string }): { code: string; attributes: Record<string, any> };
   verify_response(args: { request: Buffer; response: Buffer; secret: string }): boolean;
-};
-radiusPkg.add_dictionary(DEFAULT_DICTIONARY());
+}>();
 
 /** How long "no reply" is waited for: well above loopback round trips (~0.1 ms). */
 const SILENCE_MS = 300;
