@@ -11,7 +11,9 @@ import { appendFileSync, readdirSync, readFileSync, writeFileSync } from 'node:f
  *   node dist/bench/thread-cpu.js record <file> <seconds> [name ...]
  *       every 200 ms, a line per task of every process whose name (comm) is
  *       one of the names (default: node redis-server postgres): epoch
- *       seconds, pid, tid, ns on a CPU so far;
+ *       seconds, pid, tid, ns on a CPU so far, and the thread's name (Node
+ *       names its worker threads' and V8's; the main thread has the
+ *       process's);
  *   node dist/bench/thread-cpu.js window <file> <from> <to> [ops]
  *       per thread, the time on a CPU between two epoch times (prefix a
  *       bench's output with `date +%s.%N` to find a phase's): percent of a
@@ -31,7 +33,8 @@ function record(file: string, seconds: number, names: string[]): void {
       try {
         if (!names.includes(readFileSync(`/proc/${pid}/comm`, 'utf8').trim())) continue;
         for (const tid of readdirSync(`/proc/${pid}/task`)) {
-          lines.push(`${now} ${pid} ${tid} ${readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]}`);
+          const task = `/proc/${pid}/task/${tid}`;
+          lines.push(`${now} ${pid} ${tid} ${readFileSync(`${task}/schedstat`, 'utf8').split(' ')[0]} ${readFileSync(`${task}/comm`, 'utf8').trim()}`);
         }
       } catch { /* gone meanwhile */ }
     }
@@ -44,19 +47,21 @@ function record(file: string, seconds: number, names: string[]): void {
 function window(file: string, from: number, to: number, ops: number): void {
   const first = new Map<string, number>();
   const last = new Map<string, number>();
+  const names = new Map<string, string>();
   for (const line of readFileSync(file, 'utf8').split('\n')) {
-    const [t, pid, tid, ns] = line.split(' ');
+    const [t, pid, tid, ns, ...name] = line.split(' ');
     if (ns === undefined || Number(t) < from || Number(t) > to) continue;
     const key = `${pid} ${tid}`;
     if (!first.has(key)) first.set(key, Number(ns));
     last.set(key, Number(ns));
+    names.set(key, name.join(' '));
   }
   const rows = [...last].map(([key, ns]) => [key, ns - first.get(key)!] as const).filter(([, d]) => d > 0).sort((a, b) => b[1] - a[1]);
   const seconds = to - from;
   for (const [key, d] of rows.slice(0, 25)) {
     const [pid, tid] = key.split(' ');
     const perOp = ops ? `  ${(d / 1e3 / ops).toFixed(1).padStart(8)} µs per op` : '';
-    console.log(`${pid!.padStart(7)} ${tid!.padStart(7)} ${((d / 1e9 / seconds) * 100).toFixed(1).padStart(6)} % of a core${perOp}`);
+    console.log(`${pid!.padStart(7)} ${tid!.padStart(7)} ${(names.get(key) ?? '').padEnd(15)} ${((d / 1e9 / seconds) * 100).toFixed(1).padStart(6)} % of a core${perOp}`);
   }
 }
 

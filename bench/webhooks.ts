@@ -107,6 +107,7 @@ async function signIns(base: string, hotspotId: string, codes: string[], run: nu
   let next = 0;
   let bad = 0;
   const t0 = performance.now();
+  const from = Date.now() / 1000;
   const worker = async (): Promise<void> => {
     for (let i = next++; i < amount; i = next++) {
       const started = performance.now();
@@ -127,7 +128,8 @@ async function signIns(base: string, hotspotId: string, codes: string[], run: nu
   const seconds = (performance.now() - t0) / 1000;
   latencies.sort();
   const p99Ms = latencies[Math.min(amount - 1, Math.floor(0.99 * amount))] ?? NaN;
-  return { requests: amount, seconds, rps: amount / seconds, p99Ms: Math.round(p99Ms), bad };
+  // `from` and `to` (epoch seconds): the phase's window, for per-thread CPU (thread-cpu.ts window).
+  return { requests: amount, seconds, rps: amount / seconds, p99Ms: Math.round(p99Ms), bad, from, to: Date.now() / 1000 };
 }
 
 const cpuLine = (c: CpuUse): string => `% of a core: service ${c.server}, Redis ${c.redis}, Postgres ${c.postgres}, rest ${c.rest}; machine idle ${c.idle}%`;
@@ -194,6 +196,12 @@ async function yardstick(recv: ReceiverControl, tenantId: string, count: number)
   return recv.report();
 }
 
+type Phase = { from: number; to: number };
+/** Each phase's epoch seconds, [from, to]; the burst's until its last delivery arrived. */
+const windows = (alone1: Phase, burst: Phase, b: ReceiverReport, alone2: Phase): Record<string, [number, number]> => ({
+  alone1: [alone1.from, alone1.to], burst: [burst.from, Math.max(burst.to, b.lastAt / 1000)], alone2: [alone2.from, alone2.to],
+});
+
 const rate = (r: ReceiverReport): number => r.deliveries / Math.max(0.001, (r.lastAt - r.firstAt) / 1000);
 
 /**
@@ -229,6 +237,7 @@ async function floorRun(env: NodeJS.ProcessEnv, pids: { redis: number; postgres:
       lagP50Ms: b.lagP50Ms, lagP99Ms: b.lagP99Ms, verifyUs: Math.round(verifyUs),
       deliveryUs: Math.round((cpuB.machineUs - burst.requests * verifyUs) / Math.max(1, b.deliveries)),
       bad: alone1.bad + burst.bad + alone2.bad + b.repeats + b.signaturesBad + b.malformed + (b.deliveries < burst.requests ? 1 : 0),
+      windows: windows(alone1, burst, b, alone2),
     };
     say(`floor: verify alone ${alone1.rps.toFixed(0)}, ${alone2.rps.toFixed(0)}/s; in its burst ${burst.rps.toFixed(0)}/s, ratio ${out.ratio}; ${b.deliveries}/${burst.requests} delivered at ${out.deliveriesPerS}/s, lag p50 ${b.lagP50Ms} p99 ${b.lagP99Ms} ms; machine CPU: a sign-in ${out.verifyUs} µs, a delivery about ${out.deliveryUs} µs; errors ${out.bad}`);
     return out;
@@ -372,6 +381,7 @@ async function main(): Promise<number> {
       seconds: { alone1: +alone1.seconds.toFixed(3), burst: +burst.seconds.toFixed(3), alone2: +alone2.seconds.toFixed(3) },
       cpuPercentOfACore: { alone1: cpuAlone, burst: cpuBurst, alone2: cpuAlone2 },
       machineSplit: split,
+      windows: windows(alone1, burst, b, alone2),
     },
     floor,
   };
