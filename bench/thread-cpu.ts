@@ -11,9 +11,9 @@ import { appendFileSync, readdirSync, readFileSync, writeFileSync } from 'node:f
  *   node dist/bench/thread-cpu.js record <file> <seconds> [name ...]
  *       every 200 ms, a line per task of every process whose name (comm) is
  *       one of the names (default: node redis-server postgres): epoch
- *       seconds, pid, tid, ns on a CPU so far, and the thread's name (Node
- *       names its worker threads' and V8's; the main thread has the
- *       process's);
+ *       seconds, pid, tid, ns on a CPU so far, and the thread's name (its
+ *       comm: Redis's background threads have names of their own, every
+ *       thread of a Node process reads `node`);
  *   node dist/bench/thread-cpu.js window <file> <from> <to> [ops]
  *       per thread, the time on a CPU between two epoch times (prefix a
  *       bench's output with `date +%s.%N` to find a phase's): percent of a
