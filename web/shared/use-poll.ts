@@ -11,13 +11,12 @@ export interface Poll<T> {
 }
 
 /**
- * Fetches at once and then every `everyMs`, counted from the start of the
- * last fetch, so what the page shows is never older than `everyMs` and one
- * answer's time (counted from its end, a slow answer's time was added to
- * every period). One request at a time: after an answer slower than the
- * period, the next fetch waits a quarter period rather than requests piling
- * up. Data from an older request never overwrites a newer one. `deps`
- * restart it (a filter).
+ * Fetches at once and then every `everyMs` from the start of the last fetch
+ * (not from its answer, which added each answer's time to the period), so
+ * the page's data is at most about a period and an answer old. One request
+ * at a time: after an answer slower than the period, the next fetch waits a
+ * quarter period rather than requests piling up. Data from an older request
+ * never overwrites a newer one. `deps` restart it (a filter).
  */
 export function usePoll<T>(fetcher: (signal: AbortSignal) => Promise<T>, everyMs: number | null, deps: unknown[] = []): Poll<T> {
   const [state, setState] = useState<{ data: T | null; error: unknown; updatedAt: number }>({ data: null, error: null, updatedAt: 0 });
