@@ -158,7 +158,7 @@ if max >= 0 and uses >= max then
   return {'exhausted', max, uses}
 end
 
-uses = rcall('HINCRBY', KEYS[1], 'uses', 1)
+uses = rcall('HINCRBY', KEYS[1], 'uses', '1')
 local sid = ARGV[6]
 local dur = tonumber(v[6])
 if dur <= 0 then dur = tonumber(ARGV[7]) end
@@ -179,7 +179,7 @@ local replaced = startSession(KEYS[3], KEYS[6], KEYS[7], KEYS[4], k, {
   ssids = ssids})
 -- After the start, so a reader of the stream meets the session before the use that made it.
 local unlimited = max < 0
-emitEvent(k, 'voucher.redeemed', now, ARGV[3], {
+emitEvent(k, 'voucher.redeemed', ARGV[1], ARGV[3], {
   voucher_id = id, code = v[11], session_id = sid, mac = mac, hotspot_id = ARGV[3], uses = uses,
   max_uses = unlimited and cjson.null or max, uses_left = unlimited and cjson.null or max - uses})
 

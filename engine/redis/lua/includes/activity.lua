@@ -68,7 +68,8 @@ end
 local function countIn(key, ttl, f)
   local created = false
   for i = 1, #f, 2 do
-    if rcall('HINCRBY', key, f[i], f[i + 1]) == f[i + 1] then created = true end
+    -- An amount may come as text ('1'), which Redis takes without formatting a number.
+    if rcall('HINCRBY', key, f[i], f[i + 1]) == tonumber(f[i + 1]) then created = true end
   end
   if created then rcall('EXPIRE', key, ttl) end
 end

@@ -38,13 +38,13 @@ local function recordSessionEnd(k, outboxKey, sid, hs, mac, at, reason, e, by)
     reason = reason, duration_sec = dur, bytes_in = tonumber(e.bin) or 0, bytes_out = tonumber(e.bout) or 0})
   -- Where their readers take them (the live panel: disconnects per minute, ends and durations of
   -- 24 h; none per hotspot): three HINCRBY where countActivity spent eight (issue 22; records.ts ACTIVITY).
-  countMinute(k, 'end', 1)
-  countHour(k, 'end', 1, 'dur', dur)
+  countMinute(k, 'end', '1')
+  countHour(k, 'end', '1', 'dur', dur)
   -- The start counted this session under its device and SSID, accounting moved it between
   -- access points; the grant says where it is now.
-  moveLive(k.devices, mac, -1)
+  moveLive(k.devices, mac, '-1')
   if not e.none then
-    moveLive(k.ssid, hs .. '|' .. e.ssid, -1)
-    if e.ap ~= '' then moveLive(k.ap, hs .. '|' .. e.ap, -1) end
+    moveLive(k.ssid, hs .. '|' .. e.ssid, '-1')
+    if e.ap ~= '' then moveLive(k.ap, hs .. '|' .. e.ap, '-1') end
   end
 end

@@ -28,42 +28,45 @@ local function startSession(grantKey, liveKey, refKey, outboxKey, k, s)
   -- (removal from the live set is the guard, as in end-session), with the bytes
   -- and details its grant holds before the grant is rewritten. One whose time
   -- had already run out (the sweep not there yet) ends as a time-out, then.
+  -- Each number turned into text once: Redis formats a number given to a command (and tostring
+  -- does) with printf, about 1 µs each, and a start writes these two in several places (issue 22).
+  local now, untilMs = tostring(s.now), tostring(s.untilMs)
   local old = grantEndFields(grantKey)
   local replaced = ''
   if old.sid and rcall('ZREM', liveKey, old.sid) == 1 then
     replaced = old.sid
     local oldUntil = old.untilMs or s.now
-    local reason, at = 'replaced', s.now
-    if oldUntil <= s.now then reason, at = 'session_timeout', oldUntil end
-    recordSessionEnd(k, outboxKey, replaced, s.hs, s.mac, tostring(at), reason, old, '')
+    local reason, at = 'replaced', now
+    if oldUntil <= s.now then reason, at = 'session_timeout', tostring(oldUntil) end
+    recordSessionEnd(k, outboxKey, replaced, s.hs, s.mac, at, reason, old, '')
   end
 
   rcall('DEL', grantKey)
   rcall('HSET', grantKey,
-    'sid', s.sid, 'hs', s.hs, 'mac', s.mac, 'until', s.untilMs, 'method', s.method, 'user', s.user,
+    'sid', s.sid, 'hs', s.hs, 'mac', s.mac, 'until', untilMs, 'method', s.method, 'user', s.user,
     'vid', s.vid, 'down', s.down, 'up', s.up, 'quota', s.quota, 'squota', s.squota, 'idle', s.idle,
-    'profile', s.profile, 'ip', s.ip, 'ssid', s.ssid, 'ssids', s.ssids or '', 'created', s.now, 'last', s.now,
-    'bin', 0, 'bout', 0)
-  rcall('ZADD', liveKey, s.untilMs, s.sid)
+    'profile', s.profile, 'ip', s.ip, 'ssid', s.ssid, 'ssids', s.ssids or '', 'created', now, 'last', now,
+    'bin', '0', 'bout', '0')
+  rcall('ZADD', liveKey, untilMs, s.sid)
   rcall('SET', refKey, s.hs .. ' ' .. s.mac)
 
   rcall('XADD', outboxKey, '*', 'type', 'session_start', 'rec', cjson.encode({
     type = 'session_start', sid = s.sid, hs = s.hs, mac = s.mac, ip = s.ip, ssid = s.ssid,
-    at = tostring(s.now), ['until'] = tostring(s.untilMs), user = s.user, method = s.method, vid = s.vid,
+    at = now, ['until'] = untilMs, user = s.user, method = s.method, vid = s.vid,
     -- Left out when unknown (RADIUS, sponsor): stored as NULL, counted as other.
     dt = (s.dt ~= '' and s.dt) or nil}))
   -- device.new: HSETNX creates the field once, whichever of any number of concurrent starts of the
   -- same MAC (any method, any engine process) runs first, as Redis runs scripts one at a time; the
   -- rest find it. One command per sign-in; the event only for a new device.
-  if rcall('HSETNX', k.known, s.mac, s.now) == 1 then
-    emitEvent(k, 'device.new', s.now, s.hs, {mac = s.mac, hotspot_id = s.hs, session_id = s.sid, method = s.method, first_seen = s.now})
+  if rcall('HSETNX', k.known, s.mac, now) == 1 then
+    emitEvent(k, 'device.new', now, s.hs, {mac = s.mac, hotspot_id = s.hs, session_id = s.sid, method = s.method, first_seen = s.now})
   end
-  emitEvent(k, 'session.start', s.now, s.hs, {session_id = s.sid, mac = s.mac, method = s.method, hotspot_id = s.hs})
+  emitEvent(k, 'session.start', now, s.hs, {session_id = s.sid, mac = s.mac, method = s.method, hotspot_id = s.hs})
   -- Starts are read only tenant-wide and per minute (the live panel's connects of the last hour):
   -- counted there alone, one HINCRBY where countActivity spent four (issue 22; records.ts ACTIVITY).
-  countMinute(k, 'start', 1)
+  countMinute(k, 'start', '1')
   -- No access point yet: accounting names it, and moves the session there (account-session-3.lua).
-  moveLive(k.devices, s.mac, 1)
-  moveLive(k.ssid, s.hs .. '|' .. s.ssid, 1)
+  moveLive(k.devices, s.mac, '1')
+  moveLive(k.ssid, s.hs .. '|' .. s.ssid, '1')
   return replaced
 end
