@@ -15,7 +15,8 @@ import { defineScripts } from '../engine/redis/scripts.js';
  *     claim-webhook-deliveries-6.lua (the dispatcher before cfe489e);
  *   - route claiming: route-webhook-events-5.lua claiming what it makes.
  * Reports Redis's own time (commandstats, evalsha) per delivery for each way,
- * route and claim only; each round is then settled and the stream emptied.
+ * route and claim; each round is then settled (settle-webhook-deliveries-n.lua,
+ * a 2xx each, its time reported apart) and the stream emptied.
  * BENCH_ROUNDS rounds a way (default 300). The A/B of a change inside these
  * scripts, free of the service's and the machine's noise
  * (bench/results/webhooks.md). Its keys go to a fresh tenant, deleted after.
@@ -45,6 +46,7 @@ async function main(): Promise<void> {
   const log = new EventLog(redis);
   const evalsha = async (): Promise<number> => Number(/cmdstat_evalsha:calls=\d+,usec=(\d+)/.exec(await redis.info('commandstats'))?.[1] ?? 0);
   const spent = { two: { us: 0, deliveries: 0 }, one: { us: 0, deliveries: 0 } };
+  const settled = { us: 0, deliveries: 0 };
 
   for (let round = 0; round < 2 * ROUNDS + 2; round++) {
     for (let i = 0; i < SIGNINS; i++) {
@@ -72,12 +74,17 @@ async function main(): Promise<void> {
       spent[way].us += us;
       spent[way].deliveries += ids.length;
     }
+    const beforeSettle = await evalsha();
     await redis.settleWebhookDeliveriesV1(5 + ids.length, K.q, K.d, K.b, K.done, K.dead, ...ids.map(() => K.att), now, DAY, DAY, 1000,
       ...ids.flatMap((id) => [id, token, 'delivered', 0, '200', 3, '']));
+    if (round >= 2) {
+      settled.us += (await evalsha()) - beforeSettle;
+      settled.deliveries += ids.length;
+    }
     await redis.xtrim(K.ev, 'MAXLEN', 0);
   }
   const per = (w: { us: number; deliveries: number }): string => (w.us / Math.max(1, w.deliveries)).toFixed(1);
-  process.stdout.write(`webhook-scripts: ${spent.one.deliveries} deliveries a way | Redis script µs per delivery, route and claim: route then claim ${per(spent.two)}, route claiming ${per(spent.one)} (${(spent.one.us / spent.two.us).toFixed(2)} of it)\n`);
+  process.stdout.write(`webhook-scripts: ${spent.one.deliveries} deliveries a way | Redis script µs per delivery, route and claim: route then claim ${per(spent.two)}, route claiming ${per(spent.one)} (${(spent.one.us / spent.two.us).toFixed(2)} of it); settle ${per(settled)}\n`);
   await redis.del(...Object.values(K));
   redis.disconnect();
 }

@@ -70,7 +70,9 @@ if #subs > 0 then
   for j = 1, #subs do active[subs[j]] = v[j] ~= false end
 end
 
-local lease, token, attempts = tonumber(ARGV[2]), ARGV[4], tonumber(ARGV[5])
+local token, attempts = ARGV[4], tonumber(ARGV[5])
+-- Scores as text, made once: Redis's Lua formats a number given to a command with printf, per use.
+local leaseEnd, forgetDead = tostring(now + tonumber(ARGV[2])), tostring(now + tonumber(ARGV[6]))
 local out, dropped, ended, written, due, dead, done = {}, {}, {}, {}, {}, {}, {}
 for i = 1, #ids do
   local id, st = ids[i], states[i]
@@ -84,9 +86,9 @@ for i = 1, #ids do
     written[#written + 1] = id
     written[#written + 1] = cjson.encode(st)
     ended[#ended + 1] = id
-    dead[#dead + 1] = now
+    dead[#dead + 1] = ARGV[1]
     dead[#dead + 1] = id
-    done[#done + 1] = now + tonumber(ARGV[6])
+    done[#done + 1] = forgetDead
     done[#done + 1] = id
   else
     st.n = (st.n or 0) + 1
@@ -94,7 +96,7 @@ for i = 1, #ids do
     local raw = cjson.encode(st)
     written[#written + 1] = id
     written[#written + 1] = raw
-    due[#due + 1] = now + lease
+    due[#due + 1] = leaseEnd
     due[#due + 1] = id
     out[#out + 1] = id
     out[#out + 1] = raw

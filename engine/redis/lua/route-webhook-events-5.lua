@@ -77,7 +77,8 @@ local entries = r[1][2]
 -- Claimed here only while nothing older is due (its order kept), and only as many as asked.
 local dueBefore = dueLeft()
 local claimLeft = dueBefore > 0 and 0 or (tonumber(ARGV[4]) or 0)
-local leaseEnd, token = now + (tonumber(ARGV[5]) or 0), ARGV[6]
+-- Scores as text, made once: Redis's Lua formats a number given to a command with printf, per use.
+local leaseEnd, token = tostring(now + (tonumber(ARGV[5]) or 0)), ARGV[6]
 local out = { #entries, 0, 0 }
 local states, bodies, due = {}, {}, {}
 for _, e in ipairs(entries) do
@@ -103,7 +104,7 @@ for _, e in ipairs(entries) do
         out[#out + 1] = data
       else
         raw = cjson.encode({ s = s.id, e = id, t = etype, ts = ts, n = 0, st = 'pending' })
-        score = now
+        score = ARGV[3]
       end
       local n = #states
       states[n + 1] = did

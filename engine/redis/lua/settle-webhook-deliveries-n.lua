@@ -39,6 +39,8 @@
 ]]
 local rcall = redis.call
 local now = tonumber(ARGV[1])
+-- Scores as text, made once: Redis's Lua formats a number given to a command with printf, per use.
+local forgetDelivered, forgetDead = tostring(now + tonumber(ARGV[2])), tostring(now + tonumber(ARGV[3]))
 
 --- @include "write-deliveries"
 
@@ -77,7 +79,7 @@ for i = 1, count do
     st.k = nil
     st.n = math.max(0, (st.n or 1) - 1)
     changed[#changed + 1] = id
-    due[#due + 1] = now
+    due[#due + 1] = ARGV[1]
     due[#due + 1] = id
     out[i] = 1
   else
@@ -93,14 +95,14 @@ for i = 1, count do
     if outcome == 'delivered' then
       st.st = 'delivered'
       unqueued[#unqueued + 1] = id
-      done[#done + 1] = now + tonumber(ARGV[2])
+      done[#done + 1] = forgetDelivered
       done[#done + 1] = id
     elseif outcome == 'dead' then
       st.st = 'dead'
       unqueued[#unqueued + 1] = id
-      dead[#dead + 1] = now
+      dead[#dead + 1] = ARGV[1]
       dead[#dead + 1] = id
-      done[#done + 1] = now + tonumber(ARGV[3])
+      done[#done + 1] = forgetDead
       done[#done + 1] = id
     else
       st.st = 'pending'
