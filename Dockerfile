@@ -72,4 +72,5 @@ USER guestwifi:guestwifi
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.HTTP_PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # Node runs as PID 1, which gets no default signal handlers: serve.js handles SIGTERM and SIGINT itself.
-CMD ["node", "dist/scripts/serve.js"]
+# Its options are scripts/node-options.ts's (docs/runtime.md).
+CMD ["node", "--experimental-async-context-frame", "dist/scripts/serve.js"]

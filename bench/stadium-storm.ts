@@ -14,6 +14,7 @@ import { StormDriver, type CodeFor, type GuestHttp, type StormLane, type StormSi
 import { parseStormArgs, STORM_HELP, type StormOptions } from './storm-options.js';
 import { StormPlan } from './storm-plan.js';
 import { startRedisCluster } from '../scripts/redis-cluster.js';
+import { SERVICE_NODE_OPTIONS } from '../scripts/node-options.js';
 
 /**
  * Issue 22 item 4: the stadium storm. The bench starts Redis and PostgreSQL
@@ -52,7 +53,7 @@ class ServiceLives {
   async start(extra: NodeJS.ProcessEnv = {}): Promise<ReadyChild> {
     // BENCH_CPU_PROF (a folder): the service and its threads write V8 CPU profiles there when stopped (bench/cpu-profile-summary.ts reads them).
     const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-    this.current = await spawnReady(undo, 'service', [...prof, projectPath('dist', 'scripts', 'serve.js')], { ...this.env, ...extra });
+    this.current = await spawnReady(undo, 'service', [...SERVICE_NODE_OPTIONS, ...prof, projectPath('dist', 'scripts', 'serve.js')], { ...this.env, ...extra });
     return this.current;
   }
 

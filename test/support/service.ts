@@ -3,6 +3,7 @@ import { createInterface } from 'node:readline';
 import { inject } from 'vitest';
 import { projectPath } from '../../engine/index.js';
 import { runService, type Service } from '../../scripts/serve.js';
+import { SERVICE_NODE_OPTIONS } from '../../scripts/node-options.js';
 
 /**
  * Launching the service under test. In this process (`startService`), for
@@ -72,7 +73,7 @@ export interface ServiceProcess {
  */
 export async function spawnService(env: NodeJS.ProcessEnv, at: { entry?: string; cwd?: string } = {}): Promise<ServiceProcess> {
   const entry = at.entry ?? projectPath('dist', 'scripts', 'serve.js');
-  const child = spawn(process.execPath, [entry], { env, cwd: at.cwd, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...SERVICE_NODE_OPTIONS, entry], { env, cwd: at.cwd, stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const lines = createInterface({ input: child.stdout! });
   let radius = { auth: 0, acct: 0 };

@@ -57,7 +57,7 @@ describe('the systemd unit', () => {
   it('holds the settings the install guide relies on', () => {
     for (const line of ['EnvironmentFile=/etc/guestwifi/env', 'DynamicUser=yes', 'CapabilityBoundingSet=', 'NoNewPrivileges=yes',
       'ProtectSystem=strict', 'PrivateTmp=yes', 'SystemCallFilter=@system-service', 'MemoryDenyWriteExecute=no',
-      'ExecStart=/usr/bin/node /opt/guestwifi/dist/scripts/serve.js']) {
+      'ExecStart=/usr/bin/node --experimental-async-context-frame /opt/guestwifi/dist/scripts/serve.js']) {
       expect(UNIT.split('\n')).toContain(line);
     }
     expect(UNIT).not.toMatch(/^ReadWritePaths=/m);
