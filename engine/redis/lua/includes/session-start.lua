@@ -24,13 +24,13 @@
 local function startSession(grantKey, liveKey, refKey, outboxKey, k, s)
   -- Before any write: a script that forgot the key fails whole, not half way.
   if not k.known then error('session-start: no known-devices key (k.known)') end
+  -- Each number turned into text once: Redis formats a number given to a command (and tostring
+  -- does) with printf, about 1 µs each, and a start writes these two in several places (issue 22).
+  local now, untilMs = tostring(s.now), tostring(s.untilMs)
   -- A device has one session per hotspot: a previous live one ends here, once
   -- (removal from the live set is the guard, as in end-session), with the bytes
   -- and details its grant holds before the grant is rewritten. One whose time
   -- had already run out (the sweep not there yet) ends as a time-out, then.
-  -- Each number turned into text once: Redis formats a number given to a command (and tostring
-  -- does) with printf, about 1 µs each, and a start writes these two in several places (issue 22).
-  local now, untilMs = tostring(s.now), tostring(s.untilMs)
   local old = grantEndFields(grantKey)
   local replaced = ''
   if old.sid and rcall('ZREM', liveKey, old.sid) == 1 then
