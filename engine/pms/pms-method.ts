@@ -19,7 +19,7 @@ export interface RoomClaim {
 
 /** The rule of docs/pms.md, "When room sign-in answers pms_unavailable". */
 export function listTrusted(s: PmsLinkState, now: number, staleAfterMs: number): boolean {
-  return s.syncedAt > 0 && !s.resyncing && now - s.aliveAt <= staleAfterMs;
+  return s.up && s.syncedAt > 0 && !s.resyncing && now - s.aliveAt <= staleAfterMs;
 }
 
 /** The user name a room sign-in's session and audit records carry: the room, never the surname. */
