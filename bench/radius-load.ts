@@ -2,30 +2,8 @@
  * RADIUS load generator: Access-Requests (PAP, signed with
  * Message-Authenticator) for a set of MACs, optionally mixed with Accounting
  * Interim-Updates, at a target rate with a bounded number outstanding. Prints
- * one summary line: throughput and latency percentiles.
- *
- *   npm run build && node dist/bench/radius-load.js --port 1812 --acct-port 1813 --secret testing123 \
- *     --rate 20000 --concurrency 512 --duration 10 --macs 5000 --acct-ratio 0.2
- *   node dist/bench/radius-load.js --self            # against an in-process RadiusServer with a stub engine
- *
- * Options (all optional):
- *   --target 127.0.0.1   the server's address (--host is the same); loopback (127.0.0.0/8 or ::1)
- *                        unless --allow-remote: only then does it load a deployment elsewhere
- *   --json-lines path    one JSON line per second of the run there (sent, answered, lost,
- *                        latency n/p50/p90/p99/max in ms), beside the summary line
- *   --port 1812          authentication port      --acct-port 1813   accounting port
- *   --secret testing123  shared secret             --password guest   User-Password sent
- *   --rate 0             requests/s; 0 = as fast as the outstanding window allows
- *   --concurrency 64     requests outstanding at most (one socket per 256)
- *   --sources N          send from N UDP sockets (source ports), requests spread over them in turn;
- *                        source k is an AP behind the NAS: NAS-Port-Id "bench<k>" and its own share
- *                        of the MACs (MAC i always from source i mod N). Unset: one socket per 256
- *                        outstanding and the old packets (NAS-Port-Id "bench0", none in accounting)
- *   --duration 10        seconds (at most 300)   --requests 1000000  requests at most (at most 5,000,000)
- *   --macs 1000          MACs 02:00:00:xx:xx:xx   --mac-file path   one MAC per line instead
- *   --acct-ratio 0       share of Accounting Interim-Update (0..1)
- *   --timeout 2000       ms before a request counts as lost (no retransmission)
- *   --self               start a RadiusServer on free loopback ports with an accept-all engine stub
+ * one summary line: throughput and latency percentiles. Options: HELP below
+ * (`--help` prints it).
  *
  * Each request gets a fresh random Request Authenticator; replies are matched
  * by socket and Identifier and their Response Authenticator is verified
@@ -45,6 +23,35 @@ import {
 import { JsonLines, SecondCounters, SecondSeries } from './json-lines.js';
 import { accessRequest, accountingRequest, Authenticators, isLoopback, refuseTarget } from './radius-client.js';
 
+const HELP = `radius-load: Access-Requests (PAP, Message-Authenticator) for a set of MACs, optionally mixed with
+Accounting Interim-Updates, at a rate with a bounded number outstanding; one summary line on stdout.
+
+  node dist/bench/radius-load.js --port 1812 --acct-port 1813 --secret testing123 \\
+    --rate 20000 --concurrency 512 --duration 10 --macs 5000 --acct-ratio 0.2
+  node dist/bench/radius-load.js --self     against an in-process RadiusServer with a stub engine
+
+Options (all optional):
+  --target 127.0.0.1   the server's address (--host is the same); loopback (127.0.0.0/8 or ::1)
+                       unless --allow-remote: only then does it load a deployment elsewhere
+  --json-lines path    one JSON line per second of the run there (sent, answered, lost, latency
+                       n/p50/p90/p99/max in ms), then one {"summary": true, ...} line with the
+                       summary line's figures
+  --port 1812          authentication port      --acct-port 1813   accounting port
+  --secret testing123  shared secret             --password guest   User-Password sent
+  --rate 0             requests/s; 0 = as fast as the outstanding window allows
+  --concurrency 64     requests outstanding at most (one socket per 256)
+  --sources N          send from N UDP sockets (source ports), requests spread over them in turn;
+                       source k is an AP behind the NAS: NAS-Port-Id "bench<k>" and its own share
+                       of the MACs (MAC i always from source i mod N). Unset: one socket per 256
+                       outstanding and the old packets (NAS-Port-Id "bench0", none in accounting)
+  --duration 10        seconds (at most 300)   --requests 1000000  requests at most (at most 5,000,000)
+  --macs 1000          MACs 02:00:00:xx:xx:xx   --mac-file path   one MAC per line instead
+  --acct-ratio 0       share of Accounting Interim-Update (0..1)
+  --timeout 2000       ms before a request counts as lost (no retransmission)
+  --self               start a RadiusServer on free loopback ports with an accept-all engine stub
+  --help               this text
+`;
+
 interface Options {
   host: string; port: number; acctPort: number; secret: string; password: string;
   rate: number; concurrency: number; durationSec: number; maxRequests: number;
@@ -54,6 +61,10 @@ interface Options {
 }
 
 function parseArgs(argv: string[]): Options {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(HELP);
+    process.exit(0);
+  }
   const args = new Map<string, string>();
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
@@ -278,17 +289,24 @@ async function main(): Promise<void> {
     pump();
   });
   finished = true;
-  if (secondTimer) {
-    clearInterval(secondTimer);
-    lines.write({ t: ++second, partial: true, ...perSecond.counts.take(), latency: perSecond.latency.take(), outstanding, bad });
-  }
-  await lines.close();
   const elapsedSec = (performance.now() - started) / 1000;
-
   const n = Math.min(answered, latencies.length);
   const sorted = latencies.subarray(0, n).sort();
   const pct = (p: number) => (n ? sorted[Math.min(n - 1, Math.floor((p / 100) * n))]! : NaN);
   const activeSec = Math.min(elapsedSec, o.durationSec);
+  if (secondTimer) {
+    clearInterval(secondTimer);
+    lines.write({ t: ++second, partial: true, ...perSecond.counts.take(), latency: perSecond.latency.take(), outstanding, bad });
+    // The summary line's figures, as the storm ends its lines (latency in ms, as the seconds').
+    const ms = (v: number): number | null => (Number.isFinite(v) ? Math.round(v * 1000) / 1000 : null);
+    lines.write({
+      summary: true, target: `${o.host}:${o.port}/${o.acctPort}`, self: o.self, concurrency: o.concurrency, sources: lanes.length,
+      rate: o.rate || null, sent, answered, accept: accepts, reject: rejects, acct: acctResponses, lost, bad,
+      duration_s: Math.round(activeSec * 10) / 10, per_s: Math.round(answered / activeSec),
+      latency: { n, p50: ms(pct(50)), p90: ms(pct(90)), p99: ms(pct(99)), max: ms(n ? sorted[n - 1]! : NaN) },
+    });
+  }
+  await lines.close();
   process.stdout.write(
     `radius-load target=${o.host}:${o.port}/${o.acctPort}${o.self ? ' (self)' : ''} concurrency=${o.concurrency} sources=${lanes.length} rate=${o.rate || 'max'} `
     + `sent=${sent} answered=${answered} accept=${accepts} reject=${rejects} acct=${acctResponses} lost=${lost} bad=${bad} `

@@ -99,13 +99,24 @@ describe('bench/stadium-storm', () => {
     expect(radius.stderr).toMatch(/not a loopback address.*--allow-remote/);
   });
 
-  it('radius-load writes a JSON line per second beside its summary', async () => {
+  it('radius-load writes a JSON line per second, then its summary, and lists its options', async () => {
+    const help = await runBench('radius-load.js', ['--help']);
+    expect(help.code, help.stderr).toBe(0);
+    expect(help.stdout).toMatch(/--target[\s\S]*--json-lines[\s\S]*--sources/);
+
     const lines = join(dir, 'radius-load.jsonl');
     const r = await runBench('radius-load.js', ['--self', '--target', '127.0.0.1', '--duration', '2.5', '--rate', '300', '--acct-ratio', '0.5', '--json-lines', lines]);
     expect(r.code, r.stderr).toBe(0);
     const sent = Number(/ sent=(\d+) /.exec(r.stdout)?.[1]);
     expect(sent).toBeGreaterThan(0);
-    const records = readFileSync(lines, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>);
+    const all = readFileSync(lines, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>);
+    // The last line is the summary line's figures, as the storm ends its lines.
+    const summary = all.at(-1)!;
+    const answeredOut = Number(/ answered=(\d+) /.exec(r.stdout)?.[1]);
+    expect(summary).toMatchObject({ summary: true, target: expect.stringMatching(/^127\.0\.0\.1:\d+\/\d+$/), sent, answered: answeredOut, bad: 0 });
+    expect(shapeOf(summary.latency as Figures)).toEqual(['max', 'n', 'p50', 'p90', 'p99']);
+    expect(summary.latency.n).toBe(answeredOut);
+    const records = all.slice(0, -1);
     expect(records.length).toBeGreaterThanOrEqual(2);
     records.forEach((rec, i) => {
       expect(rec.t).toBe(i + 1);
