@@ -16,11 +16,16 @@ export interface CheckedIdentity {
   username: string;
 }
 
-/** The answer of a pre-checked sign-in: the voucher verify success body without uses_left. */
+/**
+ * The answer of a pre-checked sign-in: the voucher verify success body
+ * (spec §4.3), `uses_left` null as for an unlimited voucher: no voucher
+ * was used.
+ */
 export interface Started {
   status: 'authorized';
   session_id: string;
   expires_at: string;
+  uses_left: null;
   redirect_url: string | null;
 }
 
@@ -98,7 +103,7 @@ export function resolveTerms(x: Partial<SessionTerms>, hotspot: HotspotRef, defa
   };
 }
 
-/** The answer of a pre-checked sign-in (the voucher verify success body without uses_left). */
+/** The answer of a pre-checked sign-in (Started). */
 export function startedAnswer(ctx: SignInContext, s: StartedSession): Started {
-  return { status: 'authorized', session_id: s.sessionId, expires_at: new Date(s.untilMs).toISOString(), redirect_url: ctx.hotspot.redirectUrl };
+  return { status: 'authorized', session_id: s.sessionId, expires_at: new Date(s.untilMs).toISOString(), uses_left: null, redirect_url: ctx.hotspot.redirectUrl };
 }

@@ -61,7 +61,7 @@ describe('OTP sign-in over the portal', () => {
 
     const ok = await verify(hotspotId, '+905321000001', code, { ip: '10.1.2.3', ssid: 'Lobby' });
     expect(ok.status).toBe(200);
-    expect(ok.body).toMatchObject({ status: 'authorized', session_id: expect.stringMatching(/^sess_/), redirect_url: null });
+    expect(ok.body).toMatchObject({ status: 'authorized', session_id: expect.stringMatching(/^sess_/), uses_left: null, redirect_url: null });
     expect(started.at(-1)).toEqual({ tenantId, hotspotId, mac: mac(1), ip: '10.1.2.3', ssid: 'Lobby', method: 'sms_otp', username: '+905321000001' });
     expect(decisions.at(-1)).toMatchObject({ tenantId, outcome: 'accept', method: 'sms_otp' });
 

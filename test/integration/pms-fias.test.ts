@@ -101,7 +101,7 @@ describe('room sign-in over Oracle FIAS', () => {
     await until(async () => (await guestRoom(h, `K${suffix}`)) === '101', { what: 'GI applied' });
     const ok = await verify(h, ' 101 ', 'Koehler', mac);
     expect(ok.status, JSON.stringify(ok.body)).toBe(200);
-    expect(ok.body).toMatchObject({ status: 'authorized' });
+    expect(ok.body).toMatchObject({ status: 'authorized', uses_left: null });
     expect(ok.body.session_id).toMatch(/^sess_/);
     // The session and its audit record name the room, never the surname.
     const grant = await redis().hgetall(keys.grant(h.t.tenantId, h.t.hotspotId, mac));

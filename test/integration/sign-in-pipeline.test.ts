@@ -45,7 +45,7 @@ describe('sign-in pipeline', () => {
     const before = Date.now();
     const o = await startIdentity({ hotspotId: t.hotspotId, mac: dashed(m2).toLowerCase(), ip: '10.8.0.2', ssid: 'Guest' }, 'room:101');
     // The hotspot sets no session length: the method's default (a day).
-    expect(o).toEqual({ status: 'authorized', session_id: expect.stringMatching(/^sess_/), expires_at: expect.any(String), redirect_url: null });
+    expect(o).toEqual({ status: 'authorized', session_id: expect.stringMatching(/^sess_/), expires_at: expect.any(String), uses_left: null, redirect_url: null });
     expect(Date.parse(o.expires_at) - before).toBeGreaterThan(1440 * 60_000 - 60_000);
     expect(await redis.hget(keys.grant(t.tenantId, t.hotspotId, m2), 'method')).toBe('pms');
     expect(decisions('voucher accept ')).toBe(acceptsBefore + 1);

@@ -94,7 +94,7 @@ test('the approve link starts the device\'s session once: the NAS accepts the MA
   expect(ok.status, ok.text).toBe(200);
   expect(ok.text).toContain('Approved. Ayşe Yılmaz can use the Wi-Fi for 4 hours.');
   const st = await call(svc.base, 'GET', `/api/v1/hotspot-portal/sponsor/status?request_id=${r.body.request_id}`);
-  expect(st.body).toMatchObject({ status: 'authorized', session_id: expect.stringMatching(/^sess_/), redirect_url: null });
+  expect(st.body).toMatchObject({ status: 'authorized', session_id: expect.stringMatching(/^sess_/), uses_left: null, redirect_url: null });
   const minutes = (Date.parse(st.body.expires_at) - Date.now()) / 60_000;
   expect(minutes).toBeGreaterThan(238);
   expect(minutes).toBeLessThanOrEqual(240);

@@ -1,5 +1,6 @@
 import type { DeviceType } from '../../reports/device-type.js';
 import type { HotspotRef } from '../../hotspots/hotspot-service.js';
+import type { Started } from '../identity-method.js';
 
 /** The guest the OTP verify route proved, handed to the session start. */
 export interface VerifiedIdentity {
@@ -39,12 +40,12 @@ export interface CodeClaim {
  * How the OTP service signs a guest in with a presented code:
  * SignInService.code, the sign-in pipeline with OtpCodeMethod, where the code
  * check and the session start are one atomic step. Answers the voucher verify
- * success body minus uses_left; a code refused (otp_invalid with
+ * success body, uses_left null (identity-method.ts, Started); a code refused (otp_invalid with
  * attempts_left, otp_expired, otp_locked) or a blocked device is thrown as
  * its AppError.
  */
 export interface SessionStarter {
-  code(claim: CodeClaim): Promise<{ status: 'authorized'; session_id: string; expires_at: string; redirect_url: string | null }>;
+  code(claim: CodeClaim): Promise<Started>;
 }
 
 /**

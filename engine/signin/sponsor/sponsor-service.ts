@@ -215,7 +215,7 @@ export class SponsorService {
 
   private async authorized(r: SponsorRequest): Promise<SponsorStatus> {
     const ref = await this.d.hotspots.ref(r.hotspotId);
-    const body: Started = { status: 'authorized', session_id: r.sessionId ?? '', expires_at: iso(r.untilMs ?? 0), redirect_url: ref?.redirectUrl ?? null };
+    const body: Started = { status: 'authorized', session_id: r.sessionId ?? '', expires_at: iso(r.untilMs ?? 0), uses_left: null, redirect_url: ref?.redirectUrl ?? null };
     if (!ref || !r.gateway) return body;
     try {
       const handback = await this.d.handback(ref, r.gateway, body.session_id, r.mac, body.redirect_url);
