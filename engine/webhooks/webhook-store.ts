@@ -76,11 +76,12 @@ export class WebhookStore {
 
   /** Checks the URL (outbound policy: 400 target_not_allowed) and stores the subscription with its secret sealed. */
   async create(tenantId: string, input: WebhookInput): Promise<Webhook> {
-    if (!this.secrets.box.canSeal) throw Errors.WEBHOOK_SECRET_UNSEALABLE();
     if (!wellFormedSecret(input.secret)) {
       throw Errors.VALIDATION_FAILED('secret: a whsec_ secret must be followed by base64 of at least 16 bytes', [{ field: 'secret', message: 'invalid' }]);
     }
     await this.outbound.checkUrl('url', input.url, URL_PROTOCOLS);
+    // After the request's own checks: a refused target is said as such whether or not secrets can be kept here.
+    if (!this.secrets.box.canSeal) throw Errors.WEBHOOK_SECRET_UNSEALABLE();
     const u = new URL(input.url);
     // Credentials in the URL would be stored, listed and audited in clear, and never sent (no userinfo on the wire): refused.
     if (u.username || u.password) {

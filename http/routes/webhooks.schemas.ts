@@ -6,8 +6,8 @@ const events = {
   description: `Event types to receive: ${WEBHOOK_EVENTS.join(', ')}`,
 } as const;
 const signingSecret = secret({
-  type: 'string', minLength: 16, maxLength: 256, pattern: '^[\\x21-\\x7e]+$',
-  description: 'Signing secret, 16-256 printable ASCII characters; a whsec_<base64> secret is read as Standard Webhooks does. Write-only: never returned',
+  type: 'string', minLength: 1, maxLength: 256, pattern: '^[^\\x00-\\x1f\\x7f]+$',
+  description: 'Signing secret, 1-256 characters without control characters (32 or more random ones advised); a whsec_<base64> secret is read as Standard Webhooks does. Write-only: never returned',
 } as const);
 
 export const webhookCreate = requestSchema<WebhookInput>('webhookCreate', {

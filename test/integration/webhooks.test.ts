@@ -81,6 +81,23 @@ describe('webhooks', () => {
     expect((await call(svc.base, 'GET', `/v1/webhooks/${id}`, { auth: tenant.apiKey })).status).toBe(200);
   });
 
+  test("any secret a receiver holds signs its deliveries, GitHub's test vector and a short one among them; control characters are refused", async ({ svc, tenant }) => {
+    for (const secret of ["It's a Secret to Everybody", 's3cret']) {
+      const p = path();
+      await subscribe(svc, tenant, ['device.new'], p, secret);
+      await emit(svc, tenant, 'device.new', { mac: '02:00:00:00:00:01' });
+      await rx.when(() => at(p).some((r) => r.answered === 200), `a delivery signed with ${JSON.stringify(secret)}`);
+      const r = at(p)[0]!;
+      expect(verifySignatureHeader(String(r.headers['x-signature-256']), r.body, secret)).toBe(true);
+      expect(new StandardWebhook(Buffer.from(secret), { format: 'raw' }).verify(r.body, r.headers as Record<string, string>)).toEqual(JSON.parse(r.body));
+    }
+    for (const secret of ['', 'line\nbreak', 'x'.repeat(257)]) {
+      const bad = await call(svc.base, 'POST', '/v1/webhooks', { auth: tenant.apiKey, body: { url: rx.url, events: ['device.new'], secret } });
+      expect(bad.status, JSON.stringify(secret)).toBe(400);
+      expect(bad.body.error).toBe('validation_failed');
+    }
+  });
+
   test('a real sign-in is delivered signed: session.start and auth.success, the body {id, type, created_at, tenant_id, data}', async ({ svc, tenant, mac }) => {
     const p = path();
     await subscribe(svc, tenant, ['session.start', 'auth.success'], p);
