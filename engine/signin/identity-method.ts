@@ -18,8 +18,8 @@ export interface CheckedIdentity {
 
 /**
  * The answer of a pre-checked sign-in: the voucher verify success body
- * (spec §4.3), `uses_left` null as for an unlimited voucher: no voucher
- * was used.
+ * `{status, session_id, expires_at, uses_left, redirect_url}`, `uses_left`
+ * null as for an unlimited voucher: no voucher was used.
  */
 export interface Started {
   status: 'authorized';
