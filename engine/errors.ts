@@ -184,6 +184,8 @@ export const Errors = {
   // Webhooks (engine/webhooks/)
   WEBHOOK_NOT_FOUND: def(() => ['webhook_not_found', 404, 'No such webhook']),
   WEBHOOK_DELIVERY_NOT_FOUND: def(() => ['webhook_delivery_not_found', 404, 'No such delivery of this webhook (or it is no longer kept)']),
+  WEBHOOK_INACTIVE: def((reason: string | null) => ['webhook_inactive', 409,
+    `This webhook is disabled${reason ? ` (${reason})` : ''}: nothing is sent to it; subscribe the receiver again`]),
   WEBHOOK_SECRET_UNSEALABLE: def(() => ['secrets_unavailable', 503, 'This service cannot store webhook secrets (SECRETS_KEY is not set)']),
 
   // Reports (engine/reports/; docs/reports.md)

@@ -70,9 +70,13 @@ export class WebhookDeliveries {
     return out;
   }
 
-  /** Sends a kept delivery again now, with a fresh budget of attempts and the same delivery id. */
+  /**
+   * Sends a kept delivery again now, with a fresh budget of attempts and the same delivery id.
+   * Not to a disabled subscription (its receiver answered 410): the dispatcher would drop it unsent.
+   */
   async redeliver(tenantId: string, webhookId: string, deliveryId: string): Promise<{ delivery_id: string; status: 'pending' }> {
-    await this.store.get(tenantId, webhookId);
+    const hook = await this.store.get(tenantId, webhookId);
+    if (!hook.active) throw Errors.WEBHOOK_INACTIVE(hook.disabled_reason);
     const r = await this.redis.redeliverWebhookV1(keys.webhookQueue(tenantId), keys.webhookDeliveries(tenantId), keys.webhookDone(tenantId),
       keys.webhookDead(tenantId), deliveryId, webhookId, this.now());
     if (r === 0) throw Errors.WEBHOOK_DELIVERY_NOT_FOUND();

@@ -63,7 +63,7 @@ export function webhookRoutes(engine: Engine): Route[] {
       method: 'post', path: '/v1/webhooks/:id/deliveries/:delivery/redeliver', surface: 'public', auth: true, module: 'webhooks',
       responseSchema: redelivered, status: 202,
       summary: 'Send a kept delivery (dead, delivered within a day, or owed) again now: same delivery id, a fresh budget of 3 attempts',
-      errors: { 404: 'webhook_not_found, webhook_delivery_not_found' },
+      errors: { 404: 'webhook_not_found, webhook_delivery_not_found', 409: 'webhook_inactive: the subscription is disabled (its receiver answered 410)' },
       handler: async ({ principal, params }) => ({ status: 202, body: await deliveries.redeliver(principal.tenant.id, params[0]!, params[1]!) }),
       audit: ({ params }) => ({ event: 'webhook_redelivered', details: { webhook_id: params[0], delivery_id: params[1] } }),
     }),

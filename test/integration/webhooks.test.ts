@@ -244,7 +244,7 @@ describe('webhooks', () => {
     expect(list.every((a: { code: number; error: string }) => a.code === 302 && /redirect/.test(a.error))).toBe(true);
   });
 
-  test('410 Gone disables the subscription (active: false) and nothing more is sent to it', async ({ svc, tenant }) => {
+  test('410 Gone disables the subscription (active: false) and nothing more is sent to it, a redelivery neither (409)', async ({ svc, tenant }) => {
     const p = path();
     const id = await subscribe(svc, tenant, ['session.start'], p);
     const before = rx.reply;
@@ -255,6 +255,11 @@ describe('webhooks', () => {
     } finally { rx.reply = before; }
     expect((await call(svc.base, 'GET', `/v1/webhooks/${id}`, { auth: tenant.apiKey })).body).toMatchObject({ active: false, disabled_reason: 'gone' });
     expect(at(p)).toHaveLength(1);
+    // Its one delivery is kept (dead), but asking for it again is refused, not accepted and then dropped unsent.
+    const gone = String(at(p)[0]!.headers['x-webhook-id']);
+    const again = await call(svc.base, 'POST', `/v1/webhooks/${id}/deliveries/${gone}/redeliver`, { auth: tenant.apiKey });
+    expect(again.status).toBe(409);
+    expect(again.body).toEqual({ error: 'webhook_inactive', message: expect.stringContaining('disabled') });
     // A control subscription of the same tenant proves later events flow; the disabled one gets none of them.
     const q = path();
     await subscribe(svc, tenant, ['session.start'], q);
