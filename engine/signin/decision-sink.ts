@@ -34,7 +34,7 @@ export interface SignInDecision {
   reason: string;
   /** ms */
   at: number;
-  /** Unset: `portal` for a voucher, `otp` for the other methods (decisionSource). */
+  /** Unset: `otp` for a phone or e-mail code, `portal` for the portal's other forms (decisionSource). */
   source?: DecisionSource;
   /**
    * The device (canonical MAC) when the decision knows it: carried by the auth.* event for the
@@ -45,8 +45,9 @@ export interface SignInDecision {
 
 /** A decision's source, its default filled in. */
 export function decisionSource(d: SignInDecision): DecisionSource {
-  return d.source ?? (d.method === 'voucher' ? 'portal' : 'otp');
+  return d.source ?? (CODE_METHODS.has(d.method) ? 'otp' : 'portal');
 }
+const CODE_METHODS: ReadonlySet<DecisionMethod> = new Set(['sms_otp', 'msgapp_otp', 'email']);
 
 /**
  * Where the pipeline records each decision it reached for a known hotspot.

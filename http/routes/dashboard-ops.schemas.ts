@@ -100,6 +100,6 @@ export const auditPage = responseSchema('auditPage', {
 export const jitApprovals = responseSchema('jitApprovals', {
   type: 'object',
   properties: {
-    data: objects({ id: str, site_id: str, guest: str, sponsor: str, requested_at: time, expires_at: time }, 'empty until sponsor sign-in exists'),
+    data: objects({ id: str, site_id: str, guest: str, sponsor: str, requested_at: time, expires_at: time }, 'the sponsor requests waiting for their sponsor (docs/sponsor.md)'),
   },
 });

@@ -179,6 +179,9 @@ test('an expired link answers 410 and lets no one in; a rejection is recorded as
   }]);
   await until(async () => (await eventsOf(redis, v.t.tenantId, 'auth.failure')).some((e) => e.reason === 'sponsor_rejected' && e.method === 'sponsor'),
     { what: 'auth.failure sponsor_rejected' });
+  // The device it was about, and where it was decided: the portal's sponsor page, not a code.
+  expect((await eventsOf(redis, v.t.tenantId, 'auth.failure')).find((e) => e.reason === 'sponsor_rejected'))
+    .toEqual({ hotspot_id: v.t.hotspotId, method: 'sponsor', reason: 'sponsor_rejected', source: 'portal', mac: mac2 });
   expect(await radiusAnswerFor(svc, v.nas, mac2)).toBe(Code.ACCESS_REJECT);
 });
 

@@ -185,7 +185,7 @@ export class SponsorService {
       const out = await this.d.store.reject(t.tenantId, r.id, t.hash, now);
       if (out === 'used') throw Errors.SPONSOR_LINK_USED();
       if (out !== 'ok') throw Errors.SPONSOR_LINK_EXPIRED();
-      this.d.decisions.record({ tenantId: t.tenantId, hotspotId: r.hotspotId, method: 'sponsor', outcome: 'reject', reason: Errors.SPONSOR_REJECTED().code, at: now });
+      this.d.decisions.record({ tenantId: t.tenantId, hotspotId: r.hotspotId, method: 'sponsor', outcome: 'reject', reason: Errors.SPONSOR_REJECTED().code, at: now, mac: r.mac });
       return { decision: 'rejected', minutes: null };
     }
     const sp = (await this.d.settings.get(t.tenantId)).sponsor;
