@@ -120,6 +120,9 @@ describe('accounting: durable before answered, batched, and no script for nothin
       expect(stats().accountingResponses).toBe(before + 1);
       expect(stats().inFlight).toBe(reqs.length);
       expect(await totals(devices[0]!)).toEqual(['0', '0']);
+      // And still none half a second on: an answer sent on a timer, not on Redis's reply, would arrive here.
+      expect(await nas.radius.next(500), 'an answer while Redis takes no writes').toBeFalsy();
+      expect(stats().accountingResponses).toBe(before + 1);
       await unpause();
       got = await responses(reqs);
     } finally {

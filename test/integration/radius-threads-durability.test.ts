@@ -88,6 +88,8 @@ describe('RADIUS threads: no Accounting-Response before durability', () => {
       const early = await collectUntil([...held, mark], mark);
       expect(held.filter((r) => early.has(r[1]!))).toHaveLength(0);
       expect(await totals(devices[0]!)).toEqual(['0', '0']);
+      // And still none half a second on: an answer sent on a timer, not on Redis's reply, would arrive here.
+      expect(await nas.radius.next(500), 'an answer while Redis takes no writes').toBeFalsy();
       await redis.call('CLIENT', 'UNPAUSE');
       const later = new Map<number, number>();
       for (const r of held) if (!later.has(r[1]!)) for (const [k, v] of await collectUntil(held, r)) later.set(k, v);
