@@ -13,6 +13,12 @@ import { fail, runService, stopOnSignals } from './serve.js';
 async function main(): Promise<void> {
   const say = (line: string): void => { process.stdout.write(line + '\n'); };
   const { env, dataDir } = await withLocalDefaults(process.env, say);
+  // Sponsors open their approve and reject links here: on this machine, the portal's own address.
+  const portalPort = env.PORTAL_PORT || env.HTTP_PORT || '8080';
+  if (!env.PORTAL_PUBLIC_URL && portalPort !== '0') {
+    env.PORTAL_PUBLIC_URL = `http://127.0.0.1:${portalPort}`;
+    say(`PORTAL_PUBLIC_URL not set: sponsors' links point at ${env.PORTAL_PUBLIC_URL} (this machine only)`);
+  }
 
   const service = await runService(env);
   stopOnSignals(service);
