@@ -233,13 +233,13 @@ export async function startLocalServices(opts: LocalOptions): Promise<LocalServi
 
 /**
  * The environment with working local defaults: REDIS_URL and DATABASE_URL
- * pointing at servers under .data/ (started when not running, on
+ * pointing at servers under .data/ (LOCAL_DATA_DIR; started when not running, on
  * LOCAL_REDIS_PORT / LOCAL_PG_PORT, default 16379 / 15432), and a JWT_SECRET
  * generated once into .data/jwt-secret, and a SECRETS_KEY (32 random bytes, base64) into
  * .data/secrets-key, so inline tenant secrets work out of the box. Values already set are kept.
  */
 export async function withLocalDefaults(base: NodeJS.ProcessEnv, say: (l: string) => void): Promise<{ env: NodeJS.ProcessEnv; dataDir: string }> {
-  const dataDir = projectPath('.data');
+  const dataDir = base.LOCAL_DATA_DIR || projectPath('.data');
   mkdirSync(dataDir, { recursive: true });
   const env = { ...base };
   if (!env.REDIS_URL || !env.DATABASE_URL) {
