@@ -43,11 +43,12 @@ export interface SignInDecision {
   mac?: string;
 }
 
+const CODE_METHODS: ReadonlySet<DecisionMethod> = new Set(['sms_otp', 'msgapp_otp', 'email']);
+
 /** A decision's source, its default filled in. */
 export function decisionSource(d: SignInDecision): DecisionSource {
   return d.source ?? (CODE_METHODS.has(d.method) ? 'otp' : 'portal');
 }
-const CODE_METHODS: ReadonlySet<DecisionMethod> = new Set(['sms_otp', 'msgapp_otp', 'email']);
 
 /**
  * Where the pipeline records each decision it reached for a known hotspot.
