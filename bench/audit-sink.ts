@@ -9,8 +9,7 @@ import { activityKeys } from '../engine/events/activity-keys.js';
 import { newId } from '../engine/ids.js';
 import { keys } from '../engine/redis/keys.js';
 import { createRedis } from '../engine/redis/scripts.js';
-import { SERVICE_NODE_OPTIONS } from '../scripts/node-options.js';
-import { localStack, say, stopChild, Teardown, watchReady } from './bench-kit.js';
+import { localStack, say, stopChild, Teardown, watchReady, serviceNodeOptions } from './bench-kit.js';
 
 /**
  * Scenario: the outbox sink, which carries every session start (and every
@@ -311,7 +310,7 @@ async function main(): Promise<number> {
     let loadOk = 0;
     if (!SKIP_LAG) {
       const prof = CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : [];
-      const service = await watchReady(undo, 'service', spawn(process.execPath, [...SERVICE_NODE_OPTIONS, ...prof, projectPath('dist', 'scripts', 'serve.js')], { env, stdio: ['ignore', 'pipe', 'inherit'] }));
+      const service = await watchReady(undo, 'service', spawn(process.execPath, [...serviceNodeOptions(), ...prof, projectPath('dist', 'scripts', 'serve.js')], { env, stdio: ['ignore', 'pipe', 'inherit'] }));
       const base = `http://127.0.0.1:${service.ready.ports.main}`;
       const load = await watchReady(undo, 'load', fork(fileURLToPath(import.meta.url), [], {
         env: { ...env, BENCH_ROLE: 'load', BENCH_LOAD: JSON.stringify({ redisUrl: local.redisUrl, sites, rate: RATE, seconds: LOAD_S }) },

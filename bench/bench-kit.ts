@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { startLocalServices, type LocalServices } from '../scripts/local-services.js';
+import { SERVICE_NODE_OPTIONS } from '../scripts/node-options.js';
 
 /**
  * What every HTTP bench in this folder shares: child processes started and
@@ -15,6 +16,16 @@ import { startLocalServices, type LocalServices } from '../scripts/local-service
  */
 
 export const say = (line: string): void => { process.stderr.write(line + '\n'); };
+
+/**
+ * The Node.js options a bench starts the service with: production's
+ * (scripts/node-options.ts), unless BENCH_SERVICE_NODE_OPTIONS names others
+ * (space-separated; empty: none), for the A/B of an option.
+ */
+export function serviceNodeOptions(): string[] {
+  const given = process.env.BENCH_SERVICE_NODE_OPTIONS;
+  return given === undefined ? [...SERVICE_NODE_OPTIONS] : given.split(' ').filter(Boolean);
+}
 
 /** Steps to undo, in reverse order of creation: run once, whether the bench ends, fails, is interrupted or overruns. */
 export class Teardown {

@@ -3,8 +3,7 @@ import { Redis } from 'ioredis';
 import { createLogger, DEFAULT_MODULES, Engine, loadConfig, projectPath, signOperatorToken } from '../engine/index.js';
 import { keys } from '../engine/redis/keys.js';
 import { ACTIVITY, perSite } from '../engine/redis/records.js';
-import { SERVICE_NODE_OPTIONS } from '../scripts/node-options.js';
-import { localStack, percentile, say, spawnReady, Teardown, withCpu, type CpuUse } from './bench-kit.js';
+import { localStack, percentile, say, spawnReady, Teardown, withCpu, type CpuUse, serviceNodeOptions } from './bench-kit.js';
 
 /**
  * Scenario: `GET /api/v1/tenants/me/dashboard/overview` for a tenant with 100
@@ -146,7 +145,7 @@ async function main(): Promise<number> {
     }
 
     const prof = CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : [];
-    const service = await spawnReady(undo, 'service', [...SERVICE_NODE_OPTIONS, ...prof, projectPath('dist', 'scripts', 'serve.js')], env);
+    const service = await spawnReady(undo, 'service', [...serviceNodeOptions(), ...prof, projectPath('dist', 'scripts', 'serve.js')], env);
     const port = service.ready.ports.main as number;
     undo.push(() => { agent.destroy(); });
     const redis = new Redis(local.redisUrl);

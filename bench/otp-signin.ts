@@ -2,10 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { createLogger, DEFAULT_CODE_FORMAT, Engine, loadConfig, projectPath, signOperatorToken } from '../engine/index.js';
 import { keys } from '../engine/redis/keys.js';
-import { SERVICE_NODE_OPTIONS } from '../scripts/node-options.js';
 import { fakeCarrier } from './fake-carrier.js';
 import { JsonClient } from './json-client.js';
-import { localStack, benchMac, drained, percentile, say, spawnReady, Teardown, withCpu, type CpuUse } from './bench-kit.js';
+import { localStack, benchMac, drained, percentile, say, spawnReady, Teardown, withCpu, type CpuUse, serviceNodeOptions } from './bench-kit.js';
 
 /**
  * Scenario: a guest signs in by phone. A pair is `POST /api/v1/hotspot-portal/sms/request`,
@@ -112,7 +111,7 @@ async function main(): Promise<number> {
     // A tenant's credentials are the variables named after it (engine/signin/providers/env-ref.ts).
     const credentialsVar = `${tenantId.toUpperCase()}_SMS`;
     env[credentialsVar] = carrierCreds;
-    const service = await spawnReady(undo, 'service', [...SERVICE_NODE_OPTIONS, ...prof, projectPath('dist', 'scripts', 'serve.js')], env);
+    const service = await spawnReady(undo, 'service', [...serviceNodeOptions(), ...prof, projectPath('dist', 'scripts', 'serve.js')], env);
     const client = new JsonClient(HOST, service.ready.ports.main as number, CONNECTIONS * 2);
     undo.push(() => client.close());
     const token = await signOperatorToken(new TextEncoder().encode(secret), tenantId, ['admin'], 3600, 'bench');

@@ -5,8 +5,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { createLogger, DEFAULT_CODE_FORMAT, Engine, loadConfig, projectPath } from '../engine/index.js';
 import { freePort } from '../scripts/local-services.js';
-import { SERVICE_NODE_OPTIONS } from '../scripts/node-options.js';
-import { localStack, benchMac as mac, drained, say, spawnReady as spawnChild, Teardown, withCpu, type CpuUse, type LocalStack } from './bench-kit.js';
+import { localStack, benchMac as mac, drained, say, spawnReady as spawnChild, Teardown, withCpu, type CpuUse, type LocalStack, serviceNodeOptions } from './bench-kit.js';
 import { floorOutbox } from './verify-floor.js';
 
 const undo = new Teardown();
@@ -217,7 +216,7 @@ async function main(): Promise<number> {
     for (const t of ['verify', 'floor'] as const) writeFileSync(codesFile(t), sides[t].codes.join('\n') + '\n');
 
     const prof = CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : [];
-    const service = await spawnReady('service', [...SERVICE_NODE_OPTIONS, ...prof, projectPath('dist', 'scripts', 'serve.js')], env);
+    const service = await spawnReady('service', [...serviceNodeOptions(), ...prof, projectPath('dist', 'scripts', 'serve.js')], env);
     const floor = await spawnReady('floor', [projectPath('dist', 'bench', 'verify-floor.js')], {
       PATH: process.env.PATH, REDIS_URL: stack.local.redisUrl, DATABASE_URL: stack.local.databaseUrl,
       FLOOR_TENANT: sides.floor.tenantId, FLOOR_HOTSPOT: sides.floor.hotspotId, FLOOR_MINUTES: String(loadConfig(env).defaultSessionMinutes),

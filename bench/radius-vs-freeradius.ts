@@ -6,8 +6,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { createLogger, DEFAULT_CODE_FORMAT, Engine, loadConfig, projectPath } from '../engine/index.js';
 import { freeUdpPort, startLocalServices } from '../scripts/local-services.js';
-import { SERVICE_NODE_OPTIONS } from '../scripts/node-options.js';
-import { say, stopChild, Teardown } from './bench-kit.js';
+import { say, stopChild, Teardown, serviceNodeOptions } from './bench-kit.js';
 import { ensureFreeradiusInstalled, ensureFreeradiusPostgresql, prepareRadiusDatabase, spawnFreeradius, stopDebianFreeradius, writeFreeradiusConfig, type PgTarget } from './freeradius.js';
 import { RadiusTools, rssMb, withCpu, writeRadclientFile, type Cpu, type ToolFigures } from './radius-tools.js';
 
@@ -177,7 +176,7 @@ async function main(): Promise<number> {
     const { hotspotId, code } = await seed(env);
 
     const prof = CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : [];
-    const service = spawn(process.execPath, [...SERVICE_NODE_OPTIONS, ...prof, projectPath('dist', 'scripts', 'serve.js')], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    const service = spawn(process.execPath, [...serviceNodeOptions(), ...prof, projectPath('dist', 'scripts', 'serve.js')], { env, stdio: ['ignore', 'pipe', 'inherit'] });
     undo.push(() => stopChild(service));
     const ready = await new Promise<{ ports: { main: number }; radius: { auth: number; acct: number } }>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error('service not ready within 60 s')), 60_000);

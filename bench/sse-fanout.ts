@@ -4,8 +4,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { createLogger, DEFAULT_CODE_FORMAT, DEFAULT_MODULES, Engine, loadConfig, projectPath, signStreamToken } from '../engine/index.js';
 import { keys } from '../engine/redis/keys.js';
-import { SERVICE_NODE_OPTIONS } from '../scripts/node-options.js';
-import { localStack, benchMac, cpuTicks, drained, percentile, say, stopChild, Teardown, watchReady, withCpu, type CpuUse, type ReadyChild } from './bench-kit.js';
+import { localStack, benchMac, cpuTicks, drained, percentile, say, stopChild, Teardown, watchReady, withCpu, type CpuUse, type ReadyChild, serviceNodeOptions } from './bench-kit.js';
 
 /**
  * Scenario (issue 11): 10,000 dashboard stream clients on ONE service process,
@@ -286,7 +285,7 @@ async function main(): Promise<number> {
     const codesFile = join(dir, 'codes.txt');
     writeFileSync(codesFile, codes.join('\n') + '\n');
     const prof = CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : [];
-    const service = await spawnWithFds('service', [...SERVICE_NODE_OPTIONS, ...prof, projectPath('dist', 'scripts', 'serve.js')], env);
+    const service = await spawnWithFds('service', [...serviceNodeOptions(), ...prof, projectPath('dist', 'scripts', 'serve.js')], env);
     const port = service.ready.ports.main as number;
     say(`  service fd limit ${fdLimit(service.child.pid!)}`);
     const pids = {

@@ -3,7 +3,7 @@ import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { createLogger, DEFAULT_CODE_FORMAT, Engine, loadConfig, projectPath, signOperatorToken } from '../engine/index.js';
-import { cpuTicks, localStack, say, spawnReady, Teardown, treeTicks, type ReadyChild } from './bench-kit.js';
+import { cpuTicks, localStack, say, spawnReady, Teardown, treeTicks, type ReadyChild, serviceNodeOptions } from './bench-kit.js';
 import { fakeCarrier } from './fake-carrier.js';
 import { JsonClient } from './json-client.js';
 import { JsonLines } from './json-lines.js';
@@ -14,7 +14,6 @@ import { StormDriver, type CodeFor, type GuestHttp, type StormLane, type StormSi
 import { parseStormArgs, STORM_HELP, type StormOptions } from './storm-options.js';
 import { StormPlan } from './storm-plan.js';
 import { startRedisCluster } from '../scripts/redis-cluster.js';
-import { SERVICE_NODE_OPTIONS } from '../scripts/node-options.js';
 
 /**
  * Issue 22 item 4: the stadium storm. The bench starts Redis and PostgreSQL
@@ -53,7 +52,7 @@ class ServiceLives {
   async start(extra: NodeJS.ProcessEnv = {}): Promise<ReadyChild> {
     // BENCH_CPU_PROF (a folder): the service and its threads write V8 CPU profiles there when stopped (bench/cpu-profile-summary.ts reads them).
     const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-    this.current = await spawnReady(undo, 'service', [...SERVICE_NODE_OPTIONS, ...prof, projectPath('dist', 'scripts', 'serve.js')], { ...this.env, ...extra });
+    this.current = await spawnReady(undo, 'service', [...serviceNodeOptions(), ...prof, projectPath('dist', 'scripts', 'serve.js')], { ...this.env, ...extra });
     return this.current;
   }
 

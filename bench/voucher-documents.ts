@@ -8,8 +8,7 @@ import { from as copyFrom } from 'pg-copy-streams';
 import { createLogger, Engine, loadConfig, projectPath } from '../engine/index.js';
 import { queuePutVoucher } from '../engine/vouchers/voucher-redis.js';
 import type { VoucherRow } from '../engine/vouchers/voucher.js';
-import { SERVICE_NODE_OPTIONS } from '../scripts/node-options.js';
-import { localStack, say, spawnReady, Teardown, withCpu, type CpuUse } from './bench-kit.js';
+import { localStack, say, spawnReady, Teardown, withCpu, type CpuUse, serviceNodeOptions } from './bench-kit.js';
 
 /**
  * Scenario: voucher documents (issue 20). One part per document kind, each
@@ -148,7 +147,7 @@ async function importPart(): Promise<ImportFigures> {
   const file = join(stack.dir, 'vouchers.csv');
   const bytes = await writeCsv(file, 'A', ROWS);
   say(`import: ${ROWS} rows, ${(bytes / 1048576).toFixed(1)} MiB`);
-  const service = await spawnReady(undo, 'service', [...SERVICE_NODE_OPTIONS, projectPath('dist', 'scripts', 'serve.js')], env);
+  const service = await spawnReady(undo, 'service', [...serviceNodeOptions(), projectPath('dist', 'scripts', 'serve.js')], env);
   const base = `http://127.0.0.1:${service.ready.ports.main}`;
   const pid = service.child.pid!;
   // Warm-up: a small file, so the first measured import does not pay for JIT and connections.

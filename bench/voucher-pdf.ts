@@ -5,8 +5,7 @@ import { drawSheets, newSheetDocument, type SheetJob } from '../engine/vouchers/
 import { loadPdfFonts } from '../engine/workers/pdf-fonts.js';
 import type { VoucherRow } from '../engine/vouchers/voucher.js';
 import { termsInWords } from '../engine/vouchers/voucher-sheet-text.js';
-import { SERVICE_NODE_OPTIONS } from '../scripts/node-options.js';
-import { localStack, say, spawnReady, Teardown } from './bench-kit.js';
+import { localStack, say, spawnReady, Teardown, serviceNodeOptions } from './bench-kit.js';
 
 /**
  * Scenario: 1,000 vouchers (one console batch) to an A4 PDF through the real
@@ -85,7 +84,7 @@ async function main(): Promise<number> {
     } finally {
       await engine.close();
     }
-    const service = await spawnReady(undo, 'service', [...SERVICE_NODE_OPTIONS, projectPath('dist', 'scripts', 'serve.js')], env);
+    const service = await spawnReady(undo, 'service', [...serviceNodeOptions(), projectPath('dist', 'scripts', 'serve.js')], env);
     if (service.ready.ports.main !== port) throw new Error(`service on ${service.ready.ports.main}, expected ${port}`);
     const db = new pg.Client(stack.local.databaseUrl);
     await db.connect();

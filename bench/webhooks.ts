@@ -4,8 +4,7 @@ import { Redis } from 'ioredis';
 import { createLogger, DEFAULT_CODE_FORMAT, Engine, loadConfig, projectPath } from '../engine/index.js';
 import { OutboundHttp } from '../engine/net/outbound-http.js';
 import { keys } from '../engine/redis/keys.js';
-import { SERVICE_NODE_OPTIONS } from '../scripts/node-options.js';
-import { benchMac as mac, drained, localStack, say, spawnReady, stopChild, Teardown, watchReady, cpuTicks, withCpu, type CpuUse, type ReadyChild } from './bench-kit.js';
+import { benchMac as mac, drained, localStack, say, spawnReady, stopChild, Teardown, watchReady, cpuTicks, withCpu, type CpuUse, type ReadyChild, serviceNodeOptions } from './bench-kit.js';
 import { RawHttpClient } from './raw-http-client.js';
 import { floorOutbox } from './verify-floor.js';
 import { FLOOR_HOOK_GROUP, floorEvents } from './webhook-floor.js';
@@ -262,7 +261,7 @@ async function main(): Promise<number> {
   const floorSide = FLOOR ? await seed(env, 'Bench Webhooks Floor') : null;
   // BENCH_CPU_PROF (a folder): the service runs under --cpu-prof and writes its profiles there at exit.
   const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-  const service = await spawnReady(undo, 'service', [...SERVICE_NODE_OPTIONS, ...prof, projectPath('dist', 'scripts', 'serve.js')], env);
+  const service = await spawnReady(undo, 'service', [...serviceNodeOptions(), ...prof, projectPath('dist', 'scripts', 'serve.js')], env);
   const base = `http://${HOST}:${service.ready.ports.main}`;
   const recv = new ReceiverControl(await watchReady(undo, 'receiver', spawn(process.execPath, [projectPath('dist', 'bench', 'webhooks-receiver.js')],
     { env: { PATH: process.env.PATH, WEBHOOK_SECRET: SECRET }, stdio: ['pipe', 'pipe', 'inherit'] })));

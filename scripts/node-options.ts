@@ -2,7 +2,9 @@
  * The Node.js options the service runs with, wherever it is started: the
  * Dockerfile's CMD, the systemd unit's ExecStart and `npm start` spell them
  * out (test/unit/node-options.test.ts holds them equal to this list), and the
- * benches and tests that start `dist/scripts/serve.js` as a child pass these.
+ * benches (bench-kit.ts serviceNodeOptions: BENCH_SERVICE_NODE_OPTIONS
+ * overrides it for an A/B) and tests that start `dist/scripts/serve.js` as a
+ * child pass these.
  *
  * `--experimental-async-context-frame`: AsyncLocalStorage (the request id in
  * every log line of a request, engine/logger.ts) kept in V8's continuation
