@@ -309,7 +309,7 @@ export const en = {
   w_url_hint: 'A public http(s) address.',
   w_events: 'Events to send',
   w_secret: 'Signing secret',
-  w_secret_hint: 'At least 16 characters. It signs every delivery and is never shown again.',
+  w_secret_hint: 'The secret your receiver checks, up to 256 characters (32 or more random ones advised). It signs every delivery and is never shown again.',
   w_create: 'Add webhook',
   w_created: 'Webhook to {url} added.',
   w_deliveries_title: 'Recent deliveries to {url}',

@@ -304,7 +304,7 @@ export const tr: typeof en = {
   w_url_hint: 'Herkese açık bir http(s) adresi.',
   w_events: 'Gönderilecek olaylar',
   w_secret: 'İmza sırrı',
-  w_secret_hint: 'En az 16 karakter. Her teslimatı imzalar ve bir daha gösterilmez.',
+  w_secret_hint: 'Alıcınızın denetlediği gizli anahtar, en fazla 256 karakter (32 veya daha fazla rastgele karakter önerilir). Her teslimatı imzalar ve bir daha gösterilmez.',
   w_create: 'Webhook ekle',
   w_created: '{url} webhook\'u eklendi.',
   w_deliveries_title: '{url} adresine son teslimatlar',

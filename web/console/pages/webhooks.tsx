@@ -112,7 +112,7 @@ function CreateForm(props: { onCreated(): void }): preact.JSX.Element {
           ))}
         </fieldset>
         <Field id="w-secret" label={t('w_secret')} hint={t('w_secret_hint')}>
-          <input id="w-secret" type="password" autocomplete="new-password" required minLength={16} value={secret} onInput={(e) => setSecret(val(e))} />
+          <input id="w-secret" type="password" autocomplete="new-password" required maxLength={256} value={secret} onInput={(e) => setSecret(val(e))} />
         </Field>
         <button type="submit" disabled={act.busy || events.length === 0}>{t('w_create')}</button>
       </form>
