@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { RedisClient as Redis } from '../redis/redis-client.js';
 import { activityBuckets, stepOf } from '../events/activity-keys.js';
 import { DECISIONS_MAXLEN } from '../events/types.js';
@@ -10,7 +11,7 @@ import { decisionSource, isSignIn, type DecisionSink, type SignInDecision } from
 
 /** How often buffered decisions are written. */
 export const DECISION_FLUSH_MS = 250;
-/** Decisions held at most between flushes (Redis away): past it new ones are dropped and counted, never queued without limit. */
+/** Decisions held at most between flushes, failed calls kept for a retry included: past it new ones are dropped and counted, never queued without limit. */
 const MAX_BUFFERED = 100_000;
 /** Re-check groups held at most between flushes (one per tenant, step, hotspot, method, outcome, reason). */
 const MAX_GROUPS = 10_000;
@@ -21,12 +22,26 @@ const MAX_GROUPS = 10_000;
  * leaves its auto-pipeline a reply short, which crashed the process).
  */
 export const ENTRIES_PER_CALL = 500;
+/** How long a failed call is tried again, at every flush, before its decisions are given up: about a Redis failover. */
+export const RETRY_FOR_MS = 60_000;
+/** How long Redis keeps a call's batch marker (record-decisions-6.lua): past the last retry of the call. */
+export const DECISION_BATCH_TTL_MS = 10 * 60_000;
 
 /** The error codes whose catalogue status is 5xx: a reject for one of them is our failure (ACTIVITY.errors), not the guest's. */
 const SERVER_SIDE = serverSideCodes();
 
 /** Alike re-checks of one flush, folded into one entry: the newest one, and how many. */
 interface Folded { d: SignInDecision; count: number }
+
+/** One script call: a run of one tenant's entries in one 10-second step, with the batch id that makes a retry harmless. */
+interface Call {
+  tenantId: string;
+  step: number;
+  entries: Folded[];
+  batchId: string;
+  /** When a write of it first failed (ms); 0 until then. */
+  failedAt: number;
+}
 
 /**
  * The dashboard's DecisionSink: every decision (portal, OTP, RADIUS)
@@ -43,18 +58,30 @@ interface Folded { d: SignInDecision; count: number }
  * record() is on the guest's path (a portal verify, an Access-Request): it
  * only pushes onto an in-memory buffer (or bumps a count), never awaits and
  * never throws. A timer writes every DECISION_FLUSH_MS, one script call per
- * tenant and step (record-decisions-5.lua: counts summed in Redis, one XADD
+ * tenant and step (record-decisions-6.lua: counts summed in Redis, one XADD
  * per entry to the list and one per sign-in to the events), at most
  * ENTRIES_PER_CALL entries a call. Every engine process has its own
- * recorder: the counts add up across processes. A failed write loses that
- * flush's decisions (logged and counted), rather than blocking sign-ins or
- * growing memory while Redis is away.
+ * recorder: the counts add up across processes.
+ *
+ * A call that fails (Redis away, a failover) is kept and sent again at the
+ * next flushes, before anything newer of its tenant, for RETRY_FOR_MS; then
+ * its decisions are given up (logged and counted). Each call carries a batch
+ * id, and the script applies a batch once: a call that reached Redis but
+ * whose answer was lost, sent again by us or resent by ioredis on
+ * reconnecting, counts and emits nothing twice. What a process that dies
+ * holds (the last flush's worth, and calls waiting for a retry) is lost.
  */
 export class DecisionRecorder implements DecisionSink {
   private buffer: SignInDecision[] = [];
   private folded = new Map<string, Folded>();
+  /** Failed calls, oldest first, to be sent again at the next flush. */
+  private retrying: Call[] = [];
+  private retryingEntries = 0;
   private flushing: Promise<void> | null = null;
   private readonly timer: NodeJS.Timeout;
+  /** Batch ids: this recorder's random prefix and a count. */
+  private readonly instance = randomBytes(6).toString('hex');
+  private calls = 0;
 
   /** `also` gets every decision as it is recorded (the Prometheus counter). */
   constructor(
@@ -62,9 +89,10 @@ export class DecisionRecorder implements DecisionSink {
     private readonly log: Logger,
     private readonly metrics: Metrics,
     private readonly also: DecisionSink,
+    private readonly now: () => number = Date.now,
   ) {
-    metrics.counter('dashboard_decisions_dropped_total', 'Sign-in decisions not recorded for the dashboard: the buffer was full (Redis away)');
-    metrics.counter('dashboard_decision_flush_errors_total', 'Failed writes of buffered sign-in decisions to Redis');
+    metrics.counter('dashboard_decisions_dropped_total', 'Sign-in decisions not recorded for the dashboard: the buffer was full, or Redis stayed away past the retry window');
+    metrics.counter('dashboard_decision_flush_errors_total', 'Failed writes of buffered sign-in decisions to Redis (each is tried again)');
     this.timer = setInterval(() => void this.flush(), DECISION_FLUSH_MS);
     this.timer.unref();
   }
@@ -86,78 +114,128 @@ export class DecisionRecorder implements DecisionSink {
       this.metrics.inc('dashboard_decisions_dropped_total');
       return;
     }
-    if (this.buffer.length >= MAX_BUFFERED) {
+    if (this.buffer.length + this.retryingEntries >= MAX_BUFFERED) {
       this.metrics.inc('dashboard_decisions_dropped_total');
       return;
     }
     this.buffer.push(d);
   }
 
-  /** Writes what is buffered; one flush at a time (a slow one lets the next tick's decisions wait for the one after). */
+  /** Writes what is buffered and what failed before; one flush at a time (a slow one lets the next tick's decisions wait for the one after). */
   flush(): Promise<void> {
     if (this.flushing) return this.flushing;
-    if (this.buffer.length === 0 && this.folded.size === 0) return Promise.resolve();
+    if (this.buffer.length === 0 && this.folded.size === 0 && this.retrying.length === 0) return Promise.resolve();
     const batch: Folded[] = this.buffer.map((d) => ({ d, count: 1 }));
     for (const f of this.folded.values()) batch.push(f);
     this.buffer = [];
     this.folded = new Map();
-    this.flushing = this.write(batch).finally(() => { this.flushing = null; });
+    const calls = this.retrying.concat(this.cut(batch));
+    this.retrying = [];
+    this.retryingEntries = 0;
+    this.flushing = this.write(calls).finally(() => { this.flushing = null; });
     return this.flushing;
   }
 
-  /** Stops the timer and writes what is left. */
+  /** Stops the timer and writes what is left; a call that fails now is given up. */
   async close(): Promise<void> {
     clearInterval(this.timer);
     await this.flushing;
     await this.flush();
+    this.giveUp(this.retrying);
+    this.retrying = [];
+    this.retryingEntries = 0;
   }
 
-  private async write(batch: Folded[]): Promise<void> {
-    const byTenant = new Map<string, Folded[]>();
+  /**
+   * A flush's entries as script calls: per tenant, runs of consecutive entries in one 10-second step (a flush spans
+   * one step, at a step's edge two), cut at ENTRIES_PER_CALL, so the list and the events keep the order decisions
+   * were made in, and the client encodes one command per run rather than two stream writes per decision.
+   */
+  private cut(batch: Folded[]): Call[] {
+    const calls: Call[] = [];
+    const last = new Map<string, Call>();
     for (const f of batch) {
-      const list = byTenant.get(f.d.tenantId);
-      if (list) list.push(f);
-      else byTenant.set(f.d.tenantId, [f]);
+      const step = stepOf(f.d.at);
+      const tail = last.get(f.d.tenantId);
+      if (tail && tail.step === step && tail.entries.length < ENTRIES_PER_CALL) {
+        tail.entries.push(f);
+        continue;
+      }
+      const call: Call = { tenantId: f.d.tenantId, step, entries: [f], batchId: `${this.instance}-${++this.calls}`, failedAt: 0 };
+      calls.push(call);
+      last.set(f.d.tenantId, call);
     }
+    return calls;
+  }
+
+  /** Each tenant's calls in order, tenants side by side; from a tenant's first failure on, its calls wait for the next flush. */
+  private async write(calls: Call[]): Promise<void> {
+    const byTenant = new Map<string, Call[]>();
+    for (const c of calls) {
+      const list = byTenant.get(c.tenantId);
+      if (list) list.push(c);
+      else byTenant.set(c.tenantId, [c]);
+    }
+    const now = this.now();
     await Promise.all([...byTenant].map(async ([tenantId, list]) => {
-      try {
-        await this.writeTenant(tenantId, list);
-      } catch (err) {
-        this.metrics.inc('dashboard_decision_flush_errors_total');
-        this.log.warn({ tenant: tenantId, lost: list.reduce((n, f) => n + f.count, 0), err: (err as Error).message }, 'could not record sign-in decisions for the dashboard');
+      for (let i = 0; i < list.length; i++) {
+        try {
+          await this.writeCall(list[i]!);
+        } catch (err) {
+          this.metrics.inc('dashboard_decision_flush_errors_total');
+          this.keep(list.slice(i), now, tenantId, err as Error);
+          return;
+        }
       }
     }));
   }
 
-  /**
-   * One script call per run of entries in one 10-second step (a flush spans
-   * one step, at a step's edge two), cut at ENTRIES_PER_CALL: the list, the
-   * events and the counts appear together, and the client encodes one
-   * command per run rather than two stream writes per decision.
-   */
-  private async writeTenant(tenantId: string, list: Folded[]): Promise<void> {
-    // Runs of consecutive entries in one step, so the list and the events keep the order decisions were made in.
-    const runs: [step: number, entries: Folded[]][] = [];
-    for (const f of list) {
-      const step = stepOf(f.d.at);
-      const last = runs[runs.length - 1];
-      if (last && last[0] === step && last[1].length < ENTRIES_PER_CALL) last[1].push(f);
-      else runs.push([step, [f]]);
+  private writeCall(c: Call): Promise<number> {
+    const args: (string | number)[] = [];
+    for (const { d, count } of c.entries) {
+      // A NAS asking again about a device counts per method and reason, not as a login (isSignIn).
+      const flags = !isSignIn(d.method) ? '' : d.outcome === 'reject' && SERVER_SIDE.has(d.reason) ? 'se' : 's';
+      args.push(d.at, d.outcome, d.method, d.reason, d.hotspotId, decisionSource(d), flags, count, d.mac ?? '');
     }
-    for (const [step, entries] of runs) {
-      const args: (string | number)[] = [];
-      for (const { d, count } of entries) {
-        // A NAS asking again about a device counts per method and reason, not as a login (isSignIn).
-        const flags = !isSignIn(d.method) ? '' : d.outcome === 'reject' && SERVER_SIDE.has(d.reason) ? 'se' : 's';
-        args.push(d.at, d.outcome, d.method, d.reason, d.hotspotId, decisionSource(d), flags, count, d.mac ?? '');
-      }
-      const [minute, hour] = activityBuckets(tenantId, entries[0]!.d.at);
-      await this.redis.recordDecisionsV3(
-        keys.decisions(tenantId), keys.events(tenantId), minute, hour, keys.decisionStep(tenantId, step),
-        DECISIONS_MAXLEN, 0, ACTIVITY_TTL.minute, ACTIVITY_TTL.hour, ACTIVITY_TTL.step,
-        ACTIVITY.accepts, ACTIVITY.rejects, ACTIVITY.errors, ...args);
-    }
+    const [minute, hour] = activityBuckets(c.tenantId, c.entries[0]!.d.at);
+    return this.redis.recordDecisionsV4(
+      keys.decisions(c.tenantId), keys.events(c.tenantId), minute, hour, keys.decisionStep(c.tenantId, c.step),
+      keys.decisionBatch(c.tenantId, c.batchId), DECISIONS_MAXLEN, DECISION_BATCH_TTL_MS, ACTIVITY_TTL.minute, ACTIVITY_TTL.hour, ACTIVITY_TTL.step,
+      ACTIVITY.accepts, ACTIVITY.rejects, ACTIVITY.errors, ...args);
   }
+
+  /** Failed calls kept for the next flush, unless they have been failing for RETRY_FOR_MS. */
+  private keep(calls: Call[], now: number, tenantId: string, err: Error): void {
+    const kept: Call[] = [];
+    const expired: Call[] = [];
+    let fresh = false;
+    for (const c of calls) {
+      if (c.failedAt === 0) {
+        c.failedAt = now;
+        fresh = true;
+      }
+      (now - c.failedAt >= RETRY_FOR_MS ? expired : kept).push(c);
+    }
+    this.retrying.push(...kept);
+    for (const c of kept) this.retryingEntries += c.entries.length;
+    // Once per call that starts failing, not at every flush while Redis is away.
+    if (fresh) {
+      const waiting = kept.reduce((n, c) => n + decisionsIn(c), 0);
+      this.log.warn({ tenant: tenantId, waiting, err: err.message }, 'could not record sign-in decisions for the dashboard: trying again');
+    }
+    this.giveUp(expired);
+  }
+
+  private giveUp(calls: Call[]): void {
+    if (calls.length === 0) return;
+    const lost = calls.reduce((n, c) => n + decisionsIn(c), 0);
+    this.metrics.inc('dashboard_decisions_dropped_total', '', lost);
+    this.log.warn({ tenants: [...new Set(calls.map((c) => c.tenantId))], lost }, 'sign-in decisions given up: Redis did not take them');
+  }
+}
+
+function decisionsIn(c: Call): number {
+  return c.entries.reduce((n, f) => n + f.count, 0);
 }
 
 /**

@@ -17,7 +17,7 @@ export type StreamName = (typeof STREAM_NAMES)[number];
 type KindMap = Readonly<Partial<Record<EventType, string>>>;
 const SPEC_STREAMS: Readonly<Record<Exclude<StreamName, 'all'>, KindMap>> = {
   // Besides the sessions, what the live figures are read beside (sign-in counts, NAS presence): each of these
-  // events is written in the same script as the counts it announces (record-decisions-5.lua, mark-nas-seen-2.lua),
+  // events is written in the same script as the counts it announces (record-decisions-6.lua, mark-nas-seen-2.lua),
   // so a refetch on it sees them. Without them a widget refetched on `session_started` read the sign-in counts a
   // quarter second before the decision recorder wrote them, and a site's NAS before presence marked it online,
   // and kept that until its next poll (docs/dashboard-api.md, Streams).

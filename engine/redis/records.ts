@@ -192,12 +192,12 @@ export const perMethod = (field: string, method: string): string => `${field}#${
 export const rejectReason = (reason: string): string => `r:${reason}`;
 /**
  * Sign-ins accepted or rejected in one 10-second step of a minute bucket: `<field>~<k>`, k = floor(ms / 10000) % 6
- * (record-decisions-5.lua), in the minute hash only. The failure-surge detector sums a sliding window of them.
+ * (record-decisions-6.lua), in the minute hash only. The failure-surge detector sums a sliding window of them.
  */
 export const perStep = (field: string, stepInMinute: number): string => `${field}~${stepInMinute}`;
 /**
  * A sign-in tally field read back, or null for any other field. Sign-ins per hotspot, method and outcome are
- * counted in an hour bucket only: `m:a:<method>@<hotspot>` (accepted), `m:r:...` (rejected); record-decisions-5.lua
+ * counted in an hour bucket only: `m:a:<method>@<hotspot>` (accepted), `m:r:...` (rejected); record-decisions-6.lua
  * writes them, and the console's reports move them into Postgres (signin-mover.ts).
  */
 export function parseSignInTally(field: string): { accept: boolean; method: string; hotspotId: string } | null {

@@ -83,7 +83,7 @@ const SCRIPTS = [
   // Dashboard activity: buffered sign-in decisions (engine/decisions/decision-recorder.ts)
   // V2: an entry carries a count (a NAS's alike re-checks folded into one), and only sign-ins emit events.
   // V3: an entry carries the device's MAC ('' unknown), which its auth.* event carries for webhooks.
-  { file: 'record-decisions-5.lua', name: 'recordDecisionsV3', numberOfKeys: 5 },
+  { file: 'record-decisions-6.lua', name: 'recordDecisionsV4', numberOfKeys: 6 },
   // Dashboard reads (engine/redis/read-batch.ts): a request's reads in one command. The key
   // count is the caller's (the tenant's sites, NAS and windows), so it is passed first: numberOfKeys null.
   { file: 'read-batch-n.lua', name: 'readBatchV1', numberOfKeys: null },
@@ -223,9 +223,9 @@ declare module 'ioredis' {
       callback?: Callback<string>,
     ): Result<string, Context>;
     markNasSeenV1(seenKey: string, eventsKey: string, silentMs: Arg, maxlen: Arg, ...nasIdHotspotMs: Arg[]): Result<number, Context>;
-    recordDecisionsV3(
-      decisionsKey: string, eventsKey: string, minuteKey: string, hourKey: string, stepKey: string,
-      decisionsMaxlen: Arg, eventsMaxlen: Arg, minuteTtl: Arg, hourTtl: Arg, stepTtl: Arg, acc: string, rej: string, err: string,
+    recordDecisionsV4(
+      decisionsKey: string, eventsKey: string, minuteKey: string, hourKey: string, stepKey: string, batchKey: string,
+      decisionsMaxlen: Arg, batchTtlMs: Arg, minuteTtl: Arg, hourTtl: Arg, stepTtl: Arg, acc: string, rej: string, err: string,
       ...decisions: Arg[]
     ): Result<number, Context>;
     /** numKeys, then that many keys, then the reads (lua/read-batch-n.lua): one reply per read. */

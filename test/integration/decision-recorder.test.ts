@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { describe, expect } from 'vitest';
-import { DecisionRecorder } from '../../engine/decisions/decision-recorder.js';
+import { DecisionRecorder, RETRY_FOR_MS } from '../../engine/decisions/decision-recorder.js';
 import { activityBuckets, stepOf } from '../../engine/events/activity-keys.js';
 import { DECISIONS_MAXLEN } from '../../engine/events/types.js';
 import { createLogger } from '../../engine/logger.js';
@@ -19,7 +19,7 @@ describe('DecisionRecorder', () => {
   test('one flush: steps, counts per site, method and reason, errors for 5xx reasons, the list and the events; sources filled in', async ({ redis }) => {
     const t = `tn_rec${randomBytes(5).toString('hex')}`;
     const metrics = new Metrics();
-    defineScripts(redis); // the recorder writes through record-decisions-5.lua, as the engine's connection has it
+    defineScripts(redis); // the recorder writes through record-decisions-6.lua, as the engine's connection has it
     const rec = new DecisionRecorder(redis, createLogger('silent'), metrics, new MetricsDecisionSink(metrics));
     rec.record(decision(t, {}));
     rec.record(decision(t, { method: 'sms_otp', at: AT + 10_000 }));
@@ -123,7 +123,92 @@ describe('DecisionRecorder', () => {
     expect(turned).toBe(false);
     await rec.close();
     expect(metrics.value('dashboard_decision_flush_errors_total')).toBe(1);
+    // Closing, the recorder sends once more what failed and gives it up: counted, not held.
+    expect(metrics.value('dashboard_decisions_dropped_total')).toBe(1000);
     dead.disconnect();
+  });
+
+  /**
+   * The engine's client with its record-decisions script replaced by `fail(call, real)`: the fault (Redis away, an
+   * answer lost on the way back) comes from the test, the writes from the real Redis.
+   */
+  const faulty = (redis: Redis, fail: (call: number, real: () => Promise<number>) => Promise<number>): Redis => {
+    let calls = 0;
+    const real = redis.recordDecisionsV4.bind(redis);
+    return new Proxy(redis, {
+      get(target, prop) {
+        if (prop === 'recordDecisionsV4') return (...args: Parameters<typeof real>) => fail(++calls, () => real(...args));
+        const v = Reflect.get(target, prop) as unknown;
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+  };
+  const lost = () => Promise.reject(new Error('Connection is closed.'));
+  const eventTypes = async (redis: Redis, t: string) => (await redis.xrange(keys.events(t), '-', '+')).map(([, f]) => JSON.parse(f[7]!).reason ?? f[1]);
+
+  test('a call whose answer was lost is sent again and applied once: nothing counted, listed or emitted twice', async ({ redis }) => {
+    const t = `tn_rec${randomBytes(5).toString('hex')}`;
+    defineScripts(redis);
+    const metrics = new Metrics();
+    // The first call reaches Redis and runs; its answer never comes back (the connection dropped after the write).
+    const client = faulty(redis, (call, real) => (call === 1 ? real().then(lost) : real()));
+    const rec = new DecisionRecorder(client, createLogger('silent'), metrics, { record: () => undefined });
+    for (let i = 0; i < 5; i++) rec.record(decision(t, { outcome: 'reject', reason: 'voucher_not_found', at: AT + i }));
+    await rec.flush();
+    expect(metrics.value('dashboard_decision_flush_errors_total')).toBe(1);
+    await rec.close();
+
+    expect(await redis.xlen(keys.events(t))).toBe(5);
+    expect(await redis.xlen(keys.decisions(t))).toBe(5);
+    expect(await redis.get(keys.decisionStep(t, stepOf(AT)))).toBe('5');
+    expect(await redis.hget(activityBuckets(t, AT)[0], 'rej')).toBe('5');
+    expect(metrics.value('dashboard_decisions_dropped_total')).toBe(0);
+    await redis.del(...activityBuckets(t, AT), keys.decisions(t), keys.events(t), keys.decisionStep(t, stepOf(AT)));
+  });
+
+  test('while Redis is away the decisions wait, in order, and are written once it is back', async ({ redis }) => {
+    const t = `tn_rec${randomBytes(5).toString('hex')}`;
+    defineScripts(redis);
+    const metrics = new Metrics();
+    let away = true;
+    const rec = new DecisionRecorder(faulty(redis, (_call, real) => (away ? lost() : real())), createLogger('silent'), metrics, { record: () => undefined });
+    rec.record(decision(t, { outcome: 'reject', reason: 'first', at: AT }));
+    await rec.flush();
+    rec.record(decision(t, { outcome: 'reject', reason: 'second', at: AT + 1 }));
+    await rec.flush();
+    expect(await redis.xlen(keys.events(t))).toBe(0);
+    away = false;
+    rec.record(decision(t, { outcome: 'reject', reason: 'third', at: AT + 2 }));
+    await rec.flush();
+    // Both failed flushes were tried again, the older first, and the newer decision after them.
+    expect(await eventTypes(redis, t)).toEqual(['first', 'second', 'third']);
+    expect(await redis.get(keys.decisionStep(t, stepOf(AT)))).toBe('3');
+    // One a failed flush of the tenant: the second flush stopped at its first call, the retried one, and held the new one behind it.
+    expect(metrics.value('dashboard_decision_flush_errors_total')).toBe(2);
+    expect(metrics.value('dashboard_decisions_dropped_total')).toBe(0);
+    await rec.close();
+    await redis.del(...activityBuckets(t, AT), keys.decisions(t), keys.events(t), keys.decisionStep(t, stepOf(AT)));
+  });
+
+  test('a call failing for longer than the retry window is given up and counted, not held for ever', async ({ redis }) => {
+    const t = `tn_rec${randomBytes(5).toString('hex')}`;
+    defineScripts(redis);
+    const metrics = new Metrics();
+    let now = AT;
+    const rec = new DecisionRecorder(faulty(redis, () => lost()), createLogger('silent'), metrics, { record: () => undefined }, () => now);
+    for (let i = 0; i < 4; i++) rec.record(decision(t, { at: AT + i }));
+    await rec.flush();
+    now += RETRY_FOR_MS - 1;
+    await rec.flush();
+    expect(metrics.value('dashboard_decisions_dropped_total')).toBe(0);
+    now += 1;
+    await rec.flush();
+    expect(metrics.value('dashboard_decisions_dropped_total')).toBe(4);
+    // Nothing is left to send: the next flush makes no call.
+    const errors = metrics.value('dashboard_decision_flush_errors_total');
+    await rec.flush();
+    expect(metrics.value('dashboard_decision_flush_errors_total')).toBe(errors);
+    await rec.close();
   });
 
   test('rejectsOnly passes rejects on and drops accepts', () => {

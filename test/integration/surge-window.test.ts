@@ -33,7 +33,7 @@ const log = createLogger('silent');
 const decision = (tenantId: string, outcome: 'accept' | 'reject', at: number): SignInDecision =>
   ({ tenantId, hotspotId: 'hs_gate', method: 'voucher', outcome, reason: outcome === 'accept' ? '' : 'voucher_not_found', at });
 
-/** Writes the decisions through the dashboard's recorder (record-decisions-5.lua), as sign-ins do. */
+/** Writes the decisions through the dashboard's recorder (record-decisions-6.lua), as sign-ins do. */
 async function record(redis: Redis, list: SignInDecision[]): Promise<void> {
   defineScripts(redis);
   const rec = new DecisionRecorder(redis, log, new Metrics(), { record: () => undefined });

@@ -1,6 +1,6 @@
 --[[
   Records a batch of decisions of one tenant that fall in one 10-second
-  step (engine/dashboard/decision-recorder.ts), all in one step: each entry
+  step (engine/decisions/decision-recorder.ts), all in one step: each entry
   listed, each sign-in also emitted as auth.success / auth.failure, and the
   batch counted into the step counter and the activity buckets. One call
   per batch instead of two stream writes and a handful of counters per
@@ -36,9 +36,17 @@
   KEYS[3] activity of the step's minute   {t:T}:am:<minute>
   KEYS[4] activity of the step's hour     {t:T}:ah:<hour>
   KEYS[5] the step's decision counter     {t:T}:ad:<step>
+  KEYS[6] the call's batch marker         {t:T}:decb:<batch id>
+
+  A call is applied once: the recorder sends a failed call again with the
+  same batch id (and ioredis resends a call whose reply a dropped
+  connection lost), and a call whose marker exists changes nothing and
+  returns 0. The marker is set last, so a call that stopped half-way is
+  applied again whole.
 
   ARGV[1] decisions stream MAXLEN (approximate)
-  ARGV[2] unused (0): the events stream is trimmed by engine/events/event-trimmer.ts only
+  ARGV[2] how long the batch marker is kept, ms (longer than the recorder retries a call);
+          the events stream is trimmed by engine/events/event-trimmer.ts only
   ARGV[3] minute bucket TTL, s
   ARGV[4] hour bucket TTL, s
   ARGV[5] step counter TTL, s
@@ -51,9 +59,11 @@
   mac (the device, '' when unknown: only the event carries it, for the
   tenant's own integrations; the dashboard's list does not)
 
-  Returns the number of decisions recorded (the entries' counts summed).
+  Returns the number of decisions recorded (the entries' counts summed), 0
+  when the batch was applied before.
 ]]
 local rcall = redis.call
+if rcall('EXISTS', KEYS[6]) == 1 then return 0 end
 local ACC, REJ, ERR = ARGV[6], ARGV[7], ARGV[8]
 local counts = {}
 local stepCounts = {}
@@ -113,4 +123,5 @@ rcall('EXPIRE', KEYS[3], ARGV[3])
 rcall('EXPIRE', KEYS[4], ARGV[4])
 rcall('INCRBY', KEYS[5], n)
 rcall('EXPIRE', KEYS[5], ARGV[5])
+rcall('SET', KEYS[6], n, 'PX', ARGV[2])
 return n
