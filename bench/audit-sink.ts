@@ -89,8 +89,8 @@ async function useVoucher(redis: Redis, s: Site, code: string, m: string): Promi
 /** That session's end through the production script, as a device's Accounting-Stop ends it; resolves to its outcome ('ended'). */
 async function endSession(redis: Redis, s: Site, sid: string, m: string): Promise<string> {
   const now = Date.now();
-  const r = await redis.endSessionV2(keys.grant(s.tenant, s.hotspot, m), keys.live(s.tenant, s.hotspot), keys.sessionRef(s.tenant, sid),
-    keys.outbox(s.tenant), ...activityKeys(s.tenant, now), sid, now, 'user_request', s.hotspot, m, '');
+  const r = await redis.endSessionV3(keys.grant(s.tenant, s.hotspot, m), keys.live(s.tenant, s.hotspot), keys.sessionRef(s.tenant, sid),
+    keys.outbox(s.tenant), ...activityKeys(s.tenant, now), sid, now, 'user_request', s.hotspot, m, '', '');
   return String(r[0]);
 }
 

@@ -14,7 +14,7 @@ export type AuthMethod = 'voucher' | 'sms_otp' | 'msgapp_otp' | 'email' | 'spons
  * The fields of a session's grant hash, `keys.grant(tenant, hotspot, mac)`.
  * Written whole by the session start (lua/includes/session-start.lua); the
  * accounting fields by account-session-3.lua, `nas`/`nuser` by
- * remember-nas-2.lua (with `ssid` when the NAS names one), `until` by extend-session-10.lua.
+ * remember-nas-2.lua (with `ssid` when the NAS names one), `until` (and `xop`, the last extend's operation id) by extend-session-4.lua.
  */
 export const GRANT = {
   /** Session id (sess_...). */

@@ -48,8 +48,8 @@ const SCRIPTS = [
   // V2: a report that raises an error replies {'failed', message} alone; the batch's others are recorded and replied to.
   { file: 'account-sessions-n.lua', name: 'accountSessionsV2', numberOfKeys: null },
   // V2 (both): the domain event, and for the end the activity counters, written in the script.
-  { file: 'end-session-10.lua', name: 'endSessionV2', numberOfKeys: 10 },
-  { file: 'extend-session-4.lua', name: 'extendSessionV2', numberOfKeys: 4 },
+  { file: 'end-session-10.lua', name: 'endSessionV3', numberOfKeys: 10 },
+  { file: 'extend-session-4.lua', name: 'extendSessionV3', numberOfKeys: 4 },
   // V2: a process refused while it serves the hotspot is next in line for it (a second KEY); refusals say how long to wait.
   { file: 'renew-lease-2.lua', name: 'renewLeaseV2', numberOfKeys: 2 },
   { file: 'release-lease-2.lua', name: 'releaseLeaseV1', numberOfKeys: 2 },
@@ -148,14 +148,14 @@ declare module 'ioredis' {
     ): Result<unknown[], Context>;
     /** numKeys (1 + 2 per report), the live-per-AP hash, each report's grant and daily keys, then 8 ARGV per report (lua/account-sessions-n.lua). */
     accountSessionsV2(numKeys: number, ...keysThenArgs: Arg[]): Result<unknown[][], Context>;
-    endSessionV2(
+    endSessionV3(
       grantKey: string, liveKey: string, sessionRefKey: string, outboxKey: string,
       eventsKey: string, minuteKey: string, hourKey: string, liveDevicesKey: string, liveBySsidKey: string, liveByApKey: string,
-      sid: string, now: Arg, reason: string, hotspotId: string, mac: string, by: string,
+      sid: string, now: Arg, reason: string, hotspotId: string, mac: string, by: string, op: string,
       callback?: Callback<unknown[]>,
     ): Result<unknown[], Context>;
-    extendSessionV2(
-      grantKey: string, liveKey: string, outboxKey: string, eventsKey: string, sid: string, now: Arg, minutes: Arg, by: string,
+    extendSessionV3(
+      grantKey: string, liveKey: string, outboxKey: string, eventsKey: string, sid: string, now: Arg, minutes: Arg, by: string, op: string,
       callback?: Callback<unknown[]>,
     ): Result<unknown[], Context>;
     renewLeaseV2(leaseKey: string, nextKey: string, owner: string, ttlMs: Arg, queue: Arg, queueGraceMs: Arg, yieldToNext?: Arg, callback?: Callback<number>): Result<number, Context>;

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { RedisClient as Redis } from '../redis/redis-client.js';
 import { activityKeys } from '../events/activity-keys.js';
 import { AccountBatcher } from './account-batcher.js';
@@ -153,8 +154,9 @@ export class SessionStore {
   }
 
   async macOf(tenant: string, sid: string): Promise<string | null> {
+    // "<hotspot> <mac>", and once ended " <operation id>" after them (end-session-10.lua).
     const ref = await this.redis.get(keys.sessionRef(tenant, sid));
-    return ref ? ref.slice(ref.indexOf(' ') + 1) : null;
+    return ref?.split(' ')[1] ?? null;
   }
 
   /**
@@ -190,16 +192,27 @@ export class SessionStore {
     await this.redis.pexpire(keys.sessionRef(tenant, sid), 3_600_000);
   }
 
-  /** Ends a session once; false when it had already ended. */
+  /**
+   * Ends a session once; false when it had already ended. The call carries an operation id, so a resend of it
+   * (a connection dropped before the answer) is still told it ended the session (end-session-10.lua).
+   */
   async end(tenant: string, hs: string, mac: string, sid: string, nowMs: number, reason: EndReason, by: string): Promise<boolean> {
-    const r = await this.redis.endSessionV2(keys.grant(tenant, hs, mac), keys.live(tenant, hs), keys.sessionRef(tenant, sid),
-      keys.outbox(tenant), ...activityKeys(tenant, nowMs), sid, nowMs, reason, hs, mac, by);
+    const r = await this.redis.endSessionV3(keys.grant(tenant, hs, mac), keys.live(tenant, hs), keys.sessionRef(tenant, sid),
+      keys.outbox(tenant), ...activityKeys(tenant, nowMs), sid, nowMs, reason, hs, mac, by, operationId());
     return r[0] === 'ended';
   }
 
-  /** New end time in ms, or null when the session is not live. */
+  /**
+   * New end time in ms, or null when the session is not live. The call carries an operation id, so a
+   * resend of it (a connection dropped before the answer) adds the minutes once (extend-session-4.lua).
+   */
   async extend(tenant: string, hs: string, mac: string, sid: string, nowMs: number, minutes: number, by: string): Promise<number | null> {
-    const r = await this.redis.extendSessionV2(keys.grant(tenant, hs, mac), keys.live(tenant, hs), keys.outbox(tenant), keys.events(tenant), sid, nowMs, minutes, by);
+    const r = await this.redis.extendSessionV3(keys.grant(tenant, hs, mac), keys.live(tenant, hs), keys.outbox(tenant), keys.events(tenant), sid, nowMs, minutes, by, operationId());
     return r[0] === 'extended' ? Number(r[1]) : null;
   }
+}
+
+/** A script call's operation id: what makes the same call sent again harmless. */
+function operationId(): string {
+  return randomBytes(9).toString('base64url');
 }

@@ -11,8 +11,21 @@ describe('end-session-10.lua', () => {
     const used = await useVoucher(redis, t, 'END', { now: 1_000, mac: mac(n), ip: '10.2.0.1', ssid: 'Guest' });
     return { sid: String(used[1]) };
   };
-  const end = (redis: Redis, t: string, sid: string, m: string, reason: string, now = 5_000) =>
-    redis.endSessionV2(keys.grant(t, 'hs_lua', m), keys.live(t, 'hs_lua'), keys.sessionRef(t, sid), keys.outbox(t), ...activityKeys(t, now), sid, now, reason, 'hs_lua', m, 'op_1');
+  let ops = 0;
+  const end = (redis: Redis, t: string, sid: string, m: string, reason: string, now = 5_000, op = `x${++ops}`) =>
+    redis.endSessionV3(keys.grant(t, 'hs_lua', m), keys.live(t, 'hs_lua'), keys.sessionRef(t, sid), keys.outbox(t), ...activityKeys(t, now), sid, now, reason, 'hs_lua', m, 'op_1', op);
+
+  it('the same call again (a resend after a lost answer) is told it ended the session, and writes nothing more', async ({ redis, tenant: t }) => {
+    const { sid } = await started(redis, t, 9);
+    expect((await end(redis, t, sid, mac(9), 'admin_disconnect', 5_000, 'op_same'))[0]).toBe('ended');
+    expect(await redis.get(keys.sessionRef(t, sid))).toBe(`hs_lua ${mac(9)} op_same`);
+    expect(await redis.pttl(keys.sessionRef(t, sid))).toBeGreaterThan(3_590_000);
+    expect(await end(redis, t, sid, mac(9), 'admin_disconnect', 5_000, 'op_same')).toEqual(['ended']);
+    // Another call (the sweep, a Stop) is not the one that ended it.
+    expect(await end(redis, t, sid, mac(9), 'session_timeout', 6_000, 'op_other')).toEqual(['gone']);
+    expect(await end(redis, t, sid, mac(9), 'session_timeout', 6_000, '')).toEqual(['gone']);
+    expect((await outbox(redis, t)).filter((r) => r.type === 'session_end' && r.sid === sid)).toHaveLength(1);
+  });
 
   it('ends once: grant and live entry gone, the reference kept an hour, one end record; the second call is gone', async ({ redis, tenant: t }) => {
     const { sid } = await started(redis, t, 1);

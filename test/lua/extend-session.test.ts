@@ -10,8 +10,9 @@ describe('extend-session-4.lua', () => {
     const used = await useVoucher(redis, t, 'EXT', { now: 1_000, mac: mac(n) });
     return { sid: String(used[1]), until: Number(used[2]) };
   };
-  const extend = (redis: Redis, t: string, sid: string, m: string, now: number, minutes: number) =>
-    redis.extendSessionV2(keys.grant(t, 'hs_lua', m), keys.live(t, 'hs_lua'), keys.outbox(t), keys.events(t), sid, now, minutes, 'op_2');
+  let ops = 0;
+  const extend = (redis: Redis, t: string, sid: string, m: string, now: number, minutes: number, op = `x${++ops}`) =>
+    redis.extendSessionV3(keys.grant(t, 'hs_lua', m), keys.live(t, 'hs_lua'), keys.outbox(t), keys.events(t), sid, now, minutes, 'op_2', op);
 
   it('adds to the current end while it is ahead, in the grant, the live set and one extend record', async ({ redis, tenant: t }) => {
     const { sid, until } = await started(redis, t, 1);
@@ -21,6 +22,19 @@ describe('extend-session-4.lua', () => {
     expect(await redis.zscore(keys.live(t, 'hs_lua'), sid)).toBe(String(until + 3_600_000));
     const ext = (await outbox(redis, t)).filter((r) => r.type === 'session_extend');
     expect(ext).toEqual([expect.objectContaining({ sid, hs: 'hs_lua', mac: mac(1), at: '2000', minutes: '60', until: String(until + 3_600_000), by: 'op_2' })]);
+  });
+
+  it('the same call again (a resend after a lost answer) answers the end it set and adds nothing: one record, one event', async ({ redis, tenant: t }) => {
+    const { sid, until } = await started(redis, t, 4);
+    const records = async () => (await outbox(redis, t)).filter((r) => r.type === 'session_extend').length;
+    const extendEvents = async () => (await redis.xrange(keys.events(t), '-', '+')).filter(([, f]) => f[1] === 'session.extend').length;
+    expect(await extend(redis, t, sid, mac(4), 2_000, 30, 'op_once')).toEqual(['extended', String(until + 30 * 60_000)]);
+    expect(await extend(redis, t, sid, mac(4), 2_000, 30, 'op_once')).toEqual(['extended', String(until + 30 * 60_000)]);
+    expect(await redis.zscore(keys.live(t, 'hs_lua'), sid)).toBe(String(until + 30 * 60_000));
+    expect([await records(), await extendEvents()]).toEqual([1, 1]);
+    // Another extend, even of the same minutes, is another operation.
+    expect(await extend(redis, t, sid, mac(4), 3_000, 30)).toEqual(['extended', String(until + 60 * 60_000)]);
+    expect([await records(), await extendEvents()]).toEqual([2, 2]);
   });
 
   it('counts from now when the end has already passed (the sweep has not ended it yet)', async ({ redis, tenant: t }) => {

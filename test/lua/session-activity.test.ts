@@ -32,8 +32,8 @@ describe('session scripts: events and activity counters', () => {
     devices: await redis.hgetall(keys.liveDevices(t)), ssid: await redis.hgetall(keys.liveBySsid(t)), ap: await redis.hgetall(keys.liveByAp(t)),
   });
   const end = (redis: Redis, t: string, sid: string, m: string, now: number, reason = 'user_request', hs = 'hs_lua') =>
-    redis.endSessionV2(keys.grant(t, hs, m), keys.live(t, hs), keys.sessionRef(t, sid), keys.outbox(t), ...activityKeys(t, now),
-      sid, now, reason, hs, m, '');
+    redis.endSessionV3(keys.grant(t, hs, m), keys.live(t, hs), keys.sessionRef(t, sid), keys.outbox(t), ...activityKeys(t, now),
+      sid, now, reason, hs, m, '', '');
   // Through the SessionStore, whose tally counts the script's byte deltas into the buckets (written at close).
   const account = async (redis: Redis, t: string, m: string, now: number, acctId: string, tin: number, tout: number, ap = '', status: 'start' | 'interim' | 'stop' = 'interim') => {
     const store = new SessionStore(redis);
@@ -134,8 +134,8 @@ describe('session scripts: events and activity counters', () => {
   it('an extension emits session.extend with the new end', async ({ redis, tenant: t }) => {
     const r = await startSession(redis, t, { now: T0, mac: mac(7), minutes: 30, method: 'sms_otp' });
     const sid = String(r[1]);
-    const extended = await redis.extendSessionV2(keys.grant(t, 'hs_lua', mac(7)), keys.live(t, 'hs_lua'), keys.outbox(t), keys.events(t),
-      sid, T0 + 1_000, 15, 'op_9');
+    const extended = await redis.extendSessionV3(keys.grant(t, 'hs_lua', mac(7)), keys.live(t, 'hs_lua'), keys.outbox(t), keys.events(t),
+      sid, T0 + 1_000, 15, 'op_9', 'x1');
     const until = T0 + 45 * 60_000;
     expect(extended).toEqual(['extended', String(until)]);
     expect((await events(redis, t))[1]).toEqual({
@@ -143,8 +143,8 @@ describe('session scripts: events and activity counters', () => {
       data: { session_id: sid, mac: mac(7), method: 'sms_otp', hotspot_id: 'hs_lua', minutes: 15, until, by: 'op_9' },
     });
     // Not live: nothing written.
-    expect(await redis.extendSessionV2(keys.grant(t, 'hs_lua', mac(8)), keys.live(t, 'hs_lua'), keys.outbox(t), keys.events(t),
-      'sess_none', T0, 15, 'op_9')).toEqual(['gone']);
+    expect(await redis.extendSessionV3(keys.grant(t, 'hs_lua', mac(8)), keys.live(t, 'hs_lua'), keys.outbox(t), keys.events(t),
+      'sess_none', T0, 15, 'op_9', 'x2')).toEqual(['gone']);
     expect(await events(redis, t)).toHaveLength(2);
   });
 

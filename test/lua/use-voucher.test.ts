@@ -226,9 +226,9 @@ describe('use-voucher-18.lua', () => {
     }]);
     // The old session is no longer live; a later end of it (a racing sweep) finds it gone.
     expect(await redis.zscore(keys.live(t, 'hs_lua'), String(first[1]))).toBeNull();
-    expect(await redis.endSessionV2(keys.grant(t, 'hs_lua', mac(1)), keys.live(t, 'hs_lua'), keys.sessionRef(t, String(first[1])), keys.outbox(t),
+    expect(await redis.endSessionV3(keys.grant(t, 'hs_lua', mac(1)), keys.live(t, 'hs_lua'), keys.sessionRef(t, String(first[1])), keys.outbox(t),
       ...activityKeys(t, now + 2_000),
-      String(first[1]), now + 2_000, 'session_timeout', 'hs_lua', mac(1), '')).toEqual(['gone']);
+      String(first[1]), now + 2_000, 'session_timeout', 'hs_lua', mac(1), '', '')).toEqual(['gone']);
   });
 
   it('counts a new use when the grant was removed (the session ended early)', async ({ tenant: t }) => {

@@ -27,15 +27,28 @@
   ARGV[4] hotspot id
   ARGV[5] MAC
   ARGV[6] who (operator subject, or '')
+  ARGV[7] the call's operation id (random, one per end; '' none)
+
+  The call that ends the session leaves its operation id in the session
+  ref ("<hotspot> <mac> <op>"), so the same call again (ioredis resends a
+  command whose answer a dropped connection lost; a failover's retry) is
+  told it ended the session, and its caller still tells the NAS, rather
+  than 'gone' from its own first run.
 
   Returns
     {'ended', bytes_in, bytes_out, started_ms}
+    {'ended'}                     the same call again: it had ended the session
     {'gone'}                      already ended
 ]]
 local rcall = redis.call
 --- @include "session-end-record"
 
+local op = ARGV[7]
 if rcall('ZREM', KEYS[2], ARGV[1]) == 0 then
+  local ref = rcall('GET', KEYS[3])
+  if op ~= '' and ref and string.sub(ref, -(#op + 1)) == ' ' .. op then
+    return {'ended'}
+  end
   return {'gone'}
 end
 local e = grantEndFields(KEYS[1])
@@ -47,6 +60,11 @@ else
 end
 -- The id -> device reference outlives the session by an hour, so an operator
 -- acting on a session that just ended is told it ended, not that it never was.
-rcall('PEXPIRE', KEYS[3], 3600000)
+local ref = op ~= '' and rcall('GET', KEYS[3])
+if ref then
+  rcall('SET', KEYS[3], ref .. ' ' .. op, 'PX', 3600000)
+else
+  rcall('PEXPIRE', KEYS[3], 3600000)
+end
 recordSessionEnd(activityKeys(5), KEYS[4], ARGV[1], ARGV[4], ARGV[5], ARGV[2], ARGV[3], e, ARGV[6])
 return {'ended', e.bin, e.bout, e.created}

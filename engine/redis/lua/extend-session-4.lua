@@ -14,6 +14,12 @@
   ARGV[2] now, ms
   ARGV[3] minutes to add
   ARGV[4] who (operator subject)
+  ARGV[5] the call's operation id (random, one per extend)
+
+  An extend is applied once: the grant keeps the last one's operation id
+  (`xop`), and the same call again (ioredis resends a command whose answer a
+  dropped connection lost; a failover's retry) answers the end it set
+  without adding its minutes twice or queuing a second record.
 
   Returns
     {'extended', new_until_ms}
@@ -21,15 +27,18 @@
 ]]
 local rcall = redis.call
 
-local g = rcall('HMGET', KEYS[1], 'sid', 'until', 'hs', 'mac', 'ip', 'ssid', 'user', 'method')
+local g = rcall('HMGET', KEYS[1], 'sid', 'until', 'hs', 'mac', 'ip', 'ssid', 'user', 'method', 'xop')
 if g[1] ~= ARGV[1] or not rcall('ZSCORE', KEYS[2], ARGV[1]) then
   return {'gone'}
+end
+if g[9] == ARGV[5] then
+  return {'extended', g[2]}
 end
 local now = tonumber(ARGV[2])
 local from = tonumber(g[2])
 if from < now then from = now end
 local untilMs = from + tonumber(ARGV[3]) * 60000
-rcall('HSET', KEYS[1], 'until', untilMs)
+rcall('HSET', KEYS[1], 'until', untilMs, 'xop', ARGV[5])
 rcall('ZADD', KEYS[2], untilMs, ARGV[1])
 rcall('XADD', KEYS[3], '*', 'type', 'session_extend', 'rec', cjson.encode({
   type = 'session_extend', sid = ARGV[1], hs = g[3], mac = g[4], at = ARGV[2],
