@@ -32,8 +32,8 @@ describe('use-otp-14.lua', () => {
     await redis.hset(k, 'h', GOOD, 'tries', 0, 'exp', T0 + 300_000, 'rid', 'r1', 'ch', ch);
     return k;
   };
-  const use = (t: string, hash: string, now = T0, device = mac(1), terms = TERMS): Promise<UseOutcome> => store.use({
-    tenantId: t, hotspotId: HS, identity: PHONE, hash, mac: device, ip: '10.3.0.1', ssid: 'Guest', sessionId: freshSessionId(), now, terms,
+  const use = (t: string, hash: string, now = T0, device = mac(1), terms = TERMS, sessionId = freshSessionId()): Promise<UseOutcome> => store.use({
+    tenantId: t, hotspotId: HS, identity: PHONE, hash, mac: device, ip: '10.3.0.1', ssid: 'Guest', sessionId, now, terms,
   });
 
   it('the right code is consumed exactly once, and starts the session with the terms of the channel that carried it', async ({ tenant: t }) => {
@@ -51,6 +51,18 @@ describe('use-otp-14.lua', () => {
       type: 'session_start', sid, hs: HS, mac: mac(1), ip: '10.3.0.1', ssid: 'Guest', at: String(T0), until: String(until),
       user: PHONE, method: 'msgapp_otp', vid: '',
     }]);
+  });
+
+  it('the same call again (a resend after a lost answer) is answered its session, not an expired code, and starts nothing more', async ({ tenant: t }) => {
+    await code(t, 'sms');
+    const sid = freshSessionId();
+    const first = await use(t, GOOD, T0, mac(2), TERMS, sid);
+    expect(first).toMatchObject({ kind: 'started', sessionId: sid, replaced: '' });
+    const again = await use(t, GOOD, T0, mac(2), TERMS, sid);
+    expect(again).toEqual({ ...first, requestId: '' });
+    expect((await outbox(redis, t)).filter((r) => r.type === 'session_start')).toHaveLength(1);
+    // Another verify (its own session id) of the used code is what it always was.
+    expect(await use(t, GOOD, T0, mac(2))).toEqual({ kind: 'expired' });
   });
 
   it('an SMS code takes the SMS terms', async ({ tenant: t }) => {

@@ -57,7 +57,8 @@
     {'ok', session_id, grant_until_ms, replaced_session_id, auth_method, request_id}
         the code is gone; replaced_session_id is '' or the device's previous
         live session at this hotspot, ended here (its session_end record
-        queued first)
+        queued first); the same call again answers its session with
+        replaced_session_id and request_id ''
     {'expired'}                   no live code: never sent, already used, or past its validity
     {'invalid', attempts_left}    wrong code, counted
     {'locked'}                    the code took its last wrong try (now or before); it stays
@@ -77,7 +78,14 @@ local now = tonumber(ARGV[1])
 local max = tonumber(ARGV[3])
 
 local v = rcall('HMGET', KEYS[1], 'h', 'tries', 'exp', 'ch', 'rid')
-if not v[1] then return {'expired'} end
+if not v[1] then
+  -- The same call again (ioredis resends a command whose answer a dropped connection lost; a
+  -- failover's retry): the code is gone because this call used it, and the device's session is
+  -- the one it started, under the id it gave. Answered as started, not as an expired code.
+  local s = rcall('HMGET', KEYS[2], 'sid', 'until', 'method')
+  if s[1] == ARGV[8] then return {'ok', s[1], s[2], '', s[3], ''} end
+  return {'expired'}
+end
 if tonumber(v[3]) <= now then
   rcall('DEL', KEYS[1])
   return {'expired'}
