@@ -6,6 +6,9 @@ import { surnameMatches } from './surname.js';
 /** A guest as stored: short names, one JSON per reservation. */
 interface Stored { rn: string; gn: string; gf: string; gs: 0 | 1 }
 
+/** How long a checked-out reservation's sessions stay known (check-out-pms-guest-3.lua): the same check-out again ends them. */
+export const CHECKED_OUT_KEEP_MS = 10 * 60_000;
+
 const toStored = (g: PmsGuest): Stored => ({ rn: g.room, gn: g.name, gf: g.firstName, gs: g.share ? 1 : 0 });
 const fromStored = (reservation: string, s: Stored): PmsGuest => ({ reservation, room: s.rn, name: s.gn, firstName: s.gf, share: s.gs === 1 });
 
@@ -98,13 +101,16 @@ export class PmsGuestStore {
       .exec();
   }
 
-  /** Checks one reservation out; its sessions to end, or null when it was not in house. */
+  /**
+   * Checks one reservation out; its sessions to end, or null when it was not in house. The same check-out again
+   * within CHECKED_OUT_KEEP_MS (a resent command, a repeated GO) hands back the same sessions, to end again harmlessly.
+   */
   async checkOut(tenantId: string, hotspotId: string, reservation: string): Promise<CheckedOut | null> {
     for (let tries = 0; tries < 5; tries++) {
-      const g = await this.get(tenantId, hotspotId, reservation);
-      if (!g) return null;
-      const a = await this.redis.checkOutPmsGuestV1(keys.pmsGuests(tenantId, hotspotId), keys.pmsRoom(tenantId, hotspotId, g.room),
-        keys.pmsSessions(tenantId, hotspotId, reservation), reservation, g.room);
+      // Gone already: the script still hands back the sessions of a check-out moments ago (room '' is never read then).
+      const room = (await this.get(tenantId, hotspotId, reservation))?.room ?? '';
+      const a = await this.redis.checkOutPmsGuestV2(keys.pmsGuests(tenantId, hotspotId), keys.pmsRoom(tenantId, hotspotId, room),
+        keys.pmsSessions(tenantId, hotspotId, reservation), reservation, room, CHECKED_OUT_KEEP_MS);
       if (a[0] === 'gone') return null;
       if (a[0] === 'out') return { reservation, sessions: a.slice(1) };
     }

@@ -101,7 +101,7 @@ const SCRIPTS = [
   // Room sign-in over a PMS link (engine/pms/)
   { file: 'reserve-pms-guess-3.lua', name: 'reservePmsGuessV1', numberOfKeys: 3 },
   { file: 'attach-pms-session-2.lua', name: 'attachPmsSessionV1', numberOfKeys: 2 },
-  { file: 'check-out-pms-guest-3.lua', name: 'checkOutPmsGuestV1', numberOfKeys: 3 },
+  { file: 'check-out-pms-guest-3.lua', name: 'checkOutPmsGuestV2', numberOfKeys: 3 },
   { file: 'hold-pms-lease-1.lua', name: 'holdPmsLeaseV1', numberOfKeys: 1 },
 ] as const;
 
@@ -254,7 +254,7 @@ declare module 'ioredis' {
       callback?: Callback<unknown[]>,
     ): Result<unknown[], Context>;
     attachPmsSessionV1(guestsKey: string, sessionsKey: string, reservation: string, sid: string, callback?: Callback<number>): Result<number, Context>;
-    checkOutPmsGuestV1(guestsKey: string, roomKey: string, sessionsKey: string, reservation: string, room: string, callback?: Callback<string[]>): Result<string[], Context>;
+    checkOutPmsGuestV2(guestsKey: string, roomKey: string, sessionsKey: string, reservation: string, room: string, keepMs: Arg, callback?: Callback<string[]>): Result<string[], Context>;
     holdPmsLeaseV1(leaseKey: string, owner: string, mode: 'hold' | 'release', ttlMs: Arg, callback?: Callback<number>): Result<number, Context>;
   }
 }

@@ -29,13 +29,21 @@ describe('PMS scripts', () => {
     await redis.multi().hset(g, 'R1', JSON.stringify({ rn: '101', gn: 'KÖHLER', gf: '', gs: 0 })).sadd(room, 'R1').exec();
     expect(await redis.attachPmsSessionV1(g, sess, 'R1', 'sess_a')).toBe(1);
     // A stale room (the guest moved meanwhile): nothing removed, the caller reads again.
-    expect(await redis.checkOutPmsGuestV1(g, keys.pmsRoom(tenant, 'hs_1', '999'), sess, 'R1', '999')).toEqual(['moved']);
-    expect(await redis.checkOutPmsGuestV1(g, room, sess, 'R1', '101')).toEqual(['out', 'sess_a']);
-    expect(await redis.exists(g, room, sess)).toBe(0);
+    expect(await redis.checkOutPmsGuestV2(g, keys.pmsRoom(tenant, 'hs_1', '999'), sess, 'R1', '999', 60_000)).toEqual(['moved']);
+    expect(await redis.checkOutPmsGuestV2(g, room, sess, 'R1', '101', 60_000)).toEqual(['out', 'sess_a']);
+    expect(await redis.exists(g, room)).toBe(0);
     // The sign-in that lost the race: nothing attached, it ends its session itself.
     expect(await redis.attachPmsSessionV1(g, sess, 'R1', 'sess_b')).toBe(0);
-    expect(await redis.exists(sess)).toBe(0);
-    expect(await redis.checkOutPmsGuestV1(g, room, sess, 'R1', '101')).toEqual(['gone']);
+    expect(await redis.smembers(sess)).toEqual(['sess_a']);
+    // The same check-out again (a resent command, a repeated GO), room known or not: the same sessions to end, not 'gone'.
+    expect(await redis.checkOutPmsGuestV2(g, room, sess, 'R1', '101', 60_000)).toEqual(['out', 'sess_a']);
+    expect(await redis.checkOutPmsGuestV2(g, keys.pmsRoom(tenant, 'hs_1', ''), sess, 'R1', '', 60_000)).toEqual(['out', 'sess_a']);
+    const ttl = await redis.pttl(sess);
+    expect(ttl).toBeGreaterThan(50_000);
+    expect(ttl).toBeLessThanOrEqual(60_000);
+    // Once the set has lapsed, the reservation is simply gone.
+    await redis.del(sess);
+    expect(await redis.checkOutPmsGuestV2(g, room, sess, 'R1', '101', 60_000)).toEqual(['gone']);
   });
 
   test('reserve-pms-guess-3: a device past its limit is refused with the true wait, counted as a refusal, nothing added', async ({ redis, tenant }) => {
