@@ -26,8 +26,8 @@ describe('sponsor scripts', () => {
     }, now);
     return { r, requestId, hash };
   };
-  const approve = (store: SponsorStore, t: string, requestId: string, hash: string, now = T0 + 1000, device = mac(1)) => store.approve({
-    tenantId: t, requestId, tokenHash: hash, mac: device, hotspotId: HS, ip: '10.0.0.9', ssid: 'Guest', sessionId: freshSessionId(),
+  const approve = (store: SponsorStore, t: string, requestId: string, hash: string, now = T0 + 1000, device = mac(1), sessionId = freshSessionId()) => store.approve({
+    tenantId: t, requestId, tokenHash: hash, mac: device, hotspotId: HS, ip: '10.0.0.9', ssid: 'Guest', sessionId,
     minutes: 240, idleSec: 0, user: 'ali@host.example', downKbps: 0, upKbps: 0, quotaMb: 0, sessionQuotaMb: 0, profile: '',
   }, now);
 
@@ -53,6 +53,19 @@ describe('sponsor scripts', () => {
     expect((await store.get(t, requestId, T0 + 3000))).toMatchObject({ status: 'approved', minutes: 240, sessionId: a[1] });
     // A token for another request, or for another device, is not this link.
     expect(await approve(store, t, requestId, newLinkToken(t).hash)).toEqual(['unknown']);
+  });
+
+  it('the same approval again (a resend after a lost answer) is answered as made, and starts nothing more', async ({ redis, tenant: t }) => {
+    const store = new SponsorStore(redis);
+    const { requestId, hash } = await file(store, t);
+    const sid = freshSessionId();
+    const a = await approve(store, t, requestId, hash, T0 + 1000, mac(1), sid);
+    expect(a).toEqual(['ok', sid, String(T0 + 1000 + 240 * 60_000), '']);
+    expect(await approve(store, t, requestId, hash, T0 + 1000, mac(1), sid)).toEqual(a);
+    const starts = (await redis.xrange(keys.outbox(t), '-', '+')).filter(([, f]) => f[1] === 'session_start');
+    expect(starts).toHaveLength(1);
+    // Any other approval of the link (its own session id) is told the link is used.
+    expect(await approve(store, t, requestId, hash)).toEqual(['used']);
   });
 
   it('concurrent approvals and rejections on separate connections: exactly one wins', async ({ redis, tenant: t }) => {

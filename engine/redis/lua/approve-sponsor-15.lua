@@ -40,7 +40,8 @@
   ARGV[16] bandwidth profile ('' none)
 
   Returns
-    {'ok', session_id, grant_until_ms, replaced_session_id}   the request is approved
+    {'ok', session_id, grant_until_ms, replaced_session_id}   the request is approved (the same
+                      call again: the same answer, replaced_session_id '')
     {'unknown'}       no such link (never made, or its request is gone)
     {'used'}          the link was used already (approved or rejected)
     {'expired'}       past the link's lifetime
@@ -52,8 +53,11 @@ local rcall = redis.call
 
 local now = tonumber(ARGV[1])
 if rcall('GET', KEYS[1]) ~= ARGV[2] then return {'unknown'} end
-local r = rcall('HMGET', KEYS[2], 'status', 'th', 'exp', 'mac', 'hs', 'guest', 'sponsor')
+local r = rcall('HMGET', KEYS[2], 'status', 'th', 'exp', 'mac', 'hs', 'guest', 'sponsor', 'sid', 'until')
 if not r[1] or r[2] ~= ARGV[3] or r[4] ~= ARGV[4] or r[5] ~= ARGV[5] then return {'unknown'} end
+-- The same call again (ioredis resends a command whose answer a dropped connection lost): the
+-- approval it made, under the session id it gave, answered as made rather than as a used link.
+if r[1] == 'approved' and r[8] == ARGV[8] then return {'ok', r[8], r[9], ''} end
 if r[1] ~= 'pending' then return {'used'} end
 if tonumber(r[3]) <= now then return {'expired'} end
 
