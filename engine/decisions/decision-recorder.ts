@@ -24,8 +24,8 @@ const MAX_GROUPS = 10_000;
 export const ENTRIES_PER_CALL = 500;
 /** How long a failed call is tried again, at every flush, before its decisions are given up: about a Redis failover. */
 export const RETRY_FOR_MS = 60_000;
-/** How long Redis keeps a call's batch marker (record-decisions-6.lua): past the last retry of the call. */
-export const DECISION_BATCH_TTL_MS = 10 * 60_000;
+/** How long Redis remembers a recorder's last call applied to a tenant (record-decisions-6.lua): past the last retry of a call. */
+export const DECISION_CALLS_TTL_MS = 10 * 60_000;
 
 /** The error codes whose catalogue status is 5xx: a reject for one of them is our failure (ACTIVITY.errors), not the guest's. */
 const SERVER_SIDE = serverSideCodes();
@@ -33,12 +33,13 @@ const SERVER_SIDE = serverSideCodes();
 /** Alike re-checks of one flush, folded into one entry: the newest one, and how many. */
 interface Folded { d: SignInDecision; count: number }
 
-/** One script call: a run of one tenant's entries in one 10-second step, with the batch id that makes a retry harmless. */
+/** One script call: a run of one tenant's entries in one 10-second step, with the number that makes a retry harmless. */
 interface Call {
   tenantId: string;
   step: number;
   entries: Folded[];
-  batchId: string;
+  /** This recorder's calls are numbered 1, 2, ...; a tenant's reach Redis in that order. */
+  seq: number;
   /** When a write of it first failed (ms); 0 until then. */
   failedAt: number;
 }
@@ -65,10 +66,11 @@ interface Call {
  *
  * A call that fails (Redis away, a failover) is kept and sent again at the
  * next flushes, before anything newer of its tenant, for RETRY_FOR_MS; then
- * its decisions are given up (logged and counted). Each call carries a batch
- * id, and the script applies a batch once: a call that reached Redis but
- * whose answer was lost, sent again by us or resent by ioredis on
- * reconnecting, counts and emits nothing twice. What a process that dies
+ * its decisions are given up (logged and counted). Calls are numbered, and
+ * the script applies a call only when its number is past the tenant's last
+ * applied one from this recorder: a call that reached Redis but whose
+ * answer was lost, sent again by us or resent by ioredis on reconnecting,
+ * counts and emits nothing twice. What a process that dies
  * holds (the last flush's worth, and calls waiting for a retry) is lost.
  */
 export class DecisionRecorder implements DecisionSink {
@@ -79,8 +81,8 @@ export class DecisionRecorder implements DecisionSink {
   private retryingEntries = 0;
   private flushing: Promise<void> | null = null;
   private readonly timer: NodeJS.Timeout;
-  /** Batch ids: this recorder's random prefix and a count. */
-  private readonly instance = randomBytes(6).toString('hex');
+  /** This recorder's id in the tenants' applied-calls hashes, and the number of its last call. */
+  private readonly id = randomBytes(6).toString('hex');
   private calls = 0;
 
   /** `also` gets every decision as it is recorded (the Prometheus counter). */
@@ -161,7 +163,7 @@ export class DecisionRecorder implements DecisionSink {
         tail.entries.push(f);
         continue;
       }
-      const call: Call = { tenantId: f.d.tenantId, step, entries: [f], batchId: `${this.instance}-${++this.calls}`, failedAt: 0 };
+      const call: Call = { tenantId: f.d.tenantId, step, entries: [f], seq: ++this.calls, failedAt: 0 };
       calls.push(call);
       last.set(f.d.tenantId, call);
     }
@@ -200,8 +202,8 @@ export class DecisionRecorder implements DecisionSink {
     const [minute, hour] = activityBuckets(c.tenantId, c.entries[0]!.d.at);
     return this.redis.recordDecisionsV4(
       keys.decisions(c.tenantId), keys.events(c.tenantId), minute, hour, keys.decisionStep(c.tenantId, c.step),
-      keys.decisionBatch(c.tenantId, c.batchId), DECISIONS_MAXLEN, DECISION_BATCH_TTL_MS, ACTIVITY_TTL.minute, ACTIVITY_TTL.hour, ACTIVITY_TTL.step,
-      ACTIVITY.accepts, ACTIVITY.rejects, ACTIVITY.errors, ...args);
+      keys.decisionCalls(c.tenantId), DECISIONS_MAXLEN, DECISION_CALLS_TTL_MS, ACTIVITY_TTL.minute, ACTIVITY_TTL.hour, ACTIVITY_TTL.step,
+      ACTIVITY.accepts, ACTIVITY.rejects, ACTIVITY.errors, this.id, c.seq, ...args);
   }
 
   /** Failed calls kept for the next flush, unless they have been failing for RETRY_FOR_MS. */

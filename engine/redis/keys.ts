@@ -97,8 +97,8 @@ export const keys = {
   decisionStep: (tenantId: string, step: number) => `${tag(tenantId)}:ad:${step}`,
   /** Stream: the latest sign-in decisions (the dashboard's `decisions` list); trimmed to about DECISIONS_MAXLEN. */
   decisions: (tenantId: string) => `${tag(tenantId)}:dec`,
-  /** String: a decision recorder's call already applied (record-decisions-6.lua); expires after DECISION_BATCH_TTL_MS. */
-  decisionBatch: (tenantId: string, batchId: string) => `${tag(tenantId)}:decb:${batchId}`,
+  /** Hash: each decision recorder's last call applied, recorder id -> its number (record-decisions-6.lua); expires DECISION_CALLS_TTL_MS after the last. */
+  decisionCalls: (tenantId: string) => `${tag(tenantId)}:decb`,
   /** Hash: MAC -> number of its live sessions (at any hotspot); HLEN = devices online. +1 at start, -1 at end, field removed at 0. */
   liveDevices: (tenantId: string) => `${tag(tenantId)}:ldev`,
   /**

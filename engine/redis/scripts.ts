@@ -224,8 +224,9 @@ declare module 'ioredis' {
     ): Result<string, Context>;
     markNasSeenV1(seenKey: string, eventsKey: string, silentMs: Arg, maxlen: Arg, ...nasIdHotspotMs: Arg[]): Result<number, Context>;
     recordDecisionsV4(
-      decisionsKey: string, eventsKey: string, minuteKey: string, hourKey: string, stepKey: string, batchKey: string,
-      decisionsMaxlen: Arg, batchTtlMs: Arg, minuteTtl: Arg, hourTtl: Arg, stepTtl: Arg, acc: string, rej: string, err: string,
+      decisionsKey: string, eventsKey: string, minuteKey: string, hourKey: string, stepKey: string, callsKey: string,
+      decisionsMaxlen: Arg, callsTtlMs: Arg, minuteTtl: Arg, hourTtl: Arg, stepTtl: Arg, acc: string, rej: string, err: string,
+      recorder: string, call: Arg,
       ...decisions: Arg[]
     ): Result<number, Context>;
     /** numKeys, then that many keys, then the reads (lua/read-batch-n.lua): one reply per read. */

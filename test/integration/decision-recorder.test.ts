@@ -163,7 +163,10 @@ describe('DecisionRecorder', () => {
     expect(await redis.get(keys.decisionStep(t, stepOf(AT)))).toBe('5');
     expect(await redis.hget(activityBuckets(t, AT)[0], 'rej')).toBe('5');
     expect(metrics.value('dashboard_decisions_dropped_total')).toBe(0);
-    await redis.del(...activityBuckets(t, AT), keys.decisions(t), keys.events(t), keys.decisionStep(t, stepOf(AT)));
+    // What remembers the applied calls: one hash per tenant, one field per recorder, expiring.
+    expect(await redis.hlen(keys.decisionCalls(t))).toBe(1);
+    expect(await redis.pttl(keys.decisionCalls(t))).toBeGreaterThan(0);
+    await redis.del(...activityBuckets(t, AT), keys.decisions(t), keys.events(t), keys.decisionStep(t, stepOf(AT)), keys.decisionCalls(t));
   });
 
   test('while Redis is away the decisions wait, in order, and are written once it is back', async ({ redis }) => {

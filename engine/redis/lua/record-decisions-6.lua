@@ -36,21 +36,26 @@
   KEYS[3] activity of the step's minute   {t:T}:am:<minute>
   KEYS[4] activity of the step's hour     {t:T}:ah:<hour>
   KEYS[5] the step's decision counter     {t:T}:ad:<step>
-  KEYS[6] the call's batch marker         {t:T}:decb:<batch id>
+  KEYS[6] the tenant's applied calls     {t:T}:decb   recorder -> its last call applied
 
-  A call is applied once: the recorder sends a failed call again with the
-  same batch id (and ioredis resends a call whose reply a dropped
-  connection lost), and a call whose marker exists changes nothing and
-  returns 0. The marker is set last, so a call that stopped half-way is
-  applied again whole.
+  A call is applied once: the recorder sends a failed call again (and
+  ioredis resends a call whose answer a dropped connection lost). Each
+  recorder numbers its calls, and a tenant's calls reach Redis in their
+  order (the recorder sends them one after another, a failed one and the
+  ones behind it again before anything newer), so a call numbered no higher
+  than the tenant's last applied one from the same recorder is a repeat: it
+  changes nothing and returns 0. The number is stored last, so a call that
+  stopped half-way is applied again whole. One hash per tenant, one field
+  per recorder (process), kept ARGV[2] ms after its last call.
 
   ARGV[1] decisions stream MAXLEN (approximate)
-  ARGV[2] how long the batch marker is kept, ms (longer than the recorder retries a call);
+  ARGV[2] how long the applied calls are remembered, ms (longer than the recorder retries a call);
           the events stream is trimmed by engine/events/event-trimmer.ts only
   ARGV[3] minute bucket TTL, s
   ARGV[4] hour bucket TTL, s
   ARGV[5] step counter TTL, s
   ARGV[6..8] the ACTIVITY field names for accepts, rejects and errors
+  ARGV[9] the recorder's id, ARGV[10] the call's number (1, 2, ... per recorder)
   then per entry, 9 values: at (ms; of the last decision folded in),
   outcome (accept|reject), method, reason ('' for an accept), hotspot id,
   source (portal|otp|radius), flags ('s' when it was a sign-in: counted as an
@@ -63,7 +68,8 @@
   when the batch was applied before.
 ]]
 local rcall = redis.call
-if rcall('EXISTS', KEYS[6]) == 1 then return 0 end
+local applied = rcall('HGET', KEYS[6], ARGV[9])
+if applied and tonumber(applied) >= tonumber(ARGV[10]) then return 0 end
 local ACC, REJ, ERR = ARGV[6], ARGV[7], ARGV[8]
 local counts = {}
 local stepCounts = {}
@@ -73,9 +79,9 @@ local function add(field, c)
   counts[field] = (counts[field] or 0) + c
 end
 -- The step's place in its minute (six 10-second steps a minute), from the first entry's time.
-local stepInMinute = ARGV[9] and tostring(math.floor(tonumber(ARGV[9]) / 10000) % 6) or '0'
+local stepInMinute = ARGV[11] and tostring(math.floor(tonumber(ARGV[11]) / 10000) % 6) or '0'
 
-for i = 9, #ARGV, 9 do
+for i = 11, #ARGV, 9 do
   local at, outcome, method, reason, hs, source, flags = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5], ARGV[i + 6]
   local mac = ARGV[i + 8]
   local c = tonumber(ARGV[i + 7])
@@ -123,5 +129,6 @@ rcall('EXPIRE', KEYS[3], ARGV[3])
 rcall('EXPIRE', KEYS[4], ARGV[4])
 rcall('INCRBY', KEYS[5], n)
 rcall('EXPIRE', KEYS[5], ARGV[5])
-rcall('SET', KEYS[6], n, 'PX', ARGV[2])
+rcall('HSET', KEYS[6], ARGV[9], ARGV[10])
+rcall('PEXPIRE', KEYS[6], ARGV[2])
 return n
