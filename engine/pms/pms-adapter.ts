@@ -29,7 +29,7 @@ export interface PmsListener {
   linkUp(resync: boolean): Promise<void>;
   /** The PMS sent something (a record or a keep-alive answer): the link lives. Cheap: called per frame. */
   alive(): void;
-  /** The connection closed or its dead-link timer fired; the adapter reconnects by itself. */
+  /** The connection closed or its dead-link timer fired; the adapter reconnects by itself. Not called for the adapter's own close(). */
   linkDown(why: string): Promise<void>;
   /** Whether this link start must ask for a database resync (the gap since the link was last alive, or never synced). */
   resyncWanted(): Promise<boolean>;

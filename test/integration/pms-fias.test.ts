@@ -244,6 +244,21 @@ describe('room sign-in over Oracle FIAS', () => {
     expect((await verify(h, '707', 'AYDIN', randomMac())).status).toBe(200);
   });
 
+  it('a stall of the engine itself (a GC pause, a machine short of CPU) is no silence of the PMS: the link stays up', async () => {
+    const h = await hotel(3600, [{ reservation: `W${suffix}`, room: '808', name: 'Wait' }]);
+    const conn = h.sim.connections;
+    const probes = () => h.sim.received.filter((x) => x.conn === conn && x.r.type === 'LS').length;
+    // This process (the engine and the simulator in it) does not run for longer than the dead-link time (3 s):
+    // the simulator's answers and the engine's timers all wait, as on a machine that gave neither a CPU.
+    const stallEnd = Date.now() + 3_500;
+    while (Date.now() < stallEnd) { /* not running */ }
+    const before = probes();
+    // Running again, the engine goes on probing the same connection (a link declared dead would be dialled again).
+    await h.sim.waitFor(() => probes() >= before + 2, 15_000, 'keep-alive probes after the stall');
+    expect(h.sim.connections).toBe(conn);
+    expect((await link(h.t)).status.accepting_sign_ins).toBe(true);
+  });
+
   it('a resync after a long gap reconciles by difference: gone guests checked out, new ones added, unchanged ones untouched', async () => {
     const stay = { reservation: `R1${suffix}`, room: '501', name: 'STAYS, B' };
     const leave = { reservation: `R2${suffix}`, room: '502', name: 'LEAVES' };

@@ -13,7 +13,12 @@ import { addCoaNas } from '../support/loopback-nas.js';
  */
 
 const randomMac = macs();
-const ENV = { PMS_HOLD_LINKS: 'true', PMS_KEEPALIVE_SEC: '1', PMS_STALE_AFTER_SEC: '5', PMS_LEASE_MS: '1500', PMS_RECONNECT_MAX_SEC: '1', ACTOR_THREADS: '1' };
+/**
+ * A short lease, so hand-overs and take-overs happen within a test. The link's liveness (keep-alive, dead-link
+ * time, staleness) is pms-fias.test.ts's and keeps its defaults here: no sign-in of these tests depends on a
+ * keep-alive answered within a few seconds on a machine short of CPU.
+ */
+const ENV = { PMS_HOLD_LINKS: 'true', PMS_LEASE_MS: '1500', PMS_RECONNECT_MAX_SEC: '1', ACTOR_THREADS: '1' };
 
 describe('room sign-in: guessing limits, outbound check, one link holder', () => {
   let a: Running;
@@ -131,6 +136,22 @@ describe('room sign-in: guessing limits, outbound check, one link holder', () =>
       }
     } finally {
       await owner.stop();
+    }
+  });
+
+  it('a holder that lets the link go on purpose (a stop, a hand-over) leaves the list trusted: sign-ins go on while the next one links', async () => {
+    // A process of its own saves the link and so takes it at once (the other processes leave a link just saved to its saver).
+    const h = await startService(ENV);
+    let stopped = false;
+    try {
+      const { t } = await linkedHotel(h, [{ reservation: 'S1', room: '550', name: 'ŞAHİN' }]);
+      expect(await a.service.engine.redis.get(keys.pmsLease(t.tenantId, t.hotspotId))).toBe(h.service.engine.config.nodeId);
+      await h.stop(); // LE sent, lease given back: no cut
+      stopped = true;
+      expect(await a.service.engine.redis.hget(keys.pmsState(t.tenantId, t.hotspotId), 'up')).toBe('1');
+      expect((await verify(a, t, { room: '550', surname: 'Sahin', mac: randomMac() })).status).toBe(200);
+    } finally {
+      if (!stopped) await h.stop();
     }
   });
 

@@ -34,9 +34,11 @@ const HIGH_WATER = 256;
  *
  * Keep-alive: after keepAliveMs without sending, we send LS and the PMS
  * answers LA; an LS from the PMS (its own restart of the link) is answered
- * with the link description again. Dead link: no frame for deadAfterMs, the
- * socket is destroyed. Every close is followed by a reconnection with
- * exponential back-off and jitter. close() sends LE and stops.
+ * with the link description again. Dead link: no frame for deadAfterMs of
+ * the time this process was running (a stall of ours is not the PMS's
+ * silence), the socket is destroyed. Every close is followed by a
+ * reconnection with exponential back-off and jitter. close() sends LE and
+ * stops, and is no cut (the listener's linkDown is not called).
  *
  * The host is checked by the outbound policy on every connection and the
  * socket connects to the very address checked (no second lookup).
@@ -50,6 +52,9 @@ export class FiasLink implements PmsAdapter {
   private reconnectTimer: NodeJS.Timeout | undefined;
   private keepAliveTimer: NodeJS.Timeout | undefined;
   private lastHeard = 0;
+  /** When the keep-alive timer last ran, and how long since lastHeard this process was not running it (tick()). */
+  private lastTick = 0;
+  private stalledMs = 0;
   private lastSent = 0;
   /** Records apply one after the other, in the PMS's order. */
   private chain: Promise<void> = Promise.resolve();
@@ -102,7 +107,9 @@ export class FiasLink implements PmsAdapter {
       this.state = 'starting';
       this.lastHeard = this.o.now();
       this.send(record('LS', stamp(this.o.now())));
-      this.keepAliveTimer = setInterval(() => this.tick(), Math.max(50, Math.min(this.o.keepAliveMs, this.o.deadAfterMs) / 4));
+      this.lastTick = this.o.now();
+      this.stalledMs = 0;
+      this.keepAliveTimer = setInterval(() => this.tick(), this.tickMs);
     });
     s.on('data', (chunk: Buffer) => {
       for (const r of this.decoder.push(chunk)) this.enqueue(r);
@@ -114,7 +121,9 @@ export class FiasLink implements PmsAdapter {
       this.state = 'idle';
       this.socket = null;
       this.resyncing = false;
-      if (wasUp) this.enqueueTask(() => this.listener.linkDown('closed'));
+      // Our own close (the link handed to the process owning the hotspot, a changed link, a stop) is no cut:
+      // the list stays as current as the PMS left it, trusted for PMS_STALE_AFTER_SEC while the next holder links.
+      if (wasUp && !this.closed) this.enqueueTask(() => this.listener.linkDown('closed'));
       if (!this.closed) this.scheduleReconnect();
     });
   }
@@ -128,10 +137,18 @@ export class FiasLink implements PmsAdapter {
     this.reconnectTimer = setTimeout(() => void this.open(), delay);
   }
 
+  private get tickMs(): number {
+    return Math.max(50, Math.min(this.o.keepAliveMs, this.o.deadAfterMs) / 4);
+  }
+
   private tick(): void {
     const now = this.o.now();
-    if (now - this.lastHeard > this.o.deadAfterMs) {
-      this.log.warn({ host: this.o.host, silentMs: now - this.lastHeard }, 'PMS link dead (no frame within the dead-link time); reconnecting');
+    // A tick more than two periods late means this process did not run (a GC pause, a machine short of CPU): the
+    // PMS's answers may be waiting unread, and that time is no silence of the PMS's.
+    this.stalledMs += Math.max(0, now - this.lastTick - 2 * this.tickMs);
+    this.lastTick = now;
+    if (now - this.lastHeard - this.stalledMs > this.o.deadAfterMs) {
+      this.log.warn({ host: this.o.host, silentMs: now - this.lastHeard, stalledMs: this.stalledMs }, 'PMS link dead (no frame within the dead-link time); reconnecting');
       this.socket?.destroy();
       return;
     }
@@ -146,6 +163,7 @@ export class FiasLink implements PmsAdapter {
 
   private enqueue(r: FiasRecord): void {
     this.lastHeard = this.o.now();
+    this.stalledMs = 0;
     // Only a configured link's frames are heartbeats: before that, the gap since the link was last
     // alive must stay as it was, for the resync decision at LA.
     if (this.state === 'up') this.listener.alive();
