@@ -23,6 +23,8 @@
   KEYS[4] done zset          {t:T}:wh:done   delivery id -> forget at ms
   KEYS[5] dead zset          {t:T}:wh:dead   delivery id -> died at ms
   KEYS[6] subscriptions hash {t:T}:wh:subs   the active subscriptions
+  KEYS[7] the claim's memory {t:T}:wh:tok:<token>   what this token claimed (includes/claim-memory.lua):
+                             the same call again is answered with that, nothing more claimed
 
   ARGV[1] now, ms
   ARGV[2] lease, ms (longer than an attempt's deadline)
@@ -38,6 +40,10 @@ local rcall = redis.call
 local now = tonumber(ARGV[1])
 
 --- @include "write-deliveries"
+--- @include "claim-memory"
+
+local recalled = recallClaim(KEYS[7], ARGV[4], KEYS[2], KEYS[3])
+if recalled then return recalled end
 
 local FORGET = 1000
 local forget = rcall('ZRANGEBYSCORE', KEYS[4], '-inf', now, 'LIMIT', 0, FORGET)
@@ -104,4 +110,5 @@ for i = 1, #ids do
   end
 end
 writeDeliveries({ gone = dropped, unqueued = ended, written = written, due = due, dead = dead, done = done })
+rememberClaim(KEYS[7], out, 1, ARGV[2])
 return out
