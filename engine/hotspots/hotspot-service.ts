@@ -34,6 +34,8 @@ export interface HotspotInput {
 export interface HotspotRef {
   id: string;
   tenantId: string;
+  /** The operator's name for it (the console's, `POST /v1/hotspots {name}`). */
+  name: string;
   timezone: string;
   redirectUrl: string | null;
   sessionMinutes: number | null;
@@ -181,7 +183,7 @@ export class HotspotService {
     }
     const r = rows[0];
     const ref = r ? {
-      id: r.id, tenantId: r.tenant_id, timezone: r.timezone,
+      id: r.id, tenantId: r.tenant_id, name: r.name, timezone: r.timezone,
       redirectUrl: r.settings.redirect_url ?? null, sessionMinutes: r.settings.session_minutes ?? null,
       portal: portalSettingsOf(r.portal, r.uam_secret), uamSecret: r.uam_secret || null,
     } : null;

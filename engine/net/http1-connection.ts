@@ -30,6 +30,8 @@ export interface Exchange {
   reject(err: Error): void;
   data: string | Buffer;
   maxBody: number;
+  /** An answer body past maxBody: false fails the request; true ends it there (the status stands, the body cut, the connection closed). */
+  cutBody: boolean;
   timer: NodeJS.Timeout | undefined;
   /** The connection carrying it, once it has one. */
   conn: Http1Connection | null;
@@ -119,7 +121,7 @@ export class Http1Connection {
       }
       this.bodyAt = end + 4;
     }
-    const body = this.body(ex.maxBody);
+    const body = this.body(ex.maxBody, ex.cutBody);
     if (!body) return;
     this.ex = null;
     finish(ex, null, { status: this.status, headers: this.headers, body: body.data });
@@ -159,24 +161,31 @@ export class Http1Connection {
     if (this.chunked) this.length = -1;
   }
 
-  /** The whole body and how many bytes came after it, or null while more must arrive. */
-  private body(max: number): { data: Buffer; rest: number } | null {
+  /**
+   * The whole body and how many bytes came after it, or null while more must arrive. A body past `max` fails,
+   * or with `cut` ends the answer there (rest -1: the connection is closed, not reused).
+   */
+  private body(max: number, cut: boolean): { data: Buffer; rest: number } | null {
     const b = this.buf;
     const at = this.bodyAt;
+    const over = (data: Buffer): { data: Buffer; rest: number } => {
+      if (!cut) throw new Error(`answer larger than ${max} bytes`);
+      return { data: data.subarray(0, max), rest: -1 };
+    };
     if (this.status === 204 || this.status === 304) return { data: EMPTY, rest: b.length - at };
-    if (this.chunked) return this.chunks(max);
+    if (this.chunked) return this.chunks(max, over);
     if (this.length >= 0) {
-      if (this.length > max) throw new Error(`answer larger than ${max} bytes`);
+      if (this.length > max) return over(b.subarray(at));
       if (b.length - at < this.length) return null;
       return { data: b.subarray(at, at + this.length), rest: b.length - at - this.length };
     }
     // No length and not chunked: the body ends when the server closes (gone() completes it).
     this.keepAlive = false;
-    if (b.length - at > max) throw new Error(`answer larger than ${max} bytes`);
+    if (b.length - at > max) return over(b.subarray(at));
     return null;
   }
 
-  private chunks(max: number): { data: Buffer; rest: number } | null {
+  private chunks(max: number, over: (data: Buffer) => { data: Buffer; rest: number }): { data: Buffer; rest: number } | null {
     const b = this.buf;
     const parts: Buffer[] = [];
     let size = 0;
@@ -195,7 +204,7 @@ export class Http1Connection {
         return end < 0 ? null : { data: Buffer.concat(parts, size), rest: b.length - end - 4 };
       }
       size += n;
-      if (size > max) throw new Error(`answer larger than ${max} bytes`);
+      if (size > max) return over(Buffer.concat(parts));
       if (b.length < pos + n + 2) return null;
       parts.push(b.subarray(pos, pos + n));
       pos += n + 2;

@@ -46,8 +46,10 @@ export interface OutboundRequest {
   body?: string | Buffer;
   /** One deadline for the whole exchange; past it the request fails with an Error named TimeoutError. */
   timeoutMs: number;
-  /** An answer body larger than this fails the request (default 64 KiB). */
+  /** An answer body larger than this fails the request (default 64 KiB)... */
   maxBodyBytes?: number;
+  /** ...unless this is set: the answer then ends there, its status standing and its body cut (the connection closed). */
+  cutLongBody?: boolean;
 }
 
 export interface OutboundAnswer {
@@ -111,7 +113,7 @@ export class OutboundHttp {
     return new Promise<OutboundAnswer>((resolve, reject) => {
       const ex: Exchange = {
         resolve: (a) => resolve({ status: a.status, headers: a.headers, body: a.body, durationMs: performance.now() - t0 }),
-        reject, data, maxBody: r.maxBodyBytes ?? DEFAULT_MAX_BODY, done: false, conn: null, timer: undefined,
+        reject, data, maxBody: r.maxBodyBytes ?? DEFAULT_MAX_BODY, cutBody: r.cutLongBody === true, done: false, conn: null, timer: undefined,
       };
       ex.timer = setTimeout(() => {
         target.origin.forget(ex);

@@ -21,7 +21,10 @@ export interface WebhookTransport {
   close(): void;
 }
 
-/** Receivers' answer bodies are read and thrown away; one larger than this ends the connection. */
+/**
+ * Receivers' answer bodies are read and thrown away; past this much the answer is taken as it stands (a 2xx is a
+ * delivery: success is the status, not the body) and the connection is closed.
+ */
 const MAX_ANSWER_BYTES = 64 * 1024;
 const JSON_TYPE = { 'content-type': 'application/json', 'user-agent': 'guest-wifi-webhooks/1' } as const;
 
@@ -38,7 +41,7 @@ export class OutboundWebhookTransport implements WebhookTransport {
   async post(url: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<TransportAnswer> {
     // The dispatcher's headers (signedHeaders) are lower-case already: copied as they are, after the fixed two.
     const h: Record<string, string> = Object.assign({ 'content-type': JSON_TYPE['content-type'], 'user-agent': JSON_TYPE['user-agent'] }, headers);
-    const a = await this.client.request({ url, method: 'POST', headers: h, body, timeoutMs, maxBodyBytes: MAX_ANSWER_BYTES });
+    const a = await this.client.request({ url, method: 'POST', headers: h, body, timeoutMs, maxBodyBytes: MAX_ANSWER_BYTES, cutLongBody: true });
     return { status: a.status, retryAfter: a.headers['retry-after'] ?? '' };
   }
 

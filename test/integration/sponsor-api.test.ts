@@ -248,7 +248,9 @@ test('at a mac_auth hotspot the approval sends the NAS a CoA-Request naming the 
     const mac = nextMac();
     const sponsor = sponsorOf('coa');
     expect((await ask(svc, v, mac, sponsor)).status).toBe(200);
-    await smtp.waitFor(sponsor);
+    // A hotspot whose portal has no display name is named to the sponsor by the operator's name for it.
+    expect((await smtp.waitFor(sponsor)).text).toContain('Kat 2');
+    expect((await pageOf(linksIn(smtp, sponsor).approve)).text).toContain('at Kat 2.');
     expect((await decide(formUrl(linksIn(smtp, sponsor).approve), { action: 'approve', minutes: '60' })).status).toBe(200);
     const coa = await da.waitFor((r: DaRequest) => r.code === RadiusCode.COA_REQUEST && attributeValue(r.packet, Attr.CALLING_STATION_ID)?.toString() === dashed(mac), 5000);
     const timeout = attributeValue(coa.packet, Attr.SESSION_TIMEOUT)!.readUInt32BE(0);

@@ -244,6 +244,21 @@ describe('webhooks', () => {
     expect(list.every((a: { code: number; error: string }) => a.code === 302 && /redirect/.test(a.error))).toBe(true);
   });
 
+  test('a 2xx with a long answer body is a delivery (success is the status), sent once', async ({ svc, tenant }) => {
+    const p = path();
+    const id = await subscribe(svc, tenant, ['session.start'], p);
+    const before = rx.reply;
+    rx.reply = (r, i) => (r.path === p ? { status: 200, body: 'x'.repeat(200 * 1024) } : before(r, i));
+    try {
+      await emit(svc, tenant, 'session.start', { session_id: 's-long-answer' });
+      await until(async () => (await call(svc.base, 'GET', `/v1/webhooks/${id}/deliveries`, { auth: tenant.apiKey })).body.data.length === 1,
+        { what: 'the attempt recorded' });
+    } finally { rx.reply = before; }
+    const list = (await call(svc.base, 'GET', `/v1/webhooks/${id}/deliveries`, { auth: tenant.apiKey })).body.data;
+    expect(list.map((a: { status: string; code: number }) => [a.status, a.code])).toEqual([['delivered', 200]]);
+    expect(at(p)).toHaveLength(1);
+  });
+
   test('410 Gone disables the subscription (active: false) and nothing more is sent to it, a redelivery neither (409)', async ({ svc, tenant }) => {
     const p = path();
     const id = await subscribe(svc, tenant, ['session.start'], p);

@@ -16,6 +16,8 @@ export interface Received {
 export interface Reply {
   status: number;
   headers?: Record<string, string>;
+  /** The answer's body (default 'ok'). */
+  body?: string;
   delayMs?: number;
   /** The test lets the answer go: a sender kept busy exactly as long as the test needs, not for a guessed time. */
   heldUntil?: Promise<void>;
@@ -55,7 +57,7 @@ export class WebhookReceiver {
         // A sender that gave up (its deadline, or its process killed) is gone: nothing was answered to it.
         if (res.destroyed || req.socket.destroyed) { this.notify(); return; }
         res.writeHead(reply.status, reply.headers ?? {});
-        res.end('ok', () => { r.answered = reply.status; this.notify(); });
+        res.end(reply.body ?? 'ok', () => { r.answered = reply.status; this.notify(); });
       };
       this.notify();
       if (reply.heldUntil) {

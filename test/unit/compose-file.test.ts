@@ -16,7 +16,7 @@ describe('compose.yaml', () => {
     const svc = compose.services.guestwifi;
     expect(svc.build).toBe('.');
     expect(svc.depends_on).toEqual({ redis: { condition: 'service_healthy' }, postgres: { condition: 'service_healthy' } });
-    expect(Object.keys(svc.environment)).toEqual(expect.arrayContaining(['REDIS_URL', 'DATABASE_URL', 'JWT_SECRET']));
+    expect(Object.keys(svc.environment)).toEqual(expect.arrayContaining(['REDIS_URL', 'DATABASE_URL', 'JWT_SECRET', 'SECRETS_KEY']));
     expect(svc.environment.REDIS_URL).toBe('redis://redis:6379');
     expect(svc.environment.DATABASE_URL).toMatch(/^postgres:\/\/guestwifi:\$\{POSTGRES_PASSWORD:\?[^}]+\}@postgres:5432\/guestwifi$/);
     expect(svc.ports).toEqual(expect.arrayContaining(['8080:8080/tcp', '1812:1812/udp', '1813:1813/udp']));

@@ -93,6 +93,20 @@ describe('OutboundHttp', () => {
     await expect(post(client, `${base}/x`, {}, '{}', 2000, 1024)).rejects.toThrow(/larger than 1024/);
   });
 
+  it('with cutLongBody, an answer larger than the bound stands as its status, its body cut, its connection not reused', async () => {
+    const ports: number[] = [];
+    const cut = () => client.request({ url: `${base}/x`, body: '{}', timeoutMs: 2000, maxBodyBytes: 1024, cutLongBody: true });
+    handler = (req, _body, res) => { ports.push(req.socket.remotePort!); res.writeHead(200).end('x'.repeat(4096)); };
+    const a = await cut();
+    expect([a.status, a.body.length]).toEqual([200, 0]); // the length said too much: nothing waited for
+    handler = (req, _body, res) => { ports.push(req.socket.remotePort!); res.writeHead(201); res.write('x'.repeat(800)); res.end('y'.repeat(800)); };
+    const b = await cut();
+    expect([b.status, b.body.length]).toEqual([201, 800]); // the chunks up to the bound
+    handler = (req, _body, res) => { ports.push(req.socket.remotePort!); res.writeHead(200).end('ok'); };
+    expect(text(await cut())).toBe('ok');
+    expect(new Set(ports).size).toBe(3);
+  });
+
   it('gives up at the deadline with a TimeoutError, and the next request works', async () => {
     handler = () => undefined; // never answers
     const err = await post(client, `${base}/x`, {}, '{}', 100, 1024).catch((e: Error) => e);

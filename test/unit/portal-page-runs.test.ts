@@ -9,7 +9,7 @@ import { loadAssets, renderPage } from '../../http/routes/portal-page.js';
  * hotspot, in every shape of the page a guest meets, must share every run.
  */
 const ref: HotspotRef = {
-  id: 'hs_runs', tenantId: 'tn_runs', timezone: 'Europe/Istanbul', redirectUrl: null, sessionMinutes: null, uamSecret: null,
+  id: 'hs_runs', tenantId: 'tn_runs', name: 'Runs', timezone: 'Europe/Istanbul', redirectUrl: null, sessionMinutes: null, uamSecret: null,
   portal: {
     display_name: 'Kafe', logo: 'data:image/png;base64,' + 'A'.repeat(3000), primary_color: '#112233', accent_color: null,
     terms: { tr: 'Kurallar', en: 'Rules' }, terms_required: true, methods: [...PORTAL_METHODS], gateway: null, uam_auth: 'chap', uam_secret_set: false,

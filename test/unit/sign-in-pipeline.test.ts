@@ -14,7 +14,7 @@ import { SignInPipeline, type SignInActors } from '../../engine/signin/sign-in-p
  */
 describe('SignInPipeline', () => {
   const hotspot: HotspotRef = {
-    id: 'hs_1', tenantId: 'tn_1', timezone: 'Europe/Istanbul', redirectUrl: 'https://example.com/', sessionMinutes: null,
+    id: 'hs_1', tenantId: 'tn_1', name: 'Lobby', timezone: 'Europe/Istanbul', redirectUrl: 'https://example.com/', sessionMinutes: null,
     portal: portalSettingsOf(null, null), uamSecret: null,
   };
   const session = (over: Partial<StartedSession> = {}): StartedSession => ({ sessionId: 'sess_1', untilMs: 1_000, reused: false, replaced: '', ...over });

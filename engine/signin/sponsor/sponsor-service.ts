@@ -125,7 +125,7 @@ export class SponsorService {
 
     const link = `${this.d.publicUrl}/portal/sponsor/${token}`;
     const mail = sponsorMail({
-      guest, venue: ref.portal.display_name ?? ref.id, device: shownMac(mac, sp.show_mac),
+      guest, venue: venueName(ref), device: shownMac(mac, sp.show_mac),
       approveUrl: `${link}?action=approve`, rejectUrl: `${link}?action=reject`, ttlMinutes: sp.link_ttl_minutes,
     });
     if (!await this.send(tenantId, requestId, sponsor, mail)) {
@@ -162,7 +162,7 @@ export class SponsorService {
     const ref = await this.d.hotspots.ref(r.hotspotId);
     const sp = (await this.d.settings.get(r.tenantId)).sponsor;
     return {
-      state: r.status, guest: r.guest, venue: ref?.portal.display_name ?? r.hotspotId, device: shownMac(r.mac, sp.show_mac),
+      state: r.status, guest: r.guest, venue: ref ? venueName(ref) : r.hotspotId, device: shownMac(r.mac, sp.show_mac),
       durations: sp.durations_minutes, lang: r.lang, minutes: r.minutes,
     };
   }
@@ -239,4 +239,9 @@ export class SponsorService {
       return false;
     }
   }
+}
+
+/** The venue as the sponsor knows it: the portal's display name, else the operator's name for the hotspot. */
+function venueName(ref: HotspotRef): string {
+  return ref.portal.display_name || ref.name || ref.id;
 }
