@@ -313,6 +313,14 @@ describe('operator console in a browser', () => {
     const settings = (await call(svc.base, 'GET', '/v1/settings/sign-in', { auth: t.apiKey })).body;
     expect(settings.msgapp.fallback_timeout_sec).toBe(45);
     expect(settings.methods).toContain('voucher');
+    // Sponsor approval is its own switch (sponsor.enabled), with who may sponsor beside it.
+    await page.getByLabel('Sponsor approval: a host approves the guest by e-mail').check();
+    await page.getByLabel('E-mail domains of sponsors (comma-separated, e.g. example.com)').fill('plaza.example, Ofis.example');
+    await shot(page, 'sign-in-settings-sponsor-en');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('Sign-in settings saved.').waitFor();
+    const sponsor = (await call(svc.base, 'GET', '/v1/settings/sign-in', { auth: t.apiKey })).body.sponsor;
+    expect(sponsor).toMatchObject({ enabled: true, allowed_domains: ['plaza.example', 'ofis.example'], allowed_emails: [] });
 
     // Today's chain holds this tenant's sign-ins and operator changes once the sink has stored them.
     await go(page, EN, 'compliance');

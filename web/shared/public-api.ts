@@ -92,6 +92,8 @@ export interface SignInSettings {
   otp: { cooldown_sec: number; per_identity_daily: number; per_ip_hourly: number; per_mac_hourly: number; per_prefix_hourly: number; prefix_digits: number };
   /** Voucher guessing limits (README, Guessing limits). */
   guessing?: { per_device?: number; per_address?: number; window_sec?: number; incident_refusals?: number };
+  /** Sponsor approval (docs/sponsor.md): offered when enabled, to sponsors of these domains or addresses. */
+  sponsor?: { enabled?: boolean; allowed_domains?: string[]; allowed_emails?: string[]; [k: string]: unknown };
   [k: string]: unknown;
 }
 

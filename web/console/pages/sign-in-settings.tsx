@@ -2,13 +2,18 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, usePoll, type SignInSettings } from '../../shared/index.js';
 import { Field, OutcomeLine, useAction, useConsole } from '../ui.js';
 
-const METHODS = ['voucher', 'sms_otp', 'msgapp_otp', 'email', 'sponsor', 'pms'] as const;
+/** The methods `methods` offers; sponsor approval has a switch of its own (sponsor.enabled), room sign-in a hotspot's PMS link. */
+const METHODS = ['voucher', 'sms_otp', 'msgapp_otp', 'email'] as const;
+
+/** A comma- or space-separated list as the API takes it: trimmed, empty entries left out. */
+const listOf = (text: string): string[] => text.split(/[\s,]+/).map((x) => x.trim()).filter(Boolean);
 
 /**
- * The tenant's sign-in settings: which methods guests are offered, the
- * messaging-app SMS fallback, and the pause between two codes. The whole
- * document is read and written back (PUT replaces it), so the parts this page
- * does not show (senders, prefixes, per-method sessions) are kept as they are.
+ * The tenant's sign-in settings: which methods guests are offered, sponsor
+ * approval and who may sponsor, the messaging-app SMS fallback, and the pause
+ * between two codes. The whole document is read and written back (PUT
+ * replaces it), so the parts this page does not show (senders, prefixes,
+ * per-method sessions) are kept as they are.
  */
 export function SignInSettingsPage(): preact.JSX.Element {
   const { t, say } = useConsole();
@@ -21,6 +26,9 @@ export function SignInSettingsPage(): preact.JSX.Element {
   if (!doc) return <h1>{t('s_title')}</h1>;
   const toggle = (m: string, on: boolean): void => setDoc({ ...doc, methods: on ? [...doc.methods, m] : doc.methods.filter((x) => x !== m) });
   const num = (e: Event): number => Number((e.target as HTMLInputElement).value);
+  const sponsor = doc.sponsor ?? {};
+  const setSponsor = (patch: Partial<NonNullable<SignInSettings['sponsor']>>): void => setDoc({ ...doc, sponsor: { ...sponsor, ...patch } });
+  const text = (e: Event): string => (e.target as HTMLInputElement).value;
   return (
     <>
       <h1>{t('s_title')}</h1>
@@ -32,7 +40,22 @@ export function SignInSettingsPage(): preact.JSX.Element {
               <input type="checkbox" checked={doc.methods.includes(m)} onChange={(e) => toggle(m, (e.target as HTMLInputElement).checked)} /> {t(`s_method_${m}`)}
             </label>
           ))}
+          <label class="inline">
+            <input type="checkbox" checked={sponsor.enabled === true} onChange={(e) => setSponsor({ enabled: (e.target as HTMLInputElement).checked })} /> {t('s_method_sponsor')}
+          </label>
+          <p class="hint">{t('s_pms_note')}</p>
         </fieldset>
+        {sponsor.enabled === true && (
+          <fieldset>
+            <legend>{t('s_sponsors')}</legend>
+            <Field id="s-sponsor-domains" label={t('s_sponsor_domains')}>
+              <input id="s-sponsor-domains" type="text" size={60} value={(sponsor.allowed_domains ?? []).join(', ')} onChange={(e) => setSponsor({ allowed_domains: listOf(text(e)) })} />
+            </Field>
+            <Field id="s-sponsor-emails" label={t('s_sponsor_emails')}>
+              <input id="s-sponsor-emails" type="text" size={60} value={(sponsor.allowed_emails ?? []).join(', ')} onChange={(e) => setSponsor({ allowed_emails: listOf(text(e)) })} />
+            </Field>
+          </fieldset>
+        )}
         <label class="inline">
           <input type="checkbox" checked={doc.msgapp.fallback_sms === true}
             onChange={(e) => setDoc({ ...doc, msgapp: { ...doc.msgapp, fallback_sms: (e.target as HTMLInputElement).checked } })} /> {t('s_fallback')}
