@@ -11,9 +11,9 @@ import { defineScripts } from '../engine/redis/scripts.js';
  * each, as a voucher sign-in writes: session.start, voucher.redeemed,
  * device.new, auth.success), one subscription wanting session.start, then
  * makes the deliveries claimed two ways, alternating by round:
- *   - route, then claim: route-webhook-events-6.lua claiming none, then
- *     claim-webhook-deliveries-7.lua (the dispatcher before cfe489e);
- *   - route claiming: route-webhook-events-6.lua claiming what it makes.
+ *   - route, then claim: route-webhook-events-5.lua claiming none, then
+ *     claim-webhook-deliveries-6.lua (the dispatcher before cfe489e);
+ *   - route claiming: route-webhook-events-5.lua claiming what it makes.
  * Reports Redis's own time (commandstats, evalsha) per delivery for each way,
  * route and claim; each round is then settled (settle-webhook-deliveries-n.lua,
  * a 2xx each, its time reported apart) and the stream emptied.
@@ -41,7 +41,6 @@ async function main(): Promise<void> {
   const K = {
     ev: keys.events(t), subs: keys.webhookSubs(t), q: keys.webhookQueue(t), d: keys.webhookDeliveries(t), b: keys.webhookBodies(t),
     done: keys.webhookDone(t), dead: keys.webhookDead(t), att: keys.webhookAttempts(t, 'whk_bench'),
-    tok: (token: string) => keys.webhookClaim(t, token),
   };
   await redis.addWebhookV1(K.subs, K.ev, 'whk_bench', 'session.start', WEBHOOK_GROUP);
   const log = new EventLog(redis);
@@ -62,10 +61,10 @@ async function main(): Promise<void> {
     const before = await evalsha();
     let claimed: string[];
     if (way === 'one') {
-      claimed = (await redis.routeWebhookEventsV3(K.ev, K.subs, K.q, K.d, K.b, K.tok(token), WEBHOOK_GROUP, 500, now, 2 * SIGNINS, LEASE_MS, token)).slice(3) as string[];
+      claimed = (await redis.routeWebhookEventsV2(K.ev, K.subs, K.q, K.d, K.b, WEBHOOK_GROUP, 500, now, 2 * SIGNINS, LEASE_MS, token)).slice(3) as string[];
     } else {
-      await redis.routeWebhookEventsV3(K.ev, K.subs, K.q, K.d, K.b, K.tok(''), WEBHOOK_GROUP, 500, now, 0, 0, '');
-      claimed = await redis.claimWebhookDeliveriesV2(K.q, K.d, K.b, K.done, K.dead, K.subs, K.tok(token), now, LEASE_MS, 2 * SIGNINS, token, 3, DAY);
+      await redis.routeWebhookEventsV2(K.ev, K.subs, K.q, K.d, K.b, WEBHOOK_GROUP, 500, now, 0, 0, '');
+      claimed = await redis.claimWebhookDeliveriesV1(K.q, K.d, K.b, K.done, K.dead, K.subs, now, LEASE_MS, 2 * SIGNINS, token, 3, DAY);
     }
     const us = (await evalsha()) - before;
     const ids = claimed.filter((_, i) => i % 3 === 0);
@@ -86,7 +85,7 @@ async function main(): Promise<void> {
   }
   const per = (w: { us: number; deliveries: number }): string => (w.us / Math.max(1, w.deliveries)).toFixed(1);
   process.stdout.write(`webhook-scripts: ${spent.one.deliveries} deliveries a way | Redis script µs per delivery, route and claim: route then claim ${per(spent.two)}, route claiming ${per(spent.one)} (${(spent.one.us / spent.two.us).toFixed(2)} of it); settle ${per(settled)}\n`);
-  await redis.del(...Object.values(K).filter((v): v is string => typeof v === 'string'));
+  await redis.del(...Object.values(K));
   redis.disconnect();
 }
 

@@ -135,8 +135,6 @@ export const keys = {
   webhookDead: (tenantId: string) => `${tag(tenantId)}:wh:dead`,
   /** Stream: one subscription's recent attempts (status, answer code, duration, error); trimmed to about WEBHOOK_ATTEMPTS_MAXLEN. */
   webhookAttempts: (tenantId: string, webhookId: string) => `${tag(tenantId)}:wh:att:${webhookId}`,
-  /** String: the delivery ids one claim (its random token) took, kept for the claim's lease, so the same call again gets them back (includes/claim-memory.lua). */
-  webhookClaim: (tenantId: string, token: string) => `${tag(tenantId)}:wh:tok:${token}`,
 
   // --- Room sign-in over a PMS link (engine/pms/; docs/pms.md) ---
   /** Hash: the hotel's in-house guests, reservation (G#) -> JSON {rn, gn, gf, gs}; written only by the link's holder. */

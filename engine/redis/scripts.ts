@@ -92,8 +92,8 @@ const SCRIPTS = [
   { file: 'add-webhook-2.lua', name: 'addWebhookV1', numberOfKeys: 2 },
   { file: 'remove-webhook-2.lua', name: 'removeWebhookV1', numberOfKeys: 2 },
   // V2: what it routes may be claimed in the same step (ARGV[4..6]); a third reply, whether a delivery is left due.
-  { file: 'route-webhook-events-6.lua', name: 'routeWebhookEventsV3', numberOfKeys: 6 },
-  { file: 'claim-webhook-deliveries-7.lua', name: 'claimWebhookDeliveriesV2', numberOfKeys: 7 },
+  { file: 'route-webhook-events-5.lua', name: 'routeWebhookEventsV2', numberOfKeys: 5 },
+  { file: 'claim-webhook-deliveries-6.lua', name: 'claimWebhookDeliveriesV1', numberOfKeys: 6 },
   // Outcomes settled per tenant in batches: 5 keys + one attempts stream per outcome, so the count is the caller's.
   { file: 'settle-webhook-deliveries-n.lua', name: 'settleWebhookDeliveriesV1', numberOfKeys: null },
   { file: 'redeliver-webhook-4.lua', name: 'redeliverWebhookV1', numberOfKeys: 4 },
@@ -235,12 +235,12 @@ declare module 'ioredis' {
     addWebhookV1(subsKey: string, eventsKey: string, id: string, entry: string, group: string, callback?: Callback<number>): Result<number, Context>;
     removeWebhookV1(subsKey: string, eventsKey: string, id: string, group: string, callback?: Callback<number>): Result<number, Context>;
     /** [events read, deliveries made, 1 when a delivery is left due unclaimed, then per claimed delivery: id, state JSON, data]. */
-    routeWebhookEventsV3(
-      eventsKey: string, subsKey: string, queueKey: string, deliveriesKey: string, bodiesKey: string, claimKey: string,
+    routeWebhookEventsV2(
+      eventsKey: string, subsKey: string, queueKey: string, deliveriesKey: string, bodiesKey: string,
       group: string, count: Arg, now: Arg, claim: Arg, leaseMs: Arg, token: string, callback?: Callback<[number, number, number, ...string[]]>,
     ): Result<[number, number, number, ...string[]], Context>;
-    claimWebhookDeliveriesV2(
-      queueKey: string, deliveriesKey: string, bodiesKey: string, doneKey: string, deadKey: string, subsKey: string, claimKey: string,
+    claimWebhookDeliveriesV1(
+      queueKey: string, deliveriesKey: string, bodiesKey: string, doneKey: string, deadKey: string, subsKey: string,
       now: Arg, leaseMs: Arg, limit: Arg, token: string, maxAttempts: Arg, keepDeadMs: Arg, callback?: Callback<string[]>,
     ): Result<string[], Context>;
     /** numKeys (5 + outcomes), the five queue keys, one attempts stream per outcome, then the ARGV of lua/settle-webhook-deliveries-n.lua. */

@@ -51,7 +51,7 @@ export interface DispatcherSettings {
   threadNice?: number;
 }
 
-/** The state a claim hands over (claim-webhook-deliveries-7.lua, or route-webhook-events-6.lua's claim). */
+/** The state a claim hands over (claim-webhook-deliveries-6.lua, or route-webhook-events-5.lua's claim). */
 interface Claimed { s: string; e: string; t: string; ts: number; n: number }
 
 /** A claimed delivery waiting for a free slot: `at` when it was claimed. */
@@ -83,10 +83,10 @@ const SEND_WITHIN_MS = LEASE_MS - ATTEMPT_DEADLINE_MS - 3_000;
  * Sends the tenants' owed webhook deliveries, in every engine process, on a
  * thread of its own (dispatcher-thread.ts; DispatcherWorker on the main side).
  * Each turn, per tenant with a subscription: new events are routed into
- * owed deliveries (route-webhook-events-6.lua: read, queue and advance the
+ * owed deliveries (route-webhook-events-5.lua: read, queue and advance the
  * group in one step, claiming the new deliveries the lane has room for when
  * nothing older is due), then deliveries left due are claimed
- * (claim-webhook-deliveries-7.lua), up to twice the tenant's concurrency in
+ * (claim-webhook-deliveries-6.lua), up to twice the tenant's concurrency in
  * this process: as many attempts as it allows are under way, and as many
  * claimed wait for the next free slot, so a slot freed by an answer is
  * refilled at once, not after a round trip to Redis. A slow receiver holds
@@ -203,7 +203,7 @@ export class WebhookDispatcher {
 
   /**
    * Routes the tenant's new events, claiming in the same step as many of the
-   * new deliveries as the lane has room for (route-webhook-events-6.lua),
+   * new deliveries as the lane has room for (route-webhook-events-5.lua),
    * then claims what the route left due. The poll's turn always claims after
    * (the claim script also forgets finished deliveries).
    */
@@ -229,9 +229,8 @@ export class WebhookDispatcher {
         const want = claiming && !this.stopped ? Math.max(0, this.room(lane)) : 0;
         const token = want > 0 ? randomBytes(9).toString('base64url') : '';
         const at = this.now();
-        const [n, , due, ...claimed] = await this.redis.routeWebhookEventsV3(keys.events(tenantId), keys.webhookSubs(tenantId),
-          keys.webhookQueue(tenantId), keys.webhookDeliveries(tenantId), keys.webhookBodies(tenantId), keys.webhookClaim(tenantId, token),
-          WEBHOOK_GROUP, ROUTE_COUNT, at,
+        const [n, , due, ...claimed] = await this.redis.routeWebhookEventsV2(keys.events(tenantId), keys.webhookSubs(tenantId),
+          keys.webhookQueue(tenantId), keys.webhookDeliveries(tenantId), keys.webhookBodies(tenantId), WEBHOOK_GROUP, ROUTE_COUNT, at,
           want, LEASE_MS, token);
         this.take(lane, claimed, token, at);
         read += n;
@@ -282,9 +281,8 @@ export class WebhookDispatcher {
     try {
       const token = randomBytes(9).toString('base64url');
       const at = this.now();
-      const claimed = await this.redis.claimWebhookDeliveriesV2(keys.webhookQueue(tenantId), keys.webhookDeliveries(tenantId),
+      const claimed = await this.redis.claimWebhookDeliveriesV1(keys.webhookQueue(tenantId), keys.webhookDeliveries(tenantId),
         keys.webhookBodies(tenantId), keys.webhookDone(tenantId), keys.webhookDead(tenantId), keys.webhookSubs(tenantId),
-        keys.webhookClaim(tenantId, token),
         at, LEASE_MS, want, token, MAX_ATTEMPTS, KEEP_DEAD_MS);
       this.take(lane, claimed, token, at);
       lane.dry = claimed.length / 3 < want;

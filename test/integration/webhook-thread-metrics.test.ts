@@ -34,7 +34,7 @@ describe('webhook dispatcher thread metrics', () => {
       await rx.when(() => rx.requests.length >= 1, 'the first delivery', STARTUP_LIMIT_MS);
       const scrape = (): Promise<string> => engine.metrics.render();
       // Only the thread runs these three: the main thread's connection never claims, routes or settles.
-      for (const script of ['claimWebhookDeliveriesV2', 'routeWebhookEventsV3', 'settleWebhookDeliveriesV1']) {
+      for (const script of ['claimWebhookDeliveriesV1', 'routeWebhookEventsV2', 'settleWebhookDeliveriesV1']) {
         await until(async () => scriptCalls(await scrape(), script) > 0, { what: `${script} timed`, seen: async () => scriptCalls(await scrape(), script) });
       }
 

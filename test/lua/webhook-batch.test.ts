@@ -18,7 +18,6 @@ import { luaTest as test } from '../support/lua.js';
 const k = (keys: typeof keysModule, t: string) => ({
   ev: keys.events(t), subs: keys.webhookSubs(t), q: keys.webhookQueue(t), d: keys.webhookDeliveries(t), b: keys.webhookBodies(t),
   done: keys.webhookDone(t), dead: keys.webhookDead(t), att: (id: string) => keys.webhookAttempts(t, id),
-  tok: (token: string) => keys.webhookClaim(t, token),
 });
 type K = ReturnType<typeof k>;
 const DAY = 86_400_000;
@@ -26,9 +25,9 @@ const LEASE = 15_000;
 
 /** Routes without claiming (the claim script's turn), or claiming up to `want` with `token`. */
 const route = (redis: Redis, K: K, now: number, count = 1000, want = 0, token = '') =>
-  redis.routeWebhookEventsV3(K.ev, K.subs, K.q, K.d, K.b, K.tok(token), WEBHOOK_GROUP, count, now, want, LEASE, token);
+  redis.routeWebhookEventsV2(K.ev, K.subs, K.q, K.d, K.b, WEBHOOK_GROUP, count, now, want, LEASE, token);
 const claim = (redis: Redis, K: K, now: number, limit: number, token: string) =>
-  redis.claimWebhookDeliveriesV2(K.q, K.d, K.b, K.done, K.dead, K.subs, K.tok(token), now, LEASE, limit, token, 3, DAY);
+  redis.claimWebhookDeliveriesV1(K.q, K.d, K.b, K.done, K.dead, K.subs, now, LEASE, limit, token, 3, DAY);
 /** Claimed ids, from claim()'s flat list. */
 const idsOf = (flat: string[]): string[] => flat.filter((_, i) => i % 3 === 0);
 /** settle-webhook-deliveries-n.lua: outcomes [id, token, outcome, code] of subscription `sub`'s deliveries, at `now`. */
@@ -278,10 +277,10 @@ describe('webhook queue scripts on batches', () => {
     await route(redis, K, 1000);
     const first = await claim(redis, K, 2000, 4, 'tok_lost');
     expect(idsOf(first)).toHaveLength(4);
-    // The same call (same token): the same four, their states as the first answer gave them (attempt 1), not four more.
+    // The same call (same token, same time): the same four, as the first answer gave them (attempt 1), not four more.
     expect(await claim(redis, K, 2000, 4, 'tok_lost')).toEqual(first);
     for (const raw of first.filter((_, i) => i % 3 === 1)) expect(JSON.parse(raw)).toMatchObject({ n: 1, k: 'tok_lost' });
-    // Another claim takes the two left; once settled, the lost call's ids are no longer its own to hand back.
+    // Another claim in the same millisecond takes the two left; once settled, the lost call's ids are no longer its own.
     expect(idsOf(await claim(redis, K, 2000, 4, 'tok_next'))).toHaveLength(2);
     await settle(redis, K, 3000, 'whk_r', idsOf(first).map((id) => [id, 'tok_lost', 'delivered', '200']));
     expect(await claim(redis, K, 2000, 4, 'tok_lost')).toEqual([]);

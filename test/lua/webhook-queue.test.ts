@@ -14,12 +14,11 @@ describe('webhook queue scripts', () => {
   const k = (keys: typeof import('../../engine/redis/keys.js').keys, t: string) => ({
     ev: keys.events(t), subs: keys.webhookSubs(t), q: keys.webhookQueue(t), d: keys.webhookDeliveries(t), b: keys.webhookBodies(t),
     done: keys.webhookDone(t), dead: keys.webhookDead(t), att: (id: string) => keys.webhookAttempts(t, id),
-    tok: (token: string) => keys.webhookClaim(t, token),
   });
   type K = ReturnType<typeof k>;
-  /** route-webhook-events-6.lua reading at most `count` events at `now`, claiming none (the claim script claims). */
+  /** route-webhook-events-5.lua reading at most `count` events at `now`, claiming none (the claim script claims). */
   const route = (redis: import('ioredis').Redis, K: K, count: number, now: number) =>
-    redis.routeWebhookEventsV3(K.ev, K.subs, K.q, K.d, K.b, K.tok(''), WEBHOOK_GROUP, count, now, 0, 0, '');
+    redis.routeWebhookEventsV2(K.ev, K.subs, K.q, K.d, K.b, WEBHOOK_GROUP, count, now, 0, 0, '');
   /** settle-webhook-deliveries-n.lua with outcomes [id, token, outcome, code] of subscription whk_a, at `now`. */
   const settle = (redis: import('ioredis').Redis, K: K, now: number, ...outcomes: [string, string, string, string][]) =>
     redis.settleWebhookDeliveriesV1(5 + outcomes.length, K.q, K.d, K.b, K.done, K.dead, ...outcomes.map(() => K.att('whk_a')),
@@ -42,16 +41,16 @@ describe('webhook queue scripts', () => {
     expect(info[0]).toContain(WEBHOOK_GROUP);
     expect(await redis.xpending(K.ev, WEBHOOK_GROUP)).toEqual([0, null, null, null]);
 
-    const first = await redis.claimWebhookDeliveriesV2(K.q, K.d, K.b, K.done, K.dead, K.subs, K.tok('tok1'), 2000, 10_000, 10, 'tok1', 3, 86_400_000);
+    const first = await redis.claimWebhookDeliveriesV1(K.q, K.d, K.b, K.done, K.dead, K.subs, 2000, 10_000, 10, 'tok1', 3, 86_400_000);
     expect(first.length / 3).toBe(3);
     // Claimed: nobody else gets them while the lease runs.
-    expect(await redis.claimWebhookDeliveriesV2(K.q, K.d, K.b, K.done, K.dead, K.subs, K.tok('tok2'), 5000, 10_000, 10, 'tok2', 3, 86_400_000)).toEqual([]);
+    expect(await redis.claimWebhookDeliveriesV1(K.q, K.d, K.b, K.done, K.dead, K.subs, 5000, 10_000, 10, 'tok2', 3, 86_400_000)).toEqual([]);
     const id = first[0]!;
     expect(JSON.parse(first[1]!)).toMatchObject({ n: 1, k: 'tok1' });
     // A settle by the claim's holder removes a delivered one for good.
     expect(await settle(redis, K, 3000, [id, 'tok1', 'delivered', '200'])).toEqual([1]);
     // The process that held the others died: after the lease they are claimed again (second attempt), and the first never is.
-    const again = await redis.claimWebhookDeliveriesV2(K.q, K.d, K.b, K.done, K.dead, K.subs, K.tok('tok3'), 12_001, 10_000, 10, 'tok3', 3, 86_400_000);
+    const again = await redis.claimWebhookDeliveriesV1(K.q, K.d, K.b, K.done, K.dead, K.subs, 12_001, 10_000, 10, 'tok3', 3, 86_400_000);
     expect(again.length / 3).toBe(2);
     expect(again).not.toContain(id);
     expect(JSON.parse(again[1]!)).toMatchObject({ n: 2, k: 'tok3' });
@@ -59,7 +58,7 @@ describe('webhook queue scripts', () => {
     expect(await settle(redis, K, 12_002, [again[0]!, 'tok1', 'delivered', '200'])).toEqual([0]);
     // A subscription removed: its owed deliveries are dropped when claimed, never sent.
     expect(await redis.removeWebhookV1(K.subs, K.ev, 'whk_b', WEBHOOK_GROUP)).toBe(1);
-    const late = await redis.claimWebhookDeliveriesV2(K.q, K.d, K.b, K.done, K.dead, K.subs, K.tok('tok4'), 30_000, 10_000, 10, 'tok4', 3, 86_400_000);
+    const late = await redis.claimWebhookDeliveriesV1(K.q, K.d, K.b, K.done, K.dead, K.subs, 30_000, 10_000, 10, 'tok4', 3, 86_400_000);
     expect(late.filter((_, i) => i % 3 === 0).every((d) => d.endsWith('_a'))).toBe(true);
     // The last subscription gone: so is the group, which would otherwise hold the trimmer back.
     expect(await redis.removeWebhookV1(K.subs, K.ev, 'whk_a', WEBHOOK_GROUP)).toBe(0);
@@ -72,7 +71,7 @@ describe('webhook queue scripts', () => {
     const log = new EventLog(redis);
     for (let i = 0; i < 5; i++) await log.append(tenant, 'session.start', null, { i });
     await route(redis, K, 10, 1000);
-    const c = await redis.claimWebhookDeliveriesV2(K.q, K.d, K.b, K.done, K.dead, K.subs, K.tok('tok'), 2000, 10_000, 10, 'tok', 3, 86_400_000);
+    const c = await redis.claimWebhookDeliveriesV1(K.q, K.d, K.b, K.done, K.dead, K.subs, 2000, 10_000, 10, 'tok', 3, 86_400_000);
     const [a, b, d, r, x] = c.filter((_, i) => i % 3 === 0);
     // Five outcomes in one call: the last with a token that is not the claim's.
     expect(await settle(redis, K, 3000, [a!, 'tok', 'delivered', '200'], [b!, 'tok', 'retry', '500'], [d!, 'tok', 'dead', '404'],
@@ -89,7 +88,7 @@ describe('webhook queue scripts', () => {
     const att = await redis.xrange(K.att('whk_a'), '-', '+');
     expect(att.map(([, f]) => f[9])).toEqual(['delivered', 'failed', 'dead']);
     // Released: claimed again at once, as a first attempt.
-    const again = await redis.claimWebhookDeliveriesV2(K.q, K.d, K.b, K.done, K.dead, K.subs, K.tok('tok2'), 3001, 10_000, 10, 'tok2', 3, 86_400_000);
+    const again = await redis.claimWebhookDeliveriesV1(K.q, K.d, K.b, K.done, K.dead, K.subs, 3001, 10_000, 10, 'tok2', 3, 86_400_000);
     expect(again[0]).toBe(r);
     expect(JSON.parse(again[1]!)).toMatchObject({ n: 1, k: 'tok2' });
   });
@@ -101,11 +100,11 @@ describe('webhook queue scripts', () => {
     await route(redis, K, 10, 1);
     // Three claims, each lapsing unsettled (three processes killed mid-attempt).
     for (let n = 1; n <= 3; n++) {
-      const c = await redis.claimWebhookDeliveriesV2(K.q, K.d, K.b, K.done, K.dead, K.subs, K.tok(`t${n}`), n * 20_000, 10_000, 10, `t${n}`, 3, 86_400_000);
+      const c = await redis.claimWebhookDeliveriesV1(K.q, K.d, K.b, K.done, K.dead, K.subs, n * 20_000, 10_000, 10, `t${n}`, 3, 86_400_000);
       expect(c.length / 3).toBe(1);
       expect(JSON.parse(c[1]!)).toMatchObject({ n });
     }
-    expect(await redis.claimWebhookDeliveriesV2(K.q, K.d, K.b, K.done, K.dead, K.subs, K.tok('t4'), 80_000, 10_000, 10, 't4', 3, 86_400_000)).toEqual([]);
+    expect(await redis.claimWebhookDeliveriesV1(K.q, K.d, K.b, K.done, K.dead, K.subs, 80_000, 10_000, 10, 't4', 3, 86_400_000)).toEqual([]);
     const [id] = await redis.zrange(K.dead, 0, -1);
     expect(id).toBeDefined();
     expect(await redis.zscore(K.q, id!)).toBeNull();

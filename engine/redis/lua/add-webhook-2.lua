@@ -3,7 +3,7 @@
   makes sure the tenant's events stream has the webhook consumer group. A
   group made here starts at the stream's end ('$'): events before the
   first subscription are nobody's. Postgres holds the subscription; this is
-  its mirror for route-webhook-events-6.lua (engine/webhooks/webhook-store.ts).
+  its mirror for route-webhook-events-5.lua (engine/webhooks/webhook-store.ts).
 
   KEYS[1] subscriptions hash   {t:T}:wh:subs   id -> "<created ms> <type,type,...>"
   KEYS[2] events stream        {t:T}:ev

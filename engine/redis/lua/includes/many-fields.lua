@@ -1,7 +1,7 @@
 --[[
   Fragment (included by scripts.ts at load time): one command for many
-  fields, used by the webhook queue scripts (route-webhook-events-6.lua,
-  claim-webhook-deliveries-7.lua, and through write-deliveries.lua also
+  fields, used by the webhook queue scripts (route-webhook-events-5.lua,
+  claim-webhook-deliveries-6.lua, and through write-deliveries.lua also
   settle-webhook-deliveries-n.lua) to write a whole batch of deliveries with
   one HSET, ZADD, ZREM or HDEL per key instead of one command per delivery:
   a command run from Lua costs Redis about as much as the field it writes.

@@ -1,7 +1,7 @@
 --[[
   Fragment (included by scripts.ts at load time): a batch's changes to a
   tenant's owed webhook deliveries, written with one command per key and
-  kind (many-fields.lua), by claim-webhook-deliveries-7.lua and
+  kind (many-fields.lua), by claim-webhook-deliveries-6.lua and
   settle-webhook-deliveries-n.lua. Both name the keys alike:
     KEYS[1] queue zset, KEYS[2] deliveries hash, KEYS[3] bodies hash,
     KEYS[4] done zset, KEYS[5] dead zset.

@@ -23,13 +23,12 @@
   KEYS[4] done zset          {t:T}:wh:done   delivery id -> forget at ms
   KEYS[5] dead zset          {t:T}:wh:dead   delivery id -> died at ms
   KEYS[6] subscriptions hash {t:T}:wh:subs   the active subscriptions
-  KEYS[7] the claim's memory {t:T}:wh:tok:<token>   what this token claimed (includes/claim-memory.lua):
-                             the same call again is answered with that, nothing more claimed
 
   ARGV[1] now, ms
   ARGV[2] lease, ms (longer than an attempt's deadline)
   ARGV[3] at most this many
-  ARGV[4] the claim's token (random, this call's)
+  ARGV[4] the claim's token (random, this call's): the same call again (a resend
+          after its answer was lost) gets back what it claimed (includes/claim-memory.lua)
   ARGV[5] attempts in all (3): a delivery whose last attempt's claim lapsed
           unsettled (its process died mid-attempt) is dead, not sent again
   ARGV[6] keep a dead one this long, ms
@@ -42,7 +41,8 @@ local now = tonumber(ARGV[1])
 --- @include "write-deliveries"
 --- @include "claim-memory"
 
-local recalled = recallClaim(KEYS[7], ARGV[4], KEYS[2], KEYS[3])
+-- The same call again (its answer lost): what it claimed, nothing more.
+local recalled = recallClaim(KEYS[1], KEYS[2], KEYS[3], tostring(now + tonumber(ARGV[2])), ARGV[4])
 if recalled then return recalled end
 
 local FORGET = 1000
@@ -110,5 +110,4 @@ for i = 1, #ids do
   end
 end
 writeDeliveries({ gone = dropped, unqueued = ended, written = written, due = due, dead = dead, done = done })
-rememberClaim(KEYS[7], out, 1, ARGV[2])
 return out

@@ -13,7 +13,7 @@
 
   The caller may claim what it routes in the same step (ARGV[4] > 0): the
   first ARGV[4] new deliveries are written already claimed, as
-  claim-webhook-deliveries-7.lua would have claimed them a round trip later
+  claim-webhook-deliveries-6.lua would have claimed them a round trip later
   (attempt 1 counted, the claim's token, due when the lease ends), and
   returned with their state and data. A claim of its own would read back
   every state and body just written and write them again: at a few thousand
@@ -31,15 +31,15 @@
   KEYS[3] queue zset           {t:T}:wh:q        delivery id -> due ms
   KEYS[4] deliveries hash      {t:T}:wh:d        delivery id -> JSON state
   KEYS[5] bodies hash          {t:T}:wh:b        delivery id -> the event's data JSON
-  KEYS[6] the claim's memory   {t:T}:wh:tok:<token>   what this token claimed (includes/claim-memory.lua):
-                               the same call again reads no events and is answered {0, 0, due, what it claimed}
 
   ARGV[1] consumer group name
   ARGV[2] at most this many events
   ARGV[3] now, ms
   ARGV[4] claim at most this many of the new deliveries (0: none)
   ARGV[5] the claim's lease, ms
-  ARGV[6] the claim's token
+  ARGV[6] the claim's token: the same call again (a resend after its answer was
+          lost) reads no events and gets back what it claimed, {0, 0, due, ...}
+          (includes/claim-memory.lua)
 
   Returns {events read, deliveries made, 1 if a delivery is due unclaimed
   after the call else 0, then per claimed delivery: id, state JSON, data
@@ -53,8 +53,9 @@ local now = tonumber(ARGV[3])
 local function dueLeft()
   return #rcall('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT', 0, 1)
 end
+-- The same call again (its answer lost): no events read, what it claimed given back.
 if ARGV[6] ~= '' then
-  local recalled = recallClaim(KEYS[6], ARGV[6], KEYS[4], KEYS[5])
+  local recalled = recallClaim(KEYS[3], KEYS[4], KEYS[5], tostring(now + (tonumber(ARGV[5]) or 0)), ARGV[6])
   if recalled then
     local out = { 0, 0, dueLeft() }
     for i = 1, #recalled do out[#out + 1] = recalled[i] end
@@ -133,5 +134,4 @@ many('ZADD', KEYS[3], due)
 out[2] = #states / 2
 -- Due and unclaimed now: what was due before, or new deliveries beyond the claim.
 out[3] = (dueBefore > 0 or out[2] > (#out - 3) / 3) and 1 or 0
-if token ~= '' then rememberClaim(KEYS[6], out, 4, ARGV[5]) end
 return out
