@@ -97,9 +97,11 @@ export class PmsLinks {
    * for a new link and hand it over moments later, with records sent meanwhile lost to the reconnection; if
    * the saver stopped, they take it after that period.
    */
-  saved(hotspotId: string): Promise<void> {
+  async saved(hotspotId: string): Promise<void> {
     if (this.settings.holdLinks) this.savedHere.add(hotspotId);
-    return this.scan();
+    // A scan under way may have read the links before this one was saved: the one that counts starts after it.
+    await this.scanning;
+    await this.scan();
   }
 
   /** One scan now (the API calls it after a change, so the link starts without waiting for the timer). */

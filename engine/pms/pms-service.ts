@@ -65,8 +65,10 @@ export class PmsService {
 
   async put(tenantId: string, hotspotId: string, input: PmsLinkInput): Promise<PmsLinkView> {
     const c = await this.store.put(tenantId, hotspotId, input);
-    // This process starts it at once; the others leave a freshly saved link to it for a lease period.
-    void this.links.saved(hotspotId);
+    // This process starts it at once (answered once its scan knows the link: a room sign-in right after is
+    // pms_unavailable until the link is up and synced, never method_not_allowed_here); the others leave a
+    // freshly saved link to it for a lease period.
+    await this.links.saved(hotspotId);
     return this.view(c);
   }
 

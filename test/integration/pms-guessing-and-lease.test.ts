@@ -83,6 +83,15 @@ describe('room sign-in: guessing limits, outbound check, one link holder', () =>
     expect(refused.body.error).toBe('too_many_attempts');
   });
 
+  it('a room sign-in right after the link is saved answers 503 pms_unavailable until it is synced, never 403', async () => {
+    const t = await newTenant(a.service, 'Hotel');
+    // Nothing listens there: the link is saved and enabled, and never comes up.
+    const put = await call(a.base, 'PUT', `/v1/hotspots/${t.hotspotId}/pms`, { auth: t.apiKey, body: { host: '127.0.0.1', port: 9 } });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    const r = await verify(a, t, { room: '101', surname: 'Kaya', mac: randomMac() });
+    expect([r.status, r.body.error]).toEqual([503, 'pms_unavailable']);
+  });
+
   it('refuses a private PMS host without ALLOW_PRIVATE_TARGETS and a metadata address always (400 target_not_allowed)', async () => {
     const t = await newTenant(a.service, 'Hotel');
     const meta = await call(a.base, 'PUT', `/v1/hotspots/${t.hotspotId}/pms`, { auth: t.apiKey, body: { host: '169.254.169.254', port: 5010 } });
