@@ -317,8 +317,12 @@ describe('operator console in a browser', () => {
     await page.getByLabel('Sponsor approval: a host approves the guest by e-mail').check();
     await page.getByLabel('E-mail domains of sponsors (comma-separated, e.g. example.com)').fill('plaza.example, Ofis.example');
     await shot(page, 'sign-in-settings-sponsor-en');
-    await page.getByRole('button', { name: 'Save' }).click();
-    await page.getByText('Sign-in settings saved.').waitFor();
+    // The first save's "saved" line is still shown: this save is done when its PUT is answered.
+    const [saved] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith('/v1/settings/sign-in') && r.request().method() === 'PUT'),
+      page.getByRole('button', { name: 'Save' }).click(),
+    ]);
+    expect(saved.status()).toBe(200);
     const sponsor = (await call(svc.base, 'GET', '/v1/settings/sign-in', { auth: t.apiKey })).body.sponsor;
     expect(sponsor).toMatchObject({ enabled: true, allowed_domains: ['plaza.example', 'ofis.example'], allowed_emails: [] });
 
