@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { createLogger, DEFAULT_CODE_FORMAT, Engine, loadConfig, projectPath } from '../engine/index.js';
 import { freeUdpPort, startLocalServices } from '../scripts/local-services.js';
-import { say, stopChild, Teardown, serviceNodeOptions } from './bench-kit.js';
+import { say, spawnReady, stopChild, Teardown, serviceNodeOptions } from './bench-kit.js';
 import { ensureFreeradiusInstalled, ensureFreeradiusPostgresql, prepareRadiusDatabase, spawnFreeradius, stopDebianFreeradius, writeFreeradiusConfig, type PgTarget } from './freeradius.js';
 import { RadiusTools, rssMb, withCpu, writeRadclientFile, type Cpu, type ToolFigures } from './radius-tools.js';
 
@@ -29,6 +29,12 @@ import { RadiusTools, rssMb, withCpu, writeRadclientFile, type Cpu, type ToolFig
  *    (radacct). It answers an interim after its SQL statement commits, the
  *    engine after Redis (AOF everysec); this bench's throw-away PostgreSQL runs
  *    with fsync off, which flatters the SQL stack, not the engine.
+ *  - The floor (`floor`, unless BENCH_FLOOR=0): bench/radius-floor.ts, the
+ *    least Node.js code that answers these packets safely (framing, duplicate
+ *    check, Message-Authenticator or Request Authenticator, the MAC looked up,
+ *    a signed Access-Accept or Accounting-Response). Its rate over
+ *    FreeRADIUS's is what Node's UDP path reaches on the machine; the engine's
+ *    over the floor's is what the engine's own work costs on top.
  *
  * Setup, all thrown away: Redis and PostgreSQL in a temp folder; a tenant, a
  * hotspot, a NAS client for 127.0.0.1 (Message-Authenticator required), one
@@ -59,12 +65,13 @@ import { RadiusTools, rssMb, withCpu, writeRadclientFile, type Cpu, type ToolFig
  * BENCH_ACTOR_THREADS (passed as ACTOR_THREADS; default the service's own),
  * BENCH_RADIUS_THREADS (passed as RADIUS_THREADS: 0 the main thread alone, N threads on the
  * UDP ports; default the service's own; the A/B of docs/radius.md "Threads"),
- * BENCH_CPU_PROF (a folder: the service runs with --cpu-prof and writes there),
+ * BENCH_CPU_PROF (a folder: the service and the floor run with --cpu-prof and write there),
  * BENCH_PHASES (comma-separated, of auth-rc, auth-gen, acct-gen; default all: an A/B of
  * accounting alone runs `acct-gen`, and a phase not run is left out of the summary and the verdict),
  * BENCH_SOURCES (unset: radius-load sends from one source port, as before; N: from N source ports
  * (`--sources N`, each an AP behind the NAS with its own MACs): the load a venue's many APs send,
  * which SO_REUSEPORT can spread over RADIUS_THREADS; docs/radius.md "Threads"),
+ * BENCH_FLOOR (1; 0 leaves the floor out),
  * BENCH_RADCLIENT_PROCS (1: radclient processes side by side, each its own source port with its own
  * slice of the packets and its share of the window; at most 16. On the busy machine 16 of them did
  * not finish 30,000 requests inside the phase's bound, so the default stays one).
@@ -90,6 +97,7 @@ const SOURCES = process.env.BENCH_SOURCES === undefined ? undefined : Math.floor
 /** radclient processes side by side (one source port each); more than 16 C processes would only measure the fork. */
 const RADCLIENT_PROCS = Math.min(Math.floor(num('BENCH_RADCLIENT_PROCS', 1)), 16);
 const SQL_STACK = process.env.BENCH_SQL_STACK !== '0';
+const FLOOR = process.env.BENCH_FLOOR !== '0';
 /** The issue's targets against FreeRADIUS + rlm_sql: Access-Request (radclient) and Interim-Update rate ratios. */
 const STACK_TARGETS = { auth: 5, acct: 3 };
 const ALL_PHASES = ['auth-rc', 'auth-gen', 'acct-gen'] as const;
@@ -104,9 +112,9 @@ const MIN_ANSWERED = 0.9;
 /** A radclient run slower than 2,000 requests/s is broken, not slow: it is stopped there. */
 const RADCLIENT_LIMIT_S = 30 + RADCLIENT_REQUESTS / 2000;
 /** The whole run is bounded: setup (sign-in included), warm-ups, every phase at its limit, teardown. */
-const DEADLINE_MS = (300 + ROUNDS * (SQL_STACK ? 3 : 2) * (2 * (DURATION_S + 30) + RADCLIENT_LIMIT_S)) * 1000;
+const DEADLINE_MS = (300 + ROUNDS * (2 + (SQL_STACK ? 1 : 0) + (FLOOR ? 1 : 0)) * (2 * (DURATION_S + 30) + RADCLIENT_LIMIT_S)) * 1000;
 
-type Server = 'engine' | 'freeradius' | 'freeradius-sql';
+type Server = 'engine' | 'freeradius' | 'freeradius-sql' | 'floor';
 type Phase = 'auth-rc' | 'auth-gen' | 'acct-gen';
 interface Figures extends ToolFigures { phase: Phase; server: Server; cpu: Cpu }
 
@@ -253,6 +261,13 @@ async function main(): Promise<number> {
       await prepareRadiusDatabase(local.databaseUrl, db, frOptions);
       servers['freeradius-sql'] = await freeradius('freeradius-sql', db);
     }
+    if (FLOOR) {
+      const floor = await spawnReady(undo, 'floor', [...prof, projectPath('dist', 'bench', 'radius-floor.js')], {
+        PATH: process.env.PATH, FLOOR_HOST: HOST, FLOOR_SECRET: SECRET, FLOOR_MAC_FILE: macFile,
+        FLOOR_SESSION_TIMEOUT: String(frOptions.sessionTimeoutSec), FLOOR_BANDWIDTH_DOWN: String(frOptions.bandwidthDownBps),
+      });
+      servers.floor = { pid: floor.child.pid!, ports: floor.ready.radius };
+    }
     const serverNames = Object.keys(servers) as Server[];
     const nproc = spawnSync('nproc').stdout.toString().trim();
     // The tree under test, for the record: figures belong to a commit (and say so when the tree is not clean).
@@ -288,8 +303,8 @@ async function main(): Promise<number> {
           results.push({ phase, server, ...f, cpu });
           const rps = f.answered / f.seconds;
           // The profile's timestamps are CLOCK_MONOTONIC microseconds, as hrtime: these cut a phase out of it.
-          if (CPU_PROF && server === 'engine') {
-            say(`  profile window: node dist/bench/cpu-profile-summary.js <file> --from ${from} --to ${process.hrtime.bigint() / 1000n} --requests ${f.answered}`);
+          if (CPU_PROF && (server === 'engine' || server === 'floor')) {
+            say(`  ${server} profile window (pid ${pid}): node dist/bench/cpu-profile-summary.js <file> --from ${from} --to ${process.hrtime.bigint() / 1000n} --requests ${f.answered}`);
           }
           say(`  round ${round + 1} ${phase.padEnd(8)} ${server.padEnd(14)} ${Math.round(rps).toString().padStart(6)}/s  ` +
             `p50 ${f.p50.toFixed(2)} ms p99 ${f.p99.toFixed(2)} ms  sent ${f.sent} answered ${f.answered} reject ${f.rejects} lost ${f.lost} bad ${f.bad}  ` +
@@ -330,6 +345,14 @@ async function main(): Promise<number> {
     const ran = (phase: Phase): boolean => PHASES.includes(phase);
     // Against the SQL stack: the engine's rate over freeradius-sql's, per phase run.
     const stack = (phase: Phase): number => total(phase, 'engine').rps / total(phase, 'freeradius-sql').rps;
+    // Against the floor: Node's own UDP path on this machine, over FreeRADIUS; the engine over it.
+    const floorText = FLOOR
+      ? (['auth-rc', 'auth-gen', 'acct-gen'] as const).filter(ran).map((p) => {
+        const fl = total(p, 'floor');
+        return `${p} ${Math.round(fl.rps)}/s cpu ${Math.round(fl.serverUs)} us/req (floor over freeradius ${(fl.rps / total(p, 'freeradius').rps).toFixed(2)}, ` +
+          `engine over floor ${(total(p, 'engine').rps / fl.rps).toFixed(2)})`;
+      }).join(', ')
+      : '';
     const stackText = SQL_STACK
       ? (['auth-rc', 'auth-gen', 'acct-gen'] as const).filter(ran).map((p) => `${p} ${Math.round(total(p, 'freeradius-sql').rps)}/s (engine ${stack(p).toFixed(1)}x)`).join(', ')
       : '';
@@ -344,6 +367,7 @@ async function main(): Promise<number> {
     process.stdout.write(`radius-vs-freeradius: ${texts.join(' ; ')} ; engine drops ${engineDrops} duplicates ${duplicates} ; source ports radius-load ${SOURCES ?? 1} radclient ${RADCLIENT_PROCS} ; ` +
       `rss engine ${engineRss.toFixed(0)} MB at the end with ${liveEnd} live sessions (${rssSignedIn.toFixed(0)} MB before the load), freeradius ${frRss.toFixed(0)} MB ; ` +
       (SQL_STACK ? `freeradius + rlm_sql (PostgreSQL, Debian's schema and queries): ${stackText} ; ` : '') +
+      (FLOOR ? `floor (bench/radius-floor.ts: Node's least code for these packets): ${floorText} ; ` : '') +
       `targets: auth radclient ratio >= 1 ${authPass ? 'pass' : 'miss'}, acct >= ${TARGET_ACCT_RPS}/s ${acctPass ? 'pass' : 'miss'}` +
       (SQL_STACK ? `, against the SQL stack auth >= ${STACK_TARGETS.auth}x ${stackAuth ? 'pass' : 'miss'}, acct >= ${STACK_TARGETS.acct}x ${stackAcct ? 'pass' : 'miss'}` : '') + ` ; ${verdict}\n`);
     return broken.length ? 1 : met ? 0 : 2;
