@@ -234,16 +234,23 @@ export class RadiusServer {
     const entry = this.cache.begin();
     this.counts.inFlight++;
     const startMs = performance.now();
-    let decided: PromiseLike<AccessDecision>;
+    let decided: AccessDecision | PromiseLike<AccessDecision>;
     try {
-      decided = settle(this.handler.authorize(req));
+      decided = this.handler.authorize(req);
     } catch (err) {
       decided = Promise.reject(err);
     }
+    // An answer the engine knew at once is sent at once: no promise, no microtask.
+    if (!isPromiseLike(decided)) return this.decidedAccess(msg, len, rinfo, nas, entry, decided, startMs);
     decided.then(
-      (decision) => { this.replyAccess(msg, len, rinfo, nas, entry, decision); this.timed(decision.accept ? Timed.ACCEPT : Timed.REJECT, startMs); },
+      (decision) => this.decidedAccess(msg, len, rinfo, nas, entry, decision, startMs),
       (err) => { this.failed(entry, rinfo, err); this.timed(Timed.AUTH_ERROR, startMs); },
     );
+  }
+
+  private decidedAccess(msg: Buffer, len: number, rinfo: RemoteInfo, nas: NasRecord, entry: number, decision: AccessDecision, startMs: number): void {
+    this.replyAccess(msg, len, rinfo, nas, entry, decision);
+    this.timed(decision.accept ? Timed.ACCEPT : Timed.REJECT, startMs);
   }
 
   private replyAccess(msg: Buffer, len: number, rinfo: RemoteInfo, nas: NasRecord, entry: number, decision: AccessDecision): void {
@@ -333,20 +340,20 @@ export class RadiusServer {
     this.send(socket, reply, rinfo);
   }
 
+  /**
+   * No callback: with one, dgram queues a tick per datagram to report a send that finished at once. A reply
+   * the kernel refused is lost either way, and the NAS sends its request again.
+   */
   private send(socket: Socket | null, reply: Buffer, rinfo: Peer): void {
     if (!this.running) return;
     try {
       if (rinfo.reply) rinfo.reply(reply);
-      else socket?.send(reply, rinfo.port, rinfo.address, this.onSent);
+      else socket?.send(reply, rinfo.port, rinfo.address);
     } catch (err) {
       // Runs inside promise callbacks: a throw here would be an unhandled rejection.
-      this.onSent(err as Error);
+      this.log.debug({ err }, 'RADIUS reply not sent');
     }
   }
-
-  private readonly onSent = (err: Error | null): void => {
-    if (err) this.log.debug({ err }, 'RADIUS reply not sent');
-  };
 
   private drop(reason: DropReason, rinfo: RemoteInfo, err?: unknown): void {
     this.counts.dropped[reason]++;

@@ -227,7 +227,8 @@ export class RadiusThreads {
   private decide(slot: Slot, generation: number, [id, kind, msg]: RequestItem): void {
     let done: Promise<unknown>;
     try {
-      done = kind === 0 ? this.opts.handler.authorize(msg as AccessRequestMsg) : this.opts.handler.account(msg as AccountingMsg);
+      // authorize may answer with a plain value (a mirrored accept): the reply goes back in the next post either way.
+      done = Promise.resolve(kind === 0 ? this.opts.handler.authorize(msg as AccessRequestMsg) : this.opts.handler.account(msg as AccountingMsg));
     } catch (err) {
       done = Promise.reject(err);
     }

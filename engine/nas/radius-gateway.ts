@@ -1,5 +1,5 @@
 import { AppError, Errors } from '../errors.js';
-import type { NasRegistry } from './nas-registry.js';
+import type { NasEntry, NasRegistry } from './nas-registry.js';
 import { normalizeMac } from '../ids.js';
 import type { Logger } from '../logger.js';
 import { timingSafeEqual } from 'node:crypto';
@@ -104,19 +104,51 @@ export class RadiusGateway implements RadiusHandler {
     return this.registry.byAddress(ip, identifier);
   }
 
-  async authorize(m: AccessRequestMsg): Promise<AccessDecision> {
+  /**
+   * Answered at once (no promise) when the device's accept is mirrored on this thread: the NAS's re-check of a
+   * device signed in a moment ago, the hottest RADIUS path. Anything else asks the actor, and a user name with
+   * a password or CHAP response that is not the device's MAC is a credential first.
+   */
+  authorize(m: AccessRequestMsg): AccessDecision | Promise<AccessDecision> {
     const nas = this.registry.get(m.nas.id) ?? { ...m.nas, timezone: 'UTC' };
     // Presence is the registered client's (a subnet client's addresses are one row on the console).
     this.presence.saw(this.registry.client(nas) ?? nas, m);
-    let mac = m.mac;
     // A user name and password (PAP) or CHAP response: a portal's one-time UAM login, or a voucher code
     // as User-Name, which is the same atomic redemption as the portal's. MAC authentication sends the
     // device's own MAC as User-Name; a User-Name that merely reads as a MAC (a 12-digit numeric code
     // does) but is not the Calling-Station-Id is a code.
     const userMac = normalizeMac(m.userName);
     const macAuth = userMac !== null && (!m.mac || userMac === m.mac);
-    let voucherAuth = (m.password !== undefined || m.chap !== undefined) && !macAuth;
-    const oneTime = voucherAuth ? await this.logins.lookup(nas.tenantId, m.userName) : null;
+    if ((m.password !== undefined || m.chap !== undefined) && !macAuth) return this.withCredential(nas, m, userMac);
+    return this.decide(nas, m, m.mac || (userMac ?? ''), 'mac_auth');
+  }
+
+  /**
+   * A device the actor accepted a moment ago, through the same NAS: its answer, without the hop to the
+   * actor's thread. Otherwise the actor's.
+   */
+  private decide(nas: NasEntry, m: AccessRequestMsg, mac: string, method: DecisionMethod): AccessDecision | Promise<AccessDecision> {
+    if (mac) {
+      const mirrored = this.actors.mirroredAccept(nas.tenantId, nas.hotspotId, mac, nas.id, m.userName, m.ssid ?? '');
+      if (mirrored) return this.noted(nas, method, '', mirrored);
+    }
+    return this.fromActor(nas, m, mac, method);
+  }
+
+  /** The actor's answer; recorded as a decision unless `method` is null (a redemption's pipeline recorded it). */
+  private async fromActor(nas: NasEntry, m: AccessRequestMsg, mac: string, method: DecisionMethod | null): Promise<AccessDecision> {
+    const decision = await this.actors.request<AccessDecision>({
+      t: 'auth', tenant: nas.tenantId, hs: nas.hotspotId, tz: nas.timezone, nasId: nas.id, mac, userName: m.userName,
+      ip: m.framedIp, ssid: m.ssid,
+    });
+    if (method === null) return decision;
+    return this.noted(nas, method, decision.accept ? '' : REJECT_CODES[decision.reason] ?? 'rejected', decision);
+  }
+
+  /** A one-time UAM login, else a voucher code as User-Name. */
+  private async withCredential(nas: NasEntry, m: AccessRequestMsg, userMac: string | null): Promise<AccessDecision> {
+    const mac = m.mac;
+    const oneTime = await this.logins.lookup(nas.tenantId, m.userName);
     if (oneTime) {
       // The session started when the guest signed in on the portal: only the secret and the device are checked.
       if (!secretMatches(m, oneTime.password)) return this.noted(nas, 'uam_login', 'wrong_password', { accept: false, reason: 'Wrong user name or password' });
@@ -124,33 +156,20 @@ export class RadiusGateway implements RadiusHandler {
         return this.noted(nas, 'uam_login', 'wrong_device', { accept: false, reason: 'This login belongs to another device' });
       }
       await this.logins.consume(nas.tenantId, m.userName);
-      voucherAuth = false;
-    } else if (voucherAuth) {
-      if (!mac) return this.noted(nas, 'voucher', 'no_device_address', { accept: false, reason: 'No device address (Calling-Station-Id) in the request' });
-      // With CHAP the NAS proves the code as its own secret (a login page sending the code as user name and password).
-      if (m.chap && !chapMatches(m.chap, m.userName)) return this.noted(nas, 'voucher', 'wrong_password', { accept: false, reason: 'Wrong user name or password' }, mac);
-      try {
-        await this.signIn.voucher({ hotspotId: nas.hotspotId, code: m.userName, mac, ip: m.framedIp ?? '', ssid: m.ssid ?? '', viaNas: true });
-      } catch (err) {
-        if (err instanceof AppError && err.status < 500) return { accept: false, reason: rejectText(err) };
-        throw err;
-      }
+      return this.decide(nas, m, mac || (userMac ?? ''), 'uam_login');
     }
-    mac ||= userMac ?? '';
-    const method: DecisionMethod = oneTime ? 'uam_login' : 'mac_auth';
-    // A device the actor accepted a moment ago, through the same NAS: its answer, without the hop to the
-    // actor's thread. Not after a redemption, which the actor has yet to take in (its 'started' message).
-    if (!voucherAuth && mac) {
-      const mirrored = this.actors.mirroredAccept(nas.tenantId, nas.hotspotId, mac, nas.id, m.userName, m.ssid ?? '');
-      if (mirrored) return this.noted(nas, method, '', mirrored);
+    if (!mac) return this.noted(nas, 'voucher', 'no_device_address', { accept: false, reason: 'No device address (Calling-Station-Id) in the request' });
+    // With CHAP the NAS proves the code as its own secret (a login page sending the code as user name and password).
+    if (m.chap && !chapMatches(m.chap, m.userName)) return this.noted(nas, 'voucher', 'wrong_password', { accept: false, reason: 'Wrong user name or password' }, mac);
+    try {
+      await this.signIn.voucher({ hotspotId: nas.hotspotId, code: m.userName, mac, ip: m.framedIp ?? '', ssid: m.ssid ?? '', viaNas: true });
+    } catch (err) {
+      if (err instanceof AppError && err.status < 500) return { accept: false, reason: rejectText(err) };
+      throw err;
     }
-    const decision = await this.actors.request<AccessDecision>({
-      t: 'auth', tenant: nas.tenantId, hs: nas.hotspotId, tz: nas.timezone, nasId: nas.id, mac, userName: m.userName,
-      ip: m.framedIp, ssid: m.ssid,
-    });
-    // After a redemption the pipeline has recorded the decision already.
-    if (voucherAuth) return decision;
-    return this.noted(nas, method, decision.accept ? '' : REJECT_CODES[decision.reason] ?? 'rejected', decision);
+    // Not the mirror: the actor has yet to take the redemption in (its 'started' message). After a
+    // redemption the pipeline has recorded the decision already.
+    return this.fromActor(nas, m, mac, null);
   }
 
   /**

@@ -140,7 +140,8 @@ export interface RadiusHandler {
    * and counted).
    */
   nasByIp(ip: string, identifier: () => string | undefined): NasRecord | null | Promise<NasRecord | null>;
-  authorize(msg: AccessRequestMsg): Promise<AccessDecision>;
+  /** A plain value when the answer is known at once (a mirrored accept): the server then replies without a microtask. */
+  authorize(msg: AccessRequestMsg): AccessDecision | Promise<AccessDecision>;
   /** Resolves once the accounting data is durably recorded; only then may the server answer (RFC 2866 §2). */
   account(msg: AccountingMsg): Promise<void>;
 }

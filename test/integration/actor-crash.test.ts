@@ -99,7 +99,7 @@ describe('actor thread crash', () => {
     const lease = keys.lease(t.tenantId, t.hotspotId);
     await redis.set(lease, 'another-node', 'PX', 60_000);
     const nas = { id: 'nas_none', tenantId: t.tenantId, hotspotId: t.hotspotId, ip: '127.0.0.9', secret: 'x', coaPort: 3799, requireMessageAuthenticator: false };
-    const ask = () => engine.radius.authorize({ nas, mac, userName: 'guest' });
+    const ask = async () => engine.radius.authorize({ nas, mac, userName: 'guest' });
     await until(async () => {
       try {
         await ask();

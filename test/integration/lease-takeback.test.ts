@@ -19,7 +19,7 @@ describe('hotspot lease take-back', () => {
     const signIn = await call(svc.base, 'POST', `/api/v1/hotspot-portal/voucher/verify?hotspot_id=${t.hotspotId}`, { body: { code: 'TAKEBACK-1', mac } });
     expect(signIn.status).toBe(200);
     const nas = { id: 'nas_none', tenantId: t.tenantId, hotspotId: t.hotspotId, ip: '127.0.0.9', secret: 'x', coaPort: 3799, requireMessageAuthenticator: false };
-    const ask = () => engine.radius.authorize({ nas, mac, userName: 'guest' });
+    const ask = async () => engine.radius.authorize({ nas, mac, userName: 'guest' });
     expect(await ask()).toMatchObject({ accept: true });
 
     // Another process takes the lease; this one finds out at its next renewal (every 10 s) and answers 503.

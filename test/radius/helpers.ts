@@ -74,7 +74,7 @@ export class TestHandler implements RadiusHandler {
     return this.nases.get(ip) ?? null;
   }
 
-  authorize(m: AccessRequestMsg): Promise<AccessDecision> {
+  authorize(m: AccessRequestMsg): AccessDecision | Promise<AccessDecision> {
     this.accessMsgs.push(m);
     return this.decide(m);
   }

@@ -241,6 +241,20 @@ describe('RadiusServer over UDP on 127.0.0.1', () => {
       expect(server.stats().dropped.handler_error).toBe(3);
       expect(server.stats().inFlight).toBe(0);
     });
+
+    it('answers a decision the engine gives as a plain value (a mirrored accept) like a promised one, and its retransmission from the cache', async () => {
+      let n = 0;
+      handler.authorize = () => ({ ...ACCEPT, sessionId: `ses_sync${++n}` });
+      const req = signedRequest();
+      const first = (await client.exchange(req, auth))!;
+      expect(first[0]).toBe(Code.ACCESS_ACCEPT);
+      expect(attributeValue(decodePacket(first)!, Attr.CLASS)!.toString()).toBe('ses_sync1');
+      expect((await client.exchange(req, auth))!.equals(first)).toBe(true);
+      expect(n).toBe(1);
+      handler.authorize = () => ({ ...ACCEPT, sessionTimeout: Number.NaN });
+      expect(await client.exchange(signedRequest({ authenticator: randomBytes(16) }), auth, SILENCE_MS)).toBeNull();
+      expect(server.stats()).toMatchObject({ accepts: 1, duplicatesAnswered: 1, inFlight: 0, dropped: { handler_error: 1 } });
+    });
   });
 
   describe('Accounting-Request', () => {
