@@ -75,7 +75,13 @@ interface Call {
  */
 export class DecisionRecorder implements DecisionSink {
   private buffer: SignInDecision[] = [];
-  private folded = new Map<string, Folded>();
+  /** This flush's re-check groups, in the order they began. */
+  private folded: Folded[] = [];
+  /**
+   * The same groups by hotspot, method and reason (outcome, source and step tell the few under one apart): lookups
+   * by strings the caller holds, whose hashes V8 keeps, where one joined key per packet had to be built and hashed.
+   */
+  private foldIndex = new Map<string, Map<string, Map<string, Folded[]>>>();
   /** Failed calls, oldest first, to be sent again at the next flush. */
   private retrying: Call[] = [];
   private retryingEntries = 0;
@@ -102,15 +108,19 @@ export class DecisionRecorder implements DecisionSink {
   record(d: SignInDecision): void {
     this.also.record(d);
     if (!isSignIn(d.method)) {
-      const key = `${d.tenantId}\n${stepOf(d.at)}\n${d.hotspotId}\n${d.method}\n${d.outcome}\n${d.reason}\n${d.source ?? ''}`;
-      const f = this.folded.get(key);
-      if (f) {
-        f.d = d;
-        f.count++;
-        return;
+      const groups = this.groupsOf(d);
+      const step = stepOf(d.at);
+      for (const f of groups) {
+        if (f.d.outcome === d.outcome && f.d.source === d.source && f.d.tenantId === d.tenantId && stepOf(f.d.at) === step) {
+          f.d = d;
+          f.count++;
+          return;
+        }
       }
-      if (this.folded.size < MAX_GROUPS) {
-        this.folded.set(key, { d, count: 1 });
+      if (this.folded.length < MAX_GROUPS) {
+        const f = { d, count: 1 };
+        groups.push(f);
+        this.folded.push(f);
         return;
       }
       this.metrics.inc('dashboard_decisions_dropped_total');
@@ -126,16 +136,28 @@ export class DecisionRecorder implements DecisionSink {
   /** Writes what is buffered and what failed before; one flush at a time (a slow one lets the next tick's decisions wait for the one after). */
   flush(): Promise<void> {
     if (this.flushing) return this.flushing;
-    if (this.buffer.length === 0 && this.folded.size === 0 && this.retrying.length === 0) return Promise.resolve();
+    if (this.buffer.length === 0 && this.folded.length === 0 && this.retrying.length === 0) return Promise.resolve();
     const batch: Folded[] = this.buffer.map((d) => ({ d, count: 1 }));
-    for (const f of this.folded.values()) batch.push(f);
+    for (const f of this.folded) batch.push(f);
     this.buffer = [];
-    this.folded = new Map();
+    this.folded = [];
+    this.foldIndex = new Map();
     const calls = this.retrying.concat(this.cut(batch));
     this.retrying = [];
     this.retryingEntries = 0;
     this.flushing = this.write(calls).finally(() => { this.flushing = null; });
     return this.flushing;
+  }
+
+  /** The re-check groups of d's hotspot, method and reason in this flush (made empty on first use). */
+  private groupsOf(d: SignInDecision): Folded[] {
+    let byMethod = this.foldIndex.get(d.hotspotId);
+    if (byMethod === undefined) this.foldIndex.set(d.hotspotId, byMethod = new Map());
+    let byReason = byMethod.get(d.method);
+    if (byReason === undefined) byMethod.set(d.method, byReason = new Map());
+    let groups = byReason.get(d.reason);
+    if (groups === undefined) byReason.set(d.reason, groups = []);
+    return groups;
   }
 
   /** Stops the timer and writes what is left; a call that fails now is given up. */

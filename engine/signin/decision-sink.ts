@@ -80,7 +80,20 @@ export class MetricsDecisionSink implements DecisionSink {
     metrics.counter(MetricsDecisionSink.METRIC, 'Sign-in decisions by method, outcome and reason (empty for an accept)', 'method,outcome,reason');
   }
 
+  /** method -> outcome -> reason -> the joined label value, made once: a decision is counted per RADIUS packet. */
+  private readonly labels = new Map<string, Map<string, Map<string, string>>>();
+
   record(d: SignInDecision): void {
-    this.metrics.inc(MetricsDecisionSink.METRIC, labelValues(d.method, d.outcome, d.reason));
+    this.metrics.inc(MetricsDecisionSink.METRIC, this.labelOf(d));
+  }
+
+  private labelOf(d: SignInDecision): string {
+    let byOutcome = this.labels.get(d.method);
+    if (byOutcome === undefined) this.labels.set(d.method, byOutcome = new Map());
+    let byReason = byOutcome.get(d.outcome);
+    if (byReason === undefined) byOutcome.set(d.outcome, byReason = new Map());
+    let label = byReason.get(d.reason);
+    if (label === undefined) byReason.set(d.reason, label = labelValues(d.method, d.outcome, d.reason));
+    return label;
   }
 }
