@@ -37,6 +37,8 @@ interface Op { readonly vendorId: number; readonly code: number; readonly source
 export class AccessReplyEncoder {
   private readonly profiles = new Map<string, readonly Op[]>();
   private readonly generic: readonly Op[];
+  /** The last MikroTik rate string and its rates: a venue's sessions mostly share one profile, and the text was made per packet. */
+  private rate = { up: -1, down: -1, text: '' };
 
   constructor(dict: RadiusDictionary) {
     for (const [type, items] of Object.entries(NAS_REPLY_PROFILES)) {
@@ -92,8 +94,7 @@ export class AccessReplyEncoder {
         case 9: if (vlan) n = TUNNEL_TYPE_VLAN; break;
         case 10: if (vlan) n = TUNNEL_MEDIUM_IEEE_802; break;
         case 20: text = decision.sessionId; break;
-        // MikroTik reads "rx/tx" from the router's side: rx is what the guest sends (up).
-        case 21: if (up || down) text = `${Math.floor(up)}k/${Math.floor(down)}k`; break;
+        case 21: if (up || down) text = this.rateText(up, down); break;
         case 22: text = reply?.role ?? null; break;
         case 23: text = reply?.filterId ?? null; break;
         case 24: if (vlan) text = String(vlan); break;
@@ -108,6 +109,13 @@ export class AccessReplyEncoder {
     }
     w.copyAttributes(request, len, Attr.PROXY_STATE);
     return w.finishReply(requestAuthenticator, nas.secret);
+  }
+
+  /** MikroTik's "rx/tx" in kbit/s, read from the router's side: rx is what the guest sends (up). */
+  private rateText(up: number, down: number): string {
+    const r = this.rate;
+    if (r.up !== up || r.down !== down) this.rate = { up, down, text: `${Math.floor(up)}k/${Math.floor(down)}k` };
+    return this.rate.text;
   }
 }
 
