@@ -91,6 +91,25 @@ describe('DecisionRecorder', () => {
     await redis.del(minute, activityBuckets(t, AT)[1], keys.decisions(t), keys.events(t), keys.decisionStep(t, stepOf(AT)));
   });
 
+  test("one re-check group's packets in two 10-second steps, or another tenant's, are rows of their own", async ({ redis }) => {
+    const t = `tn_rec${randomBytes(5).toString('hex')}`, u = `tn_rec${randomBytes(5).toString('hex')}`;
+    defineScripts(redis);
+    const rec = new DecisionRecorder(redis, createLogger('silent'), new Metrics(), { record: () => undefined });
+    for (let i = 0; i < 3; i++) rec.record(decision(t, { method: 'mac_auth', source: 'radius', at: AT + i }));
+    for (let i = 0; i < 2; i++) rec.record(decision(t, { method: 'mac_auth', source: 'radius', at: AT + 10_000 + i }));
+    rec.record(decision(u, { method: 'mac_auth', source: 'radius', at: AT + 3 })); // the same hotspot id under another tenant
+    await rec.close();
+
+    const rows = async (tenant: string) => (await redis.xrange(keys.decisions(tenant), '-', '+')).map(([, f]) => `${f[1]} x${f[f.length - 1]}`);
+    expect(await rows(t)).toEqual([`${AT + 2} x3`, `${AT + 10_001} x2`]);
+    expect(await rows(u)).toEqual([`${AT + 3} x1`]);
+    expect(await redis.get(keys.decisionStep(t, stepOf(AT)))).toBe('3');
+    expect(await redis.get(keys.decisionStep(t, stepOf(AT + 10_000)))).toBe('2');
+    for (const x of [t, u]) {
+      await redis.del(...activityBuckets(x, AT), keys.decisions(x), keys.events(x), keys.decisionStep(x, stepOf(AT)), keys.decisionStep(x, stepOf(AT + 10_000)));
+    }
+  });
+
   test('a flush of 30,000 sign-ins goes out in bounded calls: every one listed, counted and emitted, the process unharmed', async ({ redis }) => {
     // One call with them all spread 210,000 arguments through ioredis, whose auto-pipeline then crashed the process.
     const t = `tn_rec${randomBytes(5).toString('hex')}`;
