@@ -37,8 +37,8 @@ const spawnReady = (name: string, args: string[], env: NodeJS.ProcessEnv) => spa
  *
  * Knobs (environment): BENCH_DURATION (s, default 10), BENCH_WARMUP (s, 2),
  * BENCH_ROUNDS (2), BENCH_CONNECTIONS (100), BENCH_WRK_THREADS (1),
- * BENCH_CPU_PROF (a folder: the service runs with --cpu-prof and writes its
- * profile there on exit), BENCH_REDIS_DURABILITY (`everysec`, the default:
+ * BENCH_CPU_PROF (a folder: the service and the floor run with --cpu-prof and
+ * write their profiles there on exit, named by pid), BENCH_REDIS_DURABILITY (`everysec`, the default:
  * Redis's AOF fsync once a second; `always`: `appendfsync always`; `wait`: a
  * replica of its own and REDIS_WAIT_REPLICAS=1; the floor does not wait for
  * the replica), BENCH_ONLY (`verify` or `floor`: that side alone).
@@ -217,7 +217,7 @@ async function main(): Promise<number> {
 
     const prof = CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : [];
     const service = await spawnReady('service', [...serviceNodeOptions(), ...prof, projectPath('dist', 'scripts', 'serve.js')], env);
-    const floor = await spawnReady('floor', [projectPath('dist', 'bench', 'verify-floor.js')], {
+    const floor = await spawnReady('floor', [...prof, projectPath('dist', 'bench', 'verify-floor.js')], {
       PATH: process.env.PATH, REDIS_URL: stack.local.redisUrl, DATABASE_URL: stack.local.databaseUrl,
       FLOOR_TENANT: sides.floor.tenantId, FLOOR_HOTSPOT: sides.floor.hotspotId, FLOOR_MINUTES: String(loadConfig(env).defaultSessionMinutes),
     });
@@ -262,7 +262,7 @@ async function main(): Promise<number> {
         });
         const secs = (Date.now() - at) / 1000;
         // The profiles' clock is CLOCK_MONOTONIC, as hrtime's: the window for cpu-profile-summary.
-        if (CPU_PROF && target === 'verify') say(`  profile window: --from ${fromUs} --to ${process.hrtime.bigint() / 1000n} --requests ${f.requests}`);
+        if (CPU_PROF) say(`  ${target} profile window (pid ${servers[target]}): --from ${fromUs} --to ${process.hrtime.bigint() / 1000n} --requests ${f.requests}`);
         const [c1, p1] = [await commandStats(redis), await settledPgStats(db)];
         const perVerify = (pct: number): number => (pct * secs * 1e4) / f.requests;
         const us = { server: perVerify(cpu.server), redis: perVerify(cpu.redis), postgres: perVerify(cpu.postgres), total: 0 };
