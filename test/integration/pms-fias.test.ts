@@ -2,6 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Attr, Code, RadiusCrypto, attributeValue, checkFraming, type RadiusPacket } from '../../radius/index.js';
 import { accessRequest } from '../radius/helpers.js';
+import { createLogger } from '../../engine/logger.js';
+import { OutboundPolicy } from '../../engine/net/outbound-target.js';
+import { FiasLink } from '../../engine/pms/fias/fias-link.js';
 import { FiasSimulator, type SimGuest } from '../support/fias-simulator.js';
 import { call, dashed, keys, macs, newTenant, startService, until, type Running, type Tenant } from '../support/fixture.js';
 import { addCoaNas, type CoaNas } from '../support/loopback-nas.js';
@@ -224,6 +227,31 @@ describe('room sign-in over Oracle FIAS', () => {
     // The gap was shorter than resync_after_gap_sec: no DR on the new connection, nor ever periodically.
     expect(h.sim.sent('DR', connsBefore)).toHaveLength(0);
     expect(h.sim.sent('DR')).toHaveLength(1);
+  });
+
+  it('a connection the PMS closes before the link is up (another still open, a lease changing hands) is no cut: linkDown is not called', async () => {
+    const h = await hotel(3600, [{ reservation: `R${suffix}`, room: '406', name: 'Yildiz' }]);
+    // A second FIAS client for the same PMS, as a process that has just taken the lease while the stalled
+    // holder's connection is still open: the interface, one connection at a time, closes the newcomer at once.
+    const said: string[] = [];
+    const second = new FiasLink(
+      { host: '127.0.0.1', port: h.sim.port, keepAliveMs: 60_000, deadAfterMs: 180_000, maxBackoffMs: 1000, now: Date.now },
+      new OutboundPolicy({ allowPrivate: true }),
+      {
+        linkUp: async () => { said.push('up'); }, linkDown: async (why) => { said.push(`down ${why}`); }, alive: () => undefined,
+        resyncWanted: async () => false, checkIn: async () => undefined, checkOut: async () => undefined, change: async () => undefined,
+        resyncStart: async () => undefined, resyncGuest: async () => undefined, resyncEnd: async () => undefined,
+      },
+      createLogger('silent'),
+    );
+    const refused = h.sim.refused;
+    second.start();
+    // Refused twice: the second is its reconnection, which its close handler schedules after any linkDown.
+    await h.sim.waitFor(() => h.sim.refused >= refused + 2, 20_000, 'two refused connections');
+    await second.close();
+    expect(said).toEqual([]);
+    expect((await link(h.t)).status.accepting_sign_ins).toBe(true);
+    expect((await verify(h, '406', 'Yildiz', randomMac())).status).toBe(200);
   });
 
   it('keeps the link alive with LS/LA, and a PMS that falls silent is declared dead and dialled again', async () => {

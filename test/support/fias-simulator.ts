@@ -21,6 +21,8 @@ export class FiasSimulator {
   readonly received: { conn: number; r: FiasRecord }[] = [];
   /** Connections accepted so far. */
   connections = 0;
+  /** Connections closed at once because one was open already (or the PMS was cut). */
+  refused = 0;
   /** Links that reached LA (configured). */
   linkUps = 0;
   private socket: Socket | null = null;
@@ -53,7 +55,9 @@ export class FiasSimulator {
 
   private accept(s: Socket): void {
     if (this.refusing || this.socket) {
+      this.refused++;
       s.destroy();
+      this.wake();
       return;
     }
     const conn = ++this.connections;

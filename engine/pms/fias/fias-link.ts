@@ -38,7 +38,8 @@ const HIGH_WATER = 256;
  * the time this process was running (a stall of ours is not the PMS's
  * silence), the socket is destroyed. Every close is followed by a
  * reconnection with exponential back-off and jitter. close() sends LE and
- * stops, and is no cut (the listener's linkDown is not called).
+ * stops, and is no cut (the listener's linkDown is not called); nor is the
+ * end of a connection that never came up (announcedUp).
  *
  * The host is checked by the outbound policy on every connection and the
  * socket connects to the very address checked (no second lookup).
@@ -60,6 +61,12 @@ export class FiasLink implements PmsAdapter {
   private chain: Promise<void> = Promise.resolve();
   private queued = 0;
   private resyncing = false;
+  /**
+   * This connection told the listener the link is up (linkUp). Only such a connection's end is a cut: one the PMS
+   * closes before the handshake (a FIAS interface takes one connection at a time, and another process's may still
+   * be open while the lease changes hands) never made the list trusted, so it must not make it untrusted.
+   */
+  private announcedUp = false;
 
   constructor(
     private readonly o: FiasLinkOptions,
@@ -105,6 +112,7 @@ export class FiasLink implements PmsAdapter {
     s.setNoDelay(true);
     s.on('connect', () => {
       this.state = 'starting';
+      this.announcedUp = false;
       this.lastHeard = this.o.now();
       this.send(record('LS', stamp(this.o.now())));
       this.lastTick = this.o.now();
@@ -117,7 +125,8 @@ export class FiasLink implements PmsAdapter {
     s.on('error', (err) => this.log.debug({ err: err.message }, 'PMS link socket error'));
     s.on('close', () => {
       clearInterval(this.keepAliveTimer);
-      const wasUp = this.state !== 'idle';
+      const wasUp = this.announcedUp;
+      this.announcedUp = false;
       this.state = 'idle';
       this.socket = null;
       this.resyncing = false;
@@ -196,6 +205,7 @@ export class FiasLink implements PmsAdapter {
         if (this.state === 'configuring') {
           this.state = 'up';
           this.attempt = 0;
+          this.announcedUp = true;
           const resync = await this.listener.resyncWanted();
           await this.listener.linkUp(resync);
           if (resync) this.send(record('DR', stamp(this.o.now())));
