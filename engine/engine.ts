@@ -34,6 +34,7 @@ import { keys } from './redis/keys.js';
 import { ReplicaBarrier } from './redis/replica-barrier.js';
 import { createRedis } from './redis/scripts.js';
 import { ActorPool } from './sessions/actor-pool.js';
+import { MIRROR_HITS_HELP, MIRROR_HITS_METRIC } from './sessions/mirror-view.js';
 import { DisabledActors, type SessionActors } from './sessions/actor-ports.js';
 import { BlockService } from './sessions/block-service.js';
 import { NasCommandRelay, RadiusGateway } from './nas/radius-gateway.js';
@@ -361,7 +362,8 @@ export class Engine {
       nodeId: config.nodeId, now, settings: config.reportSchedules,
     });
     this.metrics.gauge('live_sessions_in_actors', 'Live sessions held by hotspot actors', () => this.actors?.liveSessions ?? 0);
-    this.metrics.counterFrom('radius_auth_mirror_hits_total', 'Access-Requests answered on the main thread from an actor\'s published accept (no hop)', () => this.actors?.mirrorHits ?? 0);
+    // RADIUS threads count their own hits under the same name: /metrics sums them (Metrics.absorb).
+    this.metrics.counterFrom(MIRROR_HITS_METRIC, MIRROR_HITS_HELP, () => this.actors?.mirrorHits ?? 0);
   }
 
   /** Applies migrations and starts background work. */

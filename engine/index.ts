@@ -29,15 +29,17 @@ export { assetPath, projectPath, projectRoot } from './util/project-root.js';
 export { createPool, isPostgresUnreachable, migrate, migrationStatus, type MigrationState } from './store/postgres.js';
 export type {
   NasRecord, AccessRequestMsg, ChapResponse, AccessDecision, AcctStatus, StopReason, AccountingMsg,
-  NasCommandResult, NasSessionRef, NasControl, RadiusHandler,
+  NasCommandResult, NasSessionRef, NasControl, RadiusHandler, MirroredAnswers,
 } from './sessions/ports.js';
 export { internalSessionId, publicSessionId, maskUsername, type PublicSession } from './sessions/session-service.js';
 export type { BlockDuration, BlockEntry } from './sessions/block-service.js';
-export type { RadiusGateway } from './nas/radius-gateway.js';
+export { macAuthDevice, type RadiusGateway } from './nas/radius-gateway.js';
+export { portOf } from './nas/nas-presence.js';
 export { NAS_REPLY_PROFILES, NAS_TYPES, type NasType, type NasReplyOptions, type ReplyItem, type ReplySource } from './hotspots/nas-profiles.js';
 export { TimerWheel } from './sessions/timer-wheel.js';
 export { localDay } from './util/local-day.js';
-export { threadIndex } from './sessions/actor-pool.js';
+export { MirrorView, MIRROR_HITS_HELP, MIRROR_HITS_METRIC, threadIndex, type MirrorShare } from './sessions/mirror-view.js';
+export type { MirrorSource } from './sessions/actor-ports.js';
 export { GENESIS, canonical, link, ChainVerifier, type ChainFields, type StoredLink, type ChainBreak } from './audit/chain.js';
 export { runRetention, retentionCutoff, RETENTION_DAYS, RETENTION_LOCK_ID } from './audit/retention.js';
 export type { OperatorEvent, PendingChange, ChangeIntent } from './audit/audit-log.js';

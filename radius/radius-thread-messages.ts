@@ -1,4 +1,4 @@
-import type { AccessDecision, AccessRequestMsg, AccountingMsg, MetricsSnapshot, NasRow } from '../engine/index.js';
+import type { AccessDecision, AccessRequestMsg, AccountingMsg, MetricsSnapshot, MirrorShare, MirroredAnswers, NasRow } from '../engine/index.js';
 import type { RadiusServerStats } from './radius-server-options.js';
 
 /** What a RADIUS thread starts with (radius-thread.ts). */
@@ -21,8 +21,10 @@ export type ReplyItem = [number, 0 | 1, AccessDecision | null];
 
 /** Plain messages to a RADIUS thread (the replies travel as msgpackr batches of ReplyItem). */
 export type ToRadiusThread =
-  /** Bind the ports (rows first: no packet is matched against an empty registry). */
-  | { t: 'start'; rows: readonly NasRow[] }
+  /** Bind the ports (rows first: no packet is matched against an empty registry); the auth mirror, if the engine has one. */
+  | { t: 'start'; rows: readonly NasRow[]; mirror: MirrorShare | null }
+  /** The auth mirror's shared memory changed (an actor thread's table handed over or dropped). */
+  | { t: 'mirror'; share: MirrorShare }
   /** The registry changed (a NAS added, changed or removed). */
   | { t: 'nas'; rows: readonly NasRow[] }
   /** Close the sockets and say so. */
@@ -33,4 +35,6 @@ export type FromRadiusThread =
   | { t: 'bound'; auth: number; acct: number }
   | { t: 'bind_failed'; message: string }
   | { t: 'closed' }
-  | { t: 'report'; snapshot: MetricsSnapshot; stats: RadiusServerStats };
+  | { t: 'report'; snapshot: MetricsSnapshot; stats: RadiusServerStats }
+  /** Access-Requests the thread answered from the auth mirror since its last such message. */
+  | { t: 'mirrored'; answers: MirroredAnswers[] };

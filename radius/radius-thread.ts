@@ -6,6 +6,7 @@ import {
 } from '../engine/index.js';
 import { RadiusDictionary } from './radius-dictionary.js';
 import { RadiusServer } from './radius-server.js';
+import { ThreadMirror } from './thread-mirror.js';
 import type { FromRadiusThread, RadiusThreadData, ReplyItem, RequestItem, ToRadiusThread } from './radius-thread-messages.js';
 
 /**
@@ -13,8 +14,10 @@ import type { FromRadiusThread, RadiusThreadData, ReplyItem, RequestItem, ToRadi
  * shared UDP ports (SO_REUSEPORT), with everything per packet done here:
  * framing, the NAS by source address (a copy of the registry the main thread
  * keeps current), the authenticators, duplicates (RFC 5080), decoding,
- * encoding and sending. Only the decoded request crosses to the main thread,
- * where the engine decides (RadiusGateway), and only the decision comes back.
+ * encoding and sending. A device's re-check the actors' auth mirror answers
+ * is answered here (ThreadMirror); any other decoded request crosses to the
+ * main thread, where the engine decides (RadiusGateway), and only the
+ * decision comes back.
  */
 
 const data = workerData as RadiusThreadData;
@@ -55,9 +58,15 @@ function flush(): void {
   port.postMessage(bytes, [bytes.buffer]);
 }
 
+function post(m: FromRadiusThread): void {
+  port.postMessage(m);
+}
+
+const mirror = new ThreadMirror(metrics, (answers) => post({ t: 'mirrored', answers }));
+
 const handler: RadiusHandler = {
   nasByIp: (ip, identifier) => registry.byAddress(ip, identifier),
-  authorize: (m) => ask(0, m) as Promise<AccessDecision>,
+  authorize: (m) => mirror.answer(m) ?? (ask(0, m) as Promise<AccessDecision>),
   account: (m) => ask(1, m).then(() => undefined),
 };
 
@@ -65,10 +74,6 @@ const server = new RadiusServer({
   handler, host: data.host, authPort: data.authPort, acctPort: data.acctPort, logger: log, metrics,
   dictionary: RadiusDictionary.load(undefined, data.dictionaryDir), reusePort: true, maxInFlight: data.maxInFlight,
 });
-
-function post(m: FromRadiusThread): void {
-  port.postMessage(m);
-}
 
 const refused = new Error('the engine did not answer');
 
@@ -85,15 +90,20 @@ port.on('message', (m: Uint8Array | ToRadiusThread) => {
   }
   switch (m.t) {
     case 'nas': return registry.load(m.rows as NasRow[]);
+    case 'mirror': return mirror.share(m.share);
     case 'start':
       registry.load(m.rows as NasRow[]);
+      mirror.share(m.mirror);
       server.start().then(
         (ports) => post({ t: 'bound', ...ports }),
         (err: Error) => post({ t: 'bind_failed', message: err.message }),
       );
       return;
     case 'stop':
-      void server.stop().then(() => post({ t: 'closed' }));
+      void server.stop().then(() => {
+        mirror.flush();
+        post({ t: 'closed' });
+      });
       return;
   }
 });

@@ -2,7 +2,8 @@ import type { Worker } from 'node:worker_threads';
 import { Packr } from 'msgpackr';
 import {
   WorkerSupervisor, projectPath,
-  type AccessRequestMsg, type AccountingMsg, type Logger, type MetricsSnapshot, type NasRow, type RadiusHandler,
+  type AccessRequestMsg, type AccountingMsg, type Logger, type MetricsSnapshot, type MirrorShare, type MirrorSource,
+  type NasRow, type RadiusHandler,
 } from '../engine/index.js';
 import { DropReason, RadiusErrors } from './errors.js';
 import type { RadiusServerStats } from './radius-server-options.js';
@@ -31,6 +32,11 @@ export interface RadiusThreadsOptions {
   dictionaryDir?: string;
   log: Logger;
   metrics?: ThreadMetricsSink;
+  /**
+   * The actors' auth mirror: a thread answers a device's re-check from it itself, without the hop to the
+   * main thread, and reports what it answered (RadiusHandler.answeredFromMirror). Absent: every request hops.
+   */
+  mirror?: MirrorSource;
 }
 
 interface Slot {
@@ -57,16 +63,18 @@ const RESTART_MAX_MS = 5_000;
  * and runs a RadiusServer of its own; the kernel hashes every datagram by
  * its addresses and ports to one socket, so one NAS source port keeps one
  * thread: its duplicate cache (RFC 5080 §2.2.2) sees every retransmission,
- * and the reply leaves from the port the request reached. The engine stays
- * on the main thread: a thread posts the decoded request (batched per event
- * loop turn, msgpackr), the main thread calls the handler and posts the
- * decision back. A thread that dies is started again on the same ports,
+ * and the reply leaves from the port the request reached. A thread answers
+ * a device's re-check from the actors' auth mirror itself (shared memory,
+ * MirrorSource) and reports what it answered in batches; for anything else
+ * it posts the decoded request (batched per event loop turn, msgpackr), the
+ * main thread calls the handler and posts the decision back. A thread that dies is started again on the same ports,
  * which the other threads keep bound meanwhile.
  */
 export class RadiusThreads {
   private readonly slots: Slot[] = [];
   private readonly packr = new Packr({ useRecords: false });
   private rows: readonly NasRow[] = [];
+  private mirrorShare: MirrorShare | null = null;
   private bound = { auth: 0, acct: 0 };
   /** Counts of threads that exited, kept so stats() does not go backwards after a restart. */
   private readonly retired: RadiusServerStats[] = [];
@@ -87,6 +95,10 @@ export class RadiusThreads {
     this.opts.registry.onChange((rows) => {
       this.rows = rows;
       for (const s of this.slots) s.supervisor.post({ t: 'nas', rows } satisfies ToRadiusThread);
+    });
+    this.opts.mirror?.shareMirror((share) => {
+      this.mirrorShare = share;
+      for (const s of this.slots) s.supervisor.post({ t: 'mirror', share } satisfies ToRadiusThread);
     });
     try {
       this.bound = await this.open(0, this.opts.authPort, this.opts.acctPort);
@@ -165,7 +177,7 @@ export class RadiusThreads {
         workerData: data,
         backoff: { firstMs: RESTART_MS, maxMs: RESTART_MAX_MS, healthyMs: 60_000 },
         log: this.opts.log.child({ thread: index }),
-        onStart: (worker) => worker.postMessage({ t: 'start', rows: this.rows } satisfies ToRadiusThread),
+        onStart: (worker) => worker.postMessage({ t: 'start', rows: this.rows, mirror: this.mirrorShare } satisfies ToRadiusThread),
         onMessage: (msg, worker) => this.onMessage(slot, worker, msg as Uint8Array | FromRadiusThread),
         onExit: () => {
           slot.generation++;
@@ -219,6 +231,9 @@ export class RadiusThreads {
       case 'report':
         slot.last = msg.stats;
         this.opts.metrics?.absorb(`radius-thread-${slot.data.index}`, msg.snapshot);
+        return;
+      case 'mirrored':
+        this.opts.handler.answeredFromMirror?.(msg.answers);
         return;
     }
   }

@@ -56,6 +56,7 @@ export async function runService(env: NodeJS.ProcessEnv = process.env): Promise<
           threads: config.radiusThreads, handler: engine.radius, registry: engine.nas, host: config.radiusHost,
           authPort: config.radiusAuthPort, acctPort: config.radiusAcctPort, logLevel: config.logLevel,
           dictionaryDir: config.nasDictionaryDir, log: log.child({ component: 'radius-threads' }), metrics: engine.metrics,
+          mirror: engine.actors ?? undefined,
         });
         radiusPorts = { ...(await radiusThreads.start()), radsec: 0 };
       }

@@ -105,20 +105,20 @@ export class DecisionRecorder implements DecisionSink {
     this.timer.unref();
   }
 
-  record(d: SignInDecision): void {
-    this.also.record(d);
+  record(d: SignInDecision, count = 1): void {
+    this.also.record(d, count);
     if (!isSignIn(d.method)) {
       const groups = this.groupsOf(d);
       const step = stepOf(d.at);
       for (const f of groups) {
         if (f.d.outcome === d.outcome && f.d.source === d.source && f.d.tenantId === d.tenantId && stepOf(f.d.at) === step) {
           f.d = d;
-          f.count++;
+          f.count += count;
           return;
         }
       }
       if (this.folded.length < MAX_GROUPS) {
-        const f = { d, count: 1 };
+        const f = { d, count };
         groups.push(f);
         this.folded.push(f);
         return;

@@ -70,7 +70,7 @@ export class NasPresence implements NasPresencePort {
       this.lastSeen.set(nas.id, now);
       this.tenantBatch(nas.tenantId).seen.set(nas.id, { hotspotId: nas.hotspotId, at: now });
     }
-    const port = m.nasPortId || m.calledStationId || (m.nasPort === undefined ? '' : String(m.nasPort));
+    const port = portOf(m);
     if (!port) return;
     let ports = this.lastPort.get(nas.id);
     if (!ports) this.lastPort.set(nas.id, (ports = new Map()));
@@ -155,4 +155,9 @@ export function parsePorts(raw: Record<string, string>): NasPortRecord[] {
     }
   }
   return out;
+}
+
+/** A packet's port as the port map keys it: NAS-Port-Id, else Called-Station-Id, else NAS-Port; '' none. */
+export function portOf(m: NasPortFields): string {
+  return m.nasPortId || m.calledStationId || (m.nasPort === undefined ? '' : String(m.nasPort));
 }

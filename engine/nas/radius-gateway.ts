@@ -8,7 +8,7 @@ import type { DecisionMethod, DecisionSink } from '../signin/decision-sink.js';
 import type { SignInService } from '../signin/sign-in-service.js';
 import type { AcceptMirror, NasCommandPort, SessionActors } from '../sessions/actor-ports.js';
 import type { NasCommand } from '../sessions/messages.js';
-import type { AccessDecision, AccessRequestMsg, AccountingMsg, NasCommandResult, NasControl, NasRecord, RadiusHandler } from '../sessions/ports.js';
+import type { AccessDecision, AccessRequestMsg, AccountingMsg, MirroredAnswers, NasCommandResult, NasControl, NasRecord, RadiusHandler } from '../sessions/ports.js';
 
 /**
  * The way back from the actors to the NAS: their Disconnect/CoA requests go
@@ -113,14 +113,22 @@ export class RadiusGateway implements RadiusHandler {
     const nas = this.registry.get(m.nas.id) ?? { ...m.nas, timezone: 'UTC' };
     // Presence is the registered client's (a subnet client's addresses are one row on the console).
     this.presence.saw(this.registry.client(nas) ?? nas, m);
-    // A user name and password (PAP) or CHAP response: a portal's one-time UAM login, or a voucher code
-    // as User-Name, which is the same atomic redemption as the portal's. MAC authentication sends the
-    // device's own MAC as User-Name; a User-Name that merely reads as a MAC (a 12-digit numeric code
-    // does) but is not the Calling-Station-Id is a code.
     const userMac = normalizeMac(m.userName);
-    const macAuth = userMac !== null && (!m.mac || userMac === m.mac);
-    if ((m.password !== undefined || m.chap !== undefined) && !macAuth) return this.withCredential(nas, m, userMac);
-    return this.decide(nas, m, m.mac || (userMac ?? ''), 'mac_auth');
+    const device = macAuthDevice(m, userMac);
+    if (device === null) return this.withCredential(nas, m, userMac);
+    return this.decide(nas, m, device, 'mac_auth');
+  }
+
+  /** What RADIUS threads answered from the mirror themselves: the same decisions and presence as decide()'s. */
+  answeredFromMirror(answers: readonly MirroredAnswers[]): void {
+    for (const a of answers) {
+      const nas = this.registry.get(a.nasId);
+      if (!nas) continue; // removed since: its packets are no longer the tenant's to count
+      const client = this.registry.client(nas) ?? nas;
+      for (const port of a.ports) this.presence.saw(client, port);
+      if (a.ports.length === 0) this.presence.saw(client, {});
+      this.decisions.record({ tenantId: nas.tenantId, hotspotId: nas.hotspotId, method: 'mac_auth', outcome: 'accept', reason: '', at: a.at, source: 'radius' }, a.count);
+    }
   }
 
   /**
@@ -193,6 +201,19 @@ export class RadiusGateway implements RadiusHandler {
       ip: m.framedIp, ssid: m.ssid, apName: m.apName, signal: m.signalDbm, reason: m.endReason, delay: m.delayTime,
     });
   }
+}
+
+/**
+ * The device a MAC-authentication request asks about ('' when it names none), or null when the request
+ * carries a credential: a user name and password (PAP) or CHAP response, which is a portal's one-time UAM
+ * login or a voucher code as User-Name (the same atomic redemption as the portal's). MAC authentication
+ * sends the device's own MAC as User-Name; a User-Name that merely reads as a MAC (a 12-digit numeric
+ * code does) but is not the Calling-Station-Id is a code. `userMac`: normalizeMac(m.userName).
+ */
+export function macAuthDevice(m: AccessRequestMsg, userMac: string | null): string | null {
+  const macAuth = userMac !== null && (!m.mac || userMac === m.mac);
+  if ((m.password !== undefined || m.chap !== undefined) && !macAuth) return null;
+  return m.mac || (userMac ?? '');
 }
 
 /** The request's PAP password or CHAP response proves `secret`; compared in constant time either way. */

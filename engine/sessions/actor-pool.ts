@@ -7,10 +7,10 @@ import { projectPath } from '../util/project-root.js';
 import { WorkerSupervisor, type WorkerStats } from '../workers/worker-supervisor.js';
 import { postBatch, readBatch } from './message-codec.js';
 import { LEASES_RELEASED, RELEASE_LEASES, type FromThread, type Reply, type ReplyValue, type ToThread } from './messages.js';
-import { AuthMirrorReader, hotspotKey, type HotspotKey } from './auth-mirror.js';
+import { ChangingDevices, MirrorView, threadIndex, type MirrorShare } from './mirror-view.js';
 import { ActorForwarder, FORWARDED } from './actor-forwarder.js';
 import { openRedis, type RedisClient } from '../redis/redis-client.js';
-import type { AcceptMirror, ActorRequest, NasCommandPort, SessionActors } from './actor-ports.js';
+import type { AcceptMirror, ActorRequest, MirrorSource, NasCommandPort, SessionActors } from './actor-ports.js';
 import type { AccessDecision } from './ports.js';
 import type { ThreadData } from './actor-thread.js';
 
@@ -20,8 +20,8 @@ type Pending = {
   deadline: number;
   /** Set when a refusal because another process holds the hotspot is to be forwarded to it (ActorForwarder). */
   forward?: ActorRequest;
-  /** The device's key in `changing` while this request is on its way (a sign-in or an accounting report). */
-  changing?: string;
+  /** The device's counter in `changing` while this request is on its way (a sign-in or an accounting report); -1 none. */
+  changing: number;
 };
 
 /** One actor thread slot: its supervised worker and what outlives a restart of it. */
@@ -76,19 +76,14 @@ export interface ActorPoolOptions {
  * requests with 503 and is started again (WorkerSupervisor); its actors
  * reload from Redis.
  */
-export class ActorPool implements SessionActors, AcceptMirror {
+export class ActorPool implements SessionActors, AcceptMirror, MirrorSource {
   private readonly threads: Thread[] = [];
   private readonly packr = new Packr({ useRecords: false });
-  /** The actor threads' published accepts (AuthMirrorReader). */
-  private readonly mirror = new AuthMirrorReader();
-  /**
-   * Each hotspot's mirror key and thread, by tenant and hotspot id: made once, not per
-   * Access-Request (the key's concatenation and three hashes of it were a visible part of a hit).
-   * Bounded by the hotspots that send RADIUS; a tenant's entry goes when it holds too many.
-   */
-  private readonly hotspotKeys = new Map<string, Map<string, { key: HotspotKey; thread: number }>>();
-  /** Devices (`tenant/hotspot mac`) with a sign-in or accounting message not yet answered by their actor, and how many. */
-  private readonly changing = new Map<string, number>();
+  /** The actor threads' published accepts, and the devices with a sign-in or accounting message not yet answered by their actor. */
+  private readonly mirror: MirrorView;
+  /** Each actor thread's mirror table, as shared with the RADIUS threads (shareMirror). */
+  private readonly tables: (SharedArrayBuffer | null)[] = [];
+  private readonly sharedWith: ((share: MirrorShare) => void)[] = [];
   private seq = 0;
   private readonly timer: NodeJS.Timeout;
   /** Hotspots whose actor this process has started: key -> [tenant, hotspot, tz]. */
@@ -104,6 +99,8 @@ export class ActorPool implements SessionActors, AcceptMirror {
           local: (msg) => this.ask(msg),
         })
       : null;
+    this.mirror = new MirrorView(opts.threads, new ChangingDevices());
+    for (let i = 0; i < opts.threads; i++) this.tables.push(null);
     for (let i = 0; i < opts.threads; i++) this.threads.push(this.thread(i));
     for (const t of this.threads) t.supervisor.start();
     this.timer = setInterval(() => this.expire(), 1000);
@@ -125,24 +122,33 @@ export class ActorPool implements SessionActors, AcceptMirror {
    * the request must go to the actor.
    */
   mirroredAccept(tenant: string, hs: string, mac: string, nasId: string, userName: string, ssid: string): AccessDecision | null {
-    const ref = this.hotspotRef(tenant, hs);
     // A sign-in or accounting of the device still on its way to the actor may change the answer:
     // the request goes to the actor, behind it (one device's messages run in order there).
-    if (this.changing.size > 0 && this.changing.has(`${ref.key.key} ${mac}`)) return null;
-    return this.mirror.lookup(ref.thread, ref.key, mac, nasId, userName, Date.now(), ssid);
+    return this.mirror.lookup(tenant, hs, mac, nasId, userName, ssid);
   }
 
-  private hotspotRef(tenant: string, hs: string): { key: HotspotKey; thread: number } {
-    let byHs = this.hotspotKeys.get(tenant);
-    if (!byHs || byHs.size > 100_000) this.hotspotKeys.set(tenant, (byHs = new Map()));
-    let ref = byHs.get(hs);
-    if (!ref) byHs.set(hs, (ref = { key: hotspotKey(`${tenant}/${hs}`), thread: threadIndex(tenant, hs, this.threads.length) }));
-    return ref;
-  }
-
-  /** Access-Requests answered from the mirror since start. */
+  /** Access-Requests answered from the mirror on the main thread since start (RADIUS threads count their own). */
   get mirrorHits(): number {
     return this.mirror.hits;
+  }
+
+  /** The mirror's shared memory, now and after every change of it (an actor thread's table handed over or dropped). */
+  shareMirror(listener: (share: MirrorShare) => void): void {
+    this.sharedWith.push(listener);
+    listener(this.share());
+  }
+
+  private share(): MirrorShare {
+    return { tables: [...this.tables], changing: this.mirror.changing.buffer };
+  }
+
+  private tableChanged(index: number, table: SharedArrayBuffer | null): void {
+    this.tables[index] = table;
+    if (table) this.mirror.setTable(index, table);
+    else this.mirror.dropTable(index);
+    if (this.sharedWith.length === 0) return;
+    const share = this.share();
+    for (const l of this.sharedWith) l(share);
   }
 
   /**
@@ -159,12 +165,11 @@ export class ActorPool implements SessionActors, AcceptMirror {
    * answered: this is every RADIUS packet's path.
    */
   private ask<V extends ReplyValue>(msg: ActorRequest, forward = false): Promise<V> {
-    const ref = this.hotspotRef(msg.tenant, msg.hs);
+    const ref = this.mirror.ref(msg.tenant, msg.hs);
     const t = this.threads[ref.thread]!;
     const id = ++this.seq;
     // Until the actor has taken it in, the device's published accept may be out of date (mirroredAccept).
-    const changing = (msg.t === 'started' || msg.t === 'acct') && msg.mac ? `${ref.key.key} ${msg.mac}` : undefined;
-    if (changing !== undefined) this.changing.set(changing, (this.changing.get(changing) ?? 0) + 1);
+    const changing = (msg.t === 'started' || msg.t === 'acct') && msg.mac ? this.mirror.changing.mark(ref.key, msg.mac) : -1;
     return new Promise<V>((resolve, reject) => {
       t.pending.set(id, { resolve: resolve as (v: ReplyValue | undefined) => void, reject, deadline: Date.now() + REQUEST_TIMEOUT_MS, forward: forward ? msg : undefined, changing });
       this.send(t, { ...msg, id } as ToThread);
@@ -173,10 +178,8 @@ export class ActorPool implements SessionActors, AcceptMirror {
 
   /** A request leaves `pending` (answered, failed, timed out, or its thread gone): the device is no longer changing for it. */
   private taken(p: Pending): void {
-    if (p.changing === undefined) return;
-    const n = this.changing.get(p.changing)! - 1;
-    if (n > 0) this.changing.set(p.changing, n);
-    else this.changing.delete(p.changing);
+    this.mirror.changing.unmark(p.changing);
+    p.changing = -1;
   }
 
   /**
@@ -235,7 +238,7 @@ export class ActorPool implements SessionActors, AcceptMirror {
       // Requests sent while the thread was down waited in its queue.
       onStart: () => this.flushSoon(t),
       onExit: ({ restarting }) => {
-        this.mirror.dropTable(index);
+        this.tableChanged(index, null);
         // Its counts stay in the sums; its successor's add to them.
         this.opts.metrics?.retire(`actor-thread-${index}`);
         // What the dead thread was asked, answered or not, is lost with it; what was not yet sent belongs to those requests.
@@ -259,7 +262,7 @@ export class ActorPool implements SessionActors, AcceptMirror {
     if (msg instanceof Uint8Array) {
       for (const m of readBatch<FromThread>(this.packr, msg)) this.receive(t, m);
     } else if (msg?.t === 'mirror_table' && t.supervisor.worker === worker) {
-      this.mirror.setTable(index, msg.table);
+      this.tableChanged(index, msg.table);
     } else if (msg?.t === 'metrics' && t.supervisor.worker === worker) {
       this.opts.metrics?.absorb(`actor-thread-${index}`, msg.snapshot);
     }
@@ -324,15 +327,4 @@ export class ActorPool implements SessionActors, AcceptMirror {
       }
     }
   }
-}
-
-/** The thread a hotspot lives on: FNV-1a of its key, stable across restarts and processes. */
-export function threadIndex(tenant: string, hs: string, n: number): number {
-  let h = 0x811c9dc5;
-  const key = `${tenant}/${hs}`;
-  for (let i = 0; i < key.length; i++) {
-    h ^= key.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return (h >>> 0) % n;
 }

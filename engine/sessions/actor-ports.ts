@@ -1,5 +1,6 @@
 import type { NasCommand, ReplyValue, Request } from './messages.js';
 import type { AccessDecision, NasCommandResult } from './ports.js';
+import type { MirrorShare } from './mirror-view.js';
 
 /**
  * What services need from the hotspot actors, and what the actors need from
@@ -32,6 +33,12 @@ export interface SessionActors {
 export interface AcceptMirror {
   /** The accept an actor gave this device through this NAS on this SSID ('' none named) while it still holds; null: ask the actor. */
   mirroredAccept(tenant: string, hs: string, mac: string, nasId: string, userName: string, ssid: string): AccessDecision | null;
+}
+
+/** The auth mirror's shared memory, for RADIUS threads that answer from it themselves (radius/radius-threads.ts). */
+export interface MirrorSource {
+  /** Calls `listener` with the shared memory now and after every change of it. */
+  shareMirror(listener: (share: MirrorShare) => void): void;
 }
 
 /** What the actors need from the RADIUS side: a Disconnect or CoA sent to a NAS. */

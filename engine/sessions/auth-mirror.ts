@@ -342,6 +342,12 @@ export function hotspotKey(hsKey: string): HotspotKey {
   return { key: hsKey, a, b };
 }
 
+/** A device at a hotspot as one 32-bit hash (ChangingDevices); -1 when `mac` is no canonical MAC, which the mirror never holds. */
+export function deviceHash(hs: HotspotKey, mac: string): number {
+  const m = macWords(mac);
+  return m ? mix(hs.a, m[0], m[1]) : -1;
+}
+
 const SID_SCRATCH = Buffer.alloc(SID_WORDS * 4);
 
 /** The slot a key's probing starts at: the hotspot's hash and the MAC, mixed (murmur3's finaliser steps). */

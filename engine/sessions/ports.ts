@@ -144,4 +144,19 @@ export interface RadiusHandler {
   authorize(msg: AccessRequestMsg): AccessDecision | Promise<AccessDecision>;
   /** Resolves once the accounting data is durably recorded; only then may the server answer (RFC 2866 §2). */
   account(msg: AccountingMsg): Promise<void>;
+  /**
+   * Access-Requests a RADIUS thread answered itself from the auth mirror (radius/radius-thread.ts), reported
+   * in batches: counted as decisions and as the NAS's presence, as if authorize() had answered them.
+   */
+  answeredFromMirror?(answers: readonly MirroredAnswers[]): void;
+}
+
+/** Access-Requests a RADIUS thread answered from the auth mirror through one NAS since its last report. */
+export interface MirroredAnswers {
+  nasId: string;
+  count: number;
+  /** When the last of them was answered, ms. */
+  at: number;
+  /** The ports they came through, one entry per port (NAS-Port-Id, else Called-Station-Id, else NAS-Port). */
+  ports: { nasPort?: number; nasPortId?: string; calledStationId?: string }[];
 }

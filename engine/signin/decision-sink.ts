@@ -56,7 +56,8 @@ export function decisionSource(d: SignInDecision): DecisionSource {
  * wait: it buffers or counts, and never throws.
  */
 export interface DecisionSink {
-  record(d: SignInDecision): void;
+  /** `count`: that many of the same decision, the last at `d.at` (a RADIUS thread's re-checks, reported in batches); only re-checks (not isSignIn) come more than one at a time. */
+  record(d: SignInDecision, count?: number): void;
 }
 
 /**
@@ -65,7 +66,7 @@ export interface DecisionSink {
  * service's own accept would count every OTP sign-in twice).
  */
 export function rejectsOnly(sink: DecisionSink): DecisionSink {
-  return { record: (d) => { if (d.outcome === 'reject') sink.record(d); } };
+  return { record: (d, count) => { if (d.outcome === 'reject') sink.record(d, count); } };
 }
 
 /**
@@ -83,8 +84,8 @@ export class MetricsDecisionSink implements DecisionSink {
   /** method -> outcome -> reason -> the joined label value, made once: a decision is counted per RADIUS packet. */
   private readonly labels = new Map<string, Map<string, Map<string, string>>>();
 
-  record(d: SignInDecision): void {
-    this.metrics.inc(MetricsDecisionSink.METRIC, this.labelOf(d));
+  record(d: SignInDecision, count = 1): void {
+    this.metrics.inc(MetricsDecisionSink.METRIC, this.labelOf(d), count);
   }
 
   private labelOf(d: SignInDecision): string {

@@ -1,7 +1,8 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { createSocket } from 'node:dgram';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { threadIndex } from '../../engine/index.js';
+import { threadIndex, type MirroredAnswers } from '../../engine/index.js';
+import { keys } from '../../engine/redis/keys.js';
 import { Code, RadiusCrypto, checkFraming } from '../../radius/index.js';
 import { TestNas, accessRequest } from '../radius/helpers.js';
 import { call, dashed, macs, newTenant, type Running, startService, until } from '../support/fixture.js';
@@ -134,6 +135,51 @@ describe('RADIUS on threads (RADIUS_THREADS=2)', () => {
       const perThread = threads().threadStats().map((x) => x?.accepts ?? 0);
       return value(text, accepts) === threads().stats().accepts && value(text, accepts) > Math.max(...perThread) && value(text, timed) >= value(text, accepts);
     }, { what: 'the summed accepts on /metrics', seen: async () => [value(await scrape(), accepts), threads().threadStats().map((x) => x?.accepts)] });
+  });
+
+  it('a device\'s re-check is answered on its RADIUS thread from the mirror; the main thread counts it and sees the port', async () => {
+    const { ip, answer } = await registerOnFreeLoopback(svc.base, t.apiKey, t.hotspotId, (at) => ({ ip: at, secret }));
+    const nasId = answer.body.id as string;
+    const nas = await open(ip);
+    const mac = device();
+    const pkt = signInPacket(mac);
+    await nas.send(pkt, authPort());
+    expect((await reply(nas, pkt))[0]).toBe(Code.ACCESS_ACCEPT);
+    const recheck = async (): Promise<number> => {
+      const again = accessRequest({ secret, id: (ident = (ident + 1) & 255), userName: dashed(mac), password: dashed(mac), callingStationId: dashed(mac), nasPortId: 'Gi1/0/7' });
+      await nas.send(again, authPort());
+      return (await reply(nas, again))[0]!;
+    };
+    // The first asks the actor (the accept it published named the voucher code as User-Name); it publishes the new one.
+    expect(await recheck()).toBe(Code.ACCESS_ACCEPT);
+
+    const gateway = svc.service.engine.radius;
+    const reported: MirroredAnswers[] = [];
+    const heard = gateway.answeredFromMirror.bind(gateway);
+    gateway.answeredFromMirror = (answers) => {
+      reported.push(...answers);
+      heard(answers);
+    };
+    const scrape = async (): Promise<string> => (await fetch(`${svc.base}/metrics`)).text();
+    const decided = async (): Promise<number> =>
+      Number((await scrape()).split('\n').find((l) => l.startsWith('guestwifi_signin_decisions_total{method="mac_auth",outcome="accept",reason=""} '))?.split(' ')[1] ?? 0);
+    const onMain = svc.service.engine.actors!.mirrorHits;
+    const decidedBefore = await decided();
+    const N = 6;
+    for (let i = 0; i < N; i++) expect(await recheck()).toBe(Code.ACCESS_ACCEPT);
+
+    const mine = () => reported.filter((a) => a.nasId === nasId);
+    await until(() => mine().reduce((n, a) => n + a.count, 0) === N, { what: 'the thread reporting its six mirrored answers', seen: () => reported });
+    gateway.answeredFromMirror = heard;
+    expect(svc.service.engine.actors!.mirrorHits - onMain, 'answered on the main thread').toBe(0);
+    expect(mine().flatMap((a) => a.ports)).toEqual([{ nasPortId: 'Gi1/0/7' }]);
+    // Each mirrored answer is one MAC-auth accept for the dashboard (with whatever else a thread reported meanwhile).
+    expect(await decided() - decidedBefore).toBe(reported.reduce((n, a) => n + a.count, 0));
+    // The NAS's presence and its port reach Redis as for an answer on the main thread (the presence flush, every second).
+    await until(async () => (await svc.service.engine.redis.hget(keys.nasPorts(t.tenantId, nasId), 'Gi1/0/7')) !== null, { what: 'the port in the NAS\'s port map' });
+    // The threads' own hit counters reach /metrics with their next report.
+    const hits = async () => Number((await scrape()).split('\n').find((l) => l.startsWith('guestwifi_radius_auth_mirror_hits_total '))?.split(' ')[1] ?? 0);
+    await until(async () => (await hits()) >= N, { what: 'the threads\' mirror hits on /metrics', seen: hits });
   });
 
   it('a crashed thread is started again on the same ports, which the other thread kept answering on meanwhile', async () => {

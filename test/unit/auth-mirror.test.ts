@@ -2,6 +2,7 @@ import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { createLogger, projectPath } from '../../engine/index.js';
 import { AuthMirrorReader, AuthMirrorWriter, hotspotKey, type MirroredAccept } from '../../engine/sessions/auth-mirror.js';
+import { ChangingDevices, MirrorView } from '../../engine/sessions/mirror-view.js';
 import { HotspotActor, type ActorContext, type TimedSession } from '../../engine/sessions/hotspot-actor.js';
 import { sessionFromHash, type SessionStore } from '../../engine/sessions/session-store.js';
 import { TimerWheel } from '../../engine/sessions/timer-wheel.js';
@@ -132,6 +133,40 @@ describe('auth mirror', () => {
     await worker.terminate();
     expect(mixed).toBe('');
     expect([...seen.keys()].sort()).toEqual([...whole].sort()); // both seen: the race really ran
+  });
+
+  it('a view over the shared memory reads what the main thread reads, and a device being changed is a miss on both', () => {
+    // The main thread's view, and a RADIUS thread's made from what the main thread posts it (MirrorShare).
+    const main = new MirrorView(1, new ChangingDevices());
+    const tables: SharedArrayBuffer[] = [];
+    const writer = new AuthMirrorWriter((t) => {
+      tables.push(t);
+      main.setTable(0, t);
+    });
+    const radius = MirrorView.over({ tables: [tables[0]!], changing: main.changing.buffer });
+    const until = Date.now() + 3_600_000;
+    for (const n of [1, 2]) writer.publish('tn_1/hs_1', mac(n), accept({ untilMs: until, validUntilMs: until }));
+    for (const view of [main, radius]) expect(view.lookup('tn_1', 'hs_1', mac(1), 'nas_1', 'guest', '')).toMatchObject({ accept: true, sessionId: 'sess_abcdefghijklmnop' });
+
+    // An accounting report of device 1 leaves for the actor: neither thread answers for it until the actor has it.
+    const ref = main.ref('tn_1', 'hs_1');
+    const marks = [main.changing.mark(ref.key, mac(1)), main.changing.mark(ref.key, mac(1))];
+    for (const view of [main, radius]) {
+      expect(view.lookup('tn_1', 'hs_1', mac(1), 'nas_1', 'guest', '')).toBeNull();
+      expect(view.lookup('tn_1', 'hs_1', mac(2), 'nas_1', 'guest', '')).toMatchObject({ accept: true });
+    }
+    main.changing.unmark(marks[0]!);
+    expect(radius.lookup('tn_1', 'hs_1', mac(1), 'nas_1', 'guest', '')).toBeNull(); // one still on its way
+    main.changing.unmark(marks[1]!);
+    expect(radius.lookup('tn_1', 'hs_1', mac(1), 'nas_1', 'guest', '')).toMatchObject({ accept: true });
+    expect(main.changing.mark(ref.key, 'not a mac')).toBe(-1);
+
+    // The table grew: the RADIUS thread's view takes the new one when it is posted, and misses meanwhile.
+    for (let n = 3; n < 1_000; n++) writer.publish('tn_1/hs_1', mac(n), accept({ untilMs: until, validUntilMs: until }));
+    expect(tables.length).toBeGreaterThan(1);
+    expect(radius.lookup('tn_1', 'hs_1', mac(1), 'nas_1', 'guest', '')).toBeNull();
+    radius.share({ tables: [tables.at(-1)!], changing: main.changing.buffer });
+    expect(radius.lookup('tn_1', 'hs_1', mac(999), 'nas_1', 'guest', '')).toMatchObject({ accept: true });
   });
 
   it('an actor that lets its hotspot go while a Redis read is in flight keeps nothing and publishes nothing', async () => {
