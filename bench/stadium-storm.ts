@@ -26,6 +26,7 @@ import { startRedisCluster } from '../scripts/redis-cluster.js';
  * start the bench saw is in Postgres), exactly once both ways and the chain
  * (storm-check.ts), CPU per sign-in of the service, Redis, Postgres and this bench.
  * Summary line on stdout; details on stderr; JSON lines per second with --json-lines.
+ * BENCH_RADIUS_THREADS is passed to the service as RADIUS_THREADS (unset: its default).
  * Targets (issue 22): sign-in p99 <= 100 ms, Access-Request p99 <= 20 ms, 0 errors, sink lag <= 10 s.
  */
 
@@ -173,6 +174,7 @@ async function main(o: StormOptions): Promise<number> {
     const env: NodeJS.ProcessEnv = {
       ...base, NODE_ID: `storm-${process.pid}-${runTag}`, RADIUS_HOST: HOST, RADIUS_AUTH_PORT: '0', RADIUS_ACCT_PORT: '0',
       ALLOW_PRIVATE_TARGETS: 'true', PMS_HOLD_LINKS: 'false', REPORT_SCHEDULER: 'false',
+      ...(process.env.BENCH_RADIUS_THREADS ? { RADIUS_THREADS: process.env.BENCH_RADIUS_THREADS } : {}),
     };
     const seeded = await seed(env, shape.otpShare > 0, nasAddresses(o.nasAddress, o.processes));
     let codeFor: CodeFor | undefined;

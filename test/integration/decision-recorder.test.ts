@@ -66,7 +66,9 @@ describe('DecisionRecorder', () => {
     const t = `tn_rec${randomBytes(5).toString('hex')}`;
     defineScripts(redis);
     const rec = new DecisionRecorder(redis, createLogger('silent'), new Metrics(), { record: () => undefined });
-    for (let i = 0; i < 1000; i++) rec.record(decision(t, { method: 'mac_auth', source: 'radius', at: AT + i }));
+    for (let i = 0; i < 990; i++) rec.record(decision(t, { method: 'mac_auth', source: 'radius', at: AT + i }));
+    // A RADIUS thread's report: ten answers from the auth mirror, the last at AT + 999 (RadiusHandler.answeredFromMirror).
+    rec.record(decision(t, { method: 'mac_auth', source: 'radius', at: AT + 999 }), 10);
     for (let i = 0; i < 3; i++) rec.record(decision(t, { method: 'mac_auth', source: 'radius', outcome: 'reject', reason: 'not_signed_in', hotspotId: 'hs_two', at: AT + i }));
     rec.record(decision(t, { method: 'uam_login', source: 'radius', at: AT + 7 }));
     rec.record(decision(t, { method: 'sms_otp', at: AT + 8 }));
@@ -96,7 +98,7 @@ describe('DecisionRecorder', () => {
     defineScripts(redis);
     const rec = new DecisionRecorder(redis, createLogger('silent'), new Metrics(), { record: () => undefined });
     for (let i = 0; i < 3; i++) rec.record(decision(t, { method: 'mac_auth', source: 'radius', at: AT + i }));
-    for (let i = 0; i < 2; i++) rec.record(decision(t, { method: 'mac_auth', source: 'radius', at: AT + 10_000 + i }));
+    rec.record(decision(t, { method: 'mac_auth', source: 'radius', at: AT + 10_001 }), 2); // a report of two begins a group
     rec.record(decision(u, { method: 'mac_auth', source: 'radius', at: AT + 3 })); // the same hotspot id under another tenant
     await rec.close();
 
