@@ -17,6 +17,8 @@ export interface MirrorShare {
 
 /** Counters in the changing table: a power of two. 256 KiB, shared by every thread that reads the mirror. */
 const CHANGING_SLOTS = 1 << 16;
+/** The word after them: the marks outstanding over all counters, so a lookup with none skips the hash. */
+const TOTAL = CHANGING_SLOTS;
 
 /**
  * Devices with a sign-in or an accounting report on its way to their actor,
@@ -30,7 +32,7 @@ const CHANGING_SLOTS = 1 << 16;
 export class ChangingDevices {
   private readonly counts: Int32Array;
 
-  constructor(buffer: SharedArrayBuffer = new SharedArrayBuffer(CHANGING_SLOTS * 4)) {
+  constructor(buffer: SharedArrayBuffer = new SharedArrayBuffer((CHANGING_SLOTS + 1) * 4)) {
     this.counts = new Int32Array(buffer);
   }
 
@@ -42,19 +44,23 @@ export class ChangingDevices {
   mark(hs: HotspotKey, mac: string): number {
     const h = deviceHash(hs, mac);
     if (h < 0) return -1;
-    const at = h & (this.counts.length - 1);
+    const at = h & (CHANGING_SLOTS - 1);
+    Atomics.add(this.counts, TOTAL, 1);
     Atomics.add(this.counts, at, 1);
     return at;
   }
 
   /** The actor answered the message mark() counted (or it failed). */
   unmark(at: number): void {
-    if (at >= 0) Atomics.sub(this.counts, at, 1);
+    if (at < 0) return;
+    Atomics.sub(this.counts, at, 1);
+    Atomics.sub(this.counts, TOTAL, 1);
   }
 
   has(hs: HotspotKey, mac: string): boolean {
+    if (Atomics.load(this.counts, TOTAL) === 0) return false;
     const h = deviceHash(hs, mac);
-    return h >= 0 && Atomics.load(this.counts, h & (this.counts.length - 1)) > 0;
+    return h >= 0 && Atomics.load(this.counts, h & (CHANGING_SLOTS - 1)) > 0;
   }
 }
 
