@@ -172,7 +172,8 @@ describe('RADIUS on threads (RADIUS_THREADS=2)', () => {
     await until(() => mine().reduce((n, a) => n + a.count, 0) === N, { what: 'the thread reporting its six mirrored answers', seen: () => reported });
     gateway.answeredFromMirror = heard;
     expect(svc.service.engine.actors!.mirrorHits - onMain, 'answered on the main thread').toBe(0);
-    expect(mine().flatMap((a) => a.ports)).toEqual([{ nasPortId: 'Gi1/0/7' }]);
+    // One entry per port per report: the six may span two reports on a busy machine (one every 100 ms).
+    for (const a of mine()) expect(a.ports).toEqual([{ nasPortId: 'Gi1/0/7' }]);
     // Each mirrored answer is one MAC-auth accept for the dashboard (with whatever else a thread reported meanwhile).
     expect(await decided() - decidedBefore).toBe(reported.reduce((n, a) => n + a.count, 0));
     // The NAS's presence and its port reach Redis as for an answer on the main thread (the presence flush, every second).
