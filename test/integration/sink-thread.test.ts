@@ -137,7 +137,10 @@ describe('outbox sink thread', () => {
     const verify = (n: number) => call(svc.base, 'POST', `/api/v1/hotspot-portal/voucher/verify?hotspot_id=${t.hotspotId}`, { body: { code: 'RAISE-1', mac: `5E:00:00:00:00:0${n}` } });
     for (let n = 1; n <= 3; n++) expect((await verify(n)).status).toBe(200);
     const pgUses = async (): Promise<number> => (await db.query('SELECT current_uses FROM vouchers WHERE id = $1', [v.body.id])).rows[0].current_uses;
-    await until(async () => (await pgUses()) === 3);
+    // Stored and acknowledged: the sink deletes a batch's entries only after its commit and its own raise of
+    // the counters, so no raise of these three can land after the counter is lowered below.
+    await until(async () => (await redis.xlen(keys.outbox(t.tenantId))) === 0, { timeoutMs: 5_000 });
+    expect(await pgUses()).toBe(3);
     // As after a Redis restart reloaded from a Postgres the sink had not yet caught up with.
     await redis.hset(keys.voucher(t.tenantId, 'RAISE-1'), 'uses', 1);
     expect((await verify(4)).body.uses_left).toBe(8);
