@@ -101,7 +101,7 @@ export class DecisionRecorder implements DecisionSink {
   ) {
     metrics.counter('dashboard_decisions_dropped_total', 'Sign-in decisions not recorded for the dashboard: the buffer was full, or Redis stayed away past the retry window');
     metrics.counter('dashboard_decision_flush_errors_total', 'Failed writes of buffered sign-in decisions to Redis (each is tried again)');
-    this.timer = setInterval(() => void this.flush(), DECISION_FLUSH_MS);
+    this.timer = setInterval(() => void this.flushOnce(), DECISION_FLUSH_MS);
     this.timer.unref();
   }
 
@@ -133,8 +133,17 @@ export class DecisionRecorder implements DecisionSink {
     this.buffer.push(d);
   }
 
+  /**
+   * Writes everything recorded before the call (or holds it for a retry, as a flush does). A flush already on its
+   * way holds only what was buffered when it began, so this one waits for it and then flushes the rest.
+   */
+  async flush(): Promise<void> {
+    await this.flushing;
+    await this.flushOnce();
+  }
+
   /** Writes what is buffered and what failed before; one flush at a time (a slow one lets the next tick's decisions wait for the one after). */
-  flush(): Promise<void> {
+  private flushOnce(): Promise<void> {
     if (this.flushing) return this.flushing;
     if (this.buffer.length === 0 && this.folded.length === 0 && this.retrying.length === 0) return Promise.resolve();
     const batch: Folded[] = this.buffer.map((d) => ({ d, count: 1 }));
@@ -163,7 +172,6 @@ export class DecisionRecorder implements DecisionSink {
   /** Stops the timer and writes what is left; a call that fails now is given up. */
   async close(): Promise<void> {
     clearInterval(this.timer);
-    await this.flushing;
     await this.flush();
     this.giveUp(this.retrying);
     this.retrying = [];

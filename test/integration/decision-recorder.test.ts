@@ -190,6 +190,25 @@ describe('DecisionRecorder', () => {
     await redis.del(...activityBuckets(t, AT), keys.decisions(t), keys.events(t), keys.decisionStep(t, stepOf(AT)), keys.decisionCalls(t));
   });
 
+  test('flush() writes what was recorded before it, though a flush holding less is on its way', async ({ redis }) => {
+    const t = `tn_rec${randomBytes(5).toString('hex')}`;
+    defineScripts(redis);
+    // The first call waits until the test lets it go: a slow flush (the recorder's own tick, in the service).
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => { release = resolve; });
+    const rec = new DecisionRecorder(faulty(redis, (call, real) => (call === 1 ? held.then(real) : real())), createLogger('silent'),
+      new Metrics(), { record: () => undefined });
+    rec.record(decision(t, { outcome: 'reject', reason: 'first', at: AT }));
+    const first = rec.flush();
+    rec.record(decision(t, { outcome: 'accept', reason: '', at: AT + 1 }));
+    const second = rec.flush();
+    release();
+    await Promise.all([first, second]);
+    expect(await eventTypes(redis, t)).toEqual(['first', 'auth.success']);
+    await rec.close();
+    await redis.del(...activityBuckets(t, AT), keys.decisions(t), keys.events(t), keys.decisionStep(t, stepOf(AT)), keys.decisionCalls(t));
+  });
+
   test('while Redis is away the decisions wait, in order, and are written once it is back', async ({ redis }) => {
     const t = `tn_rec${randomBytes(5).toString('hex')}`;
     defineScripts(redis);
