@@ -30,12 +30,13 @@ interface Held { config: PmsLinkConfig; adapter: PmsAdapter }
 
 /**
  * Holds the PMS links of the hotels this process has the lease of. Every
- * process runs one: it reads the configured links every third of the lease
- * time, takes the lease of any link nobody holds (a FIAS interface accepts
- * one connection, so exactly one process connects), renews those it holds,
- * and lets go of those it lost, deleted or changed (a changed link is
- * opened again with its new settings). A process that dies stops renewing;
- * another takes the link over when the lease lapses.
+ * process runs one: every third of the lease time it renews the leases it
+ * holds and lets go of those it lost (on Redis alone, on a timer of its own:
+ * renew()), and reads the configured links from Postgres, takes the lease of
+ * any link nobody holds (a FIAS interface accepts one connection, so exactly
+ * one process connects) and lets go of those deleted or changed (a changed
+ * link is opened again with its new settings: scan()). A process that dies
+ * stops renewing; another takes the link over when the lease lapses.
  *
  * A link goes to the process that owns the hotspot's actor (keys.lease)
  * when there is one: that process asks for it (keys.pmsWant) and the holder
@@ -52,6 +53,7 @@ export class PmsLinks {
   private configured = new Map<string, PmsLinkConfig>();
   private timer: NodeJS.Timeout | undefined;
   private scanning: Promise<void> | null = null;
+  private renewing: Promise<void> | null = null;
   /** Links saved through this process's API and not yet taken (saved()). */
   private readonly savedHere = new Set<string>();
   private stopped = false;
@@ -75,7 +77,10 @@ export class PmsLinks {
 
   start(): void {
     const every = Math.max(200, Math.floor(this.settings.leaseMs / 3));
-    this.timer = setInterval(() => void this.scan(), every);
+    this.timer = setInterval(() => {
+      void this.renew();
+      void this.scan();
+    }, every);
     this.timer.unref();
     void this.scan();
   }
@@ -111,15 +116,27 @@ export class PmsLinks {
     return this.scanning;
   }
 
-  private async scanOnce(): Promise<void> {
-    if (this.stopped) return;
-    // Renewals first, on Redis alone: a Postgres outage must not let a held link's lease lapse
-    // while this process still holds the connection (two connections to one FIAS interface).
-    for (const [hs, h] of this.held) {
+  /**
+   * Renews the leases of the links held, one renewal at a time. Not part of a scan: a scan waits for Postgres, and a
+   * slow or absent Postgres must not let a held link's lease lapse while this process still holds the connection
+   * (another process would connect to the one FIAS interface, and the records sent meanwhile would be lost).
+   */
+  private renew(): Promise<void> {
+    this.renewing ??= this.renewOnce().catch((err: Error) => this.log.warn({ err: err.message }, 'PMS link lease renewal failed'))
+      .finally(() => { this.renewing = null; });
+    return this.renewing;
+  }
+
+  private async renewOnce(): Promise<void> {
+    for (const [hs, h] of [...this.held]) {
+      if (this.stopped) return;
       const t = h.config.tenant_id;
       const ok = await this.redis.holdPmsLeaseV1(keys.pmsLease(t, hs), this.nodeId, 'hold', this.settings.leaseMs);
       const want = ok === 1 ? await this.redis.get(keys.pmsWant(t, hs)) : null;
-      if (ok !== 1) {
+      if (this.held.get(hs) !== h) {
+        // A scan let the link go meanwhile: a lease renewed after its release must not outlive the connection.
+        if (ok === 1 && !this.held.has(hs)) await this.redis.holdPmsLeaseV1(keys.pmsLease(t, hs), this.nodeId, 'release', 0);
+      } else if (ok !== 1) {
         this.log.warn({ hotspot: hs }, 'PMS link lease lost to another process; letting the link go');
         await this.letGo(hs, h, false);
       } else if (want && want !== this.nodeId) {
@@ -128,6 +145,10 @@ export class PmsLinks {
         await this.letGo(hs, h);
       }
     }
+  }
+
+  private async scanOnce(): Promise<void> {
+    if (this.stopped) return;
     const all = await this.store.all();
     this.configured = new Map(all.map((c) => [c.hotspot_id, c]));
     for (const [hs, h] of this.held) {
@@ -173,7 +194,7 @@ export class PmsLinks {
   async close(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
-    await this.scanning;
+    await Promise.all([this.scanning, this.renewing]);
     await Promise.all([...this.held].map(([hs, h]) => this.letGo(hs, h).catch(() => undefined)));
   }
 

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Attr, Code, attributeValue } from '../../radius/index.js';
 import { accessRequest } from '../radius/helpers.js';
@@ -106,6 +107,29 @@ describe('room sign-in: guessing limits, outbound check, one link holder', () =>
       expect((await call(strict.base, 'GET', `/v1/hotspots/${t2.hotspotId}/pms`, { auth: t2.apiKey })).status).toBe(404);
     } finally {
       await strict.stop();
+    }
+  });
+
+  it("a held link's lease is renewed while Postgres keeps the holder's scans waiting: no other process connects", async () => {
+    const { t, sim } = await linkedHotel(a, [{ reservation: 'S1', room: '330', name: 'ŞAHİN' }]);
+    const lease = keys.pmsLease(t.tenantId, t.hotspotId);
+    const holderId = await a.service.engine.redis.get(lease);
+    const holder = [a, b].find((x) => x.service.engine.config.nodeId === holderId)!;
+    expect(holder).toBeDefined();
+    const connections = sim.connections;
+    // Postgres answers the holder's reads of the links only after two lease periods (a slow or stalled database).
+    const pool = holder.service.engine.pool as unknown as { query: (text: unknown, ...rest: unknown[]) => Promise<unknown> };
+    const query = pool.query.bind(pool);
+    let answer!: () => void;
+    const stalled = new Promise<void>((resolve) => { answer = resolve; });
+    pool.query = (text, ...rest) => (typeof text === 'string' && text.includes('FROM pms_links') ? stalled.then(() => query(text, ...rest)) : query(text, ...rest));
+    try {
+      await sleep(2 * Number(ENV.PMS_LEASE_MS));
+      expect(await a.service.engine.redis.get(lease)).toBe(holderId);
+      expect([sim.connections, sim.refused, sim.linked]).toEqual([connections, 0, true]);
+    } finally {
+      pool.query = query;
+      answer();
     }
   });
 

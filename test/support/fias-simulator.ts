@@ -13,7 +13,11 @@ const number = (g: SimGuest): Record<string, string> => (g.noNumber ? {} : { 'G#
  * the link is described, then keep-alive LS with LA; LA after the
  * interface's LA; DS, one GI per guest, DE after DR) and lets a test check
  * guests in and out, move them, cut the link and change the guest list while
- * it is cut. Like a FIAS interface it takes one connection at a time.
+ * it is cut. Like a FIAS interface it takes one connection at a time. Like
+ * a PMS, it keeps the records of a short gap (a link that was up, closed by
+ * the engine: a lease changing hands) and sends them once the next link is
+ * up (docs/pms.md: no resync after a short gap); a cut loses them, and only a
+ * resync tells the engine.
  */
 export class FiasSimulator {
   readonly guests = new Map<string, SimGuest>();
@@ -31,6 +35,8 @@ export class FiasSimulator {
   /** While true the PMS holds its answers (no LA to keep-alives): a silent, half-dead link. */
   mute = false;
   private waiters: (() => void)[] = [];
+  /** Records of a gap, sent once the next link is up. */
+  private queued: FiasRecord[] = [];
 
   private constructor(private readonly server: Server) {}
 
@@ -93,6 +99,7 @@ export class FiasSimulator {
           this.configured = true;
           this.linkUps++;
           this.send(record('LA', stamp(now)));
+          for (const q of this.queued.splice(0)) this.send(q);
         }
         return;
       case 'DR':
@@ -114,6 +121,12 @@ export class FiasSimulator {
 
   private send(r: FiasRecord): void {
     this.socket?.write(encode(r));
+  }
+
+  /** A change of the guest list: sent now, kept for the next link in a short gap, lost while cut or before any link. */
+  private post(r: FiasRecord): void {
+    if (this.linked) this.send(r);
+    else if (this.linkUps > 0 && !this.refusing) this.queued.push(r);
   }
 
   private wake(): void {
@@ -141,7 +154,7 @@ export class FiasSimulator {
   /** Checks a guest in; the PMS sends GI when the link is up (a cut link: the list changes silently). */
   checkIn(g: SimGuest): void {
     this.guests.set(g.reservation, g);
-    if (this.linked) this.send(gi(g));
+    this.post(gi(g));
   }
 
   /** Checks a reservation out (GO with G# and RN). */
@@ -149,7 +162,7 @@ export class FiasSimulator {
     const g = this.guests.get(reservation);
     if (!g) throw new Error(`no guest ${reservation}`);
     this.guests.delete(reservation);
-    if (this.linked) this.send(record('GO', { ...number(g), RN: g.room, GS: g.share ? 'Y' : 'N', ...stamp(Date.now()) }));
+    this.post(record('GO', { ...number(g), RN: g.room, GS: g.share ? 'Y' : 'N', ...stamp(Date.now()) }));
   }
 
   /** Moves a reservation to another room (GC with RO, the old room). */
@@ -158,12 +171,13 @@ export class FiasSimulator {
     if (!g) throw new Error(`no guest ${reservation}`);
     const old = g.room;
     g.room = room;
-    if (this.linked) this.send(record('GC', { ...number(g), RN: room, RO: old, GN: g.name, ...stamp(Date.now()) }));
+    this.post(record('GC', { ...number(g), RN: room, RO: old, GN: g.name, ...stamp(Date.now()) }));
   }
 
   /** Cuts the link and refuses connections until restore(): the PMS's side goes away. */
   cut(): void {
     this.refusing = true;
+    this.queued = [];
     this.socket?.destroy();
   }
 
