@@ -60,6 +60,9 @@ describe('Redis killed and started on an AOF that lacks its last writes', () => 
     expect(s.status).toBe(200);
     expect((await post(`/v1/sessions/${s.body.session_id}/block`, { duration: 'permanent' }, apiKey)).status).toBe(200);
     await until(async () => (await pgUses()) === 3, { timeoutMs: 10_000, what: 'three uses in Postgres' });
+    // And acknowledged: the sink deletes a batch's entries only after its own raise of the counters, so no raise
+    // of these uses can reach the restarted server and hide the counter it lost.
+    await until(async () => (await redis.xlen(keys.outbox(tenantId))) === 0, { timeoutMs: 10_000, what: 'the outbox drained' });
 
     // kill -9, then start on the older AOF with the options scripts/local-services.ts uses.
     const pid = Number(readFileSync(join(redisDir, 'redis.pid'), 'utf8'));
