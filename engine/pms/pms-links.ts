@@ -54,6 +54,8 @@ export class PmsLinks {
   private timer: NodeJS.Timeout | undefined;
   private scanning: Promise<void> | null = null;
   private renewing: Promise<void> | null = null;
+  /** The renewals and a scan's changes to the held links, one after another (serial()). */
+  private turn: Promise<unknown> = Promise.resolve();
   /** Links saved through this process's API and not yet taken (saved()). */
   private readonly savedHere = new Set<string>();
   private stopped = false;
@@ -122,7 +124,7 @@ export class PmsLinks {
    * (another process would connect to the one FIAS interface, and the records sent meanwhile would be lost).
    */
   private renew(): Promise<void> {
-    this.renewing ??= this.renewOnce().catch((err: Error) => this.log.warn({ err: err.message }, 'PMS link lease renewal failed'))
+    this.renewing ??= this.serial(() => this.renewOnce()).catch((err: Error) => this.log.warn({ err: err.message }, 'PMS link lease renewal failed'))
       .finally(() => { this.renewing = null; });
     return this.renewing;
   }
@@ -133,10 +135,7 @@ export class PmsLinks {
       const t = h.config.tenant_id;
       const ok = await this.redis.holdPmsLeaseV1(keys.pmsLease(t, hs), this.nodeId, 'hold', this.settings.leaseMs);
       const want = ok === 1 ? await this.redis.get(keys.pmsWant(t, hs)) : null;
-      if (this.held.get(hs) !== h) {
-        // A scan let the link go meanwhile: a lease renewed after its release must not outlive the connection.
-        if (ok === 1 && !this.held.has(hs)) await this.redis.holdPmsLeaseV1(keys.pmsLease(t, hs), this.nodeId, 'release', 0);
-      } else if (ok !== 1) {
+      if (ok !== 1) {
         this.log.warn({ hotspot: hs }, 'PMS link lease lost to another process; letting the link go');
         await this.letGo(hs, h, false);
       } else if (want && want !== this.nodeId) {
@@ -147,15 +146,31 @@ export class PmsLinks {
     }
   }
 
+  /**
+   * Runs the renewals and a scan's changes to the held links one after another, so neither lets go of or takes a
+   * link under the other (a renewal of a link a scan has just let go would hold its lease with no connection).
+   * Neither waits for Postgres in there: the scan reads the links before its turn.
+   */
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.turn.then(fn, fn);
+    this.turn = run.catch(() => undefined);
+    return run;
+  }
+
   private async scanOnce(): Promise<void> {
     if (this.stopped) return;
     const all = await this.store.all();
     this.configured = new Map(all.map((c) => [c.hotspot_id, c]));
-    for (const [hs, h] of this.held) {
+    await this.serial(() => this.follow(all));
+    await this.drainEnds(all);
+  }
+
+  /** Lets go of the held links deleted, disabled or changed, and takes the lease of those nobody holds. */
+  private async follow(all: PmsLinkConfig[]): Promise<void> {
+    for (const [hs, h] of [...this.held]) {
       const c = this.configured.get(hs);
       if (!c || !c.enabled || c.updated_at !== h.config.updated_at) await this.letGo(hs, h);
     }
-    await this.drainEnds(all);
     if (!this.settings.holdLinks) return;
     for (const c of all) {
       if (!c.enabled || this.stopped || this.held.has(c.hotspot_id)) continue;
