@@ -247,6 +247,9 @@ for (const lang of ['tr', 'en'] as const) {
     // After the time-out the poller sends a fresh code by SMS; the page's status poll tells the guest.
     const status = phone.getByRole('status');
     await expect.poll(() => status.textContent(), { timeout: (FALLBACK_SEC + 15) * 1000 }).toBe(ui.resent);
+    // The status turns resent_by_sms when the poller claims the fallback (in Redis), before it hands the SMS to the
+    // carrier: the page can say so while the SMS is still on its way. Wait for it at the carrier, then count.
+    await until(() => carrier.to(SMS_PATH).some((r) => r.json?.no === appPhone.domestic), { what: 'the fallback SMS at the fake carrier' });
     const sms = carrier.to(SMS_PATH).filter((r) => r.json?.no === appPhone.domestic);
     expect(sms).toHaveLength(1);
     expect(sms[0]!.json.msg).toContain(ui.smsText);

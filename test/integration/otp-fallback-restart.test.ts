@@ -36,6 +36,8 @@ describe('OTP fallback across engine processes', () => {
     expect(b.senders.sms.sent.length + c.senders.sms.sent.length).toBe(0);
     clock += 30_000;
     await until(async () => (await b.engine.otp.status(sent.request_id)).status === 'resent_by_sms', { what: 'the SMS fallback' });
+    // The status turns first (the fallback claimed), then the SMS is handed to the sender; then a while for a second one.
+    await until(async () => b.senders.sms.sent.length + c.senders.sms.sent.length > 0, { what: 'the fallback SMS sent' });
     await new Promise((r) => setTimeout(r, 300));
     const sms = [...b.senders.sms.sent, ...c.senders.sms.sent];
     expect(sms).toHaveLength(1);

@@ -164,6 +164,8 @@ describe('OTP sign-in over the portal', () => {
     clock += 30_000;
     await until(async () => (await status()).body.status === 'resent_by_sms');
     expect((await status()).body).toEqual({ status: 'resent_by_sms', channel: 'sms' });
+    // The status turns first (the fallback claimed), then the SMS is handed to the sender.
+    await until(async () => senders.sms.sent.length > smsBefore, { what: 'the fallback SMS sent' });
     expect(senders.sms.sent.length).toBe(smsBefore + 1);
     const smsCode = senders.sms.last('+905321000020');
     if (smsCode !== msgappCode) expect((await verify(hotspotId, '+905321000020', msgappCode)).status).toBe(401);
