@@ -1,5 +1,6 @@
-import { describe, expect } from 'vitest';
+import { beforeAll, describe, expect } from 'vitest';
 import { e2eTest, until, type ServiceProcess } from './own-stack.js';
+import { clearOfMidnight, DAY_SCENARIO_MS } from '../support/fixture.js';
 
 const test = e2eTest('e2e-partition-node');
 
@@ -13,6 +14,8 @@ const test = e2eTest('e2e-partition-node');
  * test files' records with it.
  */
 describe('a daily partition lost under the sink', () => {
+  // Its records are read back by their UTC day: the file's scenarios run clear of midnight.
+  beforeAll(() => clearOfMidnight(DAY_SCENARIO_MS), DAY_SCENARIO_MS + 10_000);
   let svc: ServiceProcess | undefined;
 
   test('is made again and the records land; nothing is dead-lettered', async ({ stack, db, spawn }) => {

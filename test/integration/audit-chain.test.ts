@@ -1,12 +1,12 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { describe, expect, inject } from 'vitest';
+import { beforeAll, describe, expect, inject } from 'vitest';
 import { createLogger, projectPath, runRetention } from '../../engine/index.js';
 import { AuditService } from '../../engine/audit/audit-service.js';
 import { appendToChains, daysToFile, PartitionCache, type AuditEntry } from '../../engine/audit/chain-writer.js';
 import { inTransaction } from '../../engine/store/postgres.js';
-import { call, JWT_SECRET, newTenant, type Running, serviceTest, until } from '../support/fixture.js';
+import { call, JWT_SECRET, newTenant, type Running, serviceTest, until, clearOfMidnight, DAY_SCENARIO_MS } from '../support/fixture.js';
 import { underRetentionLock } from '../support/retention-lock.js';
 
 const run = promisify(execFile);
@@ -18,6 +18,8 @@ const test = serviceTest({ ACTOR_THREADS: '1' });
  * tenant, the day API, the CLI verifier, and tampering found where it is.
  */
 describe('audit chain', () => {
+  // Its records are read back by their UTC day: the file's scenarios run clear of midnight.
+  beforeAll(() => clearOfMidnight(DAY_SCENARIO_MS), DAY_SCENARIO_MS + 10_000);
   let svc: Running;
   let db: pg.Client;
   test.beforeAll(({ svc: s_, db: d_ }) => { svc = s_; db = d_; });

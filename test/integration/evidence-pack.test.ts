@@ -5,11 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { afterAll, describe, expect, inject } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject } from 'vitest';
 import { GENESIS, link } from '../../engine/index.js';
 import { startLocalTsa, type LocalTsa } from '../local-tsa.js';
 import { readZip } from '../zip-reader.js';
-import { call, newTenant, type Running, serviceTest, until } from '../support/fixture.js';
+import { call, newTenant, type Running, serviceTest, until, clearOfMidnight, DAY_SCENARIO_MS } from '../support/fixture.js';
 
 const run = promisify(execFile);
 const DAY_MS = 86_400_000;
@@ -37,6 +37,8 @@ function localTsa(): LocalTsa {
  * file changes.
  */
 describe('5651 evidence pack', () => {
+  // Its records are read back by their UTC day: the file's scenarios run clear of midnight.
+  beforeAll(() => clearOfMidnight(DAY_SCENARIO_MS), DAY_SCENARIO_MS + 10_000);
   let svc: Running;
   let db: pg.Client;
   let work: string;

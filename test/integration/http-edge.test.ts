@@ -1,6 +1,6 @@
 import { connect, type Socket } from 'node:net';
-import { describe, expect } from 'vitest';
-import { call, newTenant, serviceTest, startService, storesTest, until, type Running } from '../support/fixture.js';
+import { beforeAll, describe, expect } from 'vitest';
+import { call, newTenant, serviceTest, startService, storesTest, until, type Running, clearOfMidnight, DAY_SCENARIO_MS } from '../support/fixture.js';
 
 /** A raw connection to the service, and everything it has been sent back. */
 interface Raw {
@@ -97,6 +97,8 @@ describe('the HTTP edge', () => {
 const test = serviceTest();
 
 describe('lists and the audit day API', () => {
+  // Its records are read back by their UTC day: the file's scenarios run clear of midnight.
+  beforeAll(() => clearOfMidnight(DAY_SCENARIO_MS), DAY_SCENARIO_MS + 10_000);
   let svc: Running;
   test.beforeAll(({ svc: s }) => { svc = s; });
 

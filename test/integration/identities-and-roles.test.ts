@@ -1,7 +1,7 @@
-import { describe, expect } from 'vitest';
+import { beforeAll, describe, expect } from 'vitest';
 import { DEFAULT_MODULES, signOperatorToken } from '../../engine/index.js';
 import { FakeCarrier } from '../support/fake-carrier.js';
-import { call, JWT_SECRET, mac as macOf, newTenant, type Running, serviceTest, type Tenant, until } from '../support/fixture.js';
+import { call, JWT_SECRET, mac as macOf, newTenant, type Running, serviceTest, type Tenant, until, clearOfMidnight, DAY_SCENARIO_MS } from '../support/fixture.js';
 import { SmtpListener } from '../support/smtp-listener.js';
 
 let smtp: SmtpListener;
@@ -19,6 +19,8 @@ const today = (): string => new Date().toISOString().slice(0, 10);
  * are masked alike in sessions, the audit day and the dashboard's audit page.
  */
 describe('identities and roles', () => {
+  // Its records are read back by their UTC day: the file's scenarios run clear of midnight.
+  beforeAll(() => clearOfMidnight(DAY_SCENARIO_MS), DAY_SCENARIO_MS + 10_000);
   let svc: Running;
   let carrier: FakeCarrier;
   let t: Tenant;

@@ -3,11 +3,11 @@ import { randomBytes, randomInt } from 'node:crypto';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import type pg from 'pg';
-import { describe, expect, inject } from 'vitest';
+import { beforeAll, describe, expect, inject } from 'vitest';
 import { createLogger, projectPath, retentionCutoff, signOperatorToken } from '../../engine/index.js';
 import { PrivacyRequestStore } from '../../engine/privacy/privacy-request-store.js';
 import { FakeCarrier } from '../support/fake-carrier.js';
-import { call, JWT_SECRET, keys, mac as macOf, newTenant, newVoucher, type Running, serviceTest, type Tenant, testEnv, until } from '../support/fixture.js';
+import { call, JWT_SECRET, keys, mac as macOf, newTenant, newVoucher, type Running, serviceTest, type Tenant, testEnv, until, clearOfMidnight, DAY_SCENARIO_MS } from '../support/fixture.js';
 import { SmtpListener } from '../support/smtp-listener.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
 
@@ -83,6 +83,8 @@ async function scanRedis(redis: Redis, tenantId: string, values: string[]): Prom
  * pseudonymises the held rows; another tenant's guest with the same MAC keeps everything.
  */
 describe('personal data: erasure under a legal hold', () => {
+  // Its records are read back by their UTC day: the file's scenarios run clear of midnight.
+  beforeAll(() => clearOfMidnight(DAY_SCENARIO_MS), DAY_SCENARIO_MS + 10_000);
   let svc: Running;
   let carrier: FakeCarrier;
   let rx: WebhookReceiver;

@@ -8,7 +8,7 @@ import {
 import { localDay, threadIndex } from '../../engine/index.js';
 import { type DaRequest } from '../radius/dynamic-auth-listener.js';
 import { TestNas, accessRequest, accountingRequest, sleep, type AccessRequestSpec, type AccountingSpec } from '../radius/helpers.js';
-import { call, dashed, keys, macs, newTenant, type Running, startService, until } from '../support/fixture.js';
+import { call, dashed, keys, macs, newTenant, type Running, startService, until, clearOfMidnight } from '../support/fixture.js';
 import { addCoaNas, type CoaNas, signedReplyTo, strangerLoopback } from '../support/loopback-nas.js';
 
 /**
@@ -495,6 +495,8 @@ describe('RADIUS over UDP against the real engine', () => {
 
     it("a timed-out session waits briefly for its NAS's Stop and its last bytes; without one it ends at its time all the same", async () => {
       const redis = svc.service.engine.redis;
+      // The device's daily counter is read back by the hotspot's day (Istanbul's here): clear of its midnight.
+      await clearOfMidnight(20_000, 'Europe/Istanbul');
       // One after the other: two waits on one NAS socket would take each other's replies.
       const devices = [];
       for (const mac of [randomMac(), randomMac()]) devices.push(await (async () => {

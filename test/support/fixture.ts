@@ -26,7 +26,7 @@ import { macs } from './macs.js';
 import { call, startService, type Running } from './service.js';
 
 export { keys };
-export { until } from './poll.js';
+export { clearOfMidnight, DAY_SCENARIO_MS, until } from './poll.js';
 export { mac, macs, dashed } from './macs.js';
 export { call, JWT_SECRET, spawnService, startService, testEnv, type Answer, type Running, type ServiceProcess } from './service.js';
 

@@ -1,3 +1,5 @@
+import { localDay } from '../../engine/util/local-day.js';
+
 /** Options of {@link until}. */
 export interface UntilOptions {
   /** How long to wait before failing (default 10 s). */
@@ -23,4 +25,16 @@ export async function until(cond: () => boolean | Promise<boolean>, opts: UntilO
     await new Promise((r) => setTimeout(r, intervalMs));
   }
   throw new Error(`${what} not met in ${timeoutMs} ms${seen ? `; last seen: ${JSON.stringify(await seen())}` : ''}`);
+}
+
+/** How long a test file whose records are read back by their day may take, at most, on a slow machine. */
+export const DAY_SCENARIO_MS = 90_000;
+
+/**
+ * Records are filed under the day they were made (the audit chain's day, a day's evidence pack, a partition, a
+ * daily counter), so a scenario that runs across midnight would look for them under the next day. Before such a
+ * scenario: when midnight in `tz` falls within the next `needMs`, waits until it has passed.
+ */
+export async function clearOfMidnight(needMs: number, tz = 'UTC'): Promise<void> {
+  while (localDay(tz, Date.now()) !== localDay(tz, Date.now() + needMs)) await new Promise((r) => setTimeout(r, 1_000));
 }
