@@ -1,10 +1,11 @@
 import { createHash, createHmac } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { until } from '../support/poll.js';
 import type { NasRecord, NasSessionRef } from '../../engine/index.js';
 import {
   Attr, Code, CoaClient, ErrorCause, PacketWriter, attributeValue, decodePacket,
 } from '../../radius/index.js';
-import { TestNas, nasRecord, silentLogger, sleep } from './helpers.js';
+import { TestNas, nasRecord, silentLogger } from './helpers.js';
 
 /** A NAS's reply to a CoA/Disconnect request, signed as RFC 5176 §2.3 says. */
 function reply(request: Buffer, code: number, secret: string, errorCause?: number): Buffer {
@@ -111,7 +112,7 @@ describe('CoaClient (RFC 5176) against a NAS listener on 127.0.0.1', () => {
     const stranger = await TestNas.open();
     await stranger.send(reply(got.msg, Code.DISCONNECT_ACK, nas.secret), port); // right octets, wrong source
     await stranger.close();
-    await sleep(50);
+    await until(() => client.stats().droppedResponses >= 4, { what: 'the four bad replies dropped', seen: () => client.stats().droppedResponses });
     expect(client.stats().droppedResponses).toBe(4);
     await listener.send(reply(got.msg, Code.DISCONNECT_NAK, nas.secret, ErrorCause.SESSION_CONTEXT_NOT_FOUND), port);
     expect(await result).toEqual({ outcome: 'nak', errorCause: 503 });

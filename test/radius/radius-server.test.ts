@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { until } from '../support/poll.js';
 import type { AccessDecision, NasRecord } from '../../engine/index.js';
 import {
   AcctStatusType, Attr, Code, RadiusCrypto, RadiusServer, attributeValue, checkFraming,
@@ -406,8 +407,8 @@ describe('RadiusServer options', () => {
     const client = await TestNas.open();
     try {
       for (let i = 0; i < 3; i++) await client.send(accessRequest({ secret: nas.secret, id: i, userName: 'u' }), auth);
-      await sleep(100);
-      expect(server.stats().dropped.overloaded).toBe(1);
+      // Received and counted in this process's own loop: waited for, not slept on (a timer can come due before a read).
+      await until(() => server.stats().dropped.overloaded === 1, { what: 'the third request dropped', seen: () => server.stats().dropped });
       expect(server.stats().inFlight).toBe(2);
       gate.resolve(ACCEPT);
       expect((await client.next())?.msg[0]).toBe(Code.ACCESS_ACCEPT);
