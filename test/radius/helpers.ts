@@ -114,12 +114,21 @@ export class TestNas {
     return new Promise((resolve, reject) => this.socket.send(packet, port, host, (err) => (err ? reject(err) : resolve())));
   }
 
-  /** The next datagram received, or null after `ms`. */
+  /**
+   * The next datagram received, or null after `ms`. The deadline is a timer, and a timer that came due while
+   * the process was descheduled runs before the loop reads its sockets: before null, the loop reads what has
+   * arrived (a check phase follows each poll). Two turns: a server in this process reads a datagram sent before
+   * the stall, and counts or answers it, in the first; its answer is read here in the second. Callers that read
+   * such a server's counters after a null see every datagram they sent.
+   */
   async next(ms = 1000): Promise<{ msg: Buffer; rinfo: RemoteInfo } | null> {
     const until = Date.now() + ms;
     while (this.queue.length === 0) {
       const left = until - Date.now();
-      if (left <= 0) return null;
+      if (left <= 0) {
+        for (let turn = 0; turn < 2 && this.queue.length === 0; turn++) await new Promise((r) => setImmediate(r));
+        return this.queue.shift() ?? null;
+      }
       await new Promise<void>((resolve) => {
         const t = setTimeout(() => { this.waiter = null; resolve(); }, left);
         this.waiter = () => { clearTimeout(t); this.waiter = null; resolve(); };
