@@ -151,12 +151,15 @@ describe('ActorHost', () => {
 
   it('takes a hotspot held elsewhere back on its clock when the holder\'s lease runs out, with no request to wait for', async ({ tenant }) => {
     const h = setup(tenant);
-    await redis.set(h.lease, 'node-there', 'PX', 200);
+    // Long enough to be refused whatever the machine's stalls; cut short only once it was.
+    await redis.set(h.lease, 'node-there', 'PX', 60_000);
     const first = h.wake();
     h.host.receive([first]);
     expect(await h.reply(first.id)).toMatchObject({ ok: false, code: 'hotspot_owned_elsewhere' });
+    await redis.pexpire(h.lease, 200);
     await until(async () => (await redis.exists(h.lease)) === 0, { timeoutMs: 5_000, intervalMs: 5, what: 'the holder\'s lease ran out' });
-    h.advance(200);
+    // The host's clock reaches the end of the lease it was refused by.
+    h.advance(60_000);
     h.host.tick();
     await until(() => h.actors[0]!.loads === 1, { timeoutMs: 5_000, intervalMs: 5, what: 'the actor loaded' });
     expect(await redis.get(h.lease)).toBe('node-here');
