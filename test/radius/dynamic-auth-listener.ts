@@ -1,6 +1,7 @@
 import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
 import { Attr, PacketWriter, RadiusCrypto, checkFraming, decodePacket, findAttribute, type RadiusPacket } from '../../radius/index.js';
 import { sleep } from './helpers.js';
+import { arrivalsRead } from '../support/poll.js';
 
 const rc = new RadiusCrypto();
 const ZERO_AUTHENTICATOR = Buffer.alloc(16);
@@ -50,7 +51,12 @@ export class DynamicAuthListener {
     for (;;) {
       const hit = this.received.slice(from).find(pred);
       if (hit) return hit;
-      if (Date.now() >= until) throw new Error(`no matching Dynamic Authorization request within ${ms} ms`);
+      if (Date.now() >= until) {
+        await arrivalsRead();
+        const late = this.received.slice(from).find(pred);
+        if (late) return late;
+        throw new Error(`no matching Dynamic Authorization request within ${ms} ms`);
+      }
       await sleep(20);
     }
   }

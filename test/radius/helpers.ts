@@ -6,6 +6,7 @@ import type {
   AccessDecision, AccessRequestMsg, AccountingMsg, NasRecord, RadiusHandler,
 } from '../../engine/index.js';
 import { AcctStatusType, Attr, Code, DEFAULT_DICTIONARY, PacketWriter } from '../../radius/index.js';
+import { arrivalsRead } from '../support/poll.js';
 
 export const silentLogger = pino({ level: 'silent' });
 
@@ -115,18 +116,15 @@ export class TestNas {
   }
 
   /**
-   * The next datagram received, or null after `ms`. The deadline is a timer, and a timer that came due while
-   * the process was descheduled runs before the loop reads its sockets: before null, the loop reads what has
-   * arrived (a check phase follows each poll). Two turns: a server in this process reads a datagram sent before
-   * the stall, and counts or answers it, in the first; its answer is read here in the second. Callers that read
-   * such a server's counters after a null see every datagram they sent.
+   * The next datagram received, or null after `ms`; before null, the loop reads what has arrived (arrivalsRead), so
+   * callers that read the counters of a server in this process after a null see every datagram they sent.
    */
   async next(ms = 1000): Promise<{ msg: Buffer; rinfo: RemoteInfo } | null> {
     const until = Date.now() + ms;
     while (this.queue.length === 0) {
       const left = until - Date.now();
       if (left <= 0) {
-        for (let turn = 0; turn < 2 && this.queue.length === 0; turn++) await new Promise((r) => setImmediate(r));
+        await arrivalsRead();
         return this.queue.shift() ?? null;
       }
       await new Promise<void>((resolve) => {

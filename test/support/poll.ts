@@ -24,7 +24,19 @@ export async function until(cond: () => boolean | Promise<boolean>, opts: UntilO
     if (await cond()) return;
     await new Promise((r) => setTimeout(r, intervalMs));
   }
+  await arrivalsRead();
+  if (await cond()) return;
   throw new Error(`${what} not met in ${timeoutMs} ms${seen ? `; last seen: ${JSON.stringify(await seen())}` : ''}`);
+}
+
+/**
+ * Lets the event loop read what has already arrived on its sockets. A deadline is a timer, and a timer that came due
+ * while the process was descheduled (a busy machine) runs before the loop reads its sockets: a wait that gives up
+ * looks once more after this. Two turns, as a check phase follows each poll: a server in this process reads and
+ * handles a message sent before the stall in the first, and its answer to this process is read in the second.
+ */
+export async function arrivalsRead(): Promise<void> {
+  for (let turn = 0; turn < 2; turn++) await new Promise((r) => setImmediate(r));
 }
 
 /** How long a test file whose records are read back by their day may take, at most, on a slow machine. */
